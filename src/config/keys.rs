@@ -1,0 +1,173 @@
+//! The one table of configuration keys: it drives defaults, `--help`, environment names and the
+//! detection of unknown keys.
+
+/// A key we read.
+pub(crate) struct KeySpec {
+    /// Spelled as in the Java admin's shipped `application.properties`.
+    pub name: &'static str,
+    /// The value used when no source sets the key, written as a user would write it.
+    pub default: Option<&'static str>,
+    pub help: &'static str,
+    /// The value must never appear in messages.
+    pub secret: bool,
+}
+
+const fn key(name: &'static str, default: Option<&'static str>, help: &'static str) -> KeySpec {
+    KeySpec { name, default, help, secret: false }
+}
+
+const fn secret(name: &'static str, default: Option<&'static str>, help: &'static str) -> KeySpec {
+    KeySpec { name, default, help, secret: true }
+}
+
+pub(crate) const KEYS: &[KeySpec] = &[
+    key("server.port", Some("8080"), "HTTP port; 0 picks a free port"),
+    key("server.address", Some("0.0.0.0"), "IP address to listen on"),
+    key("server.servlet.context-path", Some("/xxl-job-admin"), "URL prefix of the console and /api; / for none"),
+    key("management.server.servlet.context-path", Some("/actuator"), "prefix of the health endpoint under the context path"),
+    key(
+        "spring.datasource.url",
+        Some("sqlite:xxl-job-admin.db"),
+        "database: jdbc:mysql://HOST:PORT/DB?..., mysql://USER:PASS@HOST/DB, jdbc:mariadb://..., sqlite:PATH, sqlite::memory:",
+    ),
+    key("spring.datasource.username", None, "database user"),
+    secret("spring.datasource.password", None, "database password"),
+    key("spring.datasource.hikari.maximum-pool-size", Some("30"), "most open database connections (at least 1)"),
+    key("spring.datasource.hikari.minimum-idle", Some("10"), "idle connections kept open (at most maximum-pool-size)"),
+    key("spring.datasource.hikari.connection-timeout", Some("10000"), "ms to wait for a free connection (at least 250; 0 = no limit)"),
+    key("spring.datasource.hikari.idle-timeout", Some("30000"), "ms before an idle connection above minimum-idle is closed (0 = never)"),
+    key("spring.datasource.hikari.max-lifetime", Some("900000"), "ms before a connection is replaced (0 = never; at least 30000)"),
+    key("spring.datasource.hikari.validation-timeout", Some("1000"), "ms allowed for a connection liveness check (at least 250)"),
+    key("spring.mail.host", None, "SMTP server; without it no alarm e-mail is sent"),
+    key("spring.mail.port", Some("25"), "SMTP port (465 when the protocol is smtps and no port is set)"),
+    key("spring.mail.protocol", Some("smtp"), "smtp, or smtps for TLS from the first byte"),
+    key("spring.mail.username", None, "SMTP user"),
+    secret("spring.mail.password", None, "SMTP password"),
+    key("spring.mail.from", None, "sender address of alarm e-mails (default: spring.mail.username)"),
+    key("spring.mail.properties.mail.smtp.auth", Some("false"), "SMTP AUTH (also done whenever username and password are set, as JavaMail does)"),
+    key("spring.mail.properties.mail.smtp.starttls.enable", Some("false"), "upgrade to TLS with STARTTLS when the server offers it"),
+    key("spring.mail.properties.mail.smtp.starttls.required", Some("false"), "refuse to send without STARTTLS"),
+    key("spring.mail.properties.mail.smtp.socketFactory.class", None, "javax.net.ssl.SSLSocketFactory = TLS from the first byte"),
+    key("spring.mail.properties.mail.smtp.ssl.enable", Some("false"), "TLS from the first byte"),
+    key("spring.mail.properties.mail.smtp.ssl.trust", None, "SMTP hosts (space-separated, * for all) whose certificate is not checked"),
+    key("spring.mail.properties.mail.smtp.timeout", None, "ms for each SMTP read"),
+    key("spring.mail.properties.mail.smtp.connectiontimeout", None, "ms for the SMTP connect"),
+    secret("xxl.job.accessToken", Some("default_token"), "token shared with executors; empty disables the check"),
+    key("xxl.job.i18n", Some("zh_CN"), "language: zh_CN, zh_TC or en"),
+    key("xxl.job.triggerpool.fast.max", Some("200"), "fast trigger pool size (values below 200 mean 200)"),
+    key("xxl.job.triggerpool.slow.max", Some("100"), "slow trigger pool size (values below 100 mean 100)"),
+    key("xxl.job.logretentiondays", Some("30"), "days of job logs kept; below 7 disables cleaning"),
+    key("logging.level.root", Some("info"), "log level: trace, debug, info, warn, error or off"),
+    key("logging.level.com.xxl.job", None, "log level of the admin's own messages"),
+];
+
+/// Keys of the Java admin's shipped configuration (and their relatives) that mean nothing here. They are
+/// accepted without a warning so an unchanged Java configuration starts cleanly. An entry ending in `.`
+/// is a prefix; keys in [`KEYS`] under these prefixes are still read.
+pub(crate) const IGNORED: &[&str] = &[
+    "spring.mvc.",
+    "spring.resources.",
+    "spring.web.",
+    "spring.freemarker.",
+    "spring.application.",
+    "spring.datasource.hikari.",
+    "spring.datasource.driver-class-name",
+    "spring.datasource.type",
+    "spring.mail.properties.",
+    "spring.mail.default-encoding",
+    "mybatis.",
+    "management.",
+    "logging.",
+    "server.",
+];
+
+/// Spring's relaxed form of a property name: case-insensitive, `-` and `_` carry no meaning.
+pub(crate) fn canonical(name: &str) -> String {
+    name.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect()
+}
+
+pub(crate) fn find(name: &str) -> Option<&'static KeySpec> {
+    let wanted = canonical(name);
+    KEYS.iter().find(|k| canonical(k.name) == wanted)
+}
+
+pub(crate) fn is_ignored(name: &str) -> bool {
+    let name = canonical(name);
+    IGNORED.iter().any(|entry| {
+        let entry = canonical(entry);
+        if entry.ends_with('.') {
+            name.starts_with(&entry)
+        } else {
+            name == entry
+        }
+    })
+}
+
+impl KeySpec {
+    /// Spring's environment-variable name: upper case, `.` → `_`, `-` dropped (`SERVER_SERVLET_CONTEXTPATH`).
+    pub(crate) fn env_name(&self) -> String {
+        self.name.chars().filter(|c| *c != '-').map(|c| if c == '.' { '_' } else { c.to_ascii_uppercase() }).collect()
+    }
+
+    /// The spelling people guess for dashed keys (`SERVER_SERVLET_CONTEXT_PATH`), if it differs.
+    pub(crate) fn env_alias(&self) -> Option<String> {
+        self.name.contains('-').then(|| {
+            self.name.chars().map(|c| if c == '.' || c == '-' { '_' } else { c.to_ascii_uppercase() }).collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_names_follow_spring() {
+        let env = |name: &str| find(name).unwrap().env_name();
+        assert_eq!(env("spring.datasource.url"), "SPRING_DATASOURCE_URL");
+        assert_eq!(env("server.servlet.context-path"), "SERVER_SERVLET_CONTEXTPATH");
+        assert_eq!(env("xxl.job.accessToken"), "XXL_JOB_ACCESSTOKEN");
+        assert_eq!(
+            env("spring.mail.properties.mail.smtp.socketFactory.class"),
+            "SPRING_MAIL_PROPERTIES_MAIL_SMTP_SOCKETFACTORY_CLASS"
+        );
+        let alias = |name: &str| find(name).unwrap().env_alias();
+        assert_eq!(alias("server.servlet.context-path").as_deref(), Some("SERVER_SERVLET_CONTEXT_PATH"));
+        assert_eq!(
+            alias("spring.datasource.hikari.maximum-pool-size").as_deref(),
+            Some("SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE")
+        );
+        assert_eq!(alias("server.port"), None);
+    }
+
+    #[test]
+    fn relaxed_names_find_one_key() {
+        for spelling in ["xxl.job.accessToken", "xxl.job.access-token", "xxl.job.accesstoken", "XXL.JOB.ACCESS_TOKEN"] {
+            assert_eq!(find(spelling).map(|k| k.name), Some("xxl.job.accessToken"), "{spelling}");
+        }
+        assert_eq!(find("server.servlet.contextPath").map(|k| k.name), Some("server.servlet.context-path"));
+        assert!(find("xxl.job.accessTokens").is_none());
+    }
+
+    #[test]
+    fn ignored_prefixes_and_exact_keys() {
+        assert!(is_ignored("spring.datasource.hikari.pool-name"));
+        assert!(is_ignored("spring.datasource.driverClassName"));
+        assert!(is_ignored("mybatis.mapper-locations"));
+        assert!(is_ignored("management.health.mail.enabled"));
+        assert!(!is_ignored("spring.datasource.driver-class-name-x"));
+        assert!(!is_ignored("spring.datasource.urls"));
+        assert!(!is_ignored("xxl.job.foo"));
+        assert!(!is_ignored("mybatis"));
+    }
+
+    #[test]
+    fn table_is_consistent() {
+        for (i, spec) in KEYS.iter().enumerate() {
+            assert!(KEYS[..i].iter().all(|k| canonical(k.name) != canonical(spec.name)), "{} twice", spec.name);
+            let env = spec.env_name();
+            assert!(KEYS.iter().filter(|k| k.env_name() == env).count() == 1, "{env} is ambiguous");
+            assert!(!spec.help.is_empty());
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! Configuration, read the way the Java admin (a Spring Boot application) reads it: built-in defaults <
+//! a `.properties` file < environment variables < `--key=value` arguments, with Spring's key names,
+//! relaxed matching and placeholders, so an existing xxl-job-admin configuration works unchanged.
+
+mod jdbc;
+mod keys;
+mod properties;
+mod sections;
+mod sources;
+#[cfg(test)]
+mod tests;
+
+use chrono_tz::Tz;
+use sources::Sources;
+use std::fmt;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub datasource: DataSourceConfig,
+    pub mail: MailConfig,
+    /// `xxl.job.accessToken`; blank disables the token check both ways.
+    pub access_token: Secret,
+    pub i18n: Lang,
+    pub trigger_pool: TriggerPoolConfig,
+    /// `None` when log cleaning is disabled (`xxl.job.logretentiondays` below 7).
+    pub log_retention_days: Option<u32>,
+    /// A `tracing` filter directive string built from `logging.level.*`.
+    pub log_filter: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    pub port: u16,
+    pub address: IpAddr,
+    /// `""` for the root, otherwise `/a/b` (leading `/`, no trailing `/`).
+    pub context_path: String,
+    /// Same form; the health endpoint's prefix under `context_path`.
+    pub management_context_path: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataSourceConfig {
+    pub target: DbTarget,
+    pub username: Option<String>,
+    pub password: Option<Secret>,
+    pub pool: PoolConfig,
+    /// The zone DATETIME columns are written and read in (spec 11.2); `None` = this machine's zone.
+    pub time_zone: Option<Tz>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DbTarget {
+    MySql {
+        host: String,
+        port: u16,
+        database: String,
+        ssl_mode: SslMode,
+        connect_timeout_ms: Option<u64>,
+        /// `None` = no timeout.
+        socket_timeout_ms: Option<u64>,
+    },
+    Sqlite {
+        path: SqlitePath,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SqlitePath {
+    /// Absolute (relative paths are resolved against the working directory at load).
+    File(PathBuf),
+    Memory,
+}
+
+/// MySQL Connector/J's `sslMode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslMode {
+    Disabled,
+    Preferred,
+    Required,
+    VerifyCa,
+    VerifyIdentity,
+}
+
+/// `spring.datasource.hikari.*`, after HikariCP's own validation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolConfig {
+    pub max_size: u32,
+    /// Never above `max_size`.
+    pub min_idle: u32,
+    pub connection_timeout_ms: u64,
+    /// `None` = idle connections are never closed.
+    pub idle_timeout_ms: Option<u64>,
+    /// `None` = connections are never retired for age.
+    pub max_lifetime_ms: Option<u64>,
+    pub validation_timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailConfig {
+    /// `None`: alarm e-mails cannot be sent.
+    pub host: Option<String>,
+    pub port: u16,
+    pub username: Option<String>,
+    pub password: Option<Secret>,
+    /// The sender address; `spring.mail.username` when `spring.mail.from` is not set.
+    pub from: Option<String>,
+    /// Authenticate (also true whenever username and password are both set, as JavaMail does).
+    pub auth: bool,
+    pub starttls_enable: bool,
+    pub starttls_required: bool,
+    /// TLS from the first byte (SMTPS).
+    pub implicit_tls: bool,
+    /// `mail.smtp.ssl.trust`: hosts (space-separated, or `*`) whose certificate is not verified.
+    pub ssl_trust: Option<String>,
+    /// Connect and read timeout; `None` = the mail client's default.
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TriggerPoolConfig {
+    /// Effective sizes: the configured values raised to 200 and 100 as the Java admin does.
+    pub fast_max: u32,
+    pub slow_max: u32,
+    pub fast_max_configured: i32,
+    pub slow_max_configured: i32,
+}
+
+/// A value that must not reach logs or messages: `Debug` and `Display` print a mask.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Blank as the Java admin tests it (`trim().length() == 0`).
+    pub fn is_blank(&self) -> bool {
+        self.0.trim().is_empty()
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("******")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("******")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    ZhCn,
+    ZhTc,
+    En,
+}
+
+impl Lang {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Lang::ZhCn => "zh_CN",
+            Lang::ZhTc => "zh_TC",
+            Lang::En => "en",
+        }
+    }
+}
+
+/// Every message names the key or file at fault; values of secret keys are never included.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{key}: invalid value{} ({origin}): {reason}", shown(.value))]
+    Invalid { key: &'static str, value: Option<String>, origin: String, reason: String },
+    #[error("{key} ({origin}): {reason}")]
+    Placeholder { key: &'static str, origin: String, reason: String },
+    #[error("configuration location `{location}`: {reason}")]
+    Location { location: String, reason: String },
+    #[error("configuration file {} does not exist", .0.display())]
+    FileNotFound(PathBuf),
+    #[error("cannot read configuration file {}: {source}", .path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}:{line}: {message}", .path.display())]
+    Syntax { path: PathBuf, line: usize, message: String },
+    #[error("command line: {0}")]
+    Argument(String),
+}
+
+fn shown(value: &Option<String>) -> String {
+    value.as_ref().map(|v| format!(" `{v}`")).unwrap_or_default()
+}
+
+#[derive(Debug)]
+pub struct Loaded {
+    pub config: Config,
+    /// For the caller to log: unknown keys, adjusted values, ignored URL parameters.
+    pub warnings: Vec<String>,
+    /// The properties file with the highest precedence that was read.
+    pub source_file: Option<PathBuf>,
+}
+
+impl Config {
+    /// `args` are the process arguments after the program name (and any subcommand); `env` is the
+    /// process environment; relative paths are taken from `cwd`.
+    pub fn load(
+        args: &[String],
+        env: impl IntoIterator<Item = (String, String)>,
+        cwd: &Path,
+    ) -> Result<Loaded, ConfigError> {
+        let sources = Sources::gather(args, env, cwd)?;
+        let mut warnings = Vec::new();
+        let config = Config {
+            server: sections::server(&sources)?,
+            datasource: sections::datasource(&sources, cwd, &mut warnings)?,
+            mail: sections::mail(&sources, &mut warnings)?,
+            access_token: sections::access_token(&sources)?,
+            i18n: sections::lang(&sources, &mut warnings)?,
+            trigger_pool: sections::trigger_pool(&sources)?,
+            log_retention_days: sections::log_retention_days(&sources)?,
+            log_filter: sections::log_filter(&sources)?,
+        };
+        let (mut all_warnings, source_file) = sources.finish();
+        all_warnings.append(&mut warnings);
+        Ok(Loaded { config, warnings: all_warnings, source_file })
+    }
+
+    /// The effective settings, one per line, secrets masked: for the start-up log.
+    pub fn redacted_summary(&self) -> String {
+        let none = || "(not set)".to_string();
+        let ms = |v: Option<u64>, absent: &str| v.map_or(absent.to_string(), |ms| format!("{ms} ms"));
+        let ds = &self.datasource;
+        let pool = &ds.pool;
+        let mail = &self.mail;
+        let database = match &ds.target {
+            DbTarget::MySql { host, port, database, ssl_mode, connect_timeout_ms, socket_timeout_ms } => {
+                let host = if host.contains(':') { format!("[{host}]") } else { host.clone() };
+                format!(
+                    "mysql://{host}:{port}/{database} (sslMode {ssl_mode:?}, connectTimeout {}, socketTimeout {})",
+                    ms(*connect_timeout_ms, "default"),
+                    ms(*socket_timeout_ms, "none")
+                )
+            }
+            DbTarget::Sqlite { path: SqlitePath::File(file) } => format!("sqlite:{}", file.display()),
+            DbTarget::Sqlite { path: SqlitePath::Memory } => "sqlite::memory:".to_string(),
+        };
+        let tls = if mail.implicit_tls {
+            "implicit TLS"
+        } else if mail.starttls_required {
+            "STARTTLS required"
+        } else if mail.starttls_enable {
+            "STARTTLS when offered"
+        } else {
+            "none"
+        };
+        let pools = &self.trigger_pool;
+        let lines = [
+            ("server.port", self.server.port.to_string()),
+            ("server.address", self.server.address.to_string()),
+            ("server.servlet.context-path", display_path(&self.server.context_path)),
+            ("management.server.servlet.context-path", display_path(&self.server.management_context_path)),
+            ("spring.datasource.url", database),
+            ("database time zone", ds.time_zone.map_or("this machine's zone".to_string(), |tz| tz.name().to_string())),
+            ("spring.datasource.username", ds.username.clone().unwrap_or_else(none)),
+            ("spring.datasource.password", ds.password.as_ref().map_or_else(none, Secret::to_string)),
+            (
+                "spring.datasource.hikari",
+                format!(
+                    "maximum-pool-size {}, minimum-idle {}, connection-timeout {} ms, idle-timeout {}, max-lifetime {}, validation-timeout {} ms",
+                    pool.max_size,
+                    pool.min_idle,
+                    pool.connection_timeout_ms,
+                    ms(pool.idle_timeout_ms, "never"),
+                    ms(pool.max_lifetime_ms, "never"),
+                    pool.validation_timeout_ms
+                ),
+            ),
+            (
+                "spring.mail.host",
+                mail.host.as_ref().map_or("(not set: alarm e-mails are not sent)".to_string(), |h| format!("{h}:{}", mail.port)),
+            ),
+            ("spring.mail.username", mail.username.clone().unwrap_or_else(none)),
+            ("spring.mail.password", mail.password.as_ref().map_or_else(none, Secret::to_string)),
+            ("spring.mail.from", mail.from.clone().unwrap_or_else(none)),
+            (
+                "spring.mail.properties",
+                format!("TLS: {tls}, auth: {}, timeout: {}", mail.auth, ms(mail.timeout_ms, "default")),
+            ),
+            (
+                "xxl.job.accessToken",
+                if self.access_token.is_blank() { "(empty: no token check)".to_string() } else { self.access_token.to_string() },
+            ),
+            ("xxl.job.i18n", self.i18n.code().to_string()),
+            ("xxl.job.triggerpool.fast.max", effective(pools.fast_max, pools.fast_max_configured)),
+            ("xxl.job.triggerpool.slow.max", effective(pools.slow_max, pools.slow_max_configured)),
+            (
+                "xxl.job.logretentiondays",
+                self.log_retention_days.map_or("(log cleaning disabled)".to_string(), |d| d.to_string()),
+            ),
+            ("logging.level", self.log_filter.clone()),
+        ];
+        lines.iter().map(|(key, value)| format!("{key} = {value}\n")).collect()
+    }
+}
+
+fn display_path(path: &str) -> String {
+    if path.is_empty() {
+        "/".to_string()
+    } else {
+        path.to_string()
+    }
+}
+
+fn effective(effective: u32, configured: i32) -> String {
+    if i64::from(effective) == i64::from(configured) {
+        effective.to_string()
+    } else {
+        format!("{effective} (configured {configured})")
+    }
+}
+
+/// `--help` text: usage, the sources in order of precedence, and every key we read.
+pub fn help_text() -> String {
+    let mut out = String::from(
+        "Usage: xxl-job-admin [--config PATH] [--KEY=VALUE ...]\n\
+         \n\
+         Settings come from these sources; later ones win:\n  \
+         1. built-in defaults (below)\n  \
+         2. a .properties file: --config PATH or --spring.config.location=PATH (or the environment variable\n     \
+         SPRING_CONFIG_LOCATION; `file:` and `optional:` prefixes work, a directory means\n     \
+         DIR/application.properties); otherwise ./application.properties and ./config/application.properties\n     \
+         when present, the latter winning\n  \
+         3. environment variables named as below (SERVER_SERVLET_CONTEXT_PATH style is accepted too)\n  \
+         4. arguments --KEY=VALUE (a bare --KEY sets an empty value)\n\
+         Keys match as in Spring Boot: case-insensitive, `-` and `_` ignored. Values may contain ${NAME} or\n\
+         ${NAME:default} placeholders, looked up among the keys and the environment variables.\n\n",
+    );
+    let rows: Vec<[String; 4]> = std::iter::once(["KEY", "ENVIRONMENT", "DEFAULT", "MEANING"].map(String::from))
+        .chain(
+            keys::KEYS
+                .iter()
+                .map(|k| [k.name.to_string(), k.env_name(), k.default.unwrap_or("-").to_string(), k.help.to_string()]),
+        )
+        .collect();
+    let width = |column: usize| rows.iter().map(|r| r[column].chars().count()).max().unwrap_or(0);
+    let (w0, w1, w2) = (width(0), width(1), width(2));
+    for [key, env, default, help] in &rows {
+        out.push_str(&format!("{key:<w0$}  {env:<w1$}  {default:<w2$}  {help}\n"));
+    }
+    let ignored: Vec<String> =
+        keys::IGNORED.iter().map(|k| if k.ends_with('.') { format!("{k}*") } else { k.to_string() }).collect();
+    out.push_str(&format!(
+        "\nAccepted without effect (Java admin settings that do not apply here), apart from the keys above: {}\n",
+        ignored.join(", ")
+    ));
+    out
+}

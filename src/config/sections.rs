@@ -1,0 +1,272 @@
+//! Typed, validated sections of [`Config`](super::Config), read from [`Sources`].
+
+use super::sources::Sources;
+use super::{
+    jdbc, ConfigError, DataSourceConfig, Lang, MailConfig, PoolConfig, Secret, ServerConfig, TriggerPoolConfig,
+};
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::Path;
+
+/// `JobTriggerPoolHelper` raises smaller pool sizes to these.
+const FAST_POOL_MIN: i32 = 200;
+const SLOW_POOL_MIN: i32 = 100;
+/// `JobLogReportHelper` only cleans logs when at least this many days are kept.
+const MIN_RETENTION_DAYS: i32 = 7;
+
+/// HikariCP's own fallbacks when a configured value is out of its range.
+const HIKARI_MAX_LIFETIME_MS: u64 = 1_800_000;
+const HIKARI_IDLE_TIMEOUT_MS: u64 = 600_000;
+/// What HikariCP stores for `connection-timeout=0` ("no limit").
+const HIKARI_NO_LIMIT_MS: u64 = i32::MAX as u64;
+
+const SMTPS_PORT: u16 = 465;
+const SSL_SOCKET_FACTORIES: &[&str] = &["javax.net.ssl.SSLSocketFactory", "com.sun.mail.util.MailSSLSocketFactory"];
+
+pub(crate) fn server(src: &Sources) -> Result<ServerConfig, ConfigError> {
+    Ok(ServerConfig {
+        port: src.required("server.port", |s| {
+            s.trim().parse::<u16>().map_err(|_| "expected a port number 0-65535".into())
+        })?,
+        address: src.required("server.address", parse_ip)?,
+        context_path: context_path(src, "server.servlet.context-path")?,
+        management_context_path: context_path(src, "management.server.servlet.context-path")?,
+    })
+}
+
+/// Spring accepts host names here; only `localhost` is common enough to resolve without DNS.
+fn parse_ip(s: &str) -> Result<IpAddr, String> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("localhost") {
+        return Ok(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    }
+    let bare = s.strip_prefix('[').and_then(|v6| v6.strip_suffix(']')).unwrap_or(s);
+    bare.parse().map_err(|_| "expected an IP address such as 0.0.0.0 or 127.0.0.1".into())
+}
+
+fn context_path(src: &Sources, name: &'static str) -> Result<String, ConfigError> {
+    let raw = src.defaulted(name)?;
+    normalise_path(&raw.value).map_err(|reason| raw.invalid(reason))
+}
+
+/// `/a/b` form: leading `/`, no trailing `/`, and `""` for the root. Segments are restricted to plain
+/// URL characters so the router can mount them as literal paths.
+fn normalise_path(value: &str) -> Result<String, String> {
+    let body = value.trim().trim_matches('/');
+    if body.is_empty() {
+        return Ok(String::new());
+    }
+    for segment in body.split('/') {
+        if segment.is_empty() || segment == "." || segment == ".." {
+            return Err("empty, `.` or `..` path segment".into());
+        }
+        if let Some(c) = segment.chars().find(|c| !(c.is_ascii_alphanumeric() || "-._~!$&'()+,;=@".contains(*c))) {
+            return Err(format!("character `{c}` is not allowed in a context path"));
+        }
+    }
+    Ok(format!("/{body}"))
+}
+
+pub(crate) fn datasource(
+    src: &Sources,
+    cwd: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<DataSourceConfig, ConfigError> {
+    let url = src.defaulted("spring.datasource.url")?;
+    // Falling back to SQLite here would silently split the data from a MySQL meant to be configured.
+    if url.value.trim().is_empty() {
+        return Err(url.invalid("the URL is empty; remove the key to use the embedded SQLite database"));
+    }
+    let parsed = jdbc::parse(&url.value, cwd).map_err(|reason| url.invalid(reason))?;
+    warnings.extend(parsed.warnings);
+    let username = parsed.username.or(src.text("spring.datasource.username")?.filter(|u| !u.is_empty()));
+    let password = parsed.password.or(src.text("spring.datasource.password")?).filter(|p| !p.is_empty());
+    Ok(DataSourceConfig {
+        target: parsed.target,
+        username,
+        password: password.map(Secret),
+        pool: pool(src, warnings)?,
+        time_zone: parsed.time_zone,
+    })
+}
+
+/// HikariCP's rules: its setters reject some values (start-up errors in Java too); `validateNumerics`
+/// replaces others with a warning.
+fn pool(src: &Sources, warnings: &mut Vec<String>) -> Result<PoolConfig, ConfigError> {
+    let max_size = src.required("spring.datasource.hikari.maximum-pool-size", |s| {
+        parse_number::<u32>(s).and_then(|n| if n >= 1 { Ok(n) } else { Err("must be at least 1".into()) })
+    })?;
+    let min_idle = src.required("spring.datasource.hikari.minimum-idle", parse_number::<u32>)?.min(max_size);
+    let connection_timeout_ms =
+        src.required("spring.datasource.hikari.connection-timeout", |s| match parse_number::<u64>(s)? {
+            0 => Ok(HIKARI_NO_LIMIT_MS),
+            ms if ms < 250 => Err("must be at least 250 (ms), or 0 for no limit".into()),
+            ms => Ok(ms),
+        })?;
+    let validation_timeout_ms =
+        src.required("spring.datasource.hikari.validation-timeout", |s| match parse_number::<u64>(s)? {
+            ms if ms < 250 => Err("must be at least 250 (ms)".into()),
+            ms => Ok(ms),
+        })?;
+    let max_lifetime_ms = match src.required("spring.datasource.hikari.max-lifetime", parse_number::<u64>)? {
+        0 => None,
+        ms if ms < 30_000 => {
+            warnings.push(format!(
+                "spring.datasource.hikari.max-lifetime is less than 30000 ms; using {HIKARI_MAX_LIFETIME_MS} ms"
+            ));
+            Some(HIKARI_MAX_LIFETIME_MS)
+        }
+        ms => Some(ms),
+    };
+    let idle_timeout_ms = match src.required("spring.datasource.hikari.idle-timeout", parse_number::<u64>)? {
+        0 => None,
+        // Idle retirement only matters when the pool may shrink.
+        _ if min_idle >= max_size => None,
+        ms if max_lifetime_ms.is_some_and(|life| ms + 1000 > life) => {
+            warnings.push(
+                "spring.datasource.hikari.idle-timeout is close to or above max-lifetime; idle connections are kept"
+                    .into(),
+            );
+            None
+        }
+        ms if ms < 10_000 => {
+            warnings.push(format!(
+                "spring.datasource.hikari.idle-timeout is less than 10000 ms; using {HIKARI_IDLE_TIMEOUT_MS} ms"
+            ));
+            Some(HIKARI_IDLE_TIMEOUT_MS)
+        }
+        ms => Some(ms),
+    };
+    Ok(PoolConfig {
+        max_size,
+        min_idle,
+        connection_timeout_ms,
+        idle_timeout_ms,
+        max_lifetime_ms,
+        validation_timeout_ms,
+    })
+}
+
+pub(crate) fn mail(src: &Sources, warnings: &mut Vec<String>) -> Result<MailConfig, ConfigError> {
+    let trimmed = |name: &'static str| -> Result<Option<String>, ConfigError> {
+        Ok(src.text(name)?.map(|v| v.trim().to_string()).filter(|v| !v.is_empty()))
+    };
+    let flag = |name: &'static str| src.required(name, parse_bool);
+    let smtps = src.required("spring.mail.protocol", |s| match s.trim().to_ascii_lowercase().as_str() {
+        "smtp" => Ok(false),
+        "smtps" => Ok(true),
+        _ => Err("expected smtp or smtps".into()),
+    })?;
+    let port = src.required("spring.mail.port", |s| {
+        parse_number::<u16>(s).and_then(|p| if p > 0 { Ok(p) } else { Err("expected a port number 1-65535".into()) })
+    })?;
+    // JavaMail's default port follows the protocol.
+    let port = if smtps && !src.is_set("spring.mail.port")? { SMTPS_PORT } else { port };
+    let username = src.text("spring.mail.username")?.filter(|u| !u.is_empty());
+    let password = src.text("spring.mail.password")?.filter(|p| !p.is_empty()).map(Secret);
+    let from = trimmed("spring.mail.from")?.or_else(|| username.clone());
+    let socket_factory_tls = match trimmed("spring.mail.properties.mail.smtp.socketFactory.class")? {
+        None => false,
+        Some(class) if SSL_SOCKET_FACTORIES.contains(&class.as_str()) => true,
+        Some(class) => {
+            warnings.push(format!(
+                "spring.mail.properties.mail.smtp.socketFactory.class `{class}` is not an SSL socket factory we know; connecting without implicit TLS"
+            ));
+            false
+        }
+    };
+    let millis = |name: &'static str| {
+        // JavaMail: zero or negative means no timeout.
+        src.typed(name, parse_number::<i64>).map(|ms| ms.filter(|ms| *ms > 0).map(|ms| ms.unsigned_abs()))
+    };
+    // One timeout covers connect and reads here, so it must allow the longer of the two.
+    let timeout_ms = millis("spring.mail.properties.mail.smtp.timeout")?
+        .max(millis("spring.mail.properties.mail.smtp.connectiontimeout")?);
+    // JavaMail authenticates whenever it has credentials, whatever `mail.smtp.auth` says.
+    let auth = flag("spring.mail.properties.mail.smtp.auth")? || (username.is_some() && password.is_some());
+    // Read even when the protocol already decides, so a bad value is still reported.
+    let ssl_enable = flag("spring.mail.properties.mail.smtp.ssl.enable")?;
+    Ok(MailConfig {
+        host: trimmed("spring.mail.host")?,
+        port,
+        auth,
+        starttls_enable: flag("spring.mail.properties.mail.smtp.starttls.enable")?,
+        starttls_required: flag("spring.mail.properties.mail.smtp.starttls.required")?,
+        implicit_tls: smtps || socket_factory_tls || ssl_enable,
+        ssl_trust: trimmed("spring.mail.properties.mail.smtp.ssl.trust")?,
+        timeout_ms,
+        username,
+        password,
+        from,
+    })
+}
+
+pub(crate) fn access_token(src: &Sources) -> Result<Secret, ConfigError> {
+    Ok(Secret(src.defaulted("xxl.job.accessToken")?.value))
+}
+
+/// Any other value behaves as zh_CN, as in the Java admin; spelling variants of the three codes are
+/// taken for what they obviously mean.
+pub(crate) fn lang(src: &Sources, warnings: &mut Vec<String>) -> Result<Lang, ConfigError> {
+    src.required("xxl.job.i18n", |s| {
+        Ok(match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "zh_cn" => Lang::ZhCn,
+            "zh_tc" => Lang::ZhTc,
+            "en" => Lang::En,
+            _ => {
+                warnings.push(format!("xxl.job.i18n `{}` is not zh_CN, zh_TC or en; using zh_CN", s.trim()));
+                Lang::ZhCn
+            }
+        })
+    })
+}
+
+pub(crate) fn trigger_pool(src: &Sources) -> Result<TriggerPoolConfig, ConfigError> {
+    let fast_max_configured = src.required("xxl.job.triggerpool.fast.max", parse_number::<i32>)?;
+    let slow_max_configured = src.required("xxl.job.triggerpool.slow.max", parse_number::<i32>)?;
+    Ok(TriggerPoolConfig {
+        fast_max: fast_max_configured.max(FAST_POOL_MIN).unsigned_abs(),
+        slow_max: slow_max_configured.max(SLOW_POOL_MIN).unsigned_abs(),
+        fast_max_configured,
+        slow_max_configured,
+    })
+}
+
+pub(crate) fn log_retention_days(src: &Sources) -> Result<Option<u32>, ConfigError> {
+    let days = src.required("xxl.job.logretentiondays", parse_number::<i32>)?;
+    Ok((days >= MIN_RETENTION_DAYS).then(|| days.unsigned_abs()))
+}
+
+/// `logging.level.root` as the default directive; `logging.level.com.xxl.job` for this crate's own events.
+pub(crate) fn log_filter(src: &Sources) -> Result<String, ConfigError> {
+    let root = src.required("logging.level.root", parse_level)?;
+    Ok(match src.typed("logging.level.com.xxl.job", parse_level)? {
+        Some(own) => format!("{root},{}={own}", env!("CARGO_CRATE_NAME")),
+        None => root.to_string(),
+    })
+}
+
+/// Spring Boot's `LogLevel` names, case-insensitive; FATAL is logged as ERROR by Logback as well.
+fn parse_level(s: &str) -> Result<&'static str, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "trace" => Ok("trace"),
+        "debug" => Ok("debug"),
+        "info" => Ok("info"),
+        "warn" => Ok("warn"),
+        "error" | "fatal" => Ok("error"),
+        "off" => Ok("off"),
+        _ => Err("expected trace, debug, info, warn, error or off".into()),
+    }
+}
+
+/// Spring's string-to-boolean conversion.
+pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Ok(true),
+        "false" | "no" | "off" | "0" => Ok(false),
+        _ => Err("expected true or false".into()),
+    }
+}
+
+fn parse_number<T: std::str::FromStr>(s: &str) -> Result<T, String> {
+    s.trim().parse().map_err(|_| "expected a whole number in range".into())
+}

@@ -1,0 +1,671 @@
+//! Loading as a whole: sources and precedence, typed values, messages.
+
+use super::*;
+use std::fs;
+use tempfile::TempDir;
+
+fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn vars(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+fn dir() -> TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
+    let path = dir.join(name);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, content).unwrap();
+    path
+}
+
+fn load(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<Loaded, ConfigError> {
+    Config::load(&strings(args), vars(env), dir)
+}
+
+fn config(args: &[&str]) -> Config {
+    let d = dir();
+    load(d.path(), args, &[]).unwrap_or_else(|e| panic!("{args:?}: {e}")).config
+}
+
+fn error(args: &[&str]) -> String {
+    let d = dir();
+    load(d.path(), args, &[]).map(|l| format!("{:?}", l.config)).expect_err(&format!("{args:?}")).to_string()
+}
+
+fn warnings(args: &[&str]) -> Vec<String> {
+    let d = dir();
+    load(d.path(), args, &[]).unwrap().warnings
+}
+
+#[test]
+fn defaults() {
+    let d = dir();
+    let loaded = load(d.path(), &[], &[]).unwrap();
+    assert_eq!(loaded.source_file, None);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let c = loaded.config;
+    assert_eq!(c.server.port, 8080);
+    assert_eq!(c.server.address.to_string(), "0.0.0.0");
+    assert_eq!(c.server.context_path, "/xxl-job-admin");
+    assert_eq!(c.server.management_context_path, "/actuator");
+    assert_eq!(c.datasource.target, DbTarget::Sqlite { path: SqlitePath::File(d.path().join("xxl-job-admin.db")) });
+    assert_eq!((c.datasource.username, c.datasource.password, c.datasource.time_zone), (None, None, None));
+    assert_eq!(
+        c.datasource.pool,
+        PoolConfig {
+            max_size: 30,
+            min_idle: 10,
+            connection_timeout_ms: 10_000,
+            idle_timeout_ms: Some(30_000),
+            max_lifetime_ms: Some(900_000),
+            validation_timeout_ms: 1000,
+        }
+    );
+    assert_eq!(
+        c.mail,
+        MailConfig {
+            host: None,
+            port: 25,
+            username: None,
+            password: None,
+            from: None,
+            auth: false,
+            starttls_enable: false,
+            starttls_required: false,
+            implicit_tls: false,
+            ssl_trust: None,
+            timeout_ms: None,
+        }
+    );
+    assert_eq!(c.access_token.expose(), "default_token");
+    assert_eq!(c.i18n, Lang::ZhCn);
+    assert_eq!(
+        c.trigger_pool,
+        TriggerPoolConfig { fast_max: 200, slow_max: 100, fast_max_configured: 200, slow_max_configured: 100 }
+    );
+    assert_eq!(c.log_retention_days, Some(30));
+    assert_eq!(c.log_filter, "info");
+}
+
+#[test]
+fn precedence_default_file_env_args() {
+    let d = dir();
+    write(
+        d.path(),
+        "application.properties",
+        "server.port=1001\nxxl.job.i18n=en\nxxl.job.logretentiondays=11\nxxl.job.triggerpool.fast.max=301\n",
+    );
+    let env = [("SERVER_PORT", "1002"), ("XXL_JOB_I18N", "zh_TC"), ("XXL_JOB_LOGRETENTIONDAYS", "12")];
+    let loaded = load(d.path(), &["--server.port=1003"], &env).unwrap();
+    let c = loaded.config;
+    assert_eq!(c.server.port, 1003, "args beat env and file");
+    assert_eq!(c.i18n, Lang::ZhTc, "env beats file");
+    assert_eq!(c.log_retention_days, Some(12), "env beats file");
+    assert_eq!(c.trigger_pool.fast_max, 301, "file beats default");
+    assert_eq!(c.trigger_pool.slow_max, 100, "default");
+    assert_eq!(loaded.source_file, Some(d.path().join("application.properties")));
+}
+
+#[test]
+fn relaxed_key_names_in_file_and_args() {
+    let d = dir();
+    write(
+        d.path(),
+        "application.properties",
+        "XXL.JOB.ACCESS-TOKEN=from-file\nserver.servlet.contextPath=/jobs\nspring.datasource.hikari.maximumPoolSize=5\n",
+    );
+    let loaded = load(d.path(), &["--xxl.job.access_token=from-args", "--SERVER.PORT=9"], &[]).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(loaded.config.access_token.expose(), "from-args");
+    assert_eq!(loaded.config.server.context_path, "/jobs");
+    assert_eq!(loaded.config.server.port, 9);
+    assert_eq!(loaded.config.datasource.pool.max_size, 5);
+}
+
+#[test]
+fn environment_names() {
+    let d = dir();
+    let c = |env: &[(&str, &str)]| load(d.path(), &[], env).unwrap().config;
+    assert_eq!(c(&[("SERVER_SERVLET_CONTEXTPATH", "/a")]).server.context_path, "/a");
+    assert_eq!(c(&[("SERVER_SERVLET_CONTEXT_PATH", "/b")]).server.context_path, "/b");
+    // The Spring spelling wins over the guessed one, whatever the iteration order.
+    assert_eq!(
+        c(&[("SERVER_SERVLET_CONTEXT_PATH", "/b"), ("SERVER_SERVLET_CONTEXTPATH", "/a")]).server.context_path,
+        "/a"
+    );
+    assert_eq!(c(&[("XXL_JOB_ACCESSTOKEN", "t")]).access_token.expose(), "t");
+    assert_eq!(c(&[("SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE", "7")]).datasource.pool.max_size, 7);
+    assert!(c(&[("SPRING_MAIL_PROPERTIES_MAIL_SMTP_SSL_ENABLE", "true")]).mail.implicit_tls);
+    // Not Spring names, or not ours: ignored without a word.
+    let loaded =
+        load(d.path(), &[], &[("server_port", "1"), ("SERVERPORT", "2"), ("FOO_BAR", "x"), ("PATH", "/bin")]).unwrap();
+    assert_eq!(loaded.config.server.port, 8080);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn command_line_forms() {
+    assert_eq!(config(&["--xxl.job.accessToken"]).access_token.expose(), "");
+    assert_eq!(config(&["--xxl.job.accessToken=a=b"]).access_token.expose(), "a=b");
+    // A bare typed key is blank, i.e. its default.
+    assert_eq!(config(&["--server.port"]).server.port, 8080);
+    let e = error(&["server.port=1"]);
+    assert!(e.contains("server.port=1") && e.contains("--KEY=VALUE"), "{e}");
+    let e = error(&["--server.port", "9090"]);
+    assert!(e.contains("--server.port=VALUE"), "{e}");
+    assert!(error(&["--=x"]).contains("no key"));
+    assert!(error(&["--config"]).contains("--config"));
+}
+
+#[test]
+fn secrets_split_from_their_key_are_not_repeated() {
+    for args in [
+        &["--spring.datasource.password", "hunter2"][..],
+        &["--xxl.job.accessToken=abc", "hunter2"][..],
+        &["--spring.mail.password=a", "hunter2"][..],
+    ] {
+        let e = error(args);
+        assert!(!e.contains("hunter2"), "{e}");
+    }
+}
+
+#[test]
+fn named_config_file() {
+    let d = dir();
+    let file = write(d.path(), "conf/admin.properties", "server.port=7001\n");
+    write(d.path(), "application.properties", "server.port=1\n");
+    for args in [
+        vec!["--config", "conf/admin.properties"],
+        vec!["--config=conf/admin.properties"],
+        vec!["--spring.config.location=conf/admin.properties"],
+        vec!["--spring.config.location=file:conf/admin.properties"],
+        vec!["--spring.config.location=optional:file:conf/admin.properties"],
+    ] {
+        let loaded = load(d.path(), &args, &[]).unwrap();
+        assert_eq!(loaded.config.server.port, 7001, "{args:?}");
+        assert_eq!(loaded.source_file.as_deref(), Some(file.as_path()), "{args:?}");
+    }
+    let absolute = format!("--config={}", file.display());
+    assert_eq!(load(Path::new("/"), &[&absolute], &[]).unwrap().config.server.port, 7001);
+    let loaded = load(d.path(), &[], &[("SPRING_CONFIG_LOCATION", "conf/admin.properties")]).unwrap();
+    assert_eq!(loaded.config.server.port, 7001);
+}
+
+#[test]
+fn directory_location_means_its_application_properties() {
+    let d = dir();
+    write(d.path(), "etc/application.properties", "server.port=7002\n");
+    assert_eq!(load(d.path(), &["--spring.config.location=file:etc/"], &[]).unwrap().config.server.port, 7002);
+    assert_eq!(load(d.path(), &["--config", "etc"], &[]).unwrap().config.server.port, 7002);
+}
+
+#[test]
+fn missing_or_unusable_locations() {
+    let d = dir();
+    let e = load(d.path(), &["--config=nope.properties"], &[]).unwrap_err();
+    assert!(matches!(&e, ConfigError::FileNotFound(p) if p == &d.path().join("nope.properties")), "{e}");
+    assert!(e.to_string().contains("nope.properties"));
+    let loaded = load(d.path(), &["--spring.config.location=optional:nope.properties"], &[]).unwrap();
+    assert_eq!((loaded.source_file, loaded.config.server.port), (None, 8080));
+    for (location, reason) in [
+        ("classpath:application.properties", "classpath"),
+        ("a.properties,b.properties", "one location"),
+        ("application.yml", "YAML"),
+        ("", "empty"),
+    ] {
+        let e = load(d.path(), &[&format!("--spring.config.location={location}")], &[]).unwrap_err().to_string();
+        assert!(e.contains(reason), "{location}: {e}");
+    }
+}
+
+#[test]
+fn default_file_locations() {
+    let d = dir();
+    write(d.path(), "config/application.properties", "server.port=2002\nxxl.job.i18n=en\n");
+    let loaded = load(d.path(), &[], &[]).unwrap();
+    assert_eq!(loaded.config.server.port, 2002);
+    assert!(loaded.warnings.is_empty());
+    write(d.path(), "application.properties", "server.port=2001\nxxl.job.logretentiondays=9\n");
+    let loaded = load(d.path(), &[], &[]).unwrap();
+    assert_eq!(loaded.config.server.port, 2002, "config/ wins, as in Spring Boot");
+    assert_eq!(loaded.config.log_retention_days, Some(9), "keys only in ./application.properties still apply");
+    assert_eq!(loaded.config.i18n, Lang::En);
+    assert_eq!(loaded.source_file, Some(d.path().join("config/application.properties")));
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+}
+
+#[test]
+fn yaml_files_are_reported_not_read() {
+    let d = dir();
+    write(d.path(), "application.yml", "server:\n  port: 1\n");
+    let loaded = load(d.path(), &[], &[]).unwrap();
+    assert_eq!(loaded.config.server.port, 8080);
+    assert!(loaded.warnings.iter().any(|w| w.contains("application.yml")), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn file_encoding_and_syntax_errors() {
+    let d = dir();
+    write(d.path(), "application.properties", "\u{feff}xxl.job.accessToken=\\u4e2d\u{6587}\n");
+    assert_eq!(load(d.path(), &[], &[]).unwrap().config.access_token.expose(), "中文");
+    fs::write(d.path().join("application.properties"), b"spring.mail.from=caf\xe9@x.org\n").unwrap();
+    let loaded = load(d.path(), &[], &[]).unwrap();
+    assert_eq!(loaded.config.mail.from.as_deref(), Some("café@x.org"));
+    assert!(loaded.warnings.iter().any(|w| w.contains("ISO-8859-1")), "{:?}", loaded.warnings);
+    write(d.path(), "application.properties", "a=1\nb=\\uZZZZ\n");
+    let e = load(d.path(), &[], &[]).unwrap_err().to_string();
+    assert!(e.contains("application.properties:2"), "{e}");
+}
+
+#[test]
+fn the_java_admins_shipped_file_loads_cleanly() {
+    let d = dir();
+    write(
+        d.path(),
+        "application.properties",
+        r"### web
+server.port=8080
+server.servlet.context-path=/xxl-job-admin
+
+### actuator
+management.server.servlet.context-path=/actuator
+management.health.mail.enabled=false
+
+### resources
+spring.mvc.servlet.load-on-startup=0
+spring.mvc.static-path-pattern=/static/**
+spring.resources.static-locations=classpath:/static/
+
+### freemarker
+spring.freemarker.templateLoaderPath=classpath:/templates/
+spring.freemarker.suffix=.ftl
+spring.freemarker.charset=UTF-8
+spring.freemarker.request-context-attribute=request
+spring.freemarker.settings.number_format=0.##########
+spring.freemarker.settings.new_builtin_class_resolver=safer
+
+### mybatis
+mybatis.mapper-locations=classpath:/mybatis-mapper/*Mapper.xml
+
+### datasource-pool
+spring.datasource.type=com.zaxxer.hikari.HikariDataSource
+spring.datasource.hikari.minimum-idle=10
+spring.datasource.hikari.maximum-pool-size=30
+spring.datasource.hikari.auto-commit=true
+spring.datasource.hikari.idle-timeout=30000
+spring.datasource.hikari.pool-name=HikariCP
+spring.datasource.hikari.max-lifetime=900000
+spring.datasource.hikari.connection-timeout=10000
+spring.datasource.hikari.connection-test-query=SELECT 1
+spring.datasource.hikari.validation-timeout=1000
+
+### xxl-job, datasource
+spring.datasource.url=jdbc:mysql://127.0.0.1:3306/xxl_job?useUnicode=true&characterEncoding=UTF-8&autoReconnect=true&serverTimezone=Asia/Shanghai
+spring.datasource.username=root
+spring.datasource.password=root_pwd
+spring.datasource.driver-class-name=com.mysql.cj.jdbc.Driver
+
+### xxl-job, email
+spring.mail.host=smtp.qq.com
+spring.mail.port=25
+spring.mail.username=xxx@qq.com
+spring.mail.from=xxx@qq.com
+spring.mail.password=xxx
+spring.mail.properties.mail.smtp.auth=true
+spring.mail.properties.mail.smtp.starttls.enable=true
+spring.mail.properties.mail.smtp.starttls.required=true
+spring.mail.properties.mail.smtp.socketFactory.class=javax.net.ssl.SSLSocketFactory
+
+### xxl-job, access token
+xxl.job.accessToken=default_token
+
+### xxl-job, i18n (default is zh_CN, and you can choose 'zh_CN', 'zh_TC' and 'en')
+xxl.job.i18n=zh_CN
+
+## xxl-job, triggerpool max size
+xxl.job.triggerpool.fast.max=200
+xxl.job.triggerpool.slow.max=100
+
+### xxl-job, log retention days
+xxl.job.logretentiondays=30
+",
+    );
+    let loaded = load(d.path(), &[], &[]).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let c = loaded.config;
+    assert_eq!(
+        c.datasource.target,
+        DbTarget::MySql {
+            host: "127.0.0.1".into(),
+            port: 3306,
+            database: "xxl_job".into(),
+            ssl_mode: SslMode::Preferred,
+            connect_timeout_ms: None,
+            socket_timeout_ms: None,
+        }
+    );
+    assert_eq!(c.datasource.time_zone, Some(chrono_tz::Asia::Shanghai));
+    assert_eq!(c.datasource.username.as_deref(), Some("root"));
+    assert_eq!(c.datasource.password.as_ref().map(Secret::expose), Some("root_pwd"));
+    assert_eq!(c.mail.host.as_deref(), Some("smtp.qq.com"));
+    assert_eq!(c.mail.from.as_deref(), Some("xxx@qq.com"));
+    assert!(c.mail.auth && c.mail.starttls_enable && c.mail.starttls_required && c.mail.implicit_tls);
+    assert_eq!(c.mail.port, 25);
+}
+
+#[test]
+fn unknown_keys_warn_once_without_their_values() {
+    let d = dir();
+    write(
+        d.path(),
+        "application.properties",
+        "xxl.job.acessToken=hunter2\nxxl.job.acessToken=x\nspring.datasource.hikari.pool-name=p\n",
+    );
+    let loaded = load(d.path(), &["--sever.port=1", "--logging.file.name=x.log"], &[]).unwrap();
+    assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
+    assert!(
+        loaded.warnings[0].contains("xxl.job.acessToken") && loaded.warnings[0].contains("application.properties:1")
+    );
+    assert!(loaded.warnings[1].contains("sever.port") && loaded.warnings[1].contains("command line"));
+    assert!(loaded.warnings.iter().all(|w| !w.contains("hunter2")));
+}
+
+#[test]
+fn placeholders() {
+    let d = dir();
+    write(
+        d.path(),
+        "application.properties",
+        "db.host=mysql.internal\n\
+         spring.datasource.url=jdbc:mysql://${db.host}:${DB_PORT:3306}/${DB_NAME:xxl_job}\n\
+         spring.datasource.password=${DB_PASSWORD}\n\
+         server.port=${PORT:${FALLBACK_PORT:8081}}\n\
+         xxl.job.accessToken=${xxl.job.token.from.env}\n\
+         spring.mail.host=${UNCLOSED\n",
+    );
+    let env = [("DB_PORT", "3307"), ("DB_PASSWORD", "pw"), ("XXL_JOB_TOKEN_FROM_ENV", "tok")];
+    let loaded = load(d.path(), &[], &env).unwrap();
+    // `db.host` is used by a placeholder, so it is not an unknown key.
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let c = loaded.config;
+    assert!(
+        matches!(&c.datasource.target, DbTarget::MySql { host, port: 3307, database, .. } if host == "mysql.internal" && database == "xxl_job")
+    );
+    assert_eq!(c.datasource.password.as_ref().map(Secret::expose), Some("pw"));
+    assert_eq!(c.server.port, 8081);
+    assert_eq!(c.access_token.expose(), "tok");
+    assert_eq!(c.mail.host.as_deref(), Some("${UNCLOSED"));
+}
+
+#[test]
+fn placeholder_errors_name_the_key() {
+    let e = error(&["--spring.datasource.password=${NOT_SET}"]);
+    assert!(e.contains("spring.datasource.password") && e.contains("NOT_SET"), "{e}");
+    let e = error(&["--a=${b}", "--b=${a}", "--server.port=${a}"]);
+    assert!(e.contains("server.port") && e.contains("cycle"), "{e}");
+}
+
+#[test]
+fn invalid_values_name_key_value_and_origin() {
+    for (arg, key, value) in [
+        ("--server.port=http", "server.port", "http"),
+        ("--server.port=70000", "server.port", "70000"),
+        ("--server.address=my-host", "server.address", "my-host"),
+        ("--server.servlet.context-path=/a b", "server.servlet.context-path", "/a b"),
+        ("--server.servlet.context-path=/{id}", "server.servlet.context-path", "/{id}"),
+        ("--management.server.servlet.context-path=/a//b", "management.server.servlet.context-path", "/a//b"),
+        ("--spring.datasource.url=jdbc:postgresql://db/x", "spring.datasource.url", "jdbc:postgresql://db/x"),
+        ("--spring.datasource.url= ", "spring.datasource.url", " "),
+        ("--spring.datasource.url=jdbc:mysql://db/x?serverTimezone=Moon/Base", "spring.datasource.url", "Moon/Base"),
+        ("--spring.datasource.hikari.maximum-pool-size=0", "spring.datasource.hikari.maximum-pool-size", "0"),
+        ("--spring.datasource.hikari.minimum-idle=-1", "spring.datasource.hikari.minimum-idle", "-1"),
+        ("--spring.datasource.hikari.connection-timeout=100", "spring.datasource.hikari.connection-timeout", "100"),
+        ("--spring.datasource.hikari.validation-timeout=0", "spring.datasource.hikari.validation-timeout", "0"),
+        ("--spring.mail.port=0", "spring.mail.port", "0"),
+        ("--spring.mail.protocol=imap", "spring.mail.protocol", "imap"),
+        ("--spring.mail.properties.mail.smtp.auth=maybe", "spring.mail.properties.mail.smtp.auth", "maybe"),
+        ("--xxl.job.triggerpool.fast.max=lots", "xxl.job.triggerpool.fast.max", "lots"),
+        ("--xxl.job.logretentiondays=30d", "xxl.job.logretentiondays", "30d"),
+        ("--logging.level.root=verbose", "logging.level.root", "verbose"),
+    ] {
+        let e = error(&[arg]);
+        assert!(e.starts_with(key), "{arg}: {e}");
+        assert!(e.contains(&format!("`{value}`")) || e.contains(value), "{arg}: {e}");
+        assert!(e.contains("command line"), "{arg}: {e}");
+    }
+}
+
+#[test]
+fn invalid_values_from_files_and_env_name_their_origin() {
+    let d = dir();
+    write(d.path(), "application.properties", "# x\nserver.port=abc\n");
+    let e = load(d.path(), &[], &[]).unwrap_err().to_string();
+    assert!(e.contains("application.properties:2"), "{e}");
+    let e = load(d.path(), &["--config=/dev/null"], &[("SERVER_PORT", "abc")]).unwrap_err().to_string();
+    assert!(e.contains("environment variable SERVER_PORT"), "{e}");
+}
+
+#[test]
+fn credentials_in_urls_are_masked_in_errors() {
+    let e = error(&["--spring.datasource.url=mysql://app:hunter2@db:xx/x"]);
+    assert!(e.contains("spring.datasource.url") && e.contains("app:******@db"), "{e}");
+    assert!(!e.contains("hunter2"), "{e}");
+    let e = error(&["--spring.datasource.url=jdbc:mysql://db/x?password=hunter2&sslMode=no"]);
+    assert!(!e.contains("hunter2"), "{e}");
+}
+
+#[test]
+fn url_credentials_override_the_username_and_password_keys() {
+    let c = config(&[
+        "--spring.datasource.url=mysql://app:p%40ss@db/x",
+        "--spring.datasource.username=root",
+        "--spring.datasource.password=root_pwd",
+    ]);
+    assert_eq!(c.datasource.username.as_deref(), Some("app"));
+    assert_eq!(c.datasource.password.as_ref().map(Secret::expose), Some("p@ss"));
+    let c = config(&[
+        "--spring.datasource.url=mysql://db/x",
+        "--spring.datasource.username=root",
+        "--spring.datasource.password=",
+    ]);
+    assert_eq!(c.datasource.username.as_deref(), Some("root"));
+    assert_eq!(c.datasource.password, None);
+}
+
+#[test]
+fn datasource_url_forms_reach_the_config() {
+    let c = config(&["--spring.datasource.url=sqlite::memory:"]);
+    assert_eq!(c.datasource.target, DbTarget::Sqlite { path: SqlitePath::Memory });
+    let c = config(&["--spring.datasource.url=sqlite:///var/lib/xxl.db"]);
+    assert_eq!(c.datasource.target, DbTarget::Sqlite { path: SqlitePath::File("/var/lib/xxl.db".into()) });
+    let c =
+        config(&["--spring.datasource.url=jdbc:mysql://db/x?serverTimezone=GMT%2B8&useSSL=false&connectTimeout=3000"]);
+    assert_eq!(c.datasource.time_zone, Some(chrono_tz::Etc::GMTMinus8));
+    assert!(matches!(
+        c.datasource.target,
+        DbTarget::MySql { ssl_mode: SslMode::Disabled, connect_timeout_ms: Some(3000), .. }
+    ));
+    let w = warnings(&["--spring.datasource.url=jdbc:mysql://a,b/x?foo=1"]);
+    assert_eq!(w.len(), 2, "{w:?}");
+}
+
+#[test]
+fn context_paths_are_normalised() {
+    let path = |p: &str| config(&[&format!("--server.servlet.context-path={p}")]).server.context_path;
+    assert_eq!(path("/"), "");
+    assert_eq!(path(""), "");
+    assert_eq!(path("  /jobs/ "), "/jobs");
+    assert_eq!(path("jobs"), "/jobs");
+    assert_eq!(path("/a/b-c_d.e~"), "/a/b-c_d.e~");
+    let management =
+        |p: &str| config(&[&format!("--management.server.servlet.context-path={p}")]).server.management_context_path;
+    assert_eq!(management("/"), "");
+    assert_eq!(management("/manage/"), "/manage");
+}
+
+#[test]
+fn server_addresses() {
+    let address = |a: &str| config(&[&format!("--server.address={a}")]).server.address.to_string();
+    assert_eq!(address("127.0.0.1"), "127.0.0.1");
+    assert_eq!(address("localhost"), "127.0.0.1");
+    assert_eq!(address("::"), "::");
+    assert_eq!(address("[::1]"), "::1");
+    assert_eq!(config(&["--server.port=0"]).server.port, 0);
+}
+
+#[test]
+fn pool_rules_follow_hikari() {
+    let pool = |args: &[&str]| config(args).datasource.pool;
+    assert_eq!(pool(&["--spring.datasource.hikari.minimum-idle=50"]).min_idle, 30);
+    assert_eq!(pool(&["--spring.datasource.hikari.connection-timeout=0"]).connection_timeout_ms, i32::MAX as u64);
+    assert_eq!(pool(&["--spring.datasource.hikari.max-lifetime=0"]).max_lifetime_ms, None);
+    assert_eq!(pool(&["--spring.datasource.hikari.idle-timeout=0"]).idle_timeout_ms, None);
+    assert_eq!(pool(&["--spring.datasource.hikari.minimum-idle=30"]).idle_timeout_ms, None);
+    let w = warnings(&["--spring.datasource.hikari.max-lifetime=1000"]);
+    assert_eq!(pool(&["--spring.datasource.hikari.max-lifetime=1000"]).max_lifetime_ms, Some(1_800_000));
+    assert!(w.iter().any(|w| w.contains("max-lifetime")), "{w:?}");
+    let args = ["--spring.datasource.hikari.idle-timeout=5000"];
+    assert_eq!(pool(&args).idle_timeout_ms, Some(600_000));
+    assert!(warnings(&args).iter().any(|w| w.contains("idle-timeout")));
+    let args = ["--spring.datasource.hikari.idle-timeout=900000"];
+    assert_eq!(pool(&args).idle_timeout_ms, None);
+    assert!(warnings(&args).iter().any(|w| w.contains("idle-timeout")));
+}
+
+#[test]
+fn trigger_pools_and_log_retention_are_clamped_like_java() {
+    let c = config(&["--xxl.job.triggerpool.fast.max=50", "--xxl.job.triggerpool.slow.max=-3"]);
+    assert_eq!(
+        c.trigger_pool,
+        TriggerPoolConfig { fast_max: 200, slow_max: 100, fast_max_configured: 50, slow_max_configured: -3 }
+    );
+    let c = config(&["--xxl.job.triggerpool.fast.max=500", "--xxl.job.triggerpool.slow.max=101"]);
+    assert_eq!((c.trigger_pool.fast_max, c.trigger_pool.slow_max), (500, 101));
+    assert_eq!(config(&["--xxl.job.logretentiondays=6"]).log_retention_days, None);
+    assert_eq!(config(&["--xxl.job.logretentiondays=-1"]).log_retention_days, None);
+    assert_eq!(config(&["--xxl.job.logretentiondays=7"]).log_retention_days, Some(7));
+}
+
+#[test]
+fn languages() {
+    let lang = |v: &str| config(&[&format!("--xxl.job.i18n={v}")]).i18n;
+    assert_eq!(lang("en"), Lang::En);
+    assert_eq!(lang("zh_TC"), Lang::ZhTc);
+    assert_eq!(lang("zh-tc"), Lang::ZhTc);
+    assert_eq!(lang("EN"), Lang::En);
+    assert_eq!(lang(""), Lang::ZhCn);
+    assert_eq!(lang("fr"), Lang::ZhCn);
+    let w = warnings(&["--xxl.job.i18n=fr"]);
+    assert!(w.len() == 1 && w[0].contains("fr"), "{w:?}");
+    assert_eq!([Lang::ZhCn, Lang::ZhTc, Lang::En].map(|l| l.code()), ["zh_CN", "zh_TC", "en"]);
+}
+
+#[test]
+fn log_levels() {
+    let filter = |args: &[&str]| config(args).log_filter;
+    assert_eq!(filter(&["--logging.level.root=WARN"]), "warn");
+    assert_eq!(filter(&["--logging.level.root=Fatal"]), "error");
+    assert_eq!(filter(&["--logging.level.root=off"]), "off");
+    assert_eq!(filter(&["--logging.level.com.xxl.job=debug"]), format!("info,{}=debug", env!("CARGO_CRATE_NAME")));
+}
+
+#[test]
+fn booleans_parse_like_spring() {
+    for yes in ["true", "TRUE", "yes", "On", "1", " true "] {
+        assert!(
+            config(&[&format!("--spring.mail.properties.mail.smtp.starttls.enable={yes}")]).mail.starttls_enable,
+            "{yes}"
+        );
+    }
+    for no in ["false", "No", "off", "0", ""] {
+        assert!(
+            !config(&[&format!("--spring.mail.properties.mail.smtp.starttls.enable={no}")]).mail.starttls_enable,
+            "{no}"
+        );
+    }
+}
+
+#[test]
+fn mail_tls_auth_port_and_timeouts() {
+    let mail = |args: &[&str]| config(args).mail;
+    let m = mail(&["--spring.mail.properties.mail.smtp.socketFactory.class=javax.net.ssl.SSLSocketFactory"]);
+    assert!(m.implicit_tls);
+    assert!(mail(&["--spring.mail.properties.mail.smtp.ssl.enable=true"]).implicit_tls);
+    let m = mail(&["--spring.mail.protocol=smtps"]);
+    assert!(m.implicit_tls);
+    assert_eq!(m.port, 465);
+    assert_eq!(mail(&["--spring.mail.protocol=SMTPS", "--spring.mail.port=2465"]).port, 2465);
+    let w = warnings(&["--spring.mail.properties.mail.smtp.socketFactory.class=com.example.Plain"]);
+    assert!(w.iter().any(|w| w.contains("com.example.Plain")), "{w:?}");
+    assert!(!mail(&["--spring.mail.properties.mail.smtp.socketFactory.class=com.example.Plain"]).implicit_tls);
+    // JavaMail authenticates whenever it has both credentials.
+    assert!(mail(&["--spring.mail.username=u", "--spring.mail.password=p"]).auth);
+    assert!(!mail(&["--spring.mail.username=u"]).auth);
+    let m = mail(&["--spring.mail.username=alarm@x.org", "--spring.mail.host= smtp.x.org "]);
+    assert_eq!((m.host.as_deref(), m.from.as_deref()), (Some("smtp.x.org"), Some("alarm@x.org")));
+    assert_eq!(mail(&["--spring.mail.username=u", "--spring.mail.from=f@x.org"]).from.as_deref(), Some("f@x.org"));
+    assert_eq!(
+        mail(&[
+            "--spring.mail.properties.mail.smtp.timeout=3000",
+            "--spring.mail.properties.mail.smtp.connectiontimeout=5000"
+        ])
+        .timeout_ms,
+        Some(5000)
+    );
+    assert_eq!(mail(&["--spring.mail.properties.mail.smtp.timeout=0"]).timeout_ms, None);
+    assert_eq!(mail(&["--spring.mail.properties.mail.smtp.ssl.trust=*"]).ssl_trust.as_deref(), Some("*"));
+}
+
+#[test]
+fn secrets_stay_masked() {
+    let secret = Secret::new("hunter2");
+    assert_eq!(format!("{secret} {secret:?}"), "****** ******");
+    assert_eq!(secret.expose(), "hunter2");
+    assert!(Secret::new(" \t").is_blank() && !secret.is_blank());
+    let c = config(&[
+        "--spring.datasource.url=mysql://u:urlpw@db/x",
+        "--spring.mail.password=mailpw",
+        "--xxl.job.accessToken=tokenpw",
+    ]);
+    let text = format!("{c:?}\n{}", c.redacted_summary());
+    for secret in ["urlpw", "mailpw", "tokenpw"] {
+        assert!(!text.contains(secret), "{secret} leaked:\n{text}");
+    }
+}
+
+#[test]
+fn summary_shows_the_effective_values() {
+    let c = config(&["--xxl.job.triggerpool.fast.max=50", "--xxl.job.accessToken=", "--server.servlet.context-path=/"]);
+    let summary = c.redacted_summary();
+    assert!(summary.contains("server.port = 8080\n"), "{summary}");
+    assert!(summary.contains("server.servlet.context-path = /\n"), "{summary}");
+    assert!(summary.contains("xxl.job.triggerpool.fast.max = 200 (configured 50)"), "{summary}");
+    assert!(summary.contains("xxl.job.accessToken = (empty: no token check)"), "{summary}");
+    assert!(summary.contains("spring.datasource.url = sqlite:"), "{summary}");
+    let summary = config(&["--spring.datasource.url=jdbc:mysql://[::1]/x?serverTimezone=UTC"]).redacted_summary();
+    assert!(summary.contains("mysql://[::1]:3306/x"), "{summary}");
+    assert!(summary.contains("database time zone = UTC"), "{summary}");
+}
+
+#[test]
+fn help_lists_every_key_once_per_line() {
+    let help = help_text();
+    assert!(help.starts_with("Usage: xxl-job-admin"));
+    for spec in keys::KEYS {
+        let line = help
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(spec.name))
+            .unwrap_or_else(|| panic!("{} missing from help", spec.name));
+        assert!(line.contains(&spec.env_name()), "{line}");
+        assert!(line.contains(spec.help), "{line}");
+        if let Some(default) = spec.default {
+            assert!(line.contains(default), "{line}");
+        }
+    }
+    assert!(help.contains("SERVER_SERVLET_CONTEXTPATH") && help.contains("mybatis.*"));
+}

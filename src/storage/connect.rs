@@ -1,0 +1,143 @@
+//! Opening the pool for the configured datasource and preparing the schema.
+
+use super::{schema, Db, Pool, Result, SchemaOutcome, StorageError};
+use crate::config::{DataSourceConfig, DbTarget, SqlitePath, SslMode};
+use crate::time::Zone;
+use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions, MySqlSslMode};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::ConnectOptions;
+use std::time::Duration;
+
+/// How long start-up keeps retrying a database that is not reachable yet (a container starting beside us).
+const STARTUP_RETRY: Duration = Duration::from_secs(30);
+
+/// SQLite serialises writers anyway; more connections only add lock contention.
+const SQLITE_MAX_CONNECTIONS: u32 = 8;
+
+/// MySQL's "unknown database" error code.
+const ER_BAD_DB_ERROR: u16 = 1049;
+
+/// Connects, creating the database (MySQL) or file (SQLite) when missing, and the schema when empty.
+pub async fn connect(ds: &DataSourceConfig) -> Result<(Db, SchemaOutcome)> {
+    let zone = Zone::from_option(ds.time_zone);
+    let pool = match &ds.target {
+        DbTarget::MySql { .. } => Pool::MySql(with_startup_retry(|| connect_mysql(ds)).await?),
+        DbTarget::Sqlite { path } => Pool::Sqlite(connect_sqlite(path, ds).await?),
+    };
+    let db = Db::new(pool, zone);
+    let outcome = schema::ensure(&db).await?;
+    Ok((db, outcome))
+}
+
+async fn with_startup_retry<T, F, Fut>(mut attempt: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let deadline = tokio::time::Instant::now() + STARTUP_RETRY;
+    loop {
+        match attempt().await {
+            Err(StorageError::Database(e)) if is_transient(&e) && tokio::time::Instant::now() < deadline => {
+                tracing::warn!("database not reachable yet ({e}); retrying");
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn is_transient(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut)
+}
+
+fn mysql_options(ds: &DataSourceConfig) -> MySqlConnectOptions {
+    let DbTarget::MySql { host, port, ssl_mode, .. } = &ds.target else {
+        unreachable!("mysql_options is only called for MySQL targets")
+    };
+    let mut options = MySqlConnectOptions::new()
+        .host(host)
+        .port(*port)
+        .username(ds.username.as_deref().unwrap_or("root"))
+        .charset("utf8mb4")
+        // DATETIME columns carry wall-clock values we convert ourselves; leave the session zone alone.
+        .timezone(None)
+        .ssl_mode(match ssl_mode {
+            SslMode::Disabled => MySqlSslMode::Disabled,
+            SslMode::Preferred => MySqlSslMode::Preferred,
+            SslMode::Required => MySqlSslMode::Required,
+            SslMode::VerifyCa => MySqlSslMode::VerifyCa,
+            SslMode::VerifyIdentity => MySqlSslMode::VerifyIdentity,
+        })
+        .log_slow_statements(tracing::log::LevelFilter::Warn, Duration::from_secs(2));
+    if let Some(password) = &ds.password {
+        options = options.password(password.expose());
+    }
+    options
+}
+
+async fn connect_mysql(ds: &DataSourceConfig) -> Result<sqlx::MySqlPool> {
+    let DbTarget::MySql { database, .. } = &ds.target else { unreachable!() };
+    let options = mysql_options(ds).database(database);
+    // Open one connection first so a missing database is created before the pool starts filling.
+    match options.connect().await {
+        Ok(conn) => drop(conn),
+        Err(sqlx::Error::Database(e))
+            if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().is_some_and(|e| e.number() == ER_BAD_DB_ERROR) =>
+        {
+            create_mysql_database(ds, database).await?;
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let pool = &ds.pool;
+    let pool = MySqlPoolOptions::new()
+        .max_connections(pool.max_size)
+        .min_connections(pool.min_idle.min(pool.max_size))
+        .acquire_timeout(Duration::from_millis(pool.connection_timeout_ms))
+        .idle_timeout(pool.idle_timeout_ms.map(Duration::from_millis))
+        .max_lifetime(pool.max_lifetime_ms.map(Duration::from_millis))
+        // A connection that died while idle (server restart) is replaced instead of failing a request.
+        .test_before_acquire(true)
+        .connect_with(options)
+        .await?;
+    Ok(pool)
+}
+
+async fn create_mysql_database(ds: &DataSourceConfig, database: &str) -> Result<()> {
+    tracing::info!(database, "database does not exist; creating it");
+    let mut conn = mysql_options(ds).connect().await?;
+    let sql = format!(
+        "CREATE DATABASE IF NOT EXISTS `{}` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
+        database.replace('`', "``")
+    );
+    sqlx::query(&sql).execute(&mut conn).await?;
+    Ok(())
+}
+
+async fn connect_sqlite(path: &SqlitePath, ds: &DataSourceConfig) -> Result<sqlx::SqlitePool> {
+    let busy = Duration::from_millis(ds.pool.connection_timeout_ms.max(5_000));
+    let options = SqliteConnectOptions::new().busy_timeout(busy).foreign_keys(false);
+    let pool = match path {
+        SqlitePath::File(file) => {
+            let options = options
+                .filename(file)
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal);
+            SqlitePoolOptions::new()
+                .max_connections(ds.pool.max_size.clamp(1, SQLITE_MAX_CONNECTIONS))
+                .acquire_timeout(busy)
+                .connect_with(options)
+                .await?
+        }
+        // Every connection to ":memory:" is a database of its own: keep exactly one, forever.
+        SqlitePath::Memory => SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .acquire_timeout(busy)
+            .connect_with(options.in_memory(true))
+            .await?,
+    };
+    Ok(pool)
+}

@@ -1,0 +1,104 @@
+//! `xxl_job_group` statements (spec 7.6).
+
+use super::{bind_args, contains, on_pool, Arg, Db, InsertId, JobGroup, Result};
+
+const GROUP_ORDER: &str = " ORDER BY app_name, title, id ASC";
+
+impl Db {
+    pub async fn all_groups(&self) -> Result<Vec<JobGroup>> {
+        let sql = format!("SELECT * FROM xxl_job_group{GROUP_ORDER}");
+        Ok(on_pool!(self, |p| sqlx::query_as(&sql).fetch_all(p).await)?)
+    }
+
+    pub async fn groups_by_address_type(&self, address_type: i8) -> Result<Vec<JobGroup>> {
+        let sql = format!("SELECT * FROM xxl_job_group WHERE address_type = ?{GROUP_ORDER}");
+        Ok(on_pool!(self, |p| sqlx::query_as(&sql).bind(address_type).fetch_all(p).await)?)
+    }
+
+    pub async fn load_group(&self, id: i32) -> Result<Option<JobGroup>> {
+        Ok(on_pool!(self, |p| sqlx::query_as("SELECT * FROM xxl_job_group WHERE id = ?")
+            .bind(id)
+            .fetch_optional(p)
+            .await)?)
+    }
+
+    pub async fn insert_group(&self, group: &JobGroup) -> Result<i32> {
+        let id = on_pool!(self, |p| sqlx::query(
+            "INSERT INTO xxl_job_group (app_name, title, address_type, address_list, update_time) VALUES (?, ?, ?, ?, ?)"
+        )
+        .bind(&group.app_name)
+        .bind(&group.title)
+        .bind(group.address_type)
+        .bind(&group.address_list)
+        .bind(group.update_time)
+        .execute(p)
+        .await
+        .map(|r| r.insert_id()))?;
+        Ok(id as i32)
+    }
+
+    /// Full-row update; returns the rows matched.
+    pub async fn update_group(&self, group: &JobGroup) -> Result<u64> {
+        Ok(on_pool!(self, |p| sqlx::query(
+            "UPDATE xxl_job_group SET app_name = ?, title = ?, address_type = ?, address_list = ?, update_time = ? \
+             WHERE id = ?"
+        )
+        .bind(&group.app_name)
+        .bind(&group.title)
+        .bind(group.address_type)
+        .bind(&group.address_list)
+        .bind(group.update_time)
+        .bind(group.id)
+        .execute(p)
+        .await
+        .map(|r| r.rows_affected()))?)
+    }
+
+    /// Writes only the address list of a group, so a concurrent console edit of its title survives the
+    /// registry monitor (2.4.2 rewrites the whole row from a stale copy).
+    pub async fn update_group_addresses(&self, id: i32, address_list: Option<&str>, update_time_ms: i64) -> Result<u64> {
+        let update_time = self.datetime(update_time_ms);
+        Ok(on_pool!(self, |p| sqlx::query("UPDATE xxl_job_group SET address_list = ?, update_time = ? WHERE id = ?")
+            .bind(address_list)
+            .bind(update_time)
+            .bind(id)
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected()))?)
+    }
+
+    pub async fn delete_group(&self, id: i32) -> Result<u64> {
+        Ok(on_pool!(self, |p| sqlx::query("DELETE FROM xxl_job_group WHERE id = ?")
+            .bind(id)
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected()))?)
+    }
+
+    /// One page of groups filtered by AppName and title (contains), and the number matching.
+    pub async fn page_groups(
+        &self,
+        app_name: &Option<String>,
+        title: &Option<String>,
+        offset: i64,
+        limit: i64,
+    ) -> Result<(Vec<JobGroup>, i64)> {
+        let mut clause = String::from(" WHERE 1 = 1");
+        let mut args = Vec::new();
+        for (column, value) in [("app_name", app_name), ("title", title)] {
+            if let Some(pattern) = contains(value) {
+                clause.push_str(&format!(" AND {column} LIKE ?"));
+                args.push(Arg::Text(pattern));
+            }
+        }
+        let rows_sql = format!("SELECT * FROM xxl_job_group{clause}{GROUP_ORDER} LIMIT ?, ?");
+        let count_sql = format!("SELECT COUNT(*) FROM xxl_job_group{clause}");
+        let rows = on_pool!(self, |p| bind_args!(sqlx::query_as(&rows_sql), &args)
+            .bind(offset)
+            .bind(limit)
+            .fetch_all(p)
+            .await)?;
+        let total = on_pool!(self, |p| bind_args!(sqlx::query_scalar(&count_sql), &args).fetch_one(p).await)?;
+        Ok((rows, total))
+    }
+}

@@ -1,0 +1,276 @@
+//! `xxl_job_log` statements (spec 7.3).
+
+use super::{bind_args, on_pool, placeholders, restrict_groups, Arg, Db, DayCounts, InsertId, JobLog, Result};
+use chrono::NaiveDateTime;
+
+/// The trigger columns written after `/run` (and again when a retry is noted).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TriggerInfo {
+    pub trigger_time_ms: i64,
+    pub trigger_code: i32,
+    pub trigger_msg: Option<String>,
+    pub executor_address: Option<String>,
+    pub executor_handler: Option<String>,
+    pub executor_param: Option<String>,
+    pub executor_sharding_param: Option<String>,
+    pub executor_fail_retry_count: i32,
+}
+
+/// The console's `logStatus` filter (spec 3.7).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LogStatusFilter {
+    #[default]
+    All,
+    Success,
+    Failure,
+    Running,
+}
+
+impl LogStatusFilter {
+    pub fn from_code(code: i32) -> LogStatusFilter {
+        match code {
+            1 => LogStatusFilter::Success,
+            2 => LogStatusFilter::Failure,
+            3 => LogStatusFilter::Running,
+            _ => LogStatusFilter::All,
+        }
+    }
+}
+
+/// The console's log list filters.
+#[derive(Debug, Clone, Default)]
+pub struct LogFilter {
+    /// Only applied when `job_id` is 0.
+    pub job_group: i32,
+    pub job_id: i32,
+    /// Only logs of these groups (a restricted user's permitted groups); `None` = no restriction.
+    pub permitted_groups: Option<Vec<i32>>,
+    pub trigger_time_from: Option<NaiveDateTime>,
+    pub trigger_time_to: Option<NaiveDateTime>,
+    pub status: LogStatusFilter,
+}
+
+impl LogFilter {
+    fn where_clause(&self) -> (String, Vec<Arg>) {
+        let mut sql = String::from(" WHERE 1 = 1");
+        let mut args = Vec::new();
+        if self.job_id == 0 && self.job_group > 0 {
+            sql.push_str(" AND job_group = ?");
+            args.push(Arg::Int(self.job_group.into()));
+        }
+        if self.job_id > 0 {
+            sql.push_str(" AND job_id = ?");
+            args.push(Arg::Int(self.job_id.into()));
+        }
+        restrict_groups(&mut sql, &mut args, self.permitted_groups.as_deref());
+        if let Some(from) = self.trigger_time_from {
+            sql.push_str(" AND trigger_time >= ?");
+            args.push(Arg::DateTime(from));
+        }
+        if let Some(to) = self.trigger_time_to {
+            sql.push_str(" AND trigger_time <= ?");
+            args.push(Arg::DateTime(to));
+        }
+        sql.push_str(match self.status {
+            LogStatusFilter::All => "",
+            LogStatusFilter::Success => " AND handle_code = 200",
+            LogStatusFilter::Failure => " AND (trigger_code NOT IN (0, 200) OR handle_code NOT IN (0, 200))",
+            LogStatusFilter::Running => " AND trigger_code = 200 AND handle_code = 0",
+        });
+        (sql, args)
+    }
+}
+
+impl Db {
+    /// Creates the row of a trigger before anything is sent (spec 4.3 step 2); returns its id.
+    pub async fn insert_log(&self, job_group: i32, job_id: i32, trigger_time_ms: i64) -> Result<i64> {
+        let trigger_time = self.datetime(trigger_time_ms);
+        Ok(on_pool!(self, |p| sqlx::query(
+            "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) \
+             VALUES (?, ?, ?, 0, 0)"
+        )
+        .bind(job_group)
+        .bind(job_id)
+        .bind(trigger_time)
+        .execute(p)
+        .await
+        .map(|r| r.insert_id()))?)
+    }
+
+    pub async fn update_trigger_info(&self, id: i64, info: &TriggerInfo) -> Result<u64> {
+        let trigger_time = self.datetime(info.trigger_time_ms);
+        Ok(on_pool!(self, |p| sqlx::query(
+            "UPDATE xxl_job_log SET trigger_time = ?, trigger_code = ?, trigger_msg = ?, executor_address = ?, \
+             executor_handler = ?, executor_param = ?, executor_sharding_param = ?, executor_fail_retry_count = ? \
+             WHERE id = ?"
+        )
+        .bind(trigger_time)
+        .bind(info.trigger_code)
+        .bind(&info.trigger_msg)
+        .bind(&info.executor_address)
+        .bind(&info.executor_handler)
+        .bind(&info.executor_param)
+        .bind(&info.executor_sharding_param)
+        .bind(info.executor_fail_retry_count)
+        .bind(id)
+        .execute(p)
+        .await
+        .map(|r| r.rows_affected()))?)
+    }
+
+    /// Writes a result. With `only_if_unfinished` the row must still have no result (`handle_code <= 0`),
+    /// which makes the repeat-callback guard atomic; returns the rows matched (0 = someone finished it first).
+    pub async fn update_handle_info(
+        &self,
+        id: i64,
+        handle_time_ms: i64,
+        handle_code: i32,
+        handle_msg: &str,
+        only_if_unfinished: bool,
+    ) -> Result<u64> {
+        let sql = if only_if_unfinished {
+            "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ? WHERE id = ? AND handle_code <= 0"
+        } else {
+            "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ? WHERE id = ?"
+        };
+        let handle_time = self.datetime(handle_time_ms);
+        Ok(on_pool!(self, |p| sqlx::query(sql)
+            .bind(handle_time)
+            .bind(handle_code)
+            .bind(handle_msg)
+            .bind(id)
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected()))?)
+    }
+
+    pub async fn load_log(&self, id: i64) -> Result<Option<JobLog>> {
+        Ok(on_pool!(self, |p| sqlx::query_as("SELECT * FROM xxl_job_log WHERE id = ?")
+            .bind(id)
+            .fetch_optional(p)
+            .await)?)
+    }
+
+    /// Failed logs not yet examined by a fail monitor (spec 4.5 step 1).
+    pub async fn find_fail_log_ids(&self, limit: i64) -> Result<Vec<i64>> {
+        Ok(on_pool!(self, |p| sqlx::query_scalar(
+            "SELECT id FROM xxl_job_log \
+             WHERE NOT ((trigger_code IN (0, 200) AND handle_code = 0) OR handle_code = 200) AND alarm_status = 0 \
+             ORDER BY id ASC LIMIT ?"
+        )
+        .bind(limit)
+        .fetch_all(p)
+        .await)?)
+    }
+
+    /// The optimistic claim/release of the fail monitor; returns the rows matched.
+    pub async fn update_alarm_status(&self, id: i64, old: i8, new: i8) -> Result<u64> {
+        Ok(on_pool!(self, |p| sqlx::query("UPDATE xxl_job_log SET alarm_status = ? WHERE id = ? AND alarm_status = ?")
+            .bind(new)
+            .bind(id)
+            .bind(old)
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected()))?)
+    }
+
+    /// Running logs triggered before `losed_time_ms` on an address with no registry row (spec 4.6).
+    pub async fn find_lost_log_ids(&self, losed_time_ms: i64) -> Result<Vec<i64>> {
+        let losed_time = self.datetime(losed_time_ms);
+        Ok(on_pool!(self, |p| sqlx::query_scalar(
+            "SELECT t.id FROM xxl_job_log t LEFT JOIN xxl_job_registry t2 ON t.executor_address = t2.registry_value \
+             WHERE t.trigger_code = 200 AND t.handle_code = 0 AND t.trigger_time <= ? AND t2.id IS NULL"
+        )
+        .bind(losed_time)
+        .fetch_all(p)
+        .await)?)
+    }
+
+    /// Total, running and successful logs triggered between `from` and `to` inclusive (spec 4.7).
+    pub async fn day_counts(&self, from: NaiveDateTime, to: NaiveDateTime) -> Result<DayCounts> {
+        Ok(on_pool!(self, |p| sqlx::query_as(
+            "SELECT COUNT(handle_code) AS total, \
+             COUNT(CASE WHEN trigger_code IN (0, 200) AND handle_code = 0 THEN 1 END) AS running, \
+             COUNT(CASE WHEN handle_code = 200 THEN 1 END) AS success \
+             FROM xxl_job_log WHERE trigger_time BETWEEN ? AND ?"
+        )
+        .bind(from)
+        .bind(to)
+        .fetch_one(p)
+        .await)?)
+    }
+
+    /// Up to `limit` ids to delete: of a group/job (0 = any), triggered at or before a time, and/or not
+    /// among the newest `keep_newest` (spec 7.3 findClearLogIds).
+    pub async fn find_clear_log_ids(
+        &self,
+        job_group: i32,
+        job_id: i32,
+        clear_before: Option<NaiveDateTime>,
+        keep_newest: i64,
+        limit: i64,
+    ) -> Result<Vec<i64>> {
+        let mut scope = String::from(" WHERE 1 = 1");
+        let mut scope_args = Vec::new();
+        if job_group > 0 {
+            scope.push_str(" AND job_group = ?");
+            scope_args.push(Arg::Int(job_group.into()));
+        }
+        if job_id > 0 {
+            scope.push_str(" AND job_id = ?");
+            scope_args.push(Arg::Int(job_id.into()));
+        }
+        let mut sql = format!("SELECT id FROM xxl_job_log{scope}");
+        let mut args = scope_args.clone();
+        if let Some(before) = clear_before {
+            sql.push_str(" AND trigger_time <= ?");
+            args.push(Arg::DateTime(before));
+        }
+        if keep_newest > 0 {
+            // The derived table works around MySQL's refusal of LIMIT inside an IN subquery.
+            sql.push_str(&format!(
+                " AND id NOT IN (SELECT id FROM (SELECT id FROM xxl_job_log{scope} \
+                 ORDER BY trigger_time DESC LIMIT 0, ?) t1)"
+            ));
+            args.extend(scope_args);
+            args.push(Arg::Int(keep_newest));
+        }
+        sql.push_str(" ORDER BY id ASC LIMIT ?");
+        args.push(Arg::Int(limit));
+        Ok(on_pool!(self, |p| bind_args!(sqlx::query_scalar(&sql), &args).fetch_all(p).await)?)
+    }
+
+    pub async fn delete_logs(&self, ids: &[i64]) -> Result<u64> {
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let sql = format!("DELETE FROM xxl_job_log WHERE id IN ({})", placeholders(ids.len()));
+        let args: Vec<Arg> = ids.iter().map(|id| Arg::Int(*id)).collect();
+        Ok(on_pool!(self, |p| bind_args!(sqlx::query(&sql), &args)
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected()))?)
+    }
+
+    pub async fn delete_logs_of_job(&self, job_id: i32) -> Result<u64> {
+        Ok(on_pool!(self, |p| sqlx::query("DELETE FROM xxl_job_log WHERE job_id = ?")
+            .bind(job_id)
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected()))?)
+    }
+
+    /// One page of logs, newest trigger first, and the number matching the filter.
+    pub async fn page_logs(&self, filter: &LogFilter, offset: i64, limit: i64) -> Result<(Vec<JobLog>, i64)> {
+        let (clause, args) = filter.where_clause();
+        let rows_sql = format!("SELECT * FROM xxl_job_log{clause} ORDER BY trigger_time DESC LIMIT ?, ?");
+        let count_sql = format!("SELECT COUNT(*) FROM xxl_job_log{clause}");
+        let rows = on_pool!(self, |p| bind_args!(sqlx::query_as(&rows_sql), &args)
+            .bind(offset)
+            .bind(limit)
+            .fetch_all(p)
+            .await)?;
+        let total = on_pool!(self, |p| bind_args!(sqlx::query_scalar(&count_sql), &args).fetch_one(p).await)?;
+        Ok((rows, total))
+    }
+}

@@ -1,0 +1,169 @@
+//! One data layer over MySQL/MariaDB and SQLite.
+//!
+//! Every statement is written once; [`on_pool!`] compiles its body for each backend, so the SQL text, the
+//! bindings and the row mapping cannot drift apart. The SQL is the common subset of both dialects
+//! (`?` placeholders, `LIMIT offset, count`, no server-side date arithmetic); the few places that differ
+//! (the schedule lock, schema creation) say so.
+
+mod connect;
+mod glue;
+mod groups;
+mod jobs;
+mod logs;
+mod models;
+mod registry;
+mod reports;
+mod schedule_lock;
+mod schema;
+mod users;
+
+pub use connect::connect;
+pub use jobs::JobFilter;
+pub use logs::{LogFilter, LogStatusFilter, TriggerInfo};
+pub use registry::RegistryKey;
+pub use models::*;
+pub use schedule_lock::{ScheduleLock, ScheduleUpdate};
+pub use schema::SchemaOutcome;
+
+use crate::time::Zone;
+use sqlx::{MySqlPool, SqlitePool};
+
+/// Runs `$body` with `$pool` bound to the concrete pool of whichever backend `$db` uses.
+macro_rules! on_pool {
+    ($db:expr, |$pool:ident| $body:expr) => {
+        match &$db.pool {
+            $crate::storage::Pool::MySql($pool) => $body,
+            $crate::storage::Pool::Sqlite($pool) => $body,
+        }
+    };
+}
+pub(crate) use on_pool;
+
+/// Binds a list of [`Arg`]s, in order, to a query built with a dynamic WHERE clause.
+macro_rules! bind_args {
+    ($query:expr, $args:expr) => {{
+        let mut query = $query;
+        for arg in $args {
+            query = match arg {
+                $crate::storage::Arg::Int(v) => query.bind(*v),
+                $crate::storage::Arg::Text(v) => query.bind(v.clone()),
+                $crate::storage::Arg::DateTime(v) => query.bind(*v),
+            };
+        }
+        query
+    }};
+}
+pub(crate) use bind_args;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("cannot read the schema script: {0}")]
+    Schema(String),
+    #[error(
+        "the database has only some of the xxl-job tables (missing: {0}); \
+         create them with the xxl-job 2.4 script or point the admin at an empty database"
+    )]
+    PartialSchema(String),
+}
+
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    MySql,
+    Sqlite,
+}
+
+#[derive(Clone)]
+pub(crate) enum Pool {
+    MySql(MySqlPool),
+    Sqlite(SqlitePool),
+}
+
+/// The database of the admin: a connection pool plus the zone its DATETIME columns are written in.
+#[derive(Clone)]
+pub struct Db {
+    pool: Pool,
+    zone: Zone,
+}
+
+/// A value bound to a dynamically assembled statement.
+#[derive(Debug, Clone)]
+pub(crate) enum Arg {
+    Int(i64),
+    Text(String),
+    DateTime(chrono::NaiveDateTime),
+}
+
+impl Db {
+    pub(crate) fn new(pool: Pool, zone: Zone) -> Db {
+        Db { pool, zone }
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self.pool {
+            Pool::MySql(_) => Backend::MySql,
+            Pool::Sqlite(_) => Backend::Sqlite,
+        }
+    }
+
+    /// The zone DATETIME columns are interpreted in.
+    pub fn zone(&self) -> Zone {
+        self.zone
+    }
+
+    /// The DATETIME value for an instant in this database's convention.
+    pub fn datetime(&self, epoch_ms: i64) -> chrono::NaiveDateTime {
+        self.zone.to_datetime(epoch_ms)
+    }
+
+    /// A cheap round trip, for the health check.
+    pub async fn ping(&self) -> Result<()> {
+        on_pool!(self, |p| sqlx::query("SELECT 1").execute(p).await.map(|_| ()))?;
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        on_pool!(self, |p| p.close().await)
+    }
+}
+
+/// `?, ?, ?` for an `IN (…)` list of `n` values.
+pub(crate) fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+/// Limits a query to `job_group IN (groups)` when a restriction is given (none matches an empty list).
+pub(crate) fn restrict_groups(sql: &mut String, args: &mut Vec<Arg>, groups: Option<&[i32]>) {
+    let Some(groups) = groups else { return };
+    if groups.is_empty() {
+        sql.push_str(" AND 1 = 0");
+    } else {
+        sql.push_str(&format!(" AND job_group IN ({})", placeholders(groups.len())));
+        args.extend(groups.iter().map(|g| Arg::Int((*g).into())));
+    }
+}
+
+/// `%value%` for a "contains" filter; only applied to non-empty values, as the Java admin does.
+pub(crate) fn contains(value: &Option<String>) -> Option<String> {
+    value.as_deref().filter(|v| !v.is_empty()).map(|v| format!("%{v}%"))
+}
+
+/// The generated key of an INSERT, whichever backend ran it.
+pub(crate) trait InsertId {
+    fn insert_id(&self) -> i64;
+}
+
+impl InsertId for sqlx::mysql::MySqlQueryResult {
+    fn insert_id(&self) -> i64 {
+        self.last_insert_id() as i64
+    }
+}
+
+impl InsertId for sqlx::sqlite::SqliteQueryResult {
+    fn insert_id(&self) -> i64 {
+        self.last_insert_rowid()
+    }
+}

@@ -1,0 +1,129 @@
+//! Rows of the eight xxl-job tables, field for column. DATETIME columns stay wall-clock values
+//! ([`chrono::NaiveDateTime`]); [`crate::time::Zone`] turns them into instants.
+
+use chrono::NaiveDateTime;
+
+/// `xxl_job_info`
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct JobInfo {
+    pub id: i32,
+    pub job_group: i32,
+    pub job_desc: String,
+    pub add_time: Option<NaiveDateTime>,
+    pub update_time: Option<NaiveDateTime>,
+    pub author: Option<String>,
+    pub alarm_email: Option<String>,
+    pub schedule_type: String,
+    pub schedule_conf: Option<String>,
+    pub misfire_strategy: String,
+    pub executor_route_strategy: Option<String>,
+    pub executor_handler: Option<String>,
+    pub executor_param: Option<String>,
+    pub executor_block_strategy: Option<String>,
+    pub executor_timeout: i32,
+    pub executor_fail_retry_count: i32,
+    pub glue_type: String,
+    pub glue_source: Option<String>,
+    pub glue_remark: Option<String>,
+    pub glue_updatetime: Option<NaiveDateTime>,
+    pub child_jobid: Option<String>,
+    pub trigger_status: i8,
+    pub trigger_last_time: i64,
+    pub trigger_next_time: i64,
+}
+
+/// `xxl_job_log`
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct JobLog {
+    pub id: i64,
+    pub job_group: i32,
+    pub job_id: i32,
+    pub executor_address: Option<String>,
+    pub executor_handler: Option<String>,
+    pub executor_param: Option<String>,
+    pub executor_sharding_param: Option<String>,
+    pub executor_fail_retry_count: i32,
+    pub trigger_time: Option<NaiveDateTime>,
+    pub trigger_code: i32,
+    pub trigger_msg: Option<String>,
+    pub handle_time: Option<NaiveDateTime>,
+    pub handle_code: i32,
+    pub handle_msg: Option<String>,
+    pub alarm_status: i8,
+}
+
+/// `xxl_job_group`
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct JobGroup {
+    pub id: i32,
+    pub app_name: String,
+    pub title: String,
+    pub address_type: i8,
+    pub address_list: Option<String>,
+    pub update_time: Option<NaiveDateTime>,
+}
+
+/// `xxl_job_registry`
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct JobRegistry {
+    pub id: i32,
+    pub registry_group: String,
+    pub registry_key: String,
+    pub registry_value: String,
+    pub update_time: Option<NaiveDateTime>,
+}
+
+/// `xxl_job_user`
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct JobUser {
+    pub id: i32,
+    pub username: String,
+    pub password: String,
+    pub role: i8,
+    pub permission: Option<String>,
+}
+
+/// `xxl_job_logglue`
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct LogGlue {
+    pub id: i32,
+    pub job_id: i32,
+    pub glue_type: Option<String>,
+    pub glue_source: Option<String>,
+    pub glue_remark: String,
+    pub add_time: Option<NaiveDateTime>,
+    pub update_time: Option<NaiveDateTime>,
+}
+
+/// `xxl_job_log_report`
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct LogReport {
+    pub id: i32,
+    pub trigger_day: Option<NaiveDateTime>,
+    pub running_count: i32,
+    pub suc_count: i32,
+    pub fail_count: i32,
+    pub update_time: Option<NaiveDateTime>,
+}
+
+/// The three counters of one day, as computed from the log table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct DayCounts {
+    pub total: i64,
+    pub running: i64,
+    pub success: i64,
+}
+
+impl DayCounts {
+    pub fn fail(&self) -> i64 {
+        self.total - self.running - self.success
+    }
+}
+
+/// Totals over the whole report table, for the dashboard.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct ReportTotals {
+    pub running: i64,
+    pub success: i64,
+    pub fail: i64,
+}

@@ -1,0 +1,86 @@
+//! `xxl_job_user` statements (spec 7.8).
+
+use super::{bind_args, contains, on_pool, Arg, Db, InsertId, JobUser, Result};
+
+impl Db {
+    pub async fn load_user_by_name(&self, username: &str) -> Result<Option<JobUser>> {
+        Ok(on_pool!(self, |p| sqlx::query_as("SELECT * FROM xxl_job_user WHERE username = ?")
+            .bind(username)
+            .fetch_optional(p)
+            .await)?)
+    }
+
+    pub async fn load_user(&self, id: i32) -> Result<Option<JobUser>> {
+        Ok(on_pool!(self, |p| sqlx::query_as("SELECT * FROM xxl_job_user WHERE id = ?")
+            .bind(id)
+            .fetch_optional(p)
+            .await)?)
+    }
+
+    /// One page of users by name (contains) and role (`-1` = any), ordered by name, and the number matching.
+    pub async fn page_users(
+        &self,
+        username: &Option<String>,
+        role: i32,
+        offset: i64,
+        limit: i64,
+    ) -> Result<(Vec<JobUser>, i64)> {
+        let mut clause = String::from(" WHERE 1 = 1");
+        let mut args = Vec::new();
+        if let Some(pattern) = contains(username) {
+            clause.push_str(" AND username LIKE ?");
+            args.push(Arg::Text(pattern));
+        }
+        if role > -1 {
+            clause.push_str(" AND role = ?");
+            args.push(Arg::Int(role.into()));
+        }
+        let rows_sql = format!("SELECT * FROM xxl_job_user{clause} ORDER BY username ASC LIMIT ?, ?");
+        let count_sql = format!("SELECT COUNT(*) FROM xxl_job_user{clause}");
+        let rows = on_pool!(self, |p| bind_args!(sqlx::query_as(&rows_sql), &args)
+            .bind(offset)
+            .bind(limit)
+            .fetch_all(p)
+            .await)?;
+        let total = on_pool!(self, |p| bind_args!(sqlx::query_scalar(&count_sql), &args).fetch_one(p).await)?;
+        Ok((rows, total))
+    }
+
+    pub async fn insert_user(&self, user: &JobUser) -> Result<i32> {
+        let id = on_pool!(self, |p| sqlx::query(
+            "INSERT INTO xxl_job_user (username, password, role, permission) VALUES (?, ?, ?, ?)"
+        )
+        .bind(&user.username)
+        .bind(&user.password)
+        .bind(user.role)
+        .bind(&user.permission)
+        .execute(p)
+        .await
+        .map(|r| r.insert_id()))?;
+        Ok(id as i32)
+    }
+
+    /// Updates role and permission, and the password hash only when one is given.
+    pub async fn update_user(&self, id: i32, password_md5: Option<&str>, role: i8, permission: Option<&str>) -> Result<u64> {
+        let sql = if password_md5.is_some() {
+            "UPDATE xxl_job_user SET password = ?, role = ?, permission = ? WHERE id = ?"
+        } else {
+            "UPDATE xxl_job_user SET role = ?, permission = ? WHERE id = ?"
+        };
+        Ok(on_pool!(self, |p| {
+            let mut query = sqlx::query(sql);
+            if let Some(hash) = password_md5 {
+                query = query.bind(hash);
+            }
+            query.bind(role).bind(permission).bind(id).execute(p).await.map(|r| r.rows_affected())
+        })?)
+    }
+
+    pub async fn delete_user(&self, id: i32) -> Result<u64> {
+        Ok(on_pool!(self, |p| sqlx::query("DELETE FROM xxl_job_user WHERE id = ?")
+            .bind(id)
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected()))?)
+    }
+}
