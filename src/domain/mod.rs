@@ -1,0 +1,114 @@
+//! Pure logic and data shapes of xxl-job, free of I/O: unit-testable without a database or network.
+
+pub mod callback;
+pub mod html;
+pub mod routing;
+pub mod schedule;
+pub mod trigger_msg;
+pub mod protocol;
+
+pub use protocol::{HandleCallbackParam, RegistryParam, ReturnT};
+
+/// Why a trigger was issued; its title appears in `trigger_msg` (spec 3.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TriggerType {
+    Manual,
+    Cron,
+    Retry,
+    Parent,
+    Api,
+    Misfire,
+}
+
+impl TriggerType {
+    pub fn i18n_key(self) -> &'static str {
+        match self {
+            TriggerType::Manual => "jobconf_trigger_type_manual",
+            TriggerType::Cron => "jobconf_trigger_type_cron",
+            TriggerType::Retry => "jobconf_trigger_type_retry",
+            TriggerType::Parent => "jobconf_trigger_type_parent",
+            TriggerType::Api => "jobconf_trigger_type_api",
+            TriggerType::Misfire => "jobconf_trigger_type_misfire",
+        }
+    }
+}
+
+/// A request to run a job once (spec 4.2): everything the trigger pipeline needs besides the job row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TriggerRequest {
+    pub job_id: i32,
+    pub trigger_type: TriggerType,
+    /// `>= 0` overrides the job's retry count; negative means "use the job's".
+    pub fail_retry_count: i32,
+    /// `index/total` of one shard to run (retries of a broadcast); `None` = all shards or none.
+    pub sharding_param: Option<String>,
+    /// Replaces the job's parameter for this trigger when present.
+    pub executor_param: Option<String>,
+    /// Comma-separated addresses replacing the group's for this trigger when non-blank.
+    pub address_list: Option<String>,
+}
+
+impl TriggerRequest {
+    /// A trigger with every override left to the job's own configuration.
+    pub fn of_job(job_id: i32, trigger_type: TriggerType) -> TriggerRequest {
+        TriggerRequest {
+            job_id,
+            trigger_type,
+            fail_retry_count: -1,
+            sharding_param: None,
+            executor_param: None,
+            address_list: None,
+        }
+    }
+}
+
+/// GLUE types (spec 3.5): stored name and the display name the console shows (never translated).
+pub const GLUE_TYPES: [(&str, &str); 7] = [
+    ("BEAN", "BEAN"),
+    ("GLUE_GROOVY", "GLUE(Java)"),
+    ("GLUE_SHELL", "GLUE(Shell)"),
+    ("GLUE_PYTHON", "GLUE(Python)"),
+    ("GLUE_PHP", "GLUE(PHP)"),
+    ("GLUE_NODEJS", "GLUE(Nodejs)"),
+    ("GLUE_POWERSHELL", "GLUE(PowerShell)"),
+];
+
+/// Block strategies (spec 3.4), enforced by executors; the admin validates and forwards them.
+pub const BLOCK_STRATEGIES: [&str; 3] = ["SERIAL_EXECUTION", "DISCARD_LATER", "COVER_EARLY"];
+
+/// Splits a comma-separated list the way Java's `String.split(",")` does: trailing empty items dropped,
+/// inner ones kept, nothing trimmed. xxl-job stores addresses and child ids in this form.
+pub fn java_split(text: &str) -> Vec<&str> {
+    let mut items: Vec<&str> = text.split(',').collect();
+    while items.last().is_some_and(|s| s.is_empty()) {
+        items.pop();
+    }
+    items
+}
+
+/// "Blank" in the Java sense: absent, empty or only whitespace.
+pub fn is_blank(text: Option<&str>) -> bool {
+    text.is_none_or(|t| t.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_split_drops_only_trailing_empty_items() {
+        assert_eq!(java_split("a,b"), vec!["a", "b"]);
+        assert_eq!(java_split("a,,b,,"), vec!["a", "", "b"]);
+        assert_eq!(java_split(",a"), vec!["", "a"]);
+        assert_eq!(java_split("2, 3"), vec!["2", " 3"]);
+        assert!(java_split("").is_empty());
+        assert!(java_split(",,").is_empty());
+    }
+
+    #[test]
+    fn blank_means_absent_empty_or_whitespace() {
+        assert!(is_blank(None));
+        assert!(is_blank(Some(" \t")));
+        assert!(!is_blank(Some(" x ")));
+    }
+}

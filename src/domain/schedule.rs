@@ -1,0 +1,301 @@
+//! Schedule types and the next planned fire of a job (spec 3.1, 3.2, 4.1 refresh, 6).
+
+use crate::cron::CronExpression;
+use crate::storage::JobInfo;
+use crate::domain::TriggerType;
+use crate::time::Zone;
+use chrono::{DateTime, Local, Utc};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScheduleType {
+    None,
+    Cron,
+    FixRate,
+}
+
+impl ScheduleType {
+    pub const ALL: [ScheduleType; 3] = [ScheduleType::None, ScheduleType::Cron, ScheduleType::FixRate];
+
+    pub fn from_name(name: &str) -> Option<ScheduleType> {
+        Self::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScheduleType::None => "NONE",
+            ScheduleType::Cron => "CRON",
+            ScheduleType::FixRate => "FIX_RATE",
+        }
+    }
+
+    pub fn i18n_key(self) -> &'static str {
+        match self {
+            ScheduleType::None => "schedule_type_none",
+            ScheduleType::Cron => "schedule_type_cron",
+            ScheduleType::FixRate => "schedule_type_fix_rate",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MisfireStrategy {
+    DoNothing,
+    FireOnceNow,
+}
+
+impl MisfireStrategy {
+    pub const ALL: [MisfireStrategy; 2] = [MisfireStrategy::DoNothing, MisfireStrategy::FireOnceNow];
+
+    pub fn from_name(name: &str) -> Option<MisfireStrategy> {
+        Self::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MisfireStrategy::DoNothing => "DO_NOTHING",
+            MisfireStrategy::FireOnceNow => "FIRE_ONCE_NOW",
+        }
+    }
+
+    pub fn i18n_key(self) -> &'static str {
+        match self {
+            MisfireStrategy::DoNothing => "misfire_strategy_do_nothing",
+            MisfireStrategy::FireOnceNow => "misfire_strategy_fire_once_now",
+        }
+    }
+}
+
+/// Why no next time could be computed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleError {
+    #[error("invalid cron expression: {0}")]
+    Cron(String),
+    #[error("invalid fixed rate '{0}': expected a whole number of seconds")]
+    FixRate(String),
+}
+
+/// The next planned fire strictly after `from_ms`, or `None` when the job has no (further) schedule.
+/// CRON is evaluated in `cron_zone` (the JVM default zone in 2.4.2, the process zone here).
+pub fn next_trigger_time(job: &JobInfo, from_ms: i64, cron_zone: Zone) -> Result<Option<i64>, ScheduleError> {
+    next_time(&job.schedule_type, job.schedule_conf.as_deref(), from_ms, cron_zone)
+}
+
+/// [`next_trigger_time`] for a schedule given as its type name and configuration.
+pub fn next_time(schedule_type: &str, conf: Option<&str>, from_ms: i64, cron_zone: Zone) -> Result<Option<i64>, ScheduleError> {
+    let conf = conf.unwrap_or("");
+    match ScheduleType::from_name(schedule_type) {
+        Some(ScheduleType::Cron) => {
+            let cron = CronExpression::parse(conf).map_err(|e| ScheduleError::Cron(e.to_string()))?;
+            Ok(cron_next(&cron, from_ms, cron_zone))
+        }
+        Some(ScheduleType::FixRate) => {
+            // 2.4.2 multiplies in 32-bit arithmetic and overflows above 2147483 s; we don't.
+            let seconds: i64 = conf.trim().parse().map_err(|_| ScheduleError::FixRate(conf.to_string()))?;
+            if seconds < 1 {
+                return Err(ScheduleError::FixRate(conf.to_string()));
+            }
+            Ok(Some(from_ms + seconds * 1000))
+        }
+        Some(ScheduleType::None) | None => Ok(None),
+    }
+}
+
+/// The next fire of a cron expression strictly after `after_ms`, in epoch milliseconds.
+pub fn cron_next(cron: &CronExpression, after_ms: i64, zone: Zone) -> Option<i64> {
+    let after = DateTime::<Utc>::from_timestamp_millis(after_ms)?;
+    match zone {
+        Zone::System => cron.next_after(&after.with_timezone(&Local)).map(|t| t.timestamp_millis()),
+        Zone::Named(tz) => cron.next_after(&after.with_timezone(&tz)).map(|t| t.timestamp_millis()),
+    }
+}
+
+/// Jobs due within this window are read ahead and fired on time from the timer wheel.
+pub const PRE_READ_MS: i64 = 5000;
+
+/// What one schedule pass does with one due job (spec 4.1 cases A, B, C).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobPlan {
+    /// A trigger to issue at once: a misfire compensation or a fire late by at most [`PRE_READ_MS`].
+    pub fire_now: Option<TriggerType>,
+    /// A planned fire to issue exactly at this instant.
+    pub fire_at: Option<i64>,
+    pub trigger_status: i8,
+    pub trigger_last_time: i64,
+    pub trigger_next_time: i64,
+    /// Why the job was stopped, when it was (no next time, or an invalid schedule).
+    pub stopped: Option<Option<ScheduleError>>,
+}
+
+/// Plans one due job. `now_time` is the pass's time (taken once the lock is held); `current_ms` is the
+/// clock when the job is planned (2.4.2 re-reads the clock for each refresh after a late fire).
+pub fn plan_job(job: &JobInfo, now_time: i64, current_ms: i64, cron_zone: Zone) -> JobPlan {
+    let next = job.trigger_next_time;
+    let mut plan = JobPlan {
+        fire_now: None,
+        fire_at: None,
+        trigger_status: job.trigger_status,
+        trigger_last_time: job.trigger_last_time,
+        trigger_next_time: next,
+        stopped: None,
+    };
+    if now_time > next + PRE_READ_MS {
+        // (A) Missed by more than the window.
+        if MisfireStrategy::from_name(&job.misfire_strategy) == Some(MisfireStrategy::FireOnceNow) {
+            plan.fire_now = Some(TriggerType::Misfire);
+        }
+        plan.refresh(job, current_ms, cron_zone);
+    } else if now_time > next {
+        // (B) Late by at most the window: fire now, and pre-read the following fire if it is close.
+        plan.fire_now = Some(TriggerType::Cron);
+        plan.refresh(job, current_ms, cron_zone);
+        if plan.trigger_status == 1 && now_time + PRE_READ_MS > plan.trigger_next_time {
+            plan.fire_at = Some(plan.trigger_next_time);
+            plan.refresh(job, plan.trigger_next_time, cron_zone);
+        }
+    } else {
+        // (C) Due within the window: fire exactly on time.
+        plan.fire_at = Some(next);
+        plan.refresh(job, next, cron_zone);
+    }
+    plan
+}
+
+impl JobPlan {
+    fn refresh(&mut self, job: &JobInfo, from_ms: i64, cron_zone: Zone) {
+        match next_trigger_time(job, from_ms, cron_zone) {
+            Ok(Some(next)) => {
+                self.trigger_last_time = self.trigger_next_time;
+                self.trigger_next_time = next;
+            }
+            outcome => {
+                self.trigger_status = 0;
+                self.trigger_last_time = 0;
+                self.trigger_next_time = 0;
+                self.stopped = Some(outcome.err());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: i64 = 1_700_000_000_000; // 2023-11-14 22:13:20 UTC
+
+    fn job(schedule_type: &str, conf: &str, next: i64, misfire: &str) -> JobInfo {
+        JobInfo {
+            id: 1,
+            job_group: 1,
+            job_desc: "test".into(),
+            add_time: None,
+            update_time: None,
+            author: None,
+            alarm_email: None,
+            schedule_type: schedule_type.into(),
+            schedule_conf: Some(conf.into()),
+            misfire_strategy: misfire.into(),
+            executor_route_strategy: Some("FIRST".into()),
+            executor_handler: Some("h".into()),
+            executor_param: None,
+            executor_block_strategy: None,
+            executor_timeout: 0,
+            executor_fail_retry_count: 0,
+            glue_type: "BEAN".into(),
+            glue_source: None,
+            glue_remark: None,
+            glue_updatetime: None,
+            child_jobid: None,
+            trigger_status: 1,
+            trigger_last_time: 0,
+            trigger_next_time: next,
+        }
+    }
+
+    const UTC: Zone = Zone::Named(chrono_tz::UTC);
+
+    #[test]
+    fn due_within_the_window_fires_on_time_and_advances_from_the_plan() {
+        let plan = plan_job(&job("FIX_RATE", "10", T0 + 3_000, "DO_NOTHING"), T0, T0, UTC);
+        assert_eq!(plan.fire_now, None);
+        assert_eq!(plan.fire_at, Some(T0 + 3_000));
+        assert_eq!((plan.trigger_last_time, plan.trigger_next_time), (T0 + 3_000, T0 + 13_000));
+        assert_eq!(plan.trigger_status, 1);
+    }
+
+    #[test]
+    fn exactly_due_now_is_case_c() {
+        let plan = plan_job(&job("FIX_RATE", "1", T0, "DO_NOTHING"), T0, T0, UTC);
+        assert_eq!((plan.fire_now, plan.fire_at), (None, Some(T0)));
+    }
+
+    #[test]
+    fn late_by_at_most_the_window_fires_now_and_pre_reads_the_next() {
+        // Next was 2 s ago; FIX_RATE 3 s from "current" lands inside the window, so it is pre-read too.
+        let plan = plan_job(&job("FIX_RATE", "3", T0 - 2_000, "DO_NOTHING"), T0, T0 + 10, UTC);
+        assert_eq!(plan.fire_now, Some(TriggerType::Cron));
+        assert_eq!(plan.fire_at, Some(T0 + 3_010));
+        assert_eq!((plan.trigger_last_time, plan.trigger_next_time), (T0 + 3_010, T0 + 6_010));
+    }
+
+    #[test]
+    fn late_with_a_distant_next_fire_only_fires_now() {
+        let plan = plan_job(&job("FIX_RATE", "60", T0 - 1_000, "DO_NOTHING"), T0, T0, UTC);
+        assert_eq!((plan.fire_now, plan.fire_at), (Some(TriggerType::Cron), None));
+        assert_eq!((plan.trigger_last_time, plan.trigger_next_time), (T0 - 1_000, T0 + 60_000));
+    }
+
+    #[test]
+    fn misfire_do_nothing_skips_and_reschedules_from_now() {
+        let plan = plan_job(&job("CRON", "0 * * * * ?", T0 - 5_001, "DO_NOTHING"), T0, T0, UTC);
+        assert_eq!((plan.fire_now, plan.fire_at), (None, None));
+        assert_eq!(plan.trigger_next_time, 1_700_000_040_000, "next whole minute after now");
+        assert_eq!(plan.trigger_last_time, T0 - 5_001);
+    }
+
+    #[test]
+    fn misfire_fire_once_now_fires_a_misfire_trigger() {
+        let plan = plan_job(&job("CRON", "0 * * * * ?", T0 - 60_000, "FIRE_ONCE_NOW"), T0, T0, UTC);
+        assert_eq!((plan.fire_now, plan.fire_at), (Some(TriggerType::Misfire), None));
+    }
+
+    #[test]
+    fn boundary_of_the_window_is_still_late_not_missed() {
+        let plan = plan_job(&job("FIX_RATE", "100", T0 - 5_000, "FIRE_ONCE_NOW"), T0, T0, UTC);
+        assert_eq!(plan.fire_now, Some(TriggerType::Cron));
+    }
+
+    #[test]
+    fn a_schedule_without_a_next_time_stops_the_job_after_its_last_fire() {
+        let plan = plan_job(&job("CRON", "0 0 0 1 1 ? 2020", T0 + 1_000, "DO_NOTHING"), T0, T0, UTC);
+        assert_eq!(plan.fire_at, Some(T0 + 1_000), "the pre-read fire still happens");
+        assert_eq!((plan.trigger_status, plan.trigger_last_time, plan.trigger_next_time), (0, 0, 0));
+        assert_eq!(plan.stopped, Some(None));
+    }
+
+    #[test]
+    fn an_invalid_schedule_stops_the_job() {
+        for (kind, conf) in [("CRON", "not a cron"), ("FIX_RATE", "abc"), ("FIX_RATE", "0")] {
+            let plan = plan_job(&job(kind, conf, T0 + 1_000, "DO_NOTHING"), T0, T0, UTC);
+            assert_eq!(plan.trigger_status, 0, "{kind} {conf}");
+            assert!(matches!(plan.stopped, Some(Some(_))));
+        }
+        let plan = plan_job(&job("NONE", "", T0 - 1, "DO_NOTHING"), T0, T0, UTC);
+        assert_eq!((plan.fire_now, plan.trigger_status), (Some(TriggerType::Cron), 0));
+    }
+
+    #[test]
+    fn cron_is_evaluated_in_the_given_zone() {
+        let shanghai = Zone::Named(chrono_tz::Asia::Shanghai);
+        let j = job("CRON", "0 0 2 * * ?", 0, "DO_NOTHING");
+        // 2:00 in Shanghai is 18:00 UTC the day before.
+        let next = next_trigger_time(&j, T0, shanghai).unwrap().unwrap();
+        assert_eq!(next, 1_700_071_200_000);
+    }
+
+    #[test]
+    fn fix_rate_does_not_overflow_like_2_4_2() {
+        let j = job("FIX_RATE", "2147484", 0, "DO_NOTHING");
+        assert_eq!(next_trigger_time(&j, 0, UTC).unwrap(), Some(2_147_484_000));
+    }
+}
