@@ -1,0 +1,202 @@
+//! The e-mail alarm (spec 4.5, console 6): one HTML message to each address in the job's `alarm_email`.
+//!
+//! SMTP settings are the JavaMail properties users already have: `mail.smtp.auth`, STARTTLS enable /
+//! required, and the SSL socket factory (or `mail.smtp.ssl.enable`) for TLS from the first byte.
+
+use super::{AlarmFuture, JobAlarm};
+use crate::config::MailConfig;
+use crate::domain::html::escape;
+use crate::i18n::I18n;
+use crate::storage::{Db, JobInfo, JobLog};
+use lettre::message::{header::ContentType, Mailbox};
+use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::client::{Tls, TlsParameters};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use std::time::Duration;
+
+/// Without a configured timeout a silent SMTP server must not hold the fail monitor for long.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+
+#[derive(Debug, thiserror::Error)]
+pub enum MailSetupError {
+    #[error("spring.mail.from (or spring.mail.username) is not a valid address: {0}")]
+    From(String),
+    #[error("cannot set up TLS for spring.mail.host: {0}")]
+    Tls(String),
+}
+
+pub struct EmailAlarm {
+    db: Db,
+    i18n: I18n,
+    /// `None` when no SMTP host is configured: jobs with recipients then fail their alarm.
+    transport: Option<(AsyncSmtpTransport<Tokio1Executor>, Mailbox)>,
+}
+
+impl EmailAlarm {
+    pub fn new(db: Db, i18n: I18n, mail: &MailConfig) -> Result<EmailAlarm, MailSetupError> {
+        let transport = match &mail.host {
+            Some(host) if !host.trim().is_empty() => Some((transport(host.trim(), mail)?, sender(mail, &i18n)?)),
+            _ => None,
+        };
+        Ok(EmailAlarm { db, i18n, transport })
+    }
+
+    /// The HTML body of the alarm for `log` of `job`.
+    pub fn body(&self, job: &JobInfo, group_title: Option<&str>, log: &JobLog) -> String {
+        let t = |key| self.i18n.get(key);
+        let mut content = format!("Alarm Job LogId={}", log.id);
+        if log.trigger_code != 200 {
+            content.push_str("<br>TriggerMsg=<br>");
+            content.push_str(&crate::domain::html::sanitize_message(log.trigger_msg.as_deref().unwrap_or("")));
+        }
+        if log.handle_code > 0 && log.handle_code != 200 {
+            // 2.4.2 labels the handle message "HandleCode"; kept so existing mail filters still match.
+            content.push_str("<br>HandleCode=");
+            content.push_str(&crate::domain::html::sanitize_message(log.handle_msg.as_deref().unwrap_or("")));
+        }
+        format!(
+            "<h5>{detail}：</h5>\
+             <table border=\"1\" cellpadding=\"3\" style=\"border-collapse:collapse; width:80%;\">\
+             <thead style=\"font-weight: bold;color: #ffffff;background-color: #ff8c00;\"><tr>\
+             <td width=\"20%\">{group_label}</td><td width=\"10%\">{id_label}</td><td width=\"20%\">{desc_label}</td>\
+             <td width=\"10%\">{title_label}</td><td width=\"40%\">{content_label}</td></tr></thead>\
+             <tbody><tr><td>{group}</td><td>{id}</td><td>{desc}</td><td>{alarm_type}</td><td>{content}</td></tr></tbody>\
+             </table>",
+            detail = escape(t("jobconf_monitor_detail")),
+            group_label = escape(t("jobinfo_field_jobgroup")),
+            id_label = escape(t("jobinfo_field_id")),
+            desc_label = escape(t("jobinfo_field_jobdesc")),
+            title_label = escape(t("jobconf_monitor_alarm_title")),
+            content_label = escape(t("jobconf_monitor_alarm_content")),
+            group = escape(group_title.unwrap_or("null")),
+            id = group_digits(job.id),
+            desc = escape(&job.job_desc),
+            alarm_type = escape(t("jobconf_monitor_alarm_type")),
+        )
+    }
+
+    async fn send_all(&self, job: &JobInfo, log: &JobLog) -> bool {
+        let recipients = recipients(job.alarm_email.as_deref());
+        if recipients.is_empty() {
+            return true;
+        }
+        let Some((transport, from)) = &self.transport else {
+            tracing::warn!(job_id = job.id, "alarm e-mail not sent: spring.mail.host is not configured");
+            return false;
+        };
+        let group_title = match self.db.load_group(job.job_group).await {
+            Ok(group) => group.map(|g| g.title),
+            Err(e) => {
+                tracing::warn!(job_id = job.id, "alarm e-mail: cannot load the group: {e}");
+                None
+            }
+        };
+        let body = self.body(job, group_title.as_deref(), log);
+        let mut delivered = true;
+        for address in recipients {
+            let result = async {
+                let to: Mailbox = address.parse().map_err(|e| format!("invalid address: {e}"))?;
+                let message = Message::builder()
+                    .from(from.clone())
+                    .to(to)
+                    .subject(self.i18n.get("jobconf_monitor"))
+                    .header(ContentType::TEXT_HTML)
+                    .body(body.clone())
+                    .map_err(|e| e.to_string())?;
+                transport.send(message).await.map_err(|e| e.to_string())
+            }
+            .await;
+            if let Err(e) = result {
+                tracing::warn!(job_id = job.id, log_id = log.id, %address, "alarm e-mail failed: {e}");
+                delivered = false;
+            }
+        }
+        delivered
+    }
+}
+
+impl JobAlarm for EmailAlarm {
+    fn alarm<'a>(&'a self, job: &'a JobInfo, log: &'a JobLog) -> AlarmFuture<'a> {
+        Box::pin(self.send_all(job, log))
+    }
+}
+
+/// The distinct addresses of a comma-separated list, in order.
+pub fn recipients(alarm_email: Option<&str>) -> Vec<String> {
+    let mut seen = Vec::new();
+    for address in alarm_email.unwrap_or("").split(',').map(str::trim).filter(|a| !a.is_empty()) {
+        if !seen.iter().any(|s: &String| s == address) {
+            seen.push(address.to_string());
+        }
+    }
+    seen
+}
+
+/// Java's default number format groups thousands: job 1234 shows as "1,234".
+fn group_digits(n: i32) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if n < 0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+fn sender(mail: &MailConfig, i18n: &I18n) -> Result<Mailbox, MailSetupError> {
+    let address = mail.from.as_deref().or(mail.username.as_deref()).unwrap_or("").trim().to_string();
+    let address = address.parse().map_err(|_| MailSetupError::From(address.clone()))?;
+    Ok(Mailbox::new(Some(i18n.get("admin_name_full").to_string()), address))
+}
+
+fn transport(host: &str, mail: &MailConfig) -> Result<AsyncSmtpTransport<Tokio1Executor>, MailSetupError> {
+    let trust_all = mail.ssl_trust.as_deref().is_some_and(|t| t.trim() == "*" || t.split_whitespace().any(|h| h == host));
+    let tls_parameters = TlsParameters::builder(host.to_string())
+        .dangerous_accept_invalid_certs(trust_all)
+        .build_rustls()
+        .map_err(|e| MailSetupError::Tls(e.to_string()))?;
+    let tls = if mail.implicit_tls {
+        Tls::Wrapper(tls_parameters)
+    } else if mail.starttls_required {
+        Tls::Required(tls_parameters)
+    } else if mail.starttls_enable {
+        Tls::Opportunistic(tls_parameters)
+    } else {
+        Tls::None
+    };
+    let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)
+        .port(mail.port)
+        .tls(tls)
+        .timeout(Some(mail.timeout_ms.map(Duration::from_millis).unwrap_or(DEFAULT_TIMEOUT)));
+    if mail.auth {
+        if let (Some(user), Some(password)) = (&mail.username, &mail.password) {
+            builder = builder.credentials(Credentials::new(user.clone(), password.expose().to_string()));
+        }
+    }
+    Ok(builder.build())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recipients_are_trimmed_and_distinct() {
+        assert_eq!(recipients(Some("a@x.com, b@x.com,a@x.com,,")), vec!["a@x.com", "b@x.com"]);
+        assert!(recipients(Some(" ")).is_empty());
+        assert!(recipients(None).is_empty());
+    }
+
+    #[test]
+    fn job_ids_are_grouped_like_java() {
+        assert_eq!(group_digits(7), "7");
+        assert_eq!(group_digits(1234), "1,234");
+        assert_eq!(group_digits(1_234_567), "1,234,567");
+        assert_eq!(group_digits(-1234), "-1,234");
+    }
+}

@@ -1,0 +1,71 @@
+//! The scheduling side of the admin: the schedule loop, triggers, results, retries and alarms.
+
+pub mod complete;
+pub mod monitors;
+pub mod schedule;
+pub mod trigger;
+
+use crate::config::Config;
+use crate::domain::TriggerRequest;
+use crate::i18n::I18n;
+use crate::storage::Db;
+use crate::time::{Clock, CRON_ZONE};
+use crate::workers::report::ReportWorker;
+use crate::workers::Shutdown;
+use crate::alarm::JobAlarm;
+use complete::Completer;
+use monitors::{FailMonitor, LostMonitor};
+use schedule::{Scheduler, TimerWheel};
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+
+/// Where triggers go to be run (the trigger pools, spec 4.2). Submitting never blocks the caller.
+pub trait TriggerSink: Send + Sync + 'static {
+    fn submit(&self, request: TriggerRequest);
+}
+
+/// The services the scheduling workers share.
+pub struct Engine {
+    pub db: Db,
+    pub i18n: I18n,
+    pub completer: Completer,
+    pub triggers: Arc<dyn TriggerSink>,
+    pub alarms: Vec<Arc<dyn JobAlarm>>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Engine {
+    /// Starts the workers in 2.4.2's order (4.0): fail monitor, lost-result monitor, log report, then
+    /// the timer wheel and the schedule loop.
+    pub fn start(self, config: &Config, shutdown: &Shutdown) -> Vec<JoinHandle<()>> {
+        let fail = FailMonitor {
+            db: self.db.clone(),
+            i18n: self.i18n.clone(),
+            triggers: self.triggers.clone(),
+            alarms: self.alarms,
+        };
+        let lost = LostMonitor {
+            db: self.db.clone(),
+            i18n: self.i18n.clone(),
+            completer: self.completer,
+            clock: self.clock.clone(),
+        };
+        let report = ReportWorker { db: self.db.clone(), clock: self.clock.clone(), retention_days: config.log_retention_days };
+        let wheel = TimerWheel::new();
+        let scheduler = Scheduler {
+            db: self.db,
+            triggers: self.triggers.clone(),
+            wheel: wheel.clone(),
+            clock: self.clock.clone(),
+            cron_zone: CRON_ZONE,
+            pre_read_count: i64::from(config.trigger_pool.fast_max + config.trigger_pool.slow_max) * 20,
+        };
+        vec![
+            tokio::spawn(fail.run(shutdown.clone())),
+            tokio::spawn(lost.run(shutdown.clone())),
+            tokio::spawn(report.run(shutdown.clone())),
+            tokio::spawn(wheel.run(self.triggers, self.clock, shutdown.clone())),
+            tokio::spawn(scheduler.run(shutdown.clone())),
+        ]
+    }
+}

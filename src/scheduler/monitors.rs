@@ -1,0 +1,162 @@
+//! The fail monitor (retries and alarms, spec 4.5) and the lost-result monitor (spec 4.6).
+
+use crate::alarm::{alarm_all, JobAlarm};
+use super::complete::Completer;
+use super::TriggerSink;
+use crate::domain::trigger_msg::retry_block;
+use crate::domain::{java_split, TriggerRequest, TriggerType};
+use crate::i18n::I18n;
+use crate::storage::{Db, JobLog, Result, TriggerInfo};
+use crate::time::Clock;
+use crate::workers::Shutdown;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// `alarm_status` values (spec 3.7).
+pub mod alarm_status {
+    pub const NEW: i8 = 0;
+    pub const LOCKED: i8 = -1;
+    pub const NOT_NEEDED: i8 = 1;
+    pub const SENT: i8 = 2;
+    pub const FAILED: i8 = 3;
+}
+
+const FAIL_BATCH: i64 = 1000;
+const FAIL_INTERVAL: Duration = Duration::from_secs(10);
+const LOST_INTERVAL: Duration = Duration::from_secs(60);
+/// A running log older than this on an executor that is no longer registered has lost its result.
+const LOST_AFTER_MS: i64 = 10 * 60 * 1000;
+
+pub struct FailMonitor {
+    pub db: Db,
+    pub i18n: I18n,
+    pub triggers: Arc<dyn TriggerSink>,
+    pub alarms: Vec<Arc<dyn JobAlarm>>,
+}
+
+impl FailMonitor {
+    pub async fn run(self, mut shutdown: Shutdown) {
+        loop {
+            if let Err(e) = self.pass().await {
+                tracing::error!("fail monitor pass failed: {e}");
+            }
+            if !shutdown.sleep(FAIL_INTERVAL).await {
+                break;
+            }
+        }
+    }
+
+    /// Handles every failed log not yet examined; returns how many this admin claimed.
+    pub async fn pass(&self) -> Result<usize> {
+        let mut claimed = 0;
+        for id in self.db.find_fail_log_ids(FAIL_BATCH).await? {
+            // The optimistic claim keeps admins sharing the database from handling a log twice.
+            if self.db.update_alarm_status(id, alarm_status::NEW, alarm_status::LOCKED).await? == 0 {
+                continue;
+            }
+            claimed += 1;
+            let outcome = self.handle(id).await;
+            let status = match outcome {
+                Ok(status) => status,
+                Err(e) => {
+                    tracing::error!(log_id = id, "fail monitor: {e}");
+                    alarm_status::FAILED
+                }
+            };
+            // Released even after an error, so no row is left locked for ever (2.4.2 can leave -1).
+            self.db.update_alarm_status(id, alarm_status::LOCKED, status).await?;
+        }
+        Ok(claimed)
+    }
+
+    async fn handle(&self, id: i64) -> Result<i8> {
+        let Some(log) = self.db.load_log(id).await? else { return Ok(alarm_status::NOT_NEEDED) };
+        let job = self.db.load_job(log.job_id).await?;
+        if log.executor_fail_retry_count > 0 {
+            self.triggers.submit(TriggerRequest {
+                job_id: log.job_id,
+                trigger_type: TriggerType::Retry,
+                fail_retry_count: log.executor_fail_retry_count - 1,
+                sharding_param: log.executor_sharding_param.clone(),
+                executor_param: log.executor_param.clone(),
+                address_list: None,
+            });
+            self.note_retry(&log).await?;
+        }
+        Ok(match job {
+            Some(job) if alarm_all(&self.alarms, &job, &log).await => alarm_status::SENT,
+            Some(_) => alarm_status::FAILED,
+            None => alarm_status::NOT_NEEDED,
+        })
+    }
+
+    async fn note_retry(&self, log: &JobLog) -> Result<()> {
+        let mut msg = log.trigger_msg.clone().unwrap_or_default();
+        msg.push_str(&retry_block(&self.i18n));
+        let info = TriggerInfo {
+            trigger_time_ms: log.trigger_time.map(|t| self.db.zone().to_epoch_ms(t)).unwrap_or(0),
+            trigger_code: log.trigger_code,
+            trigger_msg: Some(msg),
+            executor_address: log.executor_address.clone(),
+            executor_handler: log.executor_handler.clone(),
+            executor_param: log.executor_param.clone(),
+            executor_sharding_param: log.executor_sharding_param.clone(),
+            executor_fail_retry_count: log.executor_fail_retry_count,
+        };
+        self.db.update_trigger_info(log.id, &info).await?;
+        Ok(())
+    }
+}
+
+pub struct LostMonitor {
+    pub db: Db,
+    pub i18n: I18n,
+    pub completer: Completer,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl LostMonitor {
+    pub async fn run(self, mut shutdown: Shutdown) {
+        if !shutdown.sleep(Duration::from_millis(50)).await {
+            return;
+        }
+        loop {
+            if let Err(e) = self.pass().await {
+                tracing::error!("lost-result monitor pass failed: {e}");
+            }
+            if !shutdown.sleep(LOST_INTERVAL).await {
+                break;
+            }
+        }
+    }
+
+    /// Fails running logs whose executor went away; returns how many were failed.
+    pub async fn pass(&self) -> Result<usize> {
+        let mut failed = 0;
+        for id in self.db.find_lost_log_ids(self.clock.now_ms() - LOST_AFTER_MS).await? {
+            let Some(log) = self.db.load_log(id).await? else { continue };
+            if self.runs_on_manual_address(&log).await? {
+                continue;
+            }
+            let msg = self.i18n.get("joblog_lost_fail").to_string();
+            // Guarded: a callback arriving meanwhile wins over the "lost" verdict.
+            if self.completer.finish(&log, 500, msg, true).await? {
+                failed += 1;
+            }
+        }
+        Ok(failed)
+    }
+
+    /// Executors of manually entered groups need not register, so having no registry row says nothing
+    /// about them: 2.4.2 fails their long runs as lost, we leave them running while the address is listed.
+    async fn runs_on_manual_address(&self, log: &JobLog) -> Result<bool> {
+        let (Some(address), Some(group)) = (log.executor_address.as_deref(), self.db.load_group(log.job_group).await?)
+        else {
+            return Ok(false);
+        };
+        let listed = group.address_list.as_deref().is_some_and(|list| {
+            java_split(list).iter().any(|a| a.trim() == address.trim())
+        });
+        Ok(group.address_type == 1 && listed)
+    }
+}
