@@ -1,0 +1,223 @@
+//! The web console (spec console): the same URLs, parameters and JSON as 2.4.2, behind a login gate,
+//! with every job-group permission check applied and cross-site requests refused.
+
+mod auth;
+pub mod error;
+mod jobgroup;
+mod jobinfo;
+mod joblog;
+mod pages;
+pub mod params;
+mod render;
+pub mod session;
+mod users;
+pub mod views;
+
+use crate::app::AppState;
+use crate::domain::java_split;
+use crate::storage::JobUser;
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::header::{COOKIE, HOST, ORIGIN};
+use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use error::{ConsoleError, JsonError};
+use session::{LoginThrottle, SessionKeys, COOKIE_NAME};
+
+/// Console-only state shared by every instance of the handlers.
+pub struct ConsoleState {
+    pub keys: SessionKeys,
+    pub throttle: LoginThrottle,
+}
+
+/// The user of a gated request, as stored in the database now.
+#[derive(Debug, Clone)]
+pub struct LoginUser(pub JobUser);
+
+impl LoginUser {
+    pub fn is_admin(&self) -> bool {
+        self.0.role == 1
+    }
+
+    /// Role 1 sees every group; others the groups listed exactly in `permission` (spec console 3.3).
+    pub fn can_access(&self, group: i32) -> bool {
+        self.is_admin()
+            || self.0.permission.as_deref().is_some_and(|p| java_split(p).contains(&group.to_string().as_str()))
+    }
+
+    /// Fails with 2.4.2's permission message, naming the user, unless the group is permitted.
+    pub fn ensure_access(&self, state: &AppState, group: i32) -> Result<(), ConsoleError> {
+        if self.can_access(group) {
+            Ok(())
+        } else {
+            Err(ConsoleError::msg(format!("{}[username={}]", state.i18n.get("system_permission_limit"), self.0.username)))
+        }
+    }
+
+    /// The groups a non-admin may see; `None` for an admin (no restriction).
+    pub fn permitted_groups(&self) -> Option<Vec<i32>> {
+        if self.is_admin() {
+            return None;
+        }
+        Some(self.0.permission.as_deref().map(java_split).unwrap_or_default().iter().filter_map(|g| g.parse().ok()).collect())
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for LoginUser {
+    type Rejection = ConsoleError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        parts.extensions.get::<LoginUser>().cloned().ok_or(ConsoleError::LoginRequired)
+    }
+}
+
+/// The console routes: public ones, gated data endpoints, and admin-only ones.
+pub fn routes(state: AppState) -> Router<AppState> {
+    let data = Router::new()
+        .merge(jobinfo::routes())
+        .merge(joblog::routes())
+        .merge(users::any_user_routes())
+        .merge(pages::gated_data_routes())
+        .merge(
+            Router::new()
+                .merge(jobgroup::routes())
+                .merge(users::admin_routes())
+                .route_layer(axum::middleware::from_fn_with_state(state.clone(), admin_only)),
+        )
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), gate))
+        .route_layer(axum::middleware::from_fn(same_origin_only));
+    let pages = pages::gated_routes().route_layer(axum::middleware::from_fn_with_state(state.clone(), gate));
+    Router::new()
+        .merge(auth::routes())
+        .merge(pages::public_routes())
+        .merge(data)
+        .merge(pages)
+        .route("/static/{*path}", axum::routing::get(render::static_file))
+}
+
+/// The login gate (spec console 0.3): a valid session of a user that still exists with the same
+/// password, or a redirect to the login page.
+async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    match current_user(&state, request.headers()).await {
+        Ok(Some(user)) => {
+            request.extensions_mut().insert(LoginUser(user));
+            next.run(request).await
+        }
+        Ok(None) => JsonError { error: ConsoleError::LoginRequired, context_path: state.config.server.context_path.clone() }.into_response(),
+        Err(error) => JsonError { error, context_path: state.config.server.context_path.clone() }.into_response(),
+    }
+}
+
+/// The logged-in user of a request, if any.
+pub async fn current_user(state: &AppState, headers: &axum::http::HeaderMap) -> Result<Option<JobUser>, ConsoleError> {
+    let Some(token) = cookie(headers, COOKIE_NAME) else { return Ok(None) };
+    let Some(claims) = state.console.keys.verify(&token, state.clock.now_ms()) else { return Ok(None) };
+    let Some(user) = state.db.load_user(claims.uid).await? else { return Ok(None) };
+    Ok(state.console.keys.matches(&claims, &user).then_some(user))
+}
+
+async fn admin_only(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let admin = request.extensions().get::<LoginUser>().is_some_and(LoginUser::is_admin);
+    if admin {
+        next.run(request).await
+    } else {
+        let error = ConsoleError::msg(state.i18n.get("system_permission_limit"));
+        JsonError { error, context_path: state.config.server.context_path.clone() }.into_response()
+    }
+}
+
+/// Refuses state-changing requests made by another site's pages (CSRF): a foreign `Origin`, or a
+/// browser's `Sec-Fetch-Site: cross-site`. Scripts send neither and keep working.
+async fn same_origin_only(request: Request, next: Next) -> Response {
+    if is_cross_site(request.headers()) {
+        return ConsoleError::CrossSite.into_response();
+    }
+    next.run(request).await
+}
+
+pub fn is_cross_site(headers: &axum::http::HeaderMap) -> bool {
+    if headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) == Some("cross-site") {
+        return true;
+    }
+    let Some(origin) = headers.get(ORIGIN).and_then(|v| v.to_str().ok()) else { return false };
+    let host = headers.get("x-forwarded-host").or_else(|| headers.get(HOST)).and_then(|v| v.to_str().ok());
+    let origin_host = origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/'));
+    match (origin_host, host) {
+        (Some(origin_host), Some(host)) => !origin_host.eq_ignore_ascii_case(host),
+        // "null" origins (sandboxed frames, file: pages) and missing Host headers are refused.
+        _ => true,
+    }
+}
+
+/// A cookie's value from the `Cookie` headers.
+pub fn cookie(headers: &axum::http::HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+}
+
+/// A JSON endpoint's result: ReturnT on success, mapped failure otherwise.
+pub type JsonResult<T> = Result<axum::Json<crate::domain::ReturnT<T>>, JsonError>;
+
+/// Attaches the context path to a failure, for the login redirect.
+pub trait OrJson<T> {
+    fn or_json(self, state: &AppState) -> Result<T, JsonError>;
+}
+
+impl<T, E: Into<ConsoleError>> OrJson<T> for Result<T, E> {
+    fn or_json(self, state: &AppState) -> Result<T, JsonError> {
+        self.map_err(|e| JsonError { error: e.into(), context_path: state.config.server.context_path.clone() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::{HeaderMap, HeaderValue};
+
+    fn user(role: i8, permission: Option<&str>) -> LoginUser {
+        LoginUser(JobUser { id: 2, username: "u".into(), password: String::new(), role, permission: permission.map(str::to_string) })
+    }
+
+    #[test]
+    fn group_permissions_match_exact_untrimmed_ids() {
+        assert!(user(1, None).can_access(99));
+        let u = user(0, Some("1, 3,12"));
+        assert!(u.can_access(1) && u.can_access(12));
+        assert!(!u.can_access(3), "' 3' does not grant 3, as in 2.4.2");
+        assert!(!u.can_access(2));
+        assert!(!user(0, None).can_access(1));
+        assert_eq!(u.permitted_groups(), Some(vec![1, 12]));
+        assert_eq!(user(1, Some("1")).permitted_groups(), None);
+    }
+
+    #[test]
+    fn cross_site_detection() {
+        let mut h = HeaderMap::new();
+        assert!(!is_cross_site(&h), "scripts send no Origin");
+        h.insert(HOST, HeaderValue::from_static("admin.example:8080"));
+        h.insert(ORIGIN, HeaderValue::from_static("http://admin.example:8080"));
+        assert!(!is_cross_site(&h));
+        h.insert(ORIGIN, HeaderValue::from_static("https://evil.example"));
+        assert!(is_cross_site(&h));
+        h.insert(ORIGIN, HeaderValue::from_static("null"));
+        assert!(is_cross_site(&h));
+        let mut fetch = HeaderMap::new();
+        fetch.insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
+        assert!(is_cross_site(&fetch));
+    }
+
+    #[test]
+    fn cookies_are_found_among_several() {
+        let mut h = HeaderMap::new();
+        h.append(COOKIE, HeaderValue::from_static("a=1; XXL_JOB_LOGIN_IDENTITY=v1.x.y"));
+        assert_eq!(cookie(&h, COOKIE_NAME).as_deref(), Some("v1.x.y"));
+        assert_eq!(cookie(&h, "b"), None);
+    }
+}

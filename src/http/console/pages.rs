@@ -1,0 +1,342 @@
+//! The console's pages and the two endpoints that belong to them (`/chartInfo`, `/jobcode/save`).
+
+use super::error::{ConsoleError, PageError};
+use super::params::Params;
+use super::render::{render, script_json};
+use super::views::JobView;
+use super::{cookie, current_user, JsonResult, LoginUser, OrJson};
+use crate::app::AppState;
+use crate::domain::routing::RouteStrategy;
+use crate::domain::schedule::{MisfireStrategy, ScheduleType};
+use crate::domain::trigger_msg::block_title_key;
+use crate::domain::{java_split, ReturnT, BLOCK_STRATEGIES, GLUE_TYPES};
+use crate::storage::{JobGroup, LogGlue};
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::any;
+use axum::{Json, Router};
+use chrono::{Duration, NaiveDateTime};
+use minijinja::{context, Value};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// GLUE history kept per job.
+const GLUE_HISTORY: i64 = 30;
+
+pub fn gated_routes() -> Router<AppState> {
+    let mut router = Router::new();
+    for (path, handler) in [
+        ("/jobinfo", any(jobinfo_page)),
+        ("/joblog", any(joblog_page)),
+        ("/joblog/logDetailPage", any(log_detail_page)),
+        ("/jobgroup", any(jobgroup_page)),
+        ("/user", any(user_page)),
+        ("/jobcode", any(jobcode_page)),
+        ("/help", any(help_page)),
+    ] {
+        router = router.route(path, handler.clone()).route(&format!("{path}/"), handler);
+    }
+    router.route("/", any(dashboard))
+}
+
+pub fn gated_data_routes() -> Router<AppState> {
+    Router::new()
+        .route("/chartInfo", any(chart_info))
+        .route("/chartInfo/", any(chart_info))
+        .route("/jobcode/save", any(jobcode_save))
+        .route("/jobcode/save/", any(jobcode_save))
+}
+
+pub fn public_routes() -> Router<AppState> {
+    Router::new().route("/toLogin", any(to_login)).route("/toLogin/", any(to_login))
+}
+
+fn page_error(state: &AppState, error: impl Into<ConsoleError>) -> PageError {
+    PageError { error: error.into(), context_path: state.config.server.context_path.clone() }
+}
+
+trait OrPage<T> {
+    fn or_page(self, state: &AppState) -> Result<T, PageError>;
+}
+
+impl<T, E: Into<ConsoleError>> OrPage<T> for Result<T, E> {
+    fn or_page(self, state: &AppState) -> Result<T, PageError> {
+        self.map_err(|e| page_error(state, e))
+    }
+}
+
+/// The sidebar is collapsed when the client's settings cookie says so.
+fn collapsed(headers: &HeaderMap) -> bool {
+    cookie(headers, "xxljob_adminlte_settings").as_deref() == Some("off")
+}
+
+fn page(state: &AppState, user: &LoginUser, headers: &HeaderMap, template: &str, model: Value) -> Result<Html<String>, PageError> {
+    render(state, Some(&user.0), collapsed(headers), template, model)
+}
+
+/// A select option: value and label.
+#[derive(Serialize)]
+struct Choice {
+    value: &'static str,
+    label: String,
+}
+
+fn choices(state: &AppState) -> Value {
+    let t = |key: &str| state.i18n.get(key).to_string();
+    let route: Vec<Choice> = RouteStrategy::ALL.iter().map(|r| Choice { value: r.name(), label: t(r.i18n_key()) }).collect();
+    let glue: Vec<Choice> = GLUE_TYPES.iter().map(|(name, title)| Choice { value: name, label: title.to_string() }).collect();
+    let block: Vec<Choice> = BLOCK_STRATEGIES.iter().map(|b| Choice { value: b, label: t(block_title_key(Some(b))) }).collect();
+    let schedule: Vec<Choice> = ScheduleType::ALL.iter().map(|s| Choice { value: s.name(), label: t(s.i18n_key()) }).collect();
+    let misfire: Vec<Choice> = MisfireStrategy::ALL.iter().map(|m| Choice { value: m.name(), label: t(m.i18n_key()) }).collect();
+    context! { route => route, glue => glue, block => block, schedule => schedule, misfire => misfire }
+}
+
+#[derive(Serialize)]
+struct GroupChoice {
+    id: i32,
+    appname: String,
+    title: String,
+}
+
+/// The groups the user may see, or the "no executor" failure of 2.4.2.
+async fn visible_groups(state: &AppState, user: &LoginUser) -> Result<Vec<GroupChoice>, PageError> {
+    let groups: Vec<JobGroup> = state.db.all_groups().await.or_page(state)?;
+    let visible: Vec<GroupChoice> = groups
+        .into_iter()
+        .filter(|g| user.can_access(g.id))
+        .map(|g| GroupChoice { id: g.id, appname: g.app_name, title: g.title })
+        .collect();
+    if visible.is_empty() {
+        return Err(page_error(state, ConsoleError::msg(state.i18n.get("jobgroup_empty"))));
+    }
+    Ok(visible)
+}
+
+async fn dashboard(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
+    let jobs = state.db.count_jobs().await.or_page(&state)?;
+    let totals = state.db.report_totals().await.or_page(&state)?;
+    let executors: BTreeSet<String> = state
+        .db
+        .all_groups()
+        .await
+        .or_page(&state)?
+        .into_iter()
+        .filter_map(|g| g.address_list)
+        .flat_map(|list| java_split(&list).into_iter().filter(|a| !a.is_empty()).map(str::to_string).collect::<Vec<_>>())
+        .collect();
+    let model = context! {
+        page => "index",
+        job_info_count => jobs,
+        job_log_count => totals.running + totals.success + totals.fail,
+        job_log_success_count => totals.success,
+        executor_count => executors.len(),
+    };
+    page(&state, &user, &headers, "index.html", model)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Chart {
+    trigger_day_list: Vec<String>,
+    trigger_day_count_running_list: Vec<i64>,
+    trigger_day_count_suc_list: Vec<i64>,
+    trigger_day_count_fail_list: Vec<i64>,
+    trigger_count_running_total: i64,
+    trigger_count_suc_total: i64,
+    trigger_count_fail_total: i64,
+}
+
+async fn chart_info(State(state): State<AppState>, params: Params) -> JsonResult<Chart> {
+    let parse = |name: &str| -> Result<Option<NaiveDateTime>, ConsoleError> {
+        match params.string(name).filter(|v| !v.is_empty()) {
+            None => Ok(None),
+            Some(v) => NaiveDateTime::parse_from_str(&v, "%Y-%m-%d %H:%M:%S")
+                .map(Some)
+                .map_err(|_| ConsoleError::BadRequest(format!("parameter '{name}' is not a date (yyyy-MM-dd HH:mm:ss)"))),
+        }
+    };
+    let (from, to) = (parse("startDate").or_json(&state)?, parse("endDate").or_json(&state)?);
+    let rows = match (from, to) {
+        (Some(from), Some(to)) => state.db.reports_between(from, to).await.or_json(&state)?,
+        _ => Vec::new(),
+    };
+    let mut chart = Chart {
+        trigger_day_list: Vec::new(),
+        trigger_day_count_running_list: Vec::new(),
+        trigger_day_count_suc_list: Vec::new(),
+        trigger_day_count_fail_list: Vec::new(),
+        trigger_count_running_total: 0,
+        trigger_count_suc_total: 0,
+        trigger_count_fail_total: 0,
+    };
+    if rows.is_empty() {
+        // 2.4.2 shows the last seven days with zeros when nothing matches.
+        let today = state.db.zone().to_naive_exact(state.clock.now_ms()).date();
+        for offset in (0..7).rev() {
+            chart.trigger_day_list.push((today - Duration::days(offset)).format("%Y-%m-%d").to_string());
+            chart.trigger_day_count_running_list.push(0);
+            chart.trigger_day_count_suc_list.push(0);
+            chart.trigger_day_count_fail_list.push(0);
+        }
+    }
+    for row in rows {
+        chart.trigger_day_list.push(row.trigger_day.map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_default());
+        chart.trigger_day_count_running_list.push(row.running_count.into());
+        chart.trigger_day_count_suc_list.push(row.suc_count.into());
+        chart.trigger_day_count_fail_list.push(row.fail_count.into());
+        chart.trigger_count_running_total += i64::from(row.running_count);
+        chart.trigger_count_suc_total += i64::from(row.suc_count);
+        chart.trigger_count_fail_total += i64::from(row.fail_count);
+    }
+    Ok(Json(ReturnT::with_content(chart)))
+}
+
+async fn to_login(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, PageError> {
+    if current_user(&state, &headers).await.or_page(&state)?.is_some() {
+        return Ok(Redirect::to(&format!("{}/", state.config.server.context_path)).into_response());
+    }
+    Ok(render(&state, None, false, "login.html", context! { page => "login" })?.into_response())
+}
+
+async fn help_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
+    page(&state, &user, &headers, "help.html", context! { page => "help" })
+}
+
+async fn jobinfo_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap, params: Params) -> Result<Html<String>, PageError> {
+    let groups = visible_groups(&state, &user).await?;
+    let job_group: i32 = params.number_or("jobGroup", -1).or_page(&state)?;
+    let model = context! { page => "jobinfo", groups => groups, job_group => job_group, choices => choices(&state) };
+    page(&state, &user, &headers, "jobinfo.html", model)
+}
+
+async fn joblog_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap, params: Params) -> Result<Html<String>, PageError> {
+    let groups = visible_groups(&state, &user).await?;
+    let job_id: i32 = params.number_or("jobId", 0).or_page(&state)?;
+    let mut job = None;
+    if job_id > 0 {
+        let i18n = &state.i18n;
+        let Some(found) = state.db.load_job(job_id).await.or_page(&state)? else {
+            let msg = format!("{}{}", i18n.get("jobinfo_field_id"), i18n.get("system_unvalid"));
+            return Err(page_error(&state, ConsoleError::msg(msg)));
+        };
+        user.ensure_access(&state, found.job_group).or_page(&state)?;
+        job = Some(JobView::new(found, state.db.zone()));
+    }
+    let model = context! { page => "joblog", groups => groups, job => job };
+    page(&state, &user, &headers, "joblog.html", model)
+}
+
+async fn log_detail_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap, params: Params) -> Result<Html<String>, PageError> {
+    let id: i64 = params.required("id").or_page(&state)?;
+    let Some(log) = state.db.load_log(id).await.or_page(&state)? else {
+        return Err(page_error(&state, ConsoleError::msg(state.i18n.get("joblog_logid_unvalid"))));
+    };
+    user.ensure_access(&state, log.job_group).or_page(&state)?;
+    let model = context! { page => "logdetail", trigger_code => log.trigger_code, handle_code => log.handle_code, log_id => log.id };
+    page(&state, &user, &headers, "joblog_detail.html", model)
+}
+
+fn require_admin(state: &AppState, user: &LoginUser) -> Result<(), PageError> {
+    if user.is_admin() {
+        Ok(())
+    } else {
+        Err(page_error(state, ConsoleError::msg(state.i18n.get("system_permission_limit"))))
+    }
+}
+
+async fn jobgroup_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
+    require_admin(&state, &user)?;
+    page(&state, &user, &headers, "jobgroup.html", context! { page => "jobgroup" })
+}
+
+async fn user_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
+    require_admin(&state, &user)?;
+    let groups: Vec<GroupChoice> = state
+        .db
+        .all_groups()
+        .await
+        .or_page(&state)?
+        .into_iter()
+        .map(|g| GroupChoice { id: g.id, appname: g.app_name, title: g.title })
+        .collect();
+    page(&state, &user, &headers, "user.html", context! { page => "user", groups => groups })
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GlueVersion {
+    id: i32,
+    glue_type: Option<String>,
+    glue_source: Option<String>,
+    glue_remark: String,
+    update_time: Option<String>,
+}
+
+impl From<LogGlue> for GlueVersion {
+    fn from(glue: LogGlue) -> GlueVersion {
+        GlueVersion {
+            id: glue.id,
+            glue_type: glue.glue_type,
+            glue_source: glue.glue_source,
+            glue_remark: glue.glue_remark,
+            update_time: glue.update_time.map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string()),
+        }
+    }
+}
+
+async fn jobcode_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap, params: Params) -> Result<Html<String>, PageError> {
+    let job_id: i32 = params.required("jobId").or_page(&state)?;
+    let i18n = &state.i18n;
+    let Some(job) = state.db.load_job(job_id).await.or_page(&state)? else {
+        return Err(page_error(&state, ConsoleError::msg(i18n.get("jobinfo_glue_jobid_unvalid"))));
+    };
+    // Permission first: a foreign job's glue type is none of this user's business.
+    user.ensure_access(&state, job.job_group).or_page(&state)?;
+    if job.glue_type == "BEAN" {
+        return Err(page_error(&state, ConsoleError::msg(i18n.get("jobinfo_glue_gluetype_unvalid"))));
+    }
+    let history: Vec<GlueVersion> = state.db.glues_of_job(job.id).await.or_page(&state)?.into_iter().map(GlueVersion::from).collect();
+    let glue_title = GLUE_TYPES.iter().find(|(name, _)| *name == job.glue_type).map(|(_, title)| *title).unwrap_or("");
+    let model = context! {
+        page => "jobcode",
+        job => JobView::new(job.clone(), state.db.zone()),
+        glue_title => glue_title,
+        history => history,
+        history_json => script_json(&history),
+    };
+    page(&state, &user, &headers, "jobcode.html", model)
+}
+
+async fn jobcode_save(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
+    let i18n = &state.i18n;
+    let id: i32 = params.required("id").or_json(&state)?;
+    let Some(remark) = params.string("glueRemark") else {
+        return Ok(Json(ReturnT::fail(format!("{}{}", i18n.get("system_please_input"), i18n.get("jobinfo_glue_remark")))));
+    };
+    if !(4..=100).contains(&remark.encode_utf16().count()) {
+        return Ok(Json(ReturnT::fail(i18n.get("jobinfo_glue_remark_limit"))));
+    }
+    let Some(mut job) = state.db.load_job(id).await.or_json(&state)? else {
+        return Ok(Json(ReturnT::fail(i18n.get("jobinfo_glue_jobid_unvalid"))));
+    };
+    user.ensure_access(&state, job.job_group).or_json(&state)?;
+    let now = state.db.datetime(state.clock.now_ms());
+    job.glue_source = params.string("glueSource");
+    job.glue_remark = Some(remark.clone());
+    job.glue_updatetime = Some(now);
+    job.update_time = Some(now);
+    state.db.update_job(&job).await.or_json(&state)?;
+    let version = LogGlue {
+        id: 0,
+        job_id: job.id,
+        glue_type: Some(job.glue_type.clone()),
+        glue_source: job.glue_source.clone(),
+        glue_remark: remark,
+        add_time: Some(now),
+        update_time: Some(now),
+    };
+    state.db.insert_glue(&version).await.or_json(&state)?;
+    state.db.remove_old_glues(job.id, GLUE_HISTORY).await.or_json(&state)?;
+    Ok(Json(ReturnT::success()))
+}

@@ -1,0 +1,111 @@
+//! Request parameters as the Java console binds them: query string and form body (url-encoded or
+//! multipart) merged, any HTTP method, first value of a name wins (spec console 0.2).
+
+use super::error::ConsoleError;
+use axum::extract::{FromRequest, Multipart, Request};
+use axum::http::header::CONTENT_TYPE;
+use std::collections::HashMap;
+
+/// GLUE sources can be large (the column is MEDIUMTEXT); nothing else comes near this.
+pub const MAX_FORM_BODY: usize = 16 * 1024 * 1024;
+
+#[derive(Debug, Clone, Default)]
+pub struct Params {
+    values: HashMap<String, String>,
+}
+
+impl Params {
+    pub fn from_pairs<I: IntoIterator<Item = (String, String)>>(pairs: I) -> Params {
+        let mut values = HashMap::new();
+        for (name, value) in pairs {
+            values.entry(name).or_insert(value);
+        }
+        Params { values }
+    }
+
+    /// A string parameter: absent ⇒ `None`, otherwise exactly as sent (never trimmed).
+    pub fn string(&self, name: &str) -> Option<String> {
+        self.values.get(name).cloned()
+    }
+
+    /// A required number: absent ⇒ a ReturnT failure naming it; empty or not a number ⇒ HTTP 400.
+    pub fn required<T: std::str::FromStr>(&self, name: &str) -> Result<T, ConsoleError> {
+        match self.values.get(name) {
+            None => Err(ConsoleError::MissingParameter(name.to_string())),
+            Some(value) => parse(name, value),
+        }
+    }
+
+    /// A number with a default for absent or empty values; not a number ⇒ HTTP 400.
+    pub fn number_or<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T, ConsoleError> {
+        match self.values.get(name) {
+            None => Ok(default),
+            Some(value) if value.is_empty() => Ok(default),
+            Some(value) => parse(name, value),
+        }
+    }
+}
+
+fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, ConsoleError> {
+    value.trim().parse().map_err(|_| ConsoleError::BadRequest(format!("parameter '{name}' is not a valid number")))
+}
+
+impl<S: Send + Sync> FromRequest<S> for Params {
+    type Rejection = ConsoleError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let mut pairs: Vec<(String, String)> = request
+            .uri()
+            .query()
+            .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+            .unwrap_or_default();
+        let content_type =
+            request.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
+        if content_type.starts_with("multipart/form-data") {
+            let mut multipart = Multipart::from_request(request, state)
+                .await
+                .map_err(|e| ConsoleError::BadRequest(format!("malformed multipart body: {e}")))?;
+            while let Some(field) =
+                multipart.next_field().await.map_err(|e| ConsoleError::BadRequest(format!("malformed multipart body: {e}")))?
+            {
+                let name = field.name().unwrap_or("").to_string();
+                let value = field.text().await.map_err(|e| ConsoleError::BadRequest(format!("unreadable form field: {e}")))?;
+                pairs.push((name, value));
+            }
+        } else if content_type.starts_with("application/x-www-form-urlencoded") {
+            let body = axum::body::to_bytes(request.into_body(), MAX_FORM_BODY)
+                .await
+                .map_err(|_| ConsoleError::BadRequest(format!("form body larger than {MAX_FORM_BODY} bytes")))?;
+            pairs.extend(url::form_urlencoded::parse(&body).into_owned());
+        }
+        Ok(Params::from_pairs(pairs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        Params::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+    }
+
+    #[test]
+    fn numbers_follow_springs_binding_rules() {
+        let p = params(&[("id", "7"), ("empty", ""), ("bad", "x"), ("start", "")]);
+        assert_eq!(p.required::<i32>("id").unwrap(), 7);
+        assert!(matches!(p.required::<i32>("missing"), Err(ConsoleError::MissingParameter(_))));
+        assert!(matches!(p.required::<i32>("empty"), Err(ConsoleError::BadRequest(_))));
+        assert!(matches!(p.required::<i32>("bad"), Err(ConsoleError::BadRequest(_))));
+        assert_eq!(p.number_or("start", 0).unwrap(), 0);
+        assert_eq!(p.number_or("length", 10).unwrap(), 10);
+        assert!(p.number_or::<i32>("bad", 1).is_err());
+    }
+
+    #[test]
+    fn the_first_value_wins_and_strings_are_untouched() {
+        let p = params(&[("a", " x "), ("a", "y")]);
+        assert_eq!(p.string("a").as_deref(), Some(" x "));
+        assert_eq!(p.string("b"), None);
+    }
+}

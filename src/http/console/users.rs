@@ -1,0 +1,121 @@
+//! The user manager's endpoints (spec console 1.6): administrators manage users; everyone may change
+//! their own password, giving the old one.
+
+use super::error::{ConsoleError, JsonError};
+use super::params::Params;
+use super::session::md5_hex;
+use super::views::{Page, UserView};
+use super::{JsonResult, LoginUser, OrJson};
+use crate::app::AppState;
+use crate::domain::{is_blank, ReturnT};
+use crate::storage::JobUser;
+use axum::extract::State;
+use axum::routing::any;
+use axum::{Json, Router};
+
+pub fn admin_routes() -> Router<AppState> {
+    let mut router = Router::new();
+    for (path, handler) in [
+        ("/user/pageList", any(page_list)),
+        ("/user/add", any(add)),
+        ("/user/update", any(update)),
+        ("/user/remove", any(remove)),
+    ] {
+        router = router.route(path, handler.clone()).route(&format!("{path}/"), handler);
+    }
+    router
+}
+
+pub fn any_user_routes() -> Router<AppState> {
+    Router::new().route("/user/updatePwd", any(update_pwd)).route("/user/updatePwd/", any(update_pwd))
+}
+
+/// A trimmed password of 4 to 20 characters, or the length message.
+fn checked_password(state: &AppState, password: &str) -> Result<String, ConsoleError> {
+    let password = password.trim();
+    if !(4..=20).contains(&password.encode_utf16().count()) {
+        return Err(ConsoleError::msg(format!("{}[4-20]", state.i18n.get("system_lengh_limit"))));
+    }
+    Ok(password.to_string())
+}
+
+async fn page_list(State(state): State<AppState>, params: Params) -> Result<Json<Page<UserView>>, JsonError> {
+    let role: i32 = params.required("role").or_json(&state)?;
+    let start: i64 = params.number_or("start", 0).or_json(&state)?;
+    let length: i64 = params.number_or("length", 10).or_json(&state)?;
+    let (users, total) = state.db.page_users(&params.string("username"), role, start.max(0), length.max(0)).await.or_json(&state)?;
+    Ok(Json(Page::new(users.into_iter().map(UserView::from).collect(), total)))
+}
+
+async fn add(State(state): State<AppState>, params: Params) -> JsonResult<()> {
+    let t = |key| state.i18n.get(key);
+    let username = params.string("username").unwrap_or_default();
+    if is_blank(Some(&username)) {
+        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("user_username")))).or_json(&state);
+    }
+    let username = username.trim().to_string();
+    if !(4..=20).contains(&username.encode_utf16().count()) {
+        return Err(ConsoleError::msg(format!("{}[4-20]", t("system_lengh_limit")))).or_json(&state);
+    }
+    let password = params.string("password").unwrap_or_default();
+    if is_blank(Some(&password)) {
+        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("user_password")))).or_json(&state);
+    }
+    let password = checked_password(&state, &password).or_json(&state)?;
+    if state.db.load_user_by_name(&username).await.or_json(&state)?.is_some() {
+        return Err(ConsoleError::msg(t("user_username_repeat"))).or_json(&state);
+    }
+    let user = JobUser {
+        id: 0,
+        username,
+        password: md5_hex(&password),
+        role: params.number_or("role", 0).or_json(&state)?,
+        permission: params.string("permission"),
+    };
+    state.db.insert_user(&user).await.or_json(&state)?;
+    Ok(Json(ReturnT::success()))
+}
+
+async fn update(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
+    let id: i32 = params.number_or("id", 0).or_json(&state)?;
+    // 2.4.2 compares the submitted name, so a request naming someone else could change oneself.
+    if id == login.0.id || params.string("username").as_deref() == Some(login.0.username.as_str()) {
+        return Err(ConsoleError::msg(state.i18n.get("user_update_loginuser_limit"))).or_json(&state);
+    }
+    let password = match params.string("password").filter(|p| !is_blank(Some(p))) {
+        Some(password) => Some(md5_hex(&checked_password(&state, &password).or_json(&state)?)),
+        None => None,
+    };
+    let role: i8 = params.number_or("role", 0).or_json(&state)?;
+    let permission = params.string("permission");
+    state.db.update_user(id, password.as_deref(), role, permission.as_deref()).await.or_json(&state)?;
+    Ok(Json(ReturnT::success()))
+}
+
+async fn remove(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
+    let id: i32 = params.required("id").or_json(&state)?;
+    if id == login.0.id {
+        return Err(ConsoleError::msg(state.i18n.get("user_update_loginuser_limit"))).or_json(&state);
+    }
+    state.db.delete_user(id).await.or_json(&state)?;
+    Ok(Json(ReturnT::success()))
+}
+
+async fn update_pwd(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
+    let t = |key| state.i18n.get(key);
+    let old = params.string("oldPassword").unwrap_or_default();
+    if is_blank(Some(&old)) {
+        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("change_pwd_field_oldpwd")))).or_json(&state);
+    }
+    let new = params.string("password").unwrap_or_default();
+    if is_blank(Some(&new)) {
+        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("change_pwd_field_newpwd")))).or_json(&state);
+    }
+    let new = checked_password(&state, &new).or_json(&state)?;
+    if md5_hex(&old) != login.0.password {
+        return Err(ConsoleError::msg(format!("{}{}", t("change_pwd_field_oldpwd"), t("system_unvalid")))).or_json(&state);
+    }
+    let user = &login.0;
+    state.db.update_user(user.id, Some(&md5_hex(&new)), user.role, user.permission.as_deref()).await.or_json(&state)?;
+    Ok(Json(ReturnT::success()))
+}

@@ -1,0 +1,42 @@
+//! The HTTP surface: the executor API and operations endpoints, all under the context path.
+
+mod api;
+pub mod console;
+mod health;
+
+use crate::app::AppState;
+use axum::extract::Request;
+use axum::Router;
+use tower::util::MapRequestLayer;
+use tower::Layer;
+
+/// The complete application router, nested under `server.servlet.context-path`.
+pub fn router(state: AppState) -> Router {
+    let management = state.config.server.management_context_path.clone();
+    // axum cannot nest at the root: an empty management path means the health routes sit at the top.
+    let health = if management.is_empty() { health::routes() } else { Router::new().nest(&management, health::routes()) };
+    let inner = Router::new()
+        .merge(api::routes())
+        .merge(health)
+        .merge(console::routes(state.clone()))
+        .with_state(state.clone());
+    let context = state.config.server.context_path.clone();
+    if context.is_empty() {
+        inner
+    } else {
+        // axum matches a nested root route at `{context}` only; the console's home is `{context}/`.
+        // The rewrite must happen before routing, hence a service around the router.
+        let home = format!("{context}/");
+        let nested = Router::new().nest(&context, inner);
+        let rewrite = move |mut request: Request| {
+            if request.uri().path() == home {
+                let query = request.uri().query().map(|q| format!("?{q}")).unwrap_or_default();
+                if let Ok(uri) = format!("{context}{query}").parse() {
+                    *request.uri_mut() = uri;
+                }
+            }
+            request
+        };
+        Router::new().fallback_service(MapRequestLayer::new(rewrite).layer(nested))
+    }
+}

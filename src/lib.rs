@@ -1,0 +1,18 @@
+//! xxl-job-admin: a drop-in replacement for the xxl-job 2.4.x scheduling centre.
+//!
+//! Layers, in the direction data flows: [`config`] → [`storage`] → [`domain`] (pure rules) →
+//! [`scheduler`] and [`executor`] (services) → [`workers`] and [`http`] (the edges), wired by [`app`].
+
+pub mod alarm;
+pub mod app;
+pub mod bench;
+pub mod config;
+pub mod cron;
+pub mod domain;
+pub mod executor;
+pub mod http;
+pub mod i18n;
+pub mod scheduler;
+pub mod storage;
+pub mod time;
+pub mod workers;

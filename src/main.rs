@@ -1,0 +1,71 @@
+//! The `xxl-job-admin` command: runs the admin, or one of its tools.
+
+use std::process::ExitCode;
+use xxl_job_admin::config::{help_text, Config};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("cron") => {
+            let code = xxl_job_admin::cron::cli::run(&args[1..], &mut std::io::stdout(), &mut std::io::stderr());
+            ExitCode::from(code.clamp(0, 255) as u8)
+        }
+        Some("bench") => ExitCode::from(xxl_job_admin::bench::run(&args[1..]).clamp(0, 255) as u8),
+        Some("--help" | "-h" | "help") => {
+            print!("{}", help_text());
+            ExitCode::SUCCESS
+        }
+        Some("--version" | "-V") => {
+            println!("xxl-job-admin {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        _ => serve(&args),
+    }
+}
+
+fn serve(args: &[String]) -> ExitCode {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let loaded = match Config::load(args, std::env::vars(), &cwd) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("xxl-job-admin: configuration error: {e}");
+            eprintln!("Run `xxl-job-admin --help` for the configuration keys.");
+            return ExitCode::from(2);
+        }
+    };
+    init_tracing(&loaded.config.log_filter);
+    if let Some(file) = &loaded.source_file {
+        tracing::info!("configuration file: {}", file.display());
+    }
+    for warning in &loaded.warnings {
+        tracing::warn!("configuration: {warning}");
+    }
+    tracing::info!("configuration:\n{}", loaded.config.redacted_summary());
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("xxl-job-admin: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        match xxl_job_admin::app::start(loaded.config).await {
+            Ok(app) => {
+                app.run_until_signal().await;
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                tracing::error!("start-up failed: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+/// `RUST_LOG` wins over `logging.level.root`, as operators of Rust services expect.
+fn init_tracing(default_filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{default_filter},sqlx=warn")));
+    tracing_subscriber::fmt().with_env_filter(filter).with_target(false).init();
+}
