@@ -1,0 +1,265 @@
+//! The admin as a child process (so its CPU and memory can be measured alone), and what `/proc` says
+//! about processes.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Lines kept for the report, of each level.
+const LOG_SAMPLES: u64 = 3;
+/// The admin drains its timer wheel (≤ 5 s of planned fires) and trigger lanes (≤ 10 s) on SIGTERM.
+const STOP_TIMEOUT: Duration = Duration::from_secs(20);
+const POLL: Duration = Duration::from_millis(100);
+
+/// What the admin logged at warn level or above.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogSummary {
+    pub warnings: u64,
+    pub errors: u64,
+    pub samples: Vec<String>,
+}
+
+/// A running admin; killed (SIGKILL) if dropped before [`AdminProcess::stop`].
+pub struct AdminProcess {
+    child: Child,
+    logs: Arc<Mutex<LogSummary>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl AdminProcess {
+    /// Starts `exe` with `args` in `cwd`. The admin's output is read by two threads that keep only
+    /// counts and a few samples, so a flood of log lines can neither block the admin nor fill a disk.
+    pub fn spawn(exe: &Path, args: &[String], env: &[(String, String)], cwd: &Path) -> Result<AdminProcess, String> {
+        let mut command = Command::new(exe);
+        command
+            .args(args)
+            .current_dir(cwd)
+            // RUST_LOG would override --logging.level.root; NO_COLOR keeps the level words parseable.
+            .env_remove("RUST_LOG")
+            .env("NO_COLOR", "1")
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+        let logs = Arc::new(Mutex::new(LogSummary::default()));
+        let mut readers = Vec::new();
+        if let Some(out) = child.stdout.take() {
+            readers.push(read_log(out, logs.clone()));
+        }
+        if let Some(err) = child.stderr.take() {
+            readers.push(read_log(err, logs.clone()));
+        }
+        Ok(AdminProcess { child, logs, readers })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Polls the health endpoint until it answers `UP`, failing early if the admin exits.
+    pub async fn wait_healthy(&mut self, client: &reqwest::Client, url: &str, timeout: Duration) -> Result<(), String> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("the admin exited during start-up ({status}); its log: {:?}", self.log_summary().samples));
+            }
+            let up = match client.get(url).timeout(Duration::from_secs(2)).send().await {
+                Ok(response) => response.text().await.is_ok_and(|body| body.contains("\"UP\"")),
+                Err(_) => false,
+            };
+            if up {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(format!("the admin did not report UP at {url} within {timeout:?}"));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    pub fn log_summary(&self) -> LogSummary {
+        self.logs.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// SIGTERM, then waits for the graceful shutdown; SIGKILL if it takes longer than [`STOP_TIMEOUT`].
+    /// Afterwards [`AdminProcess::log_summary`] includes everything the admin wrote.
+    pub async fn stop(&mut self) -> Result<ExitStatus, String> {
+        let status = self.terminate().await;
+        // The pipes are closed now that the admin is gone, so the readers are at their end.
+        for reader in self.readers.drain(..) {
+            let _ = reader.join();
+        }
+        status
+    }
+
+    async fn terminate(&mut self) -> Result<ExitStatus, String> {
+        // std only sends SIGKILL; the pid cannot have been reused, since the child is not reaped yet.
+        let sent = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        if !sent.is_ok_and(|s| s.success()) {
+            self.child.kill().map_err(|e| format!("cannot stop the admin: {e}"))?;
+        }
+        let deadline = tokio::time::Instant::now() + STOP_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().map_err(|e| format!("cannot wait for the admin: {e}"))? {
+                return Ok(status);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                let _ = self.child.kill();
+                let status = self.child.wait().map_err(|e| format!("cannot wait for the admin: {e}"))?;
+                return Err(format!("the admin ignored SIGTERM for {STOP_TIMEOUT:?} and was killed ({status})"));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+}
+
+impl Drop for AdminProcess {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn read_log(stream: impl Read + Send + 'static, logs: Arc<Mutex<LogSummary>>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            let level = level_of(&line);
+            if level.is_none() {
+                continue;
+            }
+            let mut logs = logs.lock().unwrap_or_else(|e| e.into_inner());
+            let seen = match level {
+                Some(Level::Warn) => &mut logs.warnings,
+                _ => &mut logs.errors,
+            };
+            *seen += 1;
+            if *seen <= LOG_SAMPLES {
+                logs.samples.push(line);
+            }
+        }
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Warn,
+    Error,
+}
+
+/// The level of a `tracing` line (`<timestamp>  WARN <message>`); other lines (panics, `eprintln!`)
+/// count as errors unless blank.
+fn level_of(line: &str) -> Option<Level> {
+    if line.trim().is_empty() {
+        return None;
+    }
+    let mut words = line.split_whitespace();
+    let first = words.next().unwrap_or_default();
+    let level = if first.chars().next().is_some_and(|c| c.is_ascii_digit()) { words.next() } else { Some(first) };
+    match level {
+        Some("WARN") => Some(Level::Warn),
+        Some("INFO" | "DEBUG" | "TRACE") => None,
+        _ => Some(Level::Error),
+    }
+}
+
+/// User + system CPU ticks of a process (all its threads) so far.
+pub fn cpu_ticks(pid: u32) -> Option<u64> {
+    parse_cpu_ticks(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+pub fn own_cpu_ticks() -> Option<u64> {
+    parse_cpu_ticks(&std::fs::read_to_string("/proc/self/stat").ok()?)
+}
+
+/// Fields 14 and 15 (utime, stime) of `/proc/<pid>/stat`; the command name (field 2) may contain spaces
+/// and parentheses, so fields are counted from the last `)`.
+fn parse_cpu_ticks(stat: &str) -> Option<u64> {
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// CPU ticks of the whole machine so far, summed over all cores.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MachineTicks {
+    /// user, nice, system, irq, softirq, steal.
+    pub busy: u64,
+    pub iowait: u64,
+}
+
+impl MachineTicks {
+    pub fn read() -> Option<MachineTicks> {
+        parse_machine_ticks(&std::fs::read_to_string("/proc/stat").ok()?)
+    }
+}
+
+/// The `cpu` line of `/proc/stat`: user nice system idle iowait irq softirq steal guest guest_nice
+/// (guest time is already included in user).
+fn parse_machine_ticks(stat: &str) -> Option<MachineTicks> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line.split_whitespace().skip(1).map(|f| f.parse().ok()).collect::<Option<_>>()?;
+    let field = |i: usize| v.get(i).copied().unwrap_or(0);
+    Some(MachineTicks { busy: field(0) + field(1) + field(2) + field(5) + field(6) + field(7), iowait: field(4) })
+}
+
+/// Peak resident set size in KiB (`VmHWM`).
+pub fn peak_rss_kib(pid: u32) -> Option<u64> {
+    parse_vm_hwm(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+}
+
+fn parse_vm_hwm(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line["VmHWM:".len()..].trim().trim_end_matches("kB").trim().parse().ok()
+}
+
+/// The pid of the first process whose command name is one of `names` (the database server).
+pub fn find_process(names: &[&str]) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+        let comm = std::fs::read_to_string(entry.path().join("comm")).ok()?;
+        names.contains(&comm.trim()).then_some(pid)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_ticks_skip_names_with_spaces() {
+        let stat = "4242 (tokio (rt) w) S 1 4242 4242 0 -1 4194560 1234 0 0 0 1500 250 0 0 20 0 9 0 100 0 0";
+        assert_eq!(parse_cpu_ticks(stat), Some(1750));
+        assert_eq!(parse_cpu_ticks("garbage"), None);
+    }
+
+    #[test]
+    fn machine_ticks_from_the_cpu_line() {
+        let stat = "cpu  310639 68 33203 1042349 6569 0 6863 720 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n";
+        assert_eq!(parse_machine_ticks(stat), Some(MachineTicks { busy: 310_639 + 68 + 33_203 + 6_863 + 720, iowait: 6_569 }));
+        assert_eq!(parse_machine_ticks("intr 1 2\n"), None);
+    }
+
+    #[test]
+    fn vm_hwm_in_kib() {
+        let status = "Name:\txxl-job-admin\nVmPeak:\t  200000 kB\nVmHWM:\t   45312 kB\nVmRSS:\t   40000 kB\n";
+        assert_eq!(parse_vm_hwm(status), Some(45_312));
+        assert_eq!(parse_vm_hwm("Name: x\n"), None);
+    }
+
+    #[test]
+    fn log_levels() {
+        assert_eq!(level_of("2025-01-01T00:00:00.000001Z  WARN repeated callback"), Some(Level::Warn));
+        assert_eq!(level_of("2025-01-01T00:00:00.000001Z ERROR trigger rejected"), Some(Level::Error));
+        assert_eq!(level_of("2025-01-01T00:00:00.000001Z  INFO listening"), None);
+        assert_eq!(level_of("thread 'main' panicked at src/app.rs:1:1"), Some(Level::Error));
+        assert_eq!(level_of("   "), None);
+    }
+}
