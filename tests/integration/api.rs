@@ -1,0 +1,246 @@
+//! The executor → admin API (spec 1) as real executors use it.
+
+use crate::support::{eventually, now_ms, Backend, Context, TestApp, TestDb, TOKEN};
+use crate::{ensure, ensure_eq, Case, TestResult, BOTH};
+use serde_json::json;
+use std::time::Duration;
+use xxl_job_admin::storage::RegistryKey;
+use xxl_job_admin::workers::registry::monitor_pass;
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        Case { name: "api::registry_then_monitor_fills_the_group", backends: BOTH, run: |b| Box::pin(registry_then_monitor_fills_the_group(b)) },
+        Case { name: "api::registry_twice_in_one_second_keeps_one_row", backends: BOTH, run: |b| Box::pin(registry_twice_in_one_second_keeps_one_row(b)) },
+        Case { name: "api::registry_remove_deletes_the_row", backends: BOTH, run: |b| Box::pin(registry_remove_deletes_the_row(b)) },
+        Case { name: "api::callback_finishes_the_log", backends: BOTH, run: |b| Box::pin(callback_finishes_the_log(b)) },
+        Case { name: "api::callback_repeat_and_unknown_change_nothing", backends: BOTH, run: |b| Box::pin(callback_repeat_and_unknown_change_nothing(b)) },
+        Case { name: "api::wrong_token_changes_nothing", backends: BOTH, run: |b| Box::pin(wrong_token_changes_nothing(b)) },
+        Case { name: "api::bad_requests_get_clear_return_t_errors", backends: BOTH, run: |b| Box::pin(bad_requests_get_clear_return_t_errors(b)) },
+        Case { name: "api::blank_token_disables_the_check", backends: BOTH, run: |b| Box::pin(blank_token_disables_the_check(b)) },
+        Case { name: "api::health_reports_the_database", backends: BOTH, run: |b| Box::pin(health_reports_the_database(b)) },
+        Case { name: "api::registry_reaches_the_group_within_35_s", backends: &[Backend::MySql], run: |b| Box::pin(registry_reaches_the_group_within_35_s(b)) },
+    ]
+}
+
+const APP: &str = "xxl-job-executor-sample";
+
+fn key(address: &str) -> RegistryKey {
+    RegistryKey { registry_group: "EXECUTOR".into(), registry_key: APP.into(), registry_value: address.into() }
+}
+
+async fn registrations(app: &TestApp) -> Vec<String> {
+    let now = now_ms();
+    let mut rows: Vec<String> = app
+        .app
+        .db
+        .live_registrations(3600, now)
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| r.registry_value)
+        .collect();
+    rows.sort();
+    rows
+}
+
+async fn registry_then_monitor_fills_the_group(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let executor = app.executor_client();
+    for address in ["http://10.0.0.9:9999/", "http://10.0.0.10:9999/"] {
+        let reply = executor.registry(APP, address).await?;
+        ensure_eq!(reply.status, 200);
+        ensure!(reply.content_type.starts_with("application/json"), "content type {}", reply.content_type);
+        ensure_eq!(reply.body, json!({"code": 200, "msg": null, "content": null}));
+    }
+    eventually(Duration::from_secs(5), "two registry rows", || async {
+        (registrations(&app).await.len() == 2).then_some(())
+    })
+    .await?;
+    monitor_pass(&app.app.db, now_ms()).await.context("monitor pass")?;
+    let group = app.app.db.load_group(1).await.context("load group")?.context("group 1")?;
+    // Sorted as plain strings, joined without spaces.
+    ensure_eq!(group.address_list.as_deref(), Some("http://10.0.0.10:9999/,http://10.0.0.9:9999/"));
+    ensure_eq!(group.title, "示例执行器", "the monitor must not touch the title");
+    app.stop().await;
+    Ok(())
+}
+
+async fn registry_twice_in_one_second_keeps_one_row(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let now = now_ms();
+    // The same DATETIME twice: only found-rows update counts stop a duplicate insert here.
+    app.app.db.registry_upsert(&key("http://a:1/"), now).await.context("first")?;
+    app.app.db.registry_upsert(&key("http://a:1/"), now).await.context("second")?;
+    ensure_eq!(registrations(&app).await, vec!["http://a:1/".to_string()]);
+    app.stop().await;
+    Ok(())
+}
+
+async fn registry_remove_deletes_the_row(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let executor = app.executor_client();
+    executor.registry(APP, "http://127.0.0.1:9999/").await?;
+    executor.registry(APP, "http://127.0.0.1:9998/").await?;
+    eventually(Duration::from_secs(5), "registry rows", || async { (registrations(&app).await.len() == 2).then_some(()) }).await?;
+    let reply = executor.registry_remove(APP, "http://127.0.0.1:9999/").await?;
+    ensure_eq!(reply.code(), 200);
+    eventually(Duration::from_secs(5), "the removal", || async {
+        (registrations(&app).await == vec!["http://127.0.0.1:9998/".to_string()]).then_some(())
+    })
+    .await?;
+    app.stop().await;
+    Ok(())
+}
+
+async fn callback_finishes_the_log(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let before = now_ms();
+    let log_id = store.insert_log(1, 1, before).await.context("insert log")?;
+    let reply = app.executor_client().callback(&[(log_id, 200, Some("hello <b>world</b>"))]).await?;
+    ensure_eq!(reply.body, json!({"code": 200, "msg": null, "content": null}));
+    let log = store.load_log(log_id).await.context("load")?.context("log row")?;
+    ensure_eq!(log.handle_code, 200);
+    ensure_eq!(log.handle_msg.as_deref(), Some("hello <b>world</b>"));
+    let handle_time = store.zone().to_epoch_ms(log.handle_time.context("handle_time")?);
+    ensure!((handle_time - before).abs() < 5_000, "handle_time {handle_time} should be about {before}");
+
+    // A result with no message on a row without one stores the empty string, not NULL.
+    let second = store.insert_log(1, 1, before).await.context("insert log")?;
+    app.executor_client().callback(&[(second, 500, None)]).await?;
+    let log = store.load_log(second).await.context("load")?.context("log row")?;
+    ensure_eq!((log.handle_code, log.handle_msg.as_deref()), (500, Some("")));
+    app.stop().await;
+    Ok(())
+}
+
+async fn callback_repeat_and_unknown_change_nothing(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let log_id = store.insert_log(1, 1, now_ms()).await.context("insert")?;
+    let executor = app.executor_client();
+    ensure_eq!(executor.callback(&[(log_id, 200, Some("first"))]).await?.code(), 200);
+    // Repeated, unknown and empty batches are all acknowledged (executors resend unacknowledged ones forever).
+    ensure_eq!(executor.callback(&[(log_id, 500, Some("second")), (987_654, 200, None)]).await?.code(), 200);
+    ensure_eq!(executor.post_raw("callback", "[]").await?.code(), 200);
+    ensure_eq!(executor.post_raw("callback", "").await?.code(), 200);
+    let log = store.load_log(log_id).await.context("load")?.context("row")?;
+    ensure_eq!((log.handle_code, log.handle_msg.as_deref()), (200, Some("first")));
+    ensure!(store.load_log(987_654).await.context("load")?.is_none(), "no row is invented");
+    app.stop().await;
+    Ok(())
+}
+
+async fn wrong_token_changes_nothing(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let log_id = store.insert_log(1, 1, now_ms()).await.context("insert")?;
+    for token in [Some("wrong"), None, Some("test-token-4"), Some("TEST-TOKEN-42")] {
+        let executor = app.executor_client().with_token(token);
+        for reply in [
+            executor.registry(APP, "http://evil:1/").await?,
+            executor.registry_remove(APP, "http://evil:1/").await?,
+            executor.callback(&[(log_id, 200, Some("forged"))]).await?,
+            // The token is checked before the URI.
+            executor.post_raw("nope", "{}").await?,
+        ] {
+            ensure_eq!(reply.status, 200);
+            ensure_eq!(reply.body, json!({"code": 500, "msg": "The access token is wrong.", "content": null}), "token {token:?}");
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    ensure!(registrations(&app).await.is_empty(), "no registry row");
+    let log = store.load_log(log_id).await.context("load")?.context("row")?;
+    ensure_eq!(log.handle_code, 0);
+    app.stop().await;
+    Ok(())
+}
+
+async fn bad_requests_get_clear_return_t_errors(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let executor = app.executor_client();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("registry", b"{\"registryGroup\":".to_vec(), "malformed JSON"),
+        ("registry", b"".to_vec(), "Illegal Argument."),
+        ("registry", b"null".to_vec(), "Illegal Argument."),
+        ("registry", br#"{"registryGroup":"EXECUTOR","registryKey":" ","registryValue":"http://a/"}"#.to_vec(), "Illegal Argument."),
+        ("registryRemove", br#"{"registryGroup":"EXECUTOR","registryKey":"a"}"#.to_vec(), "Illegal Argument."),
+        ("callback", b"{\"logId\":1}".to_vec(), "malformed JSON"),
+        ("callback", b"[{\"logId\":\"x\"}]".to_vec(), "malformed JSON"),
+        ("callback", vec![0xff, 0xfe], "not UTF-8"),
+        ("unknown", b"{}".to_vec(), "invalid request, uri-mapping(unknown) not found."),
+        ("callback", vec![b' '; 2 * 1024 * 1024], "body larger than"),
+    ];
+    for (uri, body, expected) in cases {
+        let reply = executor.post_raw(uri, body).await?;
+        ensure_eq!(reply.status, 200, "{uri}");
+        ensure!(reply.content_type.starts_with("application/json"), "{uri}: {}", reply.content_type);
+        ensure_eq!(reply.code(), 500, "{uri} {expected}");
+        ensure!(reply.msg().contains(expected), "{uri}: {:?} should contain {expected:?}", reply.msg());
+        ensure!(reply.body.as_object().is_some_and(|o| o.contains_key("content")), "ReturnT shape: {}", reply.body);
+    }
+    let reply = executor.send(reqwest::Method::GET, "registry", reqwest::Body::from("")).await?;
+    ensure_eq!(reply.body, json!({"code": 500, "msg": "invalid request, HttpMethod not support.", "content": null}));
+    // A trailing slash reaches the handler too; unknown fields and charset-less content types are fine.
+    let reply = app
+        .http
+        .post(app.url("/api/registry/"))
+        .header("XXL-JOB-ACCESS-TOKEN", TOKEN)
+        .header("Content-Type", "application/json")
+        .body(r#"{"registryGroup":"EXECUTOR","registryKey":"x","registryValue":"http://x/","extra":[1]}"#)
+        .send()
+        .await
+        .context("post")?;
+    let body: serde_json::Value = reply.json().await.context("json")?;
+    ensure_eq!(body["code"], 200);
+    app.stop().await;
+    Ok(())
+}
+
+async fn blank_token_disables_the_check(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.accessToken="]).await?;
+    for token in [None, Some("anything")] {
+        let reply = app.executor_client().with_token(token).registry(APP, "http://open:1/").await?;
+        ensure_eq!(reply.code(), 200, "token {token:?}");
+    }
+    app.stop().await;
+    Ok(())
+}
+
+async fn health_reports_the_database(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let up = app.http.get(app.url("/actuator/health")).send().await.context("health")?;
+    ensure_eq!(up.status().as_u16(), 200);
+    ensure_eq!(up.json::<serde_json::Value>().await.context("json")?, json!({"status": "UP"}));
+    app.app.db.close().await;
+    let down = app.http.get(app.url("/actuator/health")).send().await.context("health")?;
+    ensure_eq!(down.status().as_u16(), 503);
+    ensure_eq!(down.json::<serde_json::Value>().await.context("json")?, json!({"status": "DOWN"}));
+    app.stop().await;
+    Ok(())
+}
+
+/// The acceptance criterion end to end, with the real 30 s monitor: no shortcut.
+async fn registry_reaches_the_group_within_35_s(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    ensure_eq!(app.executor_client().registry(APP, "http://192.0.2.7:9999/").await?.code(), 200);
+    let started = std::time::Instant::now();
+    eventually(Duration::from_secs(35), "the group's address_list", || async {
+        let group = app.app.db.load_group(1).await.ok()??;
+        (group.address_list.as_deref() == Some("http://192.0.2.7:9999/")).then_some(())
+    })
+    .await?;
+    ensure!(started.elapsed() <= Duration::from_secs(35), "took {:?}", started.elapsed());
+    app.stop().await;
+    Ok(())
+}

@@ -1,0 +1,100 @@
+//! Integration tests: the real admin on a random port, against SQLite and a real MariaDB/MySQL, talked
+//! to over real HTTP by executors shaped like the 2.4.2 Java executor.
+//!
+//! A custom harness (libtest-mimic) so that, on a machine without MySQL, the MySQL variants are reported
+//! as ignored rather than passed. Set `XXL_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306`) to
+//! point them elsewhere; with `CI` set, an unreachable MySQL is a failure, not a skip.
+
+mod api;
+mod console;
+mod scheduler;
+mod schema;
+mod support;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::future::Future;
+use std::pin::Pin;
+use support::Backend;
+
+pub type TestResult = Result<(), Failed>;
+pub type TestFuture = Pin<Box<dyn Future<Output = TestResult> + Send>>;
+
+/// One test, run once per backend it supports.
+pub struct Case {
+    pub name: &'static str,
+    pub backends: &'static [Backend],
+    pub run: fn(Backend) -> TestFuture,
+}
+
+pub const BOTH: &[Backend] = &[Backend::Sqlite, Backend::MySql];
+pub const MYSQL_ONLY: &[Backend] = &[Backend::MySql];
+
+fn main() {
+    let args = Arguments::from_args();
+    let mysql = support::mysql_availability();
+    let reference = schema::reference_script_path().exists();
+    if !reference {
+        eprintln!("note: {} not found; the reference comparisons are ignored", schema::reference_script_path().display());
+    }
+    let cases = api::cases().into_iter().chain(console::cases()).chain(scheduler::cases()).chain(schema::cases());
+    let mut trials = Vec::new();
+    for case in cases {
+        for &backend in case.backends {
+            let name = format!("{}::{}", case.name, backend.name());
+            let run = case.run;
+            let trial = Trial::test(name, move || run_case(run, backend));
+            // The reference script lives in shared/, beside the repository, not in it.
+            let needs_reference = case.name.contains("reference");
+            let skip = (backend == Backend::MySql && mysql.is_err()) || (needs_reference && !reference);
+            trials.push(trial.with_ignored_flag(skip));
+        }
+    }
+    if let Err(reason) = &mysql {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("MySQL is required in CI but unavailable: {reason}");
+            std::process::exit(1);
+        }
+        eprintln!("note: MySQL tests are ignored: {reason}");
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
+
+fn run_case(run: fn(Backend) -> TestFuture, backend: Backend) -> TestResult {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failed::from(format!("runtime: {e}")))?;
+    runtime.block_on(run(backend))
+}
+
+/// `Err` with a message unless the condition holds.
+#[macro_export]
+macro_rules! ensure {
+    ($cond:expr, $($msg:tt)+) => {
+        if !$cond {
+            return Err(libtest_mimic::Failed::from(format!($($msg)+)));
+        }
+    };
+}
+
+/// `Err` unless the two values are equal.
+#[macro_export]
+macro_rules! ensure_eq {
+    ($left:expr, $right:expr $(,)?) => {{
+        let (left, right) = (&$left, &$right);
+        if left != right {
+            return Err(libtest_mimic::Failed::from(format!(
+                "{} != {}\n  left: {:?}\n right: {:?}", stringify!($left), stringify!($right), left, right
+            )));
+        }
+    }};
+    ($left:expr, $right:expr, $($msg:tt)+) => {{
+        let (left, right) = (&$left, &$right);
+        if left != right {
+            return Err(libtest_mimic::Failed::from(format!(
+                "{}\n  left: {:?}\n right: {:?}", format!($($msg)+), left, right
+            )));
+        }
+    }};
+}

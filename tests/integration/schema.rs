@@ -1,0 +1,179 @@
+//! The schema contract: an empty MySQL database gets exactly the 2.4 schema of the reference script
+//! (`../shared/reference/tables_xxl_job.sql`), and a database made by that script is left as it is.
+
+use crate::support::{Backend, Context, TestApp, TestDb};
+use crate::{ensure, ensure_eq, Case, TestResult, MYSQL_ONLY};
+use libtest_mimic::Failed;
+use sqlx::MySqlConnection;
+use std::path::PathBuf;
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        Case { name: "schema::empty_database_gets_the_reference_schema", backends: MYSQL_ONLY, run: |b| Box::pin(empty_database_gets_the_reference_schema(b)) },
+        Case { name: "schema::reference_database_is_left_unchanged", backends: MYSQL_ONLY, run: |b| Box::pin(reference_database_is_left_unchanged(b)) },
+        Case { name: "schema::sqlite_gets_every_table_and_the_initial_rows", backends: &[Backend::Sqlite], run: |b| Box::pin(sqlite_gets_every_table_and_the_initial_rows(b)) },
+        Case { name: "schema::partial_schema_refuses_to_start", backends: MYSQL_ONLY, run: |b| Box::pin(partial_schema_refuses_to_start(b)) },
+    ]
+}
+
+/// The reference script shipped beside the repository (shared/), or `XXL_TEST_REFERENCE_SQL`.
+pub fn reference_script_path() -> PathBuf {
+    std::env::var_os("XXL_TEST_REFERENCE_SQL").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/tables_xxl_job.sql")
+    })
+}
+
+/// Runs the reference script in `db` (minus its own CREATE DATABASE / USE).
+async fn load_reference(db: &TestDb) -> Result<(), Failed> {
+    let path = reference_script_path();
+    let script = std::fs::read_to_string(&path).context(&format!("read {}", path.display()))?;
+    db.create().await?;
+    let mut conn = db.connect().await?;
+    for statement in script.split(";\n").map(str::trim).filter(|s| !s.is_empty()) {
+        let body: String = statement.lines().filter(|l| !l.trim_start().starts_with('#')).collect::<Vec<_>>().join("\n");
+        let lower = body.trim().to_lowercase();
+        if lower.is_empty() || lower.starts_with("create database") || lower.starts_with("use ") {
+            continue;
+        }
+        sqlx::query(&body).execute(&mut conn).await.context(&format!("reference statement {body}"))?;
+    }
+    Ok(())
+}
+
+/// Every schema fact information_schema holds for a database, one line each, comments excluded
+/// (ours are in English).
+async fn describe(conn: &mut MySqlConnection, database: &str) -> Result<Vec<String>, Failed> {
+    let queries = [
+        "SELECT CONCAT_WS('|', 'table', TABLE_NAME, ENGINE, TABLE_COLLATION) AS fact FROM information_schema.TABLES \
+         WHERE TABLE_SCHEMA = ?",
+        "SELECT CONCAT_WS('|', 'column', TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, COALESCE(COLUMN_DEFAULT, '<none>'), \
+         IS_NULLABLE, COLUMN_TYPE, COALESCE(CHARACTER_SET_NAME, '-'), COALESCE(COLLATION_NAME, '-'), EXTRA) AS fact \
+         FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ?",
+        "SELECT CONCAT_WS('|', 'index', TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE, INDEX_TYPE) AS fact \
+         FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ?",
+    ];
+    let mut facts = Vec::new();
+    for query in queries {
+        let rows: Vec<String> = sqlx::query_scalar(&format!("SELECT CAST(fact AS CHAR) FROM ({query}) AS t"))
+            .bind(database)
+            .fetch_all(&mut *conn)
+            .await
+            .context("information_schema")?;
+        facts.extend(rows);
+    }
+    facts.sort();
+    Ok(facts)
+}
+
+/// The initial rows, as text.
+async fn rows(conn: &mut MySqlConnection) -> Result<Vec<String>, Failed> {
+    let mut all = Vec::new();
+    for (table, columns) in [
+        // update_time left out: the registry monitor refreshes it at start, as 2.4.2's does.
+        ("xxl_job_group", "id, app_name, title, address_type, COALESCE(address_list, '<null>')"),
+        ("xxl_job_user", "id, username, password, role, COALESCE(permission, '<null>')"),
+        ("xxl_job_lock", "lock_name"),
+        (
+            "xxl_job_info",
+            "id, job_group, job_desc, add_time, update_time, author, alarm_email, schedule_type, schedule_conf, \
+             misfire_strategy, executor_route_strategy, executor_handler, executor_param, executor_block_strategy, \
+             executor_timeout, executor_fail_retry_count, glue_type, glue_source, glue_remark, glue_updatetime, \
+             child_jobid, trigger_status, trigger_last_time, trigger_next_time",
+        ),
+    ] {
+        let sql = format!("SELECT CAST(CONCAT_WS('|', '{table}', {columns}) AS CHAR) FROM {table} ORDER BY 1");
+        let found: Vec<String> = sqlx::query_scalar(&sql).fetch_all(&mut *conn).await.context(table)?;
+        all.extend(found);
+    }
+    Ok(all)
+}
+
+async fn empty_database_gets_the_reference_schema(backend: Backend) -> TestResult {
+    let reference = TestDb::fresh(backend)?;
+    load_reference(&reference).await?;
+    let ours = TestDb::fresh(backend)?;
+    // The database does not even exist yet: the admin creates it, then the schema.
+    let app = TestApp::start(&ours, &[]).await?;
+    app.stop().await;
+    let mut conn = reference.server().await?;
+    let expected = describe(&mut conn, &reference.name).await?;
+    let actual = describe(&mut conn, &ours.name).await?;
+    ensure!(expected.len() > 80, "the reference schema was not loaded: {expected:?}");
+    let missing: Vec<_> = expected.iter().filter(|f| !actual.contains(f)).collect();
+    let extra: Vec<_> = actual.iter().filter(|f| !expected.contains(f)).collect();
+    ensure!(missing.is_empty() && extra.is_empty(), "schema differs\n missing: {missing:#?}\n extra: {extra:#?}");
+    let charset: Vec<String> = sqlx::query_scalar(
+        "SELECT CAST(CONCAT(DEFAULT_CHARACTER_SET_NAME, '/', DEFAULT_COLLATION_NAME) AS CHAR) \
+         FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN (?, ?)",
+    )
+    .bind(&reference.name)
+    .bind(&ours.name)
+    .fetch_all(&mut conn)
+    .await
+    .context("schemata")?;
+    ensure_eq!(charset, vec!["utf8mb4/utf8mb4_unicode_ci".to_string(); 2]);
+    let expected_rows = rows(&mut reference.connect().await?).await?;
+    let actual_rows = rows(&mut ours.connect().await?).await?;
+    ensure_eq!(actual_rows, expected_rows, "initial rows");
+    Ok(())
+}
+
+async fn reference_database_is_left_unchanged(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    load_reference(&db).await?;
+    let mut conn = db.server().await?;
+    let before = describe(&mut conn, &db.name).await?;
+    let user_rows_before = rows(&mut db.connect().await?).await?;
+    let app = TestApp::start(&db, &[]).await?;
+    app.stop().await;
+    ensure_eq!(describe(&mut conn, &db.name).await?, before, "schema changed");
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT CAST(TABLE_NAME AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY 1",
+    )
+    .bind(&db.name)
+    .fetch_all(&mut conn)
+    .await
+    .context("tables")?;
+    ensure_eq!(tables.len(), 8, "no bookkeeping table may appear: {tables:?}");
+    // Users, jobs and the lock are untouched (groups may get their address list refreshed).
+    let after: Vec<String> = rows(&mut db.connect().await?).await?.into_iter().filter(|r| !r.starts_with("xxl_job_group")).collect();
+    let before: Vec<String> = user_rows_before.into_iter().filter(|r| !r.starts_with("xxl_job_group")).collect();
+    ensure_eq!(after, before);
+    Ok(())
+}
+
+async fn sqlite_gets_every_table_and_the_initial_rows(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let admin = store.load_user_by_name("admin").await.context("user")?.context("admin user")?;
+    ensure_eq!((admin.password.as_str(), admin.role), ("e10adc3949ba59abbe56e057f20f883e", 1));
+    let job = store.load_job(1).await.context("job")?.context("sample job")?;
+    ensure_eq!((job.job_desc.as_str(), job.schedule_conf.as_deref()), ("测试任务1", Some("0 0 0 * * ? *")));
+    ensure_eq!(job.glue_updatetime.map(|t| t.to_string()), Some("2018-11-03 22:21:31".to_string()));
+    let group = store.load_group(1).await.context("group")?.context("sample group")?;
+    ensure_eq!(group.app_name, "xxl-job-executor-sample");
+    ensure_eq!(store.count_jobs().await.context("count")?, 1);
+    app.stop().await;
+    // A second start on the same file finds the schema and adds nothing.
+    let app = TestApp::start(&db, &[]).await?;
+    ensure_eq!(app.app.db.count_jobs().await.context("count")?, 1);
+    app.stop().await;
+    Ok(())
+}
+
+async fn partial_schema_refuses_to_start(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    db.create().await?;
+    let mut conn = db.connect().await?;
+    sqlx::query("CREATE TABLE xxl_job_user (id int PRIMARY KEY)").execute(&mut conn).await.context("create")?;
+    let error = match TestApp::start(&db, &[]).await {
+        Ok(app) => {
+            app.stop().await;
+            return Err("the admin started on a partial schema".into());
+        }
+        Err(e) => format!("{e:?}"),
+    };
+    ensure!(error.contains("xxl_job_info") && error.contains("missing"), "{error}");
+    Ok(())
+}
