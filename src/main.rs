@@ -67,5 +67,7 @@ fn serve(args: &[String]) -> ExitCode {
 fn init_tracing(default_filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{default_filter},sqlx=warn")));
-    tracing_subscriber::fmt().with_env_filter(filter).with_target(false).init();
+    // Colours only on a terminal: log files and journald get plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_ansi(ansi).init();
 }
