@@ -2,8 +2,10 @@
 //! job, log, group, user and GLUE operations with 2.4.2's JSON.
 
 use crate::support::console::ConsoleClient;
+use crate::support::{Behaviour, FakeExecutor, LOG_CONTENT};
 use crate::support::fixtures::{insert, job, manual_group};
-use crate::support::{now_ms, Backend, Context, TestApp, TestDb};
+use crate::support::{eventually, now_ms, Backend, Context, TestApp, TestDb};
+use std::time::Duration;
 use crate::{ensure, ensure_eq, Case, TestResult, BOTH};
 use serde_json::json;
 use xxl_job_admin::i18n::I18n;
@@ -18,6 +20,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "console::restricted_user_is_confined_to_its_groups", backends: BOTH, run: |b| Box::pin(restricted_user_is_confined_to_its_groups(b)) },
         Case { name: "console::validation_messages_follow_2_4_2", backends: &[Backend::Sqlite], run: |b| Box::pin(validation_messages_follow_2_4_2(b)) },
         Case { name: "console::groups_users_and_glue", backends: BOTH, run: |b| Box::pin(groups_users_and_glue(b)) },
+        Case { name: "console::log_endpoints_reach_the_executor", backends: BOTH, run: |b| Box::pin(log_endpoints_reach_the_executor(b)) },
         Case { name: "console::login_throttle", backends: &[Backend::Sqlite], run: |b| Box::pin(login_throttle(b)) },
     ]
 }
@@ -367,6 +370,72 @@ async fn login_throttle(backend: Backend) -> TestResult {
     let blocked = client.login("admin", "123456", false).await?;
     ensure_eq!(blocked["code"], 500, "even the right password waits out the window: {blocked}");
     ensure!(client.cookie.is_none(), "no session");
+    app.stop().await;
+    Ok(())
+}
+
+/// A manual trigger, then the log list, the rolling log, kill, the chart and clearing, against an in-test
+/// executor over HTTP.
+async fn log_endpoints_reach_the_executor(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let client = admin(&app).await?;
+    let executor = FakeExecutor::start(Behaviour::default()).await?;
+    let group = manual_group(&app.app.db, "log-app", &[&executor.address]).await?;
+    let id = insert(&app.app.db, &job(group)).await?.to_string();
+    let (group, job_id) = (group.to_string(), id.clone());
+
+    let jobs = client.post("/joblog/getJobsByGroup", &[("jobGroup", &group)]).await?;
+    ensure_eq!(jobs["content"][0]["id"].to_string(), job_id, "{jobs}");
+    ensure_eq!(client.post("/jobinfo/trigger", &[("id", &id), ("executorParam", "p=1")]).await?["code"], 200);
+    let log = eventually(Duration::from_secs(10), "a triggered log", || async {
+        let page = client.post("/joblog/pageList", &[("jobGroup", &group), ("jobId", &job_id), ("logStatus", "-1")]).await.ok()?;
+        (page["data"][0]["triggerCode"] == 200).then(|| page["data"][0].clone())
+    })
+    .await?;
+    ensure_eq!(log["executorParam"], "p=1");
+    ensure_eq!(log["executorAddress"], executor.address.as_str());
+    let log_id = log["id"].to_string();
+    let running = client.post("/joblog/pageList", &[("jobGroup", &group), ("jobId", &job_id), ("logStatus", "3")]).await?;
+    ensure_eq!(running["recordsTotal"], 1, "running filter: {running}");
+
+    let lines = client.post("/joblog/logDetailCat", &[("logId", &log_id), ("fromLineNum", "1")]).await?;
+    ensure_eq!(lines["code"], 200, "{lines}");
+    ensure_eq!(lines["content"]["fromLineNum"], 1);
+    ensure_eq!(lines["content"]["end"], false);
+    let escaped = LOG_CONTENT.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('\'', "&#39;");
+    ensure_eq!(lines["content"]["logContent"], escaped.as_str());
+    let asked = executor.calls_to("/log");
+    ensure_eq!(asked[0].body["logId"].to_string(), log_id);
+    ensure_eq!(asked[0].body["fromLineNum"], 1);
+    let page = client.get(&format!("/joblog/logDetailPage?id={log_id}")).await?;
+    ensure_eq!(page.status, 200);
+
+    let killed = client.post("/joblog/logKill", &[("id", &log_id)]).await?;
+    ensure_eq!(killed["code"], 200, "{killed}");
+    ensure_eq!(executor.calls_to("/kill")[0].body["jobId"].to_string(), job_id);
+    let stored = app.app.db.load_log(log_id.parse().context("id")?).await.context("load")?.context("log")?;
+    ensure_eq!(stored.handle_code, 500, "a killed log ends as failed");
+    let failed = client.post("/joblog/pageList", &[("jobGroup", &group), ("jobId", &job_id), ("logStatus", "2")]).await?;
+    ensure_eq!(failed["recordsTotal"], 1, "fail filter: {failed}");
+
+    let today = chrono::Local::now().format("%Y-%m-%d").to_string();
+    let chart = client
+        .post("/chartInfo", &[("startDate", &format!("{today} 00:00:00")), ("endDate", &format!("{today} 23:59:59"))])
+        .await?;
+    ensure_eq!(chart["code"], 200, "{chart}");
+    for key in ["triggerDayList", "triggerDayCountRunningList", "triggerDayCountSucList", "triggerDayCountFailList"] {
+        ensure!(chart["content"][key].is_array(), "{key} in {chart}");
+    }
+
+    let bad_type = client.post("/joblog/clearLog", &[("jobGroup", &group), ("jobId", &job_id), ("type", "10")]).await?;
+    ensure_eq!(bad_type["code"], 500);
+    let kept = client.post("/joblog/clearLog", &[("jobGroup", &group), ("jobId", &job_id), ("type", "1")]).await?;
+    ensure_eq!(kept["code"], 200);
+    ensure!(app.app.db.load_log(log_id.parse().context("id")?).await.context("load")?.is_some(), "a new log survives type 1");
+    let cleared = client.post("/joblog/clearLog", &[("jobGroup", &group), ("jobId", &job_id), ("type", "9")]).await?;
+    ensure_eq!(cleared["code"], 200);
+    ensure!(app.app.db.load_log(log_id.parse().context("id")?).await.context("load")?.is_none(), "type 9 clears all");
     app.stop().await;
     Ok(())
 }

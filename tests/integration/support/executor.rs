@@ -100,6 +100,9 @@ impl JavaExecutorClient {
     }
 }
 
+/// What every in-test executor's `/log` returns: markup that must never reach a page unescaped.
+pub const LOG_CONTENT: &str = "line 1\n<script>alert('x')</script> & done\n";
+
 /// One request an in-test executor received.
 #[derive(Debug, Clone)]
 pub struct ReceivedCall {
@@ -189,7 +192,7 @@ async fn handle(State(inner): State<Arc<Inner>>, uri: Uri, headers: HeaderMap, b
             "/idleBeat" => json!({"code": behaviour.beat_code}),
             "/kill" => json!({"code": 200}),
             "/log" => json!({"code": 200, "content": {
-                "fromLineNum": body["fromLineNum"], "toLineNum": 2, "logContent": "line 1\nline 2\n", "isEnd": false}}),
+                "fromLineNum": body["fromLineNum"], "toLineNum": 2, "logContent": LOG_CONTENT, "isEnd": false}}),
             "/run" => {
                 if behaviour.hang {
                     tokio::time::sleep(Duration::from_secs(3600)).await;

@@ -6,7 +6,7 @@ mod executor;
 pub mod fixtures;
 
 pub use database::{mysql_availability, Backend, TestDb};
-pub use executor::{Behaviour, FakeExecutor, JavaExecutorClient};
+pub use executor::{Behaviour, FakeExecutor, JavaExecutorClient, LOG_CONTENT};
 
 use libtest_mimic::Failed;
 use std::time::Duration;
