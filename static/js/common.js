@@ -1,0 +1,627 @@
+/*
+ * Shared client code of the console: HTML escaping, the trigger/handle message sanitiser, the AJAX helper
+ * (ReturnT handling and the login redirect), dialogs, DataTables and date-range defaults, and the layout's
+ * own behaviour (sidebar state cookie, change password, logout, back-to-top).
+ *
+ * Everything a page inserts as HTML goes through escapeHtml() or sanitizeMessage().
+ */
+(function (window, $) {
+    'use strict';
+
+    var I18n = window.I18n || {};
+    window.I18n = I18n;
+
+    // ------------------------------------------------------------------------------------------------
+    // Escaping
+
+    var ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+    /** Escapes the five HTML-significant characters; null and undefined become the empty string. */
+    function escapeHtml(value) {
+        if (value === null || value === undefined) {
+            return '';
+        }
+        return String(value).replace(/[&<>"']/g, function (ch) {
+            return ESCAPES[ch];
+        });
+    }
+
+    /** The inverse of escapeHtml for exactly its five entities, in one pass. */
+    function unescapeHtml(value) {
+        if (value === null || value === undefined) {
+            return '';
+        }
+        var back = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
+        return String(value).replace(/&(amp|lt|gt|quot|#39);/g, function (entity) {
+            return back[entity];
+        });
+    }
+
+    /*
+     * The admin's own markup in trigger_msg / handle_msg, matched literally and case-sensitively; this is
+     * the allow-list of the server (src/domain/html.rs) and must stay identical to it.
+     */
+    var MESSAGE_TAGS = [
+        '<br>',
+        '<br/>',
+        '</span>',
+        '<span style="color:#00c0ef;" >',
+        '<span style="color:#F39C12;" >'
+    ];
+
+    /**
+     * Escapes a stored trigger/handle message except for the admin's own line breaks and banner spans.
+     * A `</span>` without an open span is escaped, and spans still open at the end are closed, so the
+     * result never closes markup it did not open.
+     */
+    function sanitizeMessage(text) {
+        if (text === null || text === undefined) {
+            return '';
+        }
+        text = String(text);
+        var out = '';
+        var openSpans = 0;
+        var i = 0;
+        while (i < text.length) {
+            var tag = null;
+            if (text.charAt(i) === '<') {
+                for (var k = 0; k < MESSAGE_TAGS.length; k++) {
+                    if (text.substr(i, MESSAGE_TAGS[k].length) === MESSAGE_TAGS[k]) {
+                        tag = MESSAGE_TAGS[k];
+                        break;
+                    }
+                }
+            }
+            if (tag === null) {
+                out += escapeHtml(text.charAt(i));
+                i += 1;
+                continue;
+            }
+            if (tag === '</span>') {
+                if (openSpans === 0) {
+                    out += escapeHtml(tag);
+                } else {
+                    openSpans -= 1;
+                    out += tag;
+                }
+            } else {
+                if (tag.indexOf('<span') === 0) {
+                    openSpans += 1;
+                }
+                out += tag;
+            }
+            i += tag.length;
+        }
+        for (; openSpans > 0; openSpans--) {
+            out += '</span>';
+        }
+        return out;
+    }
+
+    window.escapeHtml = escapeHtml;
+    window.unescapeHtml = unescapeHtml;
+    window.sanitizeMessage = sanitizeMessage;
+
+    // In Node (unit checks of the pure functions) there is no jQuery: stop here.
+    if (!$) {
+        if (typeof module !== 'undefined' && module.exports) {
+            module.exports = { escapeHtml: escapeHtml, unescapeHtml: unescapeHtml, sanitizeMessage: sanitizeMessage };
+        }
+        return;
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // Page facts
+
+    var XJ = window.XJ = window.XJ || {};
+    XJ.escapeHtml = escapeHtml;
+    XJ.unescapeHtml = unescapeHtml;
+    XJ.sanitizeMessage = sanitizeMessage;
+
+    /** The context path ("" or "/xxl-job-admin"), from the page's meta element. */
+    var baseUrl = $('meta[name="xxl-base-url"]').attr('content') || '';
+    window.base_url = baseUrl;
+    XJ.baseUrl = baseUrl;
+    XJ.lang = $('html').attr('data-lang') || 'zh_CN';
+
+    /** A text: the I18n bundle first, then the console's supplementary texts (texts.js). */
+    XJ.t = function (key, vars) {
+        var text = I18n[key];
+        if (text === undefined) {
+            var extra = window.XJ_TEXTS || {};
+            var table = extra[XJ.lang] || extra.zh_CN || {};
+            text = table[key] !== undefined ? table[key] : key;
+        }
+        if (vars) {
+            text = text.replace(/\{(\w+)\}/g, function (all, name) {
+                return vars[name] !== undefined ? vars[name] : all;
+            });
+        }
+        return text;
+    };
+
+    XJ.url = function (path) {
+        return baseUrl + path;
+    };
+
+    XJ.goLogin = function () {
+        window.location.href = baseUrl + '/toLogin';
+    };
+
+    // ------------------------------------------------------------------------------------------------
+    // Dialogs (layer; every text is escaped before it is handed over, because layer inserts HTML)
+
+    function hasLayer() {
+        return typeof window.layer !== 'undefined';
+    }
+
+    /** A short toast; `ok === false` shows the failure icon. */
+    XJ.toast = function (text, ok, done) {
+        if (!hasLayer()) {
+            window.alert(text);
+            if (done) { done(); }
+            return;
+        }
+        window.layer.msg(escapeHtml(text), { icon: ok === false ? 2 : 1, time: 1500 }, done);
+    };
+
+    /** A message dialog with an OK button. icon: 1 ok, 2 error, 0 info. */
+    XJ.alert = function (text, icon, done) {
+        if (!hasLayer()) {
+            window.alert(text);
+            if (done) { done(); }
+            return;
+        }
+        var finished = false;
+        var finish = function () {
+            if (!finished) {
+                finished = true;
+                if (done) { done(); }
+            }
+        };
+        window.layer.open({
+            type: 0,
+            title: escapeHtml(I18n.system_tips),
+            icon: icon === undefined ? 0 : icon,
+            content: escapeHtml(text),
+            btn: [escapeHtml(I18n.system_ok)],
+            yes: function (index) {
+                window.layer.close(index);
+            },
+            end: finish
+        });
+    };
+
+    XJ.alertError = function (text, done) {
+        XJ.alert(text || I18n.system_opt_fail, 2, done);
+    };
+
+    XJ.alertOk = function (text, done) {
+        XJ.alert(text || I18n.system_opt_suc, 1, done);
+    };
+
+    /** A confirmation dialog; onYes runs after OK. */
+    XJ.confirm = function (text, onYes) {
+        if (!hasLayer()) {
+            if (window.confirm(text)) { onYes(); }
+            return;
+        }
+        window.layer.confirm(escapeHtml(text), {
+            icon: 3,
+            title: escapeHtml(I18n.system_tips),
+            btn: [escapeHtml(I18n.system_ok), escapeHtml(I18n.system_cancel)]
+        }, function (index) {
+            window.layer.close(index);
+            onYes();
+        });
+    };
+
+    /** A dialog showing markup that the caller has already made safe. */
+    XJ.showHtml = function (title, safeHtml, options) {
+        options = options || {};
+        return window.layer.open($.extend({
+            type: 1,
+            title: escapeHtml(title),
+            area: ['640px', 'auto'],
+            maxHeight: 560,
+            shadeClose: true,
+            skin: 'xj-layer',
+            content: '<div class="xj-layer-body">' + safeHtml + '</div>'
+        }, options));
+    };
+
+    /** An ordered list of plain strings as safe HTML. */
+    XJ.listHtml = function (items, className) {
+        if (!items || !items.length) {
+            return '<p class="text-muted">' + escapeHtml(I18n.system_empty) + '</p>';
+        }
+        var html = '<ol class="xj-list ' + (className || '') + '">';
+        $.each(items, function (i, item) {
+            html += '<li>' + escapeHtml(item) + '</li>';
+        });
+        return html + '</ol>';
+    };
+
+    // ------------------------------------------------------------------------------------------------
+    // AJAX
+
+    /** True when the answer is the login page (the gate's 302 followed by the browser). */
+    function isLoginAnswer(rawXhr, jqXhr) {
+        var url = (rawXhr && rawXhr.responseURL) || '';
+        if (/\/toLogin\/?(\?|$)/.test(url)) {
+            return true;
+        }
+        var type = (jqXhr && jqXhr.getResponseHeader && jqXhr.getResponseHeader('Content-Type')) || '';
+        return type.indexOf('text/html') >= 0;
+    }
+
+    function httpErrorText(jqXhr) {
+        var text = jqXhr && jqXhr.responseText;
+        if (text) {
+            try {
+                var body = JSON.parse(text);
+                if (body && (body.msg || body.message)) {
+                    return body.msg || body.message;
+                }
+            } catch (ignored) {
+                // not JSON
+            }
+        }
+        var status = jqXhr && jqXhr.status ? ' (HTTP ' + jqXhr.status + ')' : '';
+        return I18n.system_api_error + status;
+    }
+
+    /**
+     * Sends form-encoded data (an object, an array of {name, value} or a serialized string) to a console
+     * path. Resolves with the parsed JSON answer; rejects with an error text, or with null after starting
+     * the navigation to the login page.
+     */
+    XJ.request = function (path, data, options) {
+        options = options || {};
+        var deferred = $.Deferred();
+        var raw = null;
+        $.ajax({
+            url: baseUrl + path,
+            type: options.method || 'POST',
+            data: data || {},
+            dataType: 'text',
+            cache: false,
+            xhr: function () {
+                raw = new window.XMLHttpRequest();
+                return raw;
+            }
+        }).done(function (body, status, jqXhr) {
+            if (isLoginAnswer(raw, jqXhr)) {
+                XJ.goLogin();
+                deferred.reject(null);
+                return;
+            }
+            var json;
+            try {
+                json = JSON.parse(body);
+            } catch (e) {
+                deferred.reject(I18n.system_api_error);
+                return;
+            }
+            deferred.resolve(json);
+        }).fail(function (jqXhr) {
+            if (jqXhr.status === 0 && jqXhr.statusText === 'abort') {
+                deferred.reject(null);
+                return;
+            }
+            if (isLoginAnswer(raw, jqXhr)) {
+                XJ.goLogin();
+                deferred.reject(null);
+                return;
+            }
+            deferred.reject(httpErrorText(jqXhr));
+        });
+        return deferred.promise();
+    };
+
+    /**
+     * Calls a ReturnT endpoint. options.success(content, answer) on code 200; otherwise options.error(msg)
+     * or, by default, an error dialog with the answer's msg (or options.failText when msg is null).
+     */
+    XJ.call = function (path, data, options) {
+        options = options || {};
+        var onError = function (msg) {
+            if (msg === null) {
+                return;
+            }
+            msg = msg || options.failText || I18n.system_opt_fail;
+            if (options.error) {
+                options.error(msg);
+            } else {
+                XJ.alertError(msg);
+            }
+        };
+        return XJ.request(path, data, options).then(function (answer) {
+            if (answer && answer.code === 200) {
+                if (options.success) {
+                    options.success(answer.content, answer);
+                }
+            } else {
+                onError((answer && answer.msg) || '');
+            }
+        }, onError);
+    };
+
+    /** Collects named fields of a form into a plain object (checkbox groups are handled by callers). */
+    XJ.formData = function ($form, names) {
+        var data = {};
+        $.each(names, function (i, name) {
+            var $field = $form.find('[name="' + name + '"]');
+            if (!$field.length) {
+                return;
+            }
+            if ($field.is(':radio')) {
+                data[name] = $field.filter(':checked').val();
+            } else {
+                data[name] = $field.val();
+            }
+        });
+        return data;
+    };
+
+    // ------------------------------------------------------------------------------------------------
+    // Tables
+
+    XJ.dataTableLanguage = function () {
+        return {
+            sProcessing: I18n.dataTable_sProcessing,
+            sLengthMenu: I18n.dataTable_sLengthMenu,
+            sZeroRecords: I18n.dataTable_sZeroRecords,
+            sInfo: I18n.dataTable_sInfo,
+            sInfoEmpty: I18n.dataTable_sInfoEmpty,
+            sInfoFiltered: I18n.dataTable_sInfoFiltered,
+            sInfoPostFix: '',
+            sSearch: I18n.dataTable_sSearch,
+            sUrl: '',
+            sEmptyTable: I18n.dataTable_sEmptyTable,
+            sLoadingRecords: I18n.dataTable_sLoadingRecords,
+            sInfoThousands: ',',
+            oPaginate: {
+                sFirst: I18n.dataTable_sFirst,
+                sPrevious: I18n.dataTable_sPrevious,
+                sNext: I18n.dataTable_sNext,
+                sLast: I18n.dataTable_sLast
+            },
+            oAria: {
+                sSortAscending: I18n.dataTable_sSortAscending,
+                sSortDescending: I18n.dataTable_sSortDescending
+            }
+        };
+    };
+
+    /** DataTables render function that escapes the cell value. */
+    XJ.renderText = function (data) {
+        return escapeHtml(data);
+    };
+
+    /** An ISO date (the JSON views' format) in the browser's zone, or "". */
+    XJ.formatDate = function (value) {
+        if (!value) {
+            return '';
+        }
+        var m = window.moment ? window.moment(value) : null;
+        return m && m.isValid() ? m.format('YYYY-MM-DD HH:mm:ss') : String(value);
+    };
+
+    /**
+     * A server-side DataTable on one of the paging endpoints: options.url, options.params() (the filters),
+     * options.columns; the rows are answered by recordsTotal / recordsFiltered / data.
+     */
+    XJ.dataTable = function (selector, options) {
+        return $(selector).DataTable($.extend({
+            deferRender: true,
+            processing: true,
+            serverSide: true,
+            searching: false,
+            ordering: false,
+            autoWidth: false,
+            lengthMenu: [10, 25, 50, 100],
+            pageLength: 10,
+            language: XJ.dataTableLanguage(),
+            ajax: function (request, callback) {
+                var params = $.extend({ start: request.start, length: request.length }, options.params ? options.params() : {});
+                var empty = { draw: request.draw, recordsTotal: 0, recordsFiltered: 0, data: [] };
+                XJ.request(options.url, params).then(function (answer) {
+                    if (answer && $.isArray(answer.data)) {
+                        callback({
+                            draw: request.draw,
+                            recordsTotal: answer.recordsTotal,
+                            recordsFiltered: answer.recordsFiltered,
+                            data: answer.data
+                        });
+                    } else {
+                        XJ.toast((answer && answer.msg) || I18n.system_api_error, false);
+                        callback(empty);
+                    }
+                }, function (msg) {
+                    if (msg !== null) {
+                        XJ.toast(msg, false);
+                    }
+                    callback(empty);
+                });
+            }
+        }, options.extra || {}, { columns: options.columns }));
+    };
+
+    // ------------------------------------------------------------------------------------------------
+    // Date ranges
+
+    XJ.momentLocale = function () {
+        if (!window.moment) {
+            return;
+        }
+        var locale = { zh_CN: 'zh-cn', zh_TC: 'zh-tw', en: 'en' }[XJ.lang] || 'en';
+        window.moment.locale(locale);
+    };
+
+    /**
+     * A daterangepicker on $input: options.start, options.end (moments), options.recentHour (adds that
+     * preset), options.onApply(start, end).
+     */
+    XJ.dateRangePicker = function ($input, options) {
+        var moment = window.moment;
+        XJ.momentLocale();
+        var ranges = {};
+        if (options.recentHour) {
+            ranges[I18n.daterangepicker_ranges_recent_hour] = [moment().subtract(1, 'hours'), moment()];
+        }
+        ranges[I18n.daterangepicker_ranges_today] = [moment().startOf('day'), moment().endOf('day')];
+        ranges[I18n.daterangepicker_ranges_yesterday] = [moment().subtract(1, 'days').startOf('day'), moment().subtract(1, 'days').endOf('day')];
+        ranges[I18n.daterangepicker_ranges_this_month] = [moment().startOf('month'), moment().endOf('month')];
+        ranges[I18n.daterangepicker_ranges_last_month] = [moment().subtract(1, 'months').startOf('month'), moment().subtract(1, 'months').endOf('month')];
+        ranges[I18n.daterangepicker_ranges_recent_week] = [moment().subtract(1, 'weeks').startOf('day'), moment().endOf('day')];
+        ranges[I18n.daterangepicker_ranges_recent_month] = [moment().subtract(1, 'months').startOf('day'), moment().endOf('day')];
+        var format = 'YYYY-MM-DD HH:mm:ss';
+        $input.daterangepicker({
+            autoApply: false,
+            opens: options.opens || 'left',
+            ranges: ranges,
+            startDate: options.start,
+            endDate: options.end,
+            timePicker: true,
+            timePicker24Hour: true,
+            timePickerIncrement: 10,
+            showCustomRangeLabel: true,
+            alwaysShowCalendars: false,
+            locale: {
+                format: format,
+                separator: ' - ',
+                applyLabel: I18n.system_ok,
+                cancelLabel: I18n.system_cancel,
+                fromLabel: I18n.daterangepicker_custom_starttime,
+                toLabel: I18n.daterangepicker_custom_endtime,
+                customRangeLabel: I18n.daterangepicker_custom_name,
+                daysOfWeek: String(I18n.daterangepicker_custom_daysofweek || '').split(','),
+                monthNames: String(I18n.daterangepicker_custom_monthnames || '').split(','),
+                firstDay: 1
+            }
+        }, function (start, end) {
+            if (options.onApply) {
+                options.onApply(start, end);
+            }
+        });
+        $input.val(options.start.format(format) + ' - ' + options.end.format(format));
+        return $input.data('daterangepicker');
+    };
+
+    // ------------------------------------------------------------------------------------------------
+    // Layout behaviour
+
+    var SIDEBAR_COOKIE = 'xxljob_adminlte_settings';
+
+    function initSidebarCookie() {
+        $(document).on('collapsed.pushMenu expanded.pushMenu', function (event) {
+            if ($.cookie) {
+                $.cookie(SIDEBAR_COOKIE, event.type === 'collapsed' ? 'off' : 'on', { expires: 7, path: baseUrl || '/' });
+            }
+        });
+    }
+
+    function initBackToTop() {
+        var $button = $('#backToTop');
+        if (!$button.length) {
+            return;
+        }
+        $(window).on('scroll', function () {
+            $button.toggleClass('visible', $(window).scrollTop() > 150);
+        });
+        $button.on('click', function (e) {
+            e.preventDefault();
+            $('html, body').animate({ scrollTop: 0 }, 300);
+        });
+    }
+
+    function logout() {
+        XJ.request('/logout', {}).always(function () {
+            XJ.goLogin();
+        });
+    }
+
+    function initUserMenu() {
+        $('#logoutBtn').on('click', function (e) {
+            e.preventDefault();
+            XJ.confirm(I18n.logout_confirm, function () {
+                XJ.request('/logout', {}).then(function (answer) {
+                    if (answer && answer.code === 200) {
+                        XJ.toast(I18n.logout_success, true, XJ.goLogin);
+                    } else {
+                        XJ.alertError((answer && answer.msg) || I18n.logout_fail);
+                    }
+                }, function (msg) {
+                    if (msg !== null) {
+                        XJ.alertError(msg);
+                    }
+                });
+            });
+        });
+
+        var $modal = $('#updatePwdModal');
+        var $form = $('#updatePwdForm');
+        if (!$form.length) {
+            return;
+        }
+        $('#changePwdBtn').on('click', function (e) {
+            e.preventDefault();
+            $form[0].reset();
+            $form.find('.has-error').removeClass('has-error');
+            $form.find('.help-block.error').remove();
+            $modal.modal({ backdrop: 'static', keyboard: false, show: true });
+        });
+        var lengthText = I18n.system_lengh_limit + '[4-20]';
+        $form.validate({
+            errorElement: 'span',
+            errorClass: 'help-block error',
+            highlight: function (element) {
+                $(element).closest('.form-group').addClass('has-error');
+            },
+            unhighlight: function (element) {
+                $(element).closest('.form-group').removeClass('has-error');
+            },
+            rules: {
+                oldPassword: { required: true, rangelength: [4, 20] },
+                password: { required: true, rangelength: [4, 20] }
+            },
+            messages: {
+                oldPassword: {
+                    required: I18n.system_please_input + I18n.change_pwd_field_oldpwd,
+                    rangelength: lengthText
+                },
+                password: {
+                    required: I18n.system_please_input + I18n.change_pwd_field_newpwd,
+                    rangelength: lengthText
+                }
+            },
+            submitHandler: function () {
+                XJ.call('/user/updatePwd', XJ.formData($form, ['oldPassword', 'password']), {
+                    success: function () {
+                        $modal.modal('hide');
+                        XJ.alertOk(I18n.change_pwd_suc_to_logout, logout);
+                    }
+                });
+                return false;
+            }
+        });
+    }
+
+    /** Elements that show a supplementary text: <span data-xj-text="key"></span>. */
+    function fillTexts() {
+        $('[data-xj-text]').each(function () {
+            $(this).text(XJ.t($(this).attr('data-xj-text')));
+        });
+    }
+
+    $(function () {
+        if (window.FastClick && document.body) {
+            window.FastClick.attach(document.body);
+        }
+        initSidebarCookie();
+        initBackToTop();
+        initUserMenu();
+        fillTexts();
+    });
+})(typeof window !== 'undefined' ? window : globalThis, typeof window !== 'undefined' ? window.jQuery : undefined);
