@@ -1,5 +1,6 @@
 //! Start-up and shutdown: wires configuration, storage, services, workers and the HTTP server.
 
+use chrono::NaiveDateTime;
 use crate::alarm::email::EmailAlarm;
 use crate::config::{Config, DbTarget, SqlitePath};
 use crate::http::console::session::{LoginThrottle, SessionKeys};
@@ -36,6 +37,12 @@ impl AppState {
     /// The zone cron expressions and schedule previews are evaluated in.
     pub fn cron_zone(&self) -> Zone {
         CRON_ZONE
+    }
+
+    /// A wall-clock time typed into the console, as the stored DATETIME of the same instant: the Java
+    /// admin parses form dates in the JVM's zone and the driver writes them in `serverTimezone`.
+    pub fn stored_time(&self, typed: NaiveDateTime) -> NaiveDateTime {
+        self.db.datetime(self.cron_zone().to_epoch_ms(typed))
     }
 }
 

@@ -6,6 +6,7 @@
 //! point them elsewhere; with `CI` set, an unreachable MySQL is a failure, not a skip.
 
 mod api;
+mod browser;
 mod console;
 mod scheduler;
 mod schema;
@@ -36,7 +37,8 @@ fn main() {
     if !reference {
         eprintln!("note: {} not found; the reference comparisons are ignored", schema::reference_script_path().display());
     }
-    let cases = api::cases().into_iter().chain(console::cases()).chain(scheduler::cases()).chain(schema::cases());
+    let browser = support::browser::browser_availability();
+    let cases = api::cases().into_iter().chain(browser::cases()).chain(console::cases()).chain(scheduler::cases()).chain(schema::cases());
     let mut trials = Vec::new();
     for case in cases {
         for &backend in case.backends {
@@ -45,9 +47,19 @@ fn main() {
             let trial = Trial::test(name, move || run_case(run, backend));
             // The reference script lives in shared/, beside the repository, not in it.
             let needs_reference = case.name.contains("reference");
-            let skip = (backend == Backend::MySql && mysql.is_err()) || (needs_reference && !reference);
+            let needs_browser = case.name.starts_with("browser::");
+            let skip = (backend == Backend::MySql && mysql.is_err())
+                || (needs_reference && !reference)
+                || (needs_browser && browser.is_err());
             trials.push(trial.with_ignored_flag(skip));
         }
+    }
+    if let Err(reason) = &browser {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("Chromium is required in CI but unavailable: {reason}");
+            std::process::exit(1);
+        }
+        eprintln!("note: browser tests are ignored: {reason}");
     }
     if let Err(reason) = &mysql {
         if std::env::var_os("CI").is_some() {

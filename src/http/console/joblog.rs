@@ -64,6 +64,7 @@ async fn page_list(State(state): State<AppState>, user: LoginUser, params: Param
         }
     }
     let (from, to) = parse_filter_time(params.string("filterTime").as_deref());
+    let (from, to) = (from.map(|t| state.stored_time(t)), to.map(|t| state.stored_time(t)));
     let filter = LogFilter {
         job_group,
         job_id,

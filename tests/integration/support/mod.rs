@@ -1,5 +1,6 @@
 //! Test support: databases, the admin under test, and executors that speak the 2.4.2 wire protocol.
 
+pub mod browser;
 pub mod console;
 mod database;
 mod executor;
