@@ -1,5 +1,6 @@
 //! The executor → admin API (spec 1) as real executors use it.
 
+use crate::support::proxy::Proxy;
 use crate::support::{eventually, now_ms, Backend, Context, TestApp, TestDb, TOKEN};
 use crate::{ensure, ensure_eq, Case, TestResult, BOTH};
 use serde_json::json;
@@ -18,6 +19,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "api::bad_requests_get_clear_return_t_errors", backends: BOTH, run: |b| Box::pin(bad_requests_get_clear_return_t_errors(b)) },
         Case { name: "api::blank_token_disables_the_check", backends: BOTH, run: |b| Box::pin(blank_token_disables_the_check(b)) },
         Case { name: "api::health_reports_the_database", backends: BOTH, run: |b| Box::pin(health_reports_the_database(b)) },
+        Case { name: "api::database_restart_is_survived", backends: &[Backend::MySql], run: |b| Box::pin(database_restart_is_survived(b)) },
         Case { name: "api::registry_reaches_the_group_within_35_s", backends: &[Backend::MySql], run: |b| Box::pin(registry_reaches_the_group_within_35_s(b)) },
     ]
 }
@@ -241,6 +243,43 @@ async fn registry_reaches_the_group_within_35_s(backend: Backend) -> TestResult 
     })
     .await?;
     ensure!(started.elapsed() <= Duration::from_secs(35), "took {:?}", started.elapsed());
+    app.stop().await;
+    Ok(())
+}
+
+/// Every database connection dies at once, as when MariaDB restarts: the admin reconnects by itself and
+/// keeps applying callbacks, without a restart.
+async fn database_restart_is_survived(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let url = url::Url::parse(&db.url).context("test database URL")?;
+    let server = format!("{}:{}", url.host_str().context("host")?, url.port().unwrap_or(3306));
+    let upstream = tokio::net::lookup_host(&server).await.context("resolve")?.next().context("address")?;
+    // Create the schema directly, then run the admin through the proxy.
+    TestApp::start(&db, &[]).await?.stop().await;
+    let proxy = Proxy::start(upstream).await?;
+    let proxied = db.url.replacen(&server, &proxy.addr.to_string(), 1);
+    let app = TestApp::start(&db, &[&format!("--spring.datasource.url={proxied}")]).await?;
+    let executor = app.executor_client();
+    let store = &app.app.db;
+    let first = store.insert_log(1, 1, now_ms()).await.context("insert log")?;
+    ensure_eq!(executor.callback(&[(first, 200, None)]).await?.code(), 200);
+
+    let connections = proxy.accepted();
+    proxy.cut();
+    let second = eventually(Duration::from_secs(20), "a log inserted after the restart", || async {
+        store.insert_log(1, 1, now_ms()).await.ok()
+    })
+    .await?;
+    eventually(Duration::from_secs(20), "a callback applied after the restart", || async {
+        let reply = executor.callback(&[(second, 200, None)]).await.ok()?;
+        (reply.code() == 200).then_some(())
+    })
+    .await?;
+    let log = store.load_log(second).await.context("load")?.context("log")?;
+    ensure_eq!(log.handle_code, 200);
+    ensure!(proxy.accepted() > connections, "the admin opened new connections");
+    let health = app.http.get(app.url("/actuator/health")).send().await.context("health")?;
+    ensure_eq!(health.status().as_u16(), 200);
     app.stop().await;
     Ok(())
 }

@@ -5,6 +5,7 @@ pub mod console;
 mod database;
 mod executor;
 pub mod fixtures;
+pub mod proxy;
 
 pub use database::{mysql_availability, Backend, TestDb};
 pub use executor::{Behaviour, FakeExecutor, JavaExecutorClient, LOG_CONTENT};
