@@ -3,7 +3,7 @@
 use chrono::NaiveDateTime;
 use crate::alarm::email::EmailAlarm;
 use crate::config::{Config, DbTarget, SqlitePath};
-use crate::http::console::session::{LoginThrottle, SessionKeys};
+use crate::http::console::session::{LoginThrottle, Revocations, SessionKeys};
 use crate::http::console::ConsoleState;
 use crate::executor::ExecutorClient;
 use crate::http;
@@ -125,7 +125,11 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         completer,
         triggers: triggers.clone(),
         executors,
-        console: Arc::new(ConsoleState { keys: session_keys(&config), throttle: LoginThrottle::new() }),
+        console: Arc::new(ConsoleState {
+            keys: session_keys(&config),
+            throttle: LoginThrottle::new(),
+            revoked: Revocations::default(),
+        }),
         clock,
     };
     let addr = SocketAddr::new(config.server.address, config.server.port);

@@ -76,6 +76,8 @@ async fn login_gate_and_logout(backend: Backend) -> TestResult {
     let logout = client.request(reqwest::Method::POST, "/logout", &[], &[]).await?;
     ensure_eq!(logout.json()?["code"], 200);
     ensure!(logout.set_cookie.unwrap_or_default().contains("Max-Age=0"), "the cookie is cleared");
+    let replayed = client.get("/").await?;
+    ensure_eq!(replayed.status, 302, "a copy of the logged-out cookie no longer authenticates");
     let get_login = client.get("/login").await?;
     ensure_eq!(get_login.status, 405, "GET /login is not allowed");
     app.stop().await;

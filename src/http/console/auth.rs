@@ -70,7 +70,11 @@ async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result<Res
         return Err(ConsoleError::CrossSite).or_json(&state);
     }
     let mut response = Json(ReturnT::<()>::success()).into_response();
-    if cookie(&headers, COOKIE_NAME).is_some() {
+    if let Some(token) = cookie(&headers, COOKIE_NAME) {
+        let now = state.clock.now_ms();
+        if let Some(claims) = state.console.keys.verify(&token, now) {
+            state.console.revoked.revoke(&token, &claims, now);
+        }
         let expired = format!("{COOKIE_NAME}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT");
         if let Ok(value) = HeaderValue::from_str(&expired) {
             response.headers_mut().insert(SET_COOKIE, value);

@@ -23,12 +23,13 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use error::{ConsoleError, JsonError};
-use session::{LoginThrottle, SessionKeys, COOKIE_NAME};
+use session::{LoginThrottle, Revocations, SessionKeys, COOKIE_NAME};
 
 /// Console-only state shared by every instance of the handlers.
 pub struct ConsoleState {
     pub keys: SessionKeys,
     pub throttle: LoginThrottle,
+    pub revoked: Revocations,
 }
 
 /// The user of a gated request, as stored in the database now.
@@ -113,6 +114,9 @@ async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -
 pub async fn current_user(state: &AppState, headers: &axum::http::HeaderMap) -> Result<Option<JobUser>, ConsoleError> {
     let Some(token) = cookie(headers, COOKIE_NAME) else { return Ok(None) };
     let Some(claims) = state.console.keys.verify(&token, state.clock.now_ms()) else { return Ok(None) };
+    if state.console.revoked.is_revoked(&token) {
+        return Ok(None);
+    }
     let Some(user) = state.db.load_user(claims.uid).await? else { return Ok(None) };
     Ok(state.console.keys.matches(&claims, &user).then_some(user))
 }

@@ -98,6 +98,26 @@ impl SessionKeys {
     }
 }
 
+/// Tokens ended by logout before their expiry. Kept in memory until they would have expired anyway, so
+/// a copied cookie stops working on this instance; other instances forget nothing because they never
+/// learn of it — there is no table to share it through without changing the 2.4 schema.
+#[derive(Default)]
+pub struct Revocations {
+    ended: Mutex<HashMap<String, i64>>,
+}
+
+impl Revocations {
+    pub fn revoke(&self, token: &str, claims: &Claims, now_ms: i64) {
+        let mut ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
+        ended.retain(|_, exp| *exp > now_ms);
+        ended.insert(token.to_string(), claims.exp);
+    }
+
+    pub fn is_revoked(&self, token: &str) -> bool {
+        self.ended.lock().unwrap_or_else(|e| e.into_inner()).contains_key(token)
+    }
+}
+
 /// Failed logins per user name; after [`MAX_FAILURES`] within [`WINDOW_MS`] further attempts are refused
 /// until the window has passed, which makes guessing passwords slow.
 pub struct LoginThrottle {
