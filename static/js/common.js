@@ -124,14 +124,9 @@
     XJ.baseUrl = baseUrl;
     XJ.lang = $('html').attr('data-lang') || 'zh_CN';
 
-    /** A text: the I18n bundle first, then the console's supplementary texts (texts.js). */
+    /** A text of the page's I18n bundle with its {name} slots filled; an unknown key shows as itself. */
     XJ.t = function (key, vars) {
-        var text = I18n[key];
-        if (text === undefined) {
-            var extra = window.XJ_TEXTS || {};
-            var table = extra[XJ.lang] || extra.zh_CN || {};
-            text = table[key] !== undefined ? table[key] : key;
-        }
+        var text = I18n[key] !== undefined ? I18n[key] : key;
         if (vars) {
             text = text.replace(/\{(\w+)\}/g, function (all, name) {
                 return vars[name] !== undefined ? vars[name] : all;
@@ -608,13 +603,6 @@
         });
     }
 
-    /** Elements that show a supplementary text: <span data-xj-text="key"></span>. */
-    function fillTexts() {
-        $('[data-xj-text]').each(function () {
-            $(this).text(XJ.t($(this).attr('data-xj-text')));
-        });
-    }
-
     $(function () {
         if (window.FastClick && document.body) {
             window.FastClick.attach(document.body);
@@ -622,6 +610,5 @@
         initSidebarCookie();
         initBackToTop();
         initUserMenu();
-        fillTexts();
     });
 })(typeof window !== 'undefined' ? window : globalThis, typeof window !== 'undefined' ? window.jQuery : undefined);

@@ -72,6 +72,9 @@ async fn login_gate_and_logout(backend: Backend) -> TestResult {
     ensure_eq!((to_login.status, to_login.location.as_deref()), (303, Some("/xxl-job-admin/")));
     let dashboard = client.get("/").await?;
     ensure_eq!(dashboard.status, 200);
+    let help = client.get("/help").await?;
+    ensure_eq!(help.status, 200);
+    ensure!(help.body.contains(en().get("help_intro")), "the help page's own text is rendered on the server");
 
     let logout = client.request(reqwest::Method::POST, "/logout", &[], &[]).await?;
     ensure_eq!(logout.json()?["code"], 200);
