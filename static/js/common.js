@@ -360,6 +360,103 @@
     };
 
     // ------------------------------------------------------------------------------------------------
+    // Dialogs and forms
+
+    /** Opens a dialog that only its own buttons close, with `$form` (if given) cleared of values and errors. */
+    XJ.showModal = function ($modal, $form) {
+        if ($form) {
+            $form[0].reset();
+            $form.find('.has-error').removeClass('has-error');
+            $form.find('.help-block.error').remove();
+        }
+        $modal.modal({ backdrop: 'static', keyboard: false, show: true });
+    };
+
+    /**
+     * jQuery Validation with the console's look: the message in a help block, the field's container
+     * (`group`, default `.form-group`) marked with has-error. `settings` holds the rules, messages and
+     * anything else jQuery Validation takes; `submit` runs once the form is valid.
+     */
+    XJ.validate = function ($form, settings, submit, group) {
+        var container = group || '.form-group';
+        return $form.validate($.extend({
+            errorElement: 'span',
+            errorClass: 'help-block error',
+            highlight: function (element) {
+                $(element).closest(container).addClass('has-error');
+            },
+            unhighlight: function (element) {
+                $(element).closest(container).removeClass('has-error');
+            },
+            submitHandler: function () {
+                submit();
+                return false;
+            }
+        }, settings));
+    };
+
+    /**
+     * The add or edit dialog of a table page: #addModal/#addForm or #updateModal/#updateForm. `spec` is the
+     * page's part: `paths` {add, update}, `validation` (settings for XJ.validate) and `group`, `data()` the
+     * request parameters, `fill(row)` from a table row, optional `afterReset()`, and `saved(adding)` to
+     * refresh the table. The hooks run with the form as `this`.
+     */
+    function ModalForm(mode, spec) {
+        var self = this;
+        this.mode = mode;
+        this.adding = mode === 'add';
+        this.spec = spec;
+        this.$modal = $('#' + mode + 'Modal');
+        this.$form = $('#' + mode + 'Form');
+        this.validator = XJ.validate(this.$form, spec.validation, function () {
+            self.submit();
+        }, spec.group);
+        this.$modal.on('hidden.bs.modal', function () {
+            self.reset();
+        });
+    }
+
+    ModalForm.prototype.field = function (name) {
+        return this.$form.find('[name="' + name + '"]');
+    };
+
+    ModalForm.prototype.reset = function () {
+        this.$form[0].reset();
+        this.validator.resetForm();
+        this.$form.find('.has-error').removeClass('has-error');
+        if (this.spec.afterReset) {
+            this.spec.afterReset.call(this);
+        }
+    };
+
+    /** Opens the dialog empty, or filled from a table row. */
+    ModalForm.prototype.show = function (row) {
+        this.reset();
+        if (row) {
+            this.spec.fill.call(this, row);
+        }
+        XJ.showModal(this.$modal);
+    };
+
+    ModalForm.prototype.submit = function () {
+        var self = this;
+        var adding = this.adding;
+        var $button = this.$form.find(':submit').prop('disabled', true);
+        XJ.call(adding ? this.spec.paths.add : this.spec.paths.update, this.spec.data.call(this), {
+            failText: adding ? I18n.system_add_fail : I18n.system_update_fail,
+            success: function () {
+                self.$modal.modal('hide');
+                XJ.toast(adding ? I18n.system_add_suc : I18n.system_update_suc, true);
+                self.spec.saved(adding);
+            }
+        }).always(function () {
+            $button.prop('disabled', false);
+        });
+    };
+
+    XJ.ModalForm = ModalForm;
+
+    // ------------------------------------------------------------------------------------------------
     // Tables
 
     XJ.dataTableLanguage = function () {
@@ -562,21 +659,10 @@
         }
         $('#changePwdBtn').on('click', function (e) {
             e.preventDefault();
-            $form[0].reset();
-            $form.find('.has-error').removeClass('has-error');
-            $form.find('.help-block.error').remove();
-            $modal.modal({ backdrop: 'static', keyboard: false, show: true });
+            XJ.showModal($modal, $form);
         });
         var lengthText = I18n.system_lengh_limit + '[4-20]';
-        $form.validate({
-            errorElement: 'span',
-            errorClass: 'help-block error',
-            highlight: function (element) {
-                $(element).closest('.form-group').addClass('has-error');
-            },
-            unhighlight: function (element) {
-                $(element).closest('.form-group').removeClass('has-error');
-            },
+        XJ.validate($form, {
             rules: {
                 oldPassword: { required: true, rangelength: [4, 20] },
                 password: { required: true, rangelength: [4, 20] }
@@ -590,16 +676,14 @@
                     required: I18n.system_please_input + I18n.change_pwd_field_newpwd,
                     rangelength: lengthText
                 }
-            },
-            submitHandler: function () {
-                XJ.call('/user/updatePwd', XJ.formData($form, ['oldPassword', 'password']), {
-                    success: function () {
-                        $modal.modal('hide');
-                        XJ.alertOk(I18n.change_pwd_suc_to_logout, logout);
-                    }
-                });
-                return false;
             }
+        }, function () {
+            XJ.call('/user/updatePwd', XJ.formData($form, ['oldPassword', 'password']), {
+                success: function () {
+                    $modal.modal('hide');
+                    XJ.alertOk(I18n.change_pwd_suc_to_logout, logout);
+                }
+            });
         });
     }
 

@@ -60,25 +60,14 @@ $(function () {
 
     $('#saveGlue').on('click', function (e) {
         e.preventDefault();
-        $form[0].reset();
-        $form.find('.has-error').removeClass('has-error');
-        $form.find('.help-block.error').remove();
-        $modal.modal({ backdrop: 'static', keyboard: false, show: true });
+        XJ.showModal($modal, $form);
     });
 
     $modal.on('shown.bs.modal', function () {
         $('#glueRemark').trigger('focus');
     });
 
-    $form.validate({
-        errorElement: 'span',
-        errorClass: 'help-block error',
-        highlight: function (element) {
-            $(element).closest('.form-group').addClass('has-error');
-        },
-        unhighlight: function (element) {
-            $(element).closest('.form-group').removeClass('has-error');
-        },
+    XJ.validate($form, {
         rules: {
             glueRemark: { required: true, rangelength: [4, 100] }
         },
@@ -87,24 +76,22 @@ $(function () {
                 required: I18n.system_please_input + I18n.jobinfo_glue_remark,
                 rangelength: I18n.jobinfo_glue_remark_limit
             }
-        },
-        submitHandler: function () {
-            var $button = $('#saveGlueSubmit').prop('disabled', true);
-            XJ.call('/jobcode/save', {
-                id: jobId,
-                glueSource: editor.getValue(),
-                glueRemark: $('#glueRemark').val()
-            }, {
-                success: function () {
-                    $modal.modal('hide');
-                    XJ.alertOk(I18n.system_save + ' ' + I18n.system_success, function () {
-                        window.location.reload();
-                    });
-                }
-            }).always(function () {
-                $button.prop('disabled', false);
-            });
-            return false;
         }
+    }, function () {
+        var $button = $('#saveGlueSubmit').prop('disabled', true);
+        XJ.call('/jobcode/save', {
+            id: jobId,
+            glueSource: editor.getValue(),
+            glueRemark: $('#glueRemark').val()
+        }, {
+            success: function () {
+                $modal.modal('hide');
+                XJ.alertOk(I18n.system_save + ' ' + I18n.system_success, function () {
+                    window.location.reload();
+                });
+            }
+        }).always(function () {
+            $button.prop('disabled', false);
+        });
     });
 });

@@ -85,122 +85,80 @@ $(function () {
         return this.optional(element) || /^[a-z][a-zA-Z0-9-]*$/.test(value);
     }, I18n.jobgroup_field_appname_limit);
 
-    function GroupForm(mode) {
-        var self = this;
-        this.mode = mode;
-        this.$modal = $('#' + mode + 'Modal');
-        this.$form = $('#' + mode + 'Form');
-        this.$form.find('input[name="addressType"]').on('change', function () {
-            self.applyType(true);
-        });
-        this.validator = this.$form.validate({
-            errorElement: 'span',
-            errorClass: 'help-block error',
-            highlight: function (element) {
-                $(element).closest('.form-group').addClass('has-error');
-            },
-            unhighlight: function (element) {
-                $(element).closest('.form-group').removeClass('has-error');
-            },
-            rules: {
-                appname: { required: true, rangelength: [4, 64], xjAppname: true },
-                title: { required: true, rangelength: [4, 12] }
-            },
-            messages: {
-                appname: {
-                    required: I18n.system_please_input + 'AppName',
-                    rangelength: I18n.jobgroup_field_appname_length
-                },
-                title: {
-                    required: I18n.system_please_input + I18n.jobgroup_field_title,
-                    rangelength: I18n.jobgroup_field_title_length
-                }
-            },
-            submitHandler: function () {
-                self.submit();
-                return false;
+    /** Automatic registration: the address list is filled by the executors, so it is read-only here. */
+    function applyType(form, changed) {
+        var manual = form.field('addressType').filter(':checked').val() === '1';
+        var $addresses = form.field('addressList');
+        if (manual) {
+            $addresses.prop('readonly', false).css('background-color', '');
+        } else {
+            if (changed || form.adding) {
+                $addresses.val('');
             }
-        });
-        this.$modal.on('hidden.bs.modal', function () {
-            self.reset();
-        });
+            $addresses.prop('readonly', true).css('background-color', '#eee');
+        }
     }
 
-    GroupForm.prototype.field = function (name) {
-        return this.$form.find('[name="' + name + '"]');
-    };
-
-    /** Automatic registration: the address list is filled by the executors, so it is read-only here. */
-    GroupForm.prototype.applyType = function (changed) {
-        var manual = this.field('addressType').filter(':checked').val() === '1';
-        var $list = this.field('addressList');
-        if (manual) {
-            $list.prop('readonly', false).css('background-color', '');
-        } else {
-            if (changed || this.mode === 'add') {
-                $list.val('');
-            }
-            $list.prop('readonly', true).css('background-color', '#eee');
-        }
-    };
-
-    GroupForm.prototype.reset = function () {
-        this.$form[0].reset();
-        this.validator.resetForm();
-        this.$form.find('.has-error').removeClass('has-error');
-        this.applyType(false);
-    };
-
-    GroupForm.prototype.fill = function (row) {
-        this.field('id').val(row.id);
-        this.field('appname').val(row.appname || '');
-        this.field('title').val(row.title || '');
-        this.field('addressType').filter('[value="' + (row.addressType === 0 ? '0' : '1') + '"]').prop('checked', true);
-        this.field('addressList').val(row.addressList || '');
-        this.applyType(false);
-    };
-
-    GroupForm.prototype.open = function () {
-        this.$modal.modal({ backdrop: 'static', keyboard: false, show: true });
-    };
-
-    GroupForm.prototype.submit = function () {
-        var self = this;
-        var adding = this.mode === 'add';
-        var data = XJ.formData(this.$form, ['appname', 'title', 'addressType', 'addressList']);
-        if (data.addressList === undefined || data.addressList === null) {
-            data.addressList = '';
-        }
-        if (!adding) {
-            data.id = this.field('id').val();
-        }
-        var $button = this.$form.find('.group-form-submit').prop('disabled', true);
-        XJ.call(adding ? '/jobgroup/save' : '/jobgroup/update', data, {
-            failText: adding ? I18n.system_add_fail : I18n.system_update_fail,
-            success: function () {
-                self.$modal.modal('hide');
-                XJ.toast(adding ? I18n.system_add_suc : I18n.system_update_suc, true);
+    function groupForm(mode) {
+        var form = new XJ.ModalForm(mode, {
+            paths: { add: '/jobgroup/save', update: '/jobgroup/update' },
+            validation: {
+                rules: {
+                    appname: { required: true, rangelength: [4, 64], xjAppname: true },
+                    title: { required: true, rangelength: [4, 12] }
+                },
+                messages: {
+                    appname: {
+                        required: I18n.system_please_input + 'AppName',
+                        rangelength: I18n.jobgroup_field_appname_length
+                    },
+                    title: {
+                        required: I18n.system_please_input + I18n.jobgroup_field_title,
+                        rangelength: I18n.jobgroup_field_title_length
+                    }
+                }
+            },
+            afterReset: function () {
+                applyType(this, false);
+            },
+            fill: function (row) {
+                this.field('id').val(row.id);
+                this.field('appname').val(row.appname || '');
+                this.field('title').val(row.title || '');
+                this.field('addressType').filter('[value="' + (row.addressType === 0 ? '0' : '1') + '"]').prop('checked', true);
+                this.field('addressList').val(row.addressList || '');
+                applyType(this, false);
+            },
+            data: function () {
+                var data = XJ.formData(this.$form, ['appname', 'title', 'addressType', 'addressList']);
+                if (data.addressList === undefined || data.addressList === null) {
+                    data.addressList = '';
+                }
+                if (!this.adding) {
+                    data.id = this.field('id').val();
+                }
+                return data;
+            },
+            saved: function (adding) {
                 table.draw(adding);
             }
-        }).always(function () {
-            $button.prop('disabled', false);
         });
-    };
+        form.field('addressType').on('change', function () {
+            applyType(form, true);
+        });
+        form.reset();
+        return form;
+    }
 
-    var addForm = new GroupForm('add');
-    var updateForm = new GroupForm('update');
-    addForm.reset();
-    updateForm.reset();
+    var addForm = groupForm('add');
+    var updateForm = groupForm('update');
 
     $('#jobgroupAdd').on('click', function () {
-        addForm.reset();
-        addForm.open();
+        addForm.show();
     });
 
     $list.on('click', '.group-op-edit', function (e) {
         e.preventDefault();
-        updateForm.reset();
-        updateForm.fill(rowOf(this));
-        updateForm.open();
+        updateForm.show(rowOf(this));
     });
 });

@@ -258,187 +258,139 @@ $(function () {
         'executorRouteStrategy', 'childJobId', 'executorBlockStrategy', 'executorTimeout',
         'executorFailRetryCount', 'executorHandler', 'executorParam'];
 
-    function JobForm(mode) {
-        var self = this;
-        this.mode = mode;
-        this.$modal = $('#' + mode + 'Modal');
-        this.$form = $('#' + mode + 'Form');
-        this.$cronInput = this.$form.find('.cron-input');
-        this.$cronRow = this.$form.find('.cron-gen-row');
-        this.cron = CronGen.attach(this.$cronInput, this.$form.find('.cron-gen-holder'));
-
-        this.field('scheduleType').on('change', function () {
-            self.showScheduleConf();
-        });
-        this.field('glueType').on('change', function () {
-            self.applyGlueType(true);
-        });
-        this.$form.find('.cron-gen-toggle').attr('title', XJ.t('cron_builder')).on('click', function () {
-            if (self.$cronRow.is(':visible')) {
-                self.$cronRow.slideUp(150);
-            } else {
-                self.cron.load();
-                self.$cronRow.slideDown(150);
-            }
-        });
-        this.field('schedule_conf_FIX_RATE').add(this.field('executorTimeout')).add(this.field('executorFailRetryCount'))
-            .on('input', function () {
-                var digits = this.value.replace(/[^0-9]/g, '');
-                if (digits !== this.value) {
-                    this.value = digits;
-                }
-            });
-
-        this.validator = this.$form.validate({
-            errorElement: 'span',
-            errorClass: 'help-block error',
-            highlight: function (element) {
-                $(element).closest('div[class^="col-"]').addClass('has-error');
-            },
-            unhighlight: function (element) {
-                $(element).closest('div[class^="col-"]').removeClass('has-error');
-            },
-            errorPlacement: function (error, element) {
-                var $group = element.closest('.input-group');
-                error.insertAfter($group.length ? $group : element);
-            },
-            rules: {
-                jobDesc: { required: true, maxlength: 50 },
-                author: { required: true, maxlength: 50 }
-            },
-            messages: {
-                jobDesc: { required: I18n.system_please_input + I18n.jobinfo_field_jobdesc },
-                author: { required: I18n.system_please_input + I18n.jobinfo_field_author }
-            },
-            submitHandler: function () {
-                self.submit();
-                return false;
-            }
-        });
-
-        this.$modal.on('hidden.bs.modal', function () {
-            self.reset();
-        });
-    }
-
-    JobForm.prototype.field = function (name) {
-        return this.$form.find('[name="' + name + '"]');
-    };
-
-    JobForm.prototype.reset = function () {
-        this.$form[0].reset();
-        this.validator.resetForm();
-        this.$form.find('.has-error').removeClass('has-error');
-        this.$cronRow.hide();
-        this.showScheduleConf();
-        this.applyGlueType(false);
-    };
-
-    JobForm.prototype.showScheduleConf = function () {
-        var type = this.field('scheduleType').val();
-        this.$form.find('.schedule-conf').hide();
-        this.$form.find('.schedule-conf-' + type).show();
-        if (type !== 'CRON') {
-            this.$cronRow.hide();
-        }
-    };
-
     /** BEAN jobs name a handler; GLUE jobs carry source instead (the add dialog sends a starter). */
-    JobForm.prototype.applyGlueType = function (changed) {
-        var type = this.field('glueType').val();
-        var $handler = this.field('executorHandler');
+    function applyGlueType(form, changed) {
+        var type = form.field('glueType').val();
+        var $handler = form.field('executorHandler');
         if (type === 'BEAN') {
             $handler.prop('readonly', false);
         } else {
             $handler.val('').prop('readonly', true);
             $handler.closest('.has-error').removeClass('has-error');
         }
-        if (this.mode === 'add' && (changed || !this.field('glueSource').val())) {
-            this.field('glueSource').val(starterSource(type));
+        if (form.adding && (changed || !form.field('glueSource').val())) {
+            form.field('glueSource').val(starterSource(type));
         }
-    };
+    }
 
-    /** Fills the dialog from a job row (edit, copy). */
-    JobForm.prototype.fill = function (row) {
-        var self = this;
-        $.each(FIELDS.concat(['glueType']), function (i, name) {
-            var value = row[name];
-            self.field(name).val(value === null || value === undefined ? '' : String(value));
-        });
-        if (this.mode === 'update') {
-            this.field('id').val(row.id);
+    function showScheduleConf(form) {
+        var type = form.field('scheduleType').val();
+        form.$form.find('.schedule-conf').hide();
+        form.$form.find('.schedule-conf-' + type).show();
+        if (type !== 'CRON') {
+            form.$cronRow.hide();
         }
-        var conf = row.scheduleConf || '';
-        this.field('schedule_conf_CRON').val(row.scheduleType === 'CRON' ? conf : '');
-        this.field('schedule_conf_FIX_RATE').val(row.scheduleType === 'FIX_RATE' ? conf : '');
-        this.showScheduleConf();
-        this.applyGlueType(false);
-        if (this.mode === 'add') {
-            // A copy starts from the starter source of its type, not from the original's source.
-            this.field('glueSource').val(starterSource(row.glueType));
-        }
-    };
+    }
 
-    JobForm.prototype.open = function () {
-        this.$modal.modal({ backdrop: 'static', keyboard: false, show: true });
-    };
-
-    JobForm.prototype.data = function () {
-        var data = XJ.formData(this.$form, FIELDS);
-        $.each(['executorTimeout', 'executorFailRetryCount'], function (i, name) {
-            if (!/^\d+$/.test($.trim(data[name] || ''))) {
-                data[name] = '0';
-            }
-        });
-        var type = data.scheduleType;
-        if (type === 'CRON') {
-            data.scheduleConf = $.trim(this.field('schedule_conf_CRON').val());
-        } else if (type === 'FIX_RATE') {
-            data.scheduleConf = $.trim(this.field('schedule_conf_FIX_RATE').val());
-        } else {
-            data.scheduleConf = '';
-        }
-        this.field('scheduleConf').val(data.scheduleConf);
-        if (this.mode === 'add') {
-            data.glueType = this.field('glueType').val();
-            data.glueSource = this.field('glueSource').val();
-            data.glueRemark = this.field('glueRemark').val();
-        } else {
-            data.id = this.field('id').val();
-        }
-        $.each(data, function (name, value) {
-            if (value === undefined || value === null) {
-                data[name] = '';
-            }
-        });
-        return data;
-    };
-
-    JobForm.prototype.submit = function () {
-        var self = this;
-        var $button = this.$form.find('.job-form-submit').prop('disabled', true);
-        var adding = this.mode === 'add';
-        XJ.call(adding ? '/jobinfo/add' : '/jobinfo/update', this.data(), {
-            failText: adding ? I18n.system_add_fail : I18n.system_update_fail,
-            success: function () {
-                self.$modal.modal('hide');
-                XJ.toast(adding ? I18n.system_add_suc : I18n.system_update_suc, true);
+    function jobForm(mode) {
+        var form = new XJ.ModalForm(mode, {
+            paths: { add: '/jobinfo/add', update: '/jobinfo/update' },
+            group: 'div[class^="col-"]',
+            validation: {
+                errorPlacement: function (error, element) {
+                    var $group = element.closest('.input-group');
+                    error.insertAfter($group.length ? $group : element);
+                },
+                rules: {
+                    jobDesc: { required: true, maxlength: 50 },
+                    author: { required: true, maxlength: 50 }
+                },
+                messages: {
+                    jobDesc: { required: I18n.system_please_input + I18n.jobinfo_field_jobdesc },
+                    author: { required: I18n.system_please_input + I18n.jobinfo_field_author }
+                }
+            },
+            afterReset: function () {
+                this.$cronRow.hide();
+                showScheduleConf(this);
+                applyGlueType(this, false);
+            },
+            /** Edit, or copy into the add dialog. */
+            fill: function (row) {
+                var self = this;
+                $.each(FIELDS.concat(['glueType']), function (i, name) {
+                    var value = row[name];
+                    self.field(name).val(value === null || value === undefined ? '' : String(value));
+                });
+                if (!this.adding) {
+                    this.field('id').val(row.id);
+                }
+                var conf = row.scheduleConf || '';
+                this.field('schedule_conf_CRON').val(row.scheduleType === 'CRON' ? conf : '');
+                this.field('schedule_conf_FIX_RATE').val(row.scheduleType === 'FIX_RATE' ? conf : '');
+                showScheduleConf(this);
+                applyGlueType(this, false);
+                if (this.adding) {
+                    // A copy starts from the starter source of its type, not from the original's source.
+                    this.field('glueSource').val(starterSource(row.glueType));
+                }
+            },
+            data: function () {
+                var data = XJ.formData(this.$form, FIELDS);
+                $.each(['executorTimeout', 'executorFailRetryCount'], function (i, name) {
+                    if (!/^\d+$/.test($.trim(data[name] || ''))) {
+                        data[name] = '0';
+                    }
+                });
+                var type = data.scheduleType;
+                if (type === 'CRON' || type === 'FIX_RATE') {
+                    data.scheduleConf = $.trim(this.field('schedule_conf_' + type).val());
+                } else {
+                    data.scheduleConf = '';
+                }
+                this.field('scheduleConf').val(data.scheduleConf);
+                if (this.adding) {
+                    data.glueType = this.field('glueType').val();
+                    data.glueSource = this.field('glueSource').val();
+                    data.glueRemark = this.field('glueRemark').val();
+                } else {
+                    data.id = this.field('id').val();
+                }
+                $.each(data, function (name, value) {
+                    if (value === undefined || value === null) {
+                        data[name] = '';
+                    }
+                });
+                return data;
+            },
+            saved: function (adding) {
                 reload(!adding);
             }
-        }).always(function () {
-            $button.prop('disabled', false);
         });
-    };
 
-    var addForm = new JobForm('add');
-    var updateForm = new JobForm('update');
-    addForm.reset();
-    updateForm.reset();
+        form.$cronRow = form.$form.find('.cron-gen-row');
+        form.cron = CronGen.attach(form.$form.find('.cron-input'), form.$form.find('.cron-gen-holder'));
+        form.field('scheduleType').on('change', function () {
+            showScheduleConf(form);
+        });
+        form.field('glueType').on('change', function () {
+            applyGlueType(form, true);
+        });
+        form.$form.find('.cron-gen-toggle').attr('title', XJ.t('cron_builder')).on('click', function () {
+            if (form.$cronRow.is(':visible')) {
+                form.$cronRow.slideUp(150);
+            } else {
+                form.cron.load();
+                form.$cronRow.slideDown(150);
+            }
+        });
+        form.field('schedule_conf_FIX_RATE').add(form.field('executorTimeout')).add(form.field('executorFailRetryCount'))
+            .on('input', function () {
+                var digits = this.value.replace(/[^0-9]/g, '');
+                if (digits !== this.value) {
+                    this.value = digits;
+                }
+            });
+        form.reset();
+        return form;
+    }
+
+    var addForm = jobForm('add');
+    var updateForm = jobForm('update');
 
     $('#jobAdd').on('click', function () {
-        addForm.reset();
+        addForm.show();
         addForm.field('jobGroup').val($('#jobGroup').val());
-        addForm.open();
     });
 
     // --------------------------------------------------------------------------------------------
@@ -450,12 +402,11 @@ $(function () {
         e.preventDefault();
         var row = rowOf(this);
         var $form = $('#triggerForm');
-        $form[0].reset();
+        XJ.showModal($('#triggerModal'), $form);
         $form.find('[name="id"]').val(row.id);
         $form.find('[name="executorParam"]').val(row.executorParam || '');
         $form.find('[name="addressList"]').val('');
         $('#triggerJobDesc').text(row.jobDesc || '');
-        $('#triggerModal').modal({ backdrop: 'static', keyboard: false, show: true });
     });
 
     $('#triggerForm').on('submit', function (e) {
@@ -524,15 +475,11 @@ $(function () {
 
     $jobList.on('click', '.job-op-edit', function (e) {
         e.preventDefault();
-        updateForm.reset();
-        updateForm.fill(rowOf(this));
-        updateForm.open();
+        updateForm.show(rowOf(this));
     });
 
     $jobList.on('click', '.job-op-copy', function (e) {
         e.preventDefault();
-        addForm.reset();
-        addForm.fill(rowOf(this));
-        addForm.open();
+        addForm.show(rowOf(this));
     });
 });

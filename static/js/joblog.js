@@ -191,12 +191,11 @@ $(function () {
     var $clearForm = $('#clearLogForm');
 
     $('#clearLogBtn').on('click', function () {
-        $clearForm[0].reset();
+        XJ.showModal($('#clearLogModal'), $clearForm);
         $clearForm.find('[name="jobGroup"]').val($group.val() || 0);
         $clearForm.find('[name="jobId"]').val($job.val() || 0);
         $('#clearLogGroupName').val($group.find('option:selected').text());
         $('#clearLogJobName').val($job.find('option:selected').text());
-        $('#clearLogModal').modal({ backdrop: 'static', keyboard: false, show: true });
     });
 
     $clearForm.on('submit', function (e) {
