@@ -7,6 +7,7 @@ use crate::support::fixtures::{insert, job, manual_group};
 use crate::support::{Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
 use crate::{ensure, ensure_eq, Case, TestResult};
 use libtest_mimic::Failed;
+use xxl_job_admin::i18n::I18n;
 use serde_json::{json, Value};
 
 pub fn cases() -> Vec<Case> {
@@ -15,6 +16,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "browser::job_from_executor_to_rolling_log", backends: SQLITE, run: |b| Box::pin(job_from_executor_to_rolling_log(b)) },
         Case { name: "browser::glue_edit_and_rollback", backends: SQLITE, run: |b| Box::pin(glue_edit_and_rollback(b)) },
         Case { name: "browser::language_follows_configuration", backends: SQLITE, run: |b| Box::pin(language_follows_configuration(b)) },
+        Case { name: "browser::user_password_and_clear_log_dialogs", backends: SQLITE, run: |b| Box::pin(user_password_and_clear_log_dialogs(b)) },
     ]
 }
 
@@ -221,7 +223,8 @@ async fn language_follows_configuration(backend: Backend) -> TestResult {
     for (code, html_lang) in [("en", "en"), ("zh_TC", "zh-TW"), ("zh_CN", "zh-CN")] {
         let db = TestDb::fresh(backend)?;
         let app = TestApp::start(&db, &[&format!("--xxl.job.i18n={code}")]).await?;
-        let expected = xxl_job_admin::i18n::I18n::new(code).get("jobinfo_name").to_string();
+        let i18n = I18n::new(code);
+        let expected = i18n.get("jobinfo_name").to_string();
         let name = format!("browser-lang-{code}");
         in_browser!(app, &name, |browser| {
             login(&browser, "admin", "123456").await?;
@@ -230,9 +233,87 @@ async fn language_follows_configuration(backend: Backend) -> TestResult {
             ensure_eq!(lang, json!(html_lang));
             let sidebar = browser.text("#sidebarMenu").await?;
             ensure!(sidebar.contains(&expected), "{code}: sidebar {sidebar:?} should name {expected:?}");
+            // The console's own texts (beyond the 2.4.2 keys) come from the same bundle.
+            let cron_builder = browser.script("return document.querySelector('#addForm .cron-gen-toggle').title;", vec![]).await?;
+            ensure_eq!(cron_builder, json!(i18n.get("cron_builder")), "{code}");
+            browser.goto("/help").await?;
+            ensure!(browser.text(".content").await?.contains(i18n.get("help_intro")), "{code}: the help text");
             Ok(())
         })?;
         app.stop().await;
     }
+    Ok(())
+}
+
+/// The dialogs the job flow does not open: adding and editing a user (client-side validation, the
+/// permission checkboxes, the role switch), changing the password with a wrong old one, clearing logs.
+async fn user_password_and_clear_log_dialogs(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+    let store = app.app.db.clone();
+    let t = I18n::new("en");
+    in_browser!(app, "browser-dialogs", |browser| {
+        login(&browser, "admin", "123456").await?;
+
+        browser.goto("/user").await?;
+        browser.click("#userAdd").await?;
+        browser.visible("#addModal").await?;
+        browser.click("#addSubmit").await?;
+        let refused = browser
+            .until("the validation message", "var e = document.querySelector('#addForm .help-block.error'); return e && e.offsetParent ? e.textContent : null;")
+            .await?;
+        ensure_eq!(refused, json!(format!("{}{}", t.get("system_please_input"), t.get("user_username"))));
+        set_field(&browser, "#addForm", "username", "bobby1").await?;
+        set_field(&browser, "#addForm", "password", "secret1").await?;
+        browser.click("#addForm input[name=permission][value='1']").await?;
+        browser.click("#addSubmit").await?;
+        browser.until("the new user in the list", "return document.querySelector('#user_list').textContent.includes('bobby1');").await?;
+        let bobby = store.load_user_by_name("bobby1").await.context("user")?.context("bobby1 stored")?;
+        ensure_eq!((bobby.role, bobby.permission.as_deref()), (0, Some("1")));
+
+        let opened = browser
+            .script(
+                "var row = Array.from(document.querySelectorAll('#user_list tbody tr')).find(function (r) { return r.textContent.includes('bobby1'); }); \
+                 if (!row) return false; row.querySelector('.user-op-edit').click(); return true;",
+                vec![],
+            )
+            .await?;
+        ensure_eq!(opened, json!(true), "bobby1's edit button");
+        browser.visible("#updateModal").await?;
+        let shown = browser
+            .script("var f = document.querySelector('#updateForm'); return [f.elements.username.value, f.querySelector('[name=permission][value=\"1\"]').checked];", vec![])
+            .await?;
+        ensure_eq!(shown, json!(["bobby1", true]), "the edit dialog shows the stored user");
+        browser.click("#updateForm input[name=role][value='1']").await?;
+        browser.click("#updateSubmit").await?;
+        let promoted = crate::support::eventually(std::time::Duration::from_secs(10), "the role change", || {
+            let store = store.clone();
+            async move { store.load_user_by_name("bobby1").await.ok()?.filter(|u| u.role == 1) }
+        })
+        .await?;
+        ensure_eq!(promoted.permission.as_deref().unwrap_or(""), "", "administrators keep no permission list");
+        ensure_eq!(promoted.password, bobby.password, "a blank password field keeps the password");
+
+        browser.script("jQuery('#changePwdBtn').trigger('click'); return true;", vec![]).await?;
+        browser.visible("#updatePwdModal").await?;
+        set_field(&browser, "#updatePwdForm", "oldPassword", "wrong-old").await?;
+        set_field(&browser, "#updatePwdForm", "password", "newpass1").await?;
+        browser.click("#updatePwdSubmit").await?;
+        let expected = format!("{}{}", t.get("change_pwd_field_oldpwd"), t.get("system_unvalid"));
+        browser
+            .until("the refusal", &format!("var d = document.querySelector('.layui-layer-content'); return d && d.textContent.includes({}) ? true : null;", json!(expected)))
+            .await?;
+        let admin = store.load_user_by_name("admin").await.context("admin")?.context("admin stored")?;
+        ensure_eq!(admin.password, "e10adc3949ba59abbe56e057f20f883e", "the password is unchanged");
+
+        browser.goto("/joblog").await?;
+        browser.click("#clearLogBtn").await?;
+        browser.visible("#clearLogModal").await?;
+        let group_name = browser.script("return document.querySelector('#clearLogGroupName').value;", vec![]).await?;
+        ensure!(group_name.as_str().is_some_and(|name| !name.is_empty()), "the dialog names the executor: {group_name}");
+        no_injected_script(&browser).await?;
+        Ok(())
+    })?;
+    app.stop().await;
     Ok(())
 }
