@@ -3,7 +3,7 @@
 use chrono::NaiveDateTime;
 use crate::alarm::email::EmailAlarm;
 use crate::config::{Config, DbTarget, SqlitePath};
-use crate::http::console::session::{LoginThrottle, Revocations, SessionKeys};
+use crate::http::console::session::{embedded_secret, LoginThrottle, Revocations, SessionKeys};
 use crate::http::console::ConsoleState;
 use crate::executor::ExecutorClient;
 use crate::http;
@@ -173,13 +173,13 @@ async fn shutdown_workers(
 }
 
 /// Sessions must verify on every instance sharing this configuration, and on no other: the key is
-/// derived from the secrets they share.
+/// derived from the secrets they share (for an embedded database, a random one kept beside it).
 fn session_keys(config: &Config) -> SessionKeys {
     let ds = &config.datasource;
     let target = match &ds.target {
         DbTarget::MySql { host, port, database, .. } => format!("mysql://{host}:{port}/{database}"),
-        DbTarget::Sqlite { path: SqlitePath::File(file) } => format!("sqlite:{}", file.display()),
-        DbTarget::Sqlite { path: SqlitePath::Memory } => format!("sqlite::memory:{}", std::process::id()),
+        DbTarget::Sqlite { path: SqlitePath::File(file) } => format!("sqlite:{}:{}", file.display(), embedded_secret(file)),
+        DbTarget::Sqlite { path: SqlitePath::Memory } => format!("sqlite::memory:{}", hex::encode(rand::random::<[u8; 32]>())),
     };
     SessionKeys::derive(&[
         config.access_token.expose(),

@@ -12,6 +12,8 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use subtle::ConstantTimeEq;
 
@@ -95,6 +97,51 @@ impl SessionKeys {
         claims.uid == user.id
             && claims.name == user.username
             && bool::from(claims.pwd.as_bytes().ct_eq(self.password_fingerprint(&user.password).as_bytes()))
+    }
+}
+
+/// A random secret kept in `{db_file}.session-key`, created on first use. An embedded database serves one
+/// host, and its configuration alone (often all defaults) is no secret, so this joins the key material:
+/// every process on that database shares it, nobody else can know it. Unwritable directory: a secret for
+/// this process only, so sessions end with it.
+pub fn embedded_secret(db_file: &Path) -> String {
+    let path = PathBuf::from(format!("{}.session-key", db_file.display()));
+    match read_or_create_secret(&path) {
+        Ok(secret) => secret,
+        Err(e) => {
+            tracing::warn!("cannot keep the session secret in {}: {e}; logins end when this process stops", path.display());
+            hex::encode(rand::random::<[u8; 32]>())
+        }
+    }
+}
+
+fn read_or_create_secret(path: &Path) -> std::io::Result<String> {
+    let existing = |path: &Path| -> std::io::Result<Option<String>> {
+        match std::fs::read_to_string(path) {
+            Ok(text) if text.trim().len() >= 32 => Ok(Some(text.trim().to_string())),
+            Ok(_) => Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "the file holds no secret")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    };
+    if let Some(secret) = existing(path)? {
+        return Ok(secret);
+    }
+    // Written aside, then linked into place: a process starting at the same moment sees the whole
+    // secret or none, and the loser of the race reads the winner's.
+    let secret = hex::encode(rand::random::<[u8; 32]>());
+    let staging = PathBuf::from(format!("{}.{}-{:08x}", path.display(), std::process::id(), rand::random::<u32>()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options.open(&staging).and_then(|mut file| file.write_all(secret.as_bytes()));
+    let linked = written.and_then(|()| std::fs::hard_link(&staging, path));
+    let _ = std::fs::remove_file(&staging);
+    match linked {
+        Ok(()) => Ok(secret),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => existing(path)?.ok_or(e),
+        Err(e) => Err(e),
     }
 }
 
@@ -182,6 +229,26 @@ mod tests {
     #[test]
     fn md5_matches_the_stored_default_admin_hash() {
         assert_eq!(md5_hex("123456"), "e10adc3949ba59abbe56e057f20f883e");
+    }
+
+    #[test]
+    fn the_embedded_secret_is_created_once_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("admin.db");
+        let first = embedded_secret(&db);
+        assert_eq!(first.len(), 64);
+        assert_eq!(embedded_secret(&db), first, "read back, not replaced");
+        let stored = std::fs::read_to_string(dir.path().join("admin.db.session-key")).unwrap();
+        assert_eq!(stored, first);
+        let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 1, "no staging file is left behind");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join("admin.db.session-key")).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "only the owner may read the secret");
+        }
+        assert_ne!(embedded_secret(&dir.path().join("other.db")), first);
     }
 
     #[test]
