@@ -11,7 +11,7 @@
 //! - Quartz accepts fields that end up with no value (`L` outside the day fields, a field that is only
 //!   commas) and then throws when asked for a fire time; here such a schedule never fires.
 //! - `0W`, and `L-nW` anchored before the 1st, make Quartz loop forever once the month's candidate is in
-//!   the past; here that month simply has no fire time.
+//!   the past; here the search notices it is going round and reports no further fire time.
 //! - `chrono-tz` stops applying daylight saving after 2099 while Java keeps its rules, so local times
 //!   in DST zones differ from 2100 on.
 

@@ -199,8 +199,8 @@ impl Schedule {
         let tz = start.timezone();
         let start_second = start.timestamp();
         let before_start = |wall: NaiveDateTime| zone::resolve(&tz, wall).is_some_and(|at| at.timestamp() < start_second);
-        // Only the W rule moves backwards; coming back to where such a move began means Quartz would go
-        // round for ever.
+        // Only the W rule moves backwards or stays put (`0W` keeps sending the walk to the day it is on);
+        // coming back to where such a move began means Quartz would go round for ever.
         let mut backward_from = HashSet::new();
         let mut wall = start.naive_local();
         while wall.year() <= last_year {
@@ -208,7 +208,7 @@ impl Schedule {
                 Step::Fire => return zone::resolve(&tz, wall),
                 Step::End => return None,
                 Step::MoveTo(target) => {
-                    if target < wall && !backward_from.insert(wall) {
+                    if target <= wall && !backward_from.insert(wall) {
                         return None;
                     }
                     wall = zone::resolve(&tz, target)?.naive_local();
