@@ -1,5 +1,6 @@
-//! The raw database ceiling: the writes of a trigger and its callback, issued back to back with no
-//! admin logic, from as many connections as the admin's pool has. Each task keeps its connection:
+//! The raw database ceiling: the writes of triggers and their callbacks, batched as the admin batches
+//! them at full load, issued back to back with no admin logic, from as many connections as the admin's
+//! pool has. Each task keeps its connection:
 //! sqlx pings a connection whenever it goes back to the pool, and that is the pool's cost, not the
 //! database's.
 
@@ -22,15 +23,17 @@ const SCHEDULE_BATCH: usize = 500;
 /// Not measured: connections opening and statements being prepared.
 const RAMP: Duration = Duration::from_secs(1);
 
-// The statements of `storage::logs` (insert_log, update_trigger_info, update_handle_info guarded),
-// copied verbatim so the ceiling does not depend on the data layer's connection handling.
-const INSERT_LOG: &str = "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) \
-     VALUES (?, ?, ?, 0, 0)";
-const UPDATE_TRIGGER_INFO: &str = "UPDATE xxl_job_log SET trigger_time = ?, trigger_code = ?, trigger_msg = ?, \
+// The statements of `storage::logs` (insert_logs, update_trigger_infos, update_handle_infos), copied
+// so the ceiling does not depend on the data layer's connection handling. At full load the admin's
+// batches reach these sizes; the raw workload always uses them.
+const INSERT_LOG_PREFIX: &str =
+    "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) VALUES";
+const UPDATE_TRIGGER_INFO_PREFIX: &str = "UPDATE xxl_job_log SET trigger_time = ?, trigger_code = ?, trigger_msg = ?, \
      executor_address = ?, executor_handler = ?, executor_param = ?, executor_sharding_param = ?, \
-     executor_fail_retry_count = ? WHERE id = ?";
-const UPDATE_HANDLE_INFO: &str =
-    "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ? WHERE id = ? AND handle_code <= 0";
+     executor_fail_retry_count = ?";
+const UPDATE_HANDLE_INFO_PREFIX: &str = "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ?";
+/// Rows per log statement: the admin's `storage::logs` batch size.
+const RAW_BATCH: usize = 200;
 
 /// What the bench jobs look like to the raw workload.
 pub struct Workload {
@@ -135,21 +138,23 @@ fn is_lock_failure(error: &sqlx::Error) -> bool {
         .is_some_and(|e| matches!(e.number(), 1213 | 1205))
 }
 
-/// A trigger's statements in the admin's order: log row, trigger report, result; and every
-/// [`SCHEDULE_BATCH`]-th trigger also one schedule UPDATE.
+/// [`RAW_BATCH`] triggers' statements in the admin's order and shapes: one multi-row log INSERT
+/// (`RETURNING id`), one trigger-report UPDATE of those rows (equal values bound once), one guarded
+/// result UPDATE; and every [`SCHEDULE_BATCH`] triggers one schedule UPDATE.
 async fn one_trigger(shared: &Shared, conn: &mut MySqlConnection) -> Result<(), sqlx::Error> {
-    let n = shared.started.fetch_add(1, Ordering::Relaxed);
+    let n = shared.started.fetch_add(RAW_BATCH as u64, Ordering::Relaxed);
     let jobs = &shared.workload.jobs;
-    let (job_id, _) = jobs[(n % jobs.len() as u64) as usize];
     let now = db::utc_datetime(chrono::Utc::now().timestamp_millis());
-    let id = sqlx::query(INSERT_LOG)
-        .bind(shared.workload.group)
-        .bind(job_id)
-        .bind(now)
-        .execute(&mut *conn)
-        .await?
-        .last_insert_id() as i64;
-    sqlx::query(UPDATE_TRIGGER_INFO)
+    let insert = format!("{INSERT_LOG_PREFIX} {} RETURNING id", vec!["(?, ?, ?, 0, 0)"; RAW_BATCH].join(", "));
+    let mut query = sqlx::query_scalar::<_, i64>(&insert);
+    for k in 0..RAW_BATCH as u64 {
+        let (job_id, _) = jobs[((n + k) % jobs.len() as u64) as usize];
+        query = query.bind(shared.workload.group).bind(job_id).bind(now);
+    }
+    let ids = query.fetch_all(&mut *conn).await?;
+    let in_list = vec!["?"; ids.len()].join(", ");
+    let sql = format!("{UPDATE_TRIGGER_INFO_PREFIX} WHERE id IN ({in_list})");
+    let mut query = sqlx::query(&sql)
         .bind(now)
         .bind(200)
         .bind(&shared.trigger_msg)
@@ -157,21 +162,21 @@ async fn one_trigger(shared: &Shared, conn: &mut MySqlConnection) -> Result<(), 
         .bind(HANDLER)
         .bind("")
         .bind(None::<String>)
-        .bind(0)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query(UPDATE_HANDLE_INFO)
-        .bind(db::utc_datetime(chrono::Utc::now().timestamp_millis()))
-        .bind(200)
-        .bind("")
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    if (n + 1) % SCHEDULE_BATCH as u64 == 0 {
+        .bind(0);
+    for id in &ids {
+        query = query.bind(id);
+    }
+    query.execute(&mut *conn).await?;
+    let sql = format!("{UPDATE_HANDLE_INFO_PREFIX} WHERE id IN ({in_list}) AND handle_code <= 0");
+    let mut query = sqlx::query(&sql).bind(db::utc_datetime(chrono::Utc::now().timestamp_millis())).bind(200).bind("");
+    for id in &ids {
+        query = query.bind(id);
+    }
+    query.execute(&mut *conn).await?;
+    if (n / SCHEDULE_BATCH as u64) != ((n + RAW_BATCH as u64) / SCHEDULE_BATCH as u64) {
         update_schedules(shared, conn).await?;
     }
-    shared.done.fetch_add(1, Ordering::Relaxed);
+    shared.done.fetch_add(ids.len() as u64, Ordering::Relaxed);
     Ok(())
 }
 

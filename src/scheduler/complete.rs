@@ -7,6 +7,7 @@ use crate::domain::{HandleCallbackParam, TriggerRequest, TriggerType};
 use crate::i18n::I18n;
 use crate::storage::{Db, JobLog, Result};
 use crate::time::Clock;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 #[derive(Clone)]
@@ -30,13 +31,82 @@ impl Completer {
         Completer { db, i18n, triggers, clock }
     }
 
-    /// Applies a callback batch in order. Unknown and already finished logs are reported, not failed:
-    /// executors resend every batch not acknowledged with 200, forever. Only a database error fails the
-    /// batch, so the executor keeps it and resends it later instead of it being lost.
+    /// Applies a callback batch. Unknown and already finished logs are reported, not failed: executors
+    /// resend every batch not acknowledged with 200, forever. Only a database error fails the batch, so
+    /// the executor keeps it and resends it later instead of it being lost.
+    ///
+    /// The logs are read by one statement, and results without child jobs are written by one guarded
+    /// UPDATE per distinct (code, message), normally one for the whole batch. Results that start child
+    /// jobs, and repeats of a log within the batch, take the one-by-one path after them, in order.
     pub async fn callback(&self, items: &[HandleCallbackParam]) -> Result<Vec<CallbackOutcome>> {
-        let mut outcomes = Vec::with_capacity(items.len());
-        for item in items {
-            let outcome = match self.db.load_log(item.log_id).await? {
+        let mut outcomes = vec![CallbackOutcome::AlreadyFinished; items.len()];
+        let mut ids: Vec<i64> = items.iter().map(|i| i.log_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let logs: HashMap<i64, JobLog> = self.db.load_logs(&ids).await?.into_iter().map(|l| (l.id, l)).collect();
+        let mut job_ids: Vec<i32> = items
+            .iter()
+            .filter(|i| i.handle_code == 200)
+            .filter_map(|i| logs.get(&i.log_id))
+            .filter(|l| l.handle_code <= 0)
+            .map(|l| l.job_id)
+            .collect();
+        job_ids.sort_unstable();
+        job_ids.dedup();
+        let with_children: HashSet<i32> = self
+            .db
+            .load_jobs(&job_ids)
+            .await?
+            .into_iter()
+            .filter(|j| j.child_jobid.as_deref().is_some_and(|c| !c.trim().is_empty()))
+            .map(|j| j.id)
+            .collect();
+
+        let mut seen = HashSet::with_capacity(items.len());
+        let mut one_by_one = Vec::new();
+        let mut batches: HashMap<(i32, String), Vec<usize>> = HashMap::new();
+        for (index, item) in items.iter().enumerate() {
+            if !seen.insert(item.log_id) {
+                one_by_one.push(index);
+                continue;
+            }
+            match logs.get(&item.log_id) {
+                None => outcomes[index] = CallbackOutcome::UnknownLog,
+                Some(log) if log.handle_code > 0 => outcomes[index] = CallbackOutcome::AlreadyFinished,
+                Some(log) if item.handle_code == 200 && with_children.contains(&log.job_id) => one_by_one.push(index),
+                Some(log) => {
+                    let msg = append_handle_msg(log.handle_msg.as_deref(), item.handle_msg.as_deref());
+                    let msg = truncate_utf16(msg, MAX_HANDLE_MSG_UTF16);
+                    batches.entry((item.handle_code, msg)).or_default().push(index);
+                }
+            }
+        }
+
+        let now = self.clock.now_ms();
+        for ((handle_code, handle_msg), indexes) in batches {
+            let batch_ids: Vec<i64> = indexes.iter().map(|i| items[*i].log_id).collect();
+            let written = self.db.update_handle_infos(&batch_ids, now, handle_code, &handle_msg).await?;
+            if written as usize == batch_ids.len() {
+                for i in indexes {
+                    outcomes[i] = CallbackOutcome::Finished;
+                }
+            } else {
+                // Someone finished some of them between the read and the write: find out which are ours.
+                let rows: HashMap<i64, JobLog> =
+                    self.db.load_logs(&batch_ids).await?.into_iter().map(|l| (l.id, l)).collect();
+                for i in indexes {
+                    let ours = rows.get(&items[i].log_id).is_some_and(|l| {
+                        l.handle_code == handle_code && l.handle_msg.as_deref() == Some(handle_msg.as_str())
+                    });
+                    outcomes[i] = if ours { CallbackOutcome::Finished } else { CallbackOutcome::AlreadyFinished };
+                }
+            }
+        }
+
+        one_by_one.sort_unstable();
+        for index in one_by_one {
+            let item = &items[index];
+            outcomes[index] = match self.db.load_log(item.log_id).await? {
                 None => CallbackOutcome::UnknownLog,
                 Some(log) if log.handle_code > 0 => CallbackOutcome::AlreadyFinished,
                 Some(log) => {
@@ -48,6 +118,9 @@ impl Completer {
                     }
                 }
             };
+        }
+
+        for (item, outcome) in items.iter().zip(&outcomes) {
             match outcome {
                 CallbackOutcome::Finished => {}
                 CallbackOutcome::UnknownLog => tracing::warn!(log_id = item.log_id, "callback for an unknown log"),
@@ -55,7 +128,6 @@ impl Completer {
                     tracing::warn!(log_id = item.log_id, "repeated callback for a finished log ignored")
                 }
             }
-            outcomes.push(outcome);
         }
         Ok(outcomes)
     }

@@ -118,16 +118,20 @@ impl Scheduler {
         }
         loop {
             let started = self.clock.now_ms();
-            let found = tokio::select! {
+            let (found, full) = tokio::select! {
                 result = self.pass() => match result {
-                    Ok(summary) => summary.jobs > 0,
+                    Ok(summary) => (summary.jobs > 0, summary.jobs as i64 >= self.pre_read_count),
                     Err(e) => {
                         tracing::error!("schedule pass failed: {e}");
-                        true
+                        (true, false)
                     }
                 },
                 _ = wait_shutdown(shutdown.clone()) => break,
             };
+            if full {
+                // A full page: more jobs may be due within the window; read them now, not next second.
+                continue;
+            }
             let now = self.clock.now_ms();
             if now - started < 1000 {
                 // Nothing due within the pre-read window: nothing can become due sooner than that

@@ -19,7 +19,7 @@ use crate::workers::Shutdown;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 /// Room for bursts: a schedule pass may release thousands of fires in the same millisecond.
@@ -30,6 +30,14 @@ const SLOW_TRIGGER_MS: i64 = 500;
 const SLOW_LANE_THRESHOLD: u32 = 10;
 /// How long shutdown waits for triggers already running.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Requests a lane takes from its queue at once: their jobs and groups are loaded, and their log rows
+/// inserted, by a few statements for all of them.
+const MAX_BATCH: usize = 500;
+/// Batches of one lane in preparation at the same time. While they are, the queue fills the next one, so
+/// batches grow with the load instead of the statements per trigger.
+const PREPARING_BATCHES: usize = 2;
+/// Trigger results written per statement (in chunks of the storage layer's batch size).
+const WRITE_BATCH: usize = 1_000;
 
 /// Everything a trigger needs besides its request.
 pub struct TriggerContext {
@@ -40,6 +48,8 @@ pub struct TriggerContext {
     pub clock: Arc<dyn Clock>,
     /// This admin's address as shown in trigger reports.
     pub admin_address: String,
+    /// Trigger results on their way to the writer task, which batches them.
+    pub results: mpsc::UnboundedSender<(i64, TriggerInfo)>,
 }
 
 /// The two lanes; cheap to clone.
@@ -86,6 +96,8 @@ impl TriggerPool {
         config: &Config,
         shutdown: Shutdown,
     ) -> (TriggerPool, Vec<JoinHandle<()>>) {
+        let (results, results_rx) = mpsc::unbounded_channel();
+        let writer = tokio::spawn(write_trigger_infos(db.clone(), results_rx));
         let context = Arc::new(TriggerContext {
             db,
             i18n,
@@ -93,6 +105,7 @@ impl TriggerPool {
             router: Router::new(),
             clock: clock.clone(),
             admin_address: admin_address(),
+            results,
         });
         let slow_jobs = Arc::new(Mutex::new(SlowJobs::default()));
         let (fast, fast_rx) = mpsc::channel(LANE_QUEUE);
@@ -100,6 +113,8 @@ impl TriggerPool {
         let lanes = vec![
             tokio::spawn(run_lane(fast_rx, config.trigger_pool.fast_max as usize, context.clone(), slow_jobs.clone(), shutdown.clone())),
             tokio::spawn(run_lane(slow_rx, config.trigger_pool.slow_max as usize, context, slow_jobs.clone(), shutdown)),
+            // Last: it ends once the lanes and their triggers are done with the context.
+            writer,
         ];
         (TriggerPool { fast, slow, slow_jobs, clock }, lanes)
     }
@@ -132,24 +147,58 @@ async fn run_lane(
     mut shutdown: Shutdown,
 ) {
     let limit = Arc::new(Semaphore::new(concurrency));
+    let preparing = Arc::new(Semaphore::new(PREPARING_BATCHES));
+    let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
-        let request = tokio::select! {
-            request = queue.recv() => request,
+        // While the batches in preparation hold the database, requests accumulate into the next one.
+        let Ok(prepare_permit) = preparing.clone().acquire_owned().await else { break };
+        let received = tokio::select! {
+            n = queue.recv_many(&mut batch, MAX_BATCH) => n,
             _ = shutdown.signalled() => {
                 // Refuse new requests but run what is already queued.
                 queue.close();
-                queue.recv().await
+                queue.recv_many(&mut batch, MAX_BATCH).await
             }
         };
-        let Some(request) = request else { break };
+        if received == 0 {
+            break;
+        }
+        let requests = std::mem::replace(&mut batch, Vec::with_capacity(MAX_BATCH));
+        tokio::spawn(run_batch(context.clone(), slow_jobs.clone(), limit.clone(), requests, prepare_permit));
+    }
+    // Every permit back means every trigger of this lane has finished.
+    let _ = tokio::time::timeout(DRAIN_TIMEOUT, async {
+        let _ = preparing.acquire_many(PREPARING_BATCHES as u32).await;
+        let _ = limit.acquire_many(concurrency as u32).await;
+    })
+    .await;
+}
+
+/// One batch of requests: their jobs and groups loaded and their log rows inserted together, then each
+/// trigger sent on its own under the lane's concurrency limit.
+async fn run_batch(
+    context: Arc<TriggerContext>,
+    slow_jobs: Arc<Mutex<SlowJobs>>,
+    limit: Arc<Semaphore>,
+    requests: Vec<TriggerRequest>,
+    prepare_permit: OwnedSemaphorePermit,
+) {
+    let started = context.clock.now_ms();
+    let shards = match prepare(&context, &requests).await {
+        Ok(shards) => shards,
+        Err(e) => {
+            for request in &requests {
+                tracing::error!(job_id = request.job_id, "trigger failed: {e}");
+            }
+            return;
+        }
+    };
+    for shard in shards {
         let Ok(permit) = limit.clone().acquire_owned().await else { break };
         let (context, slow_jobs) = (context.clone(), slow_jobs.clone());
         tokio::spawn(async move {
-            let started = context.clock.now_ms();
-            let job_id = request.job_id;
-            if let Err(e) = trigger(&context, request).await {
-                tracing::error!(job_id, "trigger failed: {e}");
-            }
+            let job_id = shard.prepared.job.id;
+            process(&context, shard).await;
             let now = context.clock.now_ms();
             if let Ok(mut slow) = slow_jobs.lock() {
                 slow.record(job_id, now, now - started);
@@ -157,55 +206,103 @@ async fn run_lane(
             drop(permit);
         });
     }
-    // Every permit back means every trigger of this lane has finished.
-    let _ = tokio::time::timeout(DRAIN_TIMEOUT, limit.acquire_many(concurrency as u32)).await;
+    drop(prepare_permit);
 }
 
-/// Runs one trigger request: loads the job and its group, then issues one trigger, or one per shard.
-pub async fn trigger(context: &TriggerContext, request: TriggerRequest) -> Result<()> {
-    let Some(mut job) = context.db.load_job(request.job_id).await? else {
-        tracing::warn!(job_id = request.job_id, "trigger skipped: the job does not exist");
-        return Ok(());
-    };
-    if let Some(param) = request.executor_param.clone() {
-        job.executor_param = Some(param);
+/// Writes the trigger results the lanes produce, many rows per statement. It ends when every sender
+/// is gone, after writing what was queued.
+async fn write_trigger_infos(db: Db, mut results: mpsc::UnboundedReceiver<(i64, TriggerInfo)>) {
+    let mut batch = Vec::with_capacity(WRITE_BATCH);
+    while results.recv_many(&mut batch, WRITE_BATCH).await > 0 {
+        if let Err(e) = db.update_trigger_infos(&batch).await {
+            tracing::error!("trigger results of {} log(s) not written: {e}", batch.len());
+        }
+        batch.clear();
     }
-    let fail_retry_count =
-        if request.fail_retry_count >= 0 { request.fail_retry_count } else { job.executor_fail_retry_count };
-    let mut group = context.db.load_group(job.job_group).await?;
-    if let (Some(group), Some(list)) = (group.as_mut(), request.address_list.as_deref()) {
-        if !list.trim().is_empty() {
-            group.address_type = 1;
-            group.address_list = Some(list.trim().to_string());
+}
+
+/// Loads the jobs and groups of a batch of requests (spec 4.3 trigger), expands sharding broadcasts and
+/// inserts one log row per trigger (spec 4.3 step 2), before anything is sent.
+async fn prepare(context: &TriggerContext, requests: &[TriggerRequest]) -> Result<Vec<Shard>> {
+    let mut job_ids: Vec<i32> = requests.iter().map(|r| r.job_id).collect();
+    job_ids.sort_unstable();
+    job_ids.dedup();
+    let jobs: HashMap<i32, JobInfo> = context.db.load_jobs(&job_ids).await?.into_iter().map(|j| (j.id, j)).collect();
+    let mut group_ids: Vec<i32> = jobs.values().map(|j| j.job_group).collect();
+    group_ids.sort_unstable();
+    group_ids.dedup();
+    let groups: HashMap<i32, JobGroup> =
+        context.db.load_groups(&group_ids).await?.into_iter().map(|g| (g.id, g)).collect();
+
+    let mut planned: Vec<(Arc<Prepared>, i32, i32)> = Vec::with_capacity(requests.len());
+    for request in requests {
+        let Some(job) = jobs.get(&request.job_id) else {
+            tracing::warn!(job_id = request.job_id, "trigger skipped: the job does not exist");
+            continue;
+        };
+        let mut job = job.clone();
+        if let Some(param) = request.executor_param.clone() {
+            job.executor_param = Some(param);
+        }
+        let fail_retry_count =
+            if request.fail_retry_count >= 0 { request.fail_retry_count } else { job.executor_fail_retry_count };
+        let mut group = groups.get(&job.job_group).cloned();
+        if let (Some(group), Some(list)) = (group.as_mut(), request.address_list.as_deref()) {
+            if !list.trim().is_empty() {
+                group.address_type = 1;
+                group.address_list = Some(list.trim().to_string());
+            }
+        }
+        let addresses: Vec<String> = group
+            .as_ref()
+            .and_then(|g| g.address_list.as_deref())
+            .filter(|list| !list.trim().is_empty())
+            .map(|list| java_split(list).into_iter().map(str::to_string).collect())
+            .unwrap_or_default();
+        let sharding = request.sharding_param.as_deref().and_then(parse_sharding);
+        let route = job.executor_route_strategy.as_deref().and_then(RouteStrategy::from_name);
+        let broadcast = route == Some(RouteStrategy::ShardingBroadcast) && !addresses.is_empty() && sharding.is_none();
+        let prepared = Arc::new(Prepared { job, group, addresses, request: request.clone(), fail_retry_count, route });
+        if broadcast {
+            let total = prepared.addresses.len() as i32;
+            for index in 0..total {
+                planned.push((prepared.clone(), index, total));
+            }
+        } else {
+            let (index, total) = sharding.unwrap_or((0, 1));
+            planned.push((prepared, index, total));
         }
     }
-    let addresses: Vec<String> = group
-        .as_ref()
-        .and_then(|g| g.address_list.as_deref())
-        .filter(|list| !list.trim().is_empty())
-        .map(|list| java_split(list).into_iter().map(str::to_string).collect())
-        .unwrap_or_default();
-    let sharding = request.sharding_param.as_deref().and_then(parse_sharding);
-    let route = job.executor_route_strategy.as_deref().and_then(RouteStrategy::from_name);
-    let shared = Shared { job: &job, group: group.as_ref(), addresses: &addresses, request: &request, fail_retry_count };
-    if route == Some(RouteStrategy::ShardingBroadcast) && !addresses.is_empty() && sharding.is_none() {
-        for index in 0..addresses.len() {
-            process(context, &shared, route, index as i32, addresses.len() as i32).await?;
-        }
-    } else {
-        let (index, total) = sharding.unwrap_or((0, 1));
-        process(context, &shared, route, index, total).await?;
+    if planned.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(())
+    let trigger_time = context.clock.now_ms();
+    let rows: Vec<(i32, i32)> = planned.iter().map(|(p, _, _)| (p.job.job_group, p.job.id)).collect();
+    let log_ids = context.db.insert_logs(&rows, trigger_time).await?;
+    Ok(planned
+        .into_iter()
+        .zip(log_ids)
+        .map(|((prepared, index, total), log_id)| Shard { prepared, index, total, log_id, trigger_time })
+        .collect())
 }
 
 /// What every shard of one trigger request shares.
-struct Shared<'a> {
-    job: &'a JobInfo,
-    group: Option<&'a JobGroup>,
-    addresses: &'a [String],
-    request: &'a TriggerRequest,
+struct Prepared {
+    job: JobInfo,
+    group: Option<JobGroup>,
+    addresses: Vec<String>,
+    request: TriggerRequest,
     fail_retry_count: i32,
+    route: Option<RouteStrategy>,
+}
+
+/// One trigger to send: its log row exists.
+struct Shard {
+    prepared: Arc<Prepared>,
+    index: i32,
+    total: i32,
+    log_id: i64,
+    trigger_time: i64,
 }
 
 /// `index/total`, both 32-bit integers, or nothing.
@@ -217,15 +314,15 @@ fn parse_sharding(param: &str) -> Option<(i32, i32)> {
     Some((index.parse().ok()?, total.parse().ok()?))
 }
 
-/// One trigger: the log row first, then the address, `/run`, and the report (spec 4.3 processTrigger).
+/// One trigger after its log row: the address, `/run`, and the report (spec 4.3 processTrigger).
 /// Unlike 2.4.2, a missing group or an unknown route strategy ends as a failed trigger with a message,
 /// never as a log row stuck "running".
-async fn process(context: &TriggerContext, s: &Shared<'_>, route: Option<RouteStrategy>, index: i32, total: i32) -> Result<()> {
+async fn process(context: &TriggerContext, shard: Shard) {
     let i18n = &context.i18n;
-    let job = s.job;
+    let s = &*shard.prepared;
+    let (route, index, total, log_id, trigger_time) = (s.route, shard.index, shard.total, shard.log_id, shard.trigger_time);
+    let job = &s.job;
     let sharding_text = (route == Some(RouteStrategy::ShardingBroadcast)).then(|| format!("{index}/{total}"));
-    let trigger_time = context.clock.now_ms();
-    let log_id = context.db.insert_log(job.job_group, job.id, trigger_time).await?;
     let glue_updatetime = job.glue_updatetime.map(|t| context.db.zone().to_epoch_ms(t)).unwrap_or(0);
     let param = TriggerParam {
         job_id: job.id,
@@ -254,6 +351,7 @@ async fn process(context: &TriggerContext, s: &Shared<'_>, route: Option<RouteSt
 
     let address_items: Vec<&str> = s
         .group
+        .as_ref()
         .and_then(|g| g.address_list.as_deref())
         .filter(|l| !is_blank(Some(l)))
         .map(java_split)
@@ -265,7 +363,7 @@ async fn process(context: &TriggerContext, s: &Shared<'_>, route: Option<RouteSt
     let report = TriggerReport {
         trigger_type_title: i18n.get(s.request.trigger_type.i18n_key()),
         admin_address: &context.admin_address,
-        manual_addresses: s.group.is_some_and(|g| g.address_type != 0),
+        manual_addresses: s.group.as_ref().is_some_and(|g| g.address_type != 0),
         address_list: (!address_items.is_empty()).then_some(&address_items[..]),
         route_title: &route_title,
         sharding: sharding_text.as_deref(),
@@ -285,19 +383,23 @@ async fn process(context: &TriggerContext, s: &Shared<'_>, route: Option<RouteSt
         executor_sharding_param: sharding_text,
         executor_fail_retry_count: s.fail_retry_count,
     };
-    context.db.update_trigger_info(log_id, &info).await?;
-    Ok(())
+    // Written with other triggers' results by the writer task; directly if it is gone.
+    if let Err(mpsc::error::SendError((log_id, info))) = context.results.send((log_id, info)) {
+        if let Err(e) = context.db.update_trigger_info(log_id, &info).await {
+            tracing::error!(job_id = job.id, log_id, "trigger result not written: {e}");
+        }
+    }
 }
 
 /// The executor address for this trigger, and the router's message when there is one.
 async fn choose_address(
     context: &TriggerContext,
-    s: &Shared<'_>,
+    s: &Prepared,
     route: Option<RouteStrategy>,
     index: i32,
 ) -> (Option<String>, Option<String>) {
     let i18n = &context.i18n;
-    let addresses = s.addresses;
+    let addresses = &s.addresses;
     if s.group.is_none() {
         let missing = format!("{}{}", i18n.get("jobinfo_field_jobgroup"), i18n.get("system_not_found"));
         return (None, Some(format!("{missing} (id={})", s.job.job_group)));

@@ -14,6 +14,9 @@ const STARTUP_RETRY: Duration = Duration::from_secs(30);
 /// SQLite serialises writers anyway; more connections only add lock contention.
 const SQLITE_MAX_CONNECTIONS: u32 = 8;
 
+/// Pooled MySQL connections idle at least this long are pinged before use.
+const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
+
 /// MySQL's "unknown database" error code.
 const ER_BAD_DB_ERROR: u16 = 1049;
 
@@ -96,7 +99,18 @@ async fn connect_mysql(ds: &DataSourceConfig) -> Result<sqlx::MySqlPool> {
         .idle_timeout(pool.idle_timeout_ms.map(Duration::from_millis))
         .max_lifetime(pool.max_lifetime_ms.map(Duration::from_millis))
         // A connection that died while idle (server restart) is replaced instead of failing a request.
-        .test_before_acquire(true)
+        // Only connections idle for a while are pinged: under load a ping per statement would double
+        // the round trips, and a connection used a moment ago is known to be alive.
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= PING_WHEN_IDLE {
+                    use sqlx::Connection;
+                    conn.ping().await?;
+                }
+                Ok(true)
+            })
+        })
         .connect_with(options)
         .await?;
     Ok(pool)

@@ -1,6 +1,6 @@
 //! `xxl_job_log` statements (spec 7.3).
 
-use super::{bind_args, on_pool, placeholders, restrict_groups, Arg, Db, DayCounts, InsertId, JobLog, Result};
+use super::{bind_args, on_pool, placeholders, restrict_groups, Arg, Db, DayCounts, InsertId, JobLog, Pool, Result, StorageError};
 use chrono::NaiveDateTime;
 
 /// The trigger columns written after `/run` (and again when a retry is noted).
@@ -273,4 +273,206 @@ impl Db {
         let total = on_pool!(self, |p| bind_args!(sqlx::query_scalar(&count_sql), &args).fetch_one(p).await)?;
         Ok((rows, total))
     }
+}
+
+// ---- Batched statements of the trigger and callback paths -------------------------------------------
+
+/// Rows per batched INSERT/UPDATE of log rows: few statements, and the `CASE id WHEN … END` lists of
+/// [`Db::update_trigger_infos`] stay short (their cost grows with the square of the rows).
+const LOG_BATCH: usize = 200;
+
+/// Whether the MySQL-protocol server refused `INSERT … RETURNING` (MySQL; MariaDB ≥ 10.5 accepts it).
+static MYSQL_NO_RETURNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// MySQL's "syntax error" number, what MySQL answers to `RETURNING`.
+const ER_PARSE_ERROR: u16 = 1064;
+
+/// A value of one column in a batched UPDATE.
+#[derive(Debug, Clone, PartialEq)]
+enum Cell {
+    Int(i64),
+    Text(Option<String>),
+    DateTime(NaiveDateTime),
+}
+
+impl Db {
+    /// Creates the rows of several triggers, all at `trigger_time_ms`, before anything is sent (spec 4.3
+    /// step 2); returns their ids in the order of `rows` (`(job_group, job_id)`).
+    ///
+    /// One multi-row INSERT per 200 rows. The ids come from `RETURNING id` (SQLite, MariaDB ≥ 10.5),
+    /// sorted: the rows of one statement get increasing ids in the order of the VALUES list. A server
+    /// without RETURNING (MySQL) reports the first id; a "simple insert" gets consecutive ids in every
+    /// `innodb_autoinc_lock_mode`, stepping by `auto_increment_increment`.
+    pub async fn insert_logs(&self, rows: &[(i32, i32)], trigger_time_ms: i64) -> Result<Vec<i64>> {
+        let trigger_time = self.datetime(trigger_time_ms);
+        let mut ids = Vec::with_capacity(rows.len());
+        for chunk in rows.chunks(LOG_BATCH) {
+            let values = vec!["(?, ?, ?, 0, 0)"; chunk.len()].join(", ");
+            let insert = format!(
+                "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) VALUES {values}"
+            );
+            let mut chunk_ids = match &self.pool {
+                Pool::MySql(p) if MYSQL_NO_RETURNING.load(std::sync::atomic::Ordering::Relaxed) => {
+                    insert_without_returning(p, &insert, chunk, trigger_time).await?
+                }
+                Pool::MySql(p) => {
+                    let sql = format!("{insert} RETURNING id");
+                    let mut query = sqlx::query_scalar::<_, i64>(&sql);
+                    for (group, job) in chunk {
+                        query = query.bind(*group).bind(*job).bind(trigger_time);
+                    }
+                    match query.fetch_all(p).await {
+                        Ok(ids) => ids,
+                        Err(sqlx::Error::Database(e))
+                            if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+                                .is_some_and(|e| e.number() == ER_PARSE_ERROR) =>
+                        {
+                            MYSQL_NO_RETURNING.store(true, std::sync::atomic::Ordering::Relaxed);
+                            insert_without_returning(p, &insert, chunk, trigger_time).await?
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Pool::Sqlite(p) => {
+                    let sql = format!("{insert} RETURNING id");
+                    let mut query = sqlx::query_scalar::<_, i64>(&sql);
+                    for (group, job) in chunk {
+                        query = query.bind(*group).bind(*job).bind(trigger_time);
+                    }
+                    query.fetch_all(p).await?
+                }
+            };
+            if chunk_ids.len() != chunk.len() {
+                return Err(StorageError::Database(sqlx::Error::Protocol(format!(
+                    "inserted {} log rows but got {} ids",
+                    chunk.len(),
+                    chunk_ids.len()
+                ))));
+            }
+            chunk_ids.sort_unstable();
+            ids.extend(chunk_ids);
+        }
+        Ok(ids)
+    }
+
+    /// Writes the trigger columns of several rows (what [`Db::update_trigger_info`] writes for one), one
+    /// UPDATE per 200 rows. A column whose value is the same in every row is bound once; the others
+    /// become `CASE id WHEN ? THEN ? … END`. Returns the rows matched.
+    pub async fn update_trigger_infos(&self, rows: &[(i64, TriggerInfo)]) -> Result<u64> {
+        let mut written = 0;
+        for chunk in rows.chunks(LOG_BATCH) {
+            let columns: [(&str, Vec<Cell>); 8] = [
+                ("trigger_time", chunk.iter().map(|(_, i)| Cell::DateTime(self.datetime(i.trigger_time_ms))).collect()),
+                ("trigger_code", chunk.iter().map(|(_, i)| Cell::Int(i.trigger_code.into())).collect()),
+                ("trigger_msg", chunk.iter().map(|(_, i)| Cell::Text(i.trigger_msg.clone())).collect()),
+                ("executor_address", chunk.iter().map(|(_, i)| Cell::Text(i.executor_address.clone())).collect()),
+                ("executor_handler", chunk.iter().map(|(_, i)| Cell::Text(i.executor_handler.clone())).collect()),
+                ("executor_param", chunk.iter().map(|(_, i)| Cell::Text(i.executor_param.clone())).collect()),
+                (
+                    "executor_sharding_param",
+                    chunk.iter().map(|(_, i)| Cell::Text(i.executor_sharding_param.clone())).collect(),
+                ),
+                (
+                    "executor_fail_retry_count",
+                    chunk.iter().map(|(_, i)| Cell::Int(i.executor_fail_retry_count.into())).collect(),
+                ),
+            ];
+            let ids: Vec<i64> = chunk.iter().map(|(id, _)| *id).collect();
+            written += self.update_columns(&ids, &columns).await?;
+        }
+        Ok(written)
+    }
+
+    /// Writes the same result into several rows that have none yet (`handle_code <= 0`, the atomic
+    /// repeat-callback guard of [`Db::update_handle_info`]); returns the rows written.
+    pub async fn update_handle_infos(&self, ids: &[i64], handle_time_ms: i64, handle_code: i32, handle_msg: &str) -> Result<u64> {
+        let handle_time = self.datetime(handle_time_ms);
+        let mut written = 0;
+        for chunk in ids.chunks(LOG_BATCH * 5) {
+            let sql = format!(
+                "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ? WHERE id IN ({}) AND handle_code <= 0",
+                placeholders(chunk.len())
+            );
+            written += on_pool!(self, |p| {
+                let mut query = sqlx::query(&sql).bind(handle_time).bind(handle_code).bind(handle_msg);
+                for id in chunk {
+                    query = query.bind(*id);
+                }
+                query.execute(p).await.map(|r| r.rows_affected())
+            })?;
+        }
+        Ok(written)
+    }
+
+    /// The log rows with these ids (missing ones are simply absent).
+    pub async fn load_logs(&self, ids: &[i64]) -> Result<Vec<JobLog>> {
+        let mut logs = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(LOG_BATCH * 5) {
+            let sql = format!("SELECT * FROM xxl_job_log WHERE id IN ({})", placeholders(chunk.len()));
+            let rows: Vec<JobLog> = on_pool!(self, |p| {
+                let mut query = sqlx::query_as(&sql);
+                for id in chunk {
+                    query = query.bind(*id);
+                }
+                query.fetch_all(p).await
+            })?;
+            logs.extend(rows);
+        }
+        Ok(logs)
+    }
+
+    /// `UPDATE xxl_job_log SET <columns> WHERE id IN (ids)`, with per-row values by CASE where they differ.
+    async fn update_columns(&self, ids: &[i64], columns: &[(&str, Vec<Cell>)]) -> Result<u64> {
+        let mut sets = Vec::with_capacity(columns.len());
+        let mut args: Vec<Cell> = Vec::new();
+        for (name, cells) in columns {
+            let uniform = cells.windows(2).all(|w| w[0] == w[1]);
+            if uniform {
+                sets.push(format!("{name} = ?"));
+                args.push(cells[0].clone());
+            } else {
+                sets.push(format!("{name} = CASE id {} END", vec!["WHEN ? THEN ?"; ids.len()].join(" ")));
+                for (id, cell) in ids.iter().zip(cells) {
+                    args.push(Cell::Int(*id));
+                    args.push(cell.clone());
+                }
+            }
+        }
+        let sql = format!(
+            "UPDATE xxl_job_log SET {} WHERE id IN ({})",
+            sets.join(", "),
+            placeholders(ids.len())
+        );
+        args.extend(ids.iter().map(|id| Cell::Int(*id)));
+        Ok(on_pool!(self, |p| {
+            let mut query = sqlx::query(&sql);
+            for arg in &args {
+                query = match arg {
+                    Cell::Int(v) => query.bind(*v),
+                    Cell::Text(v) => query.bind(v.clone()),
+                    Cell::DateTime(v) => query.bind(*v),
+                };
+            }
+            query.execute(p).await.map(|r| r.rows_affected())
+        })?)
+    }
+}
+
+/// The MySQL path without RETURNING: the first generated id, then consecutive ids.
+async fn insert_without_returning(
+    pool: &sqlx::MySqlPool,
+    insert: &str,
+    chunk: &[(i32, i32)],
+    trigger_time: NaiveDateTime,
+) -> Result<Vec<i64>> {
+    // The INSERT and the increment are read on one connection, the one whose session counts.
+    let mut conn = pool.acquire().await?;
+    let mut query = sqlx::query(insert);
+    for (group, job) in chunk {
+        query = query.bind(*group).bind(*job).bind(trigger_time);
+    }
+    let result = query.execute(&mut *conn).await?;
+    let step: i64 = sqlx::query_scalar("SELECT CAST(@@auto_increment_increment AS SIGNED)").fetch_one(&mut *conn).await?;
+    let first = result.last_insert_id() as i64;
+    Ok((0..chunk.len() as i64).map(|k| first + k * step.max(1)).collect())
 }
