@@ -59,6 +59,7 @@ pub struct TriggerPool {
     slow: mpsc::Sender<TriggerRequest>,
     slow_jobs: Arc<Mutex<SlowJobs>>,
     clock: Arc<dyn Clock>,
+    rejections: Arc<Mutex<Rejections>>,
 }
 
 /// Per-job counts of slow triggers in the current minute.
@@ -116,7 +117,7 @@ impl TriggerPool {
             // Last: it ends once the lanes and their triggers are done with the context.
             writer,
         ];
-        (TriggerPool { fast, slow, slow_jobs, clock }, lanes)
+        (TriggerPool { fast, slow, slow_jobs, clock, rejections: Arc::default() }, lanes)
     }
 }
 
@@ -128,13 +129,54 @@ impl TriggerSink for TriggerPool {
             let request = match e {
                 mpsc::error::TrySendError::Full(r) | mpsc::error::TrySendError::Closed(r) => r,
             };
+            let now = self.clock.now_ms();
+            // Overloaded, every fire of a second may be rejected: a line for each would cost the CPU the
+            // lanes lack. The first few of each second are logged in full, the rest counted.
+            let suppressed = match self.rejections.lock() {
+                Ok(mut r) => r.note(now),
+                Err(_) => Some(0),
+            };
+            let Some(suppressed) = suppressed else { return };
+            if suppressed > 0 {
+                tracing::error!("{suppressed} more triggers were rejected in the previous second (lanes full)");
+            }
             tracing::error!(
                 job_id = request.job_id,
                 trigger_type = ?request.trigger_type,
-                at = self.clock.now_ms(),
+                at = now,
                 "trigger rejected: the {} lane is full or stopped",
                 if slow { "slow" } else { "fast" }
             );
+        }
+    }
+}
+
+/// Rejected triggers logged per second in full.
+const REJECTIONS_LOGGED_PER_SECOND: u32 = 10;
+
+/// Counts rejections per second, to log only the first few of each second.
+#[derive(Default)]
+struct Rejections {
+    second: i64,
+    logged: u32,
+    suppressed: u64,
+}
+
+impl Rejections {
+    /// `Some(n)` when this rejection is to be logged, with `n` rejections not logged since the last one
+    /// that was; `None` when it is only counted.
+    fn note(&mut self, now_ms: i64) -> Option<u64> {
+        let second = now_ms.div_euclid(1000);
+        if second != self.second {
+            self.second = second;
+            self.logged = 0;
+        }
+        if self.logged < REJECTIONS_LOGGED_PER_SECOND {
+            self.logged += 1;
+            Some(std::mem::take(&mut self.suppressed))
+        } else {
+            self.suppressed += 1;
+            None
         }
     }
 }
@@ -227,12 +269,22 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest]) -> Resul
     let mut job_ids: Vec<i32> = requests.iter().map(|r| r.job_id).collect();
     job_ids.sort_unstable();
     job_ids.dedup();
-    let jobs: HashMap<i32, JobInfo> = context.db.load_jobs(&job_ids).await?.into_iter().map(|j| (j.id, j)).collect();
+    let jobs: HashMap<i32, Arc<JobInfo>> =
+        context.db.load_jobs(&job_ids).await?.into_iter().map(|j| (j.id, Arc::new(j))).collect();
     let mut group_ids: Vec<i32> = jobs.values().map(|j| j.job_group).collect();
     group_ids.sort_unstable();
     group_ids.dedup();
-    let groups: HashMap<i32, JobGroup> =
-        context.db.load_groups(&group_ids).await?.into_iter().map(|g| (g.id, g)).collect();
+    // A group's addresses are split once per batch, not per trigger.
+    let groups: HashMap<i32, (Arc<JobGroup>, Arc<Vec<String>>)> = context
+        .db
+        .load_groups(&group_ids)
+        .await?
+        .into_iter()
+        .map(|g| {
+            let addresses = Arc::new(split_addresses(Some(&g)));
+            (g.id, (Arc::new(g), addresses))
+        })
+        .collect();
 
     let mut planned: Vec<(Arc<Prepared>, i32, i32)> = Vec::with_capacity(requests.len());
     for request in requests {
@@ -242,23 +294,22 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest]) -> Resul
         };
         let mut job = job.clone();
         if let Some(param) = request.executor_param.clone() {
-            job.executor_param = Some(param);
+            Arc::make_mut(&mut job).executor_param = Some(param);
         }
         let fail_retry_count =
             if request.fail_retry_count >= 0 { request.fail_retry_count } else { job.executor_fail_retry_count };
-        let mut group = groups.get(&job.job_group).cloned();
+        let (mut group, mut addresses) = match groups.get(&job.job_group) {
+            Some((group, addresses)) => (Some(group.clone()), addresses.clone()),
+            None => (None, Arc::default()),
+        };
         if let (Some(group), Some(list)) = (group.as_mut(), request.address_list.as_deref()) {
             if !list.trim().is_empty() {
+                let group = Arc::make_mut(group);
                 group.address_type = 1;
                 group.address_list = Some(list.trim().to_string());
+                addresses = Arc::new(split_addresses(Some(group)));
             }
         }
-        let addresses: Vec<String> = group
-            .as_ref()
-            .and_then(|g| g.address_list.as_deref())
-            .filter(|list| !list.trim().is_empty())
-            .map(|list| java_split(list).into_iter().map(str::to_string).collect())
-            .unwrap_or_default();
         let sharding = request.sharding_param.as_deref().and_then(parse_sharding);
         let route = job.executor_route_strategy.as_deref().and_then(RouteStrategy::from_name);
         let broadcast = route == Some(RouteStrategy::ShardingBroadcast) && !addresses.is_empty() && sharding.is_none();
@@ -286,11 +337,21 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest]) -> Resul
         .collect())
 }
 
-/// What every shard of one trigger request shares.
+/// The addresses of a group's list, as 2.4.2 splits them; none without a group or list.
+fn split_addresses(group: Option<&JobGroup>) -> Vec<String> {
+    group
+        .and_then(|g| g.address_list.as_deref())
+        .filter(|list| !list.trim().is_empty())
+        .map(|list| java_split(list).into_iter().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// What every shard of one trigger request shares; jobs and groups are shared by the requests of a
+/// batch unless a request overrides a parameter or the addresses.
 struct Prepared {
-    job: JobInfo,
-    group: Option<JobGroup>,
-    addresses: Vec<String>,
+    job: Arc<JobInfo>,
+    group: Option<Arc<JobGroup>>,
+    addresses: Arc<Vec<String>>,
     request: TriggerRequest,
     fail_retry_count: i32,
     route: Option<RouteStrategy>,
@@ -494,5 +555,19 @@ mod tests {
         assert!(!slow.is_slow(8), "exactly 500 ms is not slow");
         slow.record(8, minute + 60_000, 10);
         assert!(!slow.is_slow(7), "a new minute clears the counts");
+    }
+
+    #[test]
+    fn rejections_are_logged_ten_a_second_and_the_rest_counted() {
+        let mut r = Rejections::default();
+        let second = 1_700_000_000_000;
+        for _ in 0..10 {
+            assert_eq!(r.note(second + 5), Some(0));
+        }
+        for _ in 0..25 {
+            assert_eq!(r.note(second + 900), None);
+        }
+        assert_eq!(r.note(second + 1_000), Some(25), "the next second's first line reports the suppressed");
+        assert_eq!(r.note(second + 1_001), Some(0));
     }
 }
