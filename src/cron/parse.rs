@@ -80,21 +80,48 @@ fn number(digits: &[u16]) -> Option<i32> {
     digits.iter().try_fold(0i32, |acc, &d| acc.checked_mul(10)?.checked_add(i32::from(d) - i32::from(b'0')))
 }
 
-/// `Integer.parseInt`: an optional sign, then at least one digit, fitting an `int`.
+/// The zero of each run of decimal digits in the Basic Multilingual Plane (Unicode 13, Java 17's
+/// `Character.digit`): Java's number parsing takes `１` or `٥` as readily as `1` or `5`.
+const DIGIT_ZEROS: [u16; 37] = [
+    0x0030, 0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6, 0x0D66,
+    0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50,
+    0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
+];
+
+/// The value of a decimal digit of any script, as `Character.digit(c, 10)` gives it.
+fn java_digit(unit: u16) -> Option<u16> {
+    let zero = DIGIT_ZEROS[DIGIT_ZEROS.partition_point(|&z| z <= unit).checked_sub(1)?];
+    (unit - zero < 10).then_some(unit - zero)
+}
+
+/// `Integer.parseInt`: an optional sign, then at least one digit of any script, fitting an `int`.
 fn java_int(s: &[u16]) -> Option<i32> {
     let (negative, digits) = match at(s, 0)? {
         '-' => (true, &s[1..]),
         '+' => (false, &s[1..]),
         _ => (false, s),
     };
-    if digits.is_empty() || !(0..digits.len()).all(|i| is_digit_at(digits, i)) {
+    if digits.is_empty() {
         return None;
     }
     let magnitude = digits.iter().try_fold(0i64, |acc, &d| {
-        let acc = acc * 10 + i64::from(d - u16::from(b'0'));
+        let acc = acc * 10 + i64::from(java_digit(d)?);
         (acc <= 1 << 31).then_some(acc)
     })?;
     i32::try_from(if negative { -magnitude } else { magnitude }).ok()
+}
+
+/// The number after `-` or `/` in `a-b` and `a/n`: Quartz takes its first character as a digit of any
+/// script and only ASCII digits after that. Returns the value and where the digits end; the value is
+/// None when it does not fit an `int`, and the whole answer None when there is no first digit.
+fn number_after_operator(s: &[u16], i: usize) -> Option<(Option<i32>, usize)> {
+    let first = java_digit(*s.get(i)?)?;
+    let end = digits_end(s, i + 1);
+    let rest = &s[i + 1..end];
+    let value = 10i32.checked_pow(rest.len() as u32).and_then(|scale| {
+        i32::from(first).checked_mul(scale)?.checked_add(number(rest)?)
+    });
+    Some((value, end))
 }
 
 fn name_number(names: &[&str], s: &[u16]) -> Option<i32> {
@@ -350,34 +377,28 @@ impl Builder {
             }
             Some('-') => {
                 let from = end + 1;
-                if !is_digit_at(s, from) {
-                    return Err(item.error(from, "a number must follow '-'"));
-                }
-                let to = digits_end(s, from);
-                let last = number(&s[from..to]).ok_or_else(|| item.error(from, "number is too large"))?;
+                let (last, to) =
+                    number_after_operator(s, from).ok_or_else(|| item.error(from, "a number must follow '-'"))?;
+                let last = last.ok_or_else(|| item.error(from, "number is too large"))?;
                 if at(s, to) != Some('/') {
                     return self.add_item(item, value, Some(last), 1);
                 }
                 let step_at = to + 1;
-                if !is_digit_at(s, step_at) {
-                    return Err(item.error(step_at, "'/' must be followed by an integer."));
-                }
-                let step = number(&s[step_at..digits_end(s, step_at)])
-                    .ok_or_else(|| item.error(step_at, "increment is too large"))?;
+                let (step, _) = number_after_operator(s, step_at)
+                    .ok_or_else(|| item.error(step_at, "'/' must be followed by an integer."))?;
+                let step = step.ok_or_else(|| item.error(step_at, "increment is too large"))?;
                 // Quartz does not limit the increment of a range, so `0-59/70` is just 0.
                 self.add_item(item, value, Some(last), step)
             }
             Some('/') => {
                 let step_at = end + 1;
-                if !is_digit_at(s, step_at) {
-                    return Err(item.error(step_at, "'/' must be followed by an integer."));
-                }
-                let step_end = digits_end(s, step_at);
+                let (step, step_end) = number_after_operator(s, step_at)
+                    .ok_or_else(|| item.error(step_at, "'/' must be followed by an integer."))?;
                 if step_end == step_at + 1 && step_end < s.len() {
                     // Quartz rejects one digit followed by junk, yet ignores junk after two digits.
                     return Err(item.error(step_end, format!("Unexpected character '{}' after '/'", unit(s, step_end))));
                 }
-                let step = number(&s[step_at..step_end]).ok_or_else(|| item.error(step_at, "increment is too large"))?;
+                let step = step.ok_or_else(|| item.error(step_at, "increment is too large"))?;
                 check_step(item, step)?;
                 self.add_item(item, value, None, step)
             }

@@ -393,6 +393,32 @@ fn trailing_characters_quartz_ignores() {
 }
 
 #[test]
+fn steps_after_names_are_ignored() {
+    assert_eq!(fires("0 0 0 ? * MON/2", "2025-01-01 00:00:00", 2), fires("0 0 0 ? * MON", "2025-01-01 00:00:00", 2));
+    assert_eq!(
+        fires("0 0 0 ? JAN-MAR/2 *", "2025-01-01 00:00:00", 3),
+        fires("0 0 0 ? JAN-MAR *", "2025-01-01 00:00:00", 3)
+    );
+}
+
+#[test]
+fn digits_of_other_scripts_where_java_parses_the_number() {
+    // Quartz hands increments, the `#` count and the first digit after `-` or `/` to Java's number
+    // parsing, which reads any script's digits (fullwidth `１`, Arabic-Indic `٣`); where it scans
+    // digits itself, only ASCII ones count.
+    let from = "2025-01-01 00:00:00";
+    assert_eq!(fires("*/１５ * * * * ?", from, 3), fires("*/15 * * * * ?", from, 3));
+    assert_eq!(fires("5/１0 * * * * ?", from, 3), fires("5/10 * * * * ?", from, 3));
+    assert_eq!(fires("1-１5/１0 * * * * ?", from, 3), fires("1-15/10 * * * * ?", from, 3));
+    assert_eq!(fires("0 0 0 ? * 2#٣", from, 3), fires("0 0 0 ? * 2#3", from, 3));
+    assert_eq!(fires("0 0 0 1 1 ? */５", from, 2), ["Tue 2030-01-01 00:00:00", "Mon 2035-01-01 00:00:00"]);
+    for expr in ["１ * * * * ?", "5/1５ * * * * ?", "5/１５ * * * * ?", "0 0 0 1 1 ? ２０３０", "0 0 0 L-１ * ?"]
+    {
+        rejected(expr);
+    }
+}
+
+#[test]
 fn fields_that_end_up_empty_never_fire() {
     // Quartz accepts these, then throws when asked for a fire time.
     assert_eq!(next("0 L 0 * * ?", "2025-01-01 00:00:00"), None);
