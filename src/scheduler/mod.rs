@@ -22,6 +22,11 @@ use tokio::task::JoinHandle;
 /// Where triggers go to be run (the trigger pools, spec 4.2). Submitting never blocks the caller.
 pub trait TriggerSink: Send + Sync + 'static {
     fn submit(&self, request: TriggerRequest);
+
+    /// Requests waiting for a lane, for back-pressure on the schedule loop.
+    fn backlog(&self) -> usize {
+        0
+    }
 }
 
 /// The services the scheduling workers share.

@@ -16,6 +16,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 
+/// How often a full pass re-checks the lanes' backlog before reading the next page.
+const BACKLOG_POLL_MS: i64 = 10;
+/// The longest a full pass waits for the lanes to catch up.
+const BACKLOG_WAIT_MAX_MS: i64 = 1_000;
+
 /// Fires planned to the millisecond, released by one task.
 #[derive(Clone)]
 pub struct TimerWheel {
@@ -129,7 +134,17 @@ impl Scheduler {
                 _ = wait_shutdown(shutdown.clone()) => break,
             };
             if full {
-                // A full page: more jobs may be due within the window; read them now, not next second.
+                // A full page: more jobs may be due within the window; read them now, not next second,
+                // unless the lanes are behind: then planning more fires would only make them late (or
+                // rejected). Unread jobs keep their next time; the misfire rule settles them if they wait
+                // too long.
+                let mut waited = 0;
+                while self.triggers.backlog() as i64 > self.pre_read_count && waited < BACKLOG_WAIT_MAX_MS {
+                    if !shutdown.sleep(Duration::from_millis(BACKLOG_POLL_MS as u64)).await {
+                        return;
+                    }
+                    waited += BACKLOG_POLL_MS;
+                }
                 continue;
             }
             let now = self.clock.now_ms();

@@ -149,6 +149,10 @@ impl TriggerSink for TriggerPool {
             );
         }
     }
+
+    fn backlog(&self) -> usize {
+        (LANE_QUEUE - self.fast.capacity()) + (LANE_QUEUE - self.slow.capacity())
+    }
 }
 
 /// Rejected triggers logged per second in full.
