@@ -153,3 +153,142 @@ fn parse_from(text: &str) -> Result<Start, String> {
         .map(Start::Local)
         .map_err(|_| format!("--from must be epoch milliseconds or \"yyyy-MM-dd HH:mm:ss\", got \"{text}\""))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::run;
+
+    /// Runs the command with `args`; returns the exit code, stdout and stderr.
+    fn cron(args: &[&str]) -> (i32, String, String) {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run(&args, &mut out, &mut err);
+        (code, String::from_utf8(out).expect("UTF-8 output"), String::from_utf8(err).expect("UTF-8 errors"))
+    }
+
+    #[test]
+    fn prints_local_times_in_the_zone() {
+        let (code, out, err) =
+            cron(&["0 0 12 ? * MON-FRI", "--from", "2025-01-03 12:00:00", "--tz", "Asia/Shanghai", "--count", "3"]);
+        assert_eq!((code, err.as_str()), (0, ""));
+        assert_eq!(out, "2025-01-06 12:00:00\n2025-01-07 12:00:00\n2025-01-08 12:00:00\n");
+    }
+
+    #[test]
+    fn epoch_milliseconds_in_and_out() {
+        let (code, out, _) = cron(&["0 0 * * * ?", "--from=1735689600000", "--tz=UTC", "--count=2", "--epoch-ms"]);
+        assert_eq!(code, 0);
+        assert_eq!(out, "1735693200000\n1735696800000\n");
+    }
+
+    #[test]
+    fn stops_when_the_schedule_ends() {
+        let (code, out, _) =
+            cron(&["0 0 0 1 1 ? 2026", "--from", "2025-06-01 00:00:00", "--tz", "UTC", "--count", "5"]);
+        assert_eq!((code, out.as_str()), (0, "2026-01-01 00:00:00\n"));
+        let (code, out, _) = cron(&["0 0 0 1 1 ? 2026", "--from", "2026-06-01 00:00:00", "--tz", "UTC"]);
+        assert_eq!((code, out.as_str()), (0, ""));
+    }
+
+    #[test]
+    fn defaults_to_five_fire_times_from_now() {
+        let (code, out, _) = cron(&["* * * * * ?", "--tz", "UTC"]);
+        assert_eq!(code, 0);
+        assert_eq!(out.lines().count(), 5);
+        let (code, out, _) = cron(&["* * * * * ?", "--count", "0"]);
+        assert_eq!((code, out.as_str()), (0, ""));
+    }
+
+    #[test]
+    fn from_reads_local_times_like_java() {
+        // 02:30 does not exist on 30 March 2025 in Berlin; Java reads it as 03:30 CEST, so the next hour
+        // is 04:00 CEST (02:00 UTC).
+        let (code, out, _) = cron(&[
+            "0 0 * * * ?",
+            "--from",
+            "2025-03-30 02:30:00",
+            "--tz",
+            "Europe/Berlin",
+            "--count",
+            "1",
+            "--epoch-ms",
+        ]);
+        assert_eq!((code, out.as_str()), (0, "1743300000000\n"));
+        // On 26 October 2025 02:45 happens twice; Quartz fires in the second occurrence (CET).
+        let (code, out, _) = cron(&[
+            "0 45 2 * * ?",
+            "--from",
+            "2025-10-26 02:30:00",
+            "--tz",
+            "Europe/Berlin",
+            "--count",
+            "1",
+            "--epoch-ms",
+        ]);
+        assert_eq!((code, out.as_str()), (0, "1761443100000\n"));
+    }
+
+    #[test]
+    fn invalid_expression_is_exit_2_with_the_reason() {
+        let (code, out, err) = cron(&["0 0 0 * * *", "--tz", "UTC"]);
+        assert_eq!((code, out.as_str()), (2, ""));
+        assert!(
+            err.contains("invalid cron expression \"0 0 0 * * *\"") && err.contains("exactly one of them must be '?'"),
+            "{err}"
+        );
+        let (code, _, err) = cron(&["0 0 0 ? * 8"]);
+        assert_eq!(code, 2);
+        assert!(err.contains("Day-of-Week values must be between 1 and 7"), "{err}");
+    }
+
+    #[test]
+    fn bad_usage_is_exit_2_with_the_usage() {
+        for (args, problem) in [
+            (&[][..], "missing the cron expression"),
+            (&["0 0 12 * * ?", "--count", "many"][..], "--count must be a non-negative integer"),
+            (&["0 0 12 * * ?", "--count"][..], "--count needs a value"),
+            (&["0 0 12 * * ?", "--tz", "Mars/Olympus"][..], "unknown time zone \"Mars/Olympus\""),
+            (&["0 0 12 * * ?", "--from", "tomorrow"][..], "--from must be epoch milliseconds"),
+            (&["0 0 12 * * ?", "--epoch-ms=yes"][..], "--epoch-ms takes no value"),
+            (&["0 0 12 * * ?", "--verbose"][..], "unknown option --verbose"),
+            (&["0", "0", "12", "*", "*", "?"][..], "quote the expression as one argument"),
+        ] {
+            let (code, out, err) = cron(args);
+            assert_eq!((code, out.as_str()), (2, ""), "{args:?}");
+            assert!(err.contains(problem) && err.contains("Usage:"), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn from_out_of_range_is_exit_2() {
+        let (code, _, err) = cron(&["0 0 12 * * ?", "--from", "9223372036854775807", "--tz", "UTC"]);
+        assert_eq!(code, 2);
+        assert!(err.contains("is out of range"), "{err}");
+    }
+
+    #[test]
+    fn help_goes_to_stdout() {
+        for flag in ["-h", "--help"] {
+            let (code, out, err) = cron(&[flag]);
+            assert_eq!((code, err.as_str()), (0, ""));
+            assert!(out.starts_with("Usage: xxl-job-admin cron"), "{out}");
+        }
+    }
+
+    #[test]
+    fn write_failure_is_exit_1() {
+        struct Closed;
+        impl std::io::Write for Closed {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let args = ["0 0 12 * * ?".to_string(), "--tz".to_string(), "UTC".to_string()];
+        let mut err = Vec::new();
+        assert_eq!(run(&args, &mut Closed, &mut err), 1);
+        assert!(String::from_utf8_lossy(&err).contains("cannot write output"));
+    }
+}
