@@ -10,6 +10,20 @@ use crate::time::Clock;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+/// What a callback reads of a log row.
+struct LogResult {
+    id: i64,
+    job_id: i32,
+    handle_code: i32,
+    handle_msg: Option<String>,
+}
+
+impl From<(i64, i32, i32, Option<String>)> for LogResult {
+    fn from((id, job_id, handle_code, handle_msg): (i64, i32, i32, Option<String>)) -> LogResult {
+        LogResult { id, job_id, handle_code, handle_msg }
+    }
+}
+
 #[derive(Clone)]
 pub struct Completer {
     db: Db,
@@ -43,7 +57,8 @@ impl Completer {
         let mut ids: Vec<i64> = items.iter().map(|i| i.log_id).collect();
         ids.sort_unstable();
         ids.dedup();
-        let logs: HashMap<i64, JobLog> = self.db.load_logs(&ids).await?.into_iter().map(|l| (l.id, l)).collect();
+        let logs: HashMap<i64, LogResult> =
+            self.db.load_log_results(&ids).await?.into_iter().map(LogResult::from).map(|l| (l.id, l)).collect();
         let mut job_ids: Vec<i32> = items
             .iter()
             .filter(|i| i.handle_code == 200)
@@ -92,8 +107,8 @@ impl Completer {
                 }
             } else {
                 // Someone finished some of them between the read and the write: find out which are ours.
-                let rows: HashMap<i64, JobLog> =
-                    self.db.load_logs(&batch_ids).await?.into_iter().map(|l| (l.id, l)).collect();
+                let rows: HashMap<i64, LogResult> =
+                    self.db.load_log_results(&batch_ids).await?.into_iter().map(LogResult::from).map(|l| (l.id, l)).collect();
                 for i in indexes {
                     let ours = rows.get(&items[i].log_id).is_some_and(|l| {
                         l.handle_code == handle_code && l.handle_msg.as_deref() == Some(handle_msg.as_str())

@@ -404,12 +404,16 @@ impl Db {
         Ok(written)
     }
 
-    /// The log rows with these ids (missing ones are simply absent).
-    pub async fn load_logs(&self, ids: &[i64]) -> Result<Vec<JobLog>> {
+    /// `(id, job_id, handle_code, handle_msg)` of the log rows with these ids (missing ones are simply
+    /// absent): what a callback needs, without the reports.
+    pub async fn load_log_results(&self, ids: &[i64]) -> Result<Vec<(i64, i32, i32, Option<String>)>> {
         let mut logs = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(LOG_BATCH * 5) {
-            let sql = format!("SELECT * FROM xxl_job_log WHERE id IN ({})", placeholders(chunk.len()));
-            let rows: Vec<JobLog> = on_pool!(self, |p| {
+            let sql = format!(
+                "SELECT id, job_id, handle_code, handle_msg FROM xxl_job_log WHERE id IN ({})",
+                placeholders(chunk.len())
+            );
+            let rows: Vec<(i64, i32, i32, Option<String>)> = on_pool!(self, |p| {
                 let mut query = sqlx::query_as(&sql);
                 for id in chunk {
                     query = query.bind(*id);
