@@ -3,6 +3,7 @@
 //! `quartz_vectors` replays answers recorded from Quartz (tests/data/cron/quartz_vectors.tsv, written by
 //! tools/quartz-oracle/regenerate.sh). `live_quartz_differential` asks a running Quartz about freshly
 //! generated expressions; it needs java and libquartz2-java, so it only runs with `--ignored`.
+//! `cli_binary` runs the `xxl-job-admin cron` subcommand itself.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -151,6 +152,23 @@ fn quartz_vectors() {
     );
     assert!(checked >= 1000, "only {checked} vectors found");
     report(&mismatches, checked);
+}
+
+/// The `cron` subcommand of the real binary: fire times on stdout, an invalid expression is exit code 2.
+#[test]
+fn cli_binary() {
+    let cron = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_xxl-job-admin")).arg("cron").args(args).output().expect("run the binary")
+    };
+    let ok = cron(&["0 0 12 * * ?", "--from", "1735689600000", "--tz", "UTC", "--count", "2", "--epoch-ms"]);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert_eq!(String::from_utf8_lossy(&ok.stdout), "1735732800000\n1735819200000\n");
+
+    let invalid = cron(&["0 0 0 ? * * x", "--tz", "UTC"]);
+    assert_eq!(invalid.status.code(), Some(2));
+    assert!(invalid.stdout.is_empty());
+    let reason = String::from_utf8_lossy(&invalid.stderr);
+    assert!(reason.contains("invalid cron expression \"0 0 0 ? * * x\"") && reason.contains("year field"), "{reason}");
 }
 
 // ---------------------------------------------------------------------------------------------------
