@@ -480,3 +480,56 @@ async fn insert_without_returning(
     let first = result.last_insert_id() as i64;
     Ok((0..chunk.len() as i64).map(|k| first + k * step.max(1)).collect())
 }
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+
+    async fn memory_db() -> Db {
+        let args = vec!["--spring.datasource.url=sqlite::memory:".to_string()];
+        let loaded = crate::config::Config::load(&args, std::iter::empty(), std::path::Path::new("/")).unwrap();
+        super::super::connect(&loaded.config.datasource).await.unwrap().0
+    }
+
+    fn info(code: i32, msg: &str) -> TriggerInfo {
+        TriggerInfo {
+            trigger_time_ms: 1_700_000_000_000,
+            trigger_code: code,
+            trigger_msg: Some(msg.to_string()),
+            executor_address: Some("http://e:9999/".into()),
+            executor_handler: Some("h".into()),
+            executor_param: None,
+            executor_sharding_param: None,
+            executor_fail_retry_count: 2,
+        }
+    }
+
+    #[tokio::test]
+    async fn batched_inserts_return_the_ids_in_row_order_and_updates_write_each_row_its_values() {
+        let db = memory_db().await;
+        let rows: Vec<(i32, i32)> = (0..450).map(|i| (1, 100 + i)).collect();
+        let ids = db.insert_logs(&rows, 1_700_000_000_000).await.unwrap();
+        assert_eq!(ids.len(), 450);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        for (id, (_, job)) in ids.iter().zip(&rows) {
+            assert_eq!(db.load_log(*id).await.unwrap().unwrap().job_id, *job);
+        }
+
+        // Mixed values take the CASE path, equal ones are bound once; both must land on the right rows.
+        let updates: Vec<(i64, TriggerInfo)> =
+            ids.iter().map(|id| (*id, info(if id % 2 == 0 { 200 } else { 500 }, &format!("msg {id}")))).collect();
+        assert_eq!(db.update_trigger_infos(&updates).await.unwrap(), 450);
+        for (id, expected) in &updates {
+            let log = db.load_log(*id).await.unwrap().unwrap();
+            assert_eq!((log.trigger_code, log.trigger_msg.as_deref()), (expected.trigger_code, expected.trigger_msg.as_deref()));
+            assert_eq!((log.executor_fail_retry_count, log.executor_address.as_deref()), (2, Some("http://e:9999/")));
+        }
+
+        // The result is written once: a second write of the same rows matches none of them.
+        assert_eq!(db.update_handle_infos(&ids[..10], 1_700_000_001_000, 200, "ok").await.unwrap(), 10);
+        assert_eq!(db.update_handle_infos(&ids[..20], 1_700_000_002_000, 500, "late").await.unwrap(), 10);
+        let results = db.load_log_results(&ids[..20]).await.unwrap();
+        assert_eq!(results.iter().filter(|r| r.2 == 200 && r.3.as_deref() == Some("ok")).count(), 10);
+        assert_eq!(results.iter().filter(|r| r.2 == 500).count(), 10);
+    }
+}
