@@ -254,6 +254,37 @@ ABC * * * * ?
 0 0 0 1 * ? 2999
 """
 
+# Found by fuzzing odd inputs through both parsers; appended after the random cases (with their own
+# random numbers) so that adding one leaves the earlier vectors as they are.
+ODD = """
+0 0 0 ? * * *x
+0 0 0 ? * * */5x
+0 0 0 ? * * x
+0 0 0 ? * * 2030x
+*/１５ * * * * ?
+/１ * * * * ?
+5/１0 * * * * ?
+5/１ * * * * ?
+5/1５ * * * * ?
+5/１５ * * * * ?
+1-１ * * * * ?
+1-１5/１0 * * * * ?
+1-５99999999999 * * * * ?
+0 0 0 ? * 2#١
+0 0 0 ? * MON#+１
+0 0 0 ? * 2#𝟓
+0 0 0 1 1 ? */５
+0 0 0 1 1 ? 2030/２
+0 0 0 1 1 ? 2030-２０４０
+0 0 0 1 1 ? ２０３０
+１ * * * * ?
+0 0 0 L-１ * ?
+0 0 0 ? * MON/2
+0 0 0 ? JAN-MAR/2 *
+0 0 0 ? * fri-mon
+0 0 0 0W * ?
+"""
+
 # Around daylight-saving switches these make the gap and overlap rules visible.
 DST = """
 0 30 2 * * ?
@@ -433,6 +464,11 @@ def main():
             if "W" not in expr:
                 start += r.randrange(1000)
         cases.append((expr, start, zone))
+    odd = random.Random(20261123)
+    for expr in lines(ODD):
+        for zone in ("UTC", "Europe/Berlin"):
+            for start in odd.sample(fixed, 2):
+                cases.append((expr, start, zone))
     out = sys.stdout
     for expr, start, zone in cases:
         out.write(f"{escape(expr)}\t{start}\t{zone}\n")
