@@ -2,8 +2,10 @@
 //!
 //! Quartz reads each comma-separated item from its first character and stops as soon as it has a
 //! complete value, so trailing characters are usually ignored (`5X` is `5`, `MONX` is `MON`, `*X` is
-//! `*`). A few of its checks still look further (`?XY`, `5/2X`, `1#2X` are errors). The expression is
-//! handled as UTF-16 code units after upper-casing, because Quartz measures lengths that way.
+//! `*`). A few of its checks still look further (`?XY`, `5/2X`, `1#2X` are errors). Where Quartz hands
+//! a number to Java's `Integer.parseInt` (increments, the `#` count, the first digit after `-` or `/`),
+//! digits of any script count (`*/１５`). The expression is handled as UTF-16 code units after
+//! upper-casing, because Quartz measures lengths that way.
 
 use std::collections::BTreeSet;
 use std::ops::Range;

@@ -607,6 +607,19 @@ fn lord_howe_half_hour_gap() {
 }
 
 #[test]
+fn lord_howe_gap_can_hide_a_time_that_exists() {
+    // After 01:35 Quartz tries 02:10, which does not exist and is pushed half an hour on to 02:40; so
+    // 02:35, which does exist, is never looked at. Only an hour field that starts the search at 02:00
+    // reaches it.
+    let lord_howe = chrono_tz::Australia::Lord_Howe;
+    assert_eq!(
+        fires_in(lord_howe, "0 10,35 * * * ?", "2025-10-05 01:00:00", 3),
+        ["2025-10-05 01:10:00+10:30", "2025-10-05 01:35:00+10:30", "2025-10-05 03:10:00+11:00"]
+    );
+    assert_eq!(fires_in(lord_howe, "0 10,35 2 * * ?", "2025-10-05 01:00:00", 1), ["2025-10-05 02:35:00+11:00"]);
+}
+
+#[test]
 fn lord_howe_half_hour_overlap() {
     // 6 April 2025: 02:00 +11:00 becomes 01:30 +10:30, so 01:30-01:59 happens twice.
     let lord_howe = chrono_tz::Australia::Lord_Howe;
