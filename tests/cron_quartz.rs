@@ -273,7 +273,9 @@ fn random_expression(rng: &mut Rng) -> String {
         // An occasional typo explores the parser's lenient and strict corners.
         let mut chars: Vec<char> = expr.chars().collect();
         let at = rng.below(chars.len() as u64) as usize;
-        let junk = rng.pick(&["X", "L", "W", "#", "/", "-", ",", "*", "?", "0", "7", " "]).chars().next().expect("one char");
+        // Fullwidth and Arabic-Indic digits: Java's number parsing reads them where Quartz uses it.
+        let junk = rng.pick(&["X", "L", "W", "#", "/", "-", ",", "*", "?", "0", "7", " ", "１", "٣"]);
+        let junk = junk.chars().next().expect("one char");
         match rng.below(3) {
             0 => chars.insert(at, junk),
             1 => {
