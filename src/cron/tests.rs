@@ -482,16 +482,16 @@ fn specials_in_the_wrong_place_or_form() {
         "0 0 0 32W * ?",     // W past 31
         "0 0 0 5L * ?",      // nL is for weekdays
         "0 0 0 ? * 1W",      // W is for days of the month
-        "5W * * * * ?",      //
+        "5W * * * * ?",      // ... and only there
         "0 0 5#1 * * ?",     // # is for weekdays
         "0 0 0 ? * 8L",      // weekday out of range
         "0 0 0 ? * 6#6",     // nth out of range
-        "0 0 0 ? * 6#0",     //
-        "0 0 0 ? * 2#",      //
+        "0 0 0 ? * 6#0",     // ... at either end
+        "0 0 0 ? * 2#",      // ... or missing
         "0 0 0 ? * 2#1x",    // Quartz parses everything after # as the number
         "0 0 0 ? * 2#1,4#2", // only one nth weekday
         "0 0 0 L,5 * ?",     // L cannot be listed with other days
-        "0 0 0 ? * 6L,2",    //
+        "0 0 0 ? * 6L,2",    // ... nor nL with other weekdays
     ] {
         rejected(expr);
     }
