@@ -277,9 +277,29 @@ fn targets(out: &mut String, rows: &[Row]) {
     for row in rows {
         let Some(a) = &row.admin else { continue };
         let done = a.done_per_s();
-        let mut parts = vec![format!("{}/s vs ≥ {} {}", thousands(done), thousands(TARGET_RATE), verdict(done >= TARGET_RATE))];
+        let offered = row.jobs as f64;
+        // Below the target the row only offers its job count per second: it cannot show the rate. At the
+        // target, every planned fire made once counts (the window edges shift a few rows by rounding).
+        let rate = if offered < TARGET_RATE {
+            format!("{}/s of {}/s offered (below the target rate: not a test of it)", thousands(done), thousands(offered))
+        } else {
+            let kept_up = a.fires.missed == 0 && a.fires.duplicates == 0 && done >= 0.99 * offered.min(TARGET_RATE);
+            format!(
+                "{}/s vs ≥ {} {}",
+                thousands(done),
+                thousands(TARGET_RATE),
+                verdict(done >= TARGET_RATE || (offered == TARGET_RATE && kept_up))
+            )
+        };
+        let mut parts = vec![rate];
         if let Some(r) = ratio(a, &row.raw) {
-            parts.push(format!("adm/raw {r:.2} vs ≥ {TARGET_RATIO} {}", verdict(r >= TARGET_RATIO)));
+            // The ratio measures the admin against the database only when the admin is the limit: when it
+            // misses fires. Otherwise the job count is.
+            if a.fires.missed > 0 {
+                parts.push(format!("adm/raw {r:.2} vs ≥ {TARGET_RATIO} {}", verdict(r >= TARGET_RATIO)));
+            } else {
+                parts.push(format!("adm/raw {r:.2} (load-limited, not a test of the ratio)"));
+            }
         }
         match a.p99_ms() {
             Some(p99) => parts.push(format!("p99 {p99:.1} ms vs ≤ {TARGET_P99_MS} ms {}", verdict(p99 <= TARGET_P99_MS))),
