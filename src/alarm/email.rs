@@ -43,36 +43,7 @@ impl EmailAlarm {
 
     /// The HTML body of the alarm for `log` of `job`.
     pub fn body(&self, job: &JobInfo, group_title: Option<&str>, log: &JobLog) -> String {
-        let t = |key| self.i18n.get(key);
-        let mut content = format!("Alarm Job LogId={}", log.id);
-        if log.trigger_code != 200 {
-            content.push_str("<br>TriggerMsg=<br>");
-            content.push_str(&crate::domain::html::sanitize_message(log.trigger_msg.as_deref().unwrap_or("")));
-        }
-        if log.handle_code > 0 && log.handle_code != 200 {
-            // 2.4.2 labels the handle message "HandleCode"; kept so existing mail filters still match.
-            content.push_str("<br>HandleCode=");
-            content.push_str(&crate::domain::html::sanitize_message(log.handle_msg.as_deref().unwrap_or("")));
-        }
-        format!(
-            "<h5>{detail}：</h5>\
-             <table border=\"1\" cellpadding=\"3\" style=\"border-collapse:collapse; width:80%;\">\
-             <thead style=\"font-weight: bold;color: #ffffff;background-color: #ff8c00;\"><tr>\
-             <td width=\"20%\">{group_label}</td><td width=\"10%\">{id_label}</td><td width=\"20%\">{desc_label}</td>\
-             <td width=\"10%\">{title_label}</td><td width=\"40%\">{content_label}</td></tr></thead>\
-             <tbody><tr><td>{group}</td><td>{id}</td><td>{desc}</td><td>{alarm_type}</td><td>{content}</td></tr></tbody>\
-             </table>",
-            detail = escape(t("jobconf_monitor_detail")),
-            group_label = escape(t("jobinfo_field_jobgroup")),
-            id_label = escape(t("jobinfo_field_id")),
-            desc_label = escape(t("jobinfo_field_jobdesc")),
-            title_label = escape(t("jobconf_monitor_alarm_title")),
-            content_label = escape(t("jobconf_monitor_alarm_content")),
-            group = escape(group_title.unwrap_or("null")),
-            id = group_digits(job.id),
-            desc = escape(&job.job_desc),
-            alarm_type = escape(t("jobconf_monitor_alarm_type")),
-        )
+        render_body(&self.i18n, job, group_title, log)
     }
 
     async fn send_all(&self, job: &JobInfo, log: &JobLog) -> bool {
@@ -91,7 +62,7 @@ impl EmailAlarm {
                 None
             }
         };
-        let body = self.body(job, group_title.as_deref(), log);
+        let body = render_body(&self.i18n, job, group_title.as_deref(), log);
         let mut delivered = true;
         for address in recipients {
             let result = async {
@@ -119,6 +90,41 @@ impl JobAlarm for EmailAlarm {
     fn alarm<'a>(&'a self, job: &'a JobInfo, log: &'a JobLog) -> AlarmFuture<'a> {
         Box::pin(self.send_all(job, log))
     }
+}
+
+/// The HTML body of the alarm for `log` of `job` in the language of `i18n` (console spec 6.2): every value
+/// escaped, the stored trigger and handle messages keeping only the admin's own line breaks and banners.
+pub fn render_body(i18n: &I18n, job: &JobInfo, group_title: Option<&str>, log: &JobLog) -> String {
+    let t = |key| i18n.get(key);
+    let mut content = format!("Alarm Job LogId={}", log.id);
+    if log.trigger_code != 200 {
+        content.push_str("<br>TriggerMsg=<br>");
+        content.push_str(&crate::domain::html::sanitize_message(log.trigger_msg.as_deref().unwrap_or("")));
+    }
+    if log.handle_code > 0 && log.handle_code != 200 {
+        // 2.4.2 labels the handle message "HandleCode"; kept so existing mail filters still match.
+        content.push_str("<br>HandleCode=");
+        content.push_str(&crate::domain::html::sanitize_message(log.handle_msg.as_deref().unwrap_or("")));
+    }
+    format!(
+        "<h5>{detail}：</h5>\
+         <table border=\"1\" cellpadding=\"3\" style=\"border-collapse:collapse; width:80%;\">\
+         <thead style=\"font-weight: bold;color: #ffffff;background-color: #ff8c00;\"><tr>\
+         <td width=\"20%\">{group_label}</td><td width=\"10%\">{id_label}</td><td width=\"20%\">{desc_label}</td>\
+         <td width=\"10%\">{title_label}</td><td width=\"40%\">{content_label}</td></tr></thead>\
+         <tbody><tr><td>{group}</td><td>{id}</td><td>{desc}</td><td>{alarm_type}</td><td>{content}</td></tr></tbody>\
+         </table>",
+        detail = escape(t("jobconf_monitor_detail")),
+        group_label = escape(t("jobinfo_field_jobgroup")),
+        id_label = escape(t("jobinfo_field_id")),
+        desc_label = escape(t("jobinfo_field_jobdesc")),
+        title_label = escape(t("jobconf_monitor_alarm_title")),
+        content_label = escape(t("jobconf_monitor_alarm_content")),
+        group = escape(group_title.unwrap_or("null")),
+        id = group_digits(job.id),
+        desc = escape(&job.job_desc),
+        alarm_type = escape(t("jobconf_monitor_alarm_type")),
+    )
 }
 
 /// The distinct addresses of a comma-separated list, in order.
@@ -190,6 +196,109 @@ mod tests {
         assert_eq!(recipients(Some("a@x.com, b@x.com,a@x.com,,")), vec!["a@x.com", "b@x.com"]);
         assert!(recipients(Some(" ")).is_empty());
         assert!(recipients(None).is_empty());
+    }
+
+    fn job(id: i32, desc: &str) -> JobInfo {
+        JobInfo {
+            id,
+            job_group: 1,
+            job_desc: desc.into(),
+            add_time: None,
+            update_time: None,
+            author: None,
+            alarm_email: Some("a@x.test".into()),
+            schedule_type: "NONE".into(),
+            schedule_conf: None,
+            misfire_strategy: "DO_NOTHING".into(),
+            executor_route_strategy: None,
+            executor_handler: None,
+            executor_param: None,
+            executor_block_strategy: None,
+            executor_timeout: 0,
+            executor_fail_retry_count: 0,
+            glue_type: "BEAN".into(),
+            glue_source: None,
+            glue_remark: None,
+            glue_updatetime: None,
+            child_jobid: None,
+            trigger_status: 0,
+            trigger_last_time: 0,
+            trigger_next_time: 0,
+        }
+    }
+
+    fn log(id: i64, trigger: (i32, &str), handle: (i32, &str)) -> JobLog {
+        JobLog {
+            id,
+            job_group: 1,
+            job_id: 1,
+            executor_address: None,
+            executor_handler: None,
+            executor_param: None,
+            executor_sharding_param: None,
+            executor_fail_retry_count: 0,
+            trigger_time: None,
+            trigger_code: trigger.0,
+            trigger_msg: Some(trigger.1.into()),
+            handle_time: None,
+            handle_code: handle.0,
+            handle_msg: Some(handle.1.into()),
+            alarm_status: 0,
+        }
+    }
+
+    /// The data row of the alarm table.
+    fn cells(body: &str) -> Vec<String> {
+        let row = body.split("<tbody><tr>").nth(1).and_then(|r| r.split("</tr></tbody>").next()).unwrap_or("");
+        row.trim_start_matches("<td>").trim_end_matches("</td>").split("</td><td>").map(str::to_string).collect()
+    }
+
+    #[test]
+    fn body_names_group_job_and_both_messages_escaped() {
+        let i18n = I18n::new("en");
+        let failed = log(77, (500, "route<br>address <b>x</b>"), (502, "boom <img src=x onerror=alert(1)>"));
+        let body = render_body(&i18n, &job(1234, "nightly <script>alert(1)</script> & co"), Some("Group \"A\"<i>"), &failed);
+        assert_eq!(
+            cells(&body),
+            vec![
+                "Group &quot;A&quot;&lt;i&gt;".to_string(),
+                "1,234".to_string(),
+                "nightly &lt;script&gt;alert(1)&lt;/script&gt; &amp; co".to_string(),
+                escape(i18n.get("jobconf_monitor_alarm_type")),
+                "Alarm Job LogId=77<br>TriggerMsg=<br>route<br>address &lt;b&gt;x&lt;/b&gt;\
+                 <br>HandleCode=boom &lt;img src=x onerror=alert(1)&gt;"
+                    .to_string(),
+            ]
+        );
+        assert!(!body.contains("<script>") && !body.contains("<img") && !body.contains("<b>"), "{body}");
+        assert!(body.starts_with(&format!("<h5>{}：</h5>", escape(i18n.get("jobconf_monitor_detail")))), "{body}");
+        for label in ["jobinfo_field_jobgroup", "jobinfo_field_id", "jobinfo_field_jobdesc", "jobconf_monitor_alarm_title", "jobconf_monitor_alarm_content"] {
+            assert!(body.contains(&escape(i18n.get(label))), "{label} in {body}");
+        }
+    }
+
+    #[test]
+    fn body_content_follows_the_codes() {
+        let i18n = I18n::new("en");
+        // Trigger succeeded, result failed: only the handle message.
+        let body = render_body(&i18n, &job(5, "d"), Some("g"), &log(1, (200, "trigger ok"), (500, "handler threw")));
+        assert_eq!(cells(&body)[4], "Alarm Job LogId=1<br>HandleCode=handler threw");
+        // Trigger failed, no result: only the trigger message.
+        let body = render_body(&i18n, &job(5, "d"), Some("g"), &log(2, (500, "no executor"), (0, "")));
+        assert_eq!(cells(&body)[4], "Alarm Job LogId=2<br>TriggerMsg=<br>no executor");
+        // A deleted group reads `null`.
+        let body = render_body(&i18n, &job(5, "d"), None, &log(3, (500, "x"), (0, "")));
+        assert_eq!(cells(&body)[0], "null");
+    }
+
+    #[test]
+    fn body_speaks_the_configured_language() {
+        let zh = render_body(&I18n::new("zh_CN"), &job(5, "d"), Some("g"), &log(1, (500, "x"), (0, "")));
+        let en = render_body(&I18n::new("en"), &job(5, "d"), Some("g"), &log(1, (500, "x"), (0, "")));
+        let zh_detail = I18n::new("zh_CN").get("jobconf_monitor_detail").to_string();
+        assert_ne!(zh_detail, I18n::new("en").get("jobconf_monitor_detail"));
+        assert!(zh.contains(&escape(&zh_detail)), "{zh}");
+        assert!(!en.contains(&escape(&zh_detail)), "{en}");
     }
 
     #[test]

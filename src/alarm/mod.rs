@@ -22,3 +22,87 @@ pub async fn alarm_all(channels: &[std::sync::Arc<dyn JobAlarm>], job: &JobInfo,
     }
     delivered
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    struct Fixed(bool, Arc<AtomicUsize>);
+
+    impl JobAlarm for Fixed {
+        fn alarm<'a>(&'a self, _: &'a JobInfo, _: &'a JobLog) -> AlarmFuture<'a> {
+            self.1.fetch_add(1, Ordering::SeqCst);
+            let ok = self.0;
+            Box::pin(async move { ok })
+        }
+    }
+
+    fn job() -> JobInfo {
+        JobInfo {
+            id: 1,
+            job_group: 1,
+            job_desc: "d".into(),
+            add_time: None,
+            update_time: None,
+            author: None,
+            alarm_email: None,
+            schedule_type: "NONE".into(),
+            schedule_conf: None,
+            misfire_strategy: "DO_NOTHING".into(),
+            executor_route_strategy: None,
+            executor_handler: None,
+            executor_param: None,
+            executor_block_strategy: None,
+            executor_timeout: 0,
+            executor_fail_retry_count: 0,
+            glue_type: "BEAN".into(),
+            glue_source: None,
+            glue_remark: None,
+            glue_updatetime: None,
+            child_jobid: None,
+            trigger_status: 0,
+            trigger_last_time: 0,
+            trigger_next_time: 0,
+        }
+    }
+
+    fn log() -> JobLog {
+        JobLog {
+            id: 1,
+            job_group: 1,
+            job_id: 1,
+            executor_address: None,
+            executor_handler: None,
+            executor_param: None,
+            executor_sharding_param: None,
+            executor_fail_retry_count: 0,
+            trigger_time: None,
+            trigger_code: 500,
+            trigger_msg: None,
+            handle_time: None,
+            handle_code: 0,
+            handle_msg: None,
+            alarm_status: 0,
+        }
+    }
+
+    async fn outcome(results: &[bool]) -> (bool, usize) {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let channels: Vec<Arc<dyn JobAlarm>> =
+            results.iter().map(|ok| Arc::new(Fixed(*ok, calls.clone())) as Arc<dyn JobAlarm>).collect();
+        let delivered = alarm_all(&channels, &job(), &log()).await;
+        (delivered, calls.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test]
+    async fn alarm_succeeds_only_when_every_channel_does() {
+        assert_eq!(outcome(&[]).await, (false, 0), "no channel at all is a failure, as in 2.4.2");
+        assert_eq!(outcome(&[true]).await, (true, 1));
+        assert_eq!(outcome(&[true, true]).await, (true, 2));
+        // A failing channel does not stop the others.
+        assert_eq!(outcome(&[false, true]).await, (false, 2));
+        assert_eq!(outcome(&[true, false]).await, (false, 2));
+    }
+}
