@@ -16,6 +16,11 @@ use std::time::Duration;
 
 /// Without a configured timeout a silent SMTP server must not hold the fail monitor for long.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+/// lettre's async transport applies its timeout to the connect only; a server that accepts and then
+/// stays silent would hold the fail monitor for ever. Each message's whole exchange is therefore bounded
+/// by this many read timeouts: about the number of replies in a session (greeting, EHLO, STARTTLS, EHLO,
+/// AUTH, MAIL, RCPT, DATA, end of data), so no session whose every reply arrives in time is cut short.
+const SESSION_READS: u32 = 9;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MailSetupError {
@@ -30,6 +35,8 @@ pub struct EmailAlarm {
     i18n: I18n,
     /// `None` when no SMTP host is configured: jobs with recipients then fail their alarm.
     transport: Option<(AsyncSmtpTransport<Tokio1Executor>, Mailbox)>,
+    /// The most one message's SMTP exchange may take.
+    session_timeout: Duration,
 }
 
 impl EmailAlarm {
@@ -38,7 +45,8 @@ impl EmailAlarm {
             Some(host) if !host.trim().is_empty() => Some((transport(host.trim(), mail)?, sender(mail, &i18n)?)),
             _ => None,
         };
-        Ok(EmailAlarm { db, i18n, transport })
+        let session_timeout = read_timeout(mail) * SESSION_READS;
+        Ok(EmailAlarm { db, i18n, transport, session_timeout })
     }
 
     /// The HTML body of the alarm for `log` of `job`.
@@ -74,7 +82,10 @@ impl EmailAlarm {
                     .header(ContentType::TEXT_HTML)
                     .body(body.clone())
                     .map_err(|e| e.to_string())?;
-                transport.send(message).await.map_err(|e| e.to_string())
+                match tokio::time::timeout(self.session_timeout, transport.send(message)).await {
+                    Ok(sent) => sent.map(|_| ()).map_err(|e| e.to_string()),
+                    Err(_) => Err(format!("no answer within {:?}", self.session_timeout)),
+                }
             }
             .await;
             if let Err(e) = result {
@@ -160,6 +171,11 @@ fn sender(mail: &MailConfig, i18n: &I18n) -> Result<Mailbox, MailSetupError> {
     Ok(Mailbox::new(Some(i18n.get("admin_name_full").to_string()), address))
 }
 
+/// `mail.smtp.timeout` / `connectiontimeout` (the longer), else [`DEFAULT_TIMEOUT`].
+fn read_timeout(mail: &MailConfig) -> Duration {
+    mail.timeout_ms.map(Duration::from_millis).unwrap_or(DEFAULT_TIMEOUT)
+}
+
 fn transport(host: &str, mail: &MailConfig) -> Result<AsyncSmtpTransport<Tokio1Executor>, MailSetupError> {
     let trust_all = mail.ssl_trust.as_deref().is_some_and(|t| t.trim() == "*" || t.split_whitespace().any(|h| h == host));
     let tls_parameters = TlsParameters::builder(host.to_string())
@@ -178,7 +194,7 @@ fn transport(host: &str, mail: &MailConfig) -> Result<AsyncSmtpTransport<Tokio1E
     let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)
         .port(mail.port)
         .tls(tls)
-        .timeout(Some(mail.timeout_ms.map(Duration::from_millis).unwrap_or(DEFAULT_TIMEOUT)));
+        .timeout(Some(read_timeout(mail)));
     if mail.auth {
         if let (Some(user), Some(password)) = (&mail.username, &mail.password) {
             builder = builder.credentials(Credentials::new(user.clone(), password.expose().to_string()));
