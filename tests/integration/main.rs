@@ -5,6 +5,7 @@
 //! as ignored rather than passed. Set `XXL_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306`) to
 //! point them elsewhere; with `CI` set, an unreachable MySQL is a failure, not a skip.
 
+mod alarm;
 mod api;
 mod browser;
 mod console;
@@ -38,7 +39,7 @@ fn main() {
         eprintln!("note: {} not found; the reference comparisons are ignored", schema::reference_script_path().display());
     }
     let browser = support::browser::browser_availability();
-    let cases = api::cases().into_iter().chain(browser::cases()).chain(console::cases()).chain(scheduler::cases()).chain(schema::cases());
+    let cases = alarm::cases().into_iter().chain(api::cases()).chain(browser::cases()).chain(console::cases()).chain(scheduler::cases()).chain(schema::cases());
     let mut trials = Vec::new();
     for case in cases {
         for &backend in case.backends {
