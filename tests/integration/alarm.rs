@@ -261,7 +261,10 @@ impl Clock for FixedClock {
     }
 }
 
-fn at(date: (i32, u32, u32), time: (u32, u32, u32)) -> NaiveDateTime {
+type Day = (i32, u32, u32);
+type Time = (u32, u32, u32);
+
+fn at(date: Day, time: Time) -> NaiveDateTime {
     NaiveDate::from_ymd_opt(date.0, date.1, date.2)
         .and_then(|d| d.and_hms_opt(time.0, time.1, time.2))
         .expect("valid date")
@@ -320,7 +323,7 @@ async fn report_counts_today_and_two_days_before(backend: Backend) -> TestResult
     let store = open_db(&db).await?;
     let now = at((2020, 3, 15), (10, 30, 0));
     // (day, time, trigger_code, handle_code)
-    let logs: &[((i32, u32, u32), (u32, u32, u32), i32, i32)] = &[
+    let logs: &[(Day, Time, i32, i32)] = &[
         // 03-12, three days before "today": never recomputed.
         ((2020, 3, 12), (12, 0, 0), 200, 200),
         ((2020, 3, 12), (13, 0, 0), 500, 0),
