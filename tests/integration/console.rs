@@ -3,7 +3,7 @@
 
 use crate::support::console::ConsoleClient;
 use crate::support::{Behaviour, FakeExecutor, LOG_CONTENT};
-use crate::support::fixtures::{insert, job, manual_group};
+use crate::support::fixtures::{insert, job, json_date, local, local_ms, log, manual_group};
 use crate::support::{eventually, now_ms, Backend, Context, TestApp, TestDb};
 use std::time::Duration;
 use crate::{ensure, ensure_eq, Case, TestResult, BOTH};
@@ -22,6 +22,9 @@ pub fn cases() -> Vec<Case> {
         Case { name: "console::groups_users_and_glue", backends: BOTH, run: |b| Box::pin(groups_users_and_glue(b)) },
         Case { name: "console::log_endpoints_reach_the_executor", backends: BOTH, run: |b| Box::pin(log_endpoints_reach_the_executor(b)) },
         Case { name: "console::login_throttle", backends: &[Backend::Sqlite], run: |b| Box::pin(login_throttle(b)) },
+        Case { name: "console::job_list_paging_filters_and_shape", backends: BOTH, run: |b| Box::pin(job_list_paging_filters_and_shape(b)) },
+        Case { name: "console::job_messages_and_operations", backends: BOTH, run: |b| Box::pin(job_messages_and_operations(b)) },
+        Case { name: "console::log_list_detail_kill_and_clear", backends: BOTH, run: |b| Box::pin(log_list_detail_kill_and_clear(b)) },
     ]
 }
 
@@ -441,6 +444,437 @@ async fn log_endpoints_reach_the_executor(backend: Backend) -> TestResult {
     let cleared = client.post("/joblog/clearLog", &[("jobGroup", &group), ("jobId", &job_id), ("type", "9")]).await?;
     ensure_eq!(cleared["code"], 200);
     ensure!(app.app.db.load_log(log_id.parse().context("id")?).await.context("load")?.is_none(), "type 9 clears all");
+    app.stop().await;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Every endpoint's JSON, defaults and messages (spec console 1.2–1.7, 8.1), and each permission rule.
+
+/// The messages built from i18n keys, as the console concatenates them.
+fn msg(keys: &[&str]) -> String {
+    let t = en();
+    keys.iter().map(|k| t.get(k)).collect()
+}
+
+fn fail(text: impl Into<String>) -> serde_json::Value {
+    json!({"code": 500, "msg": text.into(), "content": null})
+}
+
+fn ok(content: serde_json::Value) -> serde_json::Value {
+    json!({"code": 200, "msg": null, "content": content})
+}
+
+/// The ids of a paging answer's rows, in order.
+fn ids(page: &serde_json::Value) -> Vec<i64> {
+    page["data"].as_array().map(|rows| rows.iter().filter_map(|r| r["id"].as_i64()).collect()).unwrap_or_default()
+}
+
+/// The 24 keys of a job object (spec 8.1).
+const JOB_KEYS: [&str; 24] = [
+    "id", "jobGroup", "jobDesc", "addTime", "updateTime", "author", "alarmEmail", "scheduleType", "scheduleConf",
+    "misfireStrategy", "executorRouteStrategy", "executorHandler", "executorParam", "executorBlockStrategy",
+    "executorTimeout", "executorFailRetryCount", "glueType", "glueSource", "glueRemark", "glueUpdatetime",
+    "childJobId", "triggerStatus", "triggerLastTime", "triggerNextTime",
+];
+
+fn keys_of(value: &serde_json::Value) -> Vec<String> {
+    let mut keys: Vec<String> = value.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+    keys.sort();
+    keys
+}
+
+fn sorted(keys: &[&str]) -> Vec<String> {
+    let mut keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    keys.sort();
+    keys
+}
+
+/// A paging map: exactly the three keys, both counts equal.
+fn ensure_page(page: &serde_json::Value, total: i64, ids_expected: &[i64], what: &str) -> TestResult {
+    ensure_eq!(keys_of(page), sorted(&["recordsTotal", "recordsFiltered", "data"]), "{what}: {page}");
+    ensure_eq!(page["recordsTotal"], total, "{what}: recordsTotal of {page}");
+    ensure_eq!(page["recordsFiltered"], total, "{what}: recordsFiltered of {page}");
+    ensure_eq!(ids(page), ids_expected.to_vec(), "{what}: row ids");
+    Ok(())
+}
+
+async fn job_list_paging_filters_and_shape(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let client = admin(&app).await?;
+    let group = manual_group(store, "paging-app", &["http://127.0.0.1:1/"]).await?;
+    let stamp = local("2024-01-02 03:04:05");
+    let far = now_ms() + 86_400_000;
+    let mut made = Vec::new();
+    for n in 0..12 {
+        let mut j = job(group);
+        j.job_desc = format!("paged job {n:02}");
+        j.author = Some(if n % 2 == 0 { "even" } else { "odd" }.into());
+        j.executor_handler = Some(format!("handler{}", n % 3));
+        j.schedule_type = "CRON".into();
+        j.schedule_conf = Some("0 0 0 * * ?".into());
+        (j.add_time, j.update_time, j.glue_updatetime) = (Some(stamp), Some(stamp), Some(stamp));
+        if n < 4 {
+            // Running, but far from due: the scheduler leaves them alone.
+            (j.trigger_status, j.trigger_next_time) = (1, far);
+        }
+        if n == 11 {
+            (j.executor_timeout, j.executor_fail_retry_count) = (7, 2);
+            (j.glue_type, j.glue_source, j.glue_remark) = ("GLUE_SHELL".into(), Some("echo hi".into()), Some("first".into()));
+            (j.child_jobid, j.alarm_email, j.trigger_last_time) = (Some("1".into()), Some("a@b.c".into()), 1234);
+        }
+        made.push(insert(store, &j).await? as i64);
+    }
+    let desc = |range: std::ops::Range<usize>| -> Vec<i64> { made[range].iter().rev().copied().collect() };
+    let g = group.to_string();
+    let list = |extra: &[(&'static str, &'static str)]| {
+        let mut form = vec![("jobGroup", g.clone()), ("triggerStatus", "-1".to_string())];
+        for (k, v) in extra {
+            form.retain(|(name, _)| name != k);
+            form.push((k, v.to_string()));
+        }
+        form
+    };
+    let post = |form: Vec<(&'static str, String)>| {
+        let client = &client;
+        async move {
+            let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            client.post("/jobinfo/pageList", &pairs).await
+        }
+    };
+
+    // Defaults: start 0, length 10; newest id first.
+    ensure_page(&post(list(&[])).await?, 12, &desc(2..12), "defaults")?;
+    ensure_page(&post(list(&[("start", ""), ("length", "")])).await?, 12, &desc(2..12), "empty paging values")?;
+    ensure_page(&post(list(&[("start", "10"), ("length", "10")])).await?, 12, &desc(0..2), "second page")?;
+    ensure_page(&post(list(&[("start", "3"), ("length", "2")])).await?, 12, &desc(7..9), "an offset, not a page number")?;
+    ensure_page(&post(list(&[("start", "50")])).await?, 12, &[], "beyond the end")?;
+    // Filters.
+    ensure_page(&post(list(&[("triggerStatus", "1")])).await?, 4, &desc(0..4), "running")?;
+    ensure_eq!(post(list(&[("triggerStatus", "0")])).await?["recordsTotal"], 8);
+    ensure_eq!(post(list(&[("author", "odd")])).await?["recordsTotal"], 6);
+    ensure_eq!(post(list(&[("author", "ODD")])).await?["recordsTotal"], 6, "case-insensitive like the reference collation");
+    ensure_page(&post(list(&[("executorHandler", "handler2")])).await?, 4, &[made[11], made[8], made[5], made[2]], "handler")?;
+    ensure_page(&post(list(&[("jobDesc", "job 1")])).await?, 2, &desc(10..12), "description")?;
+    ensure_page(&post(list(&[("author", "odd"), ("executorHandler", "handler2")])).await?, 2, &[made[11], made[5]], "filters combine")?;
+    ensure_page(&post(list(&[("jobDesc", "' OR '1'='1")])).await?, 0, &[], "quotes are data, not SQL")?;
+    ensure_eq!(post(list(&[("jobGroup", "0")])).await?["recordsTotal"], 13, "0 = every group, the seed job included");
+    ensure_eq!(post(list(&[("jobGroup", "-1")])).await?["recordsTotal"], 13, "negative = every group");
+    let missing = client.post("/jobinfo/pageList", &[("jobGroup", "0")]).await?;
+    ensure_eq!(missing["code"], 500, "triggerStatus is required: {missing}");
+    ensure_eq!(client.status_of("/jobinfo/pageList", &[("jobGroup", "x"), ("triggerStatus", "-1")]).await?, 400);
+    ensure_eq!(client.status_of("/jobinfo/pageList", &[("jobGroup", "0"), ("triggerStatus", "-1"), ("length", "ten")]).await?, 400);
+
+    // Any method, query string, trailing slash.
+    let got = client.get_json(&format!("/jobinfo/pageList/?jobGroup={g}&triggerStatus=-1&start=0&length=3")).await?;
+    ensure_page(&got, 12, &desc(9..12), "GET with a trailing slash")?;
+    for method in [reqwest::Method::PUT, reqwest::Method::DELETE] {
+        let reply = client.request(method.clone(), &format!("/jobinfo/pageList?jobGroup={g}&triggerStatus=1"), &[], &[]).await?;
+        ensure_page(&reply.json()?, 4, &desc(0..4), method.as_str())?;
+    }
+
+    // The full row, field for field.
+    let first = post(list(&[("length", "1")])).await?;
+    let row = &first["data"][0];
+    ensure_eq!(keys_of(row), sorted(&JOB_KEYS), "job keys");
+    let shanghai = chrono::TimeZone::from_local_datetime(&chrono_tz::Asia::Shanghai, &stamp).single().context("instant")?;
+    let stamp_json = json_date(shanghai.timestamp_millis());
+    let expected = json!({
+        "id": made[11], "jobGroup": group, "jobDesc": "paged job 11", "addTime": stamp_json, "updateTime": stamp_json,
+        "author": "odd", "alarmEmail": "a@b.c", "scheduleType": "CRON", "scheduleConf": "0 0 0 * * ?",
+        "misfireStrategy": "DO_NOTHING", "executorRouteStrategy": "FIRST", "executorHandler": "handler2",
+        "executorParam": "p", "executorBlockStrategy": "SERIAL_EXECUTION", "executorTimeout": 7,
+        "executorFailRetryCount": 2, "glueType": "GLUE_SHELL", "glueSource": "echo hi", "glueRemark": "first",
+        "glueUpdatetime": stamp_json, "childJobId": "1", "triggerStatus": 0, "triggerLastTime": 1234, "triggerNextTime": 0,
+    });
+    ensure_eq!(*row, expected, "the job row");
+    let running = post(list(&[("triggerStatus", "1"), ("length", "1")])).await?;
+    ensure_eq!(running["data"][0]["triggerNextTime"], far, "epoch ms as a number");
+    ensure_eq!(running["data"][0]["glueSource"], serde_json::Value::Null);
+    app.stop().await;
+    Ok(())
+}
+
+/// A complete, valid job form for group 1.
+fn job_form() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("jobGroup", "1"), ("jobDesc", "d"), ("author", "a"), ("alarmEmail", ""), ("scheduleType", "CRON"),
+        ("scheduleConf", "0 0 0 * * ?"), ("misfireStrategy", "DO_NOTHING"), ("executorRouteStrategy", "FIRST"),
+        ("executorBlockStrategy", "SERIAL_EXECUTION"), ("executorHandler", "h"), ("executorParam", ""),
+        ("executorTimeout", "0"), ("executorFailRetryCount", "0"), ("childJobId", ""), ("glueType", "BEAN"),
+        ("glueSource", ""), ("glueRemark", "GLUE代码初始化"),
+    ]
+}
+
+/// `base` with `changes` applied: `(key, Some(value))` sets, `(key, None)` removes.
+fn form_with<'a>(base: &[(&'a str, &'a str)], changes: &[(&'a str, Option<&'a str>)]) -> Vec<(&'a str, &'a str)> {
+    let mut form: Vec<(&str, &str)> = base.to_vec();
+    for (key, value) in changes {
+        form.retain(|(k, _)| k != key);
+        if let Some(value) = value {
+            form.push((key, value));
+        }
+    }
+    form
+}
+
+async fn job_messages_and_operations(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let client = admin(&app).await?;
+    let base = job_form();
+    let unvalid = |key: &str| msg(&[key, "system_unvalid"]);
+    // /jobinfo/add, the rows the older test does not cover, in the order of the checks.
+    let add_cases: Vec<(Vec<(&str, Option<&str>)>, String)> = vec![
+        (vec![("jobGroup", None)], msg(&["system_please_choose", "jobinfo_field_jobgroup"])),
+        (vec![("author", Some(" "))], msg(&["system_please_input", "jobinfo_field_author"])),
+        (vec![("author", None), ("jobDesc", None)], msg(&["system_please_input", "jobinfo_field_jobdesc"])),
+        (vec![("scheduleType", None)], unvalid("schedule_type")),
+        (vec![("scheduleType", Some("cron"))], unvalid("schedule_type")),
+        (vec![("scheduleConf", None)], format!("Cron{}", en().get("system_unvalid"))),
+        (vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", None)], msg(&["schedule_type"])),
+        (vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", Some("0"))], unvalid("schedule_type")),
+        (vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", Some("x"))], unvalid("schedule_type")),
+        (vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", Some("2147483648"))], unvalid("schedule_type")),
+        (vec![("glueType", None)], unvalid("jobinfo_field_gluetype")),
+        (vec![("executorHandler", None)], format!("{}JobHandler", en().get("system_please_input"))),
+        (vec![("executorRouteStrategy", None)], unvalid("jobinfo_field_executorRouteStrategy")),
+        (vec![("misfireStrategy", Some("NOPE"))], unvalid("misfire_strategy")),
+        (vec![("misfireStrategy", None)], unvalid("misfire_strategy")),
+        (vec![("executorBlockStrategy", Some("serial"))], unvalid("jobinfo_field_executorBlockStrategy")),
+        (vec![("childJobId", Some("1, 2"))], format!("{}( 2){}", en().get("jobinfo_field_childJobId"), en().get("system_unvalid"))),
+    ];
+    for (changes, expected) in add_cases {
+        let reply = client.post("/jobinfo/add", &form_with(&base, &changes)).await?;
+        ensure_eq!(reply, fail(expected), "add with {changes:?}");
+    }
+    ensure_eq!(client.status_of("/jobinfo/add", &form_with(&base, &[("executorTimeout", Some("abc"))])).await?, 400);
+    // Empty ints of the form fall back to 0 (the shared add/edit form sends an empty hidden `id`).
+    let empty_group = client.post("/jobinfo/add", &form_with(&base, &[("jobGroup", Some(""))])).await?;
+    ensure_eq!(empty_group, fail(msg(&["system_please_choose", "jobinfo_field_jobgroup"])));
+
+    // What add stores: \r stripped from shell sources, no handler needed for GLUE, the trigger state not bindable.
+    let shell = form_with(&base, &[
+        ("glueType", Some("GLUE_SHELL")), ("executorHandler", None), ("glueSource", Some("echo a\r\necho b\r\n")),
+        ("scheduleType", Some("FIX_RATE")), ("scheduleConf", Some("30")), ("executorTimeout", Some("-5")),
+        ("triggerStatus", Some("1")), ("triggerNextTime", Some("1")), ("triggerLastTime", Some("2")),
+    ]);
+    let added = client.post("/jobinfo/add", &shell).await?;
+    let shell_id = added["content"].as_str().context("id as a string")?.to_string();
+    ensure_eq!(added, ok(json!(shell_id)));
+    let stored = store.load_job(shell_id.parse().context("id")?).await.context("load")?.context("job")?;
+    ensure_eq!(stored.glue_source.as_deref(), Some("echo a\necho b\n"), "carriage returns removed");
+    ensure_eq!((stored.trigger_status, stored.trigger_next_time, stored.trigger_last_time), (0, 0, 0), "a new job is stopped");
+    ensure_eq!((stored.executor_timeout, stored.executor_handler.clone()), (-5, None));
+    ensure_eq!(stored.glue_remark.as_deref(), Some("GLUE代码初始化"));
+    ensure!(store.glues_of_job(stored.id).await.context("history")?.is_empty(), "add writes no GLUE history");
+
+    // /jobinfo/update, in its own order of checks.
+    let update = form_with(&base, &[("id", Some("1"))]);
+    let update_cases: Vec<(Vec<(&str, Option<&str>)>, String)> = vec![
+        (vec![("jobDesc", Some(""))], msg(&["system_please_input", "jobinfo_field_jobdesc"])),
+        (vec![("author", None)], msg(&["system_please_input", "jobinfo_field_author"])),
+        (vec![("scheduleType", Some("FIX_DELAY"))], unvalid("schedule_type")),
+        (vec![("scheduleConf", Some("* * *"))], format!("Cron{}", en().get("system_unvalid"))),
+        (vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", None)], unvalid("schedule_type")),
+        (vec![("executorBlockStrategy", None)], unvalid("jobinfo_field_executorBlockStrategy")),
+        (vec![("childJobId", Some("4242"))], format!("{}(4242){}", en().get("jobinfo_field_childJobId"), en().get("system_not_found"))),
+        (vec![("jobGroup", Some("999"))], unvalid("jobinfo_field_jobgroup")),
+        (vec![("id", Some("99999"))], msg(&["jobinfo_field_id", "system_not_found"])),
+    ];
+    for (changes, expected) in update_cases {
+        let reply = client.post("/jobinfo/update", &form_with(&update, &changes)).await?;
+        ensure_eq!(reply, fail(expected), "update with {changes:?}");
+    }
+    // Update copies the editable fields and never the GLUE fields or the trigger state.
+    let before = store.load_job(1).await.context("load")?.context("seed job")?;
+    let edited = form_with(&update, &[
+        ("jobDesc", Some("renamed")), ("author", Some("ops")), ("alarmEmail", Some("x@y.z")), ("executorParam", Some("k=v")),
+        ("executorRouteStrategy", Some("ROUND")), ("childJobId", Some(&shell_id)), ("executorTimeout", Some("9")),
+        ("glueType", Some("GLUE_PYTHON")), ("glueSource", Some("print(1)")), ("glueRemark", Some("sneaky")),
+        ("triggerStatus", Some("1")),
+    ]);
+    ensure_eq!(client.post("/jobinfo/update", &edited).await?, ok(json!(null)));
+    let after = store.load_job(1).await.context("load")?.context("seed job")?;
+    ensure_eq!((after.job_desc.as_str(), after.author.as_deref(), after.alarm_email.as_deref()), ("renamed", Some("ops"), Some("x@y.z")));
+    ensure_eq!((after.executor_param.as_deref(), after.executor_route_strategy.as_deref(), after.executor_timeout), (Some("k=v"), Some("ROUND"), 9));
+    ensure_eq!(after.child_jobid.as_deref(), Some(shell_id.as_str()));
+    ensure_eq!((&after.glue_type, &after.glue_source, &after.glue_remark, after.glue_updatetime), (&before.glue_type, &before.glue_source, &before.glue_remark, before.glue_updatetime));
+    ensure_eq!((after.trigger_status, after.add_time), (before.trigger_status, before.add_time));
+
+    // start / stop / trigger / remove answers.
+    let mut none = job(1);
+    none.schedule_type = "NONE".into();
+    let none_id = insert(store, &none).await?.to_string();
+    ensure_eq!(client.post("/jobinfo/start", &[("id", &none_id)]).await?, fail(msg(&["schedule_type_none_limit_start"])));
+    ensure_eq!(client.post("/jobinfo/start", &[("id", "99999")]).await?["code"], 500);
+    ensure_eq!(client.post("/jobinfo/trigger", &[("id", "99999")]).await?, fail(msg(&["jobinfo_glue_jobid_unvalid"])));
+    ensure_eq!(client.post("/jobinfo/trigger", &[]).await?["code"], 500, "id is required");
+    ensure_eq!(client.post("/jobinfo/remove", &[("id", "99999")]).await?, ok(json!(null)), "unknown ids are a success");
+    ensure_eq!(client.post("/jobinfo/start", &[("id", &shell_id)]).await?, ok(json!(null)));
+    let started = store.load_job(stored.id).await.context("load")?.context("job")?;
+    ensure_eq!(started.trigger_status, 1);
+    ensure_eq!(client.post("/jobinfo/stop", &[("id", &shell_id)]).await?, ok(json!(null)));
+    let stopped = store.load_job(stored.id).await.context("load")?.context("job")?;
+    ensure_eq!((stopped.trigger_status, stopped.trigger_last_time, stopped.trigger_next_time), (0, 0, 0));
+
+    // Remove takes the job's logs and GLUE history with it, and nothing else.
+    ensure_eq!(client.post("/jobcode/save", &[("id", &shell_id), ("glueSource", "echo c"), ("glueRemark", "second")]).await?, ok(json!(null)));
+    let own_log = store.insert_log(1, stored.id, now_ms()).await.context("log")?;
+    let other_log = store.insert_log(1, 1, now_ms()).await.context("log")?;
+    ensure_eq!(client.post("/jobinfo/remove", &[("id", &shell_id)]).await?, ok(json!(null)));
+    ensure!(store.load_job(stored.id).await.context("load")?.is_none(), "job removed");
+    ensure!(store.load_log(own_log).await.context("load")?.is_none(), "its log removed");
+    ensure!(store.load_log(other_log).await.context("load")?.is_some(), "another job's log kept");
+    ensure!(store.glues_of_job(stored.id).await.context("history")?.is_empty(), "its GLUE history removed");
+
+    // nextTriggerTime: five times, each from the previous one; errors carry the parser's text.
+    let parse = |v: &serde_json::Value| -> Vec<chrono::NaiveDateTime> {
+        v["content"].as_array().map(|a| a.iter().filter_map(|s| s.as_str()).filter_map(|s| chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S").ok()).collect()).unwrap_or_default()
+    };
+    let before_ms = now_ms();
+    let rate = client.post("/jobinfo/nextTriggerTime", &[("scheduleType", "FIX_RATE"), ("scheduleConf", "90")]).await?;
+    ensure_eq!((rate["code"].clone(), rate["msg"].clone()), (json!(200), json!(null)), "{rate}");
+    let times = parse(&rate);
+    ensure_eq!(times.len(), 5, "{rate}");
+    ensure!(times.windows(2).all(|w| (w[1] - w[0]).num_seconds() == 90), "90 s apart: {rate}");
+    let first_ms = local_ms(times[0]);
+    ensure!(first_ms >= before_ms + 89_000 && first_ms <= now_ms() + 90_000, "first one 90 s from now (local time): {rate}");
+    let cron = client.get_json("/jobinfo/nextTriggerTime?scheduleType=CRON&scheduleConf=0%200%203%20*%20*%20%3F").await?;
+    let days = parse(&cron);
+    ensure_eq!(days.len(), 5, "{cron}");
+    ensure!(days.iter().all(|d| d.format("%H:%M:%S").to_string() == "03:00:00"), "{cron}");
+    ensure!(days.windows(2).all(|w| (w[1] - w[0]).num_hours() == 24), "daily: {cron}");
+    for form in [vec![("scheduleType", "NONE"), ("scheduleConf", "5")], vec![], vec![("scheduleType", "FIX_DELAY"), ("scheduleConf", "5")]] {
+        ensure_eq!(client.post("/jobinfo/nextTriggerTime", &form).await?, ok(json!([])), "{form:?}");
+    }
+    let prefix = unvalid("schedule_type");
+    for form in [vec![("scheduleType", "FIX_RATE"), ("scheduleConf", "x")], vec![("scheduleType", "CRON"), ("scheduleConf", "bad")], vec![("scheduleType", "CRON")]] {
+        let reply = client.post("/jobinfo/nextTriggerTime", &form).await?;
+        ensure_eq!((reply["code"].clone(), reply["content"].clone()), (json!(500), json!(null)), "{form:?}: {reply}");
+        ensure!(reply["msg"].as_str().is_some_and(|m| m.starts_with(&prefix)), "{form:?}: {reply}");
+    }
+    app.stop().await;
+    Ok(())
+}
+
+async fn log_list_detail_kill_and_clear(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let client = admin(&app).await?;
+    let group = manual_group(store, "log-list-app", &["http://127.0.0.1:1/"]).await?;
+    let (first_job, second_job) = (insert(store, &job(group)).await?, insert(store, &job(group)).await?);
+    // Recent (the lost-result monitor waits ten minutes) and on whole seconds.
+    use chrono::Timelike;
+    let t0 = local_ms(chrono::Local::now().naive_local().with_nanosecond(0).context("time")?) - 240_000;
+    let dead = "http://127.0.0.1:1/";
+    let success = log(store, group, first_job, t0, 200, 200, dead).await?;
+    let running = log(store, group, first_job, t0 + 30_000, 200, 0, dead).await?;
+    let trigger_failed = log(store, group, first_job, t0 + 60_000, 500, 0, dead).await?;
+    let handle_failed = log(store, group, first_job, t0 + 90_000, 200, 500, dead).await?;
+    let not_sent = log(store, group, second_job, t0 + 120_000, 0, 0, "").await?;
+    let elsewhere = log(store, 1, 1, t0, 200, 200, dead).await?;
+    // The fail monitor alarms the two failures (a blank e-mail list counts as sent): wait for it to settle.
+    for id in [trigger_failed, handle_failed] {
+        let _ = store.update_alarm_status(id, 0, 2).await;
+        eventually(Duration::from_secs(15), "alarm status settled", || async move {
+            (store.load_log(id).await.ok()??.alarm_status == 2).then_some(())
+        })
+        .await?;
+    }
+    let (g, j1, j2) = (group.to_string(), first_job.to_string(), second_job.to_string());
+    let text = |ms: i64| chrono::DateTime::from_timestamp_millis(ms).map(|t| t.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M:%S").to_string()).unwrap_or_default();
+    let page = |job_id: &str, status: &str, extra: &[(&'static str, &str)]| {
+        let mut form = vec![("jobGroup", g.clone()), ("jobId", job_id.to_string()), ("logStatus", status.to_string())];
+        form.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+        let client = &client;
+        async move {
+            let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            client.post("/joblog/pageList", &pairs).await
+        }
+    };
+    // Newest trigger first; paging; status filters.
+    ensure_page(&page("0", "-1", &[]).await?, 5, &[not_sent, handle_failed, trigger_failed, running, success], "the group's logs")?;
+    ensure_page(&page("0", "-1", &[("start", "1"), ("length", "2")]).await?, 5, &[handle_failed, trigger_failed], "paging")?;
+    ensure_page(&page("0", "1", &[]).await?, 1, &[success], "success")?;
+    ensure_page(&page("0", "2", &[]).await?, 2, &[handle_failed, trigger_failed], "failure")?;
+    ensure_page(&page("0", "3", &[]).await?, 1, &[running], "running")?;
+    ensure_page(&page("0", "7", &[]).await?, 5, &[not_sent, handle_failed, trigger_failed, running, success], "unknown status = all")?;
+    ensure_page(&page(&j1, "-1", &[]).await?, 4, &[handle_failed, trigger_failed, running, success], "one job")?;
+    ensure_page(&page(&j2, "-1", &[]).await?, 1, &[not_sent], "the other job")?;
+    // filterTime: inclusive on both ends; a malformed range or side is not applied.
+    let range = format!("{} - {}", text(t0 + 30_000), text(t0 + 90_000));
+    ensure_page(&page("0", "-1", &[("filterTime", &range)]).await?, 3, &[handle_failed, trigger_failed, running], "inclusive range")?;
+    let open_start = format!("junk - {}", text(t0 + 30_000));
+    ensure_page(&page("0", "-1", &[("filterTime", &open_start)]).await?, 2, &[running, success], "end only")?;
+    ensure_eq!(page("0", "-1", &[("filterTime", "garbage")]).await?["recordsTotal"], 5);
+    let admin_all = client.post("/joblog/pageList", &[("jobGroup", "0"), ("jobId", "0"), ("logStatus", "-1")]).await?;
+    ensure_eq!(admin_all["recordsTotal"], 6, "an admin may list every group");
+    ensure_eq!(client.post("/joblog/pageList", &[("jobGroup", &g), ("jobId", "0")]).await?["code"], 500, "logStatus is required");
+
+    // The full log row.
+    let row = page("0", "2", &[("length", "1")]).await?["data"][0].clone();
+    let expected = json!({
+        "id": handle_failed, "jobGroup": group, "jobId": first_job, "executorAddress": dead,
+        "executorHandler": "demoJobHandler", "executorParam": format!("param {handle_failed}"), "executorShardingParam": null,
+        "executorFailRetryCount": 0, "triggerTime": json_date(t0 + 90_000), "triggerCode": 200,
+        "triggerMsg": format!("trigger msg of {handle_failed}"), "handleTime": json_date(t0 + 91_000), "handleCode": 500,
+        "handleMsg": format!("handle msg of {handle_failed}"), "alarmStatus": 2,
+    });
+    ensure_eq!(row, expected, "the log row");
+
+    // getJobsByGroup: the group's full job objects.
+    let by_group = client.post("/joblog/getJobsByGroup", &[("jobGroup", &g)]).await?;
+    ensure_eq!((by_group["code"].clone(), by_group["msg"].clone()), (json!(200), json!(null)));
+    let mut listed: Vec<serde_json::Value> = by_group["content"].as_array().cloned().context("a list")?;
+    listed.sort_by_key(|j| j["id"].as_i64());
+    let jobs_page = client.post("/jobinfo/pageList", &[("jobGroup", &g), ("triggerStatus", "-1")]).await?;
+    let mut paged: Vec<serde_json::Value> = jobs_page["data"].as_array().cloned().context("rows")?;
+    paged.reverse();
+    ensure_eq!(listed, paged, "the same job objects as the job list");
+    ensure_eq!(keys_of(&listed[0]), sorted(&JOB_KEYS));
+    ensure_eq!(client.post("/joblog/getJobsByGroup", &[("jobGroup", "9999")]).await?, ok(json!([])));
+
+    // Unknown or unfit logs.
+    ensure_eq!(client.post("/joblog/logDetailCat", &[("logId", "999999"), ("fromLineNum", "1")]).await?, fail(msg(&["joblog_logid_unvalid"])));
+    let unreachable = client.post("/joblog/logDetailCat", &[("logId", &running.to_string()), ("fromLineNum", "1")]).await?;
+    ensure_eq!((unreachable["code"].clone(), unreachable["content"].clone()), (json!(500), json!(null)), "executor down: {unreachable}");
+    ensure_eq!(client.post("/joblog/logDetailCat", &[("logId", "1")]).await?["code"], 500, "fromLineNum is required");
+    ensure_eq!(client.post("/joblog/logKill", &[("id", "999999")]).await?["code"], 500);
+    ensure_eq!(client.post("/joblog/logKill", &[("id", &not_sent.to_string())]).await?, fail(msg(&["joblog_kill_log_limit"])));
+    let orphan = log(store, group, 77_777, t0, 200, 0, dead).await?;
+    ensure_eq!(client.post("/joblog/logKill", &[("id", &orphan.to_string())]).await?, fail(msg(&["jobinfo_glue_jobid_unvalid"])));
+    let down = client.post("/joblog/logKill", &[("id", &running.to_string())]).await?;
+    ensure_eq!(down["code"], 500, "executor down: {down}");
+    ensure_eq!(store.load_log(running).await.context("load")?.context("log")?.handle_code, 0, "a failed kill changes nothing");
+    let detail = client.get(&format!("/joblog/logDetailPage?id={running}")).await?;
+    ensure_eq!(detail.status, 200);
+    let missing = client.get("/joblog/logDetailPage?id=999999").await?;
+    ensure!(missing.content_type.starts_with("text/html") && missing.body.contains(en().get("joblog_logid_unvalid")), "{}", missing.body);
+    let unknown_job = client.get("/joblog?jobId=99999").await?;
+    ensure!(unknown_job.body.contains(&msg(&["jobinfo_field_id", "system_unvalid"])), "{}", unknown_job.body);
+    ensure_eq!(client.get(&format!("/joblog?jobId={first_job}")).await?.status, 200);
+
+    // clearLog: types 1–9 only; scoped to the group and job; nothing recent goes for types 1–8.
+    for kind in ["0", "10", "-1"] {
+        ensure_eq!(client.post("/joblog/clearLog", &[("jobGroup", &g), ("jobId", "0"), ("type", kind)]).await?, fail(msg(&["joblog_clean_type_unvalid"])), "type {kind}");
+    }
+    ensure_eq!(client.post("/joblog/clearLog", &[("jobGroup", &g), ("jobId", "0")]).await?["code"], 500, "type is required");
+    for kind in 1..=8 {
+        let reply = client.post("/joblog/clearLog", &[("jobGroup", &g), ("jobId", "0"), ("type", &kind.to_string())]).await?;
+        ensure_eq!(reply, ok(json!(null)), "type {kind}");
+    }
+    ensure_eq!(page("0", "-1", &[]).await?["recordsTotal"], 6, "recent logs survive types 1–8 (the orphan included)");
+    ensure_eq!(client.post("/joblog/clearLog", &[("jobGroup", &g), ("jobId", &j2), ("type", "9")]).await?, ok(json!(null)));
+    ensure!(store.load_log(not_sent).await.context("load")?.is_none(), "the job's log is gone");
+    ensure_eq!(page("0", "-1", &[]).await?["recordsTotal"], 5, "the other job's logs stay");
+    ensure_eq!(client.post("/joblog/clearLog", &[("jobGroup", &g), ("jobId", "0"), ("type", "9")]).await?, ok(json!(null)));
+    ensure_eq!(page("0", "-1", &[]).await?["recordsTotal"], 0);
+    ensure!(store.load_log(elsewhere).await.context("load")?.is_some(), "another group's log stays");
     app.stop().await;
     Ok(())
 }

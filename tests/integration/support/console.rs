@@ -77,3 +77,19 @@ impl ConsoleClient {
         reply.json()
     }
 }
+
+impl ConsoleClient {
+    /// A GET with the parameters in the query string, answered with JSON (HTTP 200).
+    pub async fn get_json(&self, path_and_query: &str) -> Result<Value, Failed> {
+        let reply = self.get(path_and_query).await?;
+        if reply.status != 200 {
+            return Err(format!("GET {path_and_query}: HTTP {} {:?}", reply.status, reply.body).into());
+        }
+        reply.json()
+    }
+
+    /// A form POST; only the HTTP status.
+    pub async fn status_of(&self, path: &str, form: &[(&str, &str)]) -> Result<u16, Failed> {
+        Ok(self.request(reqwest::Method::POST, path, form, &[]).await?.status)
+    }
+}

@@ -50,3 +50,49 @@ pub fn job(group: i32) -> JobInfo {
 pub async fn insert(db: &Db, job: &JobInfo) -> Result<i32, Failed> {
     db.insert_job(job).await.map_err(|e| Failed::from(format!("insert job: {e}")))
 }
+
+/// A log row of `job` in `group` triggered at `trigger_time_ms`, with the given codes and address.
+pub async fn log(
+    db: &Db,
+    group: i32,
+    job: i32,
+    trigger_time_ms: i64,
+    trigger_code: i32,
+    handle_code: i32,
+    address: &str,
+) -> Result<i64, Failed> {
+    let id = db.insert_log(group, job, trigger_time_ms).await.map_err(|e| Failed::from(format!("insert log: {e}")))?;
+    let info = xxl_job_admin::storage::TriggerInfo {
+        trigger_time_ms,
+        trigger_code,
+        trigger_msg: Some(format!("trigger msg of {id}")),
+        executor_address: Some(address.to_string()),
+        executor_handler: Some("demoJobHandler".into()),
+        executor_param: Some(format!("param {id}")),
+        executor_sharding_param: None,
+        executor_fail_retry_count: 0,
+    };
+    db.update_trigger_info(id, &info).await.map_err(|e| Failed::from(format!("trigger info: {e}")))?;
+    if handle_code != 0 {
+        db.update_handle_info(id, trigger_time_ms + 1000, handle_code, &format!("handle msg of {id}"), false)
+            .await
+            .map_err(|e| Failed::from(format!("handle info: {e}")))?;
+    }
+    Ok(id)
+}
+
+/// A wall-clock time of the test process's zone (the zone the console reads typed dates in).
+pub fn local(text: &str) -> chrono::NaiveDateTime {
+    chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S").expect("a yyyy-MM-dd HH:mm:ss literal")
+}
+
+/// The instant of a local wall-clock time, in epoch ms.
+pub fn local_ms(time: chrono::NaiveDateTime) -> i64 {
+    use chrono::TimeZone;
+    chrono::Local.from_local_datetime(&time).earliest().expect("an existing local time").timestamp_millis()
+}
+
+/// The console's JSON form of an instant: ISO-8601 in UTC with milliseconds.
+pub fn json_date(ms: i64) -> String {
+    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms).expect("a valid instant").format("%Y-%m-%dT%H:%M:%S%.3f+00:00").to_string()
+}
