@@ -25,6 +25,8 @@ pub fn cases() -> Vec<Case> {
         Case { name: "console::job_list_paging_filters_and_shape", backends: BOTH, run: |b| Box::pin(job_list_paging_filters_and_shape(b)) },
         Case { name: "console::job_messages_and_operations", backends: BOTH, run: |b| Box::pin(job_messages_and_operations(b)) },
         Case { name: "console::log_list_detail_kill_and_clear", backends: BOTH, run: |b| Box::pin(log_list_detail_kill_and_clear(b)) },
+        Case { name: "console::executor_manager_endpoints", backends: BOTH, run: |b| Box::pin(executor_manager_endpoints(b)) },
+        Case { name: "console::user_manager_endpoints", backends: BOTH, run: |b| Box::pin(user_manager_endpoints(b)) },
     ]
 }
 
@@ -875,6 +877,218 @@ async fn log_list_detail_kill_and_clear(backend: Backend) -> TestResult {
     ensure_eq!(client.post("/joblog/clearLog", &[("jobGroup", &g), ("jobId", "0"), ("type", "9")]).await?, ok(json!(null)));
     ensure_eq!(page("0", "-1", &[]).await?["recordsTotal"], 0);
     ensure!(store.load_log(elsewhere).await.context("load")?.is_some(), "another group's log stays");
+    app.stop().await;
+    Ok(())
+}
+
+async fn executor_manager_endpoints(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let client = admin(&app).await?;
+    let unvalid = |key: &str| msg(&[key, "system_unvalid"]);
+    let long_name = "a".repeat(65);
+    let save = [("appname", "valid-app"), ("title", "Valid"), ("addressType", "1"), ("addressList", "http://a:1/")];
+    let save_cases: Vec<(Vec<(&str, Option<&str>)>, String)> = vec![
+        (vec![("appname", None)], format!("{}AppName", en().get("system_please_input"))),
+        (vec![("appname", Some("   "))], format!("{}AppName", en().get("system_please_input"))),
+        (vec![("appname", Some("abc"))], msg(&["jobgroup_field_appname_length"])),
+        (vec![("appname", Some(&long_name))], msg(&["jobgroup_field_appname_length"])),
+        (vec![("appname", Some("app>x"))], format!("AppName{}", en().get("system_unvalid"))),
+        (vec![("title", None)], msg(&["system_please_input", "jobgroup_field_title"])),
+        (vec![("title", Some("a<b"))], unvalid("jobgroup_field_title")),
+        (vec![("addressList", None)], msg(&["jobgroup_field_addressType_limit"])),
+        (vec![("addressList", Some(" "))], msg(&["jobgroup_field_addressType_limit"])),
+        (vec![("addressList", Some("http://a:1/<x>"))], unvalid("jobgroup_field_registryList")),
+        (vec![("addressList", Some(",http://a:1/"))], msg(&["jobgroup_field_registryList_unvalid"])),
+    ];
+    for (changes, expected) in &save_cases {
+        ensure_eq!(client.post("/jobgroup/save", &form_with(&save, changes)).await?, fail(expected.clone()), "save with {changes:?}");
+    }
+    ensure_eq!(client.status_of("/jobgroup/save", &form_with(&save, &[("addressType", Some("x"))])).await?, 400);
+    ensure_eq!(store.all_groups().await.context("groups")?.len(), 1, "nothing was saved");
+
+    for (appname, title, kind, list) in [
+        ("gamma-app", "Gamma", "1", "http://g:1/"),
+        ("alpha-app", "Alpha", "1", "http://a:1/,http://b:1/,"),
+        ("beta-app", "Beta", "0", ""),
+    ] {
+        let reply = client.post("/jobgroup/save", &[("appname", appname), ("title", title), ("addressType", kind), ("addressList", list)]).await?;
+        ensure_eq!(reply, ok(json!(null)), "{appname}");
+    }
+    // Ordered by appname; filters; an offset and a length.
+    let groups = store.all_groups().await.context("groups")?;
+    let id_of = |name: &str| groups.iter().find(|g| g.app_name == name).map(|g| g.id as i64).unwrap_or(-1);
+    let (alpha, beta, gamma, sample) = (id_of("alpha-app"), id_of("beta-app"), id_of("gamma-app"), 1);
+    ensure_page(&client.post("/jobgroup/pageList", &[]).await?, 4, &[alpha, beta, gamma, sample], "defaults")?;
+    ensure_page(&client.post("/jobgroup/pageList", &[("start", "1"), ("length", "2")]).await?, 4, &[beta, gamma], "paging")?;
+    ensure_page(&client.post("/jobgroup/pageList", &[("appname", "-app")]).await?, 3, &[alpha, beta, gamma], "appname")?;
+    ensure_page(&client.post("/jobgroup/pageList", &[("title", "amm")]).await?, 1, &[gamma], "title")?;
+    ensure_page(&client.post("/jobgroup/pageList", &[("appname", "a"), ("title", "Be")]).await?, 1, &[beta], "both")?;
+    ensure_page(&client.get_json("/jobgroup/pageList/?appname=nothing").await?, 0, &[], "none")?;
+
+    // The group object: loadById and the list rows alike.
+    let loaded = client.post("/jobgroup/loadById", &[("id", &alpha.to_string())]).await?;
+    let update_time = loaded["content"]["updateTime"].as_str().context("updateTime")?.to_string();
+    ensure!(chrono::DateTime::parse_from_rfc3339(&update_time).is_ok() && update_time.ends_with(".000+00:00"), "{update_time}");
+    let alpha_json = json!({
+        "id": alpha, "appname": "alpha-app", "title": "Alpha", "addressType": 1, "addressList": "http://a:1/,http://b:1/,",
+        "updateTime": update_time, "registryList": ["http://a:1/", "http://b:1/"],
+    });
+    ensure_eq!(loaded, ok(alpha_json.clone()));
+    ensure_eq!(client.post("/jobgroup/pageList", &[("appname", "alpha")]).await?["data"][0], alpha_json);
+    let auto = client.post("/jobgroup/loadById", &[("id", &beta.to_string())]).await?;
+    ensure_eq!((auto["content"]["addressType"].clone(), auto["content"]["registryList"].clone()), (json!(0), json!(null)), "{auto}");
+    ensure_eq!(client.post("/jobgroup/loadById", &[("id", "99999")]).await?, json!({"code": 500, "msg": null, "content": null}));
+    ensure_eq!(client.post("/jobgroup/loadById", &[]).await?["code"], 500, "id is required");
+
+    // Update: its checks, manual lists as sent, automatic lists from the live registry.
+    let update = [("id", "0"), ("appname", "gamma-app"), ("title", "Gamma2"), ("addressType", "1"), ("addressList", "http://h:1/")];
+    let gamma_id = gamma.to_string();
+    let update = form_with(&update, &[("id", Some(&gamma_id))]);
+    let update_cases: Vec<(Vec<(&str, Option<&str>)>, String)> = vec![
+        (vec![("appname", Some(""))], format!("{}AppName", en().get("system_please_input"))),
+        (vec![("appname", Some("ab"))], msg(&["jobgroup_field_appname_length"])),
+        (vec![("title", Some(" "))], msg(&["system_please_input", "jobgroup_field_title"])),
+        (vec![("addressList", Some(""))], msg(&["jobgroup_field_addressType_limit"])),
+        (vec![("addressList", Some("http://h:1/, ,http://i:1/"))], msg(&["jobgroup_field_registryList_unvalid"])),
+        (vec![("title", Some("<b>x</b>"))], unvalid("jobgroup_field_title")),
+    ];
+    for (changes, expected) in &update_cases {
+        ensure_eq!(client.post("/jobgroup/update", &form_with(&update, changes)).await?, fail(expected.clone()), "update with {changes:?}");
+    }
+    ensure_eq!(client.post("/jobgroup/update", &update).await?, ok(json!(null)));
+    let gamma_row = store.load_group(gamma as i32).await.context("load")?.context("group")?;
+    ensure_eq!((gamma_row.title.as_str(), gamma_row.address_list.as_deref()), ("Gamma2", Some("http://h:1/")));
+    let now = now_ms();
+    for address in ["http://z:9/", "http://y:9/"] {
+        let key = xxl_job_admin::storage::RegistryKey { registry_group: "EXECUTOR".into(), registry_key: "gamma-app".into(), registry_value: address.into() };
+        store.registry_upsert(&key, now).await.context("registry")?;
+    }
+    let automatic = form_with(&update, &[("addressType", Some("0")), ("addressList", Some("http://ignored:1/"))]);
+    ensure_eq!(client.post("/jobgroup/update", &automatic).await?, ok(json!(null)));
+    let gamma_auto = client.post("/jobgroup/loadById", &[("id", &gamma_id)]).await?;
+    ensure_eq!(gamma_auto["content"]["addressList"], "http://y:9/,http://z:9/", "live registrations, sorted: {gamma_auto}");
+    ensure_eq!(gamma_auto["content"]["registryList"], json!(["http://y:9/", "http://z:9/"]));
+    let beta_auto = form_with(&automatic, &[("id", Some("0")), ("appname", Some("beta-app"))]);
+    let beta_id = beta.to_string();
+    let beta_auto = form_with(&beta_auto, &[("id", Some(&beta_id))]);
+    ensure_eq!(client.post("/jobgroup/update", &beta_auto).await?, ok(json!(null)));
+    let beta_row = client.post("/jobgroup/loadById", &[("id", &beta_id)]).await?;
+    ensure_eq!((beta_row["content"]["addressList"].clone(), beta_row["content"]["registryList"].clone()), (json!(null), json!(null)), "no registrations: {beta_row}");
+    let ghost = form_with(&update, &[("id", Some("99999"))]);
+    ensure_eq!(client.post("/jobgroup/update", &ghost).await?, json!({"code": 500, "msg": null, "content": null}));
+
+    // Remove: in use, unknown, and never the last group.
+    ensure_eq!(client.post("/jobgroup/remove", &[("id", "1")]).await?, fail(msg(&["jobgroup_del_limit_0"])));
+    ensure_eq!(client.post("/jobgroup/remove", &[("id", "99999")]).await?, json!({"code": 500, "msg": null, "content": null}));
+    for id in [alpha, beta, gamma] {
+        ensure_eq!(client.post("/jobgroup/remove", &[("id", &id.to_string())]).await?, ok(json!(null)), "remove {id}");
+    }
+    ensure_eq!(client.post("/jobinfo/remove", &[("id", "1")]).await?, ok(json!(null)));
+    ensure_eq!(client.post("/jobgroup/remove", &[("id", "1")]).await?, fail(msg(&["jobgroup_del_limit_1"])));
+    ensure_eq!(store.all_groups().await.context("groups")?.len(), 1);
+    let page = client.get("/jobgroup").await?;
+    ensure_eq!((page.status, page.content_type.starts_with("text/html")), (200, true));
+    app.stop().await;
+    Ok(())
+}
+
+async fn user_manager_endpoints(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let client = admin(&app).await?;
+    let length = format!("{}[4-20]", en().get("system_lengh_limit"));
+    let base = [("username", "newuser"), ("password", "secret1"), ("role", "0"), ("permission", "1")];
+    let long_password = "p".repeat(21);
+    let add_cases: Vec<(Vec<(&str, Option<&str>)>, String)> = vec![
+        (vec![("username", None)], msg(&["system_please_input", "user_username"])),
+        (vec![("username", Some("  "))], msg(&["system_please_input", "user_username"])),
+        (vec![("username", Some(" abc "))], length.clone()),
+        (vec![("username", Some("abcdefghijklmnopqrstu"))], length.clone()),
+        (vec![("password", None)], msg(&["system_please_input", "user_password"])),
+        (vec![("password", Some(" "))], msg(&["system_please_input", "user_password"])),
+        (vec![("password", Some(" abc "))], length.clone()),
+        (vec![("password", Some(&long_password))], length.clone()),
+        (vec![("username", Some("admin"))], msg(&["user_username_repeat"])),
+    ];
+    for (changes, expected) in &add_cases {
+        ensure_eq!(client.post("/user/add", &form_with(&base, changes)).await?, fail(expected.clone()), "add with {changes:?}");
+    }
+    ensure_eq!(client.status_of("/user/add", &form_with(&base, &[("role", Some("admin"))])).await?, 400);
+    for form in [
+        vec![("username", " carol "), ("password", " carol-pw "), ("role", "0"), ("permission", "1")],
+        vec![("username", "dave1"), ("password", "dave-pw"), ("role", "1"), ("permission", "")],
+        vec![("username", "erin"), ("password", "erin-pw")],
+    ] {
+        ensure_eq!(client.post("/user/add", &form).await?, ok(json!(null)), "{form:?}");
+    }
+    let id_of = |name: &'static str| async move {
+        store.load_user_by_name(name).await.ok().flatten().map(|u| u.id as i64).unwrap_or(-1)
+    };
+    let (carol, dave, erin) = (id_of("carol").await, id_of("dave1").await, id_of("erin").await);
+    ensure!(carol > 0 && dave > 0 && erin > 0, "the names are stored trimmed");
+    let mut carol_login = ConsoleClient::new(&app.base);
+    ensure_eq!(carol_login.login("carol", "carol-pw", false).await?, ok(json!(null)), "the password is stored trimmed");
+
+    // pageList: ordered by name, role and name filters, paging, never a password hash.
+    let list = client.post("/user/pageList", &[("role", "-1")]).await?;
+    ensure_page(&list, 4, &[1, carol, dave, erin], "all users")?;
+    ensure_eq!(list["data"][1], json!({"id": carol, "username": "carol", "password": null, "role": 0, "permission": "1"}));
+    ensure_eq!(list["data"][2], json!({"id": dave, "username": "dave1", "password": null, "role": 1, "permission": ""}));
+    ensure_eq!(list["data"][3], json!({"id": erin, "username": "erin", "password": null, "role": 0, "permission": null}));
+    let raw = client.request(reqwest::Method::POST, "/user/pageList", &[("role", "-1")], &[]).await?.body;
+    for hash in ["e10adc3949ba59abbe56e057f20f883e", &xxl_job_admin::http::console::session::md5_hex("carol-pw")] {
+        ensure!(!raw.contains(hash), "no password hash in {raw}");
+    }
+    ensure_page(&client.post("/user/pageList", &[("role", "0")]).await?, 2, &[carol, erin], "role 0")?;
+    ensure_page(&client.post("/user/pageList", &[("role", "1")]).await?, 2, &[1, dave], "role 1")?;
+    ensure_page(&client.post("/user/pageList", &[("role", "-1"), ("username", "ar")]).await?, 1, &[carol], "name")?;
+    ensure_page(&client.post("/user/pageList", &[("role", "-1"), ("start", "1"), ("length", "2")]).await?, 4, &[carol, dave], "paging")?;
+    ensure_page(&client.post("/user/pageList", &[("role", "-1"), ("username", "' OR ''='")]).await?, 0, &[], "quotes are data")?;
+    ensure_eq!(client.post("/user/pageList", &[]).await?["code"], 500, "role is required");
+
+    // update: role and permission by id, the password only when given, never oneself.
+    let carol_id = carol.to_string();
+    ensure_eq!(client.post("/user/update", &[("id", &carol_id), ("username", "carol"), ("password", "abc"), ("role", "0")]).await?, fail(length.clone()));
+    ensure_eq!(client.post("/user/update", &[("id", &carol_id), ("username", "carol"), ("password", ""), ("role", "1"), ("permission", "")]).await?, ok(json!(null)));
+    let carol_row = store.load_user(carol as i32).await.context("load")?.context("carol")?;
+    ensure_eq!((carol_row.role, carol_row.permission.as_deref(), carol_row.username.as_str()), (1, Some(""), "carol"));
+    ensure_eq!(ConsoleClient::new(&app.base).login("carol", "carol-pw", false).await?["code"], 200, "an empty password keeps the old one");
+    ensure_eq!(client.post("/user/update", &[("id", &carol_id), ("username", "renamed"), ("password", " new-pw "), ("role", "0"), ("permission", "1")]).await?, ok(json!(null)));
+    ensure_eq!(ConsoleClient::new(&app.base).login("carol", "new-pw", false).await?["code"], 200, "the new password, trimmed");
+    ensure_eq!(store.load_user(carol as i32).await.context("load")?.context("carol")?.username, "carol", "the name never changes");
+    ensure_eq!(carol_login.get("/").await?.status, 302, "a changed password ends the user's sessions");
+    ensure_eq!(client.post("/user/update", &[("id", "1"), ("username", "someone"), ("role", "0")]).await?, fail(msg(&["user_update_loginuser_limit"])), "own id, other name");
+    ensure_eq!(store.load_user(1).await.context("load")?.context("admin")?.role, 1, "the admin was not demoted");
+
+    // remove: others yes (unknown ids too), oneself no.
+    ensure_eq!(client.post("/user/remove", &[("id", &erin.to_string())]).await?, ok(json!(null)));
+    ensure!(store.load_user(erin as i32).await.context("load")?.is_none(), "erin removed");
+    ensure_eq!(client.post("/user/remove", &[("id", "99999")]).await?, ok(json!(null)));
+    ensure_eq!(client.post("/user/remove", &[]).await?["code"], 500, "id is required");
+
+    // updatePwd for any user: its checks, in order.
+    let mut dave_client = ConsoleClient::new(&app.base);
+    ensure_eq!(dave_client.login("dave1", "dave-pw", false).await?["code"], 200);
+    let pwd_cases: Vec<(Vec<(&str, &str)>, String)> = vec![
+        (vec![("password", "dave-new")], msg(&["system_please_input", "change_pwd_field_oldpwd"])),
+        (vec![("oldPassword", " "), ("password", "dave-new")], msg(&["system_please_input", "change_pwd_field_oldpwd"])),
+        (vec![("oldPassword", "dave-pw")], msg(&["system_please_input", "change_pwd_field_newpwd"])),
+        (vec![("oldPassword", "dave-pw"), ("password", " ab ")], length.clone()),
+        (vec![("oldPassword", "wrong-pw"), ("password", "dave-new")], msg(&["change_pwd_field_oldpwd", "system_unvalid"])),
+        (vec![("oldPassword", " dave-pw"), ("password", "dave-new")], msg(&["change_pwd_field_oldpwd", "system_unvalid"])),
+    ];
+    for (form, expected) in &pwd_cases {
+        ensure_eq!(dave_client.post("/user/updatePwd", form).await?, fail(expected.clone()), "{form:?}");
+    }
+    ensure_eq!(dave_client.post("/user/updatePwd", &[("oldPassword", "dave-pw"), ("password", " dave-new ")]).await?, ok(json!(null)));
+    let dave_row = store.load_user(dave as i32).await.context("load")?.context("dave")?;
+    ensure_eq!((dave_row.role, dave_row.permission.as_deref()), (1, Some("")), "role and permission unchanged");
+    ensure_eq!(ConsoleClient::new(&app.base).login("dave1", "dave-new", false).await?["code"], 200);
+    let page = client.get("/user").await?;
+    ensure_eq!((page.status, page.content_type.starts_with("text/html")), (200, true));
     app.stop().await;
     Ok(())
 }
