@@ -3,7 +3,7 @@
 
 use crate::support::console::ConsoleClient;
 use crate::support::{Behaviour, FakeExecutor, LOG_CONTENT};
-use crate::support::fixtures::{insert, job, json_date, local, local_ms, log, manual_group};
+use crate::support::fixtures::{insert, job, json_date, local, local_ms, log, manual_group, titled_group};
 use crate::support::{eventually, now_ms, Backend, Context, TestApp, TestDb};
 use std::time::Duration;
 use crate::{ensure, ensure_eq, Case, TestResult, BOTH};
@@ -27,6 +27,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "console::log_list_detail_kill_and_clear", backends: BOTH, run: |b| Box::pin(log_list_detail_kill_and_clear(b)) },
         Case { name: "console::executor_manager_endpoints", backends: BOTH, run: |b| Box::pin(executor_manager_endpoints(b)) },
         Case { name: "console::user_manager_endpoints", backends: BOTH, run: |b| Box::pin(user_manager_endpoints(b)) },
+        Case { name: "console::every_endpoint_checks_the_group", backends: BOTH, run: |b| Box::pin(every_endpoint_checks_the_group(b)) },
     ]
 }
 
@@ -1089,6 +1090,140 @@ async fn user_manager_endpoints(backend: Backend) -> TestResult {
     ensure_eq!(ConsoleClient::new(&app.base).login("dave1", "dave-new", false).await?["code"], 200);
     let page = client.get("/user").await?;
     ensure_eq!((page.status, page.content_type.starts_with("text/html")), (200, true));
+    app.stop().await;
+    Ok(())
+}
+
+/// Every rule of spec console 3 for a role-0 user, on every endpoint, with the answers' exact JSON; and
+/// that the refused requests changed nothing.
+async fn every_endpoint_checks_the_group(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let admin_client = admin(&app).await?;
+    let own_executor = FakeExecutor::start(Behaviour::default()).await?;
+    let stranger = FakeExecutor::start(Behaviour::default()).await?;
+    let own_group = titled_group(store, "own-app", "Own grp", &[&own_executor.address]).await?;
+    let foreign_group = titled_group(store, "foreign-app", "Foreign grp", &["http://10.9.9.9:9999/"]).await?;
+    let mut glue = job(foreign_group);
+    glue.glue_type = "GLUE_SHELL".into();
+    glue.glue_source = Some("echo foreign".into());
+    let foreign_job = insert(store, &glue).await?;
+    let own_job = insert(store, &job(own_group)).await?;
+    let foreign_log = log(store, foreign_group, foreign_job, now_ms() - 5_000, 200, 0, "http://10.9.9.9:9999/").await?;
+    let permission = format!("1,{own_group}");
+    let added = admin_client.post("/user/add", &[("username", "alice"), ("password", "alice-pw"), ("role", "0"), ("permission", &permission)]).await?;
+    ensure_eq!(added, ok(json!(null)));
+    let mut alice = ConsoleClient::new(&app.base);
+    ensure_eq!(alice.login("alice", "alice-pw", false).await?, ok(json!(null)));
+
+    let refused = fail(format!("{}[username=alice]", en().get("system_permission_limit")));
+    let admin_only = fail(msg(&["system_permission_limit"]));
+    let (fg, fj, fl, og, oj) = (foreign_group.to_string(), foreign_job.to_string(), foreign_log.to_string(), own_group.to_string(), own_job.to_string());
+    fn full_job(group: &str) -> Vec<(&str, &str)> {
+        form_with(&job_form(), &[("jobGroup", Some(group))])
+    }
+    let move_own = form_with(&full_job(&fg), &[("id", Some(&oj))]);
+    let pull_foreign = form_with(&full_job(&og), &[("id", Some(&fj))]);
+    let cases: Vec<(&str, Vec<(&str, &str)>, &serde_json::Value)> = vec![
+        ("/jobinfo/pageList", vec![("jobGroup", &fg), ("triggerStatus", "-1")], &refused),
+        ("/jobinfo/add", full_job(&fg), &refused),
+        ("/jobinfo/update", move_own, &refused),
+        ("/jobinfo/update", pull_foreign, &refused),
+        ("/jobinfo/remove", vec![("id", &fj)], &refused),
+        ("/jobinfo/start", vec![("id", &fj)], &refused),
+        ("/jobinfo/stop", vec![("id", &fj)], &refused),
+        ("/joblog/getJobsByGroup", vec![("jobGroup", &fg)], &refused),
+        ("/joblog/pageList", vec![("jobGroup", &fg), ("jobId", "0"), ("logStatus", "-1")], &refused),
+        ("/joblog/pageList", vec![("jobGroup", &og), ("jobId", &fj), ("logStatus", "-1")], &refused),
+        ("/joblog/pageList", vec![("jobGroup", "0"), ("jobId", "0"), ("logStatus", "-1")], &refused),
+        ("/joblog/logDetailCat", vec![("logId", &fl), ("fromLineNum", "1")], &refused),
+        ("/joblog/logKill", vec![("id", &fl)], &refused),
+        ("/joblog/clearLog", vec![("jobGroup", &fg), ("jobId", "0"), ("type", "9")], &refused),
+        ("/joblog/clearLog", vec![("jobGroup", &og), ("jobId", &fj), ("type", "9")], &refused),
+        ("/joblog/clearLog", vec![("jobGroup", "0"), ("jobId", "0"), ("type", "9")], &refused),
+        ("/jobcode/save", vec![("id", &fj), ("glueSource", "echo pwned"), ("glueRemark", "takeover")], &refused),
+        ("/jobgroup/pageList", vec![], &admin_only),
+        ("/jobgroup/save", vec![("appname", "evil-app"), ("title", "Evil"), ("addressType", "0")], &admin_only),
+        ("/jobgroup/update", vec![("id", &fg), ("appname", "foreign-app"), ("title", "Mine"), ("addressType", "1"), ("addressList", "http://evil:1/")], &admin_only),
+        ("/jobgroup/remove", vec![("id", &fg)], &admin_only),
+        ("/jobgroup/loadById", vec![("id", &og)], &admin_only),
+        ("/user/pageList", vec![("role", "-1")], &admin_only),
+        ("/user/add", vec![("username", "mallory"), ("password", "mallory-pw"), ("role", "1")], &admin_only),
+        ("/user/update", vec![("id", "1"), ("username", "x"), ("password", "hijacked"), ("role", "0")], &admin_only),
+        ("/user/remove", vec![("id", "1")], &admin_only),
+    ];
+    for (path, form, expected) in &cases {
+        ensure_eq!(alice.post(path, form).await?, **expected, "{path} {form:?}");
+    }
+    // Children in a foreign group, on add and on update.
+    let child = format!("{}({fj}){}", en().get("jobinfo_field_childJobId"), en().get("system_permission_limit"));
+    let with_child = form_with(&full_job(&og), &[("childJobId", Some(&fj))]);
+    ensure_eq!(alice.post("/jobinfo/add", &with_child).await?, fail(child.clone()));
+    let update_child = form_with(&with_child, &[("id", Some(&oj))]);
+    ensure_eq!(alice.post("/jobinfo/update", &update_child).await?, fail(child));
+    ensure_eq!(alice.post("/jobinfo/trigger", &[("id", &fj)]).await?, fail(msg(&["system_permission_limit"])));
+    // Pages.
+    for path in ["/jobgroup".to_string(), "/user".to_string(), format!("/joblog?jobId={fj}"), format!("/joblog/logDetailPage?id={fl}"), format!("/jobcode?jobId={fj}")] {
+        let page = alice.get(&path).await?;
+        ensure!(page.status == 200 && page.content_type.starts_with("text/html"), "{path}: {} {}", page.status, page.content_type);
+        ensure!(page.body.contains(en().get("system_permission_limit")) && !page.body.contains("echo foreign"), "{path} refused: {}", page.body);
+    }
+    for path in ["/jobinfo", "/joblog"] {
+        let page = alice.get(path).await?;
+        ensure!(page.body.contains("Own grp"), "{path} offers the own group");
+        ensure!(!page.body.contains("Foreign grp"), "{path} hides the foreign group");
+    }
+    // Nothing changed.
+    let foreign = store.load_job(foreign_job).await.context("load")?.context("foreign job")?;
+    ensure_eq!((foreign.job_group, foreign.glue_source.as_deref(), foreign.trigger_status), (foreign_group, Some("echo foreign"), 0));
+    ensure_eq!(store.load_job(own_job).await.context("load")?.context("own job")?.job_group, own_group, "not moved out");
+    ensure!(store.load_log(foreign_log).await.context("load")?.is_some_and(|l| l.handle_code == 0), "the foreign log is untouched");
+    ensure_eq!(store.all_groups().await.context("groups")?.len(), 3);
+    ensure!(store.load_user_by_name("mallory").await.context("load")?.is_none(), "no user added");
+    ensure_eq!(store.load_user(1).await.context("load")?.context("admin")?.role, 1);
+    ensure!(store.glues_of_job(foreign_job).await.context("glue")?.is_empty(), "no GLUE version saved");
+
+    // A manual run's addressList may only name the job's own group's executors.
+    let foreign_address = format!("{}: {}", msg(&["jobgroup_field_registryList", "system_unvalid"]), stranger.address);
+    ensure_eq!(alice.post("/jobinfo/trigger", &[("id", &oj), ("addressList", &stranger.address)]).await?, fail(foreign_address.clone()));
+    let mixed = format!("{},{}", own_executor.address, stranger.address);
+    ensure_eq!(alice.post("/jobinfo/trigger", &[("id", &oj), ("addressList", &mixed)]).await?, fail(foreign_address));
+    ensure_eq!(alice.post("/jobinfo/trigger", &[("id", &oj), ("addressList", "http://10.9.9.9:9999/")]).await?["code"], 500, "another group's executor");
+    ensure_eq!(alice.post("/jobinfo/trigger", &[("id", &oj), ("addressList", &own_executor.address), ("executorParam", "x")]).await?, ok(json!(null)));
+    eventually(Duration::from_secs(10), "the run on the own executor", || async { (!own_executor.calls_to("/run").is_empty()).then_some(()) }).await?;
+    ensure!(stranger.calls().is_empty(), "nothing was sent elsewhere: {:?}", stranger.calls().len());
+
+    // Alice's own groups work end to end.
+    let listed = alice.post("/jobinfo/pageList", &[("jobGroup", "0"), ("triggerStatus", "-1")]).await?;
+    ensure_eq!(listed["recordsTotal"], 2, "group 1's seed job and the own job: {listed}");
+    let added = alice.post("/jobinfo/add", &full_job(&og)).await?;
+    let new_id = added["content"].as_str().context("new id")?.to_string();
+    let edit = form_with(&full_job("1"), &[("id", Some(&new_id)), ("jobDesc", Some("moved between own groups"))]);
+    ensure_eq!(alice.post("/jobinfo/update", &edit).await?, ok(json!(null)));
+    ensure_eq!(alice.post("/jobinfo/start", &[("id", &new_id)]).await?, ok(json!(null)));
+    ensure_eq!(alice.post("/jobinfo/stop", &[("id", &new_id)]).await?, ok(json!(null)));
+    ensure_eq!(alice.post("/joblog/getJobsByGroup", &[("jobGroup", "1")]).await?["code"], 200);
+    ensure_eq!(alice.post("/joblog/pageList", &[("jobGroup", &og), ("jobId", &oj), ("logStatus", "-1")]).await?["recordsTotal"], 1);
+    ensure_eq!(alice.post("/joblog/clearLog", &[("jobGroup", "1"), ("jobId", "0"), ("type", "9")]).await?, ok(json!(null)));
+    ensure_eq!(alice.post("/jobinfo/remove", &[("id", &new_id)]).await?, ok(json!(null)));
+    ensure_eq!(alice.post("/jobinfo/nextTriggerTime", &[("scheduleType", "FIX_RATE"), ("scheduleConf", "5")]).await?["code"], 200);
+    ensure_eq!(alice.post("/chartInfo", &[]).await?["code"], 200);
+    ensure_eq!(alice.get("/").await?.status, 200);
+
+    // Permission changes apply on the next request; no permission at all leaves nothing to see.
+    let grant = format!("{permission},{fg}");
+    let alice_id = store.load_user_by_name("alice").await.context("load")?.context("alice")?.id.to_string();
+    ensure_eq!(admin_client.post("/user/update", &[("id", &alice_id), ("username", "alice"), ("role", "0"), ("permission", &grant)]).await?, ok(json!(null)));
+    ensure_eq!(alice.post("/joblog/getJobsByGroup", &[("jobGroup", &fg)]).await?["code"], 200);
+    ensure_eq!(admin_client.post("/user/update", &[("id", &alice_id), ("username", "alice"), ("role", "0"), ("permission", "")]).await?, ok(json!(null)));
+    ensure_eq!(alice.post("/jobinfo/pageList", &[("jobGroup", "0"), ("triggerStatus", "-1")]).await?["recordsTotal"], 0);
+    let empty = alice.get("/jobinfo").await?;
+    ensure!(empty.body.contains(en().get("jobgroup_empty")), "no executor to show: {}", empty.body);
+    ensure_eq!(alice.post("/joblog/pageList", &[("jobGroup", "1"), ("jobId", "0"), ("logStatus", "-1")]).await?, refused);
+    // A password change needs the old password, for every user.
+    ensure_eq!(alice.post("/user/updatePwd", &[("oldPassword", "guess"), ("password", "alice-new")]).await?, fail(msg(&["change_pwd_field_oldpwd", "system_unvalid"])));
+    ensure_eq!(alice.post("/user/updatePwd", &[("oldPassword", "alice-pw"), ("password", "alice-new")]).await?, ok(json!(null)));
     app.stop().await;
     Ok(())
 }

@@ -96,3 +96,12 @@ pub fn local_ms(time: chrono::NaiveDateTime) -> i64 {
 pub fn json_date(ms: i64) -> String {
     chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms).expect("a valid instant").format("%Y-%m-%dT%H:%M:%S%.3f+00:00").to_string()
 }
+
+/// A manual-address group with its own title.
+pub async fn titled_group(db: &Db, app_name: &str, title: &str, addresses: &[&str]) -> Result<i32, Failed> {
+    let id = manual_group(db, app_name, addresses).await?;
+    let mut group = db.load_group(id).await.map_err(|e| Failed::from(format!("load group: {e}")))?.ok_or("group")?;
+    group.title = title.to_string();
+    db.update_group(&group).await.map_err(|e| Failed::from(format!("update group: {e}")))?;
+    Ok(id)
+}
