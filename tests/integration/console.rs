@@ -28,6 +28,8 @@ pub fn cases() -> Vec<Case> {
         Case { name: "console::executor_manager_endpoints", backends: BOTH, run: |b| Box::pin(executor_manager_endpoints(b)) },
         Case { name: "console::user_manager_endpoints", backends: BOTH, run: |b| Box::pin(user_manager_endpoints(b)) },
         Case { name: "console::every_endpoint_checks_the_group", backends: BOTH, run: |b| Box::pin(every_endpoint_checks_the_group(b)) },
+        Case { name: "console::dashboard_and_chart", backends: BOTH, run: |b| Box::pin(dashboard_and_chart(b)) },
+        Case { name: "console::hostile_text_is_data", backends: BOTH, run: |b| Box::pin(hostile_text_is_data(b)) },
     ]
 }
 
@@ -1224,6 +1226,112 @@ async fn every_endpoint_checks_the_group(backend: Backend) -> TestResult {
     // A password change needs the old password, for every user.
     ensure_eq!(alice.post("/user/updatePwd", &[("oldPassword", "guess"), ("password", "alice-new")]).await?, fail(msg(&["change_pwd_field_oldpwd", "system_unvalid"])));
     ensure_eq!(alice.post("/user/updatePwd", &[("oldPassword", "alice-pw"), ("password", "alice-new")]).await?, ok(json!(null)));
+    app.stop().await;
+    Ok(())
+}
+
+async fn dashboard_and_chart(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let client = admin(&app).await?;
+    manual_group(store, "dash-one", &["http://a:1/", "http://b:1/"]).await?;
+    manual_group(store, "dash-two", &["http://b:1/", "http://c:1/"]).await?;
+    let day = |text: &str| local(&format!("{text} 00:00:00"));
+    let counts = |running, success, fail| xxl_job_admin::storage::DayCounts { total: running + success + fail, running, success };
+    store.save_report(day("2001-02-03"), &counts(1, 2, 3)).await.context("report")?;
+    store.save_report(day("2001-02-05"), &counts(4, 5, 6)).await.context("report")?;
+
+    let chart = client.post("/chartInfo", &[("startDate", "2001-02-01 00:00:00"), ("endDate", "2001-02-28 23:59:59")]).await?;
+    ensure_eq!(chart, ok(json!({
+        "triggerDayList": ["2001-02-03", "2001-02-05"],
+        "triggerDayCountRunningList": [1, 4],
+        "triggerDayCountSucList": [2, 5],
+        "triggerDayCountFailList": [3, 6],
+        "triggerCountRunningTotal": 5,
+        "triggerCountSucTotal": 7,
+        "triggerCountFailTotal": 9,
+    })), "rows as stored, no gap filling");
+    let one = client.get_json("/chartInfo?startDate=2001-02-03%2000:00:00&endDate=2001-02-03%2000:00:00").await?;
+    ensure_eq!(one["content"]["triggerDayList"], json!(["2001-02-03"]), "both ends inclusive: {one}");
+    ensure_eq!(one["content"]["triggerCountFailTotal"], 3);
+    for form in [vec![], vec![("startDate", "2001-02-01 00:00:00")], vec![("startDate", ""), ("endDate", "")]] {
+        let empty = client.post("/chartInfo", &form).await?;
+        let content = &empty["content"];
+        let days: Vec<chrono::NaiveDate> = content["triggerDayList"].as_array().context("days")?.iter()
+            .filter_map(|d| d.as_str().and_then(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())).collect();
+        ensure_eq!(days.len(), 7, "{form:?}: {empty}");
+        ensure!(days.windows(2).all(|w| (w[1] - w[0]).num_days() == 1), "consecutive days: {empty}");
+        ensure!((days[6] - chrono::Local::now().date_naive()).num_days().abs() <= 1, "ending today: {empty}");
+        for key in ["triggerDayCountRunningList", "triggerDayCountSucList", "triggerDayCountFailList"] {
+            ensure_eq!(content[key], json!([0, 0, 0, 0, 0, 0, 0]), "{key}");
+        }
+        for key in ["triggerCountRunningTotal", "triggerCountSucTotal", "triggerCountFailTotal"] {
+            ensure_eq!(content[key], 0, "{key}");
+        }
+        ensure_eq!((empty["code"].clone(), empty["msg"].clone()), (json!(200), json!(null)));
+    }
+    for bad in ["2001-02-30 00:00:00", "2001-02-03", "yesterday"] {
+        ensure_eq!(client.status_of("/chartInfo", &[("startDate", bad), ("endDate", "2001-02-28 23:59:59")]).await?, 400, "{bad}");
+    }
+
+    let dashboard = client.get("/").await?;
+    ensure_eq!(dashboard.status, 200);
+    for fragment in ["id=\"jobInfoCount\">1<", "id=\"jobLogCount\" data-success=\"7\">21<", "id=\"executorCount\">3<"] {
+        ensure!(dashboard.body.contains(fragment), "{fragment} in the dashboard");
+    }
+    app.stop().await;
+    Ok(())
+}
+
+/// Markup and SQL in every text field are data: stored and returned verbatim, matched literally, escaped
+/// in pages.
+async fn hostile_text_is_data(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let client = admin(&app).await?;
+    let desc = "<script>alert('desc')</script>";
+    let author = "x'); DROP TABLE xxl_job_info; --";
+    let param = "\"; DELETE FROM xxl_job_user; -- <img src=x onerror=alert(1)>";
+    let source = "#!/bin/bash\necho '</textarea><script>alert(2)</script>'";
+    let remark = "' OR 1=1 -- <b>";
+    let form = form_with(&job_form(), &[
+        ("jobDesc", Some(desc)), ("author", Some(author)), ("executorParam", Some(param)), ("alarmEmail", Some("a@b.c'--")),
+        ("glueType", Some("GLUE_SHELL")), ("glueSource", Some(source)), ("glueRemark", Some(remark)),
+    ]);
+    let added = client.post("/jobinfo/add", &form).await?;
+    let id = added["content"].as_str().context("id")?.to_string();
+    let found = client.post("/jobinfo/pageList", &[("jobGroup", "1"), ("triggerStatus", "-1"), ("author", author)]).await?;
+    ensure_eq!(found["recordsTotal"], 1, "matched literally: {found}");
+    let row = &found["data"][0];
+    ensure_eq!((row["jobDesc"].as_str(), row["author"].as_str(), row["executorParam"].as_str()), (Some(desc), Some(author), Some(param)));
+    ensure_eq!((row["glueSource"].as_str(), row["glueRemark"].as_str(), row["alarmEmail"].as_str()), (Some(source), Some(remark), Some("a@b.c'--")));
+    ensure_eq!(client.post("/jobinfo/pageList", &[("jobGroup", "0"), ("triggerStatus", "-1")]).await?["recordsTotal"], 2, "the table is intact");
+    ensure_eq!(client.post("/jobcode/save", &[("id", &id), ("glueSource", source), ("glueRemark", "<i>v2</i> '--")]).await?, ok(json!(null)));
+    let history = store.glues_of_job(id.parse().context("id")?).await.context("history")?;
+    ensure_eq!((history[0].glue_source.as_deref(), history[0].glue_remark.as_str()), (Some(source), "<i>v2</i> '--"));
+    let ide = client.get(&format!("/jobcode?jobId={id}")).await?;
+    ensure_eq!(ide.status, 200);
+    for raw in ["<script>alert('desc')</script>", "</textarea><script>alert(2)</script>", "<i>v2</i>"] {
+        ensure!(!ide.body.contains(raw), "{raw} is escaped in the GLUE page");
+    }
+    let log_page = client.get(&format!("/joblog?jobId={id}")).await?;
+    ensure!(!log_page.body.contains(desc), "the job description is escaped in the log page");
+
+    let title = "t'\"--;x";
+    ensure_eq!(client.post("/jobgroup/save", &[("appname", "quote-app'--"), ("title", title), ("addressType", "1"), ("addressList", "http://q:1/'--")]).await?, ok(json!(null)));
+    let group = client.post("/jobgroup/pageList", &[("appname", "quote-app'--")]).await?;
+    ensure_eq!((group["recordsTotal"].clone(), group["data"][0]["title"].clone(), group["data"][0]["addressList"].clone()), (json!(1), json!(title), json!("http://q:1/'--")));
+    let jobs_page = client.get("/jobinfo").await?;
+    ensure!(!jobs_page.body.contains(title), "the group title is escaped in the job page");
+    ensure_eq!(client.post("/user/add", &[("username", "o'brien--"), ("password", "pw' OR '1"), ("role", "0"), ("permission", "1' OR '1'='1")]).await?, ok(json!(null)));
+    let users = client.post("/user/pageList", &[("role", "-1"), ("username", "o'brien")]).await?;
+    ensure_eq!(users["data"][0]["permission"], "1' OR '1'='1");
+    let mut quoted = ConsoleClient::new(&app.base);
+    ensure_eq!(quoted.login("o'brien--", "pw' OR '1", false).await?, ok(json!(null)));
+    ensure_eq!(ConsoleClient::new(&app.base).login("o'brien--", "' OR '1'='1", false).await?, fail(msg(&["login_param_unvalid"])));
+    ensure_eq!(quoted.post("/joblog/getJobsByGroup", &[("jobGroup", "2")]).await?["code"], 500, "a permission string is not SQL either");
     app.stop().await;
     Ok(())
 }
