@@ -119,7 +119,7 @@ async fn job_from_executor_to_rolling_log(backend: Backend) -> TestResult {
         browser.visible("#triggerModal").await?;
         set_field(&browser, "#triggerForm", "executorParam", "from the browser").await?;
         browser.click("#triggerSubmit").await?;
-        let log_id = crate::support::eventually(std::time::Duration::from_secs(15), "a successful log", || async {
+        let log_id = crate::support::eventually(std::time::Duration::from_secs(20), "a successful log", || async {
             let filter = xxl_job_admin::storage::LogFilter { job_id: job.id, ..Default::default() };
             let (logs, _) = store.page_logs(&filter, 0, 10).await.ok()?;
             logs.into_iter().find(|l| l.handle_code == 200).map(|l| l.id)
@@ -175,7 +175,7 @@ async fn glue_edit_and_rollback(backend: Backend) -> TestResult {
             browser.fill("#glueRemark", remark).await?;
             browser.click("#saveGlueSubmit").await?;
             let expected = format!("#!/bin/bash\n{version}");
-            crate::support::eventually(std::time::Duration::from_secs(10), "the saved source", || {
+            crate::support::eventually(std::time::Duration::from_secs(20), "the saved source", || {
                 let (store, expected) = (store.clone(), expected.clone());
                 async move {
                     let job = store.load_job(job_id).await.ok()??;
@@ -202,7 +202,7 @@ async fn glue_edit_and_rollback(backend: Backend) -> TestResult {
         browser.visible("#saveModal").await?;
         browser.fill("#glueRemark", "roll back to v1").await?;
         browser.click("#saveGlueSubmit").await?;
-        crate::support::eventually(std::time::Duration::from_secs(10), "the rolled-back source", || {
+        crate::support::eventually(std::time::Duration::from_secs(20), "the rolled-back source", || {
             let store = store.clone();
             async move {
                 let job = store.load_job(job_id).await.ok()??;
@@ -263,9 +263,17 @@ async fn user_password_and_clear_log_dialogs(backend: Backend) -> TestResult {
             .until("the validation message", "var e = document.querySelector('#addForm .help-block.error'); return e && e.offsetParent ? e.textContent : null;")
             .await?;
         ensure_eq!(refused, json!(format!("{}{}", t.get("system_please_input"), t.get("user_username"))));
-        set_field(&browser, "#addForm", "username", "bobby1").await?;
-        set_field(&browser, "#addForm", "password", "secret1").await?;
-        browser.click("#addForm input[name=permission][value='1']").await?;
+        // Typed, not set by script: the validator re-checks a field it has flagged on each key.
+        browser.fill("#addForm [name=username]", "bobby1").await?;
+        browser.fill("#addForm [name=password]", "secret1").await?;
+        let checked = browser
+            .script(
+                "var box = document.querySelector('#addForm input[name=permission][value=\"1\"]'); \
+                 box.checked = true; jQuery(box).trigger('change'); return box.checked;",
+                vec![],
+            )
+            .await?;
+        ensure_eq!(checked, json!(true), "executor 1 offered as a permission");
         browser.click("#addSubmit").await?;
         browser.until("the new user in the list", "return document.querySelector('#user_list').textContent.includes('bobby1');").await?;
         let bobby = store.load_user_by_name("bobby1").await.context("user")?.context("bobby1 stored")?;
@@ -286,7 +294,7 @@ async fn user_password_and_clear_log_dialogs(backend: Backend) -> TestResult {
         ensure_eq!(shown, json!(["bobby1", true]), "the edit dialog shows the stored user");
         browser.click("#updateForm input[name=role][value='1']").await?;
         browser.click("#updateSubmit").await?;
-        let promoted = crate::support::eventually(std::time::Duration::from_secs(10), "the role change", || {
+        let promoted = crate::support::eventually(std::time::Duration::from_secs(20), "the role change", || {
             let store = store.clone();
             async move { store.load_user_by_name("bobby1").await.ok()?.filter(|u| u.role == 1) }
         })
@@ -296,8 +304,8 @@ async fn user_password_and_clear_log_dialogs(backend: Backend) -> TestResult {
 
         browser.script("jQuery('#changePwdBtn').trigger('click'); return true;", vec![]).await?;
         browser.visible("#updatePwdModal").await?;
-        set_field(&browser, "#updatePwdForm", "oldPassword", "wrong-old").await?;
-        set_field(&browser, "#updatePwdForm", "password", "newpass1").await?;
+        browser.fill("#updatePwdForm [name=oldPassword]", "wrong-old").await?;
+        browser.fill("#updatePwdForm [name=password]", "newpass1").await?;
         browser.click("#updatePwdSubmit").await?;
         let expected = format!("{}{}", t.get("change_pwd_field_oldpwd"), t.get("system_unvalid"));
         browser

@@ -112,8 +112,19 @@ impl Browser {
         }
     }
 
+    /// Opens a page of the admin, with its animations off: a click must not land on a dialog that is
+    /// still sliding in, nor the next step start while the last dialog fades out, on a loaded machine.
     pub async fn goto(&self, path: &str) -> Result<(), Failed> {
-        self.client.goto(&format!("{}{path}", self.base)).await.context(&format!("open {path}"))
+        self.client.goto(&format!("{}{path}", self.base)).await.context(&format!("open {path}"))?;
+        self.script(
+            "if (window.jQuery) { jQuery.support.transition = false; jQuery.fx.off = true; } \
+             var style = document.createElement('style'); \
+             style.textContent = '*, *::before, *::after { transition: none !important; animation: none !important; }'; \
+             document.head.appendChild(style); return true;",
+            vec![],
+        )
+        .await
+        .map(drop)
     }
 
     /// The element, once it is present and displayed.
