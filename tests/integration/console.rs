@@ -470,6 +470,15 @@ fn ok(content: serde_json::Value) -> serde_json::Value {
     json!({"code": 200, "msg": null, "content": content})
 }
 
+/// Whether a page answer is the standalone error page showing `message` (every other page carries the
+/// whole i18n bundle, so finding a message's text alone proves nothing).
+fn is_error_page(page: &crate::support::console::PageReply, message: &str) -> bool {
+    page.status == 200
+        && page.content_type.starts_with("text/html")
+        && page.body.contains("System Error")
+        && page.body.contains(&format!("<p>{}</p>", xxl_job_admin::domain::html::escape(message)))
+}
+
 /// The ids of a paging answer's rows, in order.
 fn ids(page: &serde_json::Value) -> Vec<i64> {
     page["data"].as_array().map(|rows| rows.iter().filter_map(|r| r["id"].as_i64()).collect()).unwrap_or_default()
@@ -859,9 +868,9 @@ async fn log_list_detail_kill_and_clear(backend: Backend) -> TestResult {
     let detail = client.get(&format!("/joblog/logDetailPage?id={running}")).await?;
     ensure_eq!(detail.status, 200);
     let missing = client.get("/joblog/logDetailPage?id=999999").await?;
-    ensure!(missing.content_type.starts_with("text/html") && missing.body.contains(en().get("joblog_logid_unvalid")), "{}", missing.body);
+    ensure!(is_error_page(&missing, en().get("joblog_logid_unvalid")), "{}", missing.body);
     let unknown_job = client.get("/joblog?jobId=99999").await?;
-    ensure!(unknown_job.body.contains(&msg(&["jobinfo_field_id", "system_unvalid"])), "{}", unknown_job.body);
+    ensure!(is_error_page(&unknown_job, &msg(&["jobinfo_field_id", "system_unvalid"])), "{}", unknown_job.body);
     ensure_eq!(client.get(&format!("/joblog?jobId={first_job}")).await?.status, 200);
 
     // clearLog: types 1–9 only; scoped to the group and job; nothing recent goes for types 1–8.
@@ -1166,10 +1175,18 @@ async fn every_endpoint_checks_the_group(backend: Backend) -> TestResult {
     ensure_eq!(alice.post("/jobinfo/update", &update_child).await?, fail(child));
     ensure_eq!(alice.post("/jobinfo/trigger", &[("id", &fj)]).await?, fail(msg(&["system_permission_limit"])));
     // Pages.
-    for path in ["/jobgroup".to_string(), "/user".to_string(), format!("/joblog?jobId={fj}"), format!("/joblog/logDetailPage?id={fl}"), format!("/jobcode?jobId={fj}")] {
+    // Every page carries the whole i18n bundle, so a refusal is recognised by the error page itself.
+    let with_name = format!("{}[username=alice]", en().get("system_permission_limit"));
+    let pages = [
+        ("/jobgroup".to_string(), en().get("system_permission_limit").to_string()),
+        ("/user".to_string(), en().get("system_permission_limit").to_string()),
+        (format!("/joblog?jobId={fj}"), with_name.clone()),
+        (format!("/joblog/logDetailPage?id={fl}"), with_name.clone()),
+        (format!("/jobcode?jobId={fj}"), with_name.clone()),
+    ];
+    for (path, message) in pages {
         let page = alice.get(&path).await?;
-        ensure!(page.status == 200 && page.content_type.starts_with("text/html"), "{path}: {} {}", page.status, page.content_type);
-        ensure!(page.body.contains(en().get("system_permission_limit")) && !page.body.contains("echo foreign"), "{path} refused: {}", page.body);
+        ensure!(is_error_page(&page, &message) && !page.body.contains("echo foreign"), "{path} refused: {}", page.body);
     }
     for path in ["/jobinfo", "/joblog"] {
         let page = alice.get(path).await?;
@@ -1221,7 +1238,7 @@ async fn every_endpoint_checks_the_group(backend: Backend) -> TestResult {
     ensure_eq!(admin_client.post("/user/update", &[("id", &alice_id), ("username", "alice"), ("role", "0"), ("permission", "")]).await?, ok(json!(null)));
     ensure_eq!(alice.post("/jobinfo/pageList", &[("jobGroup", "0"), ("triggerStatus", "-1")]).await?["recordsTotal"], 0);
     let empty = alice.get("/jobinfo").await?;
-    ensure!(empty.body.contains(en().get("jobgroup_empty")), "no executor to show: {}", empty.body);
+    ensure!(is_error_page(&empty, en().get("jobgroup_empty")), "no executor to show: {}", empty.body);
     ensure_eq!(alice.post("/joblog/pageList", &[("jobGroup", "1"), ("jobId", "0"), ("logStatus", "-1")]).await?, refused);
     // A password change needs the old password, for every user.
     ensure_eq!(alice.post("/user/updatePwd", &[("oldPassword", "guess"), ("password", "alice-new")]).await?, fail(msg(&["change_pwd_field_oldpwd", "system_unvalid"])));
