@@ -30,6 +30,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "console::every_endpoint_checks_the_group", backends: BOTH, run: |b| Box::pin(every_endpoint_checks_the_group(b)) },
         Case { name: "console::dashboard_and_chart", backends: BOTH, run: |b| Box::pin(dashboard_and_chart(b)) },
         Case { name: "console::hostile_text_is_data", backends: BOTH, run: |b| Box::pin(hostile_text_is_data(b)) },
+        Case { name: "console::rolling_log_kill_and_manual_run", backends: BOTH, run: |b| Box::pin(rolling_log_kill_and_manual_run(b)) },
     ]
 }
 
@@ -1349,6 +1350,65 @@ async fn hostile_text_is_data(backend: Backend) -> TestResult {
     ensure_eq!(quoted.login("o'brien--", "pw' OR '1", false).await?, ok(json!(null)));
     ensure_eq!(ConsoleClient::new(&app.base).login("o'brien--", "' OR '1'='1", false).await?, fail(msg(&["login_param_unvalid"])));
     ensure_eq!(quoted.post("/joblog/getJobsByGroup", &[("jobGroup", "2")]).await?["code"], 500, "a permission string is not SQL either");
+    app.stop().await;
+    Ok(())
+}
+
+/// The rolling log's and the kill's answers against an in-test executor, and what a manual run sends.
+async fn rolling_log_kill_and_manual_run(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let client = admin(&app).await?;
+    let executor = FakeExecutor::start(Behaviour::default()).await?;
+    let group = manual_group(store, "rolling-app", &[&executor.address]).await?;
+    let job_id = insert(store, &job(group)).await?;
+    let at = now_ms() / 1000 * 1000 - 10_000;
+    let finished = log(store, group, job_id, at, 200, 200, &executor.address).await?.to_string();
+    let running = log(store, group, job_id, at, 200, 0, &executor.address).await?.to_string();
+    let escaped = LOG_CONTENT.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('\'', "&#39;");
+    let cat = |log_id: &str, from: &'static str| {
+        let (client, log_id) = (&client, log_id.to_string());
+        async move { client.post("/joblog/logDetailCat", &[("logId", &log_id), ("fromLineNum", from)]).await }
+    };
+    let lines = |from: i64, end: bool| ok(json!({"fromLineNum": from, "toLineNum": 2, "logContent": escaped, "end": end}));
+    ensure_eq!(cat(&finished, "1").await?, lines(1, false), "new lines");
+    ensure_eq!(cat(&finished, "3").await?, lines(3, true), "nothing new from a finished log: the end");
+    ensure_eq!(cat(&running, "3").await?, lines(3, false), "nothing new yet from a running log");
+    let asked = executor.calls_to("/log");
+    ensure_eq!(asked.len(), 3);
+    ensure_eq!((asked[0].body["logId"].to_string(), asked[0].body["fromLineNum"].clone(), asked[0].body["logDateTim"].clone()), (finished.clone(), json!(1), json!(at)));
+    ensure_eq!(asked[0].token.as_deref(), Some(crate::support::TOKEN), "the access token goes along");
+
+    ensure_eq!(client.post("/joblog/logKill", &[("id", &running)]).await?, ok(json!(null)), "the executor's (absent) message is the content");
+    let kill = executor.calls_to("/kill");
+    ensure_eq!(kill.len(), 1);
+    ensure_eq!(kill[0].body["jobId"], job_id);
+    let killed = store.load_log(running.parse().context("id")?).await.context("load")?.context("log")?;
+    let by_hand = format!("{}:", en().get("joblog_kill_log_byman"));
+    ensure_eq!((killed.handle_code, killed.handle_msg.as_deref()), (500, Some(by_hand.as_str())));
+    ensure!(killed.handle_time.is_some(), "the kill time is recorded");
+
+    // A manual run: the parameter replaces the job's own, an absent one is empty; addressList targets.
+    ensure_eq!(client.post("/jobinfo/trigger", &[("id", &job_id.to_string()), ("executorParam", "once=1")]).await?, ok(json!(null)));
+    ensure_eq!(client.get_json(&format!("/jobinfo/trigger?id={job_id}&addressList={}", executor.address)).await?, ok(json!(null)));
+    let runs = eventually(Duration::from_secs(10), "two runs", || async {
+        let runs = executor.calls_to("/run");
+        (runs.len() >= 2).then_some(runs)
+    })
+    .await?;
+    let mut params: Vec<String> = runs.iter().map(|r| r.body["executorParams"].as_str().unwrap_or("?").to_string()).collect();
+    params.sort();
+    ensure_eq!(params, vec![String::new(), "once=1".to_string()], "the stored parameter \"p\" is never used");
+    let triggered = eventually(Duration::from_secs(10), "two manual logs", || async {
+        let page = client.post("/joblog/pageList", &[("jobGroup", &group.to_string()), ("jobId", &job_id.to_string()), ("logStatus", "3")]).await.ok()?;
+        (page["recordsTotal"] == 2).then_some(page)
+    })
+    .await?;
+    for row in triggered["data"].as_array().context("rows")? {
+        ensure_eq!(row["executorAddress"], executor.address.as_str());
+        ensure!(row["triggerMsg"].as_str().is_some_and(|m| m.contains(en().get("jobconf_trigger_type_manual"))), "{row}");
+    }
     app.stop().await;
     Ok(())
 }
