@@ -736,6 +736,37 @@ async fn job_messages_and_operations(backend: Backend) -> TestResult {
     let stopped = store.load_job(stored.id).await.context("load")?.context("job")?;
     ensure_eq!((stopped.trigger_status, stopped.trigger_last_time, stopped.trigger_next_time), (0, 0, 0));
 
+    // GLUE IDE: the save checks in order, and the page's refusals.
+    let glue_cases: Vec<(Vec<(&str, &str)>, String)> = vec![
+        (vec![("id", &shell_id), ("glueSource", "x")], msg(&["system_please_input", "jobinfo_glue_remark"])),
+        (vec![("id", &shell_id), ("glueSource", "x"), ("glueRemark", "")], msg(&["jobinfo_glue_remark_limit"])),
+        (vec![("id", "99999"), ("glueSource", "x"), ("glueRemark", "valid remark")], msg(&["jobinfo_glue_jobid_unvalid"])),
+    ];
+    for (form, expected) in &glue_cases {
+        ensure_eq!(client.post("/jobcode/save", form).await?, fail(expected.clone()), "{form:?}");
+    }
+    let long_remark = "r".repeat(101);
+    ensure_eq!(client.post("/jobcode/save", &[("id", &shell_id), ("glueRemark", &long_remark)]).await?, fail(msg(&["jobinfo_glue_remark_limit"])));
+    ensure!(is_error_page(&client.get("/jobcode?jobId=1").await?, en().get("jobinfo_glue_gluetype_unvalid")), "a BEAN job has no GLUE page");
+    ensure!(is_error_page(&client.get("/jobcode?jobId=99999").await?, en().get("jobinfo_glue_jobid_unvalid")), "unknown job");
+    ensure_eq!(client.get("/jobcode").await?.content_type.starts_with("text/html"), true, "jobId is required: an error page");
+
+    // A running job's new schedule: recomputed from now + 5 s; one that never fires is refused.
+    let mut rate = job(1);
+    (rate.schedule_type, rate.schedule_conf) = ("FIX_RATE".into(), Some("30".into()));
+    let rate_id = insert(store, &rate).await?.to_string();
+    ensure_eq!(client.post("/jobinfo/start", &[("id", &rate_id)]).await?, ok(json!(null)));
+    let rate_form = form_with(&base, &[("id", Some(&rate_id)), ("scheduleType", Some("FIX_RATE")), ("scheduleConf", Some("3600"))]);
+    let asked_ms = now_ms();
+    ensure_eq!(client.post("/jobinfo/update", &rate_form).await?, ok(json!(null)));
+    let next = store.load_job(rate_id.parse().context("id")?).await.context("load")?.context("job")?.trigger_next_time;
+    ensure!(next >= asked_ms + 3_605_000 && next <= now_ms() + 3_605_000, "now + 5 s + 3600 s, got {} ms from now", next - asked_ms);
+    let never = form_with(&rate_form, &[("scheduleType", Some("CRON")), ("scheduleConf", Some("0 0 0 30 2 ?"))]);
+    ensure_eq!(client.post("/jobinfo/update", &never).await?, fail(unvalid("schedule_type")), "February 30 never comes");
+    let unchanged = store.load_job(rate_id.parse().context("id")?).await.context("load")?.context("job")?;
+    ensure_eq!((unchanged.schedule_conf.as_deref(), unchanged.trigger_next_time), (Some("3600"), next), "nothing was written");
+    ensure_eq!(client.post("/jobinfo/stop", &[("id", &rate_id)]).await?, ok(json!(null)));
+
     // Remove takes the job's logs and GLUE history with it, and nothing else.
     ensure_eq!(client.post("/jobcode/save", &[("id", &shell_id), ("glueSource", "echo c"), ("glueRemark", "second")]).await?, ok(json!(null)));
     let own_log = store.insert_log(1, stored.id, now_ms()).await.context("log")?;
