@@ -31,6 +31,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "console::dashboard_and_chart", backends: BOTH, run: |b| Box::pin(dashboard_and_chart(b)) },
         Case { name: "console::hostile_text_is_data", backends: BOTH, run: |b| Box::pin(hostile_text_is_data(b)) },
         Case { name: "console::rolling_log_kill_and_manual_run", backends: BOTH, run: |b| Box::pin(rolling_log_kill_and_manual_run(b)) },
+        Case { name: "console::foreign_origin_is_refused_everywhere", backends: &[Backend::Sqlite], run: |b| Box::pin(foreign_origin_is_refused_everywhere(b)) },
     ]
 }
 
@@ -1440,6 +1441,49 @@ async fn rolling_log_kill_and_manual_run(backend: Backend) -> TestResult {
         ensure_eq!(row["executorAddress"], executor.address.as_str());
         ensure!(row["triggerMsg"].as_str().is_some_and(|m| m.contains(en().get("jobconf_trigger_type_manual"))), "{row}");
     }
+    app.stop().await;
+    Ok(())
+}
+
+/// A foreign `Origin` (or a browser's cross-site fetch) is refused on every state-changing endpoint, before
+/// anything happens; the same origin and scripts without one pass.
+async fn foreign_origin_is_refused_everywhere(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let client = admin(&app).await?;
+    let port = app.app.addr.port();
+    let other_port = format!("http://127.0.0.1:{}", port.wrapping_add(1));
+    let attempts: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("/jobinfo/add", job_form()),
+        ("/jobinfo/trigger", vec![("id", "1")]),
+        ("/jobinfo/start", vec![("id", "1")]),
+        ("/joblog/clearLog", vec![("jobGroup", "1"), ("jobId", "0"), ("type", "9")]),
+        ("/jobgroup/save", vec![("appname", "evil-app"), ("title", "Evil"), ("addressType", "0")]),
+        ("/user/add", vec![("username", "mallory"), ("password", "mallory-pw"), ("role", "1")]),
+        ("/user/updatePwd", vec![("oldPassword", "123456"), ("password", "stolen1")]),
+        ("/jobcode/save", vec![("id", "1"), ("glueSource", "x"), ("glueRemark", "takeover")]),
+        ("/logout", vec![]),
+    ];
+    for (path, form) in &attempts {
+        for origin in ["https://evil.example", "null", other_port.as_str()] {
+            let reply = client.request(reqwest::Method::POST, path, form, &[("Origin", origin)]).await?;
+            ensure_eq!(reply.status, 403, "{path} from {origin}");
+        }
+        let fetch = client.request(reqwest::Method::POST, path, form, &[("Sec-Fetch-Site", "cross-site")]).await?;
+        ensure_eq!(fetch.status, 403, "{path} as a cross-site fetch");
+    }
+    ensure_eq!(store.count_jobs().await.context("count")?, 1, "no job added");
+    ensure_eq!(store.load_job(1).await.context("load")?.context("job")?.trigger_status, 0, "not started");
+    ensure_eq!(store.all_groups().await.context("groups")?.len(), 1);
+    ensure!(store.load_user_by_name("mallory").await.context("load")?.is_none(), "no user added");
+    ensure_eq!(client.get("/").await?.status, 200, "the session and the password survived");
+    let same = format!("http://127.0.0.1:{port}");
+    let own = client.request(reqwest::Method::POST, "/jobinfo/nextTriggerTime", &[("scheduleType", "FIX_RATE"), ("scheduleConf", "5")], &[("Origin", &same), ("Sec-Fetch-Site", "same-origin")]).await?;
+    ensure_eq!((own.status, own.json()?["code"].clone()), (200, json!(200)), "same origin");
+    // Reading pages is not state-changing: a link from elsewhere still opens the console.
+    let linked = client.request(reqwest::Method::GET, "/jobinfo", &[], &[("Sec-Fetch-Site", "cross-site")]).await?;
+    ensure_eq!(linked.status, 200, "a cross-site navigation to a page");
     app.stop().await;
     Ok(())
 }
