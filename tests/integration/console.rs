@@ -893,6 +893,8 @@ async fn log_list_detail_kill_and_clear(backend: Backend) -> TestResult {
     ensure_eq!(client.post("/joblog/logDetailCat", &[("logId", "1")]).await?["code"], 500, "fromLineNum is required");
     ensure_eq!(client.post("/joblog/logKill", &[("id", "999999")]).await?["code"], 500);
     ensure_eq!(client.post("/joblog/logKill", &[("id", &not_sent.to_string())]).await?, fail(msg(&["joblog_kill_log_limit"])));
+    let no_address = client.post("/joblog/logDetailCat", &[("logId", &not_sent.to_string()), ("fromLineNum", "1")]).await?;
+    ensure_eq!((no_address["code"].clone(), no_address["content"].clone()), (json!(500), json!(null)), "no executor address: {no_address}");
     let orphan = log(store, group, 77_777, t0, 200, 0, dead).await?;
     ensure_eq!(client.post("/joblog/logKill", &[("id", &orphan.to_string())]).await?, fail(msg(&["jobinfo_glue_jobid_unvalid"])));
     let down = client.post("/joblog/logKill", &[("id", &running.to_string())]).await?;
@@ -946,6 +948,9 @@ async fn executor_manager_endpoints(backend: Backend) -> TestResult {
         (vec![("addressList", Some(" "))], msg(&["jobgroup_field_addressType_limit"])),
         (vec![("addressList", Some("http://a:1/<x>"))], unvalid("jobgroup_field_registryList")),
         (vec![("addressList", Some(",http://a:1/"))], msg(&["jobgroup_field_registryList_unvalid"])),
+        (vec![("appname", Some("a😀"))], msg(&["jobgroup_field_appname_length"])),
+        // The column holds 12 characters; refused with the form's own message rather than a database error.
+        (vec![("title", Some("thirteen-char"))], msg(&["jobgroup_field_title_length"])),
     ];
     for (changes, expected) in &save_cases {
         ensure_eq!(client.post("/jobgroup/save", &form_with(&save, changes)).await?, fail(expected.clone()), "save with {changes:?}");
@@ -1057,6 +1062,8 @@ async fn user_manager_endpoints(backend: Backend) -> TestResult {
         (vec![("password", Some(" abc "))], length.clone()),
         (vec![("password", Some(&long_password))], length.clone()),
         (vec![("username", Some("admin"))], msg(&["user_username_repeat"])),
+        (vec![("username", Some("😀"))], length.clone()),
+        (vec![("password", Some("a😀"))], length.clone()),
     ];
     for (changes, expected) in &add_cases {
         ensure_eq!(client.post("/user/add", &form_with(&base, changes)).await?, fail(expected.clone()), "add with {changes:?}");
@@ -1069,6 +1076,10 @@ async fn user_manager_endpoints(backend: Backend) -> TestResult {
     ] {
         ensure_eq!(client.post("/user/add", &form).await?, ok(json!(null)), "{form:?}");
     }
+    // Lengths count UTF-16 units, as Java does: two emoji are four.
+    ensure_eq!(client.post("/user/add", &[("username", "😀😀"), ("password", "😀😀")]).await?, ok(json!(null)));
+    ensure_eq!(ConsoleClient::new(&app.base).login("😀😀", "😀😀", false).await?, ok(json!(null)));
+    ensure_eq!(client.post("/user/remove", &[("id", &store.load_user_by_name("😀😀").await.context("load")?.context("emoji")?.id.to_string())]).await?, ok(json!(null)));
     let id_of = |name: &'static str| async move {
         store.load_user_by_name(name).await.ok().flatten().map(|u| u.id as i64).unwrap_or(-1)
     };
@@ -1112,6 +1123,7 @@ async fn user_manager_endpoints(backend: Backend) -> TestResult {
     ensure_eq!(client.post("/user/remove", &[("id", &erin.to_string())]).await?, ok(json!(null)));
     ensure!(store.load_user(erin as i32).await.context("load")?.is_none(), "erin removed");
     ensure_eq!(client.post("/user/remove", &[("id", "99999")]).await?, ok(json!(null)));
+    ensure_eq!(client.post("/user/update", &[("id", "99999"), ("username", "ghost"), ("role", "0")]).await?, ok(json!(null)), "no row: still a success");
     ensure_eq!(client.post("/user/remove", &[]).await?["code"], 500, "id is required");
 
     // updatePwd for any user: its checks, in order.
@@ -1378,6 +1390,16 @@ async fn hostile_text_is_data(backend: Backend) -> TestResult {
     ensure_eq!(client.post("/user/add", &[("username", "o'brien--"), ("password", "pw' OR '1"), ("role", "0"), ("permission", "1' OR '1'='1")]).await?, ok(json!(null)));
     let users = client.post("/user/pageList", &[("role", "-1"), ("username", "o'brien")]).await?;
     ensure_eq!(users["data"][0]["permission"], "1' OR '1'='1");
+    // Over-long values: the column's limit on MySQL, as a clear failure that names no SQL.
+    let long_desc = "d".repeat(300);
+    let too_long = client.post("/jobinfo/add", &form_with(&job_form(), &[("jobDesc", Some(&long_desc))])).await?;
+    if backend == Backend::MySql {
+        ensure_eq!(too_long["code"], 500, "{too_long}");
+        let text = too_long["msg"].as_str().unwrap_or("").to_lowercase();
+        ensure!(!text.contains("xxl_job_info") && !text.contains("insert") && !text.contains("exception"), "no SQL or class names: {too_long}");
+    } else {
+        ensure_eq!(too_long["code"], 200, "SQLite has no column lengths: {too_long}");
+    }
     let mut quoted = ConsoleClient::new(&app.base);
     ensure_eq!(quoted.login("o'brien--", "pw' OR '1", false).await?, ok(json!(null)));
     ensure_eq!(ConsoleClient::new(&app.base).login("o'brien--", "' OR '1'='1", false).await?, fail(msg(&["login_param_unvalid"])));
