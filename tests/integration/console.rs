@@ -32,6 +32,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "console::hostile_text_is_data", backends: BOTH, run: |b| Box::pin(hostile_text_is_data(b)) },
         Case { name: "console::rolling_log_kill_and_manual_run", backends: BOTH, run: |b| Box::pin(rolling_log_kill_and_manual_run(b)) },
         Case { name: "console::foreign_origin_is_refused_everywhere", backends: &[Backend::Sqlite], run: |b| Box::pin(foreign_origin_is_refused_everywhere(b)) },
+        Case { name: "console::envelopes_and_binding", backends: &[Backend::Sqlite], run: |b| Box::pin(envelopes_and_binding(b)) },
     ]
 }
 
@@ -1506,6 +1507,60 @@ async fn foreign_origin_is_refused_everywhere(backend: Backend) -> TestResult {
     // Reading pages is not state-changing: a link from elsewhere still opens the console.
     let linked = client.request(reqwest::Method::GET, "/jobinfo", &[], &[("Sec-Fetch-Site", "cross-site")]).await?;
     ensure_eq!(linked.status, 200, "a cross-site navigation to a page");
+    app.stop().await;
+    Ok(())
+}
+
+/// Spec console 0.1–0.3: content types, the paging map without `draw`, parameters from the query string,
+/// url-encoded and multipart bodies merged, trailing slashes, logout without a session.
+async fn envelopes_and_binding(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let client = admin(&app).await?;
+    let reply = client.request(reqwest::Method::POST, "/jobinfo/pageList?jobGroup=1", &[("triggerStatus", "-1"), ("draw", "3")], &[]).await?;
+    ensure!(reply.content_type.starts_with("application/json"), "{}", reply.content_type);
+    ensure_page(&reply.json()?, 1, &[1], "query and body merged, draw ignored")?;
+    let error = client.request(reqwest::Method::POST, "/jobinfo/stop", &[("id", "99999")], &[]).await?;
+    ensure!(error.status == 200 && error.content_type.starts_with("application/json"), "{} {}", error.status, error.content_type);
+    ensure_eq!(keys_of(&error.json()?), sorted(&["code", "msg", "content"]), "all three keys, nulls included");
+
+    let boundary = "----console-test-boundary";
+    let mut body = String::new();
+    for (name, value) in [("jobGroup", "1"), ("triggerStatus", "0"), ("jobDesc", "测试")] {
+        body.push_str(&format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"));
+    }
+    body.push_str(&format!("--{boundary}--\r\n"));
+    let multipart = app
+        .http
+        .post(app.url("/jobinfo/pageList/"))
+        .header(reqwest::header::COOKIE, client.cookie.clone().context("cookie")?)
+        .header(reqwest::header::CONTENT_TYPE, format!("multipart/form-data; boundary={boundary}"))
+        .body(body)
+        .send()
+        .await
+        .context("multipart")?;
+    let page: serde_json::Value = multipart.json().await.context("JSON")?;
+    ensure_page(&page, 1, &[1], "a multipart form")?;
+    let json_body = app
+        .http
+        .post(app.url("/jobinfo/pageList?jobGroup=1&triggerStatus=-1"))
+        .header(reqwest::header::COOKIE, client.cookie.clone().context("cookie")?)
+        .json(&json!({"triggerStatus": 1}))
+        .send()
+        .await
+        .context("json body")?;
+    ensure_page(&json_body.json().await.context("JSON")?, 1, &[1], "a JSON body is not read")?;
+
+    let to_login = client.get("/toLogin/").await?;
+    ensure_eq!((to_login.status, to_login.location.as_deref()), (303, Some("/xxl-job-admin/")));
+    let anonymous = ConsoleClient::new(&app.base);
+    let logout = anonymous.request(reqwest::Method::POST, "/logout", &[], &[]).await?;
+    ensure_eq!((logout.status, logout.set_cookie.clone()), (200, None), "no cookie to clear");
+    ensure_eq!(logout.json()?, ok(json!(null)));
+    for path in ["/chartInfo", "/user/updatePwd", "/jobgroup/loadById?id=1", "/jobcode/save", "/joblog/logDetailCat"] {
+        let reply = anonymous.get(path).await?;
+        ensure_eq!((reply.status, reply.location.as_deref(), reply.body.as_str()), (302, Some("/xxl-job-admin/toLogin"), ""), "{path}");
+    }
     app.stop().await;
     Ok(())
 }
