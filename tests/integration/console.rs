@@ -625,6 +625,11 @@ fn job_form() -> Vec<(&'static str, &'static str)> {
     ]
 }
 
+/// Form pairs.
+type Form<'a> = Vec<(&'a str, &'a str)>;
+/// Changes to a form (see [`form_with`]) and the message they must produce.
+type FormCase<'a> = (Vec<(&'a str, Option<&'a str>)>, String);
+
 /// `base` with `changes` applied: `(key, Some(value))` sets, `(key, None)` removes.
 fn form_with<'a>(base: &[(&'a str, &'a str)], changes: &[(&'a str, Option<&'a str>)]) -> Vec<(&'a str, &'a str)> {
     let mut form: Vec<(&str, &str)> = base.to_vec();
@@ -645,7 +650,7 @@ async fn job_messages_and_operations(backend: Backend) -> TestResult {
     let base = job_form();
     let unvalid = |key: &str| msg(&[key, "system_unvalid"]);
     // /jobinfo/add, the rows the older test does not cover, in the order of the checks.
-    let add_cases: Vec<(Vec<(&str, Option<&str>)>, String)> = vec![
+    let add_cases: Vec<FormCase> = vec![
         (vec![("jobGroup", None)], msg(&["system_please_choose", "jobinfo_field_jobgroup"])),
         (vec![("author", Some(" "))], msg(&["system_please_input", "jobinfo_field_author"])),
         (vec![("author", None), ("jobDesc", None)], msg(&["system_please_input", "jobinfo_field_jobdesc"])),
@@ -691,7 +696,7 @@ async fn job_messages_and_operations(backend: Backend) -> TestResult {
 
     // /jobinfo/update, in its own order of checks.
     let update = form_with(&base, &[("id", Some("1"))]);
-    let update_cases: Vec<(Vec<(&str, Option<&str>)>, String)> = vec![
+    let update_cases: Vec<FormCase> = vec![
         (vec![("jobDesc", Some(""))], msg(&["system_please_input", "jobinfo_field_jobdesc"])),
         (vec![("author", None)], msg(&["system_please_input", "jobinfo_field_author"])),
         (vec![("scheduleType", Some("FIX_DELAY"))], unvalid("schedule_type")),
@@ -937,7 +942,7 @@ async fn executor_manager_endpoints(backend: Backend) -> TestResult {
     let unvalid = |key: &str| msg(&[key, "system_unvalid"]);
     let long_name = "a".repeat(65);
     let save = [("appname", "valid-app"), ("title", "Valid"), ("addressType", "1"), ("addressList", "http://a:1/")];
-    let save_cases: Vec<(Vec<(&str, Option<&str>)>, String)> = vec![
+    let save_cases: Vec<FormCase> = vec![
         (vec![("appname", None)], format!("{}AppName", en().get("system_please_input"))),
         (vec![("appname", Some("   "))], format!("{}AppName", en().get("system_please_input"))),
         (vec![("appname", Some("abc"))], msg(&["jobgroup_field_appname_length"])),
@@ -997,7 +1002,7 @@ async fn executor_manager_endpoints(backend: Backend) -> TestResult {
     let update = [("id", "0"), ("appname", "gamma-app"), ("title", "Gamma2"), ("addressType", "1"), ("addressList", "http://h:1/")];
     let gamma_id = gamma.to_string();
     let update = form_with(&update, &[("id", Some(&gamma_id))]);
-    let update_cases: Vec<(Vec<(&str, Option<&str>)>, String)> = vec![
+    let update_cases: Vec<FormCase> = vec![
         (vec![("appname", Some(""))], format!("{}AppName", en().get("system_please_input"))),
         (vec![("appname", Some("ab"))], msg(&["jobgroup_field_appname_length"])),
         (vec![("title", Some(" "))], msg(&["system_please_input", "jobgroup_field_title"])),
@@ -1053,7 +1058,7 @@ async fn user_manager_endpoints(backend: Backend) -> TestResult {
     let length = format!("{}[4-20]", en().get("system_lengh_limit"));
     let base = [("username", "newuser"), ("password", "secret1"), ("role", "0"), ("permission", "1")];
     let long_password = "p".repeat(21);
-    let add_cases: Vec<(Vec<(&str, Option<&str>)>, String)> = vec![
+    let add_cases: Vec<FormCase> = vec![
         (vec![("username", None)], msg(&["system_please_input", "user_username"])),
         (vec![("username", Some("  "))], msg(&["system_please_input", "user_username"])),
         (vec![("username", Some(" abc "))], length.clone()),
@@ -1182,7 +1187,7 @@ async fn every_endpoint_checks_the_group(backend: Backend) -> TestResult {
     }
     let move_own = form_with(&full_job(&fg), &[("id", Some(&oj))]);
     let pull_foreign = form_with(&full_job(&og), &[("id", Some(&fj))]);
-    let cases: Vec<(&str, Vec<(&str, &str)>, &serde_json::Value)> = vec![
+    let cases: Vec<(&str, Form, &serde_json::Value)> = vec![
         ("/jobinfo/pageList", vec![("jobGroup", &fg), ("triggerStatus", "-1")], &refused),
         ("/jobinfo/add", full_job(&fg), &refused),
         ("/jobinfo/update", move_own, &refused),
