@@ -33,6 +33,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "console::rolling_log_kill_and_manual_run", backends: BOTH, run: |b| Box::pin(rolling_log_kill_and_manual_run(b)) },
         Case { name: "console::foreign_origin_is_refused_everywhere", backends: &[Backend::Sqlite], run: |b| Box::pin(foreign_origin_is_refused_everywhere(b)) },
         Case { name: "console::envelopes_and_binding", backends: &[Backend::Sqlite], run: |b| Box::pin(envelopes_and_binding(b)) },
+        Case { name: "console::clear_log_by_age_and_count", backends: BOTH, run: |b| Box::pin(clear_log_by_age_and_count(b)) },
     ]
 }
 
@@ -1125,9 +1126,20 @@ async fn user_manager_endpoints(backend: Backend) -> TestResult {
     ensure_eq!(client.post("/user/update", &[("id", "1"), ("username", "someone"), ("role", "0")]).await?, fail(msg(&["user_update_loginuser_limit"])), "own id, other name");
     ensure_eq!(store.load_user(1).await.context("load")?.context("admin")?.role, 1, "the admin was not demoted");
 
+    // Role changes and removal take effect on the user's next request.
+    let mut demoted = ConsoleClient::new(&app.base);
+    ensure_eq!(demoted.login("dave1", "dave-pw", false).await?["code"], 200);
+    ensure!(demoted.post("/user/pageList", &[("role", "-1")]).await?["recordsTotal"].is_i64(), "an admin lists users");
+    ensure_eq!(client.post("/user/update", &[("id", &dave.to_string()), ("username", "dave1"), ("role", "0"), ("permission", "")]).await?, ok(json!(null)));
+    ensure_eq!(demoted.post("/user/pageList", &[("role", "-1")]).await?, fail(msg(&["system_permission_limit"])), "demoted at once");
+    ensure_eq!(client.post("/user/update", &[("id", &dave.to_string()), ("username", "dave1"), ("role", "1"), ("permission", "")]).await?, ok(json!(null)));
+    let mut erin_client = ConsoleClient::new(&app.base);
+    ensure_eq!(erin_client.login("erin", "erin-pw", false).await?["code"], 200);
+
     // remove: others yes (unknown ids too), oneself no.
     ensure_eq!(client.post("/user/remove", &[("id", &erin.to_string())]).await?, ok(json!(null)));
     ensure!(store.load_user(erin as i32).await.context("load")?.is_none(), "erin removed");
+    ensure_eq!(erin_client.get("/").await?.status, 302, "a removed user's session ends");
     ensure_eq!(client.post("/user/remove", &[("id", "99999")]).await?, ok(json!(null)));
     ensure_eq!(client.post("/user/update", &[("id", "99999"), ("username", "ghost"), ("role", "0")]).await?, ok(json!(null)), "no row: still a success");
     ensure_eq!(client.post("/user/remove", &[]).await?["code"], 500, "id is required");
@@ -1566,6 +1578,64 @@ async fn envelopes_and_binding(backend: Backend) -> TestResult {
         let reply = anonymous.get(path).await?;
         ensure_eq!((reply.status, reply.location.as_deref(), reply.body.as_str()), (302, Some("/xxl-job-admin/toLogin"), ""), "{path}");
     }
+    app.stop().await;
+    Ok(())
+}
+
+/// `/joblog/clearLog` types 1–4 by age and 5–8 by count, within the group and job scope.
+async fn clear_log_by_age_and_count(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    // Without the retention cleaner, which would take the old logs first.
+    let app = TestApp::start(&db, &["--xxl.job.logretentiondays=-1"]).await?;
+    let store = &app.app.db;
+    let client = admin(&app).await?;
+    let group = manual_group(store, "clear-app", &["http://127.0.0.1:1/"]).await?;
+    let job_id = insert(store, &job(group)).await?;
+    let day = 86_400_000;
+    let now = now_ms();
+    let mut aged = Vec::new();
+    for days in [400, 200, 100, 40, 20] {
+        aged.push((days, store.insert_log(group, job_id, now - days * day).await.context("log")?));
+    }
+    let elsewhere = store.insert_log(1, 1, now - 400 * day).await.context("log")?;
+    let g = group.to_string();
+    let remaining = |expected: &'static [i64]| {
+        let aged = aged.clone();
+        async move {
+            let mut left = Vec::new();
+            for (days, id) in &aged {
+                if store.load_log(*id).await.context("load")?.is_some() {
+                    left.push(*days);
+                }
+            }
+            ensure_eq!(left, expected.to_vec(), "logs left, by age in days");
+            Ok::<(), libtest_mimic::Failed>(())
+        }
+    };
+    let clear = |kind: &'static str| {
+        let (client, g) = (&client, g.clone());
+        async move { client.post("/joblog/clearLog", &[("jobGroup", g.as_str()), ("jobId", "0"), ("type", kind)]).await }
+    };
+    for (kind, left) in [("4", &[200, 100, 40, 20][..]), ("3", &[100, 40, 20][..]), ("2", &[40, 20][..]), ("1", &[20][..])] {
+        ensure_eq!(clear(kind).await?, ok(json!(null)), "type {kind}");
+        remaining(left).await?;
+    }
+    ensure!(store.load_log(elsewhere).await.context("load")?.is_some(), "another group's old log stays");
+
+    // By count: 1 000 newer logs, so type 5 takes exactly the older one; 6–8 keep everything.
+    let batch: Vec<(i32, i32)> = vec![(group, job_id); 1_000];
+    store.insert_logs(&batch, now - 60_000).await.context("batch")?;
+    for kind in ["8", "7", "6"] {
+        ensure_eq!(clear(kind).await?, ok(json!(null)), "type {kind}");
+        remaining(&[20]).await?;
+    }
+    let other_job = client.post("/joblog/clearLog", &[("jobGroup", g.as_str()), ("jobId", "1"), ("type", "5")]).await?;
+    ensure_eq!(other_job, ok(json!(null)));
+    remaining(&[20]).await?;
+    ensure_eq!(clear("5").await?, ok(json!(null)));
+    remaining(&[]).await?;
+    let left = client.post("/joblog/pageList", &[("jobGroup", g.as_str()), ("jobId", "0"), ("logStatus", "-1"), ("length", "1")]).await?;
+    ensure_eq!(left["recordsTotal"], 1_000, "the newest 1 000 are kept");
     app.stop().await;
     Ok(())
 }
