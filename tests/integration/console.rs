@@ -1568,6 +1568,17 @@ async fn envelopes_and_binding(backend: Backend) -> TestResult {
         .context("json body")?;
     ensure_page(&json_body.json().await.context("JSON")?, 1, &[1], "a JSON body is not read")?;
 
+    // Pages: the pre-selected executor and job.
+    let second = manual_group(&app.app.db, "second-app", &["http://127.0.0.1:1/"]).await?;
+    let jobs = client.get(&format!("/jobinfo?jobGroup={second}")).await?;
+    ensure!(jobs.body.contains(&format!("<option value=\"{second}\" selected>")), "the asked executor is pre-selected");
+    let unmarked = client.get("/jobinfo").await?.body;
+    ensure!(!unmarked.contains(&format!("<option value=\"{second}\" selected>")) && !unmarked.contains("<option value=\"1\" selected>"), "-1: the first option, nothing marked");
+    ensure_eq!(client.get("/jobinfo?jobGroup=x").await?.status, 400);
+    let logs = client.get("/joblog?jobId=1").await?;
+    ensure!(logs.body.contains("<option value=\"1\" selected>"), "the job's executor and the job are pre-selected");
+    ensure!(logs.body.contains("<option value=\"1\" selected>测试任务1</option>"), "the job by its description");
+    ensure!(is_error_page(&client.get("/joblog/logDetailPage").await?, "required parameter 'id' is missing"), "id is required");
     let to_login = client.get("/toLogin/").await?;
     ensure_eq!((to_login.status, to_login.location.as_deref()), (303, Some("/xxl-job-admin/")));
     let anonymous = ConsoleClient::new(&app.base);
