@@ -282,7 +282,8 @@ async fn restricted_user_is_confined_to_its_groups(backend: Backend) -> TestResu
     let own = admin_client.post("/jobinfo/trigger", &[("id", &foreign_job), ("addressList", "http://10.9.9.9:9999/")]).await?;
     ensure_eq!(own["code"], 200, "{own}");
     let page = alice.get(&format!("/jobcode?jobId={foreign_job}")).await?;
-    ensure!(page.body.contains(en().get("system_permission_limit")), "the GLUE page is refused");
+    let refusal = format!("{}[username=alice]", en().get("system_permission_limit"));
+    ensure!(is_error_page(&page, &refusal), "the GLUE page is refused");
     ensure!(store.load_job(foreign_job.parse().context("id")?).await.context("load")?.is_some(), "still there");
     app.stop().await;
     Ok(())
