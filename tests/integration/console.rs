@@ -1590,6 +1590,11 @@ async fn envelopes_and_binding(backend: Backend) -> TestResult {
         let reply = anonymous.get(path).await?;
         ensure_eq!((reply.status, reply.location.as_deref(), reply.body.as_str()), (302, Some("/xxl-job-admin/toLogin"), ""), "{path}");
     }
+    // A name sent twice binds as Spring binds it: a string joins the values with commas, a number takes the first.
+    let repeated = [("username", "twice1"), ("password", "pw1234"), ("role", "0"), ("role", "1"), ("permission", "1"), ("permission", "2")];
+    ensure_eq!(client.post("/user/add", &repeated).await?, ok(json!(null)));
+    let twice = app.app.db.load_user_by_name("twice1").await.context("user")?.context("twice1 stored")?;
+    ensure_eq!((twice.role, twice.permission.as_deref()), (0, Some("1,2")));
     app.stop().await;
     Ok(())
 }

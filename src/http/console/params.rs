@@ -1,5 +1,7 @@
 //! Request parameters as the Java console binds them: query string and form body (url-encoded or
-//! multipart) merged, any HTTP method, first value of a name wins (spec console 0.2).
+//! multipart) merged, any HTTP method (spec console 0.2). A name sent more than once binds as Spring's
+//! conversion does: a string gets the values joined with commas (`permission=1&permission=2` is "1,2"),
+//! a number the first value.
 
 use super::error::ConsoleError;
 use axum::extract::{FromRequest, Multipart, Request};
@@ -11,26 +13,31 @@ pub const MAX_FORM_BODY: usize = 16 * 1024 * 1024;
 
 #[derive(Debug, Clone, Default)]
 pub struct Params {
-    values: HashMap<String, String>,
+    /// Every value of each name, in the order sent (query string first).
+    values: HashMap<String, Vec<String>>,
 }
 
 impl Params {
     pub fn from_pairs<I: IntoIterator<Item = (String, String)>>(pairs: I) -> Params {
-        let mut values = HashMap::new();
+        let mut values: HashMap<String, Vec<String>> = HashMap::new();
         for (name, value) in pairs {
-            values.entry(name).or_insert(value);
+            values.entry(name).or_default().push(value);
         }
         Params { values }
     }
 
     /// A string parameter: absent ⇒ `None`, otherwise exactly as sent (never trimmed).
     pub fn string(&self, name: &str) -> Option<String> {
-        self.values.get(name).cloned()
+        self.values.get(name).map(|all| all.join(","))
+    }
+
+    fn first(&self, name: &str) -> Option<&str> {
+        self.values.get(name).and_then(|all| all.first()).map(String::as_str)
     }
 
     /// A required number: absent ⇒ a ReturnT failure naming it; empty or not a number ⇒ HTTP 400.
     pub fn required<T: std::str::FromStr>(&self, name: &str) -> Result<T, ConsoleError> {
-        match self.values.get(name) {
+        match self.first(name) {
             None => Err(ConsoleError::MissingParameter(name.to_string())),
             Some(value) => parse(name, value),
         }
@@ -38,7 +45,7 @@ impl Params {
 
     /// A number with a default for absent or empty values; not a number ⇒ HTTP 400.
     pub fn number_or<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T, ConsoleError> {
-        match self.values.get(name) {
+        match self.first(name) {
             None => Ok(default),
             Some(value) if value.is_empty() => Ok(default),
             Some(value) => parse(name, value),
@@ -103,9 +110,11 @@ mod tests {
     }
 
     #[test]
-    fn the_first_value_wins_and_strings_are_untouched() {
-        let p = params(&[("a", " x "), ("a", "y")]);
-        assert_eq!(p.string("a").as_deref(), Some(" x "));
+    fn repeated_strings_join_with_commas_and_are_otherwise_untouched() {
+        let p = params(&[("a", " x "), ("a", "y"), ("one", " z "), ("id", "3"), ("id", "x")]);
+        assert_eq!(p.string("a").as_deref(), Some(" x ,y"));
+        assert_eq!(p.string("one").as_deref(), Some(" z "));
         assert_eq!(p.string("b"), None);
+        assert_eq!(p.required::<i32>("id").unwrap(), 3, "a number takes the first value");
     }
 }
