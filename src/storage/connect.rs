@@ -102,6 +102,17 @@ async fn connect_mysql(ds: &DataSourceConfig) -> Result<sqlx::MySqlPool> {
         // Only connections idle for a while are pinged: under load a ping per statement would double
         // the round trips, and a connection used a moment ago is known to be alive.
         .test_before_acquire(false)
+        // Connector/J (jdbcCompliantTruncation, on by default) adds STRICT_TRANS_TABLES to every session of
+        // the Java admin, so an over-long value is an error there, never silently cut; the same here, on
+        // servers whose default mode is not strict.
+        .after_connect(|conn, _| {
+            Box::pin(async move {
+                use sqlx::Executor;
+                conn.execute("SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_TRANS_TABLES')")
+                    .await
+                    .map(drop)
+            })
+        })
         .before_acquire(|conn, meta| {
             Box::pin(async move {
                 if meta.idle_for >= PING_WHEN_IDLE {
