@@ -215,51 +215,16 @@ mod tests {
     }
 
     fn job(id: i32, desc: &str) -> JobInfo {
-        JobInfo {
-            id,
-            job_group: 1,
-            job_desc: desc.into(),
-            add_time: None,
-            update_time: None,
-            author: None,
-            alarm_email: Some("a@x.test".into()),
-            schedule_type: "NONE".into(),
-            schedule_conf: None,
-            misfire_strategy: "DO_NOTHING".into(),
-            executor_route_strategy: None,
-            executor_handler: None,
-            executor_param: None,
-            executor_block_strategy: None,
-            executor_timeout: 0,
-            executor_fail_retry_count: 0,
-            glue_type: "BEAN".into(),
-            glue_source: None,
-            glue_remark: None,
-            glue_updatetime: None,
-            child_jobid: None,
-            trigger_status: 0,
-            trigger_last_time: 0,
-            trigger_next_time: 0,
-        }
+        JobInfo { job_desc: desc.into(), alarm_email: Some("a@x.test".into()), ..JobInfo::sample(id) }
     }
 
     fn log(id: i64, trigger: (i32, &str), handle: (i32, &str)) -> JobLog {
         JobLog {
-            id,
-            job_group: 1,
-            job_id: 1,
-            executor_address: None,
-            executor_handler: None,
-            executor_param: None,
-            executor_sharding_param: None,
-            executor_fail_retry_count: 0,
-            trigger_time: None,
             trigger_code: trigger.0,
             trigger_msg: Some(trigger.1.into()),
-            handle_time: None,
             handle_code: handle.0,
             handle_msg: Some(handle.1.into()),
-            alarm_status: 0,
+            ..JobLog::sample(id)
         }
     }
 

@@ -40,52 +40,11 @@ mod tests {
     }
 
     fn job() -> JobInfo {
-        JobInfo {
-            id: 1,
-            job_group: 1,
-            job_desc: "d".into(),
-            add_time: None,
-            update_time: None,
-            author: None,
-            alarm_email: None,
-            schedule_type: "NONE".into(),
-            schedule_conf: None,
-            misfire_strategy: "DO_NOTHING".into(),
-            executor_route_strategy: None,
-            executor_handler: None,
-            executor_param: None,
-            executor_block_strategy: None,
-            executor_timeout: 0,
-            executor_fail_retry_count: 0,
-            glue_type: "BEAN".into(),
-            glue_source: None,
-            glue_remark: None,
-            glue_updatetime: None,
-            child_jobid: None,
-            trigger_status: 0,
-            trigger_last_time: 0,
-            trigger_next_time: 0,
-        }
+        JobInfo { job_desc: "d".into(), ..JobInfo::sample(1) }
     }
 
     fn log() -> JobLog {
-        JobLog {
-            id: 1,
-            job_group: 1,
-            job_id: 1,
-            executor_address: None,
-            executor_handler: None,
-            executor_param: None,
-            executor_sharding_param: None,
-            executor_fail_retry_count: 0,
-            trigger_time: None,
-            trigger_code: 500,
-            trigger_msg: None,
-            handle_time: None,
-            handle_code: 0,
-            handle_msg: None,
-            alarm_status: 0,
-        }
+        JobLog { trigger_code: 500, ..JobLog::sample(1) }
     }
 
     async fn outcome(results: &[bool]) -> (bool, usize) {

@@ -185,30 +185,14 @@ mod tests {
 
     fn job(schedule_type: &str, conf: &str, next: i64, misfire: &str) -> JobInfo {
         JobInfo {
-            id: 1,
-            job_group: 1,
-            job_desc: "test".into(),
-            add_time: None,
-            update_time: None,
-            author: None,
-            alarm_email: None,
             schedule_type: schedule_type.into(),
             schedule_conf: Some(conf.into()),
             misfire_strategy: misfire.into(),
             executor_route_strategy: Some("FIRST".into()),
             executor_handler: Some("h".into()),
-            executor_param: None,
-            executor_block_strategy: None,
-            executor_timeout: 0,
-            executor_fail_retry_count: 0,
-            glue_type: "BEAN".into(),
-            glue_source: None,
-            glue_remark: None,
-            glue_updatetime: None,
-            child_jobid: None,
             trigger_status: 1,
-            trigger_last_time: 0,
             trigger_next_time: next,
+            ..JobInfo::sample(1)
         }
     }
 

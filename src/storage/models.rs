@@ -52,6 +52,64 @@ pub struct JobLog {
     pub alarm_status: i8,
 }
 
+#[cfg(test)]
+impl JobInfo {
+    /// A stopped BEAN job of group 1 with schedule NONE and every optional column empty, for unit tests
+    /// to adjust with struct update syntax.
+    pub fn sample(id: i32) -> JobInfo {
+        JobInfo {
+            id,
+            job_group: 1,
+            job_desc: "test".into(),
+            add_time: None,
+            update_time: None,
+            author: None,
+            alarm_email: None,
+            schedule_type: "NONE".into(),
+            schedule_conf: None,
+            misfire_strategy: "DO_NOTHING".into(),
+            executor_route_strategy: None,
+            executor_handler: None,
+            executor_param: None,
+            executor_block_strategy: None,
+            executor_timeout: 0,
+            executor_fail_retry_count: 0,
+            glue_type: "BEAN".into(),
+            glue_source: None,
+            glue_remark: None,
+            glue_updatetime: None,
+            child_jobid: None,
+            trigger_status: 0,
+            trigger_last_time: 0,
+            trigger_next_time: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+impl JobLog {
+    /// A log of job 1 in group 1 with no trigger or handle result yet, for unit tests to adjust.
+    pub fn sample(id: i64) -> JobLog {
+        JobLog {
+            id,
+            job_group: 1,
+            job_id: 1,
+            executor_address: None,
+            executor_handler: None,
+            executor_param: None,
+            executor_sharding_param: None,
+            executor_fail_retry_count: 0,
+            trigger_time: None,
+            trigger_code: 0,
+            trigger_msg: None,
+            handle_time: None,
+            handle_code: 0,
+            handle_msg: None,
+            alarm_status: 0,
+        }
+    }
+}
+
 /// `xxl_job_group`
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct JobGroup {
