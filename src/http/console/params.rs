@@ -46,8 +46,7 @@ impl Params {
     /// A number with a default for absent or empty values; not a number ⇒ HTTP 400.
     pub fn number_or<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T, ConsoleError> {
         match self.first(name) {
-            None => Ok(default),
-            Some(value) if value.is_empty() => Ok(default),
+            None | Some("") => Ok(default),
             Some(value) => parse(name, value),
         }
     }
