@@ -1,6 +1,6 @@
 //! `xxl_job_logglue` statements (spec 7.7): the GLUE source history of a job.
 
-use super::{on_pool, Db, InsertId, LogGlue, Result};
+use super::{on_pool, Arg, Db, InsertId, LogGlue, Result};
 
 impl Db {
     pub async fn insert_glue(&self, glue: &LogGlue) -> Result<i32> {
@@ -43,10 +43,6 @@ impl Db {
     }
 
     pub async fn delete_glues_of_job(&self, job_id: i32) -> Result<u64> {
-        Ok(on_pool!(self, |p| sqlx::query("DELETE FROM xxl_job_logglue WHERE job_id = ?")
-            .bind(job_id)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?)
+        self.execute("DELETE FROM xxl_job_logglue WHERE job_id = ?", &[Arg::Int(job_id.into())]).await
     }
 }

@@ -1,6 +1,6 @@
 //! `xxl_job_group` statements (spec 7.6).
 
-use super::{bind_args, contains, on_pool, Arg, Db, InsertId, JobGroup, Result};
+use super::{contains, on_pool, Arg, Db, InsertId, JobGroup, Result};
 
 const GROUP_ORDER: &str = " ORDER BY app_name, title, id ASC";
 
@@ -58,21 +58,12 @@ impl Db {
     /// registry monitor (2.4.2 rewrites the whole row from a stale copy).
     pub async fn update_group_addresses(&self, id: i32, address_list: Option<&str>, update_time_ms: i64) -> Result<u64> {
         let update_time = self.datetime(update_time_ms);
-        Ok(on_pool!(self, |p| sqlx::query("UPDATE xxl_job_group SET address_list = ?, update_time = ? WHERE id = ?")
-            .bind(address_list)
-            .bind(update_time)
-            .bind(id)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?)
+        let args = [Arg::OptText(address_list.map(str::to_string)), Arg::DateTime(update_time), Arg::Int(id.into())];
+        self.execute("UPDATE xxl_job_group SET address_list = ?, update_time = ? WHERE id = ?", &args).await
     }
 
     pub async fn delete_group(&self, id: i32) -> Result<u64> {
-        Ok(on_pool!(self, |p| sqlx::query("DELETE FROM xxl_job_group WHERE id = ?")
-            .bind(id)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?)
+        self.execute("DELETE FROM xxl_job_group WHERE id = ?", &[Arg::Int(id.into())]).await
     }
 
     /// One page of groups filtered by AppName and title (contains), and the number matching.
@@ -91,15 +82,7 @@ impl Db {
                 args.push(Arg::Text(pattern));
             }
         }
-        let rows_sql = format!("SELECT * FROM xxl_job_group{clause}{GROUP_ORDER} LIMIT ?, ?");
-        let count_sql = format!("SELECT COUNT(*) FROM xxl_job_group{clause}");
-        let rows = on_pool!(self, |p| bind_args!(sqlx::query_as(&rows_sql), &args)
-            .bind(offset)
-            .bind(limit)
-            .fetch_all(p)
-            .await)?;
-        let total = on_pool!(self, |p| bind_args!(sqlx::query_scalar(&count_sql), &args).fetch_one(p).await)?;
-        Ok((rows, total))
+        self.page("xxl_job_group", &clause, &args, GROUP_ORDER.trim_start(), offset, limit).await
     }
 }
 

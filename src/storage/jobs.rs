@@ -39,7 +39,7 @@ impl JobFilter {
     }
 }
 
-const INSERT_JOB: &str = "INSERT INTO xxl_job_info (job_group, job_desc, add_time, update_time, author, alarm_email, \
+const INSERT_JOB: &str = "INSERT INTO xxl_job_info (add_time, job_group, job_desc, update_time, author, alarm_email, \
      schedule_type, schedule_conf, misfire_strategy, executor_route_strategy, executor_handler, executor_param, \
      executor_block_strategy, executor_timeout, executor_fail_retry_count, glue_type, glue_source, glue_remark, \
      glue_updatetime, child_jobid, trigger_status, trigger_last_time, trigger_next_time) \
@@ -50,6 +50,34 @@ const UPDATE_JOB: &str = "UPDATE xxl_job_info SET job_group = ?, job_desc = ?, u
      executor_handler = ?, executor_param = ?, executor_block_strategy = ?, executor_timeout = ?, \
      executor_fail_retry_count = ?, glue_type = ?, glue_source = ?, glue_remark = ?, glue_updatetime = ?, \
      child_jobid = ?, trigger_status = ?, trigger_last_time = ?, trigger_next_time = ? WHERE id = ?";
+
+/// The columns both INSERT_JOB and UPDATE_JOB write, in their order.
+fn written_columns(job: &JobInfo) -> Vec<Arg> {
+    vec![
+        Arg::Int(job.job_group.into()),
+        Arg::Text(job.job_desc.clone()),
+        Arg::OptDateTime(job.update_time),
+        Arg::OptText(job.author.clone()),
+        Arg::OptText(job.alarm_email.clone()),
+        Arg::Text(job.schedule_type.clone()),
+        Arg::OptText(job.schedule_conf.clone()),
+        Arg::Text(job.misfire_strategy.clone()),
+        Arg::OptText(job.executor_route_strategy.clone()),
+        Arg::OptText(job.executor_handler.clone()),
+        Arg::OptText(job.executor_param.clone()),
+        Arg::OptText(job.executor_block_strategy.clone()),
+        Arg::Int(job.executor_timeout.into()),
+        Arg::Int(job.executor_fail_retry_count.into()),
+        Arg::Text(job.glue_type.clone()),
+        Arg::OptText(job.glue_source.clone()),
+        Arg::OptText(job.glue_remark.clone()),
+        Arg::OptDateTime(job.glue_updatetime),
+        Arg::OptText(job.child_jobid.clone()),
+        Arg::Int(job.trigger_status.into()),
+        Arg::Int(job.trigger_last_time),
+        Arg::Int(job.trigger_next_time),
+    ]
+}
 
 impl Db {
     pub async fn load_job(&self, id: i32) -> Result<Option<JobInfo>> {
@@ -62,86 +90,26 @@ impl Db {
     /// One page of jobs, newest id first, and the number of jobs matching the filter.
     pub async fn page_jobs(&self, filter: &JobFilter, offset: i64, limit: i64) -> Result<(Vec<JobInfo>, i64)> {
         let (clause, args) = filter.where_clause();
-        let rows_sql = format!("SELECT * FROM xxl_job_info{clause} ORDER BY id DESC LIMIT ?, ?");
-        let count_sql = format!("SELECT COUNT(*) FROM xxl_job_info{clause}");
-        let rows = on_pool!(self, |p| bind_args!(sqlx::query_as(&rows_sql), &args)
-            .bind(offset)
-            .bind(limit)
-            .fetch_all(p)
-            .await)?;
-        let total = on_pool!(self, |p| bind_args!(sqlx::query_scalar(&count_sql), &args).fetch_one(p).await)?;
-        Ok((rows, total))
+        self.page("xxl_job_info", &clause, &args, "ORDER BY id DESC", offset, limit).await
     }
 
     /// Inserts every column but `id`; returns the generated id.
     pub async fn insert_job(&self, job: &JobInfo) -> Result<i32> {
-        let result = on_pool!(self, |p| sqlx::query(INSERT_JOB)
-            .bind(job.job_group)
-            .bind(&job.job_desc)
-            .bind(job.add_time)
-            .bind(job.update_time)
-            .bind(&job.author)
-            .bind(&job.alarm_email)
-            .bind(&job.schedule_type)
-            .bind(&job.schedule_conf)
-            .bind(&job.misfire_strategy)
-            .bind(&job.executor_route_strategy)
-            .bind(&job.executor_handler)
-            .bind(&job.executor_param)
-            .bind(&job.executor_block_strategy)
-            .bind(job.executor_timeout)
-            .bind(job.executor_fail_retry_count)
-            .bind(&job.glue_type)
-            .bind(&job.glue_source)
-            .bind(&job.glue_remark)
-            .bind(job.glue_updatetime)
-            .bind(&job.child_jobid)
-            .bind(job.trigger_status)
-            .bind(job.trigger_last_time)
-            .bind(job.trigger_next_time)
-            .execute(p)
-            .await
-            .map(|r| r.insert_id()))?;
-        Ok(result as i32)
+        let mut args = vec![Arg::OptDateTime(job.add_time)];
+        args.extend(written_columns(job));
+        let id = on_pool!(self, |p| bind_args!(sqlx::query(INSERT_JOB), &args).execute(p).await.map(|r| r.insert_id()))?;
+        Ok(id as i32)
     }
 
     /// Writes every column but `id` and `add_time`; returns the rows matched.
     pub async fn update_job(&self, job: &JobInfo) -> Result<u64> {
-        Ok(on_pool!(self, |p| sqlx::query(UPDATE_JOB)
-            .bind(job.job_group)
-            .bind(&job.job_desc)
-            .bind(job.update_time)
-            .bind(&job.author)
-            .bind(&job.alarm_email)
-            .bind(&job.schedule_type)
-            .bind(&job.schedule_conf)
-            .bind(&job.misfire_strategy)
-            .bind(&job.executor_route_strategy)
-            .bind(&job.executor_handler)
-            .bind(&job.executor_param)
-            .bind(&job.executor_block_strategy)
-            .bind(job.executor_timeout)
-            .bind(job.executor_fail_retry_count)
-            .bind(&job.glue_type)
-            .bind(&job.glue_source)
-            .bind(&job.glue_remark)
-            .bind(job.glue_updatetime)
-            .bind(&job.child_jobid)
-            .bind(job.trigger_status)
-            .bind(job.trigger_last_time)
-            .bind(job.trigger_next_time)
-            .bind(job.id)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?)
+        let mut args = written_columns(job);
+        args.push(Arg::Int(job.id.into()));
+        self.execute(UPDATE_JOB, &args).await
     }
 
     pub async fn delete_job(&self, id: i32) -> Result<u64> {
-        Ok(on_pool!(self, |p| sqlx::query("DELETE FROM xxl_job_info WHERE id = ?")
-            .bind(id)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?)
+        self.execute("DELETE FROM xxl_job_info WHERE id = ?", &[Arg::Int(id.into())]).await
     }
 
     pub async fn jobs_by_group(&self, job_group: i32) -> Result<Vec<JobInfo>> {

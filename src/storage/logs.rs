@@ -253,32 +253,17 @@ impl Db {
         }
         let sql = format!("DELETE FROM xxl_job_log WHERE id IN ({})", placeholders(ids.len()));
         let args: Vec<Arg> = ids.iter().map(|id| Arg::Int(*id)).collect();
-        Ok(on_pool!(self, |p| bind_args!(sqlx::query(&sql), &args)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?)
+        self.execute(&sql, &args).await
     }
 
     pub async fn delete_logs_of_job(&self, job_id: i32) -> Result<u64> {
-        Ok(on_pool!(self, |p| sqlx::query("DELETE FROM xxl_job_log WHERE job_id = ?")
-            .bind(job_id)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?)
+        self.execute("DELETE FROM xxl_job_log WHERE job_id = ?", &[Arg::Int(job_id.into())]).await
     }
 
     /// One page of logs, newest trigger first, and the number matching the filter.
     pub async fn page_logs(&self, filter: &LogFilter, offset: i64, limit: i64) -> Result<(Vec<JobLog>, i64)> {
         let (clause, args) = filter.where_clause();
-        let rows_sql = format!("SELECT * FROM xxl_job_log{clause} ORDER BY trigger_time DESC LIMIT ?, ?");
-        let count_sql = format!("SELECT COUNT(*) FROM xxl_job_log{clause}");
-        let rows = on_pool!(self, |p| bind_args!(sqlx::query_as(&rows_sql), &args)
-            .bind(offset)
-            .bind(limit)
-            .fetch_all(p)
-            .await)?;
-        let total = on_pool!(self, |p| bind_args!(sqlx::query_scalar(&count_sql), &args).fetch_one(p).await)?;
-        Ok((rows, total))
+        self.page("xxl_job_log", &clause, &args, "ORDER BY trigger_time DESC", offset, limit).await
     }
 }
 

@@ -48,6 +48,8 @@ macro_rules! bind_args {
                 $crate::storage::Arg::Int(v) => query.bind(*v),
                 $crate::storage::Arg::Text(v) => query.bind(v.clone()),
                 $crate::storage::Arg::DateTime(v) => query.bind(*v),
+                $crate::storage::Arg::OptText(v) => query.bind(v.clone()),
+                $crate::storage::Arg::OptDateTime(v) => query.bind(*v),
             };
         }
         query
@@ -95,6 +97,9 @@ pub(crate) enum Arg {
     Int(i64),
     Text(String),
     DateTime(chrono::NaiveDateTime),
+    /// A nullable column's value.
+    OptText(Option<String>),
+    OptDateTime(Option<chrono::NaiveDateTime>),
 }
 
 impl Db {
@@ -127,6 +132,28 @@ impl Db {
 
     pub async fn close(&self) {
         on_pool!(self, |p| p.close().await)
+    }
+
+    /// One page of `SELECT * FROM {table}{clause} {order}` and the number of rows `clause` matches: the
+    /// paging map of every console list.
+    pub(crate) async fn page<T>(&self, table: &str, clause: &str, args: &[Arg], order: &str, offset: i64, limit: i64) -> Result<(Vec<T>, i64)>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::mysql::MySqlRow> + for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + Send + Unpin,
+    {
+        let rows_sql = format!("SELECT * FROM {table}{clause} {order} LIMIT ?, ?");
+        let count_sql = format!("SELECT COUNT(*) FROM {table}{clause}");
+        let rows = on_pool!(self, |p| bind_args!(sqlx::query_as(&rows_sql), args)
+            .bind(offset)
+            .bind(limit)
+            .fetch_all(p)
+            .await)?;
+        let total = on_pool!(self, |p| bind_args!(sqlx::query_scalar(&count_sql), args).fetch_one(p).await)?;
+        Ok((rows, total))
+    }
+
+    /// Runs a statement with its arguments; returns the rows matched.
+    pub(crate) async fn execute(&self, sql: &str, args: &[Arg]) -> Result<u64> {
+        Ok(on_pool!(self, |p| bind_args!(sqlx::query(sql), args).execute(p).await.map(|r| r.rows_affected()))?)
     }
 }
 

@@ -11,30 +11,35 @@ pub struct RegistryKey {
     pub registry_value: String,
 }
 
+impl RegistryKey {
+    /// The three columns that identify a registration, in that order.
+    fn args(&self) -> [Arg; 3] {
+        [Arg::Text(self.registry_group.clone()), Arg::Text(self.registry_key.clone()), Arg::Text(self.registry_value.clone())]
+    }
+}
+
 impl Db {
     /// Refreshes a registration, inserting it when no row matched (found-rows semantics on both backends).
     pub async fn registry_upsert(&self, key: &RegistryKey, now_ms: i64) -> Result<()> {
         let now = self.datetime(now_ms);
-        let matched = on_pool!(self, |p| sqlx::query(
-            "UPDATE xxl_job_registry SET update_time = ? \
-             WHERE registry_group = ? AND registry_key = ? AND registry_value = ?"
-        )
-        .bind(now)
-        .bind(&key.registry_group)
-        .bind(&key.registry_key)
-        .bind(&key.registry_value)
-        .execute(p)
-        .await
-        .map(|r| r.rows_affected()))?;
-        if matched < 1 {
-            let inserted = on_pool!(self, |p| sqlx::query(
-                "INSERT INTO xxl_job_registry (registry_group, registry_key, registry_value, update_time) \
-                 VALUES (?, ?, ?, ?)"
+        let mut args = vec![Arg::DateTime(now)];
+        args.extend(key.args());
+        let matched = self
+            .execute(
+                "UPDATE xxl_job_registry SET update_time = ? \
+                 WHERE registry_group = ? AND registry_key = ? AND registry_value = ?",
+                &args,
             )
-            .bind(&key.registry_group)
-            .bind(&key.registry_key)
-            .bind(&key.registry_value)
-            .bind(now)
+            .await?;
+        if matched < 1 {
+            args.rotate_left(1);
+            let inserted = on_pool!(self, |p| bind_args!(
+                sqlx::query(
+                    "INSERT INTO xxl_job_registry (registry_group, registry_key, registry_value, update_time) \
+                     VALUES (?, ?, ?, ?)"
+                ),
+                &args
+            )
             .execute(p)
             .await
             .map(|_| ()));
@@ -50,15 +55,11 @@ impl Db {
     }
 
     pub async fn registry_delete(&self, key: &RegistryKey) -> Result<u64> {
-        Ok(on_pool!(self, |p| sqlx::query(
-            "DELETE FROM xxl_job_registry WHERE registry_group = ? AND registry_key = ? AND registry_value = ?"
+        self.execute(
+            "DELETE FROM xxl_job_registry WHERE registry_group = ? AND registry_key = ? AND registry_value = ?",
+            &key.args(),
         )
-        .bind(&key.registry_group)
-        .bind(&key.registry_key)
-        .bind(&key.registry_value)
-        .execute(p)
         .await
-        .map(|r| r.rows_affected()))?)
     }
 
     /// Ids of registrations not refreshed for more than `timeout_secs`.
@@ -76,10 +77,7 @@ impl Db {
         }
         let sql = format!("DELETE FROM xxl_job_registry WHERE id IN ({})", placeholders(ids.len()));
         let args: Vec<Arg> = ids.iter().map(|id| Arg::Int((*id).into())).collect();
-        Ok(on_pool!(self, |p| bind_args!(sqlx::query(&sql), &args)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?)
+        self.execute(&sql, &args).await
     }
 
     /// Registrations refreshed within the last `timeout_secs` (strictly).

@@ -1,6 +1,6 @@
 //! `xxl_job_user` statements (spec 7.8).
 
-use super::{bind_args, contains, on_pool, Arg, Db, InsertId, JobUser, Result};
+use super::{contains, on_pool, Arg, Db, InsertId, JobUser, Result};
 
 impl Db {
     pub async fn load_user_by_name(&self, username: &str) -> Result<Option<JobUser>> {
@@ -35,15 +35,7 @@ impl Db {
             clause.push_str(" AND role = ?");
             args.push(Arg::Int(role.into()));
         }
-        let rows_sql = format!("SELECT * FROM xxl_job_user{clause} ORDER BY username ASC LIMIT ?, ?");
-        let count_sql = format!("SELECT COUNT(*) FROM xxl_job_user{clause}");
-        let rows = on_pool!(self, |p| bind_args!(sqlx::query_as(&rows_sql), &args)
-            .bind(offset)
-            .bind(limit)
-            .fetch_all(p)
-            .await)?;
-        let total = on_pool!(self, |p| bind_args!(sqlx::query_scalar(&count_sql), &args).fetch_one(p).await)?;
-        Ok((rows, total))
+        self.page("xxl_job_user", &clause, &args, "ORDER BY username ASC", offset, limit).await
     }
 
     pub async fn insert_user(&self, user: &JobUser) -> Result<i32> {
@@ -77,10 +69,6 @@ impl Db {
     }
 
     pub async fn delete_user(&self, id: i32) -> Result<u64> {
-        Ok(on_pool!(self, |p| sqlx::query("DELETE FROM xxl_job_user WHERE id = ?")
-            .bind(id)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?)
+        self.execute("DELETE FROM xxl_job_user WHERE id = ?", &[Arg::Int(id.into())]).await
     }
 }
