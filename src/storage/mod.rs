@@ -151,6 +151,18 @@ impl Db {
         Ok((rows, total))
     }
 
+    /// Runs `update`; when it matched no row, `insert`. An insert that hits the unique key means another
+    /// admin created the row in between, which is as good.
+    pub(crate) async fn update_or_insert(&self, update: &str, update_args: &[Arg], insert: &str, insert_args: &[Arg]) -> Result<()> {
+        if self.execute(update, update_args).await? > 0 {
+            return Ok(());
+        }
+        match on_pool!(self, |p| bind_args!(sqlx::query(insert), insert_args).execute(p).await.map(drop)) {
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(()),
+            other => Ok(other?),
+        }
+    }
+
     /// Runs a statement with its arguments; returns the rows matched.
     pub(crate) async fn execute(&self, sql: &str, args: &[Arg]) -> Result<u64> {
         Ok(on_pool!(self, |p| bind_args!(sqlx::query(sql), args).execute(p).await.map(|r| r.rows_affected()))?)

@@ -1,7 +1,7 @@
 //! `xxl_job_registry` statements (spec 7.5). Freshness thresholds are computed here from the caller's
 //! clock rather than with `DATE_ADD` on the server; both give the same DATETIME bound.
 
-use super::{bind_args, on_pool, placeholders, Arg, Db, JobRegistry, Result};
+use super::{on_pool, placeholders, Arg, Db, JobRegistry, Result};
 
 /// The identity of one registration.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -21,37 +21,16 @@ impl RegistryKey {
 impl Db {
     /// Refreshes a registration, inserting it when no row matched (found-rows semantics on both backends).
     pub async fn registry_upsert(&self, key: &RegistryKey, now_ms: i64) -> Result<()> {
-        let now = self.datetime(now_ms);
-        let mut args = vec![Arg::DateTime(now)];
-        args.extend(key.args());
-        let matched = self
-            .execute(
-                "UPDATE xxl_job_registry SET update_time = ? \
-                 WHERE registry_group = ? AND registry_key = ? AND registry_value = ?",
-                &args,
-            )
-            .await?;
-        if matched < 1 {
-            args.rotate_left(1);
-            let inserted = on_pool!(self, |p| bind_args!(
-                sqlx::query(
-                    "INSERT INTO xxl_job_registry (registry_group, registry_key, registry_value, update_time) \
-                     VALUES (?, ?, ?, ?)"
-                ),
-                &args
-            )
-            .execute(p)
-            .await
-            .map(|_| ()));
-            match inserted {
-                // Another admin inserted the same triple between our UPDATE and INSERT: it is registered.
-                Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {}
-                other => {
-                    other?;
-                }
-            }
-        }
-        Ok(())
+        let now = Arg::DateTime(self.datetime(now_ms));
+        let [group, key, value] = key.args();
+        self.update_or_insert(
+            "UPDATE xxl_job_registry SET update_time = ? \
+             WHERE registry_group = ? AND registry_key = ? AND registry_value = ?",
+            &[now.clone(), group.clone(), key.clone(), value.clone()],
+            "INSERT INTO xxl_job_registry (registry_group, registry_key, registry_value, update_time) VALUES (?, ?, ?, ?)",
+            &[group, key, value, now],
+        )
+        .await
     }
 
     pub async fn registry_delete(&self, key: &RegistryKey) -> Result<u64> {

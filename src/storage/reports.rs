@@ -1,42 +1,20 @@
 //! `xxl_job_log_report` statements (spec 7.4).
 
-use super::{on_pool, Db, DayCounts, LogReport, ReportTotals, Result};
+use super::{on_pool, Arg, Db, DayCounts, LogReport, ReportTotals, Result};
 use chrono::NaiveDateTime;
 
 impl Db {
     /// Writes a day's counters: update by `trigger_day`, insert when no row matched.
     pub async fn save_report(&self, trigger_day: NaiveDateTime, counts: &DayCounts) -> Result<()> {
-        let (running, success, fail) = (counts.running, counts.success, counts.fail());
-        let matched = on_pool!(self, |p| sqlx::query(
-            "UPDATE xxl_job_log_report SET running_count = ?, suc_count = ?, fail_count = ? WHERE trigger_day = ?"
+        let day = Arg::DateTime(trigger_day);
+        let (running, success, fail) = (Arg::Int(counts.running), Arg::Int(counts.success), Arg::Int(counts.fail()));
+        self.update_or_insert(
+            "UPDATE xxl_job_log_report SET running_count = ?, suc_count = ?, fail_count = ? WHERE trigger_day = ?",
+            &[running.clone(), success.clone(), fail.clone(), day.clone()],
+            "INSERT INTO xxl_job_log_report (trigger_day, running_count, suc_count, fail_count) VALUES (?, ?, ?, ?)",
+            &[day, running, success, fail],
         )
-        .bind(running)
-        .bind(success)
-        .bind(fail)
-        .bind(trigger_day)
-        .execute(p)
         .await
-        .map(|r| r.rows_affected()))?;
-        if matched < 1 {
-            let inserted = on_pool!(self, |p| sqlx::query(
-                "INSERT INTO xxl_job_log_report (trigger_day, running_count, suc_count, fail_count) VALUES (?, ?, ?, ?)"
-            )
-            .bind(trigger_day)
-            .bind(running)
-            .bind(success)
-            .bind(fail)
-            .execute(p)
-            .await
-            .map(|_| ()));
-            match inserted {
-                // Another admin created the day's row in the meantime; its next pass keeps it current.
-                Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {}
-                other => {
-                    other?;
-                }
-            }
-        }
-        Ok(())
     }
 
     pub async fn reports_between(&self, from: NaiveDateTime, to: NaiveDateTime) -> Result<Vec<LogReport>> {
