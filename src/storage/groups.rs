@@ -89,18 +89,6 @@ impl Db {
 impl Db {
     /// The groups with these ids (missing ones are simply absent).
     pub async fn load_groups(&self, ids: &[i32]) -> Result<Vec<JobGroup>> {
-        let mut groups = Vec::with_capacity(ids.len());
-        for chunk in ids.chunks(500) {
-            let sql = format!("SELECT * FROM xxl_job_group WHERE id IN ({})", super::placeholders(chunk.len()));
-            let rows: Vec<JobGroup> = on_pool!(self, |p| {
-                let mut query = sqlx::query_as(&sql);
-                for id in chunk {
-                    query = query.bind(*id);
-                }
-                query.fetch_all(p).await
-            })?;
-            groups.extend(rows);
-        }
-        Ok(groups)
+        self.load_by_ids("SELECT * FROM xxl_job_group", ids).await
     }
 }

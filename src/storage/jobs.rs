@@ -124,24 +124,9 @@ impl Db {
     }
 }
 
-/// Ids per `IN (…)` list of the batched loads, well under both backends' placeholder limits.
-const LOAD_BATCH: usize = 500;
-
 impl Db {
-    /// The jobs with these ids (missing ones are simply absent), in one statement per 500 ids.
+    /// The jobs with these ids (missing ones are simply absent), in one statement per 1,000 ids.
     pub async fn load_jobs(&self, ids: &[i32]) -> Result<Vec<JobInfo>> {
-        let mut jobs = Vec::with_capacity(ids.len());
-        for chunk in ids.chunks(LOAD_BATCH) {
-            let sql = format!("SELECT * FROM xxl_job_info WHERE id IN ({})", super::placeholders(chunk.len()));
-            let rows: Vec<JobInfo> = on_pool!(self, |p| {
-                let mut query = sqlx::query_as(&sql);
-                for id in chunk {
-                    query = query.bind(*id);
-                }
-                query.fetch_all(p).await
-            })?;
-            jobs.extend(rows);
-        }
-        Ok(jobs)
+        self.load_by_ids("SELECT * FROM xxl_job_info", ids).await
     }
 }

@@ -1,6 +1,6 @@
 //! `xxl_job_log` statements (spec 7.3).
 
-use super::{bind_args, on_pool, placeholders, restrict_groups, Arg, Db, DayCounts, InsertId, JobLog, Pool, Result, StorageError};
+use super::{bind_args, on_pool, placeholders, IN_LIST_MAX, restrict_groups, Arg, Db, DayCounts, InsertId, JobLog, Pool, Result, StorageError};
 use chrono::NaiveDateTime;
 
 /// The trigger columns written after `/run` (and again when a retry is noted).
@@ -380,18 +380,14 @@ impl Db {
     pub async fn update_handle_infos(&self, ids: &[i64], handle_time_ms: i64, handle_code: i32, handle_msg: &str) -> Result<u64> {
         let handle_time = self.datetime(handle_time_ms);
         let mut written = 0;
-        for chunk in ids.chunks(LOG_BATCH * 5) {
+        for chunk in ids.chunks(IN_LIST_MAX) {
             let sql = format!(
                 "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ? WHERE id IN ({}) AND handle_code <= 0",
                 placeholders(chunk.len())
             );
-            written += on_pool!(self, |p| {
-                let mut query = sqlx::query(&sql).bind(handle_time).bind(handle_code).bind(handle_msg);
-                for id in chunk {
-                    query = query.bind(*id);
-                }
-                query.execute(p).await.map(|r| r.rows_affected())
-            })?;
+            let mut args = vec![Arg::DateTime(handle_time), Arg::Int(handle_code.into()), Arg::Text(handle_msg.to_string())];
+            args.extend(chunk.iter().map(|id| Arg::Int(*id)));
+            written += self.execute(&sql, &args).await?;
         }
         Ok(written)
     }
@@ -399,22 +395,7 @@ impl Db {
     /// `(id, job_id, handle_code, handle_msg)` of the log rows with these ids (missing ones are simply
     /// absent): what a callback needs, without the reports.
     pub async fn load_log_results(&self, ids: &[i64]) -> Result<Vec<(i64, i32, i32, Option<String>)>> {
-        let mut logs = Vec::with_capacity(ids.len());
-        for chunk in ids.chunks(LOG_BATCH * 5) {
-            let sql = format!(
-                "SELECT id, job_id, handle_code, handle_msg FROM xxl_job_log WHERE id IN ({})",
-                placeholders(chunk.len())
-            );
-            let rows: Vec<(i64, i32, i32, Option<String>)> = on_pool!(self, |p| {
-                let mut query = sqlx::query_as(&sql);
-                for id in chunk {
-                    query = query.bind(*id);
-                }
-                query.fetch_all(p).await
-            })?;
-            logs.extend(rows);
-        }
-        Ok(logs)
+        self.load_by_ids("SELECT id, job_id, handle_code, handle_msg FROM xxl_job_log", ids).await
     }
 
     /// `UPDATE xxl_job_log SET <columns> WHERE id IN (ids)`, with per-row values by CASE where they differ.

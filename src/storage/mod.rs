@@ -151,6 +151,22 @@ impl Db {
         Ok((rows, total))
     }
 
+    /// `{select} WHERE id IN (…)` for these ids, one statement per [`IN_LIST_MAX`] of them; rows of ids
+    /// that do not exist are simply absent.
+    pub(crate) async fn load_by_ids<T, I>(&self, select: &str, ids: &[I]) -> Result<Vec<T>>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::mysql::MySqlRow> + for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + Send + Unpin,
+        I: Copy + Into<i64>,
+    {
+        let mut rows = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(IN_LIST_MAX) {
+            let sql = format!("{select} WHERE id IN ({})", placeholders(chunk.len()));
+            let args: Vec<Arg> = chunk.iter().map(|id| Arg::Int((*id).into())).collect();
+            rows.extend(on_pool!(self, |p| bind_args!(sqlx::query_as(&sql), &args).fetch_all(p).await)?);
+        }
+        Ok(rows)
+    }
+
     /// Runs `update`; when it matched no row, `insert`. An insert that hits the unique key means another
     /// admin created the row in between, which is as good.
     pub(crate) async fn update_or_insert(&self, update: &str, update_args: &[Arg], insert: &str, insert_args: &[Arg]) -> Result<()> {
@@ -168,6 +184,9 @@ impl Db {
         Ok(on_pool!(self, |p| bind_args!(sqlx::query(sql), args).execute(p).await.map(|r| r.rows_affected()))?)
     }
 }
+
+/// Values per `IN (…)` list, well under both backends' placeholder limits.
+pub(crate) const IN_LIST_MAX: usize = 1_000;
 
 /// `?, ?, ?` for an `IN (…)` list of `n` values.
 pub(crate) fn placeholders(n: usize) -> String {
