@@ -1,6 +1,6 @@
 //! `xxl_job_log` statements (spec 7.3).
 
-use super::{bind_args, on_pool, placeholders, IN_LIST_MAX, restrict_groups, Arg, Db, DayCounts, InsertId, JobLog, Pool, Result, StorageError};
+use super::{bind_args, on_pool, placeholders, restrict_groups, Arg, Db, DayCounts, InsertId, JobLog, Pool, Result, StorageError, IN_LIST_MAX};
 use chrono::NaiveDateTime;
 
 /// The trigger columns written after `/run` (and again when a retry is noted).
@@ -279,14 +279,6 @@ static MYSQL_NO_RETURNING: std::sync::atomic::AtomicBool = std::sync::atomic::At
 /// MySQL's "syntax error" number, what MySQL answers to `RETURNING`.
 const ER_PARSE_ERROR: u16 = 1064;
 
-/// A value of one column in a batched UPDATE.
-#[derive(Debug, Clone, PartialEq)]
-enum Cell {
-    Int(i64),
-    Text(Option<String>),
-    DateTime(NaiveDateTime),
-}
-
 impl Db {
     /// Creates the rows of several triggers, all at `trigger_time_ms`, before anything is sent (spec 4.3
     /// step 2); returns their ids in the order of `rows` (`(job_group, job_id)`).
@@ -303,36 +295,26 @@ impl Db {
             let insert = format!(
                 "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) VALUES {values}"
             );
+            let args: Vec<Arg> = chunk
+                .iter()
+                .flat_map(|(group, job)| [Arg::Int((*group).into()), Arg::Int((*job).into()), Arg::DateTime(trigger_time)])
+                .collect();
+            let returning = format!("{insert} RETURNING id");
             let mut chunk_ids = match &self.pool {
                 Pool::MySql(p) if MYSQL_NO_RETURNING.load(std::sync::atomic::Ordering::Relaxed) => {
-                    insert_without_returning(p, &insert, chunk, trigger_time).await?
+                    insert_without_returning(p, &insert, &args, chunk.len()).await?
                 }
-                Pool::MySql(p) => {
-                    let sql = format!("{insert} RETURNING id");
-                    let mut query = sqlx::query_scalar::<_, i64>(&sql);
-                    for (group, job) in chunk {
-                        query = query.bind(*group).bind(*job).bind(trigger_time);
+                Pool::MySql(p) => match bind_args!(sqlx::query_scalar::<_, i64>(&returning), &args).fetch_all(p).await {
+                    Ok(ids) => ids,
+                    Err(sqlx::Error::Database(e))
+                        if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().is_some_and(|e| e.number() == ER_PARSE_ERROR) =>
+                    {
+                        MYSQL_NO_RETURNING.store(true, std::sync::atomic::Ordering::Relaxed);
+                        insert_without_returning(p, &insert, &args, chunk.len()).await?
                     }
-                    match query.fetch_all(p).await {
-                        Ok(ids) => ids,
-                        Err(sqlx::Error::Database(e))
-                            if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
-                                .is_some_and(|e| e.number() == ER_PARSE_ERROR) =>
-                        {
-                            MYSQL_NO_RETURNING.store(true, std::sync::atomic::Ordering::Relaxed);
-                            insert_without_returning(p, &insert, chunk, trigger_time).await?
-                        }
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-                Pool::Sqlite(p) => {
-                    let sql = format!("{insert} RETURNING id");
-                    let mut query = sqlx::query_scalar::<_, i64>(&sql);
-                    for (group, job) in chunk {
-                        query = query.bind(*group).bind(*job).bind(trigger_time);
-                    }
-                    query.fetch_all(p).await?
-                }
+                    Err(e) => return Err(e.into()),
+                },
+                Pool::Sqlite(p) => bind_args!(sqlx::query_scalar::<_, i64>(&returning), &args).fetch_all(p).await?,
             };
             if chunk_ids.len() != chunk.len() {
                 return Err(StorageError::Database(sqlx::Error::Protocol(format!(
@@ -353,20 +335,20 @@ impl Db {
     pub async fn update_trigger_infos(&self, rows: &[(i64, TriggerInfo)]) -> Result<u64> {
         let mut written = 0;
         for chunk in rows.chunks(LOG_BATCH) {
-            let columns: [(&str, Vec<Cell>); 8] = [
-                ("trigger_time", chunk.iter().map(|(_, i)| Cell::DateTime(self.datetime(i.trigger_time_ms))).collect()),
-                ("trigger_code", chunk.iter().map(|(_, i)| Cell::Int(i.trigger_code.into())).collect()),
-                ("trigger_msg", chunk.iter().map(|(_, i)| Cell::Text(i.trigger_msg.clone())).collect()),
-                ("executor_address", chunk.iter().map(|(_, i)| Cell::Text(i.executor_address.clone())).collect()),
-                ("executor_handler", chunk.iter().map(|(_, i)| Cell::Text(i.executor_handler.clone())).collect()),
-                ("executor_param", chunk.iter().map(|(_, i)| Cell::Text(i.executor_param.clone())).collect()),
+            let columns: [(&str, Vec<Arg>); 8] = [
+                ("trigger_time", chunk.iter().map(|(_, i)| Arg::DateTime(self.datetime(i.trigger_time_ms))).collect()),
+                ("trigger_code", chunk.iter().map(|(_, i)| Arg::Int(i.trigger_code.into())).collect()),
+                ("trigger_msg", chunk.iter().map(|(_, i)| Arg::OptText(i.trigger_msg.clone())).collect()),
+                ("executor_address", chunk.iter().map(|(_, i)| Arg::OptText(i.executor_address.clone())).collect()),
+                ("executor_handler", chunk.iter().map(|(_, i)| Arg::OptText(i.executor_handler.clone())).collect()),
+                ("executor_param", chunk.iter().map(|(_, i)| Arg::OptText(i.executor_param.clone())).collect()),
                 (
                     "executor_sharding_param",
-                    chunk.iter().map(|(_, i)| Cell::Text(i.executor_sharding_param.clone())).collect(),
+                    chunk.iter().map(|(_, i)| Arg::OptText(i.executor_sharding_param.clone())).collect(),
                 ),
                 (
                     "executor_fail_retry_count",
-                    chunk.iter().map(|(_, i)| Cell::Int(i.executor_fail_retry_count.into())).collect(),
+                    chunk.iter().map(|(_, i)| Arg::Int(i.executor_fail_retry_count.into())).collect(),
                 ),
             ];
             let ids: Vec<i64> = chunk.iter().map(|(id, _)| *id).collect();
@@ -399,9 +381,9 @@ impl Db {
     }
 
     /// `UPDATE xxl_job_log SET <columns> WHERE id IN (ids)`, with per-row values by CASE where they differ.
-    async fn update_columns(&self, ids: &[i64], columns: &[(&str, Vec<Cell>)]) -> Result<u64> {
+    async fn update_columns(&self, ids: &[i64], columns: &[(&str, Vec<Arg>)]) -> Result<u64> {
         let mut sets = Vec::with_capacity(columns.len());
-        let mut args: Vec<Cell> = Vec::new();
+        let mut args: Vec<Arg> = Vec::new();
         for (name, cells) in columns {
             let uniform = cells.windows(2).all(|w| w[0] == w[1]);
             if uniform {
@@ -410,7 +392,7 @@ impl Db {
             } else {
                 sets.push(format!("{name} = CASE id {} END", vec!["WHEN ? THEN ?"; ids.len()].join(" ")));
                 for (id, cell) in ids.iter().zip(cells) {
-                    args.push(Cell::Int(*id));
+                    args.push(Arg::Int(*id));
                     args.push(cell.clone());
                 }
             }
@@ -420,38 +402,19 @@ impl Db {
             sets.join(", "),
             placeholders(ids.len())
         );
-        args.extend(ids.iter().map(|id| Cell::Int(*id)));
-        Ok(on_pool!(self, |p| {
-            let mut query = sqlx::query(&sql);
-            for arg in &args {
-                query = match arg {
-                    Cell::Int(v) => query.bind(*v),
-                    Cell::Text(v) => query.bind(v.clone()),
-                    Cell::DateTime(v) => query.bind(*v),
-                };
-            }
-            query.execute(p).await.map(|r| r.rows_affected())
-        })?)
+        args.extend(ids.iter().map(|id| Arg::Int(*id)));
+        self.execute(&sql, &args).await
     }
 }
 
 /// The MySQL path without RETURNING: the first generated id, then consecutive ids.
-async fn insert_without_returning(
-    pool: &sqlx::MySqlPool,
-    insert: &str,
-    chunk: &[(i32, i32)],
-    trigger_time: NaiveDateTime,
-) -> Result<Vec<i64>> {
+async fn insert_without_returning(pool: &sqlx::MySqlPool, insert: &str, args: &[Arg], rows: usize) -> Result<Vec<i64>> {
     // The INSERT and the increment are read on one connection, the one whose session counts.
     let mut conn = pool.acquire().await?;
-    let mut query = sqlx::query(insert);
-    for (group, job) in chunk {
-        query = query.bind(*group).bind(*job).bind(trigger_time);
-    }
-    let result = query.execute(&mut *conn).await?;
+    let result = bind_args!(sqlx::query(insert), args).execute(&mut *conn).await?;
     let step: i64 = sqlx::query_scalar("SELECT CAST(@@auto_increment_increment AS SIGNED)").fetch_one(&mut *conn).await?;
     let first = result.last_insert_id() as i64;
-    Ok((0..chunk.len() as i64).map(|k| first + k * step.max(1)).collect())
+    Ok((0..rows as i64).map(|k| first + k * step.max(1)).collect())
 }
 
 #[cfg(test)]

@@ -92,7 +92,7 @@ pub struct Db {
 }
 
 /// A value bound to a dynamically assembled statement.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Arg {
     Int(i64),
     Text(String),
