@@ -5,24 +5,10 @@ use super::TriggerSink;
 use crate::domain::callback::{append_handle_msg, plan_children, truncate_utf16, MAX_HANDLE_MSG_UTF16};
 use crate::domain::{HandleCallbackParam, TriggerRequest, TriggerType};
 use crate::i18n::I18n;
-use crate::storage::{Db, JobLog, Result};
+use crate::storage::{Db, HandleState, JobLog, Result};
 use crate::time::Clock;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-
-/// What a callback reads of a log row.
-struct LogResult {
-    id: i64,
-    job_id: i32,
-    handle_code: i32,
-    handle_msg: Option<String>,
-}
-
-impl From<(i64, i32, i32, Option<String>)> for LogResult {
-    fn from((id, job_id, handle_code, handle_msg): (i64, i32, i32, Option<String>)) -> LogResult {
-        LogResult { id, job_id, handle_code, handle_msg }
-    }
-}
 
 #[derive(Clone)]
 pub struct Completer {
@@ -45,6 +31,10 @@ impl Completer {
         Completer { db, i18n, triggers, clock }
     }
 
+    async fn handle_states(&self, ids: &[i64]) -> Result<HashMap<i64, HandleState>> {
+        Ok(self.db.load_handle_states(ids).await?.into_iter().map(|l| (l.id, l)).collect())
+    }
+
     /// Applies a callback batch. Unknown and already finished logs are reported, not failed: executors
     /// resend every batch not acknowledged with 200, forever. Only a database error fails the batch, so
     /// the executor keeps it and resends it later instead of it being lost.
@@ -57,8 +47,7 @@ impl Completer {
         let mut ids: Vec<i64> = items.iter().map(|i| i.log_id).collect();
         ids.sort_unstable();
         ids.dedup();
-        let logs: HashMap<i64, LogResult> =
-            self.db.load_log_results(&ids).await?.into_iter().map(LogResult::from).map(|l| (l.id, l)).collect();
+        let logs = self.handle_states(&ids).await?;
         let mut job_ids: Vec<i32> = items
             .iter()
             .filter(|i| i.handle_code == 200)
@@ -107,8 +96,7 @@ impl Completer {
                 }
             } else {
                 // Someone finished some of them between the read and the write: find out which are ours.
-                let rows: HashMap<i64, LogResult> =
-                    self.db.load_log_results(&batch_ids).await?.into_iter().map(LogResult::from).map(|l| (l.id, l)).collect();
+                let rows = self.handle_states(&batch_ids).await?;
                 for i in indexes {
                     let ours = rows.get(&items[i].log_id).is_some_and(|l| {
                         l.handle_code == handle_code && l.handle_msg.as_deref() == Some(handle_msg.as_str())

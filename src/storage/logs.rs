@@ -3,6 +3,15 @@
 use super::{bind_args, on_pool, placeholders, restrict_groups, Arg, Db, DayCounts, InsertId, JobLog, Pool, Result, StorageError, IN_LIST_MAX};
 use chrono::NaiveDateTime;
 
+/// What a callback reads of a log row.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct HandleState {
+    pub id: i64,
+    pub job_id: i32,
+    pub handle_code: i32,
+    pub handle_msg: Option<String>,
+}
+
 /// The trigger columns written after `/run` (and again when a retry is noted).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TriggerInfo {
@@ -374,9 +383,9 @@ impl Db {
         Ok(written)
     }
 
-    /// `(id, job_id, handle_code, handle_msg)` of the log rows with these ids (missing ones are simply
-    /// absent): what a callback needs, without the reports.
-    pub async fn load_log_results(&self, ids: &[i64]) -> Result<Vec<(i64, i32, i32, Option<String>)>> {
+    /// The handle state of the log rows with these ids (missing ones are simply absent): what a callback
+    /// needs, without the reports.
+    pub async fn load_handle_states(&self, ids: &[i64]) -> Result<Vec<HandleState>> {
         self.load_by_ids("SELECT id, job_id, handle_code, handle_msg FROM xxl_job_log", ids).await
     }
 
@@ -464,8 +473,8 @@ mod batch_tests {
         // The result is written once: a second write of the same rows matches none of them.
         assert_eq!(db.update_handle_infos(&ids[..10], 1_700_000_001_000, 200, "ok").await.unwrap(), 10);
         assert_eq!(db.update_handle_infos(&ids[..20], 1_700_000_002_000, 500, "late").await.unwrap(), 10);
-        let results = db.load_log_results(&ids[..20]).await.unwrap();
-        assert_eq!(results.iter().filter(|r| r.2 == 200 && r.3.as_deref() == Some("ok")).count(), 10);
-        assert_eq!(results.iter().filter(|r| r.2 == 500).count(), 10);
+        let results = db.load_handle_states(&ids[..20]).await.unwrap();
+        assert_eq!(results.iter().filter(|r| r.handle_code == 200 && r.handle_msg.as_deref() == Some("ok")).count(), 10);
+        assert_eq!(results.iter().filter(|r| r.handle_code == 500).count(), 10);
     }
 }

@@ -19,7 +19,7 @@ mod users;
 
 pub use connect::connect;
 pub use jobs::JobFilter;
-pub use logs::{LogFilter, LogStatusFilter, TriggerInfo};
+pub use logs::{HandleState, LogFilter, LogStatusFilter, TriggerInfo};
 pub use registry::RegistryKey;
 pub use models::*;
 pub use schedule_lock::{ScheduleLock, ScheduleUpdate};
