@@ -49,11 +49,6 @@ impl EmailAlarm {
         Ok(EmailAlarm { db, i18n, transport, session_timeout })
     }
 
-    /// The HTML body of the alarm for `log` of `job`.
-    pub fn body(&self, job: &JobInfo, group_title: Option<&str>, log: &JobLog) -> String {
-        render_body(&self.i18n, job, group_title, log)
-    }
-
     async fn send_all(&self, job: &JobInfo, log: &JobLog) -> bool {
         let recipients = recipients(job.alarm_email.as_deref());
         if recipients.is_empty() {
