@@ -2,6 +2,7 @@
 
 pub mod callback;
 pub mod html;
+pub mod misfire;
 pub mod routing;
 pub mod schedule;
 pub mod trigger_msg;
@@ -31,6 +32,18 @@ impl TriggerType {
             TriggerType::Misfire => "jobconf_trigger_type_misfire",
         }
     }
+
+    /// The name 2.4.2 gives the type (its enum constant), as sent in the `Xxl-Job-Trigger-Type` header.
+    pub fn name(self) -> &'static str {
+        match self {
+            TriggerType::Manual => "MANUAL",
+            TriggerType::Cron => "CRON",
+            TriggerType::Retry => "RETRY",
+            TriggerType::Parent => "PARENT",
+            TriggerType::Api => "API",
+            TriggerType::Misfire => "MISFIRE",
+        }
+    }
 }
 
 /// A request to run a job once (spec 4.2): everything the trigger pipeline needs besides the job row.
@@ -46,6 +59,20 @@ pub struct TriggerRequest {
     pub executor_param: Option<String>,
     /// Comma-separated addresses replacing the group's for this trigger when non-blank.
     pub address_list: Option<String>,
+    /// Set for the fires a schedule pass planned: their instant and the log row written with the plan.
+    pub planned: Option<PlannedFire>,
+}
+
+/// A fire planned by a schedule pass. Its log row is inserted in the pass's transaction, together with the
+/// job's next time, so a plan never exists only in the memory of one admin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedFire {
+    /// The instant the fire stands for (for a misfire compensation: the missed instant).
+    pub at_ms: i64,
+    /// When the pass planned it.
+    pub planned_at_ms: i64,
+    /// The log row written with the plan.
+    pub log_id: i64,
 }
 
 impl TriggerRequest {
@@ -58,6 +85,7 @@ impl TriggerRequest {
             sharding_param: None,
             executor_param: None,
             address_list: None,
+            planned: None,
         }
     }
 }

@@ -19,6 +19,10 @@ use crate::domain::protocol::ReturnT;
 mod tests;
 
 const TOKEN_HEADER: HeaderName = HeaderName::from_static("xxl-job-access-token");
+/// The planned instant (epoch ms) a `/run` stands for; for a misfire compensation, the missed instant.
+pub const PLANNED_TIME_HEADER: HeaderName = HeaderName::from_static("xxl-job-planned-time");
+/// The trigger type of a `/run` (`CRON`, `MISFIRE`, `MANUAL`, `RETRY`, `PARENT`, `API`).
+pub const TRIGGER_TYPE_HEADER: HeaderName = HeaderName::from_static("xxl-job-trigger-type");
 const JSON_UTF8: &str = "application/json;charset=UTF-8";
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// 2.4.2 uses 3 s for every call; Java executors answer `/run` at once and run the job afterwards.
@@ -52,6 +56,13 @@ pub struct TriggerParam {
     pub glue_updatetime: i64,
     pub broadcast_index: i32,
     pub broadcast_total: i32,
+}
+
+/// What a `/run` stands for, sent beside the body (see [`ExecutorClient::run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FireHeaders {
+    pub planned_ms: Option<i64>,
+    pub trigger_type: &'static str,
 }
 
 /// The content of a `/log` reply. Missing or null fields read as their defaults, as Gson leaves them.
@@ -109,30 +120,36 @@ impl ExecutorClient {
         ExecutorClient { transport }
     }
 
-    /// Queues one execution on the executor; its result comes back later by callback.
-    pub async fn run(&self, address: &str, param: &TriggerParam) -> ReturnT<String> {
-        self.call(address, "run", param, string_content).await
+    /// Queues one execution on the executor; its result comes back later by callback. `fire` goes in
+    /// headers outside 2.4.2's protocol, which executors ignore; an executor that records them can tell
+    /// each planned instant and each misfire compensation apart (the fault tests and the bench do).
+    pub async fn run(&self, address: &str, param: &TriggerParam, fire: FireHeaders) -> ReturnT<String> {
+        let mut headers = vec![(TRIGGER_TYPE_HEADER, HeaderValue::from_static(fire.trigger_type))];
+        if let Some(planned) = fire.planned_ms {
+            headers.push((PLANNED_TIME_HEADER, HeaderValue::from(planned)));
+        }
+        self.call(address, "run", param, &headers, string_content).await
     }
 
     /// Liveness probe for FAILOVER routing.
     pub async fn beat(&self, address: &str) -> ReturnT<String> {
-        self.call(address, "beat", &"", string_content).await
+        self.call(address, "beat", &"", &[], string_content).await
     }
 
     /// "Is this job's thread idle?" probe for BUSYOVER routing.
     pub async fn idle_beat(&self, address: &str, job_id: i32) -> ReturnT<String> {
-        self.call(address, "idleBeat", &JobIdParam { job_id }, string_content).await
+        self.call(address, "idleBeat", &JobIdParam { job_id }, &[], string_content).await
     }
 
     /// Stops the job's thread on the executor (whatever it is running, spec 10.19).
     pub async fn kill(&self, address: &str, job_id: i32) -> ReturnT<String> {
-        self.call(address, "kill", &JobIdParam { job_id }, string_content).await
+        self.call(address, "kill", &JobIdParam { job_id }, &[], string_content).await
     }
 
     /// Lines of an execution's log file from `from_line_num` (1-based) on.
     pub async fn log(&self, address: &str, log_date_tim: i64, log_id: i64, from_line_num: i32) -> ReturnT<LogResult> {
         let param = LogParam { log_date_tim, log_id, from_line_num };
-        self.call(address, "log", &param, |value| LogResult::deserialize(value).ok()).await
+        self.call(address, "log", &param, &[], |value| LogResult::deserialize(value).ok()).await
     }
 
     async fn call<T>(
@@ -140,6 +157,7 @@ impl ExecutorClient {
         address: &str,
         endpoint: &str,
         body: &impl Serialize,
+        headers: &[(HeaderName, HeaderValue)],
         read_content: fn(Value) -> Option<T>,
     ) -> ReturnT<T> {
         let base = java_trim(address);
@@ -147,7 +165,7 @@ impl ExecutorClient {
             return ReturnT::fail("xxl-job remoting error(executor address is blank).");
         }
         let url = if base.ends_with('/') { format!("{base}{endpoint}") } else { format!("{base}/{endpoint}") };
-        let outcome = match tokio::time::timeout(TOTAL_TIMEOUT, self.exchange(&url, body)).await {
+        let outcome = match tokio::time::timeout(TOTAL_TIMEOUT, self.exchange(&url, body, headers)).await {
             Ok(Ok(text)) => parse_reply(&url, &text, read_content),
             Ok(Err(message)) => Err(message),
             Err(_) => Err(remoting_error(&format!("Request timed out after {} ms", TOTAL_TIMEOUT.as_millis()), &url)),
@@ -159,7 +177,7 @@ impl ExecutorClient {
     }
 
     /// POSTs `body` and returns the reply text with line breaks removed; `Err` is the complete failure message.
-    async fn exchange(&self, url: &str, body: &impl Serialize) -> Result<String, String> {
+    async fn exchange(&self, url: &str, body: &impl Serialize, headers: &[(HeaderName, HeaderValue)]) -> Result<String, String> {
         let transport = self.transport.as_ref().map_err(|reason| remoting_error(reason, url))?;
         let target = parse_url(url).map_err(|reason| remoting_error(&reason, url))?;
         let payload = serde_json::to_vec(body).map_err(|e| remoting_error(&e.to_string(), url))?;
@@ -167,6 +185,9 @@ impl ExecutorClient {
             transport.http.post(target).header(CONTENT_TYPE, JSON_UTF8).header(ACCEPT_CHARSET, JSON_UTF8).body(payload);
         if let Some(token) = &transport.token {
             request = request.header(TOKEN_HEADER, token.clone());
+        }
+        for (name, value) in headers {
+            request = request.header(name, value);
         }
         let mut response = request.send().await.map_err(|e| remoting_error(&describe(&e), url))?;
         if response.status() != StatusCode::OK {

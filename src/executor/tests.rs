@@ -120,6 +120,8 @@ fn request_complete(buffer: &[u8]) -> bool {
     buffer.len() >= head_end + 4 + length
 }
 
+const MANUAL: FireHeaders = FireHeaders { planned_ms: None, trigger_type: "MANUAL" };
+
 fn trigger_param() -> TriggerParam {
     TriggerParam {
         job_id: 1,
@@ -178,7 +180,7 @@ fn log_result_reads_gson_and_tolerates_gaps() {
 async fn run_posts_the_trigger_to_the_exact_path_with_headers() {
     let executor = fake_executor(|_| java_reply(r#"{"code":200}"#)).await;
     let client = ExecutorClient::new("secret-token");
-    let result = client.run(&executor.base, &trigger_param()).await;
+    let result = client.run(&executor.base, &trigger_param(), MANUAL).await;
     assert_eq!(result, ReturnT::success());
 
     let seen = executor.only_request();
@@ -187,7 +189,19 @@ async fn run_posts_the_trigger_to_the_exact_path_with_headers() {
     assert_eq!(seen.headers["content-type"], "application/json;charset=UTF-8");
     assert_eq!(seen.headers["accept-charset"], "application/json;charset=UTF-8");
     assert_eq!(seen.headers["xxl-job-access-token"], "secret-token");
+    assert_eq!(seen.headers["xxl-job-trigger-type"], "MANUAL");
+    assert!(!seen.headers.contains_key("xxl-job-planned-time"), "only planned fires carry an instant");
     assert_eq!(seen.body, serde_json::to_string(&trigger_param()).unwrap());
+}
+
+#[tokio::test]
+async fn a_planned_fire_carries_its_instant_and_type() {
+    let executor = fake_executor(|_| java_reply(r#"{"code":200}"#)).await;
+    let fire = FireHeaders { planned_ms: Some(1_700_000_000_000), trigger_type: "MISFIRE" };
+    assert!(ExecutorClient::new("").run(&executor.base, &trigger_param(), fire).await.is_success());
+    let seen = executor.only_request();
+    assert_eq!(seen.headers["xxl-job-planned-time"], "1700000000000");
+    assert_eq!(seen.headers["xxl-job-trigger-type"], "MISFIRE");
 }
 
 #[tokio::test]
@@ -266,7 +280,7 @@ async fn replies_are_read_leniently() {
     ];
     for (body, expected) in cases {
         let executor = fake_executor(move |_| java_reply(body)).await;
-        let result = ExecutorClient::new("").run(&executor.base, &trigger_param()).await;
+        let result = ExecutorClient::new("").run(&executor.base, &trigger_param(), MANUAL).await;
         assert_eq!(result, expected, "{body}");
     }
 }
@@ -274,7 +288,7 @@ async fn replies_are_read_leniently() {
 #[tokio::test]
 async fn a_non_200_status_is_a_remoting_failure() {
     let executor = fake_executor(|_| (axum::http::StatusCode::NOT_FOUND, "nope").into_response()).await;
-    let result = ExecutorClient::new("").run(&executor.base, &trigger_param()).await;
+    let result = ExecutorClient::new("").run(&executor.base, &trigger_param(), MANUAL).await;
     assert_eq!(
         result,
         ReturnT::fail(format!("xxl-job remoting fail, StatusCode(404) invalid. for url : {}/run", executor.base))
@@ -314,7 +328,7 @@ async fn a_hanging_executor_times_out_after_the_read_timeout() {
 
     let client = ExecutorClient::new("");
     let started = Instant::now();
-    let result = client.run(&base, &trigger_param()).await;
+    let result = client.run(&base, &trigger_param(), MANUAL).await;
     let elapsed = started.elapsed();
     assert_eq!(result, ReturnT::fail(format!("xxl-job remoting error(Read timed out), for url : {base}/run")));
     // 3 s, with slack for a loaded CI machine.
@@ -337,7 +351,7 @@ async fn a_trickling_body_is_cut_by_the_total_timeout() {
     })
     .await;
     let started = Instant::now();
-    let result = ExecutorClient::new("").run(&base, &trigger_param()).await;
+    let result = ExecutorClient::new("").run(&base, &trigger_param(), MANUAL).await;
     assert_eq!(
         result,
         ReturnT::fail(format!("xxl-job remoting error(Request timed out after 6000 ms), for url : {base}/run"))

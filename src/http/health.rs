@@ -6,17 +6,22 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
+use std::time::Duration;
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/health", get(health)).route("/health/", get(health))
 }
 
+/// The health check's own bound: a probe must answer "down" quickly, not after the pool's connection
+/// timeout (10 s by default), or a short outage reads as a slow "up".
+const PING_TIMEOUT: Duration = Duration::from_millis(1500);
+
 async fn health(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
-    match state.db.ping().await {
-        Ok(()) => (StatusCode::OK, Json(json!({"status": "UP"}))),
-        Err(e) => {
-            tracing::warn!("health check: database unreachable: {e}");
-            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"status": "DOWN"})))
-        }
-    }
+    let reason = match tokio::time::timeout(PING_TIMEOUT, state.db.ping()).await {
+        Ok(Ok(())) => return (StatusCode::OK, Json(json!({"status": "UP"}))),
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => format!("no answer within {} ms", PING_TIMEOUT.as_millis()),
+    };
+    tracing::warn!("health check: database unreachable: {reason}");
+    (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"status": "DOWN"})))
 }

@@ -14,7 +14,7 @@ use crate::workers::report::ReportWorker;
 use crate::workers::Shutdown;
 use crate::alarm::JobAlarm;
 use complete::Completer;
-use monitors::{FailMonitor, LostMonitor};
+use monitors::{FailMonitor, LostMonitor, ResultSweeper};
 use schedule::{Scheduler, TimerWheel};
 use std::sync::Arc;
 use tokio::task::JoinHandle;
@@ -55,6 +55,12 @@ impl Engine {
             completer: self.completer,
             clock: self.clock.clone(),
         };
+        let sweeper = ResultSweeper {
+            db: self.db.clone(),
+            i18n: self.i18n.clone(),
+            triggers: self.triggers.clone(),
+            clock: self.clock.clone(),
+        };
         let report = ReportWorker { db: self.db.clone(), clock: self.clock.clone(), retention_days: config.log_retention_days };
         let wheel = TimerWheel::new();
         let scheduler = Scheduler {
@@ -68,6 +74,7 @@ impl Engine {
         vec![
             tokio::spawn(fail.run(shutdown.clone())),
             tokio::spawn(lost.run(shutdown.clone())),
+            tokio::spawn(sweeper.run(shutdown.clone())),
             tokio::spawn(report.run(shutdown.clone())),
             tokio::spawn(wheel.run(self.triggers, self.clock, shutdown.clone())),
             tokio::spawn(scheduler.run(shutdown.clone())),

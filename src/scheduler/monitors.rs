@@ -3,10 +3,12 @@
 use crate::alarm::{alarm_all, JobAlarm};
 use super::complete::Completer;
 use super::TriggerSink;
+use crate::domain::schedule::MisfireStrategy;
 use crate::domain::trigger_msg::retry_block;
 use crate::domain::{java_split, TriggerRequest, TriggerType};
 use crate::i18n::I18n;
-use crate::storage::{Db, JobLog, Result, TriggerInfo};
+use crate::storage::{Db, JobInfo, JobLog, Result, TriggerInfo};
+use std::collections::HashMap;
 use crate::time::Clock;
 use crate::workers::Shutdown;
 use std::sync::Arc;
@@ -26,6 +28,12 @@ const FAIL_INTERVAL: Duration = Duration::from_secs(10);
 const LOST_INTERVAL: Duration = Duration::from_secs(60);
 /// A running log older than this on an executor that is no longer registered has lost its result.
 const LOST_AFTER_MS: i64 = 10 * 60 * 1000;
+/// A row still without a trigger result this long after its trigger time was abandoned by the admin that
+/// wrote it (killed, or cut off from the database for good). A live admin settles every row within the
+/// misfire threshold (5 s) plus one `/run` (6 s at most) per address it tries, far below this.
+pub const LOST_RESULT_AFTER_MS: i64 = 60 * 1000;
+const SWEEP_INTERVAL: Duration = Duration::from_secs(10);
+const SWEEP_BATCH: i64 = 1000;
 
 pub struct FailMonitor {
     pub db: Db,
@@ -74,12 +82,10 @@ impl FailMonitor {
         let job = self.db.load_job(log.job_id).await?;
         if log.executor_fail_retry_count > 0 {
             self.triggers.submit(TriggerRequest {
-                job_id: log.job_id,
-                trigger_type: TriggerType::Retry,
                 fail_retry_count: log.executor_fail_retry_count - 1,
                 sharding_param: log.executor_sharding_param.clone(),
                 executor_param: log.executor_param.clone(),
-                address_list: None,
+                ..TriggerRequest::of_job(log.job_id, TriggerType::Retry)
             });
             self.note_retry(&log).await?;
         }
@@ -105,6 +111,55 @@ impl FailMonitor {
         };
         self.db.update_trigger_info(log.id, &info).await?;
         Ok(())
+    }
+}
+
+/// Settles rows whose trigger result was lost with the admin that wrote them (spec 4.3 leaves such rows
+/// "running" for ever, 2.4.2 issue 5): on every admin, at start and every [`SWEEP_INTERVAL`]. The planned
+/// fires of a killed admin are among them (their rows are written with the plan); a FIRE_ONCE_NOW job
+/// among them gets one misfire compensation.
+pub struct ResultSweeper {
+    pub db: Db,
+    pub i18n: I18n,
+    pub triggers: Arc<dyn TriggerSink>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl ResultSweeper {
+    pub async fn run(self, mut shutdown: Shutdown) {
+        loop {
+            match self.pass().await {
+                Ok(0) => {}
+                Ok(n) => tracing::warn!("{n} trigger(s) whose result was lost with their admin settled as failed"),
+                Err(e) => tracing::error!("lost-result sweep failed: {e}"),
+            }
+            if !shutdown.sleep(SWEEP_INTERVAL).await {
+                break;
+            }
+        }
+    }
+
+    /// Settles the abandoned rows of up to [`SWEEP_BATCH`] jobs; returns how many rows this admin settled.
+    pub async fn pass(&self) -> Result<u64> {
+        let before = self.clock.now_ms() - LOST_RESULT_AFTER_MS;
+        let job_ids = self.db.find_unsettled_jobs(before, SWEEP_BATCH).await?;
+        if job_ids.is_empty() {
+            return Ok(0);
+        }
+        let message = self.i18n.get("joblog_trigger_result_lost");
+        let jobs: HashMap<i32, JobInfo> = self.db.load_jobs(&job_ids).await?.into_iter().map(|j| (j.id, j)).collect();
+        let mut settled = 0;
+        for job_id in job_ids {
+            let n = self.db.settle_lost_logs(job_id, before, message).await?;
+            settled += n;
+            let compensate = jobs.get(&job_id).is_some_and(|job| {
+                job.trigger_status == 1 && MisfireStrategy::from_name(&job.misfire_strategy) == Some(MisfireStrategy::FireOnceNow)
+            });
+            if n > 0 && compensate {
+                self.triggers.submit(TriggerRequest::of_job(job_id, TriggerType::Misfire));
+            }
+        }
+        Ok(settled)
     }
 }
 

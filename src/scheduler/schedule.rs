@@ -7,8 +7,9 @@
 
 use super::TriggerSink;
 use crate::domain::schedule::{plan_job, PRE_READ_MS};
-use crate::domain::{TriggerRequest, TriggerType};
-use crate::storage::{Db, ScheduleUpdate};
+use super::monitors::LOST_RESULT_AFTER_MS;
+use crate::domain::{PlannedFire, TriggerRequest, TriggerType};
+use crate::storage::{Db, NewLog, ScheduleUpdate};
 use crate::time::{Clock, Zone};
 use crate::workers::Shutdown;
 use std::collections::BTreeMap;
@@ -28,7 +29,7 @@ pub struct TimerWheel {
 }
 
 struct WheelInner {
-    slots: Mutex<BTreeMap<i64, Vec<i32>>>,
+    slots: Mutex<BTreeMap<i64, Vec<TriggerRequest>>>,
     changed: Notify,
 }
 
@@ -37,11 +38,11 @@ impl TimerWheel {
         TimerWheel { inner: Arc::new(WheelInner { slots: Mutex::new(BTreeMap::new()), changed: Notify::new() }) }
     }
 
-    /// Adds `(fire_at_ms, job_id)` entries.
-    pub fn schedule(&self, entries: impl IntoIterator<Item = (i64, i32)>) {
+    /// Adds requests, each to be released at its `(instant, request)` instant.
+    pub fn schedule(&self, entries: impl IntoIterator<Item = (i64, TriggerRequest)>) {
         let mut slots = self.inner.slots.lock().unwrap_or_else(|e| e.into_inner());
-        for (at, job_id) in entries {
-            slots.entry(at).or_default().push(job_id);
+        for (at, request) in entries {
+            slots.entry(at).or_default().push(request);
         }
         drop(slots);
         self.inner.changed.notify_one();
@@ -52,7 +53,7 @@ impl TimerWheel {
     }
 
     /// Removes every entry due at or before `now_ms`, in time order; or returns the next due time.
-    fn take_due(&self, now_ms: i64) -> Result<Vec<i32>, Option<i64>> {
+    fn take_due(&self, now_ms: i64) -> Result<Vec<TriggerRequest>, Option<i64>> {
         let mut slots = self.inner.slots.lock().unwrap_or_else(|e| e.into_inner());
         let later = slots.split_off(&(now_ms + 1));
         let due = std::mem::replace(&mut *slots, later);
@@ -68,9 +69,9 @@ impl TimerWheel {
     pub async fn run(self, triggers: Arc<dyn TriggerSink>, clock: Arc<dyn Clock>, shutdown: Shutdown) {
         loop {
             match self.take_due(clock.now_ms()) {
-                Ok(jobs) => {
-                    for job_id in jobs {
-                        triggers.submit(TriggerRequest::of_job(job_id, TriggerType::Cron));
+                Ok(requests) => {
+                    for request in requests {
+                        triggers.submit(request);
                     }
                 }
                 Err(next) => {
@@ -112,6 +113,8 @@ pub struct PassSummary {
     pub fired_now: usize,
     pub planned: usize,
     pub updated: u64,
+    /// Misfire compensations left to a fire already on its way.
+    pub compensations_skipped: usize,
 }
 
 impl Scheduler {
@@ -159,13 +162,13 @@ impl Scheduler {
         }
     }
 
-    /// One pass under the lock.
+    /// One pass under the lock. The log rows of the fires it plans are inserted in the same transaction
+    /// as the jobs' next times, so a plan is never lost with the admin that made it.
     pub async fn pass(&self) -> crate::storage::Result<PassSummary> {
         let mut lock = self.db.lock_schedule().await?;
         let now_time = self.clock.now_ms();
         let jobs = lock.due_jobs(now_time + PRE_READ_MS, self.pre_read_count).await?;
-        let mut fire_now = Vec::new();
-        let mut planned = Vec::new();
+        let mut fires: Vec<Fire> = Vec::new();
         let mut updates = Vec::with_capacity(jobs.len());
         for job in &jobs {
             let plan = plan_job(job, now_time, self.clock.now_ms(), self.cron_zone);
@@ -175,10 +178,11 @@ impl Scheduler {
                 tracing::info!(job_id = job.id, "job stopped: its schedule has no further fire time");
             }
             if let Some(kind) = plan.fire_now {
-                fire_now.push(TriggerRequest::of_job(job.id, kind));
+                // A late fire stands for the missed next time; so does a misfire compensation.
+                fires.push(Fire { job_id: job.id, job_group: job.job_group, kind, at: job.trigger_next_time, release_at: now_time });
             }
             if let Some(at) = plan.fire_at {
-                planned.push((at, job.id));
+                fires.push(Fire { job_id: job.id, job_group: job.job_group, kind: TriggerType::Cron, at, release_at: at });
             }
             updates.push(ScheduleUpdate {
                 id: job.id,
@@ -188,15 +192,59 @@ impl Scheduler {
                 trigger_next_time: plan.trigger_next_time,
             });
         }
+        // A missed FIRE_ONCE_NOW job is compensated once: not when a fire since the missed instant exists,
+        // or when one of its planned fires is still on its way (its admin applies the misfire rule to it).
+        let recent = now_time - LOST_RESULT_AFTER_MS - PRE_READ_MS;
+        let mut compensations_skipped = 0;
+        let mut kept = Vec::with_capacity(fires.len());
+        for fire in fires {
+            if fire.kind == TriggerType::Misfire && lock.has_fire_since(fire.job_id, fire.at, recent).await? {
+                compensations_skipped += 1;
+                continue;
+            }
+            kept.push(fire);
+        }
+        let fires = kept;
         let updated = lock.update_schedules(&updates).await?;
+        let rows: Vec<NewLog> = fires
+            .iter()
+            .map(|f| NewLog { job_group: f.job_group, job_id: f.job_id, trigger_time_ms: f.release_at })
+            .collect();
+        let log_ids = lock.insert_logs(&rows).await?;
         lock.commit().await?;
-        let summary = PassSummary { jobs: jobs.len(), fired_now: fire_now.len(), planned: planned.len(), updated };
-        for request in fire_now {
-            self.triggers.submit(request);
+        let summary = PassSummary {
+            jobs: jobs.len(),
+            fired_now: fires.iter().filter(|f| f.release_at == now_time).count(),
+            planned: fires.iter().filter(|f| f.release_at != now_time).count(),
+            updated,
+            compensations_skipped,
+        };
+        let mut planned = Vec::with_capacity(summary.planned);
+        for (fire, log_id) in fires.into_iter().zip(log_ids) {
+            let request = TriggerRequest {
+                planned: Some(PlannedFire { at_ms: fire.at, planned_at_ms: now_time, log_id }),
+                ..TriggerRequest::of_job(fire.job_id, fire.kind)
+            };
+            if fire.release_at == now_time {
+                self.triggers.submit(request);
+            } else {
+                planned.push((fire.release_at, request));
+            }
         }
         self.wheel.schedule(planned);
         Ok(summary)
     }
+}
+
+/// A fire decided by a pass: released at once or from the wheel.
+struct Fire {
+    job_id: i32,
+    job_group: i32,
+    kind: TriggerType,
+    /// The instant it stands for.
+    at: i64,
+    /// When it is released to the lanes (its log row's trigger time until it is sent).
+    release_at: i64,
 }
 
 async fn wait_shutdown(mut shutdown: Shutdown) {
@@ -226,11 +274,13 @@ mod tests {
     #[test]
     fn the_wheel_releases_due_entries_in_time_order() {
         let wheel = TimerWheel::new();
-        wheel.schedule([(3_000, 3), (1_000, 1), (2_000, 2), (1_000, 11)]);
-        assert_eq!(wheel.take_due(999), Err(Some(1_000)));
-        assert_eq!(wheel.take_due(2_000), Ok(vec![1, 11, 2]));
-        assert_eq!(wheel.take_due(2_500), Err(Some(3_000)));
-        assert_eq!(wheel.take_due(5_000), Ok(vec![3]));
+        let job = |id| TriggerRequest::of_job(id, TriggerType::Cron);
+        wheel.schedule([(3_000, job(3)), (1_000, job(1)), (2_000, job(2)), (1_000, job(11))]);
+        let ids = |due: Vec<TriggerRequest>| due.into_iter().map(|r| r.job_id).collect::<Vec<_>>();
+        assert_eq!(wheel.take_due(999).map(ids), Err(Some(1_000)));
+        assert_eq!(wheel.take_due(2_000).map(ids), Ok(vec![1, 11, 2]));
+        assert_eq!(wheel.take_due(2_500).map(ids), Err(Some(3_000)));
+        assert_eq!(wheel.take_due(5_000).map(ids), Ok(vec![3]));
         assert_eq!(wheel.take_due(5_000), Err(None));
         assert!(wheel.is_empty());
     }

@@ -8,13 +8,15 @@
 use super::TriggerSink;
 use crate::config::Config;
 use crate::domain::routing::{RouteStrategy, Router};
+use crate::domain::misfire::{release, DropReason, Release, MISFIRE_THRESHOLD_MS};
+use crate::domain::schedule::MisfireStrategy;
 use crate::domain::trigger_msg::{block_title_key, call_report, TriggerReport};
 use crate::domain::protocol::FAIL_CODE;
-use crate::domain::{is_blank, java_split, ReturnT, TriggerRequest};
-use crate::executor::{ExecutorClient, TriggerParam};
+use crate::domain::{is_blank, java_split, PlannedFire, ReturnT, TriggerRequest, TriggerType};
+use crate::executor::{ExecutorClient, FireHeaders, TriggerParam};
 use crate::i18n::I18n;
-use crate::storage::{Db, JobGroup, JobInfo, Result, TriggerInfo};
-use crate::time::Clock;
+use crate::storage::{Db, JobGroup, JobInfo, NewLog, Result, TriggerInfo};
+use crate::time::{Clock, CRON_ZONE};
 use crate::workers::Shutdown;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -38,6 +40,10 @@ const MAX_BATCH: usize = 500;
 const PREPARING_BATCHES: usize = 2;
 /// Trigger results written per statement (in chunks of the storage layer's batch size).
 const WRITE_BATCH: usize = 1_000;
+/// Pause between attempts while the database is unreachable (preparing a batch, writing results).
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
+/// How long the result writer keeps retrying one batch; after that the lost-result sweep settles it.
+const WRITE_RETRY_LIMIT: Duration = Duration::from_secs(120);
 
 /// Everything a trigger needs besides its request.
 pub struct TriggerContext {
@@ -50,6 +56,66 @@ pub struct TriggerContext {
     pub admin_address: String,
     /// Trigger results on their way to the writer task, which batches them.
     pub results: mpsc::UnboundedSender<(i64, TriggerInfo)>,
+    /// When each FIRE_ONCE_NOW job last had a fire sent, so a late job is compensated once.
+    pub compensations: Mutex<Compensations>,
+    /// Planned fires not sent, counted for the log.
+    pub dropped: Mutex<Summary<DropReason>>,
+    /// Batches waiting for the database, counted for the log.
+    pub waiting: Mutex<Summary<&'static str>>,
+}
+
+/// When each FIRE_ONCE_NOW job last had a fire sent by this admin.
+#[derive(Default)]
+pub struct Compensations {
+    last_sent: HashMap<i32, i64>,
+}
+
+/// Entries kept per job: the misfire threshold plus the longest a fire may wait in a stalled lane.
+const COMPENSATION_MEMORY_MS: i64 = 10 * 60 * 1000;
+
+impl Compensations {
+    /// Records a fire of the job sent at `now_ms`.
+    fn note_sent(&mut self, job_id: i32, now_ms: i64) {
+        self.last_sent.insert(job_id, now_ms);
+        if self.last_sent.len() > 100_000 {
+            self.last_sent.retain(|_, sent| now_ms - *sent < COMPENSATION_MEMORY_MS);
+        }
+    }
+
+    /// Takes the compensation for a fire of the job missed at `missed_ms`: true when no fire of the job
+    /// was sent since that instant (it then counts as sent now).
+    fn take(&mut self, job_id: i32, missed_ms: i64, now_ms: i64) -> bool {
+        if self.last_sent.get(&job_id).is_some_and(|sent| *sent >= missed_ms) {
+            return false;
+        }
+        self.note_sent(job_id, now_ms);
+        true
+    }
+}
+
+/// Counts events per kind and says when to log them: the first at once, then at most one line per
+/// kind and second carrying the count, so an outage logs a summary instead of a line per fire.
+pub struct Summary<K> {
+    kinds: HashMap<K, (i64, u64)>,
+}
+
+impl<K> Default for Summary<K> {
+    fn default() -> Self {
+        Summary { kinds: HashMap::new() }
+    }
+}
+
+impl<K: std::hash::Hash + Eq> Summary<K> {
+    /// Adds `n` events of `kind`; `Some(count)` when a line is due, with every event not yet logged.
+    pub fn note(&mut self, kind: K, n: u64, now_ms: i64) -> Option<u64> {
+        let (last_logged, pending) = self.kinds.entry(kind).or_insert((i64::MIN, 0));
+        *pending += n;
+        if now_ms.saturating_sub(*last_logged) < 1000 {
+            return None;
+        }
+        *last_logged = now_ms;
+        Some(std::mem::take(pending))
+    }
 }
 
 /// The two lanes; cheap to clone.
@@ -107,6 +173,9 @@ impl TriggerPool {
             clock: clock.clone(),
             admin_address: admin_address(),
             results,
+            compensations: Mutex::default(),
+            dropped: Mutex::default(),
+            waiting: Mutex::default(),
         });
         let slow_jobs = Arc::new(Mutex::new(SlowJobs::default()));
         let (fast, fast_rx) = mpsc::channel(LANE_QUEUE);
@@ -230,13 +299,18 @@ async fn run_batch(
     prepare_permit: OwnedSemaphorePermit,
 ) {
     let started = context.clock.now_ms();
-    let shards = match prepare(&context, &requests).await {
-        Ok(shards) => shards,
-        Err(e) => {
-            for request in &requests {
-                tracing::error!(job_id = request.job_id, "trigger failed: {e}");
+    // The fires wait for the database rather than being dropped: once it answers, each one is judged
+    // by how late it then is.
+    let shards = loop {
+        match prepare(&context, &requests).await {
+            Ok(shards) => break shards,
+            Err(e) => {
+                let now = context.clock.now_ms();
+                if let Some(n) = context.waiting.lock().ok().and_then(|mut w| w.note("database", requests.len() as u64, now)) {
+                    tracing::error!("{n} trigger(s) waiting for the database: {e}");
+                }
+                tokio::time::sleep(RETRY_PAUSE).await;
             }
-            return;
         }
     };
     for shard in shards {
@@ -244,6 +318,8 @@ async fn run_batch(
         let (context, slow_jobs) = (context.clone(), slow_jobs.clone());
         tokio::spawn(async move {
             let job_id = shard.prepared.job.id;
+            // Waiting for a permit can make a planned fire late: judged again just before it is sent.
+            let Some(shard) = recheck_late(&context, shard).await else { return };
             process(&context, shard).await;
             let now = context.clock.now_ms();
             if let Ok(mut slow) = slow_jobs.lock() {
@@ -257,11 +333,20 @@ async fn run_batch(
 
 /// Writes the trigger results the lanes produce, many rows per statement. It ends when every sender
 /// is gone, after writing what was queued.
+///
+/// While the database is unreachable a batch is retried (for at most [`WRITE_RETRY_LIMIT`]); results that
+/// still cannot be written, or that die with the process, are settled by the lost-result sweep.
 async fn write_trigger_infos(db: Db, mut results: mpsc::UnboundedReceiver<(i64, TriggerInfo)>) {
     let mut batch = Vec::with_capacity(WRITE_BATCH);
     while results.recv_many(&mut batch, WRITE_BATCH).await > 0 {
-        if let Err(e) = db.update_trigger_infos(&batch).await {
-            tracing::error!("trigger results of {} log(s) not written: {e}", batch.len());
+        let first_try = std::time::Instant::now();
+        while let Err(e) = db.update_trigger_infos(&batch).await {
+            if first_try.elapsed() >= WRITE_RETRY_LIMIT {
+                tracing::error!("trigger results of {} log(s) not written, left to the lost-result sweep: {e}", batch.len());
+                break;
+            }
+            tracing::error!("trigger results of {} log(s) waiting for the database: {e}", batch.len());
+            tokio::time::sleep(RETRY_PAUSE).await;
         }
         batch.clear();
     }
@@ -290,9 +375,22 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest]) -> Resul
         })
         .collect();
 
-    let mut planned: Vec<(Arc<Prepared>, i32, i32)> = Vec::with_capacity(requests.len());
+    let now = context.clock.now_ms();
+    let mut dropped: Vec<(i64, DropReason)> = Vec::new();
+    let mut pending: Vec<Pending> = Vec::with_capacity(requests.len());
     for request in requests {
-        let Some(job) = jobs.get(&request.job_id) else {
+        let job = jobs.get(&request.job_id);
+        let mut trigger_type = request.trigger_type;
+        if let Some(fire) = &request.planned {
+            match judge(context, job.map(|j| &**j), fire, trigger_type, now) {
+                Ok(judged) => trigger_type = judged,
+                Err(reason) => {
+                    dropped.push((fire.log_id, reason));
+                    continue;
+                }
+            }
+        }
+        let Some(job) = job else {
             tracing::warn!(job_id = request.job_id, "trigger skipped: the job does not exist");
             continue;
         };
@@ -318,27 +416,143 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest]) -> Resul
         let route = job.executor_route_strategy.as_deref().and_then(RouteStrategy::from_name);
         let broadcast = route == Some(RouteStrategy::ShardingBroadcast) && !addresses.is_empty() && sharding.is_none();
         let prepared = Arc::new(Prepared { job, group, addresses, request: request.clone(), fail_retry_count, route });
-        if broadcast {
-            let total = prepared.addresses.len() as i32;
-            for index in 0..total {
-                planned.push((prepared.clone(), index, total));
-            }
-        } else {
-            let (index, total) = sharding.unwrap_or((0, 1));
-            planned.push((prepared, index, total));
+        // The planned row serves the first shard; a broadcast's other shards get rows of their own.
+        let (first, total) = if broadcast { (0, prepared.addresses.len() as i32) } else { sharding.unwrap_or((0, 1)) };
+        let shards = if broadcast { 0..total } else { first..first + 1 };
+        for index in shards {
+            let fire = request.planned.filter(|_| index == first);
+            pending.push(Pending { prepared: prepared.clone(), index, total, trigger_type, fire });
         }
     }
-    if planned.is_empty() {
-        return Ok(Vec::new());
+    settle_dropped(context, &dropped, now).await;
+    // A compensation of a planned row is claimed first: the lost-result sweep of some admin may have
+    // settled (and compensated) that row already.
+    let mut claimed = Vec::with_capacity(pending.len());
+    for p in pending {
+        match p.fire {
+            Some(fire) if p.trigger_type == TriggerType::Misfire => {
+                if context.db.claim_unsent_log(fire.log_id, now).await? {
+                    claimed.push(p);
+                }
+            }
+            _ => claimed.push(p),
+        }
     }
-    let trigger_time = context.clock.now_ms();
-    let rows: Vec<(i32, i32)> = planned.iter().map(|(p, _, _)| (p.job.job_group, p.job.id)).collect();
-    let log_ids = context.db.insert_logs(&rows, trigger_time).await?;
-    Ok(planned
+    let new_rows: Vec<NewLog> = claimed
+        .iter()
+        .filter(|p| p.fire.is_none())
+        .map(|p| NewLog { job_group: p.prepared.job.job_group, job_id: p.prepared.job.id, trigger_time_ms: now })
+        .collect();
+    let mut new_ids = context.db.insert_rows(&new_rows).await?.into_iter();
+    Ok(claimed
         .into_iter()
-        .zip(log_ids)
-        .map(|((prepared, index, total), log_id)| Shard { prepared, index, total, log_id, trigger_time })
+        .filter_map(|p| {
+            let log_id = match p.fire {
+                Some(fire) => fire.log_id,
+                None => new_ids.next()?,
+            };
+            let planned_ms = p.prepared.request.planned.map(|f| f.at_ms);
+            Some(Shard {
+                prepared: p.prepared,
+                index: p.index,
+                total: p.total,
+                log_id,
+                trigger_time: now,
+                trigger_type: p.trigger_type,
+                fire: p.fire,
+                planned_ms,
+            })
+        })
         .collect())
+}
+
+/// A shard decided on, before its log row is known.
+struct Pending {
+    prepared: Arc<Prepared>,
+    index: i32,
+    total: i32,
+    trigger_type: TriggerType,
+    /// The planned fire whose row this shard uses.
+    fire: Option<PlannedFire>,
+}
+
+/// Judges a planned fire now (see [`release`]): the trigger type to send it as, or why it is dropped.
+fn judge(
+    context: &TriggerContext,
+    job: Option<&JobInfo>,
+    fire: &PlannedFire,
+    trigger_type: TriggerType,
+    now: i64,
+) -> std::result::Result<TriggerType, DropReason> {
+    let updated = job.and_then(|j| j.update_time).map(|t| context.db.zone().to_epoch_ms(t));
+    let verdict = release(job, updated, fire, now, CRON_ZONE);
+    let fire_once_now = job.is_some_and(|j| MisfireStrategy::from_name(&j.misfire_strategy) == Some(MisfireStrategy::FireOnceNow));
+    let mut compensations = context.compensations.lock().unwrap_or_else(|e| e.into_inner());
+    match verdict {
+        Release::Send => {
+            if let (true, Some(job)) = (fire_once_now, job) {
+                compensations.note_sent(job.id, now);
+            }
+            Ok(trigger_type)
+        }
+        Release::Compensate => match job {
+            Some(job) if compensations.take(job.id, fire.at_ms, now) => Ok(TriggerType::Misfire),
+            _ => Err(DropReason::Compensated),
+        },
+        Release::Drop(reason) => Err(reason),
+    }
+}
+
+/// Removes the rows of planned fires that are not sent, and counts them in the log by reason.
+async fn settle_dropped(context: &TriggerContext, dropped: &[(i64, DropReason)], now: i64) {
+    if dropped.is_empty() {
+        return;
+    }
+    let ids: Vec<i64> = dropped.iter().map(|(id, _)| *id).collect();
+    if let Err(e) = context.db.delete_unsent_logs(&ids).await {
+        // Left for the lost-result sweep, which settles them with a message.
+        tracing::warn!("rows of {} unsent fire(s) not removed: {e}", ids.len());
+    }
+    let mut summary = context.dropped.lock().unwrap_or_else(|e| e.into_inner());
+    for reason in DropReason::ALL {
+        let n = dropped.iter().filter(|(_, r)| *r == reason).count() as u64;
+        if n > 0 {
+            if let Some(count) = summary.note(reason, n, now) {
+                tracing::warn!("{count} planned fire(s) not sent: {}", reason.label());
+            }
+        }
+    }
+}
+
+/// Judges a planned fire again after it waited for a permit: one that became late is settled by the
+/// misfire rule instead of being sent.
+async fn recheck_late(context: &TriggerContext, mut shard: Shard) -> Option<Shard> {
+    let Some(fire) = shard.fire else { return Some(shard) };
+    let now = context.clock.now_ms();
+    if shard.trigger_type == TriggerType::Misfire || now - fire.at_ms <= MISFIRE_THRESHOLD_MS {
+        return Some(shard);
+    }
+    let job = &shard.prepared.job;
+    let fire_once_now = MisfireStrategy::from_name(&job.misfire_strategy) == Some(MisfireStrategy::FireOnceNow);
+    let compensate =
+        fire_once_now && context.compensations.lock().unwrap_or_else(|e| e.into_inner()).take(job.id, fire.at_ms, now);
+    if !compensate {
+        let reason = if fire_once_now { DropReason::Compensated } else { DropReason::Misfire };
+        settle_dropped(context, &[(fire.log_id, reason)], now).await;
+        return None;
+    }
+    match context.db.claim_unsent_log(fire.log_id, now).await {
+        Ok(true) => {
+            shard.trigger_type = TriggerType::Misfire;
+            shard.trigger_time = now;
+            Some(shard)
+        }
+        Ok(false) => None,
+        Err(e) => {
+            tracing::warn!(job_id = job.id, "late fire left to the lost-result sweep: {e}");
+            None
+        }
+    }
 }
 
 /// The addresses of a group's list, as 2.4.2 splits them; none without a group or list.
@@ -368,6 +582,12 @@ struct Shard {
     total: i32,
     log_id: i64,
     trigger_time: i64,
+    /// The request's type, or `Misfire` when a late planned fire is sent as a compensation.
+    trigger_type: TriggerType,
+    /// The planned fire whose row this shard uses (judged again before sending).
+    fire: Option<PlannedFire>,
+    /// The planned instant the trigger stands for, sent to the executor.
+    planned_ms: Option<i64>,
 }
 
 /// `index/total`, both 32-bit integers, or nothing.
@@ -407,7 +627,8 @@ async fn process(context: &TriggerContext, shard: Shard) {
     let (address, route_msg) = choose_address(context, s, route, index).await;
     let (code, run_msg) = match &address {
         Some(address) => {
-            let result = context.executors.run(address, &param).await;
+            let fire = FireHeaders { planned_ms: shard.planned_ms, trigger_type: shard.trigger_type.name() };
+            let result = context.executors.run(address, &param, fire).await;
             let label = i18n.get("jobconf_trigger_run");
             (result.code, Some(call_report(label, address, result.code, result.msg.as_deref())))
         }
@@ -426,7 +647,7 @@ async fn process(context: &TriggerContext, shard: Shard) {
         None => job.executor_route_strategy.clone().unwrap_or_else(|| "null".into()),
     };
     let report = TriggerReport {
-        trigger_type_title: i18n.get(s.request.trigger_type.i18n_key()),
+        trigger_type_title: i18n.get(shard.trigger_type.i18n_key()),
         admin_address: &context.admin_address,
         manual_addresses: s.group.as_ref().is_some_and(|g| g.address_type != 0),
         address_list: (!address_items.is_empty()).then_some(&address_items[..]),

@@ -297,45 +297,19 @@ impl Db {
     /// without RETURNING (MySQL) reports the first id; a "simple insert" gets consecutive ids in every
     /// `innodb_autoinc_lock_mode`, stepping by `auto_increment_increment`.
     pub async fn insert_logs(&self, rows: &[(i32, i32)], trigger_time_ms: i64) -> Result<Vec<i64>> {
-        let trigger_time = self.datetime(trigger_time_ms);
-        let mut ids = Vec::with_capacity(rows.len());
-        for chunk in rows.chunks(LOG_BATCH) {
-            let values = vec!["(?, ?, ?, 0, 0)"; chunk.len()].join(", ");
-            let insert = format!(
-                "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) VALUES {values}"
-            );
-            let args: Vec<Arg> = chunk
-                .iter()
-                .flat_map(|(group, job)| [Arg::Int((*group).into()), Arg::Int((*job).into()), Arg::DateTime(trigger_time)])
-                .collect();
-            let returning = format!("{insert} RETURNING id");
-            let mut chunk_ids = match &self.pool {
-                Pool::MySql(p) if MYSQL_NO_RETURNING.load(std::sync::atomic::Ordering::Relaxed) => {
-                    insert_without_returning(p, &insert, &args, chunk.len()).await?
-                }
-                Pool::MySql(p) => match bind_args!(sqlx::query_scalar::<_, i64>(&returning), &args).fetch_all(p).await {
-                    Ok(ids) => ids,
-                    Err(sqlx::Error::Database(e))
-                        if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().is_some_and(|e| e.number() == ER_PARSE_ERROR) =>
-                    {
-                        MYSQL_NO_RETURNING.store(true, std::sync::atomic::Ordering::Relaxed);
-                        insert_without_returning(p, &insert, &args, chunk.len()).await?
-                    }
-                    Err(e) => return Err(e.into()),
-                },
-                Pool::Sqlite(p) => bind_args!(sqlx::query_scalar::<_, i64>(&returning), &args).fetch_all(p).await?,
-            };
-            if chunk_ids.len() != chunk.len() {
-                return Err(StorageError::Database(sqlx::Error::Protocol(format!(
-                    "inserted {} log rows but got {} ids",
-                    chunk.len(),
-                    chunk_ids.len()
-                ))));
-            }
-            chunk_ids.sort_unstable();
-            ids.extend(chunk_ids);
+        let rows: Vec<NewLog> = rows.iter().map(|&(job_group, job_id)| NewLog { job_group, job_id, trigger_time_ms }).collect();
+        self.insert_rows(&rows).await
+    }
+
+    /// [`Db::insert_logs`] with a trigger time per row.
+    pub async fn insert_rows(&self, rows: &[NewLog]) -> Result<Vec<i64>> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
         }
-        Ok(ids)
+        match &self.pool {
+            Pool::MySql(p) => insert_log_rows(LogConn::MySql(&mut *p.acquire().await?), self.zone(), rows).await,
+            Pool::Sqlite(p) => insert_log_rows(LogConn::Sqlite(&mut *p.acquire().await?), self.zone(), rows).await,
+        }
     }
 
     /// Writes the trigger columns of several rows (what [`Db::update_trigger_info`] writes for one), one
@@ -416,10 +390,66 @@ impl Db {
     }
 }
 
-/// The MySQL path without RETURNING: the first generated id, then consecutive ids.
-async fn insert_without_returning(pool: &sqlx::MySqlPool, insert: &str, args: &[Arg], rows: usize) -> Result<Vec<i64>> {
-    // The INSERT and the increment are read on one connection, the one whose session counts.
-    let mut conn = pool.acquire().await?;
+/// A new log row: written before its trigger is sent, with no result yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewLog {
+    pub job_group: i32,
+    pub job_id: i32,
+    pub trigger_time_ms: i64,
+}
+
+/// The connection a batch of log rows is inserted on: a pooled one, or the schedule lock's transaction.
+pub(super) enum LogConn<'c> {
+    MySql(&'c mut sqlx::MySqlConnection),
+    Sqlite(&'c mut sqlx::SqliteConnection),
+}
+
+/// Inserts `rows` (one multi-row INSERT per [`LOG_BATCH`]); returns their ids in the order of `rows`.
+pub(super) async fn insert_log_rows(mut conn: LogConn<'_>, zone: crate::time::Zone, rows: &[NewLog]) -> Result<Vec<i64>> {
+    let mut ids = Vec::with_capacity(rows.len());
+    for chunk in rows.chunks(LOG_BATCH) {
+        let values = vec!["(?, ?, ?, 0, 0)"; chunk.len()].join(", ");
+        let insert =
+            format!("INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) VALUES {values}");
+        let args: Vec<Arg> = chunk
+            .iter()
+            .flat_map(|r| {
+                [Arg::Int(r.job_group.into()), Arg::Int(r.job_id.into()), Arg::DateTime(zone.to_datetime(r.trigger_time_ms))]
+            })
+            .collect();
+        let returning = format!("{insert} RETURNING id");
+        let mut chunk_ids = match &mut conn {
+            LogConn::MySql(c) if MYSQL_NO_RETURNING.load(std::sync::atomic::Ordering::Relaxed) => {
+                insert_without_returning(c, &insert, &args, chunk.len()).await?
+            }
+            LogConn::MySql(c) => match bind_args!(sqlx::query_scalar::<_, i64>(&returning), &args).fetch_all(&mut **c).await {
+                Ok(ids) => ids,
+                Err(sqlx::Error::Database(e))
+                    if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().is_some_and(|e| e.number() == ER_PARSE_ERROR) =>
+                {
+                    MYSQL_NO_RETURNING.store(true, std::sync::atomic::Ordering::Relaxed);
+                    insert_without_returning(c, &insert, &args, chunk.len()).await?
+                }
+                Err(e) => return Err(e.into()),
+            },
+            LogConn::Sqlite(c) => bind_args!(sqlx::query_scalar::<_, i64>(&returning), &args).fetch_all(&mut **c).await?,
+        };
+        if chunk_ids.len() != chunk.len() {
+            return Err(StorageError::Database(sqlx::Error::Protocol(format!(
+                "inserted {} log rows but got {} ids",
+                chunk.len(),
+                chunk_ids.len()
+            ))));
+        }
+        chunk_ids.sort_unstable();
+        ids.extend(chunk_ids);
+    }
+    Ok(ids)
+}
+
+/// The MySQL path without RETURNING: the first generated id, then consecutive ids. The INSERT and the
+/// increment are read on one connection, the one whose session counts.
+async fn insert_without_returning(conn: &mut sqlx::MySqlConnection, insert: &str, args: &[Arg], rows: usize) -> Result<Vec<i64>> {
     let result = bind_args!(sqlx::query(insert), args).execute(&mut *conn).await?;
     let step: i64 = sqlx::query_scalar("SELECT CAST(@@auto_increment_increment AS SIGNED)").fetch_one(&mut *conn).await?;
     let first = result.last_insert_id() as i64;

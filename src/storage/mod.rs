@@ -12,6 +12,7 @@ mod jobs;
 mod logs;
 mod models;
 mod registry;
+mod recovery;
 mod reports;
 mod schedule_lock;
 mod schema;
@@ -19,7 +20,7 @@ mod users;
 
 pub use connect::connect;
 pub use jobs::JobFilter;
-pub use logs::{HandleState, LogFilter, LogStatusFilter, TriggerInfo};
+pub use logs::{HandleState, LogFilter, LogStatusFilter, NewLog, TriggerInfo};
 pub use registry::RegistryKey;
 pub use models::*;
 pub use schedule_lock::{ScheduleLock, ScheduleUpdate};

@@ -5,7 +5,9 @@
 //! The due jobs are read and their next times written inside the same transaction, after the lock is
 //! held, so each holder sees everything the previous one committed.
 
+use super::logs::{insert_log_rows, LogConn, NewLog};
 use super::{placeholders, Db, JobInfo, Pool, Result};
+use crate::time::Zone;
 use sqlx::{MySql, Sqlite, Transaction};
 
 /// Rows per batched UPDATE, well under both backends' placeholder limits.
@@ -34,6 +36,7 @@ macro_rules! on_tx {
 /// The schedule lock, held until [`ScheduleLock::commit`] (or released by rollback when dropped).
 pub struct ScheduleLock {
     tx: LockTx,
+    zone: Zone,
 }
 
 /// The new schedule state of a job after a pass; written only if the job was not changed meanwhile.
@@ -61,7 +64,7 @@ impl Db {
             }
             Pool::Sqlite(pool) => LockTx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
         };
-        Ok(ScheduleLock { tx })
+        Ok(ScheduleLock { tx, zone: self.zone() })
     }
 }
 
@@ -108,6 +111,34 @@ impl ScheduleLock {
             })?;
         }
         Ok(written)
+    }
+
+    /// Inserts the log rows of the fires this pass plans, in its transaction: a plan becomes visible
+    /// (the jobs' next times advance) together with the rows that stand for its fires, so an admin that
+    /// dies holding a plan leaves rows behind for the lost-result sweep, never silently lost fires.
+    pub async fn insert_logs(&mut self, rows: &[NewLog]) -> Result<Vec<i64>> {
+        let zone = self.zone;
+        match &mut self.tx {
+            LockTx::MySql(tx) => insert_log_rows(LogConn::MySql(&mut **tx), zone, rows).await,
+            LockTx::Sqlite(tx) => insert_log_rows(LogConn::Sqlite(&mut **tx), zone, rows).await,
+        }
+    }
+
+    /// Whether the job has a fire that stands for its missed instant `missed_ms`: a row triggered since
+    /// then, or a row not yet sent (whose admin settles it by the misfire rule) since `recent_ms`.
+    pub async fn has_fire_since(&mut self, job_id: i32, missed_ms: i64, recent_ms: i64) -> Result<bool> {
+        let missed = self.zone.to_datetime(missed_ms - missed_ms.rem_euclid(1000));
+        let recent = self.zone.to_datetime(recent_ms);
+        let count: i64 = on_tx!(self, |conn| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM xxl_job_log WHERE job_id = ? AND trigger_time >= ? \
+             AND (trigger_time >= ? OR (trigger_code = 0 AND handle_code = 0))"
+        )
+        .bind(job_id)
+        .bind(recent.min(missed))
+        .bind(missed)
+        .fetch_one(conn)
+        .await)?;
+        Ok(count > 0)
     }
 
     /// Releases the lock, making the pass's writes visible.

@@ -361,12 +361,9 @@ async fn trigger(State(state): State<AppState>, user: LoginUser, params: Params)
         }
     }
     state.triggers.submit(TriggerRequest {
-        job_id: job.id,
-        trigger_type: TriggerType::Manual,
-        fail_retry_count: -1,
-        sharding_param: None,
         executor_param: Some(params.string("executorParam").unwrap_or_default()),
         address_list,
+        ..TriggerRequest::of_job(job.id, TriggerType::Manual)
     });
     Ok(Json(ReturnT::success()))
 }
