@@ -1,7 +1,9 @@
 //! Schedule types and the next planned fire of a job (spec 3.1, 3.2, 4.1 refresh, 6).
 
 use crate::cron::CronExpression;
-use crate::storage::JobInfo;
+use crate::storage::ScheduledJob;
+use std::collections::HashMap;
+use std::sync::Arc;
 use crate::domain::TriggerType;
 use crate::time::Zone;
 use chrono::{DateTime, Local, Utc};
@@ -74,13 +76,8 @@ pub enum ScheduleError {
     FixRate(String),
 }
 
-/// The next planned fire strictly after `from_ms`, or `None` when the job has no (further) schedule.
+/// The next planned fire strictly after `from_ms`, or `None` when the schedule has no (further) fire.
 /// CRON is evaluated in `cron_zone` (the JVM default zone in 2.4.2, the process zone here).
-pub fn next_trigger_time(job: &JobInfo, from_ms: i64, cron_zone: Zone) -> Result<Option<i64>, ScheduleError> {
-    next_time(&job.schedule_type, job.schedule_conf.as_deref(), from_ms, cron_zone)
-}
-
-/// [`next_trigger_time`] for a schedule given as its type name and configuration.
 pub fn next_time(schedule_type: &str, conf: Option<&str>, from_ms: i64, cron_zone: Zone) -> Result<Option<i64>, ScheduleError> {
     let conf = conf.unwrap_or("");
     match ScheduleType::from_name(schedule_type) {
@@ -97,6 +94,37 @@ pub fn next_time(schedule_type: &str, conf: Option<&str>, from_ms: i64, cron_zon
             Ok(Some(from_ms + seconds * 1000))
         }
         Some(ScheduleType::None) | None => Ok(None),
+    }
+}
+
+/// Parsed cron expressions by text: a schedule pass plans thousands of jobs that share a few
+/// expressions, and parsing each one per plan cost more than computing its next time.
+#[derive(Default)]
+pub struct CronCache {
+    parsed: HashMap<String, Result<Arc<CronExpression>, String>>,
+}
+
+/// Distinct expressions kept; past this the cache starts over (a pass then re-parses as it goes).
+const CRON_CACHE_MAX: usize = 10_000;
+
+impl CronCache {
+    /// [`next_time`], with each cron expression parsed once.
+    pub fn next_time(&mut self, schedule_type: &str, conf: Option<&str>, from_ms: i64, zone: Zone) -> Result<Option<i64>, ScheduleError> {
+        if ScheduleType::from_name(schedule_type) != Some(ScheduleType::Cron) {
+            return next_time(schedule_type, conf, from_ms, zone);
+        }
+        let text = conf.unwrap_or("");
+        if !self.parsed.contains_key(text) {
+            if self.parsed.len() >= CRON_CACHE_MAX {
+                self.parsed.clear();
+            }
+            let parsed = CronExpression::parse(text).map(Arc::new).map_err(|e| e.to_string());
+            self.parsed.insert(text.to_string(), parsed);
+        }
+        match &self.parsed[text] {
+            Ok(cron) => Ok(cron_next(cron, from_ms, zone)),
+            Err(e) => Err(ScheduleError::Cron(e.clone())),
+        }
     }
 }
 
@@ -128,7 +156,7 @@ pub struct JobPlan {
 
 /// Plans one due job. `now_time` is the pass's time (taken once the lock is held); `current_ms` is the
 /// clock when the job is planned (2.4.2 re-reads the clock for each refresh after a late fire).
-pub fn plan_job(job: &JobInfo, now_time: i64, current_ms: i64, cron_zone: Zone) -> JobPlan {
+pub fn plan_job(job: &ScheduledJob, now_time: i64, current_ms: i64, cron_zone: Zone, crons: &mut CronCache) -> JobPlan {
     let next = job.trigger_next_time;
     let mut plan = JobPlan {
         fire_now: None,
@@ -143,26 +171,26 @@ pub fn plan_job(job: &JobInfo, now_time: i64, current_ms: i64, cron_zone: Zone) 
         if MisfireStrategy::from_name(&job.misfire_strategy) == Some(MisfireStrategy::FireOnceNow) {
             plan.fire_now = Some(TriggerType::Misfire);
         }
-        plan.refresh(job, current_ms, cron_zone);
+        plan.refresh(job, current_ms, cron_zone, crons);
     } else if now_time > next {
         // (B) Late by at most the window: fire now, and pre-read the following fire if it is close.
         plan.fire_now = Some(TriggerType::Cron);
-        plan.refresh(job, current_ms, cron_zone);
+        plan.refresh(job, current_ms, cron_zone, crons);
         if plan.trigger_status == 1 && now_time + PRE_READ_MS > plan.trigger_next_time {
             plan.fire_at = Some(plan.trigger_next_time);
-            plan.refresh(job, plan.trigger_next_time, cron_zone);
+            plan.refresh(job, plan.trigger_next_time, cron_zone, crons);
         }
     } else {
         // (C) Due within the window: fire exactly on time.
         plan.fire_at = Some(next);
-        plan.refresh(job, next, cron_zone);
+        plan.refresh(job, next, cron_zone, crons);
     }
     plan
 }
 
 impl JobPlan {
-    fn refresh(&mut self, job: &JobInfo, from_ms: i64, cron_zone: Zone) {
-        match next_trigger_time(job, from_ms, cron_zone) {
+    fn refresh(&mut self, job: &ScheduledJob, from_ms: i64, cron_zone: Zone, crons: &mut CronCache) {
+        match crons.next_time(&job.schedule_type, job.schedule_conf.as_deref(), from_ms, cron_zone) {
             Ok(Some(next)) => {
                 self.trigger_last_time = self.trigger_next_time;
                 self.trigger_next_time = next;
@@ -183,17 +211,21 @@ mod tests {
 
     const T0: i64 = 1_700_000_000_000; // 2023-11-14 22:13:20 UTC
 
-    fn job(schedule_type: &str, conf: &str, next: i64, misfire: &str) -> JobInfo {
-        JobInfo {
+    fn job(schedule_type: &str, conf: &str, next: i64, misfire: &str) -> ScheduledJob {
+        ScheduledJob {
+            id: 1,
+            job_group: 1,
             schedule_type: schedule_type.into(),
             schedule_conf: Some(conf.into()),
             misfire_strategy: misfire.into(),
-            executor_route_strategy: Some("FIRST".into()),
-            executor_handler: Some("h".into()),
             trigger_status: 1,
+            trigger_last_time: 0,
             trigger_next_time: next,
-            ..JobInfo::sample(1)
         }
+    }
+
+    fn plan_job(job: &ScheduledJob, now_time: i64, current_ms: i64, zone: Zone) -> JobPlan {
+        super::plan_job(job, now_time, current_ms, zone, &mut CronCache::default())
     }
 
     const UTC: Zone = Zone::Named(chrono_tz::UTC);
@@ -273,13 +305,24 @@ mod tests {
         let shanghai = Zone::Named(chrono_tz::Asia::Shanghai);
         let j = job("CRON", "0 0 2 * * ?", 0, "DO_NOTHING");
         // 2:00 in Shanghai is 18:00 UTC the day before.
-        let next = next_trigger_time(&j, T0, shanghai).unwrap().unwrap();
+        let next = next_time(&j.schedule_type, j.schedule_conf.as_deref(), T0, shanghai).unwrap().unwrap();
         assert_eq!(next, 1_700_071_200_000);
     }
 
     #[test]
     fn fix_rate_does_not_overflow_like_2_4_2() {
         let j = job("FIX_RATE", "2147484", 0, "DO_NOTHING");
-        assert_eq!(next_trigger_time(&j, 0, UTC).unwrap(), Some(2_147_484_000));
+        assert_eq!(next_time(&j.schedule_type, j.schedule_conf.as_deref(), 0, UTC).unwrap(), Some(2_147_484_000));
+    }
+
+    #[test]
+    fn the_cron_cache_answers_as_the_parser_does() {
+        let mut cache = CronCache::default();
+        for _ in 0..2 {
+            assert_eq!(cache.next_time("CRON", Some("0 * * * * ?"), T0, UTC), next_time("CRON", Some("0 * * * * ?"), T0, UTC));
+            assert!(matches!(cache.next_time("CRON", Some("nonsense"), T0, UTC), Err(ScheduleError::Cron(_))));
+            assert_eq!(cache.next_time("FIX_RATE", Some("3"), T0, UTC), Ok(Some(T0 + 3_000)));
+        }
+        assert_eq!(cache.parsed.len(), 2, "FIX_RATE needs no parsing");
     }
 }

@@ -70,6 +70,7 @@ impl Engine {
             clock: self.clock.clone(),
             cron_zone: CRON_ZONE,
             pre_read_count: i64::from(config.trigger_pool.fast_max + config.trigger_pool.slow_max) * 20,
+            crons: Default::default(),
         };
         vec![
             tokio::spawn(fail.run(shutdown.clone())),

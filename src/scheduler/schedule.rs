@@ -6,10 +6,10 @@
 //! the millisecond, not 2.4.2's one-second ring, so a job fires at its planned instant.
 
 use super::TriggerSink;
-use crate::domain::schedule::{plan_job, PRE_READ_MS};
+use crate::domain::schedule::{plan_job, CronCache, PRE_READ_MS};
 use super::monitors::LOST_RESULT_AFTER_MS;
 use crate::domain::{PlannedFire, TriggerRequest, TriggerType};
-use crate::storage::{Db, NewLog, ScheduleUpdate};
+use crate::storage::{Db, NewLog, ScheduleUpdate, ScheduledJob};
 use crate::time::{Clock, Zone};
 use crate::workers::Shutdown;
 use std::collections::BTreeMap;
@@ -17,10 +17,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 
-/// How often a full pass re-checks the lanes' backlog before reading the next page.
-const BACKLOG_POLL_MS: i64 = 10;
-/// The longest a full pass waits for the lanes to catch up.
-const BACKLOG_WAIT_MAX_MS: i64 = 1_000;
 
 /// Fires planned to the millisecond, released by one task.
 #[derive(Clone)]
@@ -104,12 +100,18 @@ pub struct Scheduler {
     pub cron_zone: Zone,
     /// Jobs read per pass: (fast + slow lane limits) × 20, as in 2.4.2.
     pub pre_read_count: i64,
+    /// The cron expressions of the jobs, parsed once.
+    pub crons: Mutex<CronCache>,
 }
 
 /// The outcome of one pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PassSummary {
     pub jobs: usize,
+    /// The page was full: more jobs may be due.
+    pub full: bool,
+    /// The next time of the last job read (the most distant of the page).
+    pub last_next_time: i64,
     pub fired_now: usize,
     pub planned: usize,
     pub updated: u64,
@@ -124,30 +126,23 @@ impl Scheduler {
         if !shutdown.sleep(Duration::from_millis(until_half_second(self.clock.now_ms(), 4_000))).await {
             return;
         }
+        // After a full page, the next pass reads at once the jobs due no later than the page's last one;
+        // it never plans further ahead than an ordinary pass would.
+        let mut horizon = None;
         loop {
             let started = self.clock.now_ms();
-            let (found, full) = tokio::select! {
-                result = self.pass() => match result {
-                    Ok(summary) => (summary.jobs > 0, summary.jobs as i64 >= self.pre_read_count),
+            let (found, next_horizon) = tokio::select! {
+                result = self.pass(horizon) => match result {
+                    Ok(summary) => (summary.jobs > 0, summary.full.then_some(summary.last_next_time)),
                     Err(e) => {
                         tracing::error!("schedule pass failed: {e}");
-                        (true, false)
+                        (true, None)
                     }
                 },
                 _ = wait_shutdown(shutdown.clone()) => break,
             };
-            if full {
-                // A full page: more jobs may be due within the window; read them now, not next second,
-                // unless the lanes are behind: then planning more fires would only make them late (or
-                // rejected). Unread jobs keep their next time; the misfire rule settles them if they wait
-                // too long.
-                let mut waited = 0;
-                while self.triggers.backlog() as i64 > self.pre_read_count && waited < BACKLOG_WAIT_MAX_MS {
-                    if !shutdown.sleep(Duration::from_millis(BACKLOG_POLL_MS as u64)).await {
-                        return;
-                    }
-                    waited += BACKLOG_POLL_MS;
-                }
+            horizon = next_horizon;
+            if horizon.is_some() {
                 continue;
             }
             let now = self.clock.now_ms();
@@ -162,36 +157,14 @@ impl Scheduler {
         }
     }
 
-    /// One pass under the lock. The log rows of the fires it plans are inserted in the same transaction
-    /// as the jobs' next times, so a plan is never lost with the admin that made it.
-    pub async fn pass(&self) -> crate::storage::Result<PassSummary> {
+    /// One pass under the lock, over the jobs due within the pre-read window (or up to `horizon`). The
+    /// log rows of the fires it plans are inserted in the same transaction as the jobs' next times, so a
+    /// plan is never lost with the admin that made it.
+    pub async fn pass(&self, horizon: Option<i64>) -> crate::storage::Result<PassSummary> {
         let mut lock = self.db.lock_schedule().await?;
         let now_time = self.clock.now_ms();
-        let jobs = lock.due_jobs(now_time + PRE_READ_MS, self.pre_read_count).await?;
-        let mut fires: Vec<Fire> = Vec::new();
-        let mut updates = Vec::with_capacity(jobs.len());
-        for job in &jobs {
-            let plan = plan_job(job, now_time, self.clock.now_ms(), self.cron_zone);
-            if let Some(Some(reason)) = &plan.stopped {
-                tracing::warn!(job_id = job.id, "job stopped: {reason}");
-            } else if plan.stopped.is_some() {
-                tracing::info!(job_id = job.id, "job stopped: its schedule has no further fire time");
-            }
-            if let Some(kind) = plan.fire_now {
-                // A late fire stands for the missed next time; so does a misfire compensation.
-                fires.push(Fire { job_id: job.id, job_group: job.job_group, kind, at: job.trigger_next_time, release_at: now_time });
-            }
-            if let Some(at) = plan.fire_at {
-                fires.push(Fire { job_id: job.id, job_group: job.job_group, kind: TriggerType::Cron, at, release_at: at });
-            }
-            updates.push(ScheduleUpdate {
-                id: job.id,
-                expected_next_time: job.trigger_next_time,
-                trigger_status: plan.trigger_status,
-                trigger_last_time: plan.trigger_last_time,
-                trigger_next_time: plan.trigger_next_time,
-            });
-        }
+        let jobs = lock.due_jobs(horizon.unwrap_or(now_time + PRE_READ_MS), self.pre_read_count).await?;
+        let (fires, updates) = self.plan(&jobs, now_time);
         // A missed FIRE_ONCE_NOW job is compensated once: not when a fire since the missed instant exists,
         // or when one of its planned fires is still on its way (its admin applies the misfire rule to it).
         let recent = now_time - LOST_RESULT_AFTER_MS - PRE_READ_MS;
@@ -214,6 +187,8 @@ impl Scheduler {
         lock.commit().await?;
         let summary = PassSummary {
             jobs: jobs.len(),
+            full: jobs.len() as i64 >= self.pre_read_count,
+            last_next_time: jobs.last().map_or(0, |j| j.trigger_next_time),
             fired_now: fires.iter().filter(|f| f.release_at == now_time).count(),
             planned: fires.iter().filter(|f| f.release_at != now_time).count(),
             updated,
@@ -233,6 +208,36 @@ impl Scheduler {
         }
         self.wheel.schedule(planned);
         Ok(summary)
+    }
+
+    /// Plans each due job (spec 4.1): the fires to release and the schedule updates to write.
+    fn plan(&self, jobs: &[ScheduledJob], now_time: i64) -> (Vec<Fire>, Vec<ScheduleUpdate>) {
+        let mut fires = Vec::new();
+        let mut updates = Vec::with_capacity(jobs.len());
+        let mut crons = self.crons.lock().unwrap_or_else(|e| e.into_inner());
+        for job in jobs {
+            let plan = plan_job(job, now_time, self.clock.now_ms(), self.cron_zone, &mut crons);
+            if let Some(Some(reason)) = &plan.stopped {
+                tracing::warn!(job_id = job.id, "job stopped: {reason}");
+            } else if plan.stopped.is_some() {
+                tracing::info!(job_id = job.id, "job stopped: its schedule has no further fire time");
+            }
+            if let Some(kind) = plan.fire_now {
+                // A late fire stands for the missed next time; so does a misfire compensation.
+                fires.push(Fire { job_id: job.id, job_group: job.job_group, kind, at: job.trigger_next_time, release_at: now_time });
+            }
+            if let Some(at) = plan.fire_at {
+                fires.push(Fire { job_id: job.id, job_group: job.job_group, kind: TriggerType::Cron, at, release_at: at });
+            }
+            updates.push(ScheduleUpdate {
+                id: job.id,
+                expected_next_time: job.trigger_next_time,
+                trigger_status: plan.trigger_status,
+                trigger_last_time: plan.trigger_last_time,
+                trigger_next_time: plan.trigger_next_time,
+            });
+        }
+        (fires, updates)
     }
 }
 

@@ -32,6 +32,19 @@ pub struct JobInfo {
     pub trigger_next_time: i64,
 }
 
+/// What a schedule pass reads of a job (spec 7.2 scheduleJobQuery, without the columns it never uses).
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct ScheduledJob {
+    pub id: i32,
+    pub job_group: i32,
+    pub schedule_type: String,
+    pub schedule_conf: Option<String>,
+    pub misfire_strategy: String,
+    pub trigger_status: i8,
+    pub trigger_last_time: i64,
+    pub trigger_next_time: i64,
+}
+
 /// `xxl_job_log`
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct JobLog {
