@@ -142,20 +142,23 @@ impl ResultSweeper {
     /// Settles the abandoned rows of up to [`SWEEP_BATCH`] jobs; returns how many rows this admin settled.
     pub async fn pass(&self) -> Result<u64> {
         let before = self.clock.now_ms() - LOST_RESULT_AFTER_MS;
-        let job_ids = self.db.find_unsettled_jobs(before, SWEEP_BATCH).await?;
-        if job_ids.is_empty() {
+        let lost = self.db.find_unsettled_jobs(before, SWEEP_BATCH).await?;
+        if lost.is_empty() {
             return Ok(0);
         }
         let message = self.i18n.get("joblog_trigger_result_lost");
+        let job_ids: Vec<i32> = lost.iter().map(|(id, _)| *id).collect();
         let jobs: HashMap<i32, JobInfo> = self.db.load_jobs(&job_ids).await?.into_iter().map(|j| (j.id, j)).collect();
         let mut settled = 0;
-        for job_id in job_ids {
+        for (job_id, latest) in lost {
             let n = self.db.settle_lost_logs(job_id, before, message).await?;
             settled += n;
-            let compensate = jobs.get(&job_id).is_some_and(|job| {
+            let fire_once_now = jobs.get(&job_id).is_some_and(|job| {
                 job.trigger_status == 1 && MisfireStrategy::from_name(&job.misfire_strategy) == Some(MisfireStrategy::FireOnceNow)
             });
-            if n > 0 && compensate {
+            // Only the admin whose update settled the rows compensates, and only if the job has not
+            // fired since: a later fire already stands for the lost one, as in the lanes.
+            if n > 0 && fire_once_now && !self.db.has_fire_after(job_id, latest).await? {
                 self.triggers.submit(TriggerRequest::of_job(job_id, TriggerType::Misfire));
             }
         }

@@ -6,6 +6,7 @@
 //! another: the first to act on a row wins, and a real result always overwrites a "lost" verdict.
 
 use super::{on_pool, placeholders, Arg, Db, Result, IN_LIST_MAX};
+use chrono::NaiveDateTime;
 
 const UNSENT: &str = "trigger_code = 0 AND handle_code = 0";
 
@@ -29,11 +30,21 @@ impl Db {
         Ok(self.execute(&sql, &[Arg::DateTime(self.datetime(now_ms)), Arg::Int(id)]).await? == 1)
     }
 
-    /// Jobs with rows still without a trigger result whose trigger time is before `before_ms`.
-    pub async fn find_unsettled_jobs(&self, before_ms: i64, limit: i64) -> Result<Vec<i32>> {
-        let sql = format!("SELECT DISTINCT job_id FROM xxl_job_log WHERE {UNSENT} AND trigger_time < ? LIMIT ?");
+    /// Jobs with rows still without a trigger result whose trigger time is before `before_ms`, each with
+    /// the latest such trigger time.
+    pub async fn find_unsettled_jobs(&self, before_ms: i64, limit: i64) -> Result<Vec<(i32, NaiveDateTime)>> {
+        let sql = format!(
+            "SELECT job_id, MAX(trigger_time) FROM xxl_job_log WHERE {UNSENT} AND trigger_time < ? GROUP BY job_id LIMIT ?"
+        );
         let before = self.datetime(before_ms);
-        Ok(on_pool!(self, |p| sqlx::query_scalar(&sql).bind(before).bind(limit).fetch_all(p).await)?)
+        Ok(on_pool!(self, |p| sqlx::query_as(&sql).bind(before).bind(limit).fetch_all(p).await)?)
+    }
+
+    /// Whether the job has a row triggered after `after`: a fire that already stands for a lost one.
+    pub async fn has_fire_after(&self, job_id: i32, after: NaiveDateTime) -> Result<bool> {
+        let sql = "SELECT COUNT(*) FROM xxl_job_log WHERE job_id = ? AND trigger_time > ?";
+        let count: i64 = on_pool!(self, |p| sqlx::query_scalar(sql).bind(job_id).bind(after).fetch_one(p).await)?;
+        Ok(count > 0)
     }
 
     /// Gives the job's rows from before `before_ms` whose trigger result was lost a failed result with

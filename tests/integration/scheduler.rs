@@ -17,6 +17,8 @@ pub fn cases() -> Vec<Case> {
         Case { name: "scheduler::failing_job_is_retried_its_retry_count", backends: BOTH, run: |b| Box::pin(failing_job_is_retried_its_retry_count(b)) },
         Case { name: "scheduler::child_job_runs_after_parent_succeeds", backends: BOTH, run: |b| Box::pin(child_job_runs_after_parent_succeeds(b)) },
         Case { name: "scheduler::hanging_executor_does_not_delay_others", backends: BOTH, run: |b| Box::pin(hanging_executor_does_not_delay_others(b)) },
+        Case { name: "scheduler::a_stopped_job_sends_nothing_after_the_stop", backends: BOTH, run: |b| Box::pin(a_stopped_job_sends_nothing_after_the_stop(b)) },
+        Case { name: "scheduler::lost_trigger_results_are_settled", backends: BOTH, run: |b| Box::pin(lost_trigger_results_are_settled(b)) },
         Case { name: "scheduler::missing_group_ends_as_failed_trigger", backends: &[Backend::Sqlite], run: |b| Box::pin(missing_group_ends_as_failed_trigger(b)) },
     ]
 }
@@ -53,10 +55,14 @@ async fn every_second_cron_fires_once_per_second(backend: Backend) -> TestResult
         ensure_eq!(run.body["jobId"], job_id);
         ensure_eq!(run.token.as_deref(), Some(crate::support::TOKEN));
         ensure_eq!(run.content_type.as_deref(), Some("application/json;charset=UTF-8"));
-        let planned = run.body["logDateTime"].as_i64().context("logDateTime")?;
+        let planned = run.planned_ms.context("the planned instant header")?;
+        ensure_eq!(planned % 1000, 0, "a cron fire stands for a whole second");
+        ensure_eq!(run.trigger_type.as_deref(), Some("CRON"));
+        let sent = run.body["logDateTime"].as_i64().context("logDateTime")?;
         // Fired on the whole second it was planned for, with millisecond precision.
-        let lateness = planned % 1000;
+        let lateness = sent - planned;
         ensure!(lateness < 300, "fire at {planned} is {lateness} ms past its second; all: {:?}", runs.iter().map(|r| r.body["logDateTime"].clone()).collect::<Vec<_>>());
+        ensure!((0..300).contains(&lateness), "fire for {planned} sent {lateness} ms later");
         seconds.push(planned / 1000);
     }
     let distinct: HashSet<_> = seconds.iter().collect();
@@ -267,4 +273,75 @@ async fn missing_group_ends_as_failed_trigger(backend: Backend) -> TestResult {
     ensure!(log.trigger_msg.unwrap_or_default().contains("4242"), "the missing group is named");
     app.stop().await;
     Ok(())
+}
+
+async fn a_stopped_job_sends_nothing_after_the_stop(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let executor = FakeExecutor::start(Behaviour::default()).await?;
+    let job_id = every_second_job(&app, &executor).await?;
+    eventually(Duration::from_secs(20), "two runs", || async { (executor.calls_to("/run").len() >= 2).then_some(()) }).await?;
+    let mut console = crate::support::console::ConsoleClient::new(&app.base);
+    console.login("admin", "123456", false).await?;
+    // Stopped after the pass of x.500: the next second's fire is planned (its row written) by then.
+    let now = now_ms();
+    tokio::time::sleep(Duration::from_millis((1_700 - now % 1000) as u64 % 1000)).await;
+    let reply = console.post("/jobinfo/stop", &[("id", &job_id.to_string())]).await?;
+    ensure_eq!(reply["code"], 200);
+    let stopped_at = now_ms();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let late: Vec<i64> = executor.calls_to("/run").iter().map(|r| r.at_ms).filter(|at| *at > stopped_at + 50).collect();
+    ensure!(late.is_empty(), "runs after the stop at {stopped_at}: {late:?}");
+    // The planned fire's row was removed with it: nothing is left "running".
+    let unsent = app.app.db.find_unsettled_jobs(now_ms() + 60_000, 10).await.context("unsettled")?;
+    ensure!(unsent.is_empty(), "rows left without a trigger result: {unsent:?}");
+    app.stop().await;
+    Ok(())
+}
+
+async fn lost_trigger_results_are_settled(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let executor = FakeExecutor::start(Behaviour::default()).await?;
+    let group = manual_group(store, "lost-test", &[&executor.address]).await?;
+    let mut j = job(group);
+    j.schedule_type = "CRON".into();
+    j.schedule_conf = Some("0 0 0 1 1 ? 2099".into());
+    j.misfire_strategy = "FIRE_ONCE_NOW".into();
+    j.trigger_status = 1;
+    j.trigger_next_time = 4_070_908_800_000;
+    let once_now = insert(store, &j).await?;
+    j.misfire_strategy = "DO_NOTHING".into();
+    let do_nothing = insert(store, &j).await?;
+    // Rows an admin wrote and never finished (killed between its insert and its result), two minutes
+    // ago; and one that a live admin is working on right now.
+    let lost = store.insert_logs(&[(group, once_now), (group, do_nothing)], now_ms() - 120_000).await.context("lost rows")?;
+    let live = store.insert_log(group, do_nothing, now_ms()).await.context("live row")?;
+    let settled = eventually(Duration::from_secs(20), "the sweep", || async {
+        let rows = load_rows(store, &lost).await?;
+        rows.iter().all(|l| l.trigger_code == 500).then_some(rows)
+    })
+    .await?;
+    for row in &settled {
+        ensure!(row.trigger_msg.as_deref().unwrap_or("").contains("Trigger result lost"), "{:?}", row.trigger_msg);
+        ensure_eq!(row.handle_code, 0);
+    }
+    let compensation = eventually(Duration::from_secs(10), "a compensation", || async { executor.calls_to("/run").pop() }).await?;
+    ensure_eq!(compensation.body["jobId"], once_now);
+    ensure_eq!(compensation.trigger_type.as_deref(), Some("MISFIRE"));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    ensure_eq!(executor.calls_to("/run").len(), 1, "only the FIRE_ONCE_NOW job is compensated, once");
+    let live_row = store.load_log(live).await.context("load")?.context("row")?;
+    ensure_eq!(live_row.trigger_code, 0, "a recent row is left to the admin working on it");
+    app.stop().await;
+    Ok(())
+}
+
+async fn load_rows(store: &xxl_job_admin::storage::Db, ids: &[i64]) -> Option<Vec<xxl_job_admin::storage::JobLog>> {
+    let mut rows = Vec::new();
+    for id in ids {
+        rows.push(store.load_log(*id).await.ok()??);
+    }
+    Some(rows)
 }

@@ -111,6 +111,10 @@ pub struct ReceivedCall {
     pub content_type: Option<String>,
     pub body: Value,
     pub at_ms: i64,
+    /// The `Xxl-Job-Planned-Time` header: the planned instant a `/run` stands for.
+    pub planned_ms: Option<i64>,
+    /// The `Xxl-Job-Trigger-Type` header.
+    pub trigger_type: Option<String>,
 }
 
 /// How an in-test executor answers.
@@ -182,6 +186,8 @@ async fn handle(State(inner): State<Arc<Inner>>, uri: Uri, headers: HeaderMap, b
         content_type: header("content-type"),
         body: body.clone(),
         at_ms: super::now_ms(),
+        planned_ms: header("Xxl-Job-Planned-Time").and_then(|t| t.parse().ok()),
+        trigger_type: header("Xxl-Job-Trigger-Type"),
     });
     let behaviour = &inner.behaviour;
     let reply = if behaviour.token.is_some() && header("XXL-JOB-ACCESS-TOKEN") != behaviour.token {
