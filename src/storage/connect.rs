@@ -27,8 +27,9 @@ pub async fn connect(ds: &DataSourceConfig) -> Result<(Db, SchemaOutcome)> {
         DbTarget::MySql { .. } => Pool::MySql(with_startup_retry(|| connect_mysql(ds)).await?),
         DbTarget::Sqlite { path } => Pool::Sqlite(connect_sqlite(path, ds).await?),
     };
-    let db = Db::new(pool, zone);
+    let mut db = Db::new(pool, zone);
     let outcome = schema::ensure(&db).await?;
+    db.probe_returning().await?;
     Ok((db, outcome))
 }
 

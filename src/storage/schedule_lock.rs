@@ -5,35 +5,16 @@
 //! The due jobs are read and their next times written inside the same transaction, after the lock is
 //! held, so each holder sees everything the previous one committed.
 
-use super::{placeholders, Db, JobInfo, Pool, Result};
-use sqlx::{MySql, Sqlite, Transaction};
+use super::sql::{self, Dialect, On, Tx};
+use super::{placeholders, Arg, Db, JobInfo, Result};
 
-/// Rows per batched UPDATE, well under both backends' placeholder limits.
+/// Rows per batched UPDATE, well under every backend's placeholder limit.
 const UPDATE_BATCH: usize = 500;
-
-enum LockTx {
-    MySql(Transaction<'static, MySql>),
-    Sqlite(Transaction<'static, Sqlite>),
-}
-
-macro_rules! on_tx {
-    ($lock:expr, |$conn:ident| $body:expr) => {
-        match &mut $lock.tx {
-            LockTx::MySql(tx) => {
-                let $conn = &mut **tx;
-                $body
-            }
-            LockTx::Sqlite(tx) => {
-                let $conn = &mut **tx;
-                $body
-            }
-        }
-    };
-}
 
 /// The schedule lock, held until [`ScheduleLock::commit`] (or released by rollback when dropped).
 pub struct ScheduleLock {
-    tx: LockTx,
+    tx: Tx,
+    dialect: Dialect,
 }
 
 /// The new schedule state of a job after a pass; written only if the job was not changed meanwhile.
@@ -43,7 +24,7 @@ pub struct ScheduleUpdate {
     /// The `trigger_next_time` the pass read; a different stored value means the console rescheduled or
     /// stopped the job during the pass, and the console's write wins.
     pub expected_next_time: i64,
-    pub trigger_status: i8,
+    pub trigger_status: i16,
     pub trigger_last_time: i64,
     pub trigger_next_time: i64,
 }
@@ -51,30 +32,24 @@ pub struct ScheduleUpdate {
 impl Db {
     /// Blocks until this process holds the schedule lock.
     pub async fn lock_schedule(&self) -> Result<ScheduleLock> {
-        let tx = match &self.pool {
-            Pool::MySql(pool) => {
-                let mut tx = pool.begin().await?;
-                sqlx::query("SELECT * FROM xxl_job_lock WHERE lock_name = 'schedule_lock' FOR UPDATE")
-                    .execute(&mut *tx)
-                    .await?;
-                LockTx::MySql(tx)
-            }
-            Pool::Sqlite(pool) => LockTx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
-        };
-        Ok(ScheduleLock { tx })
+        let mut tx = sql::begin(&self.pool, &self.dialect).await?;
+        if let Some(lock) = self.dialect.lock_row {
+            sql::execute(On::Tx(&mut tx), &self.dialect, lock, &[]).await?;
+        }
+        Ok(ScheduleLock { tx, dialect: self.dialect })
     }
 }
 
 impl ScheduleLock {
     /// Scheduled jobs due at or before `max_next_time`, by id (spec 7.2 scheduleJobQuery).
     pub async fn due_jobs(&mut self, max_next_time: i64, limit: i64) -> Result<Vec<JobInfo>> {
-        Ok(on_tx!(self, |conn| sqlx::query_as(
-            "SELECT * FROM xxl_job_info WHERE trigger_status = 1 AND trigger_next_time <= ? ORDER BY id ASC LIMIT ?"
+        sql::fetch_all(
+            On::Tx(&mut self.tx),
+            &self.dialect,
+            "SELECT * FROM xxl_job_info WHERE trigger_status = 1 AND trigger_next_time <= ? ORDER BY id ASC LIMIT ?",
+            &[Arg::Int(max_next_time), Arg::Int(limit)],
         )
-        .bind(max_next_time)
-        .bind(limit)
-        .fetch_all(conn)
-        .await)?)
+        .await
     }
 
     /// Writes the pass's results in batches; returns how many rows were written.
@@ -87,35 +62,20 @@ impl ScheduleLock {
                  trigger_next_time = {case} WHERE id IN ({}) AND trigger_status = 1 AND trigger_next_time = {case}",
                 placeholders(batch.len()),
             );
-            written += on_tx!(self, |conn| {
-                let mut query = sqlx::query(&sql);
-                for u in batch {
-                    query = query.bind(u.id).bind(u.trigger_status);
-                }
-                for u in batch {
-                    query = query.bind(u.id).bind(u.trigger_last_time);
-                }
-                for u in batch {
-                    query = query.bind(u.id).bind(u.trigger_next_time);
-                }
-                for u in batch {
-                    query = query.bind(u.id);
-                }
-                for u in batch {
-                    query = query.bind(u.id).bind(u.expected_next_time);
-                }
-                query.execute(conn).await.map(|r| r.rows_affected())
-            })?;
+            let id = |u: &ScheduleUpdate| Arg::Int(u.id.into());
+            let mut args = Vec::with_capacity(batch.len() * 9);
+            args.extend(batch.iter().flat_map(|u| [id(u), Arg::Int(u.trigger_status.into())]));
+            args.extend(batch.iter().flat_map(|u| [id(u), Arg::Int(u.trigger_last_time)]));
+            args.extend(batch.iter().flat_map(|u| [id(u), Arg::Int(u.trigger_next_time)]));
+            args.extend(batch.iter().map(id));
+            args.extend(batch.iter().flat_map(|u| [id(u), Arg::Int(u.expected_next_time)]));
+            written += sql::execute(On::Tx(&mut self.tx), &self.dialect, &sql, &args).await?;
         }
         Ok(written)
     }
 
     /// Releases the lock, making the pass's writes visible.
     pub async fn commit(self) -> Result<()> {
-        match self.tx {
-            LockTx::MySql(tx) => tx.commit().await?,
-            LockTx::Sqlite(tx) => tx.commit().await?,
-        }
-        Ok(())
+        sql::commit(self.tx).await
     }
 }

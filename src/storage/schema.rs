@@ -2,10 +2,8 @@
 //!
 //! No migration bookkeeping table is created: the database must stay exactly what the Java admin expects.
 
-use super::{on_pool, Backend, Db, Result, StorageError};
+use super::{Db, Result, StorageError};
 
-const MYSQL_DDL: &str = include_str!("../../migrations/mysql.sql");
-const SQLITE_DDL: &str = include_str!("../../migrations/sqlite.sql");
 const SEED: &str = include_str!("../../migrations/seed.sql");
 
 pub const TABLES: [&str; 8] = [
@@ -31,12 +29,8 @@ pub enum SchemaOutcome {
 pub(super) async fn ensure(db: &Db) -> Result<SchemaOutcome> {
     let present = existing_tables(db).await?;
     if present.is_empty() {
-        let ddl = match db.backend() {
-            Backend::MySql => MYSQL_DDL,
-            Backend::Sqlite => SQLITE_DDL,
-        };
-        for statement in statements(ddl).chain(statements(SEED)) {
-            on_pool!(db, |p| sqlx::query(&statement).execute(p).await.map(|_| ()))?;
+        for statement in statements(db.dialect.ddl).chain(statements(SEED)) {
+            db.execute(&statement, &[]).await?;
         }
         return Ok(SchemaOutcome::Created);
     }
@@ -44,32 +38,16 @@ pub(super) async fn ensure(db: &Db) -> Result<SchemaOutcome> {
     if !missing.is_empty() {
         return Err(StorageError::PartialSchema(missing.join(", ")));
     }
-    let lock_rows: i64 = on_pool!(db, |p| sqlx::query_scalar(
-        "SELECT COUNT(*) FROM xxl_job_lock WHERE lock_name = 'schedule_lock'"
-    )
-    .fetch_one(p)
-    .await)?;
+    let lock_rows = db.scalar("SELECT COUNT(*) FROM xxl_job_lock WHERE lock_name = 'schedule_lock'", &[]).await?;
     Ok(SchemaOutcome::Existing { lock_row_present: lock_rows > 0 })
 }
 
 /// The xxl-job tables present, lower-cased (MySQL on Windows/macOS may report any case).
 async fn existing_tables(db: &Db) -> Result<Vec<String>> {
-    let names: Vec<String> = match db.backend() {
-        Backend::MySql => on_pool!(db, |p| sqlx::query_scalar(
-            // CAST: MySQL 8 reports information_schema names as binary strings.
-            "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()"
-        )
-        .fetch_all(p)
-        .await)?,
-        Backend::Sqlite => on_pool!(db, |p| sqlx::query_scalar(
-            "SELECT name FROM sqlite_master WHERE type = 'table'"
-        )
-        .fetch_all(p)
-        .await)?,
-    };
+    let names: Vec<(String,)> = db.fetch_all(db.dialect.tables, &[]).await?;
     Ok(names
         .into_iter()
-        .map(|n| n.to_lowercase())
+        .map(|(n,)| n.to_lowercase())
         .filter(|n| TABLES.contains(&n.as_str()))
         .collect())
 }
@@ -85,10 +63,11 @@ fn statements(script: &str) -> impl Iterator<Item = String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::sql::Dialect;
 
     #[test]
     fn scripts_create_every_table_and_seed_the_lock() {
-        for ddl in [MYSQL_DDL, SQLITE_DDL] {
+        for ddl in Dialect::ALL.map(|d| d.ddl) {
             let creates: Vec<_> = statements(ddl).filter(|s| s.contains("CREATE TABLE")).collect();
             assert_eq!(creates.len(), TABLES.len());
             for table in TABLES {
