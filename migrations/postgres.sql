@@ -1,6 +1,6 @@
 -- The xxl-job 2.4 schema in PostgreSQL types, applied only to a database (schema) that has none of these tables.
 -- Same tables, columns, defaults and indexes as the MySQL schema, laid out as the community's PostgreSQL ports
--- of xxl-job do: lower-case unquoted names, serial ids (bigserial for the log), int2 for TINYINT, timestamp
+-- of xxl-job do: lower-case unquoted names, serial ids (bigserial for the log), smallint for TINYINT, timestamp
 -- (without time zone: wall-clock values in the configured zone, as MySQL's DATETIME) and text for
 -- TEXT/MEDIUMTEXT. Index names are per schema in PostgreSQL; the seven here do not collide.
 
@@ -9,24 +9,24 @@ CREATE TABLE xxl_job_info
     id                        serial       NOT NULL,
     job_group                 integer      NOT NULL,
     job_desc                  varchar(255) NOT NULL,
-    add_time                  timestamp    DEFAULT NULL,
-    update_time               timestamp    DEFAULT NULL,
-    author                    varchar(64)  DEFAULT NULL,
-    alarm_email               varchar(255) DEFAULT NULL,
+    add_time                  timestamp,
+    update_time               timestamp,
+    author                    varchar(64),
+    alarm_email               varchar(255),
     schedule_type             varchar(50)  NOT NULL DEFAULT 'NONE',
-    schedule_conf             varchar(128) DEFAULT NULL,
+    schedule_conf             varchar(128),
     misfire_strategy          varchar(50)  NOT NULL DEFAULT 'DO_NOTHING',
-    executor_route_strategy   varchar(50)  DEFAULT NULL,
-    executor_handler          varchar(255) DEFAULT NULL,
-    executor_param            varchar(512) DEFAULT NULL,
-    executor_block_strategy   varchar(50)  DEFAULT NULL,
+    executor_route_strategy   varchar(50),
+    executor_handler          varchar(255),
+    executor_param            varchar(512),
+    executor_block_strategy   varchar(50),
     executor_timeout          integer      NOT NULL DEFAULT 0,
     executor_fail_retry_count integer      NOT NULL DEFAULT 0,
     glue_type                 varchar(50)  NOT NULL,
     glue_source               text,
-    glue_remark               varchar(128) DEFAULT NULL,
-    glue_updatetime           timestamp    DEFAULT NULL,
-    child_jobid               varchar(255) DEFAULT NULL,
+    glue_remark               varchar(128),
+    glue_updatetime           timestamp,
+    child_jobid               varchar(255),
     trigger_status            smallint     NOT NULL DEFAULT 0,
     trigger_last_time         bigint       NOT NULL DEFAULT 0,
     trigger_next_time         bigint       NOT NULL DEFAULT 0,
@@ -38,15 +38,15 @@ CREATE TABLE xxl_job_log
     id                        bigserial    NOT NULL,
     job_group                 integer      NOT NULL,
     job_id                    integer      NOT NULL,
-    executor_address          varchar(255) DEFAULT NULL,
-    executor_handler          varchar(255) DEFAULT NULL,
-    executor_param            varchar(512) DEFAULT NULL,
-    executor_sharding_param   varchar(20)  DEFAULT NULL,
+    executor_address          varchar(255),
+    executor_handler          varchar(255),
+    executor_param            varchar(512),
+    executor_sharding_param   varchar(20),
     executor_fail_retry_count integer      NOT NULL DEFAULT 0,
-    trigger_time              timestamp    DEFAULT NULL,
+    trigger_time              timestamp,
     trigger_code              integer      NOT NULL,
     trigger_msg               text,
-    handle_time               timestamp    DEFAULT NULL,
+    handle_time               timestamp,
     handle_code               integer      NOT NULL,
     handle_msg                text,
     alarm_status              smallint     NOT NULL DEFAULT 0,
@@ -60,11 +60,11 @@ CREATE INDEX i_job_id ON xxl_job_log (job_id);
 CREATE TABLE xxl_job_log_report
 (
     id            serial    NOT NULL,
-    trigger_day   timestamp DEFAULT NULL,
+    trigger_day   timestamp,
     running_count integer   NOT NULL DEFAULT 0,
     suc_count     integer   NOT NULL DEFAULT 0,
     fail_count    integer   NOT NULL DEFAULT 0,
-    update_time   timestamp DEFAULT NULL,
+    update_time   timestamp,
     PRIMARY KEY (id)
 );
 CREATE UNIQUE INDEX i_trigger_day ON xxl_job_log_report (trigger_day);
@@ -73,11 +73,11 @@ CREATE TABLE xxl_job_logglue
 (
     id          serial       NOT NULL,
     job_id      integer      NOT NULL,
-    glue_type   varchar(50)  DEFAULT NULL,
+    glue_type   varchar(50),
     glue_source text,
     glue_remark varchar(128) NOT NULL,
-    add_time    timestamp    DEFAULT NULL,
-    update_time timestamp    DEFAULT NULL,
+    add_time    timestamp,
+    update_time timestamp,
     PRIMARY KEY (id)
 );
 
@@ -87,7 +87,7 @@ CREATE TABLE xxl_job_registry
     registry_group varchar(50)  NOT NULL,
     registry_key   varchar(255) NOT NULL,
     registry_value varchar(255) NOT NULL,
-    update_time    timestamp    DEFAULT NULL,
+    update_time    timestamp,
     PRIMARY KEY (id)
 );
 CREATE UNIQUE INDEX i_g_k_v ON xxl_job_registry (registry_group, registry_key, registry_value);
@@ -99,7 +99,7 @@ CREATE TABLE xxl_job_group
     title        varchar(12) NOT NULL,
     address_type smallint    NOT NULL DEFAULT 0,
     address_list text,
-    update_time  timestamp   DEFAULT NULL,
+    update_time  timestamp,
     PRIMARY KEY (id)
 );
 
@@ -109,7 +109,7 @@ CREATE TABLE xxl_job_user
     username   varchar(50)  NOT NULL,
     password   varchar(50)  NOT NULL,
     role       smallint     NOT NULL,
-    permission varchar(255) DEFAULT NULL,
+    permission varchar(255),
     PRIMARY KEY (id)
 );
 CREATE UNIQUE INDEX i_username ON xxl_job_user (username);

@@ -419,7 +419,7 @@ fn invalid_values_name_key_value_and_origin() {
         ("--server.servlet.context-path=/a b", "server.servlet.context-path", "/a b"),
         ("--server.servlet.context-path=/{id}", "server.servlet.context-path", "/{id}"),
         ("--management.server.servlet.context-path=/a//b", "management.server.servlet.context-path", "/a//b"),
-        ("--spring.datasource.url=jdbc:postgresql://db/x", "spring.datasource.url", "jdbc:postgresql://db/x"),
+        ("--spring.datasource.url=jdbc:oracle:thin:@db:1521/x", "spring.datasource.url", "jdbc:oracle:thin:@db:1521/x"),
         ("--spring.datasource.url= ", "spring.datasource.url", " "),
         ("--spring.datasource.url=jdbc:mysql://db/x?serverTimezone=Moon/Base", "spring.datasource.url", "Moon/Base"),
         ("--spring.datasource.hikari.maximum-pool-size=0", "spring.datasource.hikari.maximum-pool-size", "0"),
