@@ -33,8 +33,11 @@ use sql::{Dialect, Pool};
 pub enum StorageError {
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
-    #[error("cannot read the schema script: {0}")]
-    Schema(String),
+    #[error(
+        "the xxl-job tables do not have the column types this admin reads ({0}); \
+         alter them to the types of migrations/postgres.sql"
+    )]
+    ColumnTypes(String),
     #[error(
         "the database has only some of the xxl-job tables (missing: {0}); \
          create them with the xxl-job 2.4 script or point the admin at an empty database"

@@ -108,6 +108,10 @@ pub(crate) struct Dialect {
     pub ddl: &'static str,
     /// One text column: the names of the tables of the current database/schema.
     pub tables: &'static str,
+    /// Three text columns: table, column and type of every column of the current schema, where the
+    /// driver decodes only the exact column types (PostgreSQL); `None` where any integer or text type
+    /// decodes as any other.
+    pub columns: Option<&'static str>,
     /// Whether `INSERT … RETURNING` works; probed at start for MySQL-protocol servers.
     pub returning: bool,
     /// The case-insensitive LIKE, as MySQL's default collations compare.
@@ -120,46 +124,49 @@ pub(crate) struct Dialect {
 const LOCK_ROW: &str = "SELECT * FROM xxl_job_lock WHERE lock_name = 'schedule_lock' FOR UPDATE";
 
 impl Dialect {
-    const MYSQL: Dialect = Dialect {
+    pub(super) const MYSQL: Dialect = Dialect {
         numbered: false,
         begin: "BEGIN",
         lock_row: Some(LOCK_ROW),
         ddl: include_str!("../../migrations/mysql.sql"),
         // CAST: MySQL 8 reports information_schema names as binary strings.
         tables: "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()",
+        columns: None,
         // MariaDB ≥ 10.5 accepts it, MySQL does not: see [`Db::probe_returning`].
         returning: false,
         like: "LIKE",
         bigint: "SIGNED",
     };
 
-    const SQLITE: Dialect = Dialect {
+    pub(super) const SQLITE: Dialect = Dialect {
         numbered: false,
         // Excludes every other writer process for the whole transaction.
         begin: "BEGIN IMMEDIATE",
         lock_row: None,
         ddl: include_str!("../../migrations/sqlite.sql"),
         tables: "SELECT name FROM sqlite_master WHERE type = 'table'",
+        columns: None,
         returning: true,
         // ASCII-case-insensitive already.
         like: "LIKE",
         bigint: "INTEGER",
     };
 
-    const POSTGRES: Dialect = Dialect {
+    pub(super) const POSTGRES: Dialect = Dialect {
         numbered: true,
         begin: "BEGIN",
         lock_row: Some(LOCK_ROW),
         ddl: include_str!("../../migrations/postgres.sql"),
         tables: "SELECT CAST(table_name AS TEXT) FROM information_schema.tables \
                  WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
+        columns: Some(
+            "SELECT CAST(table_name AS TEXT), CAST(column_name AS TEXT), CAST(data_type AS TEXT) \
+             FROM information_schema.columns WHERE table_schema = current_schema()",
+        ),
         returning: true,
         like: "ILIKE",
         bigint: "BIGINT",
     };
-
-    #[cfg(test)]
-    pub(crate) const ALL: [Dialect; 3] = [Dialect::MYSQL, Dialect::SQLITE, Dialect::POSTGRES];
 
     pub(crate) fn of(pool: &Pool) -> Dialect {
         match pool {

@@ -127,22 +127,14 @@ mod tests {
     use super::super::{err, ok};
     use super::*;
 
-    struct Parts {
-        host: String,
-        port: u16,
-        database: String,
-        ssl_mode: SslMode,
-        schema: Option<String>,
-        settings: Vec<(String, String)>,
+    fn target(url: &str) -> DbTarget {
+        ok(url).target
     }
 
-    fn parts(url: &str) -> Parts {
-        match ok(url).target {
-            DbTarget::Postgres { host, port, database, ssl_mode, schema, settings } => {
-                Parts { host, port, database, ssl_mode, schema, settings }
-            }
-            other => panic!("{url}: {other:?}"),
-        }
+    /// The target of `//host:port/database` without parameters.
+    fn plain(host: &str, port: u16, database: &str) -> DbTarget {
+        let (host, database) = (host.to_string(), database.to_string());
+        DbTarget::Postgres { host, port, database, ssl_mode: SslMode::Preferred, schema: None, settings: Vec::new() }
     }
 
     fn zone(name: &str) -> Tz {
@@ -151,13 +143,12 @@ mod tests {
 
     #[test]
     fn jdbc_and_libpq_forms() {
-        let p = parts("jdbc:postgresql://127.0.0.1:5433/xxl_job");
-        assert_eq!((p.host.as_str(), p.port, p.database.as_str(), p.ssl_mode), ("127.0.0.1", 5433, "xxl_job", SslMode::Preferred));
-        assert_eq!(parts("jdbc:postgresql://db/x").port, 5432);
-        assert_eq!(parts("postgres://db/x").host, "db");
-        assert_eq!(parts("postgresql://[::1]/x").host, "::1");
-        assert_eq!(parts("JDBC:PostgreSQL://DB/X").database, "X");
-        assert_eq!(parts("jdbc:postgresql:///x").host, "localhost");
+        assert_eq!(target("jdbc:postgresql://127.0.0.1:5433/xxl_job"), plain("127.0.0.1", 5433, "xxl_job"));
+        assert_eq!(target("jdbc:postgresql://db/x"), plain("db", 5432, "x"));
+        assert_eq!(target("postgres://db/x"), plain("db", 5432, "x"));
+        assert_eq!(target("postgresql://[::1]/x"), plain("::1", 5432, "x"));
+        assert_eq!(target("JDBC:PostgreSQL://DB/X"), plain("DB", 5432, "X"));
+        assert_eq!(target("jdbc:postgresql:///x"), plain("localhost", 5432, "x"));
         let ds = ok("jdbc:postgresql://a:5432,b:5433/x");
         assert!(ds.warnings.iter().any(|w| w.contains("a:5432")), "{:?}", ds.warnings);
         assert!(err("jdbc:postgresql://db").contains("database"));
@@ -175,7 +166,10 @@ mod tests {
 
     #[test]
     fn ssl_modes() {
-        let mode = |q: &str| parts(&format!("jdbc:postgresql://db/x?{q}")).ssl_mode;
+        let mode = |q: &str| match target(&format!("jdbc:postgresql://db/x?{q}")) {
+            DbTarget::Postgres { ssl_mode, .. } => ssl_mode,
+            other => panic!("{other:?}"),
+        };
         assert_eq!(mode(""), SslMode::Preferred);
         assert_eq!(mode("sslmode=disable"), SslMode::Disabled);
         assert_eq!(mode("sslmode=allow"), SslMode::Preferred);
@@ -199,9 +193,13 @@ mod tests {
         assert!(err("jdbc:postgresql://db/x?options=-c%20TimeZone=UTC%2B8").contains("offset"));
         assert!(err("jdbc:postgresql://db/x?options=-c%20TimeZone=Mars/Base").contains("Mars/Base"));
         assert!(err("jdbc:postgresql://db/x?options=TimeZone").contains("options"));
-        let p = parts("jdbc:postgresql://db/x?currentSchema=jobs&options=-c%20statement_timeout%3D5000%20--lock_timeout=1000");
-        assert_eq!(p.schema.as_deref(), Some("jobs"));
-        assert_eq!(p.settings, vec![("statement_timeout".into(), "5000".into()), ("lock_timeout".into(), "1000".into())]);
+        let DbTarget::Postgres { schema, settings, .. } =
+            target("jdbc:postgresql://db/x?currentSchema=jobs&options=-c%20statement_timeout%3D5000%20--lock_timeout=1000")
+        else {
+            panic!("not PostgreSQL")
+        };
+        assert_eq!(schema.as_deref(), Some("jobs"));
+        assert_eq!(settings, vec![("statement_timeout".into(), "5000".into()), ("lock_timeout".into(), "1000".into())]);
     }
 
     #[test]
