@@ -19,7 +19,7 @@ impl RegistryKey {
 }
 
 impl Db {
-    /// Refreshes a registration, inserting it when no row matched (found-rows semantics on both backends).
+    /// Refreshes a registration, inserting it when no row matched (found-rows semantics on every backend).
     pub async fn registry_upsert(&self, key: &RegistryKey, now_ms: i64) -> Result<()> {
         let now = Arg::DateTime(self.datetime(now_ms));
         let [group, key, value] = key.args();

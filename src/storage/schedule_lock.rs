@@ -1,7 +1,8 @@
 //! The cluster-wide schedule mutex (spec 4.1, 7.1) and the statements run while holding it.
 //!
-//! MySQL: `SELECT … FOR UPDATE` on the `schedule_lock` row, the very lock a Java admin takes, so both
-//! kinds of admin take turns. SQLite: `BEGIN IMMEDIATE`, which excludes every other writer process.
+//! MySQL and PostgreSQL: `SELECT … FOR UPDATE` on the `schedule_lock` row, the very lock a Java admin
+//! takes, so every admin on the database takes turns. SQLite: `BEGIN IMMEDIATE`, which excludes every
+//! other writer process. [`super::sql::Dialect`] says which.
 //! The due jobs are read and their next times written inside the same transaction, after the lock is
 //! held, so each holder sees everything the previous one committed.
 
