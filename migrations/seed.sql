@@ -1,5 +1,5 @@
 -- The initial rows of a new xxl-job database: the sample executor and job, user admin / 123456 (md5), and
--- the row the schedulers of every admin lock. Shared by MySQL and SQLite.
+-- the row the schedulers of every admin lock. Shared by MySQL, SQLite and PostgreSQL.
 INSERT INTO xxl_job_group (id, app_name, title, address_type, address_list, update_time)
 VALUES (1, 'xxl-job-executor-sample', '示例执行器', 0, NULL, '2018-11-03 22:21:31');
 

@@ -178,6 +178,7 @@ fn session_keys(config: &Config) -> SessionKeys {
     let ds = &config.datasource;
     let target = match &ds.target {
         DbTarget::MySql { host, port, database, .. } => format!("mysql://{host}:{port}/{database}"),
+        DbTarget::Postgres { host, port, database, .. } => format!("postgres://{host}:{port}/{database}"),
         DbTarget::Sqlite { path: SqlitePath::File(file) } => format!("sqlite:{}:{}", file.display(), embedded_secret(file)),
         DbTarget::Sqlite { path: SqlitePath::Memory } => format!("sqlite::memory:{}", hex::encode(rand::random::<[u8; 32]>())),
     };

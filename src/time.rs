@@ -2,7 +2,8 @@
 //!
 //! The Java admin writes `java.util.Date` into DATETIME columns as the wall-clock time of the JDBC
 //! `serverTimezone` (or the JVM zone) and MySQL rounds the milliseconds to whole seconds. Every value we
-//! write or read goes through [`Zone`] so both admins agree on the same instants.
+//! write or read goes through [`Zone`] so both admins agree on the same instants. Zone names are read
+//! here too, in the spellings Connector/J and PostgreSQL accept.
 
 use chrono::{DateTime, Local, LocalResult, NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
@@ -95,6 +96,87 @@ impl Clock for SystemClock {
     }
 }
 
+/// An IANA name, a Java short ID (`CTT`), or an offset (`GMT+8`, `UTC+08:00`, `+8`); `LOCAL` and
+/// `SERVER` mean the system zone (`None`).
+pub(crate) fn parse_zone(zone: &str) -> Result<Option<Tz>, String> {
+    let zone = zone.trim();
+    if zone.eq_ignore_ascii_case("LOCAL") || zone.eq_ignore_ascii_case("SERVER") {
+        return Ok(None);
+    }
+    if let Some(offset) = offset_zone(zone) {
+        return offset.map(Some);
+    }
+    if let Some((_, iana)) = JAVA_SHORT_IDS.iter().find(|(id, _)| *id == zone) {
+        return Ok(iana.parse().ok());
+    }
+    zone.parse::<Tz>()
+        .ok()
+        .or_else(|| chrono_tz::TZ_VARIANTS.iter().copied().find(|tz| tz.name().eq_ignore_ascii_case(zone)))
+        .map(Some)
+        .ok_or_else(|| format!("unknown time zone `{zone}`"))
+}
+
+/// `None` when `zone` is not written as an offset at all.
+fn offset_zone(zone: &str) -> Option<Result<Tz, String>> {
+    let upper = zone.to_ascii_uppercase();
+    if upper == "Z" {
+        return Some(Ok(Tz::UTC));
+    }
+    let signed = ["GMT", "UTC", "UT", ""]
+        .iter()
+        .find_map(|prefix| upper.strip_prefix(prefix).filter(|rest| rest.starts_with(['+', '-'])))?;
+    let (negative, digits) = (signed.starts_with('-'), &signed[1..]);
+    let (hours, minutes) = match digits.split_once(':') {
+        Some((h, m)) => (h, m),
+        None if digits.len() == 4 => digits.split_at(2),
+        None => (digits, "0"),
+    };
+    let parsed =
+        (1..=2).contains(&hours.len()).then(|| hours.parse::<i32>().ok().zip(minutes.parse::<i32>().ok())).flatten();
+    let Some((hours, minutes)) = parsed.filter(|(h, m)| *h <= 18 && *m < 60) else {
+        return Some(Err(format!("`{zone}` is not a valid offset")));
+    };
+    if minutes != 0 {
+        return Some(Err(format!("offset `{zone}` is not whole hours; name the zone instead (e.g. Asia/Kolkata)")));
+    }
+    let hours = if negative { -hours } else { hours };
+    if hours == 0 {
+        return Some(Ok(Tz::UTC));
+    }
+    // POSIX `Etc/` zones count the other way: UTC+8 is Etc/GMT-8.
+    let name = format!("Etc/GMT{}{}", if hours > 0 { '-' } else { '+' }, hours.abs());
+    Some(name.parse().map_err(|_| format!("offset `{zone}` is outside -12..+14 hours")))
+}
+
+/// `java.util.TimeZone`'s three-letter IDs, which Connector/J accepts (`CST` is Chicago there too).
+const JAVA_SHORT_IDS: &[(&str, &str)] = &[
+    ("ACT", "Australia/Darwin"),
+    ("AET", "Australia/Sydney"),
+    ("AGT", "America/Argentina/Buenos_Aires"),
+    ("ART", "Africa/Cairo"),
+    ("AST", "America/Anchorage"),
+    ("BET", "America/Sao_Paulo"),
+    ("BST", "Asia/Dhaka"),
+    ("CAT", "Africa/Harare"),
+    ("CNT", "America/St_Johns"),
+    ("CST", "America/Chicago"),
+    ("CTT", "Asia/Shanghai"),
+    ("EAT", "Africa/Addis_Ababa"),
+    ("ECT", "Europe/Paris"),
+    ("IET", "America/Indiana/Indianapolis"),
+    ("IST", "Asia/Kolkata"),
+    ("JST", "Asia/Tokyo"),
+    ("MIT", "Pacific/Apia"),
+    ("NET", "Asia/Yerevan"),
+    ("NST", "Pacific/Auckland"),
+    ("PLT", "Asia/Karachi"),
+    ("PNT", "America/Phoenix"),
+    ("PRT", "America/Puerto_Rico"),
+    ("PST", "America/Los_Angeles"),
+    ("SST", "Pacific/Guadalcanal"),
+    ("VST", "Asia/Ho_Chi_Minh"),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +221,27 @@ mod tests {
         let ms = Utc.with_ymd_and_hms(2024, 1, 1, 16, 30, 0).unwrap().timestamp_millis();
         assert_eq!(zone.start_of_day(ms, 0), dt(2024, 1, 2, 0, 0, 0));
         assert_eq!(zone.start_of_day(ms, -2), dt(2023, 12, 31, 0, 0, 0));
+    }
+
+    #[test]
+    fn zone_spellings() {
+        let zone = |name: &str| name.parse::<Tz>().unwrap();
+        let z = |s: &str| parse_zone(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        assert_eq!(z("Asia/Shanghai"), Some(zone("Asia/Shanghai")));
+        assert_eq!(z("asia/shanghai"), Some(zone("Asia/Shanghai")));
+        assert_eq!(z("CTT"), Some(zone("Asia/Shanghai")));
+        assert_eq!(z("CST"), Some(zone("America/Chicago")));
+        for east8 in ["GMT+8", "GMT+08", "GMT+08:00", "GMT+0800", "UTC+8", "+08:00", "+8", "utc+8"] {
+            assert_eq!(z(east8), Some(zone("Etc/GMT-8")), "{east8}");
+        }
+        assert_eq!(z("GMT-5"), Some(zone("Etc/GMT+5")));
+        assert_eq!(z("UTC+14"), Some(zone("Etc/GMT-14")));
+        assert_eq!(z("GMT+0"), Some(Tz::UTC));
+        assert_eq!(z("Z"), Some(Tz::UTC));
+        assert_eq!(z("server"), None);
+        assert!(parse_zone("+05:30").unwrap_err().contains("whole hours"));
+        assert!(parse_zone("GMT+15").unwrap_err().contains("outside"));
+        assert!(parse_zone("GMT+x").is_err());
+        assert!(parse_zone("Nowhere").is_err());
     }
 }

@@ -65,6 +65,16 @@ pub enum DbTarget {
     Sqlite {
         path: SqlitePath,
     },
+    Postgres {
+        host: String,
+        port: u16,
+        database: String,
+        ssl_mode: SslMode,
+        /// `currentSchema`: the schema (search path) the tables are in; `None` = the server's default.
+        schema: Option<String>,
+        /// Run-time settings from `options=-c name=value …`, sent when connecting.
+        settings: Vec<(String, String)>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +84,7 @@ pub enum SqlitePath {
     Memory,
 }
 
-/// MySQL Connector/J's `sslMode` values.
+/// MySQL Connector/J's `sslMode` values (libpq's `sslmode` maps onto them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SslMode {
     Disabled,
@@ -251,6 +261,15 @@ impl Config {
             }
             DbTarget::Sqlite { path: SqlitePath::File(file) } => format!("sqlite:{}", file.display()),
             DbTarget::Sqlite { path: SqlitePath::Memory } => "sqlite::memory:".to_string(),
+            DbTarget::Postgres { host, port, database, ssl_mode, schema, settings } => {
+                let host = if host.contains(':') { format!("[{host}]") } else { host.clone() };
+                let settings: Vec<String> = settings.iter().map(|(name, value)| format!("{name}={value}")).collect();
+                format!(
+                    "postgres://{host}:{port}/{database} (sslmode {ssl_mode:?}, schema {}, settings [{}])",
+                    schema.as_deref().unwrap_or("default"),
+                    settings.join(" ")
+                )
+            }
         };
         let tls = if mail.implicit_tls {
             "implicit TLS"

@@ -419,7 +419,7 @@ fn invalid_values_name_key_value_and_origin() {
         ("--server.servlet.context-path=/a b", "server.servlet.context-path", "/a b"),
         ("--server.servlet.context-path=/{id}", "server.servlet.context-path", "/{id}"),
         ("--management.server.servlet.context-path=/a//b", "management.server.servlet.context-path", "/a//b"),
-        ("--spring.datasource.url=jdbc:postgresql://db/x", "spring.datasource.url", "jdbc:postgresql://db/x"),
+        ("--spring.datasource.url=jdbc:oracle:thin:@db:1521/x", "spring.datasource.url", "jdbc:oracle:thin:@db:1521/x"),
         ("--spring.datasource.url= ", "spring.datasource.url", " "),
         ("--spring.datasource.url=jdbc:mysql://db/x?serverTimezone=Moon/Base", "spring.datasource.url", "Moon/Base"),
         ("--spring.datasource.hikari.maximum-pool-size=0", "spring.datasource.hikari.maximum-pool-size", "0"),
@@ -668,4 +668,25 @@ fn help_lists_every_key_once_per_line() {
         }
     }
     assert!(help.contains("SERVER_SERVLET_CONTEXTPATH") && help.contains("mybatis.*"));
+}
+
+#[test]
+fn postgres_datasource_with_credentials_from_keys_or_url() {
+    let c = config(&[
+        "--spring.datasource.url=jdbc:postgresql://pg.internal:5433/xxl_job?sslmode=require&options=-c%20TimeZone%3DAsia/Shanghai",
+        "--spring.datasource.username=xxl",
+        "--spring.datasource.password=keypw",
+    ]);
+    assert!(
+        matches!(&c.datasource.target, DbTarget::Postgres { host, port: 5433, database, ssl_mode: SslMode::Required, .. } if host == "pg.internal" && database == "xxl_job")
+    );
+    assert_eq!((c.datasource.username.as_deref(), c.datasource.password.as_ref().map(Secret::expose)), (Some("xxl"), Some("keypw")));
+    assert_eq!(c.datasource.time_zone, Some("Asia/Shanghai".parse().unwrap()));
+    let summary = c.redacted_summary();
+    assert!(summary.contains("postgres://pg.internal:5433/xxl_job (sslmode Required"), "{summary}");
+    assert!(!summary.contains("keypw"), "{summary}");
+    // Credentials in the URL win over the keys and stay masked.
+    let c = config(&["--spring.datasource.url=postgres://app:urlpw@pg/x", "--spring.datasource.username=xxl"]);
+    assert_eq!((c.datasource.username.as_deref(), c.datasource.password.as_ref().map(Secret::expose)), (Some("app"), Some("urlpw")));
+    assert!(!format!("{c:?}\n{}", c.redacted_summary()).contains("urlpw"));
 }

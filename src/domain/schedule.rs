@@ -147,7 +147,7 @@ pub struct JobPlan {
     pub fire_now: Option<TriggerType>,
     /// A planned fire to issue exactly at this instant.
     pub fire_at: Option<i64>,
-    pub trigger_status: i8,
+    pub trigger_status: i16,
     pub trigger_last_time: i64,
     pub trigger_next_time: i64,
     /// Why the job was stopped, when it was (no next time, or an invalid schedule).

@@ -16,11 +16,11 @@ use std::time::Duration;
 
 /// `alarm_status` values (spec 3.7).
 pub mod alarm_status {
-    pub const NEW: i8 = 0;
-    pub const LOCKED: i8 = -1;
-    pub const NOT_NEEDED: i8 = 1;
-    pub const SENT: i8 = 2;
-    pub const FAILED: i8 = 3;
+    pub const NEW: i16 = 0;
+    pub const LOCKED: i16 = -1;
+    pub const NOT_NEEDED: i16 = 1;
+    pub const SENT: i16 = 2;
+    pub const FAILED: i16 = 3;
 }
 
 const FAIL_BATCH: i64 = 1000;
@@ -77,7 +77,7 @@ impl FailMonitor {
         Ok(claimed)
     }
 
-    async fn handle(&self, id: i64) -> Result<i8> {
+    async fn handle(&self, id: i64) -> Result<i16> {
         let Some(log) = self.db.load_log(id).await? else { return Ok(alarm_status::NOT_NEEDED) };
         let job = self.db.load_job(log.job_id).await?;
         if log.executor_fail_retry_count > 0 {

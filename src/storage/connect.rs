@@ -1,11 +1,13 @@
 //! Opening the pool for the configured datasource and preparing the schema.
 
 use super::{schema, Db, Pool, Result, SchemaOutcome, StorageError};
-use crate::config::{DataSourceConfig, DbTarget, SqlitePath, SslMode};
+use crate::config::{DataSourceConfig, DbTarget, PoolConfig, SqlitePath, SslMode};
 use crate::time::Zone;
-use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions, MySqlSslMode};
+use sqlx::mysql::{MySqlConnectOptions, MySqlSslMode};
+use sqlx::pool::PoolOptions;
+use sqlx::postgres::{PgConnectOptions, PgSslMode};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::ConnectOptions;
+use sqlx::{ConnectOptions, MySql, Postgres};
 use std::time::Duration;
 
 /// How long start-up keeps retrying a database that is not reachable yet (a container starting beside us).
@@ -14,21 +16,37 @@ const STARTUP_RETRY: Duration = Duration::from_secs(30);
 /// SQLite serialises writers anyway; more connections only add lock contention.
 const SQLITE_MAX_CONNECTIONS: u32 = 8;
 
-/// Pooled MySQL connections idle at least this long are pinged before use.
+/// Pooled server connections idle at least this long are pinged before use.
 const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
 
 /// MySQL's "unknown database" error code.
 const ER_BAD_DB_ERROR: u16 = 1049;
 
-/// Connects, creating the database (MySQL) or file (SQLite) when missing, and the schema when empty.
+/// PostgreSQL's SQLSTATEs for "database does not exist" and "database already exists".
+const PG_INVALID_CATALOG_NAME: &str = "3D000";
+const PG_DUPLICATE_DATABASE: &str = "42P04";
+
+/// The database a PostgreSQL server always has, to connect to while ours is created.
+const PG_MAINTENANCE_DB: &str = "postgres";
+
+/// The user when none is configured: the superuser every cluster starts with (MySQL's is `root`).
+const PG_DEFAULT_USER: &str = "postgres";
+
+/// Slow statements are logged at WARN from this duration on.
+const SLOW_STATEMENT: Duration = Duration::from_secs(2);
+
+/// Connects, creating the database (MySQL, PostgreSQL) or file (SQLite) when missing, and the schema
+/// when empty.
 pub async fn connect(ds: &DataSourceConfig) -> Result<(Db, SchemaOutcome)> {
     let zone = Zone::from_option(ds.time_zone);
     let pool = match &ds.target {
         DbTarget::MySql { .. } => Pool::MySql(with_startup_retry(|| connect_mysql(ds)).await?),
         DbTarget::Sqlite { path } => Pool::Sqlite(connect_sqlite(path, ds).await?),
+        DbTarget::Postgres { .. } => Pool::Postgres(with_startup_retry(|| connect_postgres(ds)).await?),
     };
-    let db = Db::new(pool, zone);
+    let mut db = Db::new(pool, zone);
     let outcome = schema::ensure(&db).await?;
+    db.probe_returning().await?;
     Ok((db, outcome))
 }
 
@@ -71,7 +89,7 @@ fn mysql_options(ds: &DataSourceConfig) -> MySqlConnectOptions {
             SslMode::VerifyCa => MySqlSslMode::VerifyCa,
             SslMode::VerifyIdentity => MySqlSslMode::VerifyIdentity,
         })
-        .log_slow_statements(tracing::log::LevelFilter::Warn, Duration::from_secs(2));
+        .log_slow_statements(tracing::log::LevelFilter::Warn, SLOW_STATEMENT);
     if let Some(password) = &ds.password {
         options = options.password(password.expose());
     }
@@ -91,17 +109,7 @@ async fn connect_mysql(ds: &DataSourceConfig) -> Result<sqlx::MySqlPool> {
         }
         Err(e) => return Err(e.into()),
     }
-    let pool = &ds.pool;
-    let pool = MySqlPoolOptions::new()
-        .max_connections(pool.max_size)
-        .min_connections(pool.min_idle.min(pool.max_size))
-        .acquire_timeout(Duration::from_millis(pool.connection_timeout_ms))
-        .idle_timeout(pool.idle_timeout_ms.map(Duration::from_millis))
-        .max_lifetime(pool.max_lifetime_ms.map(Duration::from_millis))
-        // A connection that died while idle (server restart) is replaced instead of failing a request.
-        // Only connections idle for a while are pinged: under load a ping per statement would double
-        // the round trips, and a connection used a moment ago is known to be alive.
-        .test_before_acquire(false)
+    let pool = server_pool::<MySql>(&ds.pool)
         // Connector/J (jdbcCompliantTruncation, on by default) adds STRICT_TRANS_TABLES to every session of
         // the Java admin, so an over-long value is an error there, never silently cut; the same here, on
         // servers whose default mode is not strict.
@@ -113,7 +121,24 @@ async fn connect_mysql(ds: &DataSourceConfig) -> Result<sqlx::MySqlPool> {
                     .map(drop)
             })
         })
-        .before_acquire(|conn, meta| {
+        .connect_with(options)
+        .await?;
+    Ok(pool)
+}
+
+/// The pool settings of a database server (`spring.datasource.hikari.*`).
+fn server_pool<DB: sqlx::Database>(pool: &PoolConfig) -> PoolOptions<DB> {
+    PoolOptions::new()
+        .max_connections(pool.max_size)
+        .min_connections(pool.min_idle.min(pool.max_size))
+        .acquire_timeout(Duration::from_millis(pool.connection_timeout_ms))
+        .idle_timeout(pool.idle_timeout_ms.map(Duration::from_millis))
+        .max_lifetime(pool.max_lifetime_ms.map(Duration::from_millis))
+        // A connection that died while idle (server restart) is replaced instead of failing a request.
+        // Only connections idle for a while are pinged: under load a ping per statement would double
+        // the round trips, and a connection used a moment ago is known to be alive.
+        .test_before_acquire(false)
+        .before_acquire(|conn: &mut DB::Connection, meta| {
             Box::pin(async move {
                 if meta.idle_for >= PING_WHEN_IDLE {
                     use sqlx::Connection;
@@ -122,9 +147,6 @@ async fn connect_mysql(ds: &DataSourceConfig) -> Result<sqlx::MySqlPool> {
                 Ok(true)
             })
         })
-        .connect_with(options)
-        .await?;
-    Ok(pool)
 }
 
 async fn create_mysql_database(ds: &DataSourceConfig, database: &str) -> Result<()> {
@@ -136,6 +158,63 @@ async fn create_mysql_database(ds: &DataSourceConfig, database: &str) -> Result<
     );
     sqlx::query(&sql).execute(&mut conn).await?;
     Ok(())
+}
+
+fn postgres_options(ds: &DataSourceConfig) -> PgConnectOptions {
+    let DbTarget::Postgres { host, port, ssl_mode, schema, settings, .. } = &ds.target else {
+        unreachable!("postgres_options is only called for PostgreSQL targets")
+    };
+    let mut options = PgConnectOptions::new_without_pgpass()
+        .host(host)
+        .port(*port)
+        .username(ds.username.as_deref().unwrap_or(PG_DEFAULT_USER))
+        .ssl_mode(match ssl_mode {
+            SslMode::Disabled => PgSslMode::Disable,
+            SslMode::Preferred => PgSslMode::Prefer,
+            SslMode::Required => PgSslMode::Require,
+            SslMode::VerifyCa => PgSslMode::VerifyCa,
+            SslMode::VerifyIdentity => PgSslMode::VerifyFull,
+        })
+        .log_slow_statements(tracing::log::LevelFilter::Warn, SLOW_STATEMENT);
+    if let Some(password) = &ds.password {
+        options = options.password(password.expose());
+    }
+    // Timestamps are wall-clock values we convert ourselves, so the session TimeZone changes nothing we
+    // store; it is passed on as configured, with the rest of `options`.
+    let mut run_time: Vec<(&str, &str)> = settings.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect();
+    if let Some(schema) = schema {
+        run_time.push(("search_path", schema));
+    }
+    if !run_time.is_empty() {
+        options = options.options(run_time);
+    }
+    options
+}
+
+async fn connect_postgres(ds: &DataSourceConfig) -> Result<sqlx::PgPool> {
+    let DbTarget::Postgres { database, .. } = &ds.target else { unreachable!() };
+    let options = postgres_options(ds).database(database);
+    // Open one connection first so a missing database is created before the pool starts filling.
+    match options.connect().await {
+        Ok(conn) => drop(conn),
+        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(PG_INVALID_CATALOG_NAME) => {
+            create_postgres_database(ds, database).await?;
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(server_pool::<Postgres>(&ds.pool).connect_with(options).await?)
+}
+
+async fn create_postgres_database(ds: &DataSourceConfig, database: &str) -> Result<()> {
+    tracing::info!(database, "database does not exist; creating it");
+    let mut conn = postgres_options(ds).database(PG_MAINTENANCE_DB).connect().await?;
+    // UTF8 whatever the cluster default: the initial rows hold Chinese text, as on MySQL's utf8mb4.
+    let sql = format!("CREATE DATABASE \"{}\" ENCODING 'UTF8' TEMPLATE template0", database.replace('"', "\"\""));
+    match sqlx::query(&sql).execute(&mut conn).await {
+        // Another admin starting beside us created it first.
+        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(PG_DUPLICATE_DATABASE) => Ok(()),
+        other => other.map(drop).map_err(Into::into),
+    }
 }
 
 async fn connect_sqlite(path: &SqlitePath, ds: &DataSourceConfig) -> Result<sqlx::SqlitePool> {

@@ -1,57 +1,54 @@
 //! `xxl_job_group` statements (spec 7.6).
 
-use super::{contains, on_pool, Arg, Db, InsertId, JobGroup, Result};
+use super::{contains, Arg, Db, JobGroup, Result};
 
 const GROUP_ORDER: &str = " ORDER BY app_name, title, id ASC";
 
+/// The columns both INSERT and UPDATE write, in their order.
+fn written_columns(group: &JobGroup) -> Vec<Arg> {
+    vec![
+        Arg::Text(group.app_name.clone()),
+        Arg::Text(group.title.clone()),
+        Arg::Int(group.address_type.into()),
+        Arg::OptText(group.address_list.clone()),
+        Arg::OptDateTime(group.update_time),
+    ]
+}
+
 impl Db {
     pub async fn all_groups(&self) -> Result<Vec<JobGroup>> {
-        let sql = format!("SELECT * FROM xxl_job_group{GROUP_ORDER}");
-        Ok(on_pool!(self, |p| sqlx::query_as(&sql).fetch_all(p).await)?)
+        self.fetch_all(&format!("SELECT * FROM xxl_job_group{GROUP_ORDER}"), &[]).await
     }
 
-    pub async fn groups_by_address_type(&self, address_type: i8) -> Result<Vec<JobGroup>> {
+    pub async fn groups_by_address_type(&self, address_type: i16) -> Result<Vec<JobGroup>> {
         let sql = format!("SELECT * FROM xxl_job_group WHERE address_type = ?{GROUP_ORDER}");
-        Ok(on_pool!(self, |p| sqlx::query_as(&sql).bind(address_type).fetch_all(p).await)?)
+        self.fetch_all(&sql, &[Arg::Int(address_type.into())]).await
     }
 
     pub async fn load_group(&self, id: i32) -> Result<Option<JobGroup>> {
-        Ok(on_pool!(self, |p| sqlx::query_as("SELECT * FROM xxl_job_group WHERE id = ?")
-            .bind(id)
-            .fetch_optional(p)
-            .await)?)
+        self.fetch_optional("SELECT * FROM xxl_job_group WHERE id = ?", &[Arg::Int(id.into())]).await
     }
 
     pub async fn insert_group(&self, group: &JobGroup) -> Result<i32> {
-        let id = on_pool!(self, |p| sqlx::query(
-            "INSERT INTO xxl_job_group (app_name, title, address_type, address_list, update_time) VALUES (?, ?, ?, ?, ?)"
-        )
-        .bind(&group.app_name)
-        .bind(&group.title)
-        .bind(group.address_type)
-        .bind(&group.address_list)
-        .bind(group.update_time)
-        .execute(p)
-        .await
-        .map(|r| r.insert_id()))?;
+        let id = self
+            .insert_id(
+                "INSERT INTO xxl_job_group (app_name, title, address_type, address_list, update_time) VALUES (?, ?, ?, ?, ?)",
+                &written_columns(group),
+            )
+            .await?;
         Ok(id as i32)
     }
 
     /// Full-row update; returns the rows matched.
     pub async fn update_group(&self, group: &JobGroup) -> Result<u64> {
-        Ok(on_pool!(self, |p| sqlx::query(
+        let mut args = written_columns(group);
+        args.push(Arg::Int(group.id.into()));
+        self.execute(
             "UPDATE xxl_job_group SET app_name = ?, title = ?, address_type = ?, address_list = ?, update_time = ? \
-             WHERE id = ?"
+             WHERE id = ?",
+            &args,
         )
-        .bind(&group.app_name)
-        .bind(&group.title)
-        .bind(group.address_type)
-        .bind(&group.address_list)
-        .bind(group.update_time)
-        .bind(group.id)
-        .execute(p)
         .await
-        .map(|r| r.rows_affected()))?)
     }
 
     /// Writes only the address list of a group, so a concurrent console edit of its title survives the
@@ -78,7 +75,7 @@ impl Db {
         let mut args = Vec::new();
         for (column, value) in [("app_name", app_name), ("title", title)] {
             if let Some(pattern) = contains(value) {
-                clause.push_str(&format!(" AND {column} LIKE ?"));
+                clause.push_str(&self.like(column));
                 args.push(Arg::Text(pattern));
             }
         }

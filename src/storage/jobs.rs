@@ -1,6 +1,6 @@
 //! `xxl_job_info` statements (spec 7.2).
 
-use super::{bind_args, contains, on_pool, restrict_groups, Arg, Db, InsertId, JobInfo, Result};
+use super::{contains, restrict_groups, Arg, Db, JobInfo, Result};
 
 /// The console's job list filters; zero/negative numbers and empty strings mean "any".
 #[derive(Debug, Clone, Default)]
@@ -15,7 +15,7 @@ pub struct JobFilter {
 }
 
 impl JobFilter {
-    fn where_clause(&self) -> (String, Vec<Arg>) {
+    fn where_clause(&self, db: &Db) -> (String, Vec<Arg>) {
         let mut sql = String::from(" WHERE 1 = 1");
         let mut args = Vec::new();
         if self.job_group > 0 {
@@ -31,7 +31,7 @@ impl JobFilter {
             [("job_desc", &self.job_desc), ("executor_handler", &self.executor_handler), ("author", &self.author)]
         {
             if let Some(pattern) = contains(value) {
-                sql.push_str(&format!(" AND {column} LIKE ?"));
+                sql.push_str(&db.like(column));
                 args.push(Arg::Text(pattern));
             }
         }
@@ -81,15 +81,12 @@ fn written_columns(job: &JobInfo) -> Vec<Arg> {
 
 impl Db {
     pub async fn load_job(&self, id: i32) -> Result<Option<JobInfo>> {
-        Ok(on_pool!(self, |p| sqlx::query_as("SELECT * FROM xxl_job_info WHERE id = ?")
-            .bind(id)
-            .fetch_optional(p)
-            .await)?)
+        self.fetch_optional("SELECT * FROM xxl_job_info WHERE id = ?", &[Arg::Int(id.into())]).await
     }
 
     /// One page of jobs, newest id first, and the number of jobs matching the filter.
     pub async fn page_jobs(&self, filter: &JobFilter, offset: i64, limit: i64) -> Result<(Vec<JobInfo>, i64)> {
-        let (clause, args) = filter.where_clause();
+        let (clause, args) = filter.where_clause(self);
         self.page("xxl_job_info", &clause, &args, "ORDER BY id DESC", offset, limit).await
     }
 
@@ -97,7 +94,7 @@ impl Db {
     pub async fn insert_job(&self, job: &JobInfo) -> Result<i32> {
         let mut args = vec![Arg::OptDateTime(job.add_time)];
         args.extend(written_columns(job));
-        let id = on_pool!(self, |p| bind_args!(sqlx::query(INSERT_JOB), &args).execute(p).await.map(|r| r.insert_id()))?;
+        let id = self.insert_id(INSERT_JOB, &args).await?;
         Ok(id as i32)
     }
 
@@ -113,14 +110,11 @@ impl Db {
     }
 
     pub async fn jobs_by_group(&self, job_group: i32) -> Result<Vec<JobInfo>> {
-        Ok(on_pool!(self, |p| sqlx::query_as("SELECT * FROM xxl_job_info WHERE job_group = ?")
-            .bind(job_group)
-            .fetch_all(p)
-            .await)?)
+        self.fetch_all("SELECT * FROM xxl_job_info WHERE job_group = ?", &[Arg::Int(job_group.into())]).await
     }
 
     pub async fn count_jobs(&self) -> Result<i64> {
-        Ok(on_pool!(self, |p| sqlx::query_scalar("SELECT COUNT(*) FROM xxl_job_info").fetch_one(p).await)?)
+        self.scalar("SELECT COUNT(*) FROM xxl_job_info", &[]).await
     }
 }
 

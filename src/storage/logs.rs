@@ -1,6 +1,7 @@
 //! `xxl_job_log` statements (spec 7.3).
 
-use super::{bind_args, on_pool, placeholders, restrict_groups, Arg, Db, DayCounts, InsertId, JobLog, Pool, Result, StorageError, IN_LIST_MAX};
+use super::{placeholders, restrict_groups, Arg, Db, DayCounts, JobLog, Result, IN_LIST_MAX};
+use crate::time::Zone;
 use chrono::NaiveDateTime;
 
 /// What a callback reads of a log row.
@@ -93,38 +94,24 @@ impl LogFilter {
 impl Db {
     /// Creates the row of a trigger before anything is sent (spec 4.3 step 2); returns its id.
     pub async fn insert_log(&self, job_group: i32, job_id: i32, trigger_time_ms: i64) -> Result<i64> {
-        let trigger_time = self.datetime(trigger_time_ms);
-        Ok(on_pool!(self, |p| sqlx::query(
-            "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) \
-             VALUES (?, ?, ?, 0, 0)"
+        let args = [Arg::Int(job_group.into()), Arg::Int(job_id.into()), Arg::DateTime(self.datetime(trigger_time_ms))];
+        self.insert_id(
+            "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) VALUES (?, ?, ?, 0, 0)",
+            &args,
         )
-        .bind(job_group)
-        .bind(job_id)
-        .bind(trigger_time)
-        .execute(p)
         .await
-        .map(|r| r.insert_id()))?)
     }
 
     pub async fn update_trigger_info(&self, id: i64, info: &TriggerInfo) -> Result<u64> {
-        let trigger_time = self.datetime(info.trigger_time_ms);
-        Ok(on_pool!(self, |p| sqlx::query(
+        let mut args = trigger_columns(self, info).map(|(_, arg)| arg).to_vec();
+        args.push(Arg::Int(id));
+        self.execute(
             "UPDATE xxl_job_log SET trigger_time = ?, trigger_code = ?, trigger_msg = ?, executor_address = ?, \
              executor_handler = ?, executor_param = ?, executor_sharding_param = ?, executor_fail_retry_count = ? \
-             WHERE id = ?"
+             WHERE id = ?",
+            &args,
         )
-        .bind(trigger_time)
-        .bind(info.trigger_code)
-        .bind(&info.trigger_msg)
-        .bind(&info.executor_address)
-        .bind(&info.executor_handler)
-        .bind(&info.executor_param)
-        .bind(&info.executor_sharding_param)
-        .bind(info.executor_fail_retry_count)
-        .bind(id)
-        .execute(p)
         .await
-        .map(|r| r.rows_affected()))?)
     }
 
     /// Writes a result. With `only_if_unfinished` the row must still have no result (`handle_code <= 0`),
@@ -142,22 +129,17 @@ impl Db {
         } else {
             "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ? WHERE id = ?"
         };
-        let handle_time = self.datetime(handle_time_ms);
-        Ok(on_pool!(self, |p| sqlx::query(sql)
-            .bind(handle_time)
-            .bind(handle_code)
-            .bind(handle_msg)
-            .bind(id)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?)
+        let args = [
+            Arg::DateTime(self.datetime(handle_time_ms)),
+            Arg::Int(handle_code.into()),
+            Arg::Text(handle_msg.to_string()),
+            Arg::Int(id),
+        ];
+        self.execute(sql, &args).await
     }
 
     pub async fn load_log(&self, id: i64) -> Result<Option<JobLog>> {
-        Ok(on_pool!(self, |p| sqlx::query_as("SELECT * FROM xxl_job_log WHERE id = ?")
-            .bind(id)
-            .fetch_optional(p)
-            .await)?)
+        self.fetch_optional("SELECT * FROM xxl_job_log WHERE id = ?", &[Arg::Int(id)]).await
     }
 
     /// Failed logs not yet examined by a fail monitor (spec 4.5 step 1).
@@ -167,53 +149,51 @@ impl Db {
     /// one WHERE, MariaDB walks the whole table in id order for the ORDER BY … LIMIT (seconds at a million
     /// rows, every 10 s); each half alone is a range of `I_handle_code`.
     pub async fn find_fail_log_ids(&self, limit: i64) -> Result<Vec<i64>> {
-        Ok(on_pool!(self, |p| sqlx::query_scalar(
-            "SELECT id FROM (\
+        let ids: Vec<(i64,)> = self
+            .fetch_all(
+                "SELECT id FROM (\
              SELECT id FROM xxl_job_log WHERE handle_code NOT IN (0, 200) AND alarm_status = 0 \
              UNION ALL \
              SELECT id FROM xxl_job_log WHERE handle_code = 0 AND trigger_code NOT IN (0, 200) AND alarm_status = 0\
-             ) t ORDER BY id ASC LIMIT ?"
-        )
-        .bind(limit)
-        .fetch_all(p)
-        .await)?)
+             ) t ORDER BY id ASC LIMIT ?",
+                &[Arg::Int(limit)],
+            )
+            .await?;
+        Ok(ids.into_iter().map(|(id,)| id).collect())
     }
 
     /// The optimistic claim/release of the fail monitor; returns the rows matched.
-    pub async fn update_alarm_status(&self, id: i64, old: i8, new: i8) -> Result<u64> {
-        Ok(on_pool!(self, |p| sqlx::query("UPDATE xxl_job_log SET alarm_status = ? WHERE id = ? AND alarm_status = ?")
-            .bind(new)
-            .bind(id)
-            .bind(old)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?)
+    pub async fn update_alarm_status(&self, id: i64, old: i16, new: i16) -> Result<u64> {
+        let args = [Arg::Int(new.into()), Arg::Int(id), Arg::Int(old.into())];
+        self.execute("UPDATE xxl_job_log SET alarm_status = ? WHERE id = ? AND alarm_status = ?", &args).await
     }
 
     /// Running logs triggered before `losed_time_ms` on an address with no registry row (spec 4.6).
     pub async fn find_lost_log_ids(&self, losed_time_ms: i64) -> Result<Vec<i64>> {
         let losed_time = self.datetime(losed_time_ms);
-        Ok(on_pool!(self, |p| sqlx::query_scalar(
-            "SELECT t.id FROM xxl_job_log t LEFT JOIN xxl_job_registry t2 ON t.executor_address = t2.registry_value \
-             WHERE t.trigger_code = 200 AND t.handle_code = 0 AND t.trigger_time <= ? AND t2.id IS NULL"
-        )
-        .bind(losed_time)
-        .fetch_all(p)
-        .await)?)
+        let ids: Vec<(i64,)> = self
+            .fetch_all(
+                "SELECT t.id FROM xxl_job_log t LEFT JOIN xxl_job_registry t2 ON t.executor_address = t2.registry_value \
+                 WHERE t.trigger_code = 200 AND t.handle_code = 0 AND t.trigger_time <= ? AND t2.id IS NULL",
+                &[Arg::DateTime(losed_time)],
+            )
+            .await?;
+        Ok(ids.into_iter().map(|(id,)| id).collect())
     }
 
     /// Total, running and successful logs triggered between `from` and `to` inclusive (spec 4.7).
     pub async fn day_counts(&self, from: NaiveDateTime, to: NaiveDateTime) -> Result<DayCounts> {
-        Ok(on_pool!(self, |p| sqlx::query_as(
-            "SELECT COUNT(handle_code) AS total, \
-             COUNT(CASE WHEN trigger_code IN (0, 200) AND handle_code = 0 THEN 1 END) AS running, \
-             COUNT(CASE WHEN handle_code = 200 THEN 1 END) AS success \
-             FROM xxl_job_log WHERE trigger_time BETWEEN ? AND ?"
-        )
-        .bind(from)
-        .bind(to)
-        .fetch_one(p)
-        .await)?)
+        let counts = self
+            .fetch_optional(
+                "SELECT COUNT(handle_code) AS total, \
+                 COUNT(CASE WHEN trigger_code IN (0, 200) AND handle_code = 0 THEN 1 END) AS running, \
+                 COUNT(CASE WHEN handle_code = 200 THEN 1 END) AS success \
+                 FROM xxl_job_log WHERE trigger_time BETWEEN ? AND ?",
+                &[Arg::DateTime(from), Arg::DateTime(to)],
+            )
+            .await?;
+        // An aggregate without GROUP BY always yields its one row.
+        Ok(counts.unwrap_or_default())
     }
 
     /// Up to `limit` ids to delete: of a group/job (0 = any), triggered at or before a time, and/or not
@@ -246,14 +226,15 @@ impl Db {
             // The derived table works around MySQL's refusal of LIMIT inside an IN subquery.
             sql.push_str(&format!(
                 " AND id NOT IN (SELECT id FROM (SELECT id FROM xxl_job_log{scope} \
-                 ORDER BY trigger_time DESC LIMIT 0, ?) t1)"
+                 ORDER BY trigger_time DESC LIMIT ?) t1)"
             ));
             args.extend(scope_args);
             args.push(Arg::Int(keep_newest));
         }
         sql.push_str(" ORDER BY id ASC LIMIT ?");
         args.push(Arg::Int(limit));
-        Ok(on_pool!(self, |p| bind_args!(sqlx::query_scalar(&sql), &args).fetch_all(p).await)?)
+        let ids: Vec<(i64,)> = self.fetch_all(&sql, &args).await?;
+        Ok(ids.into_iter().map(|(id,)| id).collect())
     }
 
     pub async fn delete_logs(&self, ids: &[i64]) -> Result<u64> {
@@ -276,40 +257,62 @@ impl Db {
     }
 }
 
+/// The columns [`Db::update_trigger_info`] writes, in its order, with this row's values.
+fn trigger_columns(db: &Db, info: &TriggerInfo) -> [(&'static str, Arg); 8] {
+    [
+        ("trigger_time", Arg::DateTime(db.datetime(info.trigger_time_ms))),
+        ("trigger_code", Arg::Int(info.trigger_code.into())),
+        ("trigger_msg", Arg::OptText(info.trigger_msg.clone())),
+        ("executor_address", Arg::OptText(info.executor_address.clone())),
+        ("executor_handler", Arg::OptText(info.executor_handler.clone())),
+        ("executor_param", Arg::OptText(info.executor_param.clone())),
+        ("executor_sharding_param", Arg::OptText(info.executor_sharding_param.clone())),
+        ("executor_fail_retry_count", Arg::Int(info.executor_fail_retry_count.into())),
+    ]
+}
+
 // ---- Batched statements of the trigger and callback paths -------------------------------------------
+
+/// A new log row: written before its trigger is sent, with no result yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewLog {
+    pub job_group: i32,
+    pub job_id: i32,
+    pub trigger_time_ms: i64,
+}
+
+/// The multi-row INSERTs of `rows`, one per [`LOG_BATCH`]: statement, arguments and row count.
+pub(super) fn log_inserts(zone: Zone, rows: &[NewLog]) -> impl Iterator<Item = (String, Vec<Arg>, usize)> + '_ {
+    rows.chunks(LOG_BATCH).map(move |chunk| {
+        let values = vec!["(?, ?, ?, 0, 0)"; chunk.len()].join(", ");
+        let insert = format!("INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) VALUES {values}");
+        let args = chunk
+            .iter()
+            .flat_map(|r| [Arg::Int(r.job_group.into()), Arg::Int(r.job_id.into()), Arg::DateTime(zone.to_datetime(r.trigger_time_ms))])
+            .collect();
+        (insert, args, chunk.len())
+    })
+}
 
 /// Rows per batched INSERT/UPDATE of log rows: few statements, and the `CASE id WHEN … END` lists of
 /// [`Db::update_trigger_infos`] stay short (their cost grows with the square of the rows).
 const LOG_BATCH: usize = 200;
 
-/// Whether the MySQL-protocol server refused `INSERT … RETURNING` (MySQL; MariaDB ≥ 10.5 accepts it).
-static MYSQL_NO_RETURNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// MySQL's "syntax error" number, what MySQL answers to `RETURNING`.
-const ER_PARSE_ERROR: u16 = 1064;
-
 impl Db {
     /// Creates the rows of several triggers, all at `trigger_time_ms`, before anything is sent (spec 4.3
     /// step 2); returns their ids in the order of `rows` (`(job_group, job_id)`).
-    ///
-    /// One multi-row INSERT per 200 rows. The ids come from `RETURNING id` (SQLite, MariaDB ≥ 10.5),
-    /// sorted: the rows of one statement get increasing ids in the order of the VALUES list. A server
-    /// without RETURNING (MySQL) reports the first id; a "simple insert" gets consecutive ids in every
-    /// `innodb_autoinc_lock_mode`, stepping by `auto_increment_increment`.
     pub async fn insert_logs(&self, rows: &[(i32, i32)], trigger_time_ms: i64) -> Result<Vec<i64>> {
         let rows: Vec<NewLog> = rows.iter().map(|&(job_group, job_id)| NewLog { job_group, job_id, trigger_time_ms }).collect();
         self.insert_rows(&rows).await
     }
 
-    /// [`Db::insert_logs`] with a trigger time per row.
+    /// [`Db::insert_logs`] with a trigger time per row, one multi-row INSERT per 200 rows.
     pub async fn insert_rows(&self, rows: &[NewLog]) -> Result<Vec<i64>> {
-        if rows.is_empty() {
-            return Ok(Vec::new());
+        let mut ids = Vec::with_capacity(rows.len());
+        for (insert, args, n) in log_inserts(self.zone(), rows) {
+            ids.extend(self.insert_ids(&insert, &args, n).await?);
         }
-        match &self.pool {
-            Pool::MySql(p) => insert_log_rows(LogConn::MySql(&mut *p.acquire().await?), self.zone(), rows).await,
-            Pool::Sqlite(p) => insert_log_rows(LogConn::Sqlite(&mut *p.acquire().await?), self.zone(), rows).await,
-        }
+        Ok(ids)
     }
 
     /// Writes the trigger columns of several rows (what [`Db::update_trigger_info`] writes for one), one
@@ -318,22 +321,9 @@ impl Db {
     pub async fn update_trigger_infos(&self, rows: &[(i64, TriggerInfo)]) -> Result<u64> {
         let mut written = 0;
         for chunk in rows.chunks(LOG_BATCH) {
-            let columns: [(&str, Vec<Arg>); 8] = [
-                ("trigger_time", chunk.iter().map(|(_, i)| Arg::DateTime(self.datetime(i.trigger_time_ms))).collect()),
-                ("trigger_code", chunk.iter().map(|(_, i)| Arg::Int(i.trigger_code.into())).collect()),
-                ("trigger_msg", chunk.iter().map(|(_, i)| Arg::OptText(i.trigger_msg.clone())).collect()),
-                ("executor_address", chunk.iter().map(|(_, i)| Arg::OptText(i.executor_address.clone())).collect()),
-                ("executor_handler", chunk.iter().map(|(_, i)| Arg::OptText(i.executor_handler.clone())).collect()),
-                ("executor_param", chunk.iter().map(|(_, i)| Arg::OptText(i.executor_param.clone())).collect()),
-                (
-                    "executor_sharding_param",
-                    chunk.iter().map(|(_, i)| Arg::OptText(i.executor_sharding_param.clone())).collect(),
-                ),
-                (
-                    "executor_fail_retry_count",
-                    chunk.iter().map(|(_, i)| Arg::Int(i.executor_fail_retry_count.into())).collect(),
-                ),
-            ];
+            let cells: Vec<[(&str, Arg); 8]> = chunk.iter().map(|(_, info)| trigger_columns(self, info)).collect();
+            let columns: Vec<(&str, Vec<Arg>)> =
+                (0..8).map(|c| (cells[0][c].0, cells.iter().map(|row| row[c].1.clone()).collect())).collect();
             let ids: Vec<i64> = chunk.iter().map(|(id, _)| *id).collect();
             written += self.update_columns(&ids, &columns).await?;
         }
@@ -388,72 +378,6 @@ impl Db {
         args.extend(ids.iter().map(|id| Arg::Int(*id)));
         self.execute(&sql, &args).await
     }
-}
-
-/// A new log row: written before its trigger is sent, with no result yet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NewLog {
-    pub job_group: i32,
-    pub job_id: i32,
-    pub trigger_time_ms: i64,
-}
-
-/// The connection a batch of log rows is inserted on: a pooled one, or the schedule lock's transaction.
-pub(super) enum LogConn<'c> {
-    MySql(&'c mut sqlx::MySqlConnection),
-    Sqlite(&'c mut sqlx::SqliteConnection),
-}
-
-/// Inserts `rows` (one multi-row INSERT per [`LOG_BATCH`]); returns their ids in the order of `rows`.
-pub(super) async fn insert_log_rows(mut conn: LogConn<'_>, zone: crate::time::Zone, rows: &[NewLog]) -> Result<Vec<i64>> {
-    let mut ids = Vec::with_capacity(rows.len());
-    for chunk in rows.chunks(LOG_BATCH) {
-        let values = vec!["(?, ?, ?, 0, 0)"; chunk.len()].join(", ");
-        let insert =
-            format!("INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) VALUES {values}");
-        let args: Vec<Arg> = chunk
-            .iter()
-            .flat_map(|r| {
-                [Arg::Int(r.job_group.into()), Arg::Int(r.job_id.into()), Arg::DateTime(zone.to_datetime(r.trigger_time_ms))]
-            })
-            .collect();
-        let returning = format!("{insert} RETURNING id");
-        let mut chunk_ids = match &mut conn {
-            LogConn::MySql(c) if MYSQL_NO_RETURNING.load(std::sync::atomic::Ordering::Relaxed) => {
-                insert_without_returning(c, &insert, &args, chunk.len()).await?
-            }
-            LogConn::MySql(c) => match bind_args!(sqlx::query_scalar::<_, i64>(&returning), &args).fetch_all(&mut **c).await {
-                Ok(ids) => ids,
-                Err(sqlx::Error::Database(e))
-                    if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().is_some_and(|e| e.number() == ER_PARSE_ERROR) =>
-                {
-                    MYSQL_NO_RETURNING.store(true, std::sync::atomic::Ordering::Relaxed);
-                    insert_without_returning(c, &insert, &args, chunk.len()).await?
-                }
-                Err(e) => return Err(e.into()),
-            },
-            LogConn::Sqlite(c) => bind_args!(sqlx::query_scalar::<_, i64>(&returning), &args).fetch_all(&mut **c).await?,
-        };
-        if chunk_ids.len() != chunk.len() {
-            return Err(StorageError::Database(sqlx::Error::Protocol(format!(
-                "inserted {} log rows but got {} ids",
-                chunk.len(),
-                chunk_ids.len()
-            ))));
-        }
-        chunk_ids.sort_unstable();
-        ids.extend(chunk_ids);
-    }
-    Ok(ids)
-}
-
-/// The MySQL path without RETURNING: the first generated id, then consecutive ids. The INSERT and the
-/// increment are read on one connection, the one whose session counts.
-async fn insert_without_returning(conn: &mut sqlx::MySqlConnection, insert: &str, args: &[Arg], rows: usize) -> Result<Vec<i64>> {
-    let result = bind_args!(sqlx::query(insert), args).execute(&mut *conn).await?;
-    let step: i64 = sqlx::query_scalar("SELECT CAST(@@auto_increment_increment AS SIGNED)").fetch_one(&mut *conn).await?;
-    let first = result.last_insert_id() as i64;
-    Ok((0..rows as i64).map(|k| first + k * step.max(1)).collect())
 }
 
 #[cfg(test)]

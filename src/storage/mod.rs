@@ -1,9 +1,8 @@
-//! One data layer over MySQL/MariaDB and SQLite.
+//! One data layer over MySQL/MariaDB, SQLite and PostgreSQL.
 //!
-//! Every statement is written once; [`on_pool!`] compiles its body for each backend, so the SQL text, the
-//! bindings and the row mapping cannot drift apart. The SQL is the common subset of both dialects
-//! (`?` placeholders, `LIMIT offset, count`, no server-side date arithmetic); the few places that differ
-//! (the schedule lock, schema creation) say so.
+//! Every statement is written once and runs through the primitives of [`sql`], which render it for the
+//! backend in use; the few places the backends really differ (the schedule lock, schema creation, the
+//! case-insensitive LIKE, `RETURNING`) are fields of [`sql::Dialect`].
 
 mod connect;
 mod glue;
@@ -16,6 +15,7 @@ mod recovery;
 mod reports;
 mod schedule_lock;
 mod schema;
+mod sql;
 mod users;
 
 pub use connect::connect;
@@ -27,43 +27,18 @@ pub use schedule_lock::{ScheduleLock, ScheduleUpdate};
 pub use schema::SchemaOutcome;
 
 use crate::time::Zone;
-use sqlx::{MySqlPool, SqlitePool};
-
-/// Runs `$body` with `$pool` bound to the concrete pool of whichever backend `$db` uses.
-macro_rules! on_pool {
-    ($db:expr, |$pool:ident| $body:expr) => {
-        match &$db.pool {
-            $crate::storage::Pool::MySql($pool) => $body,
-            $crate::storage::Pool::Sqlite($pool) => $body,
-        }
-    };
-}
-pub(crate) use on_pool;
-
-/// Binds a list of [`Arg`]s, in order, to a query built with a dynamic WHERE clause.
-macro_rules! bind_args {
-    ($query:expr, $args:expr) => {{
-        let mut query = $query;
-        for arg in $args {
-            query = match arg {
-                $crate::storage::Arg::Int(v) => query.bind(*v),
-                $crate::storage::Arg::Text(v) => query.bind(v.clone()),
-                $crate::storage::Arg::DateTime(v) => query.bind(*v),
-                $crate::storage::Arg::OptText(v) => query.bind(v.clone()),
-                $crate::storage::Arg::OptDateTime(v) => query.bind(*v),
-            };
-        }
-        query
-    }};
-}
-pub(crate) use bind_args;
+pub(crate) use sql::{Arg, Row};
+use sql::{Dialect, Pool};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
-    #[error("cannot read the schema script: {0}")]
-    Schema(String),
+    #[error(
+        "the xxl-job tables do not have the column types this admin reads ({0}); \
+         alter them to the types of migrations/postgres.sql"
+    )]
+    ColumnTypes(String),
     #[error(
         "the database has only some of the xxl-job tables (missing: {0}); \
          create them with the xxl-job 2.4 script or point the admin at an empty database"
@@ -73,46 +48,18 @@ pub enum StorageError {
 
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    MySql,
-    Sqlite,
-}
-
-#[derive(Clone)]
-pub(crate) enum Pool {
-    MySql(MySqlPool),
-    Sqlite(SqlitePool),
-}
-
-/// The database of the admin: a connection pool plus the zone its DATETIME columns are written in.
+/// The database of the admin: a connection pool, how its backend speaks, and the zone its DATETIME
+/// columns are written in.
 #[derive(Clone)]
 pub struct Db {
     pool: Pool,
+    dialect: Dialect,
     zone: Zone,
-}
-
-/// A value bound to a dynamically assembled statement.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Arg {
-    Int(i64),
-    Text(String),
-    DateTime(chrono::NaiveDateTime),
-    /// A nullable column's value.
-    OptText(Option<String>),
-    OptDateTime(Option<chrono::NaiveDateTime>),
 }
 
 impl Db {
     pub(crate) fn new(pool: Pool, zone: Zone) -> Db {
-        Db { pool, zone }
-    }
-
-    pub fn backend(&self) -> Backend {
-        match self.pool {
-            Pool::MySql(_) => Backend::MySql,
-            Pool::Sqlite(_) => Backend::Sqlite,
-        }
+        Db { dialect: Dialect::of(&pool), pool, zone }
     }
 
     /// The zone DATETIME columns are interpreted in.
@@ -125,45 +72,26 @@ impl Db {
         self.zone.to_datetime(epoch_ms)
     }
 
-    /// A cheap round trip, for the health check.
-    pub async fn ping(&self) -> Result<()> {
-        on_pool!(self, |p| sqlx::query("SELECT 1").execute(p).await.map(|_| ()))?;
-        Ok(())
-    }
-
-    pub async fn close(&self) {
-        on_pool!(self, |p| p.close().await)
-    }
-
     /// One page of `SELECT * FROM {table}{clause} {order}` and the number of rows `clause` matches: the
     /// paging map of every console list.
-    pub(crate) async fn page<T>(&self, table: &str, clause: &str, args: &[Arg], order: &str, offset: i64, limit: i64) -> Result<(Vec<T>, i64)>
-    where
-        T: for<'r> sqlx::FromRow<'r, sqlx::mysql::MySqlRow> + for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + Send + Unpin,
-    {
-        let rows_sql = format!("SELECT * FROM {table}{clause} {order} LIMIT ?, ?");
+    pub(crate) async fn page<T: Row>(&self, table: &str, clause: &str, args: &[Arg], order: &str, offset: i64, limit: i64) -> Result<(Vec<T>, i64)> {
+        let rows_sql = format!("SELECT * FROM {table}{clause} {order} LIMIT ? OFFSET ?");
         let count_sql = format!("SELECT COUNT(*) FROM {table}{clause}");
-        let rows = on_pool!(self, |p| bind_args!(sqlx::query_as(&rows_sql), args)
-            .bind(offset)
-            .bind(limit)
-            .fetch_all(p)
-            .await)?;
-        let total = on_pool!(self, |p| bind_args!(sqlx::query_scalar(&count_sql), args).fetch_one(p).await)?;
+        let mut rows_args = args.to_vec();
+        rows_args.extend([Arg::Int(limit), Arg::Int(offset)]);
+        let rows = self.fetch_all(&rows_sql, &rows_args).await?;
+        let total = self.scalar(&count_sql, args).await?;
         Ok((rows, total))
     }
 
     /// `{select} WHERE id IN (…)` for these ids, one statement per [`IN_LIST_MAX`] of them; rows of ids
     /// that do not exist are simply absent.
-    pub(crate) async fn load_by_ids<T, I>(&self, select: &str, ids: &[I]) -> Result<Vec<T>>
-    where
-        T: for<'r> sqlx::FromRow<'r, sqlx::mysql::MySqlRow> + for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + Send + Unpin,
-        I: Copy + Into<i64>,
-    {
+    pub(crate) async fn load_by_ids<T: Row, I: Copy + Into<i64>>(&self, select: &str, ids: &[I]) -> Result<Vec<T>> {
         let mut rows = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(IN_LIST_MAX) {
             let sql = format!("{select} WHERE id IN ({})", placeholders(chunk.len()));
             let args: Vec<Arg> = chunk.iter().map(|id| Arg::Int((*id).into())).collect();
-            rows.extend(on_pool!(self, |p| bind_args!(sqlx::query_as(&sql), &args).fetch_all(p).await)?);
+            rows.extend(self.fetch_all(&sql, &args).await?);
         }
         Ok(rows)
     }
@@ -174,19 +102,19 @@ impl Db {
         if self.execute(update, update_args).await? > 0 {
             return Ok(());
         }
-        match on_pool!(self, |p| bind_args!(sqlx::query(insert), insert_args).execute(p).await.map(drop)) {
-            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(()),
-            other => Ok(other?),
+        match self.execute(insert, insert_args).await {
+            Err(StorageError::Database(sqlx::Error::Database(e))) if e.is_unique_violation() => Ok(()),
+            other => other.map(drop),
         }
     }
 
-    /// Runs a statement with its arguments; returns the rows matched.
-    pub(crate) async fn execute(&self, sql: &str, args: &[Arg]) -> Result<u64> {
-        Ok(on_pool!(self, |p| bind_args!(sqlx::query(sql), args).execute(p).await.map(|r| r.rows_affected()))?)
+    /// `{column} LIKE ?` with the case-insensitive LIKE of this backend.
+    pub(crate) fn like(&self, column: &str) -> String {
+        format!(" AND {column} {} ?", self.dialect.like)
     }
 }
 
-/// Values per `IN (…)` list, well under both backends' placeholder limits.
+/// Values per `IN (…)` list, well under every backend's placeholder limit.
 pub(crate) const IN_LIST_MAX: usize = 1_000;
 
 /// `?, ?, ?` for an `IN (…)` list of `n` values.
@@ -208,21 +136,4 @@ pub(crate) fn restrict_groups(sql: &mut String, args: &mut Vec<Arg>, groups: Opt
 /// `%value%` for a "contains" filter; only applied to non-empty values, as the Java admin does.
 pub(crate) fn contains(value: &Option<String>) -> Option<String> {
     value.as_deref().filter(|v| !v.is_empty()).map(|v| format!("%{v}%"))
-}
-
-/// The generated key of an INSERT, whichever backend ran it.
-pub(crate) trait InsertId {
-    fn insert_id(&self) -> i64;
-}
-
-impl InsertId for sqlx::mysql::MySqlQueryResult {
-    fn insert_id(&self) -> i64 {
-        self.last_insert_id() as i64
-    }
-}
-
-impl InsertId for sqlx::sqlite::SqliteQueryResult {
-    fn insert_id(&self) -> i64 {
-        self.last_insert_rowid()
-    }
 }

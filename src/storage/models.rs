@@ -1,5 +1,7 @@
 //! Rows of the eight xxl-job tables, field for column. DATETIME columns stay wall-clock values
-//! ([`chrono::NaiveDateTime`]); [`crate::time::Zone`] turns them into instants.
+//! ([`chrono::NaiveDateTime`]); [`crate::time::Zone`] turns them into instants. TINYINT columns are
+//! `i16`: PostgreSQL has no one-byte integer (its ports use int2, which sqlx does not decode as `i8`), and
+//! MySQL and SQLite decode a TINYINT as any wider integer.
 
 use chrono::NaiveDateTime;
 
@@ -27,7 +29,7 @@ pub struct JobInfo {
     pub glue_remark: Option<String>,
     pub glue_updatetime: Option<NaiveDateTime>,
     pub child_jobid: Option<String>,
-    pub trigger_status: i8,
+    pub trigger_status: i16,
     pub trigger_last_time: i64,
     pub trigger_next_time: i64,
 }
@@ -40,7 +42,7 @@ pub struct ScheduledJob {
     pub schedule_type: String,
     pub schedule_conf: Option<String>,
     pub misfire_strategy: String,
-    pub trigger_status: i8,
+    pub trigger_status: i16,
     pub trigger_last_time: i64,
     pub trigger_next_time: i64,
 }
@@ -62,7 +64,7 @@ pub struct JobLog {
     pub handle_time: Option<NaiveDateTime>,
     pub handle_code: i32,
     pub handle_msg: Option<String>,
-    pub alarm_status: i8,
+    pub alarm_status: i16,
 }
 
 #[cfg(test)]
@@ -129,7 +131,7 @@ pub struct JobGroup {
     pub id: i32,
     pub app_name: String,
     pub title: String,
-    pub address_type: i8,
+    pub address_type: i16,
     pub address_list: Option<String>,
     pub update_time: Option<NaiveDateTime>,
 }
@@ -150,7 +152,7 @@ pub struct JobUser {
     pub id: i32,
     pub username: String,
     pub password: String,
-    pub role: i8,
+    pub role: i16,
     pub permission: Option<String>,
 }
 

@@ -5,7 +5,7 @@
 //! `handle_code = 0`), so admins sharing the database, and a late result of a live admin, never undo one
 //! another: the first to act on a row wins, and a real result always overwrites a "lost" verdict.
 
-use super::{on_pool, placeholders, Arg, Db, Result, IN_LIST_MAX};
+use super::{placeholders, Arg, Db, Result, IN_LIST_MAX};
 use chrono::NaiveDateTime;
 
 const UNSENT: &str = "trigger_code = 0 AND handle_code = 0";
@@ -36,15 +36,13 @@ impl Db {
         let sql = format!(
             "SELECT job_id, MAX(trigger_time) FROM xxl_job_log WHERE {UNSENT} AND trigger_time < ? GROUP BY job_id LIMIT ?"
         );
-        let before = self.datetime(before_ms);
-        Ok(on_pool!(self, |p| sqlx::query_as(&sql).bind(before).bind(limit).fetch_all(p).await)?)
+        self.fetch_all(&sql, &[Arg::DateTime(self.datetime(before_ms)), Arg::Int(limit)]).await
     }
 
     /// Whether the job has a row triggered after `after`: a fire that already stands for a lost one.
     pub async fn has_fire_after(&self, job_id: i32, after: NaiveDateTime) -> Result<bool> {
         let sql = "SELECT COUNT(*) FROM xxl_job_log WHERE job_id = ? AND trigger_time > ?";
-        let count: i64 = on_pool!(self, |p| sqlx::query_scalar(sql).bind(job_id).bind(after).fetch_one(p).await)?;
-        Ok(count > 0)
+        Ok(self.scalar(sql, &[Arg::Int(job_id.into()), Arg::DateTime(after)]).await? > 0)
     }
 
     /// Gives the job's rows from before `before_ms` whose trigger result was lost a failed result with

@@ -1,7 +1,7 @@
 //! `xxl_job_registry` statements (spec 7.5). Freshness thresholds are computed here from the caller's
 //! clock rather than with `DATE_ADD` on the server; both give the same DATETIME bound.
 
-use super::{on_pool, placeholders, Arg, Db, JobRegistry, Result};
+use super::{placeholders, Arg, Db, JobRegistry, Result};
 
 /// The identity of one registration.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -19,7 +19,7 @@ impl RegistryKey {
 }
 
 impl Db {
-    /// Refreshes a registration, inserting it when no row matched (found-rows semantics on both backends).
+    /// Refreshes a registration, inserting it when no row matched (found-rows semantics on every backend).
     pub async fn registry_upsert(&self, key: &RegistryKey, now_ms: i64) -> Result<()> {
         let now = Arg::DateTime(self.datetime(now_ms));
         let [group, key, value] = key.args();
@@ -44,10 +44,8 @@ impl Db {
     /// Ids of registrations not refreshed for more than `timeout_secs`.
     pub async fn find_dead_registry_ids(&self, timeout_secs: i64, now_ms: i64) -> Result<Vec<i32>> {
         let bound = self.datetime(now_ms - timeout_secs * 1000);
-        Ok(on_pool!(self, |p| sqlx::query_scalar("SELECT id FROM xxl_job_registry WHERE update_time < ?")
-            .bind(bound)
-            .fetch_all(p)
-            .await)?)
+        let ids: Vec<(i32,)> = self.fetch_all("SELECT id FROM xxl_job_registry WHERE update_time < ?", &[Arg::DateTime(bound)]).await?;
+        Ok(ids.into_iter().map(|(id,)| id).collect())
     }
 
     pub async fn delete_registry_ids(&self, ids: &[i32]) -> Result<u64> {
@@ -62,9 +60,6 @@ impl Db {
     /// Registrations refreshed within the last `timeout_secs` (strictly).
     pub async fn live_registrations(&self, timeout_secs: i64, now_ms: i64) -> Result<Vec<JobRegistry>> {
         let bound = self.datetime(now_ms - timeout_secs * 1000);
-        Ok(on_pool!(self, |p| sqlx::query_as("SELECT * FROM xxl_job_registry WHERE update_time > ?")
-            .bind(bound)
-            .fetch_all(p)
-            .await)?)
+        self.fetch_all("SELECT * FROM xxl_job_registry WHERE update_time > ?", &[Arg::DateTime(bound)]).await
     }
 }

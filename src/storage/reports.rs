@@ -1,6 +1,6 @@
 //! `xxl_job_log_report` statements (spec 7.4).
 
-use super::{on_pool, Arg, Db, DayCounts, LogReport, ReportTotals, Result};
+use super::{Arg, Db, DayCounts, LogReport, ReportTotals, Result};
 use chrono::NaiveDateTime;
 
 impl Db {
@@ -18,23 +18,24 @@ impl Db {
     }
 
     pub async fn reports_between(&self, from: NaiveDateTime, to: NaiveDateTime) -> Result<Vec<LogReport>> {
-        Ok(on_pool!(self, |p| sqlx::query_as(
-            "SELECT * FROM xxl_job_log_report WHERE trigger_day BETWEEN ? AND ? ORDER BY trigger_day ASC"
+        self.fetch_all(
+            "SELECT * FROM xxl_job_log_report WHERE trigger_day BETWEEN ? AND ? ORDER BY trigger_day ASC",
+            &[Arg::DateTime(from), Arg::DateTime(to)],
         )
-        .bind(from)
-        .bind(to)
-        .fetch_all(p)
-        .await)?)
+        .await
     }
 
     pub async fn report_totals(&self) -> Result<ReportTotals> {
-        Ok(on_pool!(self, |p| sqlx::query_as(
-            "SELECT CAST(COALESCE(SUM(running_count), 0) AS SIGNED) AS running, \
-             CAST(COALESCE(SUM(suc_count), 0) AS SIGNED) AS success, \
-             CAST(COALESCE(SUM(fail_count), 0) AS SIGNED) AS fail FROM xxl_job_log_report"
-        )
-        .fetch_one(p)
-        .await)?)
+        // MySQL sums into DECIMAL, PostgreSQL into BIGINT: cast to the 64-bit integer of each.
+        let sum = |column: &str| format!("CAST(COALESCE(SUM({column}), 0) AS {})", self.dialect.bigint);
+        let sql = format!(
+            "SELECT {} AS running, {} AS success, {} AS fail FROM xxl_job_log_report",
+            sum("running_count"),
+            sum("suc_count"),
+            sum("fail_count")
+        );
+        // An aggregate without GROUP BY always yields its one row.
+        Ok(self.fetch_optional(&sql, &[]).await?.unwrap_or_default())
     }
 }
 

@@ -2,10 +2,8 @@
 //!
 //! No migration bookkeeping table is created: the database must stay exactly what the Java admin expects.
 
-use super::{on_pool, Backend, Db, Result, StorageError};
+use super::{Db, Result, StorageError};
 
-const MYSQL_DDL: &str = include_str!("../../migrations/mysql.sql");
-const SQLITE_DDL: &str = include_str!("../../migrations/sqlite.sql");
 const SEED: &str = include_str!("../../migrations/seed.sql");
 
 pub const TABLES: [&str; 8] = [
@@ -31,12 +29,8 @@ pub enum SchemaOutcome {
 pub(super) async fn ensure(db: &Db) -> Result<SchemaOutcome> {
     let present = existing_tables(db).await?;
     if present.is_empty() {
-        let ddl = match db.backend() {
-            Backend::MySql => MYSQL_DDL,
-            Backend::Sqlite => SQLITE_DDL,
-        };
-        for statement in statements(ddl).chain(statements(SEED)) {
-            on_pool!(db, |p| sqlx::query(&statement).execute(p).await.map(|_| ()))?;
+        for statement in statements(db.dialect.ddl).chain(statements(SEED)) {
+            db.execute(&statement, &[]).await?;
         }
         return Ok(SchemaOutcome::Created);
     }
@@ -44,34 +38,80 @@ pub(super) async fn ensure(db: &Db) -> Result<SchemaOutcome> {
     if !missing.is_empty() {
         return Err(StorageError::PartialSchema(missing.join(", ")));
     }
-    let lock_rows: i64 = on_pool!(db, |p| sqlx::query_scalar(
-        "SELECT COUNT(*) FROM xxl_job_lock WHERE lock_name = 'schedule_lock'"
-    )
-    .fetch_one(p)
-    .await)?;
+    check_column_types(db).await?;
+    let lock_rows = db.scalar("SELECT COUNT(*) FROM xxl_job_lock WHERE lock_name = 'schedule_lock'", &[]).await?;
     Ok(SchemaOutcome::Existing { lock_row_present: lock_rows > 0 })
 }
 
 /// The xxl-job tables present, lower-cased (MySQL on Windows/macOS may report any case).
 async fn existing_tables(db: &Db) -> Result<Vec<String>> {
-    let names: Vec<String> = match db.backend() {
-        Backend::MySql => on_pool!(db, |p| sqlx::query_scalar(
-            // CAST: MySQL 8 reports information_schema names as binary strings.
-            "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()"
-        )
-        .fetch_all(p)
-        .await)?,
-        Backend::Sqlite => on_pool!(db, |p| sqlx::query_scalar(
-            "SELECT name FROM sqlite_master WHERE type = 'table'"
-        )
-        .fetch_all(p)
-        .await)?,
-    };
+    let names: Vec<(String,)> = db.fetch_all(db.dialect.tables, &[]).await?;
     Ok(names
         .into_iter()
-        .map(|n| n.to_lowercase())
+        .map(|(n,)| n.to_lowercase())
         .filter(|n| TABLES.contains(&n.as_str()))
         .collect())
+}
+
+/// Tables made by someone else (a PostgreSQL port of the Java admin) must have the column types ours
+/// reads where the driver is strict about them; otherwise start-up names every column that differs,
+/// rather than failing later on the first row read.
+async fn check_column_types(db: &Db) -> Result<()> {
+    let Some(listing) = db.dialect.columns else { return Ok(()) };
+    let found: Vec<(String, String, String)> = db.fetch_all(listing, &[]).await?;
+    let differing: Vec<String> = script_columns(db.dialect.ddl)
+        .into_iter()
+        .filter_map(|(table, column, expected)| {
+            match found.iter().find(|(t, c, _)| t.eq_ignore_ascii_case(&table) && c.eq_ignore_ascii_case(&column)) {
+                None => Some(format!("{table}.{column} is missing")),
+                Some((_, _, actual)) if decoding_class(actual) != decoding_class(&expected) => {
+                    Some(format!("{table}.{column} is {actual}, not {expected}"))
+                }
+                Some(_) => None,
+            }
+        })
+        .collect();
+    if differing.is_empty() {
+        Ok(())
+    } else {
+        Err(StorageError::ColumnTypes(differing.join(", ")))
+    }
+}
+
+/// `(table, column, catalogue type)` of every column a schema script creates, one per line of its
+/// `CREATE TABLE` bodies.
+fn script_columns(script: &str) -> Vec<(String, String, String)> {
+    let mut columns = Vec::new();
+    for statement in statements(script) {
+        let Some(rest) = statement.strip_prefix("CREATE TABLE ") else { continue };
+        let mut lines = rest.lines();
+        let table = lines.next().unwrap_or_default().trim().to_string();
+        for line in lines.map(str::trim).filter(|l| !matches!(l.chars().next(), None | Some('(' | ')'))) {
+            let mut words = line.split_whitespace();
+            let (Some(column), Some(ty)) = (words.next(), words.next()) else { continue };
+            if column == "PRIMARY" {
+                continue;
+            }
+            let ty = ty.trim_end_matches(',').split('(').next().unwrap_or_default();
+            let catalogue = match ty {
+                "serial" => "integer",
+                "bigserial" => "bigint",
+                "varchar" => "character varying",
+                "timestamp" => "timestamp without time zone",
+                other => other,
+            };
+            columns.push((table.clone(), column.to_string(), catalogue.to_string()));
+        }
+    }
+    columns
+}
+
+/// Catalogue types that decode alike: every text type reads as a string.
+fn decoding_class(catalogue_type: &str) -> &str {
+    match catalogue_type {
+        "character varying" | "text" | "character" => "text",
+        other => other,
+    }
 }
 
 /// The statements of a script: `--` comment lines dropped first (they may hold `;`), then split on `;`.
@@ -85,10 +125,11 @@ fn statements(script: &str) -> impl Iterator<Item = String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::sql::Dialect;
 
     #[test]
     fn scripts_create_every_table_and_seed_the_lock() {
-        for ddl in [MYSQL_DDL, SQLITE_DDL] {
+        for ddl in [Dialect::MYSQL, Dialect::SQLITE, Dialect::POSTGRES].map(|d| d.ddl) {
             let creates: Vec<_> = statements(ddl).filter(|s| s.contains("CREATE TABLE")).collect();
             assert_eq!(creates.len(), TABLES.len());
             for table in TABLES {
@@ -96,6 +137,19 @@ mod tests {
             }
         }
         assert!(statements(SEED).any(|s| s.contains("'schedule_lock'")));
+        let postgres = script_columns(Dialect::POSTGRES.ddl);
+        assert_eq!(postgres.len(), 69);
+        for (table, column, ty) in [
+            ("xxl_job_log", "id", "bigint"),
+            ("xxl_job_info", "id", "integer"),
+            ("xxl_job_info", "trigger_status", "smallint"),
+            ("xxl_job_info", "trigger_next_time", "bigint"),
+            ("xxl_job_log", "trigger_time", "timestamp without time zone"),
+            ("xxl_job_group", "app_name", "character varying"),
+            ("xxl_job_lock", "lock_name", "character varying"),
+        ] {
+            assert!(postgres.contains(&(table.into(), column.into(), ty.into())), "{table}.{column}");
+        }
         assert_eq!(statements(SEED).count(), 4);
     }
 }

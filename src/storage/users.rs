@@ -1,20 +1,14 @@
 //! `xxl_job_user` statements (spec 7.8).
 
-use super::{contains, on_pool, Arg, Db, InsertId, JobUser, Result};
+use super::{contains, Arg, Db, JobUser, Result};
 
 impl Db {
     pub async fn load_user_by_name(&self, username: &str) -> Result<Option<JobUser>> {
-        Ok(on_pool!(self, |p| sqlx::query_as("SELECT * FROM xxl_job_user WHERE username = ?")
-            .bind(username)
-            .fetch_optional(p)
-            .await)?)
+        self.fetch_optional("SELECT * FROM xxl_job_user WHERE username = ?", &[Arg::Text(username.to_string())]).await
     }
 
     pub async fn load_user(&self, id: i32) -> Result<Option<JobUser>> {
-        Ok(on_pool!(self, |p| sqlx::query_as("SELECT * FROM xxl_job_user WHERE id = ?")
-            .bind(id)
-            .fetch_optional(p)
-            .await)?)
+        self.fetch_optional("SELECT * FROM xxl_job_user WHERE id = ?", &[Arg::Int(id.into())]).await
     }
 
     /// One page of users by name (contains) and role (`-1` = any), ordered by name, and the number matching.
@@ -28,7 +22,7 @@ impl Db {
         let mut clause = String::from(" WHERE 1 = 1");
         let mut args = Vec::new();
         if let Some(pattern) = contains(username) {
-            clause.push_str(" AND username LIKE ?");
+            clause.push_str(&self.like("username"));
             args.push(Arg::Text(pattern));
         }
         if role > -1 {
@@ -39,33 +33,26 @@ impl Db {
     }
 
     pub async fn insert_user(&self, user: &JobUser) -> Result<i32> {
-        let id = on_pool!(self, |p| sqlx::query(
-            "INSERT INTO xxl_job_user (username, password, role, permission) VALUES (?, ?, ?, ?)"
-        )
-        .bind(&user.username)
-        .bind(&user.password)
-        .bind(user.role)
-        .bind(&user.permission)
-        .execute(p)
-        .await
-        .map(|r| r.insert_id()))?;
+        let args = [
+            Arg::Text(user.username.clone()),
+            Arg::Text(user.password.clone()),
+            Arg::Int(user.role.into()),
+            Arg::OptText(user.permission.clone()),
+        ];
+        let id = self.insert_id("INSERT INTO xxl_job_user (username, password, role, permission) VALUES (?, ?, ?, ?)", &args).await?;
         Ok(id as i32)
     }
 
     /// Updates role and permission, and the password hash only when one is given.
-    pub async fn update_user(&self, id: i32, password_md5: Option<&str>, role: i8, permission: Option<&str>) -> Result<u64> {
+    pub async fn update_user(&self, id: i32, password_md5: Option<&str>, role: i16, permission: Option<&str>) -> Result<u64> {
+        let mut args: Vec<Arg> = password_md5.map(|hash| Arg::Text(hash.to_string())).into_iter().collect();
+        args.extend([Arg::Int(role.into()), Arg::OptText(permission.map(str::to_string)), Arg::Int(id.into())]);
         let sql = if password_md5.is_some() {
             "UPDATE xxl_job_user SET password = ?, role = ?, permission = ? WHERE id = ?"
         } else {
             "UPDATE xxl_job_user SET role = ?, permission = ? WHERE id = ?"
         };
-        Ok(on_pool!(self, |p| {
-            let mut query = sqlx::query(sql);
-            if let Some(hash) = password_md5 {
-                query = query.bind(hash);
-            }
-            query.bind(role).bind(permission).bind(id).execute(p).await.map(|r| r.rows_affected())
-        })?)
+        self.execute(sql, &args).await
     }
 
     pub async fn delete_user(&self, id: i32) -> Result<u64> {

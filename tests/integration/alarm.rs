@@ -5,7 +5,7 @@ use crate::support::console::ConsoleClient;
 use crate::support::fixtures::{insert, job};
 use crate::support::smtp::{closed_port, SmtpOptions, SmtpServer, SmtpTls};
 use crate::support::{eventually, Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
-use crate::{ensure, ensure_eq, Case, TestResult, BOTH};
+use crate::{ensure, ensure_eq, Case, TestResult, ALL};
 use chrono::{NaiveDate, NaiveDateTime};
 use libtest_mimic::Failed;
 use std::sync::Arc;
@@ -19,15 +19,15 @@ use xxl_job_admin::workers::shutdown_channel;
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "alarm::failed_trigger_mails_each_address_once", backends: BOTH, run: |b| Box::pin(failed_trigger_mails_each_address_once(b)) },
+        Case { name: "alarm::failed_trigger_mails_each_address_once", backends: ALL, run: |b| Box::pin(failed_trigger_mails_each_address_once(b)) },
         Case { name: "alarm::starttls_with_auth_in_the_configured_language", backends: &[Backend::Sqlite], run: |b| Box::pin(starttls_with_auth_in_the_configured_language(b)) },
         Case { name: "alarm::implicit_tls_from_the_socket_factory", backends: &[Backend::Sqlite], run: |b| Box::pin(implicit_tls_from_the_socket_factory(b)) },
         Case { name: "alarm::untrusted_certificate_fails_the_alarm", backends: &[Backend::Sqlite], run: |b| Box::pin(untrusted_certificate_fails_the_alarm(b)) },
-        Case { name: "alarm::smtp_down_fails_the_alarm_and_scheduling_goes_on", backends: BOTH, run: |b| Box::pin(smtp_down_fails_the_alarm_and_scheduling_goes_on(b)) },
+        Case { name: "alarm::smtp_down_fails_the_alarm_and_scheduling_goes_on", backends: ALL, run: |b| Box::pin(smtp_down_fails_the_alarm_and_scheduling_goes_on(b)) },
         Case { name: "alarm::silent_smtp_server_times_out", backends: &[Backend::Sqlite], run: |b| Box::pin(silent_smtp_server_times_out(b)) },
-        Case { name: "report::counts_today_and_two_days_before", backends: BOTH, run: |b| Box::pin(report_counts_today_and_two_days_before(b)) },
-        Case { name: "retention::deletes_old_logs_in_batches", backends: BOTH, run: |b| Box::pin(retention_deletes_old_logs_in_batches(b)) },
-        Case { name: "retention::cleans_at_start_and_not_below_seven_days", backends: BOTH, run: |b| Box::pin(retention_cleans_at_start_and_not_below_seven_days(b)) },
+        Case { name: "report::counts_today_and_two_days_before", backends: ALL, run: |b| Box::pin(report_counts_today_and_two_days_before(b)) },
+        Case { name: "retention::deletes_old_logs_in_batches", backends: ALL, run: |b| Box::pin(retention_deletes_old_logs_in_batches(b)) },
+        Case { name: "retention::cleans_at_start_and_not_below_seven_days", backends: ALL, run: |b| Box::pin(retention_cleans_at_start_and_not_below_seven_days(b)) },
     ]
 }
 

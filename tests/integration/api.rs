@@ -2,7 +2,7 @@
 
 use crate::support::proxy::Proxy;
 use crate::support::{eventually, now_ms, Backend, Context, TestApp, TestDb, TOKEN};
-use crate::{ensure, ensure_eq, Case, TestResult, BOTH};
+use crate::{ensure, ensure_eq, Case, TestResult, ALL, SERVERS};
 use serde_json::json;
 use std::time::Duration;
 use xxl_job_admin::storage::RegistryKey;
@@ -10,17 +10,17 @@ use xxl_job_admin::workers::registry::monitor_pass;
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "api::registry_then_monitor_fills_the_group", backends: BOTH, run: |b| Box::pin(registry_then_monitor_fills_the_group(b)) },
-        Case { name: "api::registry_twice_in_one_second_keeps_one_row", backends: BOTH, run: |b| Box::pin(registry_twice_in_one_second_keeps_one_row(b)) },
-        Case { name: "api::registry_remove_deletes_the_row", backends: BOTH, run: |b| Box::pin(registry_remove_deletes_the_row(b)) },
-        Case { name: "api::callback_finishes_the_log", backends: BOTH, run: |b| Box::pin(callback_finishes_the_log(b)) },
-        Case { name: "api::callback_repeat_and_unknown_change_nothing", backends: BOTH, run: |b| Box::pin(callback_repeat_and_unknown_change_nothing(b)) },
-        Case { name: "api::wrong_token_changes_nothing", backends: BOTH, run: |b| Box::pin(wrong_token_changes_nothing(b)) },
-        Case { name: "api::bad_requests_get_clear_return_t_errors", backends: BOTH, run: |b| Box::pin(bad_requests_get_clear_return_t_errors(b)) },
-        Case { name: "api::blank_token_disables_the_check", backends: BOTH, run: |b| Box::pin(blank_token_disables_the_check(b)) },
-        Case { name: "api::health_reports_the_database", backends: BOTH, run: |b| Box::pin(health_reports_the_database(b)) },
-        Case { name: "api::database_restart_is_survived", backends: &[Backend::MySql], run: |b| Box::pin(database_restart_is_survived(b)) },
-        Case { name: "api::registry_reaches_the_group_within_35_s", backends: &[Backend::MySql], run: |b| Box::pin(registry_reaches_the_group_within_35_s(b)) },
+        Case { name: "api::registry_then_monitor_fills_the_group", backends: ALL, run: |b| Box::pin(registry_then_monitor_fills_the_group(b)) },
+        Case { name: "api::registry_twice_in_one_second_keeps_one_row", backends: ALL, run: |b| Box::pin(registry_twice_in_one_second_keeps_one_row(b)) },
+        Case { name: "api::registry_remove_deletes_the_row", backends: ALL, run: |b| Box::pin(registry_remove_deletes_the_row(b)) },
+        Case { name: "api::callback_finishes_the_log", backends: ALL, run: |b| Box::pin(callback_finishes_the_log(b)) },
+        Case { name: "api::callback_repeat_and_unknown_change_nothing", backends: ALL, run: |b| Box::pin(callback_repeat_and_unknown_change_nothing(b)) },
+        Case { name: "api::wrong_token_changes_nothing", backends: ALL, run: |b| Box::pin(wrong_token_changes_nothing(b)) },
+        Case { name: "api::bad_requests_get_clear_return_t_errors", backends: ALL, run: |b| Box::pin(bad_requests_get_clear_return_t_errors(b)) },
+        Case { name: "api::blank_token_disables_the_check", backends: ALL, run: |b| Box::pin(blank_token_disables_the_check(b)) },
+        Case { name: "api::health_reports_the_database", backends: ALL, run: |b| Box::pin(health_reports_the_database(b)) },
+        Case { name: "api::database_restart_is_survived", backends: SERVERS, run: |b| Box::pin(database_restart_is_survived(b)) },
+        Case { name: "api::registry_reaches_the_group_within_35_s", backends: SERVERS, run: |b| Box::pin(registry_reaches_the_group_within_35_s(b)) },
     ]
 }
 
@@ -252,7 +252,7 @@ async fn registry_reaches_the_group_within_35_s(backend: Backend) -> TestResult 
 async fn database_restart_is_survived(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let url = url::Url::parse(&db.url).context("test database URL")?;
-    let server = format!("{}:{}", url.host_str().context("host")?, url.port().unwrap_or(3306));
+    let server = format!("{}:{}", url.host_str().context("host")?, url.port().context("the test database URL names its port")?);
     let upstream = tokio::net::lookup_host(&server).await.context("resolve")?.next().context("address")?;
     // Create the schema directly, then run the admin through the proxy.
     TestApp::start(&db, &[]).await?.stop().await;

@@ -1,9 +1,10 @@
-//! Integration tests: the real admin on a random port, against SQLite and a real MariaDB/MySQL, talked
-//! to over real HTTP by executors shaped like the 2.4.2 Java executor.
+//! Integration tests: the real admin on a random port, against SQLite, a real MariaDB/MySQL and a real
+//! PostgreSQL, talked to over real HTTP by executors shaped like the 2.4.2 Java executor.
 //!
-//! A custom harness (libtest-mimic) so that, on a machine without MySQL, the MySQL variants are reported
-//! as ignored rather than passed. Set `XXL_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306`) to
-//! point them elsewhere; with `CI` set, an unreachable MySQL is a failure, not a skip.
+//! A custom harness (libtest-mimic) so that, on a machine without MySQL or PostgreSQL, their variants are
+//! reported as ignored rather than passed. Set `XXL_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306`)
+//! or `XXL_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432`) to point them elsewhere;
+//! with `CI` set, an unreachable server is a failure, not a skip.
 
 mod alarm;
 mod api;
@@ -28,12 +29,17 @@ pub struct Case {
     pub run: fn(Backend) -> TestFuture,
 }
 
-pub const BOTH: &[Backend] = &[Backend::Sqlite, Backend::MySql];
+/// Every backend.
+pub const ALL: &[Backend] = &[Backend::Sqlite, Backend::MySql, Backend::Postgres];
+/// The database servers, for what needs a network connection to the database.
+pub const SERVERS: &[Backend] = &[Backend::MySql, Backend::Postgres];
 pub const MYSQL_ONLY: &[Backend] = &[Backend::MySql];
+pub const POSTGRES_ONLY: &[Backend] = &[Backend::Postgres];
 
 fn main() {
     let args = Arguments::from_args();
-    let mysql = support::mysql_availability();
+    let servers: Vec<(Backend, Result<(), String>)> = SERVERS.iter().map(|&b| (b, b.availability())).collect();
+    let unavailable = |backend: Backend| servers.iter().any(|(b, up)| *b == backend && up.is_err());
     let reference = schema::reference_script_path().exists();
     if !reference {
         eprintln!("note: {} not found; the reference comparisons are ignored", schema::reference_script_path().display());
@@ -49,7 +55,7 @@ fn main() {
             // The reference script lives in shared/, beside the repository, not in it.
             let needs_reference = case.name.contains("reference");
             let needs_browser = case.name.starts_with("browser::");
-            let skip = (backend == Backend::MySql && mysql.is_err())
+            let skip = unavailable(backend)
                 || (needs_reference && !reference)
                 || (needs_browser && browser.is_err());
             trials.push(trial.with_ignored_flag(skip));
@@ -62,12 +68,14 @@ fn main() {
         }
         eprintln!("note: browser tests are ignored: {reason}");
     }
-    if let Err(reason) = &mysql {
-        if std::env::var_os("CI").is_some() {
-            eprintln!("MySQL is required in CI but unavailable: {reason}");
-            std::process::exit(1);
+    for (backend, up) in &servers {
+        if let Err(reason) = up {
+            if std::env::var_os("CI").is_some() {
+                eprintln!("{} is required in CI but unavailable: {reason}", backend.name());
+                std::process::exit(1);
+            }
+            eprintln!("note: {} tests are ignored: {reason}", backend.name());
         }
-        eprintln!("note: MySQL tests are ignored: {reason}");
     }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -3,22 +3,22 @@
 
 use crate::support::fixtures::{insert, job, manual_group};
 use crate::support::{eventually, Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
-use crate::{ensure, ensure_eq, Case, TestResult, BOTH};
+use crate::{ensure, ensure_eq, Case, TestResult, ALL};
 use std::collections::HashSet;
 use std::time::Duration;
 use xxl_job_admin::domain::{TriggerRequest, TriggerType};
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "scheduler::every_second_cron_fires_once_per_second", backends: BOTH, run: |b| Box::pin(every_second_cron_fires_once_per_second(b)) },
-        Case { name: "scheduler::two_admins_never_fire_a_second_twice", backends: BOTH, run: |b| Box::pin(two_admins_never_fire_a_second_twice(b)) },
-        Case { name: "scheduler::sharding_broadcast_reaches_every_executor", backends: BOTH, run: |b| Box::pin(sharding_broadcast_reaches_every_executor(b)) },
-        Case { name: "scheduler::failover_skips_a_dead_address", backends: BOTH, run: |b| Box::pin(failover_skips_a_dead_address(b)) },
-        Case { name: "scheduler::failing_job_is_retried_its_retry_count", backends: BOTH, run: |b| Box::pin(failing_job_is_retried_its_retry_count(b)) },
-        Case { name: "scheduler::child_job_runs_after_parent_succeeds", backends: BOTH, run: |b| Box::pin(child_job_runs_after_parent_succeeds(b)) },
-        Case { name: "scheduler::hanging_executor_does_not_delay_others", backends: BOTH, run: |b| Box::pin(hanging_executor_does_not_delay_others(b)) },
-        Case { name: "scheduler::a_stopped_job_sends_nothing_after_the_stop", backends: BOTH, run: |b| Box::pin(a_stopped_job_sends_nothing_after_the_stop(b)) },
-        Case { name: "scheduler::lost_trigger_results_are_settled", backends: BOTH, run: |b| Box::pin(lost_trigger_results_are_settled(b)) },
+        Case { name: "scheduler::every_second_cron_fires_once_per_second", backends: ALL, run: |b| Box::pin(every_second_cron_fires_once_per_second(b)) },
+        Case { name: "scheduler::two_admins_never_fire_a_second_twice", backends: ALL, run: |b| Box::pin(two_admins_never_fire_a_second_twice(b)) },
+        Case { name: "scheduler::sharding_broadcast_reaches_every_executor", backends: ALL, run: |b| Box::pin(sharding_broadcast_reaches_every_executor(b)) },
+        Case { name: "scheduler::failover_skips_a_dead_address", backends: ALL, run: |b| Box::pin(failover_skips_a_dead_address(b)) },
+        Case { name: "scheduler::failing_job_is_retried_its_retry_count", backends: ALL, run: |b| Box::pin(failing_job_is_retried_its_retry_count(b)) },
+        Case { name: "scheduler::child_job_runs_after_parent_succeeds", backends: ALL, run: |b| Box::pin(child_job_runs_after_parent_succeeds(b)) },
+        Case { name: "scheduler::hanging_executor_does_not_delay_others", backends: ALL, run: |b| Box::pin(hanging_executor_does_not_delay_others(b)) },
+        Case { name: "scheduler::a_stopped_job_sends_nothing_after_the_stop", backends: ALL, run: |b| Box::pin(a_stopped_job_sends_nothing_after_the_stop(b)) },
+        Case { name: "scheduler::lost_trigger_results_are_settled", backends: ALL, run: |b| Box::pin(lost_trigger_results_are_settled(b)) },
         Case { name: "scheduler::missing_group_ends_as_failed_trigger", backends: &[Backend::Sqlite], run: |b| Box::pin(missing_group_ends_as_failed_trigger(b)) },
     ]
 }

@@ -42,7 +42,7 @@ struct GroupForm {
     id: i32,
     appname: Option<String>,
     title: Option<String>,
-    address_type: i8,
+    address_type: i16,
     address_list: Option<String>,
 }
 
@@ -52,7 +52,8 @@ impl GroupForm {
             id: params.number_or("id", 0)?,
             appname: params.string("appname"),
             title: params.string("title"),
-            address_type: params.number_or("addressType", 0)?,
+            // Parsed as TINYINT-sized: a wider value is a bad parameter, not a database error.
+            address_type: params.number_or::<i8>("addressType", 0)?.into(),
             address_list: params.string("addressList"),
         })
     }

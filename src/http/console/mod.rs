@@ -185,7 +185,7 @@ mod tests {
     use super::*;
     use axum::http::{HeaderMap, HeaderValue};
 
-    fn user(role: i8, permission: Option<&str>) -> LoginUser {
+    fn user(role: i16, permission: Option<&str>) -> LoginUser {
         LoginUser(JobUser { id: 2, username: "u".into(), password: String::new(), role, permission: permission.map(str::to_string) })
     }
 

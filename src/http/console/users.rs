@@ -69,7 +69,7 @@ async fn add(State(state): State<AppState>, params: Params) -> JsonResult<()> {
         id: 0,
         username,
         password: md5_hex(&password),
-        role: params.number_or("role", 0).or_json(&state)?,
+        role: params.number_or::<i8>("role", 0).or_json(&state)?.into(),
         permission: params.string("permission"),
     };
     state.db.insert_user(&user).await.or_json(&state)?;
@@ -86,7 +86,7 @@ async fn update(State(state): State<AppState>, login: LoginUser, params: Params)
         Some(password) => Some(md5_hex(&checked_password(&state, &password).or_json(&state)?)),
         None => None,
     };
-    let role: i8 = params.number_or("role", 0).or_json(&state)?;
+    let role: i16 = params.number_or::<i8>("role", 0).or_json(&state)?.into();
     let permission = params.string("permission");
     state.db.update_user(id, password.as_deref(), role, permission.as_deref()).await.or_json(&state)?;
     Ok(Json(ReturnT::success()))

@@ -38,7 +38,7 @@ pub struct JobView {
     pub glue_remark: Option<String>,
     pub glue_updatetime: Option<String>,
     pub child_job_id: Option<String>,
-    pub trigger_status: i8,
+    pub trigger_status: i16,
     pub trigger_last_time: i64,
     pub trigger_next_time: i64,
 }
@@ -91,7 +91,7 @@ pub struct LogView {
     pub handle_time: Option<String>,
     pub handle_code: i32,
     pub handle_msg: Option<String>,
-    pub alarm_status: i8,
+    pub alarm_status: i16,
 }
 
 impl LogView {
@@ -122,7 +122,7 @@ pub struct GroupView {
     pub id: i32,
     pub appname: String,
     pub title: String,
-    pub address_type: i8,
+    pub address_type: i16,
     pub address_list: Option<String>,
     pub update_time: Option<String>,
     pub registry_list: Option<Vec<String>>,
@@ -153,7 +153,7 @@ pub struct UserView {
     pub id: i32,
     pub username: String,
     pub password: Option<String>,
-    pub role: i8,
+    pub role: i16,
     pub permission: Option<String>,
 }
 

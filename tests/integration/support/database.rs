@@ -1,8 +1,10 @@
-//! Scratch databases: a SQLite file in a temp dir, or a fresh MySQL database dropped afterwards.
+//! Scratch databases: a SQLite file in a temp dir, or a fresh MySQL or PostgreSQL database dropped
+//! afterwards.
 
 use libtest_mimic::Failed;
 use sqlx::mysql::MySqlConnectOptions;
-use sqlx::{ConnectOptions, Connection, MySqlConnection};
+use sqlx::postgres::PgConnectOptions;
+use sqlx::{ConnectOptions, MySqlConnection, PgConnection};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -10,45 +12,111 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub enum Backend {
     Sqlite,
     MySql,
+    Postgres,
 }
+
+/// PostgreSQL's maintenance database, where the scratch databases are created and dropped from.
+const PG_MAINTENANCE_DB: &str = "postgres";
 
 impl Backend {
     pub fn name(self) -> &'static str {
         match self {
             Backend::Sqlite => "sqlite",
             Backend::MySql => "mysql",
+            Backend::Postgres => "postgres",
         }
+    }
+
+    /// The database server this backend's tests use, as a `scheme://user[:password]@host:port` URL
+    /// without a database (`XXL_TEST_MYSQL_URL`, `XXL_TEST_POSTGRES_URL`); `None` for SQLite.
+    pub fn server_url(self) -> Option<String> {
+        let (variable, default) = match self {
+            Backend::Sqlite => return None,
+            Backend::MySql => ("XXL_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306"),
+            Backend::Postgres => ("XXL_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432"),
+        };
+        Some(std::env::var(variable).unwrap_or_else(|_| default.to_string()))
+    }
+
+    /// Whether the database server answers; the reason when it does not.
+    pub fn availability(self) -> Result<(), String> {
+        let Some(url) = self.server_url() else { return Ok(()) };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+        runtime.block_on(async {
+            let attempt = async {
+                match self {
+                    Backend::Postgres => Server::postgres(&url)?.connect().await.map(drop),
+                    _ => Server::mysql(&url)?.connect().await.map(drop),
+                }
+            };
+            match tokio::time::timeout(std::time::Duration::from_secs(5), attempt).await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(format!("cannot connect to {url}: {e}")),
+                Err(_) => Err(format!("no answer from {url} within 5 s")),
+            }
+        })
     }
 }
 
-/// The server the MySQL tests use, as a `mysql://user[:password]@host:port` URL without a database.
-pub fn mysql_url() -> String {
-    std::env::var("XXL_TEST_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306".to_string())
+/// Connection options for one database (or the server's default one) of a server backend.
+enum Server {
+    MySql(MySqlConnectOptions),
+    Postgres(PgConnectOptions),
 }
 
-/// Whether the MySQL server answers; the reason when it does not.
-pub fn mysql_availability() -> Result<(), String> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
-    runtime.block_on(async {
-        let options = MySqlConnectOptions::from_str(&mysql_url()).map_err(|e| e.to_string())?;
-        let connect = options.connect();
-        match tokio::time::timeout(std::time::Duration::from_secs(5), connect).await {
-            Ok(Ok(conn)) => {
-                let _ = conn.close().await;
-                Ok(())
-            }
-            Ok(Err(e)) => Err(format!("cannot connect to {}: {e}", mysql_url())),
-            Err(_) => Err(format!("no answer from {} within 5 s", mysql_url())),
+/// An open connection of either server backend.
+pub enum ServerConnection {
+    MySql(MySqlConnection),
+    Postgres(PgConnection),
+}
+
+impl Server {
+    fn mysql(url: &str) -> Result<Server, sqlx::Error> {
+        Ok(Server::MySql(MySqlConnectOptions::from_str(url)?))
+    }
+
+    fn postgres(url: &str) -> Result<Server, sqlx::Error> {
+        Ok(Server::Postgres(PgConnectOptions::from_str(url)?.database(PG_MAINTENANCE_DB)))
+    }
+
+    fn of(backend: Backend) -> Result<Server, Failed> {
+        let url = backend.server_url().ok_or_else(|| Failed::from("SQLite has no server"))?;
+        let server = if backend == Backend::Postgres { Server::postgres(&url) } else { Server::mysql(&url) };
+        server.map_err(|e| Failed::from(e.to_string()))
+    }
+
+    fn database(self, name: &str) -> Server {
+        match self {
+            Server::MySql(o) => Server::MySql(o.database(name)),
+            Server::Postgres(o) => Server::Postgres(o.database(name)),
         }
-    })
+    }
+
+    async fn connect(&self) -> Result<ServerConnection, sqlx::Error> {
+        Ok(match self {
+            Server::MySql(o) => ServerConnection::MySql(o.connect().await?),
+            Server::Postgres(o) => ServerConnection::Postgres(o.connect().await?),
+        })
+    }
 }
 
-/// A database for one test. MySQL ones are dropped when this is dropped.
+impl ServerConnection {
+    /// Runs one statement without arguments.
+    pub async fn execute(&mut self, sql: &str) -> Result<(), Failed> {
+        let done = match self {
+            ServerConnection::MySql(c) => sqlx::query(sql).execute(c).await.map(drop),
+            ServerConnection::Postgres(c) => sqlx::query(sql).execute(c).await.map(drop),
+        };
+        done.map_err(|e| Failed::from(format!("{sql}: {e}")))
+    }
+}
+
+/// A database for one test. Server databases are dropped when this is dropped.
 pub struct TestDb {
     pub backend: Backend,
     /// The `spring.datasource.url` to give the admin.
     pub url: String,
-    /// MySQL: the database name.
+    /// MySQL, PostgreSQL: the database name.
     pub name: String,
     _dir: Option<tempfile::TempDir>,
 }
@@ -56,58 +124,58 @@ pub struct TestDb {
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 impl TestDb {
-    /// A database that does not exist yet (MySQL) or an empty file path (SQLite).
+    /// A database that does not exist yet (MySQL, PostgreSQL) or an empty file path (SQLite).
     pub fn fresh(backend: Backend) -> Result<TestDb, Failed> {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        match backend {
-            Backend::Sqlite => {
-                let dir = tempfile::tempdir().map_err(|e| Failed::from(e.to_string()))?;
-                let path = dir.path().join("xxl-job.db");
-                Ok(TestDb {
-                    backend,
-                    url: format!("sqlite:{}?serverTimezone=Asia/Shanghai", path.display()),
-                    name: String::new(),
-                    _dir: Some(dir),
-                })
-            }
-            Backend::MySql => {
-                let name = format!("xxl_it_{}_{}_{n}", std::process::id(), rand_suffix());
-                let host = mysql_url().replace("mysql://", "");
-                Ok(TestDb {
-                    backend,
-                    url: format!("mysql://{host}/{name}?serverTimezone=Asia/Shanghai"),
-                    name,
-                    _dir: None,
-                })
-            }
+        let Some(server) = backend.server_url() else {
+            let dir = tempfile::tempdir().map_err(|e| Failed::from(e.to_string()))?;
+            let path = dir.path().join("xxl-job.db");
+            return Ok(TestDb {
+                backend,
+                url: format!("sqlite:{}?serverTimezone=Asia/Shanghai", path.display()),
+                name: String::new(),
+                _dir: Some(dir),
+            });
+        };
+        let name = format!("xxl_it_{}_{}_{n}", std::process::id(), rand_suffix());
+        Ok(TestDb { backend, url: format!("{server}/{name}?serverTimezone=Asia/Shanghai"), name, _dir: None })
+    }
+
+    /// A connection to the server's default database (MySQL: none selected).
+    pub async fn server(&self) -> Result<ServerConnection, Failed> {
+        let server = Server::of(self.backend)?;
+        server.connect().await.map_err(|e| Failed::from(format!("connect to the {} server: {e}", self.backend.name())))
+    }
+
+    /// A connection to this database.
+    pub async fn connect(&self) -> Result<ServerConnection, Failed> {
+        let server = Server::of(self.backend)?.database(&self.name);
+        server.connect().await.map_err(|e| Failed::from(format!("connect to {}: {e}", self.name)))
+    }
+
+    /// MySQL: a connection to this database, for tests that read MySQL's own catalogue.
+    pub async fn mysql(&self) -> Result<MySqlConnection, Failed> {
+        match self.connect().await? {
+            ServerConnection::MySql(conn) => Ok(conn),
+            ServerConnection::Postgres(_) => Err("not a MySQL database".into()),
         }
     }
 
-    /// A connection to the server without selecting the database (MySQL only).
-    pub async fn server(&self) -> Result<MySqlConnection, Failed> {
-        let options = MySqlConnectOptions::from_str(&mysql_url()).map_err(|e| Failed::from(e.to_string()))?;
-        options.connect().await.map_err(|e| Failed::from(format!("connect to MySQL: {e}")))
+    /// PostgreSQL: a connection to this database, for tests that read PostgreSQL's own catalogue.
+    pub async fn postgres(&self) -> Result<PgConnection, Failed> {
+        match self.connect().await? {
+            ServerConnection::Postgres(conn) => Ok(conn),
+            ServerConnection::MySql(_) => Err("not a PostgreSQL database".into()),
+        }
     }
 
-    /// A connection to this database (MySQL only).
-    pub async fn connect(&self) -> Result<MySqlConnection, Failed> {
-        let options = MySqlConnectOptions::from_str(&mysql_url())
-            .map_err(|e| Failed::from(e.to_string()))?
-            .database(&self.name);
-        options.connect().await.map_err(|e| Failed::from(format!("connect to {}: {e}", self.name)))
-    }
-
-    /// Creates the (empty) database (MySQL only).
+    /// Creates the (empty) database, in the character set the admin would create it with.
     pub async fn create(&self) -> Result<(), Failed> {
-        let mut conn = self.server().await?;
-        sqlx::query(&format!(
-            "CREATE DATABASE `{}` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
-            self.name
-        ))
-        .execute(&mut conn)
-        .await
-        .map_err(|e| Failed::from(format!("create database: {e}")))?;
-        Ok(())
+        let sql = match self.backend {
+            Backend::Postgres => format!("CREATE DATABASE \"{}\" ENCODING 'UTF8' TEMPLATE template0", self.name),
+            _ => format!("CREATE DATABASE `{}` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci", self.name),
+        };
+        self.server().await?.execute(&sql).await
     }
 }
 
@@ -118,17 +186,19 @@ fn rand_suffix() -> u32 {
 
 impl Drop for TestDb {
     fn drop(&mut self) {
-        if self.backend != Backend::MySql {
-            return;
-        }
-        let name = self.name.clone();
+        let sql = match self.backend {
+            Backend::Sqlite => return,
+            // FORCE: an admin's pool may still be closing its connections.
+            Backend::Postgres => format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name),
+            Backend::MySql => format!("DROP DATABASE IF EXISTS `{}`", self.name),
+        };
+        let backend = self.backend;
         // Drop runs inside or outside a runtime; a thread with its own runtime works in both cases.
         let _ = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
             runtime.block_on(async {
-                let options = MySqlConnectOptions::from_str(&mysql_url()).ok()?;
-                let mut conn = options.connect().await.ok()?;
-                sqlx::query(&format!("DROP DATABASE IF EXISTS `{name}`")).execute(&mut conn).await.ok()
+                let mut conn = Server::of(backend).ok()?.connect().await.ok()?;
+                conn.execute(&sql).await.ok()
             })
         })
         .join();

@@ -8,7 +8,7 @@ pub mod fixtures;
 pub mod proxy;
 pub mod smtp;
 
-pub use database::{mysql_availability, Backend, TestDb};
+pub use database::{Backend, ServerConnection, TestDb};
 pub use executor::{Behaviour, FakeExecutor, JavaExecutorClient, LOG_CONTENT};
 
 use libtest_mimic::Failed;

@@ -1,0 +1,358 @@
+//! The one way statements reach the database, and the one place the three backends differ.
+//!
+//! Every statement of the storage layer is SQL text plus a list of [`Arg`]s, run by one of the primitives
+//! below; only this file matches on the backend. The SQL is written once, in the common subset of
+//! MySQL/MariaDB, SQLite and PostgreSQL: `?` placeholders (numbered `$1…` here for PostgreSQL),
+//! `LIMIT ? OFFSET ?`, no server-side date arithmetic. What cannot be common is a field of [`Dialect`].
+
+use super::{Db, Result, StorageError};
+use sqlx::mysql::MySqlRow;
+use sqlx::postgres::PgRow;
+use sqlx::sqlite::SqliteRow;
+use sqlx::{FromRow, MySql, MySqlPool, PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+use std::borrow::Cow;
+
+#[derive(Clone)]
+pub(crate) enum Pool {
+    MySql(MySqlPool),
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// An open transaction (the schedule lock's).
+pub(crate) enum Tx {
+    MySql(Transaction<'static, MySql>),
+    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(Transaction<'static, Postgres>),
+}
+
+/// Where a statement runs: any pooled connection, or inside a transaction.
+pub(crate) enum On<'a> {
+    Pool(&'a Pool),
+    Tx(&'a mut Tx),
+}
+
+/// Runs `$body` with `$e` bound to the concrete executor of whichever backend `$on` is.
+macro_rules! on {
+    ($on:expr, |$e:ident| $body:expr) => {
+        match $on {
+            On::Pool(Pool::MySql($e)) => $body,
+            On::Pool(Pool::Sqlite($e)) => $body,
+            On::Pool(Pool::Postgres($e)) => $body,
+            On::Tx(Tx::MySql(tx)) => {
+                let $e = &mut **tx;
+                $body
+            }
+            On::Tx(Tx::Sqlite(tx)) => {
+                let $e = &mut **tx;
+                $body
+            }
+            On::Tx(Tx::Postgres(tx)) => {
+                let $e = &mut **tx;
+                $body
+            }
+        }
+    };
+}
+
+/// Binds a list of [`Arg`]s, in order.
+macro_rules! bind_args {
+    ($query:expr, $args:expr) => {{
+        let mut query = $query;
+        for arg in $args {
+            query = match arg {
+                Arg::Int(v) => query.bind(*v),
+                Arg::Text(v) => query.bind(v.as_str()),
+                Arg::DateTime(v) => query.bind(*v),
+                Arg::OptText(v) => query.bind(v.as_deref()),
+                Arg::OptDateTime(v) => query.bind(*v),
+            };
+        }
+        query
+    }};
+}
+
+/// A value bound to a statement. Integers are all bound as 64-bit: every backend narrows them on
+/// assignment and compares across widths, and PostgreSQL has no one-byte integer to bind an `i8` as.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Arg {
+    Int(i64),
+    Text(String),
+    DateTime(chrono::NaiveDateTime),
+    /// A nullable column's value.
+    OptText(Option<String>),
+    OptDateTime(Option<chrono::NaiveDateTime>),
+}
+
+/// A row type every backend can decode: the one bound the generic queries need, named once.
+pub(crate) trait Row:
+    for<'r> FromRow<'r, MySqlRow> + for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
+{
+}
+
+impl<T> Row for T where
+    T: for<'r> FromRow<'r, MySqlRow> + for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
+{
+}
+
+/// What differs between the backends, fixed when the pool is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Dialect {
+    /// Placeholders are `$1, $2, …` instead of `?`.
+    numbered: bool,
+    /// How the schedule lock's transaction starts.
+    pub begin: &'static str,
+    /// The row lock taken inside it; `None` when starting the transaction already excludes other writers.
+    pub lock_row: Option<&'static str>,
+    /// The schema script for an empty database.
+    pub ddl: &'static str,
+    /// One text column: the names of the tables of the current database/schema.
+    pub tables: &'static str,
+    /// Three text columns: table, column and type of every column of the current schema, where the
+    /// driver decodes only the exact column types (PostgreSQL); `None` where any integer or text type
+    /// decodes as any other.
+    pub columns: Option<&'static str>,
+    /// Whether `INSERT … RETURNING` works; probed at start for MySQL-protocol servers.
+    pub returning: bool,
+    /// The case-insensitive LIKE, as MySQL's default collations compare.
+    pub like: &'static str,
+    /// The type name that makes `CAST(x AS …)` a 64-bit integer.
+    pub bigint: &'static str,
+}
+
+/// The schedule lock row, the very lock the Java admin takes (spec 4.1).
+const LOCK_ROW: &str = "SELECT * FROM xxl_job_lock WHERE lock_name = 'schedule_lock' FOR UPDATE";
+
+impl Dialect {
+    pub(super) const MYSQL: Dialect = Dialect {
+        numbered: false,
+        begin: "BEGIN",
+        lock_row: Some(LOCK_ROW),
+        ddl: include_str!("../../migrations/mysql.sql"),
+        // CAST: MySQL 8 reports information_schema names as binary strings.
+        tables: "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()",
+        columns: None,
+        // MariaDB ≥ 10.5 accepts it, MySQL does not: see [`Db::probe_returning`].
+        returning: false,
+        like: "LIKE",
+        bigint: "SIGNED",
+    };
+
+    pub(super) const SQLITE: Dialect = Dialect {
+        numbered: false,
+        // Excludes every other writer process for the whole transaction.
+        begin: "BEGIN IMMEDIATE",
+        lock_row: None,
+        ddl: include_str!("../../migrations/sqlite.sql"),
+        tables: "SELECT name FROM sqlite_master WHERE type = 'table'",
+        columns: None,
+        returning: true,
+        // ASCII-case-insensitive already.
+        like: "LIKE",
+        bigint: "INTEGER",
+    };
+
+    pub(super) const POSTGRES: Dialect = Dialect {
+        numbered: true,
+        begin: "BEGIN",
+        lock_row: Some(LOCK_ROW),
+        ddl: include_str!("../../migrations/postgres.sql"),
+        tables: "SELECT CAST(table_name AS TEXT) FROM information_schema.tables \
+                 WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
+        columns: Some(
+            "SELECT CAST(table_name AS TEXT), CAST(column_name AS TEXT), CAST(data_type AS TEXT) \
+             FROM information_schema.columns WHERE table_schema = current_schema()",
+        ),
+        returning: true,
+        like: "ILIKE",
+        bigint: "BIGINT",
+    };
+
+    pub(crate) fn of(pool: &Pool) -> Dialect {
+        match pool {
+            Pool::MySql(_) => Dialect::MYSQL,
+            Pool::Sqlite(_) => Dialect::SQLITE,
+            Pool::Postgres(_) => Dialect::POSTGRES,
+        }
+    }
+
+    /// The statement as this backend spells it.
+    fn render<'s>(&self, sql: &'s str) -> Cow<'s, str> {
+        if self.numbered {
+            Cow::Owned(number_placeholders(sql))
+        } else {
+            Cow::Borrowed(sql)
+        }
+    }
+}
+
+/// `?` → `$1, $2, …` in order; a `?` inside a quoted literal or identifier is text and stays.
+fn number_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    let mut quote = None;
+    for c in sql.chars() {
+        match (quote, c) {
+            // A doubled quote inside a literal closes and reopens it, which comes out the same.
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '?') => {
+                n += 1;
+                out.push('$');
+                out.push_str(&n.to_string());
+                continue;
+            }
+            (None, _) => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Runs a statement; returns the rows it matched.
+pub(crate) async fn execute(on: On<'_>, dialect: &Dialect, sql: &str, args: &[Arg]) -> Result<u64> {
+    let sql = dialect.render(sql);
+    Ok(on!(on, |e| bind_args!(sqlx::query(&sql), args).execute(e).await.map(|r| r.rows_affected()))?)
+}
+
+pub(crate) async fn fetch_all<T: Row>(on: On<'_>, dialect: &Dialect, sql: &str, args: &[Arg]) -> Result<Vec<T>> {
+    let sql = dialect.render(sql);
+    Ok(on!(on, |e| bind_args!(sqlx::query_as(&sql), args).fetch_all(e).await)?)
+}
+
+pub(crate) async fn fetch_optional<T: Row>(on: On<'_>, dialect: &Dialect, sql: &str, args: &[Arg]) -> Result<Option<T>> {
+    let sql = dialect.render(sql);
+    Ok(on!(on, |e| bind_args!(sqlx::query_as(&sql), args).fetch_optional(e).await)?)
+}
+
+/// A query of one 64-bit integer (a `COUNT(*)`).
+pub(crate) async fn scalar(on: On<'_>, dialect: &Dialect, sql: &str, args: &[Arg]) -> Result<i64> {
+    let sql = dialect.render(sql);
+    Ok(on!(on, |e| bind_args!(sqlx::query_scalar(&sql), args).fetch_one(e).await)?)
+}
+
+/// Opens a transaction the way the dialect starts the schedule lock's.
+pub(crate) async fn begin(pool: &Pool, dialect: &Dialect) -> Result<Tx> {
+    Ok(match pool {
+        Pool::MySql(p) => Tx::MySql(p.begin_with(dialect.begin).await?),
+        Pool::Sqlite(p) => Tx::Sqlite(p.begin_with(dialect.begin).await?),
+        Pool::Postgres(p) => Tx::Postgres(p.begin_with(dialect.begin).await?),
+    })
+}
+
+pub(crate) async fn commit(tx: Tx) -> Result<()> {
+    match tx {
+        Tx::MySql(tx) => tx.commit().await?,
+        Tx::Sqlite(tx) => tx.commit().await?,
+        Tx::Postgres(tx) => tx.commit().await?,
+    }
+    Ok(())
+}
+
+/// Runs an INSERT of `rows` rows into a table with an `id` key; returns the generated ids, ascending
+/// (the rows of one statement get increasing ids in the order of the VALUES list).
+///
+/// The ids come from `RETURNING`. A server without it (MySQL) reports the first id; a "simple insert"
+/// gets consecutive ids in every `innodb_autoinc_lock_mode`, stepping by `auto_increment_increment`.
+pub(crate) async fn insert_ids(on: On<'_>, dialect: &Dialect, insert: &str, args: &[Arg], rows: usize) -> Result<Vec<i64>> {
+    let mut ids: Vec<i64> = match on {
+        On::Pool(Pool::MySql(p)) if !dialect.returning => mysql_insert_ids(&mut *p.acquire().await?, insert, args, rows).await?,
+        On::Tx(Tx::MySql(tx)) if !dialect.returning => mysql_insert_ids(&mut **tx, insert, args, rows).await?,
+        on => {
+            let returning = format!("{insert} RETURNING CAST(id AS {})", dialect.bigint);
+            let sql = dialect.render(&returning);
+            on!(on, |e| bind_args!(sqlx::query_scalar(&sql), args).fetch_all(e).await)?
+        }
+    };
+    if ids.len() != rows {
+        return Err(StorageError::Database(sqlx::Error::Protocol(format!("inserted {rows} rows but got {} ids", ids.len()))));
+    }
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// The MySQL path without RETURNING: the INSERT and the increment are read on one connection, the one
+/// whose session counts.
+async fn mysql_insert_ids(conn: &mut sqlx::MySqlConnection, insert: &str, args: &[Arg], rows: usize) -> Result<Vec<i64>> {
+    let result = bind_args!(sqlx::query(insert), args).execute(&mut *conn).await?;
+    let step: i64 = sqlx::query_scalar("SELECT CAST(@@auto_increment_increment AS SIGNED)").fetch_one(&mut *conn).await?;
+    let first = result.last_insert_id() as i64;
+    Ok((0..rows as i64).map(|k| first + k * step.max(1)).collect())
+}
+
+/// MySQL's "syntax error" number, what MySQL answers to `RETURNING`.
+const ER_PARSE_ERROR: u16 = 1064;
+
+impl Db {
+    pub(crate) async fn execute(&self, sql: &str, args: &[Arg]) -> Result<u64> {
+        execute(On::Pool(&self.pool), &self.dialect, sql, args).await
+    }
+
+    pub(crate) async fn fetch_all<T: Row>(&self, sql: &str, args: &[Arg]) -> Result<Vec<T>> {
+        fetch_all(On::Pool(&self.pool), &self.dialect, sql, args).await
+    }
+
+    pub(crate) async fn fetch_optional<T: Row>(&self, sql: &str, args: &[Arg]) -> Result<Option<T>> {
+        fetch_optional(On::Pool(&self.pool), &self.dialect, sql, args).await
+    }
+
+    pub(crate) async fn scalar(&self, sql: &str, args: &[Arg]) -> Result<i64> {
+        scalar(On::Pool(&self.pool), &self.dialect, sql, args).await
+    }
+
+    /// Runs a one-row INSERT into a table with an `id` key; returns the generated id.
+    pub(crate) async fn insert_id(&self, insert: &str, args: &[Arg]) -> Result<i64> {
+        Ok(self.insert_ids(insert, args, 1).await?[0])
+    }
+
+    /// Runs an INSERT of `rows` rows into a table with an `id` key; see [`insert_ids`].
+    pub(crate) async fn insert_ids(&self, insert: &str, args: &[Arg], rows: usize) -> Result<Vec<i64>> {
+        insert_ids(On::Pool(&self.pool), &self.dialect, insert, args, rows).await
+    }
+
+    /// Finds out whether a MySQL-protocol server takes `INSERT … RETURNING` (MariaDB ≥ 10.5), with an
+    /// INSERT of no rows; other backends' answer is fixed.
+    pub(crate) async fn probe_returning(&mut self) -> Result<()> {
+        let Pool::MySql(pool) = &self.pool else { return Ok(()) };
+        let probe = "INSERT INTO xxl_job_lock (lock_name) SELECT lock_name FROM xxl_job_lock WHERE 1 = 0 RETURNING lock_name";
+        self.dialect.returning = match sqlx::query(probe).execute(pool).await {
+            Ok(_) => true,
+            Err(sqlx::Error::Database(e))
+                if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().is_some_and(|e| e.number() == ER_PARSE_ERROR) =>
+            {
+                false
+            }
+            Err(e) => return Err(e.into()),
+        };
+        Ok(())
+    }
+
+    /// A cheap round trip, for the health check.
+    pub async fn ping(&self) -> Result<()> {
+        self.execute("SELECT 1", &[]).await.map(drop)
+    }
+
+    pub async fn close(&self) {
+        match &self.pool {
+            Pool::MySql(p) => p.close().await,
+            Pool::Sqlite(p) => p.close().await,
+            Pool::Postgres(p) => p.close().await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_outside_quotes_only() {
+        assert_eq!(number_placeholders("SELECT * FROM t WHERE a = ? AND b IN (?, ?)"), "SELECT * FROM t WHERE a = $1 AND b IN ($2, $3)");
+        assert_eq!(number_placeholders("SELECT '?', \"a?\" FROM t WHERE a = ?"), "SELECT '?', \"a?\" FROM t WHERE a = $1");
+        assert_eq!(number_placeholders("SELECT 'it''s ?' WHERE x = ? LIMIT ? OFFSET ?"), "SELECT 'it''s ?' WHERE x = $1 LIMIT $2 OFFSET $3");
+        assert_eq!(number_placeholders("SELECT 1"), "SELECT 1");
+        assert_eq!(Dialect::MYSQL.render("a = ?"), "a = ?");
+        assert_eq!(Dialect::POSTGRES.render("a = ?"), "a = $1");
+    }
+}
