@@ -117,6 +117,8 @@ pub struct PassSummary {
     pub updated: u64,
     /// Misfire compensations left to a fire already on its way.
     pub compensations_skipped: usize,
+    /// Missed fires that DO_NOTHING skipped.
+    pub skipped: usize,
 }
 
 impl Scheduler {
@@ -164,7 +166,7 @@ impl Scheduler {
         let mut lock = self.db.lock_schedule().await?;
         let now_time = self.clock.now_ms();
         let jobs = lock.due_jobs(horizon.unwrap_or(now_time + PRE_READ_MS), self.pre_read_count).await?;
-        let (fires, updates) = self.plan(&jobs, now_time);
+        let (fires, updates, skipped) = self.plan(&jobs, now_time);
         // A missed FIRE_ONCE_NOW job is compensated once: not when a fire since the missed instant exists,
         // or when one of its planned fires is still on its way (its admin applies the misfire rule to it).
         let recent = now_time - LOST_RESULT_AFTER_MS - PRE_READ_MS;
@@ -185,8 +187,12 @@ impl Scheduler {
             .collect();
         let log_ids = lock.insert_logs(&rows).await?;
         lock.commit().await?;
+        if skipped > 0 {
+            tracing::warn!("{skipped} job(s) missed a fire by more than {PRE_READ_MS} ms: skipped by their misfire strategy DO_NOTHING");
+        }
         let summary = PassSummary {
             jobs: jobs.len(),
+            skipped,
             full: jobs.len() as i64 >= self.pre_read_count,
             last_next_time: jobs.last().map_or(0, |j| j.trigger_next_time),
             fired_now: fires.iter().filter(|f| f.release_at == now_time).count(),
@@ -210,9 +216,11 @@ impl Scheduler {
         Ok(summary)
     }
 
-    /// Plans each due job (spec 4.1): the fires to release and the schedule updates to write.
-    fn plan(&self, jobs: &[ScheduledJob], now_time: i64) -> (Vec<Fire>, Vec<ScheduleUpdate>) {
+    /// Plans each due job (spec 4.1): the fires to release, the schedule updates to write, and how many
+    /// missed fires DO_NOTHING skipped.
+    fn plan(&self, jobs: &[ScheduledJob], now_time: i64) -> (Vec<Fire>, Vec<ScheduleUpdate>, usize) {
         let mut fires = Vec::new();
+        let mut skipped = 0;
         let mut updates = Vec::with_capacity(jobs.len());
         let mut crons = self.crons.lock().unwrap_or_else(|e| e.into_inner());
         for job in jobs {
@@ -221,6 +229,9 @@ impl Scheduler {
                 tracing::warn!(job_id = job.id, "job stopped: {reason}");
             } else if plan.stopped.is_some() {
                 tracing::info!(job_id = job.id, "job stopped: its schedule has no further fire time");
+            }
+            if plan.fire_now.is_none() && now_time > job.trigger_next_time + PRE_READ_MS {
+                skipped += 1;
             }
             if let Some(kind) = plan.fire_now {
                 // A late fire stands for the missed next time; so does a misfire compensation.
@@ -237,7 +248,7 @@ impl Scheduler {
                 trigger_next_time: plan.trigger_next_time,
             });
         }
-        (fires, updates)
+        (fires, updates, skipped)
     }
 }
 

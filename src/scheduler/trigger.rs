@@ -58,10 +58,54 @@ pub struct TriggerContext {
     pub results: mpsc::UnboundedSender<(i64, TriggerInfo)>,
     /// When each FIRE_ONCE_NOW job last had a fire sent, so a late job is compensated once.
     pub compensations: Mutex<Compensations>,
-    /// Planned fires not sent, counted for the log.
-    pub dropped: Mutex<Summary<DropReason>>,
-    /// Batches waiting for the database, counted for the log.
-    pub waiting: Mutex<Summary<&'static str>>,
+    /// What was not sent or had to wait, counted for the log.
+    pub counts: Arc<Counts>,
+}
+
+/// Events logged as per-second summaries rather than a line each.
+#[derive(Default)]
+pub struct Counts {
+    /// Planned fires not sent, by reason.
+    dropped: Mutex<Summary<DropReason>>,
+    /// Triggers waiting for the database.
+    waiting: Mutex<Summary<()>>,
+}
+
+impl Counts {
+    fn drop_fires(&self, reason: DropReason, n: u64, now_ms: i64) {
+        let mut dropped = self.dropped.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = dropped.note(reason, n, now_ms) {
+            log_dropped(reason, count);
+        }
+    }
+
+    fn wait(&self, n: u64, now_ms: i64, error: &crate::storage::StorageError) {
+        if let Some(count) = self.waiting.lock().unwrap_or_else(|e| e.into_inner()).note((), n, now_ms) {
+            tracing::error!("{count} trigger(s) waiting for the database: {error}");
+        }
+    }
+
+    /// Logs what is still held back: once a second, and at the end, so every count reaches the log.
+    fn flush(&self, now_ms: i64) {
+        for (reason, count) in self.dropped.lock().unwrap_or_else(|e| e.into_inner()).flush(now_ms) {
+            log_dropped(reason, count);
+        }
+        for ((), count) in self.waiting.lock().unwrap_or_else(|e| e.into_inner()).flush(now_ms) {
+            tracing::error!("{count} more trigger(s) waited for the database");
+        }
+    }
+}
+
+fn log_dropped(reason: DropReason, count: u64) {
+    tracing::warn!("{count} planned fire(s) not sent: {}", reason.label());
+}
+
+/// Writes the held-back counts every second until shutdown, then once more.
+async fn flush_counts(counts: Arc<Counts>, clock: Arc<dyn Clock>, mut shutdown: Shutdown) {
+    while shutdown.sleep(Duration::from_secs(1)).await {
+        counts.flush(clock.now_ms());
+    }
+    counts.flush(i64::MAX);
 }
 
 /// When each FIRE_ONCE_NOW job last had a fire sent by this admin.
@@ -105,7 +149,7 @@ impl<K> Default for Summary<K> {
     }
 }
 
-impl<K: std::hash::Hash + Eq> Summary<K> {
+impl<K: std::hash::Hash + Eq + Copy> Summary<K> {
     /// Adds `n` events of `kind`; `Some(count)` when a line is due, with every event not yet logged.
     pub fn note(&mut self, kind: K, n: u64, now_ms: i64) -> Option<u64> {
         let (last_logged, pending) = self.kinds.entry(kind).or_insert((i64::MIN, 0));
@@ -115,6 +159,18 @@ impl<K: std::hash::Hash + Eq> Summary<K> {
         }
         *last_logged = now_ms;
         Some(std::mem::take(pending))
+    }
+
+    /// Takes the counts held back for kinds last logged at least a second before `now_ms`.
+    pub fn flush(&mut self, now_ms: i64) -> Vec<(K, u64)> {
+        let mut due = Vec::new();
+        for (kind, (last_logged, pending)) in &mut self.kinds {
+            if *pending > 0 && now_ms.saturating_sub(*last_logged) >= 1000 {
+                *last_logged = now_ms;
+                due.push((*kind, std::mem::take(pending)));
+            }
+        }
+        due
     }
 }
 
@@ -164,6 +220,8 @@ impl TriggerPool {
         shutdown: Shutdown,
     ) -> (TriggerPool, Vec<JoinHandle<()>>) {
         let (results, results_rx) = mpsc::unbounded_channel();
+        let counts = Arc::new(Counts::default());
+        let flusher = tokio::spawn(flush_counts(counts.clone(), clock.clone(), shutdown.clone()));
         let writer = tokio::spawn(write_trigger_infos(db.clone(), results_rx));
         let context = Arc::new(TriggerContext {
             db,
@@ -174,8 +232,7 @@ impl TriggerPool {
             admin_address: admin_address(),
             results,
             compensations: Mutex::default(),
-            dropped: Mutex::default(),
-            waiting: Mutex::default(),
+            counts: counts.clone(),
         });
         let slow_jobs = Arc::new(Mutex::new(SlowJobs::default()));
         let (fast, fast_rx) = mpsc::channel(LANE_QUEUE);
@@ -183,8 +240,9 @@ impl TriggerPool {
         let lanes = vec![
             tokio::spawn(run_lane(fast_rx, config.trigger_pool.fast_max as usize, context.clone(), slow_jobs.clone(), shutdown.clone())),
             tokio::spawn(run_lane(slow_rx, config.trigger_pool.slow_max as usize, context, slow_jobs.clone(), shutdown)),
-            // Last: it ends once the lanes and their triggers are done with the context.
+            // Last: they end once the lanes and their triggers are done with the context.
             writer,
+            flusher,
         ];
         (TriggerPool { fast, slow, slow_jobs, clock, rejections: Arc::default() }, lanes)
     }
@@ -287,6 +345,7 @@ async fn run_lane(
         let _ = limit.acquire_many(concurrency as u32).await;
     })
     .await;
+    context.counts.flush(i64::MAX);
 }
 
 /// One batch of requests: their jobs and groups loaded and their log rows inserted together, then each
@@ -305,10 +364,7 @@ async fn run_batch(
         match prepare(&context, &requests).await {
             Ok(shards) => break shards,
             Err(e) => {
-                let now = context.clock.now_ms();
-                if let Some(n) = context.waiting.lock().ok().and_then(|mut w| w.note("database", requests.len() as u64, now)) {
-                    tracing::error!("{n} trigger(s) waiting for the database: {e}");
-                }
+                context.counts.wait(requests.len() as u64, context.clock.now_ms(), &e);
                 tokio::time::sleep(RETRY_PAUSE).await;
             }
         }
@@ -513,13 +569,10 @@ async fn settle_dropped(context: &TriggerContext, dropped: &[(i64, DropReason)],
         // Left for the lost-result sweep, which settles them with a message.
         tracing::warn!("rows of {} unsent fire(s) not removed: {e}", ids.len());
     }
-    let mut summary = context.dropped.lock().unwrap_or_else(|e| e.into_inner());
     for reason in DropReason::ALL {
         let n = dropped.iter().filter(|(_, r)| *r == reason).count() as u64;
         if n > 0 {
-            if let Some(count) = summary.note(reason, n, now) {
-                tracing::warn!("{count} planned fire(s) not sent: {}", reason.label());
-            }
+            context.counts.drop_fires(reason, n, now);
         }
     }
 }
@@ -780,6 +833,20 @@ mod tests {
         assert!(!slow.is_slow(8), "exactly 500 ms is not slow");
         slow.record(8, minute + 60_000, 10);
         assert!(!slow.is_slow(7), "a new minute clears the counts");
+    }
+
+    #[test]
+    fn summaries_log_the_first_event_then_a_count_a_second_and_flush_the_rest() {
+        let mut summary = Summary::default();
+        let t = 1_700_000_000_000;
+        assert_eq!(summary.note(DropReason::Misfire, 3, t), Some(3));
+        assert_eq!(summary.note(DropReason::Misfire, 5, t + 400), None);
+        assert_eq!(summary.note(DropReason::Stopped, 1, t + 400), Some(1), "kinds are counted apart");
+        assert_eq!(summary.flush(t + 900), vec![], "held back less than a second");
+        assert_eq!(summary.flush(t + 1_000), vec![(DropReason::Misfire, 5)]);
+        assert_eq!(summary.note(DropReason::Misfire, 2, t + 1_500), None);
+        assert_eq!(summary.flush(i64::MAX), vec![(DropReason::Misfire, 2)], "the last flush takes everything");
+        assert_eq!(summary.flush(i64::MAX), vec![]);
     }
 
     #[test]
