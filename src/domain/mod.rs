@@ -46,6 +46,8 @@ pub struct TriggerRequest {
     pub executor_param: Option<String>,
     /// Comma-separated addresses replacing the group's for this trigger when non-blank.
     pub address_list: Option<String>,
+    /// The instant a schedule fire was planned for, to measure its lateness; `None` for other triggers.
+    pub planned_ms: Option<i64>,
 }
 
 impl TriggerRequest {
@@ -58,7 +60,13 @@ impl TriggerRequest {
             sharding_param: None,
             executor_param: None,
             address_list: None,
+            planned_ms: None,
         }
+    }
+
+    /// A schedule fire planned for `at_ms`.
+    pub fn planned(job_id: i32, trigger_type: TriggerType, at_ms: i64) -> TriggerRequest {
+        TriggerRequest { planned_ms: Some(at_ms), ..TriggerRequest::of_job(job_id, trigger_type) }
     }
 }
 

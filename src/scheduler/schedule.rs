@@ -8,12 +8,13 @@
 use super::TriggerSink;
 use crate::domain::schedule::{plan_job, PRE_READ_MS};
 use crate::domain::{TriggerRequest, TriggerType};
+use crate::metrics::Metrics;
 use crate::storage::{Db, ScheduleUpdate};
 use crate::time::{Clock, Zone};
 use crate::workers::Shutdown;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 /// How often a full pass re-checks the lanes' backlog before reading the next page.
@@ -51,15 +52,16 @@ impl TimerWheel {
         self.inner.slots.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
     }
 
-    /// Removes every entry due at or before `now_ms`, in time order; or returns the next due time.
-    fn take_due(&self, now_ms: i64) -> Result<Vec<i32>, Option<i64>> {
+    /// Removes every `(fire_at_ms, job_id)` due at or before `now_ms`, in time order; or returns the next
+    /// due time.
+    fn take_due(&self, now_ms: i64) -> Result<Vec<(i64, i32)>, Option<i64>> {
         let mut slots = self.inner.slots.lock().unwrap_or_else(|e| e.into_inner());
         let later = slots.split_off(&(now_ms + 1));
         let due = std::mem::replace(&mut *slots, later);
         if due.is_empty() {
             Err(slots.keys().next().copied())
         } else {
-            Ok(due.into_values().flatten().collect())
+            Ok(due.into_iter().flat_map(|(at, jobs)| jobs.into_iter().map(move |job_id| (at, job_id))).collect())
         }
     }
 
@@ -68,9 +70,9 @@ impl TimerWheel {
     pub async fn run(self, triggers: Arc<dyn TriggerSink>, clock: Arc<dyn Clock>, shutdown: Shutdown) {
         loop {
             match self.take_due(clock.now_ms()) {
-                Ok(jobs) => {
-                    for job_id in jobs {
-                        triggers.submit(TriggerRequest::of_job(job_id, TriggerType::Cron));
+                Ok(due) => {
+                    for (at, job_id) in due {
+                        triggers.submit(TriggerRequest::planned(job_id, TriggerType::Cron, at));
                     }
                 }
                 Err(next) => {
@@ -103,6 +105,7 @@ pub struct Scheduler {
     pub cron_zone: Zone,
     /// Jobs read per pass: (fast + slow lane limits) × 20, as in 2.4.2.
     pub pre_read_count: i64,
+    pub metrics: Arc<Metrics>,
 }
 
 /// The outcome of one pass.
@@ -161,7 +164,9 @@ impl Scheduler {
 
     /// One pass under the lock.
     pub async fn pass(&self) -> crate::storage::Result<PassSummary> {
+        let started = Instant::now();
         let mut lock = self.db.lock_schedule().await?;
+        self.metrics.lock_wait(started.elapsed());
         let now_time = self.clock.now_ms();
         let jobs = lock.due_jobs(now_time + PRE_READ_MS, self.pre_read_count).await?;
         let mut fire_now = Vec::new();
@@ -175,7 +180,7 @@ impl Scheduler {
                 tracing::info!(job_id = job.id, "job stopped: its schedule has no further fire time");
             }
             if let Some(kind) = plan.fire_now {
-                fire_now.push(TriggerRequest::of_job(job.id, kind));
+                fire_now.push(TriggerRequest::planned(job.id, kind, job.trigger_next_time));
             }
             if let Some(at) = plan.fire_at {
                 planned.push((at, job.id));
@@ -195,6 +200,7 @@ impl Scheduler {
             self.triggers.submit(request);
         }
         self.wheel.schedule(planned);
+        self.metrics.schedule_pass(started.elapsed());
         Ok(summary)
     }
 }
@@ -228,9 +234,9 @@ mod tests {
         let wheel = TimerWheel::new();
         wheel.schedule([(3_000, 3), (1_000, 1), (2_000, 2), (1_000, 11)]);
         assert_eq!(wheel.take_due(999), Err(Some(1_000)));
-        assert_eq!(wheel.take_due(2_000), Ok(vec![1, 11, 2]));
+        assert_eq!(wheel.take_due(2_000), Ok(vec![(1_000, 1), (1_000, 11), (2_000, 2)]));
         assert_eq!(wheel.take_due(2_500), Err(Some(3_000)));
-        assert_eq!(wheel.take_due(5_000), Ok(vec![3]));
+        assert_eq!(wheel.take_due(5_000), Ok(vec![(3_000, 3)]));
         assert_eq!(wheel.take_due(5_000), Err(None));
         assert!(wheel.is_empty());
     }

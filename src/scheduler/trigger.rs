@@ -13,6 +13,7 @@ use crate::domain::protocol::FAIL_CODE;
 use crate::domain::{is_blank, java_split, ReturnT, TriggerRequest};
 use crate::executor::{ExecutorClient, TriggerParam};
 use crate::i18n::I18n;
+use crate::metrics::{Lane, Metrics};
 use crate::storage::{Db, JobGroup, JobInfo, Result, TriggerInfo};
 use crate::time::Clock;
 use crate::workers::Shutdown;
@@ -50,6 +51,7 @@ pub struct TriggerContext {
     pub admin_address: String,
     /// Trigger results on their way to the writer task, which batches them.
     pub results: mpsc::UnboundedSender<(i64, TriggerInfo)>,
+    pub metrics: Arc<Metrics>,
 }
 
 /// The two lanes; cheap to clone.
@@ -60,6 +62,7 @@ pub struct TriggerPool {
     slow_jobs: Arc<Mutex<SlowJobs>>,
     clock: Arc<dyn Clock>,
     rejections: Arc<Mutex<Rejections>>,
+    metrics: Arc<Metrics>,
 }
 
 /// Per-job counts of slow triggers in the current minute.
@@ -95,6 +98,7 @@ impl TriggerPool {
         executors: ExecutorClient,
         clock: Arc<dyn Clock>,
         config: &Config,
+        metrics: Arc<Metrics>,
         shutdown: Shutdown,
     ) -> (TriggerPool, Vec<JoinHandle<()>>) {
         let (results, results_rx) = mpsc::unbounded_channel();
@@ -107,6 +111,7 @@ impl TriggerPool {
             clock: clock.clone(),
             admin_address: admin_address(),
             results,
+            metrics: metrics.clone(),
         });
         let slow_jobs = Arc::new(Mutex::new(SlowJobs::default()));
         let (fast, fast_rx) = mpsc::channel(LANE_QUEUE);
@@ -117,7 +122,7 @@ impl TriggerPool {
             // Last: it ends once the lanes and their triggers are done with the context.
             writer,
         ];
-        (TriggerPool { fast, slow, slow_jobs, clock, rejections: Arc::default() }, lanes)
+        (TriggerPool { fast, slow, slow_jobs, clock, rejections: Arc::default(), metrics }, lanes)
     }
 }
 
@@ -129,6 +134,7 @@ impl TriggerSink for TriggerPool {
             let request = match e {
                 mpsc::error::TrySendError::Full(r) | mpsc::error::TrySendError::Closed(r) => r,
             };
+            self.metrics.rejected(if slow { Lane::Slow } else { Lane::Fast });
             let now = self.clock.now_ms();
             // Overloaded, every fire of a second may be rejected: a line for each would cost the CPU the
             // lanes lack. The first few of each second are logged in full, the rest counted.
@@ -407,12 +413,14 @@ async fn process(context: &TriggerContext, shard: Shard) {
     let (address, route_msg) = choose_address(context, s, route, index).await;
     let (code, run_msg) = match &address {
         Some(address) => {
+            context.metrics.run_sent(&s.request, context.clock.now_ms());
             let result = context.executors.run(address, &param).await;
             let label = i18n.get("jobconf_trigger_run");
             (result.code, Some(call_report(label, address, result.code, result.msg.as_deref())))
         }
         None => (FAIL_CODE, None),
     };
+    context.metrics.trigger(s.request.trigger_type, code == 200);
 
     let address_items: Vec<&str> = s
         .group
@@ -520,7 +528,7 @@ where
 }
 
 /// The first non-loopback IPv4 address of this host, as 2.4.2 reports it.
-fn admin_address() -> String {
+pub(crate) fn admin_address() -> String {
     if_addrs::get_if_addrs()
         .ok()
         .and_then(|ifaces| {

@@ -130,6 +130,14 @@ impl Db {
         Ok(())
     }
 
+    /// The pool's connections: (in use, idle, maximum).
+    pub fn pool_stats(&self) -> (u32, u32, u32) {
+        on_pool!(self, |p| {
+            let idle = u32::try_from(p.num_idle()).unwrap_or(u32::MAX);
+            (p.size().saturating_sub(idle), idle, p.options().get_max_connections())
+        })
+    }
+
     pub async fn close(&self) {
         on_pool!(self, |p| p.close().await)
     }

@@ -367,6 +367,7 @@ async fn trigger(State(state): State<AppState>, user: LoginUser, params: Params)
         sharding_param: None,
         executor_param: Some(params.string("executorParam").unwrap_or_default()),
         address_list,
+        planned_ms: None,
     });
     Ok(Json(ReturnT::success()))
 }
