@@ -4,6 +4,8 @@
 
 use super::{format, Alarm, AlarmChannel, AlarmFuture};
 use crate::config::{WebhookConfig, WebhookKind};
+// Names the cause without the URL, which must not reach the log: it carries the robot's token.
+use crate::executor::describe;
 use crate::i18n::I18n;
 use crate::time::Clock;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -153,8 +155,7 @@ pub fn feishu_sign(secret: &str, timestamp_s: i64) -> String {
 }
 
 fn hmac_base64(key: &[u8], message: &[u8]) -> String {
-    // HMAC takes keys of any length: `new_from_slice` cannot fail for it.
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes keys of any length");
     mac.update(message);
     BASE64.encode(mac.finalize().into_bytes())
 }
@@ -180,17 +181,6 @@ fn check_reply(kind: WebhookKind, status: StatusCode, reply: &str) -> Result<(),
         Some(0) => Ok(()),
         _ => Err(Failure::Refused(format!("the robot answered {excerpt}"))),
     }
-}
-
-/// reqwest's message without its causes says little ("error sending request").
-fn describe(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
