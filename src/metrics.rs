@@ -107,7 +107,8 @@ impl Metrics {
     }
 
     /// The schedule pass settled a missed fire of a job with misfire `strategy` (`DO_NOTHING`,
-    /// `FIRE_ONCE_NOW`) for `reason`. Both come from small fixed sets.
+    /// `FIRE_ONCE_NOW`) for `reason` (`late`: read more than the pre-read window after its time). Both
+    /// come from small fixed sets; the strategy is the stored text, which the console validates.
     pub fn misfire_settled(&self, strategy: &str, reason: &str) {
         if let Ok(mut misfires) = self.misfires.lock() {
             *misfires.entry((strategy.to_string(), reason.to_string())).or_default() += 1;

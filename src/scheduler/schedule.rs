@@ -174,6 +174,9 @@ impl Scheduler {
         let mut updates = Vec::with_capacity(jobs.len());
         for job in &jobs {
             let plan = plan_job(job, now_time, self.clock.now_ms(), self.cron_zone);
+            if now_time > job.trigger_next_time + PRE_READ_MS {
+                self.metrics.misfire_settled(&job.misfire_strategy, "late");
+            }
             if let Some(Some(reason)) = &plan.stopped {
                 tracing::warn!(job_id = job.id, "job stopped: {reason}");
             } else if plan.stopped.is_some() {

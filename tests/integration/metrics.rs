@@ -73,6 +73,8 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
     // A job on a schedule: its fires are planned, so their lateness is measured. The first pass runs
     // about four seconds after start; a next time before that would be fired late, and measured so.
     insert(&app.app.db, &every_second_job(group, 6)).await?;
+    // A job whose time passed a minute ago: the pass settles the misfire (and does nothing, by its strategy).
+    insert(&app.app.db, &every_second_job(group, -60)).await?;
 
     let after = eventually(Duration::from_secs(20), "scheduled fires in the metrics", || async {
         let text = scrape(&app).await.ok()?;
@@ -80,6 +82,7 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
     })
     .await?;
     ensure_eq!(sample(&after, manual_ok), Some(1.0));
+    ensure_eq!(sample(&after, "xxl_job_misfires_settled_total{strategy=\"DO_NOTHING\",reason=\"late\"}"), Some(1.0));
     ensure!(sample(&after, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}").is_some_and(|n| n >= 2.0), "{after}");
     ensure!(sample(&after, "xxl_job_callbacks_received_total").is_some_and(|n| n >= 2.0), "{after}");
     ensure_eq!(sample(&after, "xxl_job_callbacks_ignored_total{reason=\"unknown_log\"}"), Some(1.0));
