@@ -9,6 +9,7 @@ use crate::i18n::I18n;
 use crate::storage::{Db, JobInfo, JobLog, Result, TriggerInfo};
 use crate::time::Clock;
 use crate::workers::Shutdown;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -56,6 +57,7 @@ impl FailMonitor {
     pub async fn pass(&self) -> Result<usize> {
         let mut claimed = 0;
         let mut alarms = JoinSet::new();
+        let mut alarm_logs = HashMap::new();
         let in_flight = Arc::new(Semaphore::new(ALARMS_IN_FLIGHT));
         let mut outcome = Ok(());
         for id in self.db.find_fail_log_ids(FAIL_BATCH).await? {
@@ -71,11 +73,12 @@ impl FailMonitor {
             match self.retry(id).await {
                 Ok(Some((job, log))) => {
                     let (sender, db, in_flight) = (self.alarms.clone(), self.db.clone(), in_flight.clone());
-                    alarms.spawn(async move {
+                    let task = alarms.spawn(async move {
                         let _permit = in_flight.acquire_owned().await;
                         let status = if sender.send(job, log).await { alarm_status::SENT } else { alarm_status::FAILED };
                         release(&db, id, status).await
                     });
+                    alarm_logs.insert(task.id(), id);
                 }
                 Ok(None) => outcome = outcome.and(release(&self.db, id, alarm_status::NOT_NEEDED).await),
                 Err(e) => {
@@ -89,7 +92,11 @@ impl FailMonitor {
         while let Some(joined) = alarms.join_next().await {
             match joined {
                 Ok(released) => outcome = outcome.and(released),
-                Err(e) => tracing::error!("fail monitor: an alarm task failed: {e}"),
+                Err(e) => {
+                    let id = alarm_logs.get(&e.id()).copied().unwrap_or_default();
+                    tracing::error!(log_id = id, "fail monitor: the alarm failed: {e}");
+                    outcome = outcome.and(release(&self.db, id, alarm_status::FAILED).await);
+                }
             }
         }
         outcome.map(|()| claimed)
