@@ -31,7 +31,9 @@ pub struct Metrics {
     lateness: Histogram<{ LATENESS_BUCKETS.len() }>,
     /// Fast lane, slow lane.
     rejections: [AtomicU64; 2],
-    misfires: Mutex<BTreeMap<(String, String), u64>>,
+    /// (strategy, reason, count): a handful of entries, searched without allocating, since a saturated
+    /// admin settles tens of thousands of misfires a second.
+    misfires: Mutex<Vec<(String, String, u64)>>,
     callbacks_received: AtomicU64,
     /// Unknown log, already finished.
     callbacks_ignored: [AtomicU64; 2],
@@ -111,7 +113,10 @@ impl Metrics {
     /// come from small fixed sets; the strategy is the stored text, which the console validates.
     pub fn misfire_settled(&self, strategy: &str, reason: &str) {
         if let Ok(mut misfires) = self.misfires.lock() {
-            *misfires.entry((strategy.to_string(), reason.to_string())).or_default() += 1;
+            match misfires.iter_mut().find(|(s, r, _)| s == strategy && r == reason) {
+                Some((_, _, count)) => *count += 1,
+                None => misfires.push((strategy.to_string(), reason.to_string(), 1)),
+            }
         }
     }
 
@@ -157,7 +162,9 @@ impl Metrics {
             out.sample("xxl_job_trigger_rejections_total", &[("lane", lane)], load(count));
         }
         out.family("xxl_job_misfires_settled_total", "counter", "Missed fires settled by the schedule pass, by misfire strategy and reason.");
-        for ((strategy, reason), count) in self.misfires.lock().map(|m| m.clone()).unwrap_or_default() {
+        let mut misfires = self.misfires.lock().map(|m| m.clone()).unwrap_or_default();
+        misfires.sort();
+        for (strategy, reason, count) in misfires {
             out.sample("xxl_job_misfires_settled_total", &[("strategy", &strategy), ("reason", &reason)], count as f64);
         }
         out.family("xxl_job_callbacks_received_total", "counter", "Result callback items received from executors.");
