@@ -1,15 +1,16 @@
 //! Start-up and shutdown: wires configuration, storage, services, workers and the HTTP server.
 
 use chrono::NaiveDateTime;
-use crate::alarm::email::EmailAlarm;
+use crate::alarm::Alarms;
 use crate::config::{Config, DbTarget, SqlitePath};
 use crate::http::console::session::{embedded_secret, LoginThrottle, Revocations, SessionKeys};
 use crate::http::console::ConsoleState;
 use crate::executor::ExecutorClient;
 use crate::http;
 use crate::i18n::I18n;
+use crate::metrics::Metrics;
 use crate::scheduler::complete::Completer;
-use crate::scheduler::trigger::TriggerPool;
+use crate::scheduler::trigger::{admin_address, TriggerPool};
 use crate::scheduler::{Engine, TriggerSink};
 use crate::storage::{self, Db, SchemaOutcome};
 use crate::time::{Clock, SystemClock, Zone, CRON_ZONE};
@@ -31,6 +32,7 @@ pub struct AppState {
     pub executors: ExecutorClient,
     pub console: Arc<ConsoleState>,
     pub clock: Arc<dyn Clock>,
+    pub metrics: Arc<Metrics>,
 }
 
 impl AppState {
@@ -51,7 +53,7 @@ pub enum StartError {
     #[error(transparent)]
     Storage(#[from] storage::StorageError),
     #[error(transparent)]
-    Mail(#[from] crate::alarm::email::MailSetupError),
+    Alarm(#[from] crate::alarm::AlarmSetupError),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
 }
@@ -100,9 +102,14 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let i18n = I18n::new(config.i18n.code());
     let (stop_workers, shutdown) = shutdown_channel();
     let executors = ExecutorClient::new(config.access_token.expose());
+    let metrics = Arc::new(Metrics::new());
+    // Bound before the services start, so alarms can link to the console's actual port.
+    let addr = SocketAddr::new(config.server.address, config.server.port);
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;
+    let addr = listener.local_addr().map_err(|source| StartError::Bind { addr, source })?;
     // The lanes stop after the loops that feed them.
     let (stop_lanes, lanes_shutdown) = shutdown_channel();
-    let (pool, pool_tasks) = TriggerPool::start(db.clone(), i18n.clone(), executors.clone(), clock.clone(), &config, lanes_shutdown);
+    let (pool, pool_tasks) = TriggerPool::start(db.clone(), i18n.clone(), executors.clone(), clock.clone(), &config, metrics.clone(), lanes_shutdown);
     let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
     let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone());
     let (registry_queue, registry_writers) = RegistryQueue::start(db.clone(), clock.clone());
@@ -112,8 +119,9 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         i18n: i18n.clone(),
         completer: completer.clone(),
         triggers: triggers.clone(),
-        alarms: vec![Arc::new(EmailAlarm::new(db.clone(), i18n.clone(), &config.mail)?)],
+        alarms: Alarms::from_config(db.clone(), &config, &i18n, clock.clone(), &console_url(&config, addr), metrics.clone())?,
         clock: clock.clone(),
+        metrics: metrics.clone(),
     };
     workers.extend(engine.start(&config, &shutdown));
 
@@ -131,10 +139,8 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
             revoked: Revocations::default(),
         }),
         clock,
+        metrics,
     };
-    let addr = SocketAddr::new(config.server.address, config.server.port);
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;
-    let addr = listener.local_addr().map_err(|source| StartError::Bind { addr, source })?;
     tracing::info!("xxl-job-admin listening on http://{addr}{}/", config.server.context_path);
 
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -170,6 +176,14 @@ async fn shutdown_workers(
     for handle in pool_tasks {
         let _ = handle.await;
     }
+}
+
+/// Where alarms link to when `xxl.job.alarm.console-url` is not set: the listening address, or this
+/// host's address (as trigger reports show it) when listening on all interfaces.
+fn console_url(config: &Config, addr: SocketAddr) -> String {
+    let host = if addr.ip().is_unspecified() { admin_address() } else { addr.ip().to_string() };
+    let host = if host.contains(':') { format!("[{host}]") } else { host };
+    format!("http://{host}:{}{}", addr.port(), config.server.context_path)
 }
 
 /// Sessions must verify on every instance sharing this configuration, and on no other: the key is

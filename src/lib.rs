@@ -12,6 +12,7 @@ pub mod domain;
 pub mod executor;
 pub mod http;
 pub mod i18n;
+pub mod metrics;
 pub mod scheduler;
 pub mod storage;
 pub mod time;

@@ -1,13 +1,14 @@
-//! The e-mail alarm (spec 4.5, console 6): one HTML message to each address in the job's `alarm_email`.
+//! The e-mail alarm (spec 4.5, console 6): one HTML message to each address in the job's `alarm_email`
+//! (its `webhook:<name>` entries are other channels).
 //!
 //! SMTP settings are the JavaMail properties users already have: `mail.smtp.auth`, STARTTLS enable /
 //! required, and the SSL socket factory (or `mail.smtp.ssl.enable`) for TLS from the first byte.
 
-use super::{AlarmFuture, JobAlarm};
+use super::{Alarm, AlarmChannel, AlarmFuture};
 use crate::config::MailConfig;
 use crate::domain::html::escape;
 use crate::i18n::I18n;
-use crate::storage::{Db, JobInfo, JobLog};
+use crate::storage::{JobInfo, JobLog};
 use lettre::message::{header::ContentType, Mailbox};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
@@ -31,7 +32,6 @@ pub enum MailSetupError {
 }
 
 pub struct EmailAlarm {
-    db: Db,
     i18n: I18n,
     /// `None` when no SMTP host is configured: jobs with recipients then fail their alarm.
     transport: Option<(AsyncSmtpTransport<Tokio1Executor>, Mailbox)>,
@@ -40,34 +40,25 @@ pub struct EmailAlarm {
 }
 
 impl EmailAlarm {
-    pub fn new(db: Db, i18n: I18n, mail: &MailConfig) -> Result<EmailAlarm, MailSetupError> {
+    pub fn new(i18n: I18n, mail: &MailConfig) -> Result<EmailAlarm, MailSetupError> {
         let transport = match &mail.host {
             Some(host) if !host.trim().is_empty() => Some((transport(host.trim(), mail)?, sender(mail, &i18n)?)),
             _ => None,
         };
         let session_timeout = read_timeout(mail) * SESSION_READS;
-        Ok(EmailAlarm { db, i18n, transport, session_timeout })
+        Ok(EmailAlarm { i18n, transport, session_timeout })
     }
 
-    async fn send_all(&self, job: &JobInfo, log: &JobLog) -> bool {
-        let recipients = recipients(job.alarm_email.as_deref());
-        if recipients.is_empty() {
-            return true;
-        }
+    async fn send_all(&self, alarm: &Alarm) -> bool {
+        let (job, log) = (&alarm.job, &alarm.log);
         let Some((transport, from)) = &self.transport else {
             tracing::warn!(job_id = job.id, "alarm e-mail not sent: spring.mail.host is not configured");
             return false;
         };
-        let group_title = match self.db.load_group(job.job_group).await {
-            Ok(group) => group.map(|g| g.title),
-            Err(e) => {
-                tracing::warn!(job_id = job.id, "alarm e-mail: cannot load the group: {e}");
-                None
-            }
-        };
-        let body = render_body(&self.i18n, job, group_title.as_deref(), log);
+        let group_title = alarm.group.as_ref().map(|g| g.title.as_str());
+        let body = render_body(&self.i18n, job, group_title, log);
         let mut delivered = true;
-        for address in recipients {
+        for address in &alarm.targets.emails {
             let result = async {
                 let to: Mailbox = address.parse().map_err(|e| format!("invalid address: {e}"))?;
                 let message = Message::builder()
@@ -92,9 +83,17 @@ impl EmailAlarm {
     }
 }
 
-impl JobAlarm for EmailAlarm {
-    fn alarm<'a>(&'a self, job: &'a JobInfo, log: &'a JobLog) -> AlarmFuture<'a> {
-        Box::pin(self.send_all(job, log))
+impl AlarmChannel for EmailAlarm {
+    fn name(&self) -> &str {
+        "email"
+    }
+
+    fn concerns(&self, alarm: &Alarm) -> bool {
+        !alarm.targets.emails.is_empty()
+    }
+
+    fn send<'a>(&'a self, alarm: &'a Alarm) -> AlarmFuture<'a> {
+        Box::pin(self.send_all(alarm))
     }
 }
 
@@ -133,19 +132,8 @@ pub fn render_body(i18n: &I18n, job: &JobInfo, group_title: Option<&str>, log: &
     )
 }
 
-/// The distinct addresses of a comma-separated list, in order.
-pub fn recipients(alarm_email: Option<&str>) -> Vec<String> {
-    let mut seen = Vec::new();
-    for address in alarm_email.unwrap_or("").split(',').map(str::trim).filter(|a| !a.is_empty()) {
-        if !seen.iter().any(|s: &String| s == address) {
-            seen.push(address.to_string());
-        }
-    }
-    seen
-}
-
 /// Java's default number format groups thousands: job 1234 shows as "1,234".
-fn group_digits(n: i32) -> String {
+pub(super) fn group_digits(n: i32) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
@@ -201,13 +189,6 @@ fn transport(host: &str, mail: &MailConfig) -> Result<AsyncSmtpTransport<Tokio1E
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn recipients_are_trimmed_and_distinct() {
-        assert_eq!(recipients(Some("a@x.com, b@x.com,a@x.com,,")), vec!["a@x.com", "b@x.com"]);
-        assert!(recipients(Some(" ")).is_empty());
-        assert!(recipients(None).is_empty());
-    }
 
     fn job(id: i32, desc: &str) -> JobInfo {
         JobInfo { job_desc: desc.into(), alarm_email: Some("a@x.test".into()), ..JobInfo::sample(id) }

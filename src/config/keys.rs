@@ -57,9 +57,40 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("xxl.job.triggerpool.fast.max", Some("200"), "fast trigger pool size (values below 200 mean 200)"),
     key("xxl.job.triggerpool.slow.max", Some("100"), "slow trigger pool size (values below 100 mean 100)"),
     key("xxl.job.logretentiondays", Some("30"), "days of job logs kept; below 7 disables cleaning"),
+    key(
+        "xxl.job.alarm.console-url",
+        None,
+        "console URL in alarm messages, e.g. https://jobs.example.com/xxl-job-admin (default: this host's address, port and context path)",
+    ),
     key("logging.level.root", Some("info"), "log level: trace, debug, info, warn, error or off"),
     key("logging.level.com.xxl.job", None, "log level of the admin's own messages"),
 ];
+
+/// Alarm channels are named by the user: `xxl.job.alarm.webhook.<name>.<field>`.
+pub(crate) const WEBHOOK_PREFIX: &str = "xxl.job.alarm.webhook.";
+/// Spring's environment form of [`WEBHOOK_PREFIX`]: `XXL_JOB_ALARM_WEBHOOK_<NAME>_<FIELD>`.
+pub(crate) const WEBHOOK_ENV_PREFIX: &str = "XXL_JOB_ALARM_WEBHOOK_";
+
+/// The fields of one webhook channel; `name` is the last segment of the key.
+pub(crate) const WEBHOOK_FIELDS: &[KeySpec] = &[
+    key("type", None, "alarm channel <name>: dingtalk, wecom, feishu, slack or json"),
+    // The URL carries the robot's token (DingTalk, WeCom, Slack): never shown.
+    secret("url", None, "its webhook URL (http or https)"),
+    secret("secret", None, "signing secret of a DingTalk or Feishu robot with signature checks"),
+    key("groups", None, "executor AppNames whose failed jobs it is told about, comma-separated; * = all"),
+    key("timeout", Some("5000"), "ms per delivery attempt (three attempts)"),
+];
+
+/// The channel name (canonical) and field of a webhook key, if `name` is one.
+pub(crate) fn webhook_field(name: &str) -> Option<(String, &'static KeySpec)> {
+    let rest = canonical(name).strip_prefix(&canonical(WEBHOOK_PREFIX))?.to_string();
+    let (channel, field) = rest.rsplit_once('.')?;
+    if channel.is_empty() || channel.contains('.') {
+        return None;
+    }
+    let spec = WEBHOOK_FIELDS.iter().find(|f| canonical(f.name) == field)?;
+    Some((channel.to_string(), spec))
+}
 
 /// Keys of the Java admin's shipped configuration (and their relatives) that mean nothing here. They are
 /// accepted without a warning so an unchanged Java configuration starts cleanly. An entry ending in `.`
@@ -159,6 +190,16 @@ mod tests {
         assert!(!is_ignored("spring.datasource.urls"));
         assert!(!is_ignored("xxl.job.foo"));
         assert!(!is_ignored("mybatis"));
+    }
+
+    #[test]
+    fn webhook_keys_name_a_channel_and_a_field() {
+        let field = |name: &str| webhook_field(name).map(|(channel, spec)| (channel, spec.name));
+        assert_eq!(field("xxl.job.alarm.webhook.ops.url"), Some(("ops".into(), "url")));
+        assert_eq!(field("XXL.JOB.ALARM.WEBHOOK.Ops-Team.Type"), Some(("opsteam".into(), "type")));
+        assert_eq!(field("xxl.job.alarm.webhook.ops.colour"), None);
+        assert_eq!(field("xxl.job.alarm.webhook.url"), None);
+        assert_eq!(field("xxl.job.alarm.webhook.a.b.url"), None);
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub struct Config {
     pub server: ServerConfig,
     pub datasource: DataSourceConfig,
     pub mail: MailConfig,
+    pub alarm: AlarmConfig,
     /// `xxl.job.accessToken`; blank disables the token check both ways.
     pub access_token: Secret,
     pub i18n: Lang,
@@ -129,6 +130,75 @@ pub struct MailConfig {
     pub timeout_ms: Option<u64>,
 }
 
+/// Alarm channels besides e-mail (`xxl.job.alarm.*`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AlarmConfig {
+    /// `xxl.job.alarm.console-url` without a trailing `/`; `None`: derived from this host at start-up.
+    pub console_url: Option<String>,
+    /// In name order.
+    pub webhooks: Vec<WebhookConfig>,
+}
+
+/// One `xxl.job.alarm.webhook.<name>.*` channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookConfig {
+    /// Canonical (lower case, without `-` and `_`), as Spring relaxes keys: jobs name it `webhook:<name>`.
+    pub name: String,
+    pub kind: WebhookKind,
+    /// A secret: robot URLs carry their access token.
+    pub url: Secret,
+    /// DingTalk and Feishu signed robots only.
+    pub secret: Option<Secret>,
+    /// Executor AppNames whose failed jobs come here whatever the job names; `*` is every group.
+    pub groups: Vec<String>,
+    pub timeout_ms: u64,
+}
+
+impl WebhookConfig {
+    /// For the start-up log: the URL's host only, since its path and query carry the token.
+    fn summary(&self) -> String {
+        let host = url::Url::parse(self.url.expose()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default();
+        let groups = if self.groups.is_empty() { "jobs naming it".to_string() } else { self.groups.join(",") };
+        let signed = if self.secret.is_some() { ", signed" } else { "" };
+        format!("{} to {host}{signed}, groups: {groups}, timeout {} ms", self.kind.name(), self.timeout_ms)
+    }
+
+    /// Whether failed jobs of the executor `app_name` go to this channel by configuration.
+    pub fn covers(&self, app_name: &str) -> bool {
+        self.groups.iter().any(|g| g == "*" || g == app_name)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WebhookKind {
+    DingTalk,
+    WeCom,
+    Feishu,
+    Slack,
+    Json,
+}
+
+impl WebhookKind {
+    pub const ALL: [WebhookKind; 5] =
+        [WebhookKind::DingTalk, WebhookKind::WeCom, WebhookKind::Feishu, WebhookKind::Slack, WebhookKind::Json];
+
+    /// The value of `.type`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            WebhookKind::DingTalk => "dingtalk",
+            WebhookKind::WeCom => "wecom",
+            WebhookKind::Feishu => "feishu",
+            WebhookKind::Slack => "slack",
+            WebhookKind::Json => "json",
+        }
+    }
+
+    /// Whether the vendor signs with a secret.
+    pub fn signs(&self) -> bool {
+        matches!(self, WebhookKind::DingTalk | WebhookKind::Feishu)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TriggerPoolConfig {
     /// Effective sizes: the configured values raised to 200 and 100 as the Java admin does.
@@ -191,6 +261,8 @@ impl Lang {
 pub enum ConfigError {
     #[error("{key}: invalid value{} ({origin}): {reason}", shown(.value))]
     Invalid { key: &'static str, value: Option<String>, origin: String, reason: String },
+    #[error("{key}: invalid value{} ({origin}): {reason}", shown(.value))]
+    Webhook { key: String, value: Option<String>, origin: String, reason: String },
     #[error("{key} ({origin}): {reason}")]
     Placeholder { key: &'static str, origin: String, reason: String },
     #[error("configuration location `{location}`: {reason}")]
@@ -232,6 +304,7 @@ impl Config {
             server: sections::server(&sources)?,
             datasource: sections::datasource(&sources, cwd, &mut warnings)?,
             mail: sections::mail(&sources, &mut warnings)?,
+            alarm: sections::alarm(&sources, &mut warnings)?,
             access_token: sections::access_token(&sources)?,
             i18n: sections::lang(&sources, &mut warnings)?,
             trigger_pool: sections::trigger_pool(&sources)?,
@@ -281,7 +354,7 @@ impl Config {
             "none"
         };
         let pools = &self.trigger_pool;
-        let lines = [
+        let mut lines = vec![
             ("server.port", self.server.port.to_string()),
             ("server.address", self.server.address.to_string()),
             ("server.servlet.context-path", display_path(&self.server.context_path)),
@@ -325,7 +398,13 @@ impl Config {
                 self.log_retention_days.map_or("(log cleaning disabled)".to_string(), |d| d.to_string()),
             ),
             ("logging.level", self.log_filter.clone()),
+            (
+                "xxl.job.alarm.console-url",
+                self.alarm.console_url.clone().unwrap_or_else(|| "(not set: this host's address)".to_string()),
+            ),
         ];
+        let webhooks: Vec<(String, String)> = self.alarm.webhooks.iter().map(|w| (format!("xxl.job.alarm.webhook.{}", w.name), w.summary())).collect();
+        lines.extend(webhooks.iter().map(|(key, value)| (key.as_str(), value.clone())));
         lines.iter().map(|(key, value)| format!("{key} = {value}\n")).collect()
     }
 }
@@ -366,7 +445,15 @@ pub fn help_text() -> String {
         .chain(
             keys::KEYS
                 .iter()
-                .map(|k| [k.name.to_string(), k.env_name(), k.default.unwrap_or("-").to_string(), k.help.to_string()]),
+                .map(|k| [k.name.to_string(), k.env_name(), k.default.unwrap_or("-").to_string(), k.help.to_string()])
+                .chain(keys::WEBHOOK_FIELDS.iter().map(|f| {
+                    [
+                        format!("{}<name>.{}", keys::WEBHOOK_PREFIX, f.name),
+                        format!("{}<NAME>_{}", keys::WEBHOOK_ENV_PREFIX, f.name.to_ascii_uppercase()),
+                        f.default.unwrap_or("-").to_string(),
+                        f.help.to_string(),
+                    ]
+                })),
         )
         .collect();
     let width = |column: usize| rows.iter().map(|r| r[column].chars().count()).max().unwrap_or(0);

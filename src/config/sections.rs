@@ -1,8 +1,10 @@
 //! Typed, validated sections of [`Config`](super::Config), read from [`Sources`].
 
-use super::sources::Sources;
+use super::keys::WEBHOOK_PREFIX;
+use super::sources::{FieldValue, Sources};
 use super::{
-    jdbc, ConfigError, DataSourceConfig, Lang, MailConfig, PoolConfig, Secret, ServerConfig, TriggerPoolConfig,
+    jdbc, AlarmConfig, ConfigError, DataSourceConfig, Lang, MailConfig, PoolConfig, Secret, ServerConfig,
+    TriggerPoolConfig, WebhookConfig, WebhookKind,
 };
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
@@ -200,6 +202,71 @@ pub(crate) fn mail(src: &Sources, warnings: &mut Vec<String>) -> Result<MailConf
     })
 }
 
+/// Per delivery attempt; the key table shows the same default (checked by a test).
+const DEFAULT_WEBHOOK_TIMEOUT_MS: u64 = 5_000;
+/// A delivery attempt shorter than this could not even complete a TLS handshake with a distant vendor.
+const MIN_WEBHOOK_TIMEOUT_MS: u64 = 100;
+
+pub(crate) fn alarm(src: &Sources, warnings: &mut Vec<String>) -> Result<AlarmConfig, ConfigError> {
+    let console_url = src.typed("xxl.job.alarm.console-url", |s| {
+        http_url(s)?;
+        Ok(s.trim().trim_end_matches('/').to_string())
+    })?;
+    let webhooks = src
+        .webhooks()?
+        .iter()
+        .map(|(name, fields)| webhook(name, fields, warnings))
+        .collect::<Result<_, _>>()?;
+    Ok(AlarmConfig { console_url, webhooks })
+}
+
+fn http_url(s: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(s.trim()).map_err(|e| format!("not a URL: {e}"))?;
+    match url.scheme() {
+        "http" | "https" if url.host_str().is_some() => Ok(url),
+        _ => Err("expected an http:// or https:// URL".into()),
+    }
+}
+
+fn webhook_timeout(s: &str) -> Result<u64, String> {
+    match parse_number::<u64>(s)? {
+        ms if ms < MIN_WEBHOOK_TIMEOUT_MS => Err(format!("must be at least {MIN_WEBHOOK_TIMEOUT_MS} (ms)")),
+        ms => Ok(ms),
+    }
+}
+
+fn webhook(name: &str, fields: &[FieldValue], warnings: &mut Vec<String>) -> Result<WebhookConfig, ConfigError> {
+    let field = |f: &str| fields.iter().find(|v| v.spec.name == f && !v.value.trim().is_empty());
+    let required = |f: &str| {
+        field(f).ok_or_else(|| ConfigError::Webhook {
+            key: format!("{WEBHOOK_PREFIX}{name}.{f}"),
+            value: None,
+            origin: "configuration".into(),
+            reason: format!("missing: every channel needs a type and a url, and {WEBHOOK_PREFIX}{name}.* is configured"),
+        })
+    };
+    let kind_field = required("type")?;
+    let kind = WebhookKind::ALL
+        .into_iter()
+        .find(|k| k.name().eq_ignore_ascii_case(kind_field.value.trim()))
+        .ok_or_else(|| kind_field.invalid("expected dingtalk, wecom, feishu, slack or json"))?;
+    let url_field = required("url")?;
+    http_url(&url_field.value).map_err(|reason| url_field.invalid(reason))?;
+    let mut secret = field("secret").map(|s| Secret::new(s.value.trim()));
+    if secret.is_some() && !kind.signs() {
+        warnings.push(format!("{WEBHOOK_PREFIX}{name}.secret is ignored: only dingtalk and feishu robots sign messages"));
+        secret = None;
+    }
+    let groups = field("groups")
+        .map(|g| g.value.split(',').map(str::trim).filter(|g| !g.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default();
+    let timeout_ms = match field("timeout") {
+        Some(t) => webhook_timeout(&t.value).map_err(|reason| t.invalid(reason))?,
+        None => DEFAULT_WEBHOOK_TIMEOUT_MS,
+    };
+    Ok(WebhookConfig { name: name.to_string(), kind, url: Secret::new(url_field.value.trim()), secret, groups, timeout_ms })
+}
+
 pub(crate) fn access_token(src: &Sources) -> Result<Secret, ConfigError> {
     Ok(Secret(src.defaulted("xxl.job.accessToken")?.value))
 }
@@ -269,4 +336,15 @@ pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
 
 fn parse_number<T: std::str::FromStr>(s: &str) -> Result<T, String> {
     s.trim().parse().map_err(|_| "expected a whole number in range".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_table_shows_the_webhook_timeout_default() {
+        let shown = super::super::keys::WEBHOOK_FIELDS.iter().find(|f| f.name == "timeout").and_then(|f| f.default);
+        assert_eq!(shown.map(webhook_timeout), Some(Ok(DEFAULT_WEBHOOK_TIMEOUT_MS)));
+    }
 }

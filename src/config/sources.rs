@@ -4,7 +4,7 @@
 use super::keys::{self, canonical, KeySpec, KEYS};
 use super::{jdbc, properties, ConfigError};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -56,6 +56,26 @@ impl Raw {
     }
 }
 
+/// One field of a webhook channel as configured.
+pub(crate) struct FieldValue {
+    /// The canonical key, for messages.
+    pub key: String,
+    pub spec: &'static KeySpec,
+    pub value: String,
+    pub origin: Origin,
+}
+
+impl FieldValue {
+    pub(crate) fn invalid(&self, reason: impl Into<String>) -> ConfigError {
+        ConfigError::Webhook {
+            key: self.key.clone(),
+            value: (!self.spec.secret).then(|| self.value.clone()),
+            origin: self.origin.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
 pub(crate) struct Sources {
     /// Canonical name → the value from the source with the highest precedence.
     entries: HashMap<String, Entry>,
@@ -101,6 +121,16 @@ impl Sources {
                 sources.insert(spec.name, value, Origin::Env(name));
             }
         }
+        let mut webhook_env: Vec<(String, String, String)> = sources
+            .env
+            .iter()
+            .filter_map(|(name, value)| Some((webhook_env_key(name)?, name.clone(), value.clone())))
+            .collect();
+        // Stable order, so the same environment always reads the same way.
+        webhook_env.sort();
+        for (key, name, value) in webhook_env {
+            sources.insert(&key, value, Origin::Env(name));
+        }
         for (key, value) in cli.pairs {
             sources.insert(&key, value, Origin::Arg);
         }
@@ -111,6 +141,7 @@ impl Sources {
         let canonical_key = canonical(key);
         if keys::find(key).is_none()
             && !keys::is_ignored(key)
+            && keys::webhook_field(key).is_none()
             && !self.unknown.iter().any(|(known, _, _)| *known == canonical_key)
         {
             self.unknown.push((canonical_key.clone(), key.to_string(), origin.clone()));
@@ -131,6 +162,26 @@ impl Sources {
             reason,
         })?;
         Ok(Some(Raw { spec, value, origin: entry.origin.clone() }))
+    }
+
+    /// Every configured `xxl.job.alarm.webhook.<name>.<field>` value, placeholders resolved, by channel
+    /// name (canonical) and then field, in name order.
+    pub(crate) fn webhooks(&self) -> Result<BTreeMap<String, Vec<FieldValue>>, ConfigError> {
+        let mut channels: BTreeMap<String, Vec<FieldValue>> = BTreeMap::new();
+        for (key, entry) in &self.entries {
+            let Some((channel, spec)) = keys::webhook_field(key) else { continue };
+            let value = self.resolve(&entry.value, 0).map_err(|reason| ConfigError::Webhook {
+                key: key.clone(),
+                value: None,
+                origin: entry.origin.to_string(),
+                reason,
+            })?;
+            channels.entry(channel).or_default().push(FieldValue { key: key.clone(), spec, value, origin: entry.origin.clone() });
+        }
+        for fields in channels.values_mut() {
+            fields.sort_by_key(|f| f.spec.name);
+        }
+        Ok(channels)
     }
 
     /// The value of a key that has a default in the table.
@@ -266,6 +317,15 @@ fn default_separator(inner: &str) -> Option<usize> {
         i += 1;
     }
     None
+}
+
+/// `XXL_JOB_ALARM_WEBHOOK_OPS_URL` → `xxl.job.alarm.webhook.ops.url`, for the fields we know.
+fn webhook_env_key(name: &str) -> Option<String> {
+    let rest = name.strip_prefix(keys::WEBHOOK_ENV_PREFIX)?;
+    keys::WEBHOOK_FIELDS.iter().find_map(|field| {
+        let channel = rest.strip_suffix(&format!("_{}", field.name.to_ascii_uppercase()))?;
+        (!channel.is_empty()).then(|| format!("{}{}.{}", keys::WEBHOOK_PREFIX, channel.to_ascii_lowercase(), field.name))
+    })
 }
 
 fn env_form(name: &str) -> String {

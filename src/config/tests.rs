@@ -690,3 +690,66 @@ fn postgres_datasource_with_credentials_from_keys_or_url() {
     assert_eq!((c.datasource.username.as_deref(), c.datasource.password.as_ref().map(Secret::expose)), (Some("app"), Some("urlpw")));
     assert!(!format!("{c:?}\n{}", c.redacted_summary()).contains("urlpw"));
 }
+
+#[test]
+fn webhook_channels_from_arguments_file_and_environment() {
+    let d = dir();
+    write(
+        d.path(),
+        "application.properties",
+        "xxl.job.alarm.webhook.ops-team.type=DingTalk\n\
+         xxl.job.alarm.webhook.ops-team.url=https://oapi.dingtalk.com/robot/send?access_token=T0K3N\n\
+         xxl.job.alarm.webhook.ops-team.secret=SECabc\n\
+         xxl.job.alarm.webhook.ops-team.groups=app-a, app-b ,\n",
+    );
+    let env = [
+        ("XXL_JOB_ALARM_WEBHOOK_CHAT_TYPE", "slack"),
+        ("XXL_JOB_ALARM_WEBHOOK_CHAT_URL", "https://hooks.slack.com/services/X"),
+        ("XXL_JOB_ALARM_WEBHOOK_CHAT_TIMEOUT", "1500"),
+    ];
+    let args = ["--xxl.job.alarm.webhook.hook.type=json", "--xxl.job.alarm.webhook.hook.url=http://10.0.0.1/alarm", "--xxl.job.alarm.webhook.hook.groups=*"];
+    let loaded = load(d.path(), &args, &env).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let webhooks = &loaded.config.alarm.webhooks;
+    let names: Vec<&str> = webhooks.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, ["chat", "hook", "opsteam"]);
+    let ops = &webhooks[2];
+    assert_eq!((ops.kind, ops.url.expose()), (WebhookKind::DingTalk, "https://oapi.dingtalk.com/robot/send?access_token=T0K3N"));
+    assert_eq!(ops.secret.as_ref().map(Secret::expose), Some("SECabc"));
+    assert_eq!((ops.groups.clone(), ops.timeout_ms), (vec!["app-a".to_string(), "app-b".to_string()], 5000));
+    assert!(ops.covers("app-b") && !ops.covers("app-c"));
+    assert!(webhooks[1].covers("anything"), "* covers every group");
+    assert_eq!((webhooks[0].kind, webhooks[0].timeout_ms, webhooks[0].groups.len()), (WebhookKind::Slack, 1500, 0));
+    let summary = loaded.config.redacted_summary();
+    assert!(summary.contains("xxl.job.alarm.webhook.opsteam = dingtalk to oapi.dingtalk.com, signed, groups: app-a,app-b"), "{summary}");
+    assert!(!summary.contains("T0K3N") && !summary.contains("SECabc"), "{summary}");
+}
+
+#[test]
+fn webhook_mistakes_are_named() {
+    let missing = error(&["--xxl.job.alarm.webhook.ops.type=wecom"]);
+    assert!(missing.contains("xxl.job.alarm.webhook.ops.url") && missing.contains("missing"), "{missing}");
+    let kind = error(&["--xxl.job.alarm.webhook.ops.type=teams", "--xxl.job.alarm.webhook.ops.url=https://x.test/"]);
+    assert!(kind.contains("xxl.job.alarm.webhook.ops.type: invalid value `teams`"), "{kind}");
+    let url = error(&["--xxl.job.alarm.webhook.ops.type=json", "--xxl.job.alarm.webhook.ops.url=ftp://x.test/s3cret"]);
+    assert!(url.contains("xxl.job.alarm.webhook.ops.url") && !url.contains("s3cret"), "the URL is never shown: {url}");
+    let timeout = error(&["--xxl.job.alarm.webhook.ops.type=json", "--xxl.job.alarm.webhook.ops.url=https://x.test/", "--xxl.job.alarm.webhook.ops.timeout=10"]);
+    assert!(timeout.contains("at least 100"), "{timeout}");
+    let console = error(&["--xxl.job.alarm.console-url=jobs.example.com"]);
+    assert!(console.contains("xxl.job.alarm.console-url"), "{console}");
+    let ignored = warnings(&["--xxl.job.alarm.webhook.ops.type=slack", "--xxl.job.alarm.webhook.ops.url=https://x.test/", "--xxl.job.alarm.webhook.ops.secret=s"]);
+    assert!(ignored.iter().any(|w| w.contains("secret is ignored")), "{ignored:?}");
+    let unknown = warnings(&["--xxl.job.alarm.webhook.ops.colour=red"]);
+    assert!(unknown.iter().any(|w| w.contains("unknown key `xxl.job.alarm.webhook.ops.colour`")), "{unknown:?}");
+    assert_eq!(config(&["--xxl.job.alarm.console-url=https://jobs.example.com/xxl-job-admin/"]).alarm.console_url.as_deref(), Some("https://jobs.example.com/xxl-job-admin"));
+}
+
+#[test]
+fn help_lists_the_webhook_fields() {
+    let help = help_text();
+    for field in ["type", "url", "secret", "groups", "timeout"] {
+        let key = format!("xxl.job.alarm.webhook.<name>.{field}");
+        let line = help.lines().find(|l| l.starts_with(&key)).unwrap_or_else(|| panic!("{key} missing from help"));
+        assert!(line.contains(&format!("XXL_JOB_ALARM_WEBHOOK_<NAME>_{}", field.to_uppercase())), "{line}");
+    }
+}

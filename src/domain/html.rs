@@ -67,6 +67,26 @@ pub fn sanitize_message(text: &str) -> String {
     out
 }
 
+/// A stored message as plain text for channels that are not HTML: the admin's line breaks become `\n`,
+/// its banner spans vanish, everything else stays as it is (each channel escapes it for its own syntax).
+pub fn message_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        if let Some(tag) = ALLOWED_TAGS.iter().find(|tag| rest.starts_with(**tag)) {
+            if tag.starts_with("<br") {
+                out.push('\n');
+            }
+            rest = &rest[tag.len()..];
+        } else {
+            let ch = rest.chars().next().unwrap_or_default();
+            out.push(ch);
+            rest = &rest[ch.len_utf8()..];
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +103,12 @@ mod tests {
         assert!(clean.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(clean.contains("<br><br><span style=\"color:#00c0ef;\" > &gt;&gt;&gt;run&lt;&lt;&lt; </span><br>"));
         assert!(!clean.contains("<script"));
+    }
+
+    #[test]
+    fn plain_text_keeps_line_breaks_and_drops_banners() {
+        let msg = "Trigger：<br><span style=\"color:#00c0ef;\" > >>>run<<< </span><br>msg <b>x</b><br/>end";
+        assert_eq!(message_text(msg), "Trigger：\n >>>run<<< \nmsg <b>x</b>\nend");
     }
 
     #[test]

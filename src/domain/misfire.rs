@@ -44,6 +44,15 @@ impl DropReason {
     pub const ALL: [DropReason; 5] =
         [DropReason::Deleted, DropReason::Stopped, DropReason::Rescheduled, DropReason::Misfire, DropReason::Compensated];
 
+    /// The misfire strategy that settled the fire, when the misfire rule did.
+    pub fn misfire_strategy(self) -> Option<&'static str> {
+        match self {
+            DropReason::Misfire => Some("DO_NOTHING"),
+            DropReason::Compensated => Some("FIRE_ONCE_NOW"),
+            _ => None,
+        }
+    }
+
     /// A short label for log lines and metrics.
     pub fn label(self) -> &'static str {
         match self {

@@ -267,7 +267,7 @@ fn parse_url(url: &str) -> Result<Url, String> {
 
 /// A short reason in the words of Java's exceptions where one applies: "Read timed out", "Connection refused".
 /// Otherwise the innermost cause, which names the problem (reqwest's own text only names the URL).
-fn describe(error: &reqwest::Error) -> String {
+pub(crate) fn describe(error: &reqwest::Error) -> String {
     if error.is_timeout() {
         // A reply not started within the read timeout also lands here while the connection is still being
         // made (reqwest's read timer covers the whole wait for the headers); the connect timer only wins when

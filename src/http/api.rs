@@ -6,6 +6,8 @@
 
 use crate::app::AppState;
 use crate::domain::{is_blank, HandleCallbackParam, RegistryParam, ReturnT};
+use crate::metrics::IgnoredCallback;
+use crate::scheduler::complete::CallbackOutcome;
 use crate::storage::RegistryKey;
 use crate::workers::registry::RegistryOp;
 use axum::body::Body;
@@ -122,8 +124,18 @@ async fn callback(state: &AppState, body: &[u8]) -> ReturnT<String> {
         Ok(items) => items.unwrap_or_default(),
         Err(msg) => return ReturnT::fail(msg),
     };
+    state.metrics.callbacks_received(items.len());
     match state.completer.callback(&items).await {
-        Ok(_) => ReturnT::success(),
+        Ok(outcomes) => {
+            for outcome in outcomes {
+                match outcome {
+                    CallbackOutcome::Finished => {}
+                    CallbackOutcome::UnknownLog => state.metrics.callback_ignored(IgnoredCallback::UnknownLog),
+                    CallbackOutcome::AlreadyFinished => state.metrics.callback_ignored(IgnoredCallback::AlreadyFinished),
+                }
+            }
+            ReturnT::success()
+        }
         Err(e) => {
             // Not acknowledged: the executor keeps the batch and sends it again.
             tracing::error!("callback batch of {} item(s) not applied: {e}", items.len());

@@ -3,6 +3,7 @@
 mod api;
 pub mod console;
 mod health;
+mod prometheus;
 
 use crate::app::AppState;
 use axum::extract::Request;
@@ -14,7 +15,8 @@ use tower::Layer;
 pub fn router(state: AppState) -> Router {
     let management = state.config.server.management_context_path.clone();
     // axum cannot nest at the root: an empty management path means the health routes sit at the top.
-    let health = if management.is_empty() { health::routes() } else { Router::new().nest(&management, health::routes()) };
+    let actuator = health::routes().merge(prometheus::routes());
+    let health = if management.is_empty() { actuator } else { Router::new().nest(&management, actuator) };
     let inner = Router::new()
         .merge(api::routes())
         .merge(health)

@@ -12,7 +12,8 @@ use crate::storage::Db;
 use crate::time::{Clock, CRON_ZONE};
 use crate::workers::report::ReportWorker;
 use crate::workers::Shutdown;
-use crate::alarm::JobAlarm;
+use crate::alarm::Alarms;
+use crate::metrics::Metrics;
 use complete::Completer;
 use monitors::{FailMonitor, LostMonitor, ResultSweeper};
 use schedule::{Scheduler, TimerWheel};
@@ -35,8 +36,9 @@ pub struct Engine {
     pub i18n: I18n,
     pub completer: Completer,
     pub triggers: Arc<dyn TriggerSink>,
-    pub alarms: Vec<Arc<dyn JobAlarm>>,
+    pub alarms: Alarms,
     pub clock: Arc<dyn Clock>,
+    pub metrics: Arc<Metrics>,
 }
 
 impl Engine {
@@ -71,6 +73,7 @@ impl Engine {
             cron_zone: CRON_ZONE,
             pre_read_count: i64::from(config.trigger_pool.fast_max + config.trigger_pool.slow_max) * 20,
             crons: Default::default(),
+            metrics: self.metrics,
         };
         vec![
             tokio::spawn(fail.run(shutdown.clone())),

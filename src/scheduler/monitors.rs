@@ -1,6 +1,6 @@
 //! The fail monitor (retries and alarms, spec 4.5) and the lost-result monitor (spec 4.6).
 
-use crate::alarm::{alarm_all, JobAlarm};
+use crate::alarm::Alarms;
 use super::complete::Completer;
 use super::TriggerSink;
 use crate::domain::schedule::MisfireStrategy;
@@ -8,11 +8,13 @@ use crate::domain::trigger_msg::retry_block;
 use crate::domain::{java_split, TriggerRequest, TriggerType};
 use crate::i18n::I18n;
 use crate::storage::{Db, JobInfo, JobLog, Result, TriggerInfo};
-use std::collections::HashMap;
 use crate::time::Clock;
 use crate::workers::Shutdown;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
 
 /// `alarm_status` values (spec 3.7).
 pub mod alarm_status {
@@ -25,6 +27,9 @@ pub mod alarm_status {
 
 const FAIL_BATCH: i64 = 1000;
 const FAIL_INTERVAL: Duration = Duration::from_secs(10);
+/// Alarms of one pass sent at the same time: a channel that hangs until its timeout delays neither the
+/// retries nor the other alarms of the pass.
+const ALARMS_IN_FLIGHT: usize = 16;
 const LOST_INTERVAL: Duration = Duration::from_secs(60);
 /// A running log older than this on an executor that is no longer registered has lost its result.
 const LOST_AFTER_MS: i64 = 10 * 60 * 1000;
@@ -39,7 +44,7 @@ pub struct FailMonitor {
     pub db: Db,
     pub i18n: I18n,
     pub triggers: Arc<dyn TriggerSink>,
-    pub alarms: Vec<Arc<dyn JobAlarm>>,
+    pub alarms: Alarms,
 }
 
 impl FailMonitor {
@@ -54,31 +59,60 @@ impl FailMonitor {
         }
     }
 
-    /// Handles every failed log not yet examined; returns how many this admin claimed.
+    /// Handles every failed log not yet examined; returns how many this admin claimed. Retries are
+    /// submitted in order; alarms go out concurrently and each releases its log when it is done.
     pub async fn pass(&self) -> Result<usize> {
         let mut claimed = 0;
+        let mut alarms = JoinSet::new();
+        let mut alarm_logs = HashMap::new();
+        let in_flight = Arc::new(Semaphore::new(ALARMS_IN_FLIGHT));
+        let mut outcome = Ok(());
         for id in self.db.find_fail_log_ids(FAIL_BATCH).await? {
             // The optimistic claim keeps admins sharing the database from handling a log twice.
-            if self.db.update_alarm_status(id, alarm_status::NEW, alarm_status::LOCKED).await? == 0 {
-                continue;
+            match self.db.update_alarm_status(id, alarm_status::NEW, alarm_status::LOCKED).await {
+                Ok(0) => continue,
+                Ok(_) => claimed += 1,
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
             }
-            claimed += 1;
-            let outcome = self.handle(id).await;
-            let status = match outcome {
-                Ok(status) => status,
+            match self.retry(id).await {
+                Ok(Some((job, log))) => {
+                    let (sender, db, in_flight) = (self.alarms.clone(), self.db.clone(), in_flight.clone());
+                    let task = alarms.spawn(async move {
+                        let _permit = in_flight.acquire_owned().await;
+                        let status = if sender.send(job, log).await { alarm_status::SENT } else { alarm_status::FAILED };
+                        release(&db, id, status).await
+                    });
+                    alarm_logs.insert(task.id(), id);
+                }
+                Ok(None) => outcome = outcome.and(release(&self.db, id, alarm_status::NOT_NEEDED).await),
                 Err(e) => {
                     tracing::error!(log_id = id, "fail monitor: {e}");
-                    alarm_status::FAILED
+                    // Released even after an error, so no row is left locked for ever (2.4.2 can leave -1).
+                    outcome = outcome.and(release(&self.db, id, alarm_status::FAILED).await);
                 }
-            };
-            // Released even after an error, so no row is left locked for ever (2.4.2 can leave -1).
-            self.db.update_alarm_status(id, alarm_status::LOCKED, status).await?;
+            }
         }
-        Ok(claimed)
+        // Every claimed log is released before the pass ends, even when one release failed.
+        while let Some(joined) = alarms.join_next().await {
+            match joined {
+                Ok(released) => outcome = outcome.and(released),
+                Err(e) => {
+                    let id = alarm_logs.get(&e.id()).copied().unwrap_or_default();
+                    tracing::error!(log_id = id, "fail monitor: the alarm failed: {e}");
+                    outcome = outcome.and(release(&self.db, id, alarm_status::FAILED).await);
+                }
+            }
+        }
+        outcome.map(|()| claimed)
     }
 
-    async fn handle(&self, id: i64) -> Result<i16> {
-        let Some(log) = self.db.load_log(id).await? else { return Ok(alarm_status::NOT_NEEDED) };
+    /// Submits the retry of a failed log, if it has retries left; returns the job and log to alarm
+    /// about, or `None` when the log or its job no longer exists.
+    async fn retry(&self, id: i64) -> Result<Option<(JobInfo, JobLog)>> {
+        let Some(log) = self.db.load_log(id).await? else { return Ok(None) };
         let job = self.db.load_job(log.job_id).await?;
         if log.executor_fail_retry_count > 0 {
             self.triggers.submit(TriggerRequest {
@@ -89,11 +123,7 @@ impl FailMonitor {
             });
             self.note_retry(&log).await?;
         }
-        Ok(match job {
-            Some(job) if alarm_all(&self.alarms, &job, &log).await => alarm_status::SENT,
-            Some(_) => alarm_status::FAILED,
-            None => alarm_status::NOT_NEEDED,
-        })
+        Ok(job.map(|job| (job, log)))
     }
 
     async fn note_retry(&self, log: &JobLog) -> Result<()> {
@@ -112,6 +142,11 @@ impl FailMonitor {
         self.db.update_trigger_info(log.id, &info).await?;
         Ok(())
     }
+}
+
+/// Ends the claim on a failed log with its outcome.
+async fn release(db: &Db, id: i64, status: i16) -> Result<()> {
+    db.update_alarm_status(id, alarm_status::LOCKED, status).await.map(|_| ())
 }
 
 /// Settles rows whose trigger result was lost with the admin that wrote them (spec 4.3 leaves such rows

@@ -9,12 +9,13 @@ use super::TriggerSink;
 use crate::domain::schedule::{plan_job, CronCache, PRE_READ_MS};
 use super::monitors::LOST_RESULT_AFTER_MS;
 use crate::domain::{PlannedFire, TriggerRequest, TriggerType};
+use crate::metrics::Metrics;
 use crate::storage::{Db, NewLog, ScheduleUpdate, ScheduledJob};
 use crate::time::{Clock, Zone};
 use crate::workers::Shutdown;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 
@@ -102,6 +103,7 @@ pub struct Scheduler {
     pub pre_read_count: i64,
     /// The cron expressions of the jobs, parsed once.
     pub crons: Mutex<CronCache>,
+    pub metrics: Arc<Metrics>,
 }
 
 /// The outcome of one pass.
@@ -163,7 +165,9 @@ impl Scheduler {
     /// log rows of the fires it plans are inserted in the same transaction as the jobs' next times, so a
     /// plan is never lost with the admin that made it.
     pub async fn pass(&self, horizon: Option<i64>) -> crate::storage::Result<PassSummary> {
+        let started = Instant::now();
         let mut lock = self.db.lock_schedule().await?;
+        self.metrics.lock_wait(started.elapsed());
         let now_time = self.clock.now_ms();
         let jobs = lock.due_jobs(horizon.unwrap_or(now_time + PRE_READ_MS), self.pre_read_count).await?;
         let (fires, updates, skipped) = self.plan(&jobs, now_time);
@@ -213,6 +217,7 @@ impl Scheduler {
             }
         }
         self.wheel.schedule(planned);
+        self.metrics.schedule_pass(started.elapsed());
         Ok(summary)
     }
 
@@ -230,8 +235,11 @@ impl Scheduler {
             } else if plan.stopped.is_some() {
                 tracing::info!(job_id = job.id, "job stopped: its schedule has no further fire time");
             }
-            if plan.fire_now.is_none() && now_time > job.trigger_next_time + PRE_READ_MS {
-                skipped += 1;
+            if now_time > job.trigger_next_time + PRE_READ_MS {
+                self.metrics.misfire_settled(&job.misfire_strategy, "late");
+                if plan.fire_now.is_none() {
+                    skipped += 1;
+                }
             }
             if let Some(kind) = plan.fire_now {
                 // A late fire stands for the missed next time; so does a misfire compensation.

@@ -15,6 +15,7 @@ use crate::domain::protocol::FAIL_CODE;
 use crate::domain::{is_blank, java_split, PlannedFire, ReturnT, TriggerRequest, TriggerType};
 use crate::executor::{ExecutorClient, FireHeaders, TriggerParam};
 use crate::i18n::I18n;
+use crate::metrics::{Lane, Metrics};
 use crate::storage::{Db, JobGroup, JobInfo, NewLog, Result, TriggerInfo};
 use crate::time::{Clock, CRON_ZONE};
 use crate::workers::Shutdown;
@@ -60,6 +61,7 @@ pub struct TriggerContext {
     pub compensations: Mutex<Compensations>,
     /// What was not sent or had to wait, counted for the log.
     pub counts: Arc<Counts>,
+    pub metrics: Arc<Metrics>,
 }
 
 /// Events logged as per-second summaries rather than a line each.
@@ -182,6 +184,7 @@ pub struct TriggerPool {
     slow_jobs: Arc<Mutex<SlowJobs>>,
     clock: Arc<dyn Clock>,
     rejections: Arc<Mutex<Rejections>>,
+    metrics: Arc<Metrics>,
 }
 
 /// Per-job counts of slow triggers in the current minute.
@@ -217,6 +220,7 @@ impl TriggerPool {
         executors: ExecutorClient,
         clock: Arc<dyn Clock>,
         config: &Config,
+        metrics: Arc<Metrics>,
         shutdown: Shutdown,
     ) -> (TriggerPool, Vec<JoinHandle<()>>) {
         let (results, results_rx) = mpsc::unbounded_channel();
@@ -233,6 +237,7 @@ impl TriggerPool {
             results,
             compensations: Mutex::default(),
             counts: counts.clone(),
+            metrics: metrics.clone(),
         });
         let slow_jobs = Arc::new(Mutex::new(SlowJobs::default()));
         let (fast, fast_rx) = mpsc::channel(LANE_QUEUE);
@@ -244,7 +249,7 @@ impl TriggerPool {
             writer,
             flusher,
         ];
-        (TriggerPool { fast, slow, slow_jobs, clock, rejections: Arc::default() }, lanes)
+        (TriggerPool { fast, slow, slow_jobs, clock, rejections: Arc::default(), metrics }, lanes)
     }
 }
 
@@ -256,6 +261,7 @@ impl TriggerSink for TriggerPool {
             let request = match e {
                 mpsc::error::TrySendError::Full(r) | mpsc::error::TrySendError::Closed(r) => r,
             };
+            self.metrics.rejected(if slow { Lane::Slow } else { Lane::Fast });
             let now = self.clock.now_ms();
             // Overloaded, every fire of a second may be rejected: a line for each would cost the CPU the
             // lanes lack. The first few of each second are logged in full, the rest counted.
@@ -573,6 +579,9 @@ async fn settle_dropped(context: &TriggerContext, dropped: &[(i64, DropReason)],
         let n = dropped.iter().filter(|(_, r)| *r == reason).count() as u64;
         if n > 0 {
             context.counts.drop_fires(reason, n, now);
+            if let Some(strategy) = reason.misfire_strategy() {
+                context.metrics.misfires_settled(strategy, "at_release", n);
+            }
         }
     }
 }
@@ -681,12 +690,14 @@ async fn process(context: &TriggerContext, shard: Shard) {
     let (code, run_msg) = match &address {
         Some(address) => {
             let fire = FireHeaders { planned_ms: shard.planned_ms, trigger_type: shard.trigger_type.name() };
+            context.metrics.run_sent(shard.trigger_type, shard.planned_ms, context.clock.now_ms());
             let result = context.executors.run(address, &param, fire).await;
             let label = i18n.get("jobconf_trigger_run");
             (result.code, Some(call_report(label, address, result.code, result.msg.as_deref())))
         }
         None => (FAIL_CODE, None),
     };
+    context.metrics.trigger(shard.trigger_type, code == 200);
 
     let address_items: Vec<&str> = s
         .group
@@ -794,7 +805,7 @@ where
 }
 
 /// The first non-loopback IPv4 address of this host, as 2.4.2 reports it.
-fn admin_address() -> String {
+pub(crate) fn admin_address() -> String {
     if_addrs::get_if_addrs()
         .ok()
         .and_then(|ifaces| {

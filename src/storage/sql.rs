@@ -328,6 +328,19 @@ impl Db {
         Ok(())
     }
 
+    /// The pool's connections: (in use, idle, maximum).
+    pub fn pool_stats(&self) -> (u32, u32, u32) {
+        fn stats<DB: sqlx::Database>(p: &sqlx::Pool<DB>) -> (u32, u32, u32) {
+            let idle = u32::try_from(p.num_idle()).unwrap_or(u32::MAX);
+            (p.size().saturating_sub(idle), idle, p.options().get_max_connections())
+        }
+        match &self.pool {
+            Pool::MySql(p) => stats(p),
+            Pool::Sqlite(p) => stats(p),
+            Pool::Postgres(p) => stats(p),
+        }
+    }
+
     /// A cheap round trip, for the health check.
     pub async fn ping(&self) -> Result<()> {
         self.execute("SELECT 1", &[]).await.map(drop)

@@ -1,9 +1,10 @@
-//! E-mail alarms against an SMTP server run by the test (plain, STARTTLS with AUTH, TLS from the first
+//! E-mail alarms (beside a webhook channel) against an SMTP server run by the test (plain, STARTTLS with AUTH, TLS from the first
 //! byte, down, silent), the daily log report and `/chartInfo`, and log retention.
 
 use crate::support::console::ConsoleClient;
-use crate::support::fixtures::{insert, job};
+use crate::support::fixtures::{every_second_job, insert, job};
 use crate::support::smtp::{closed_port, SmtpOptions, SmtpServer, SmtpTls};
+use crate::support::webhook::WebhookServer;
 use crate::support::{eventually, Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
 use crate::{ensure, ensure_eq, Case, TestResult, ALL};
 use chrono::{NaiveDate, NaiveDateTime};
@@ -33,25 +34,27 @@ pub fn cases() -> Vec<Case> {
 
 const FROM: &str = "alarm@admin.test";
 /// Port 1 on loopback refuses connections: every trigger to it fails.
-const DEAD_EXECUTOR: &str = "http://127.0.0.1:1/";
+pub(crate) const DEAD_EXECUTOR: &str = "http://127.0.0.1:1/";
+/// The AppName of the failing job's group.
+pub(crate) const APP_NAME: &str = "alarm-test";
 /// Twelve characters: the length of `xxl_job_group.title`.
-const GROUP_TITLE: &str = "B&<i>ops</i>";
-const JOB_DESC: &str = "settle <script>alert(1)</script> accounts";
+pub(crate) const GROUP_TITLE: &str = "B&<i>ops</i>";
+pub(crate) const JOB_DESC: &str = "settle <script>alert(1)</script> accounts";
 
 fn mail_args(port: u16) -> Vec<String> {
     vec!["--spring.mail.host=127.0.0.1".into(), format!("--spring.mail.port={port}"), format!("--spring.mail.from={FROM}")]
 }
 
-async fn start_app(db: &TestDb, args: &[String]) -> Result<TestApp, Failed> {
+pub(crate) async fn start_app(db: &TestDb, args: &[String]) -> Result<TestApp, Failed> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     TestApp::start(db, &args).await
 }
 
 /// A group on the dead executor and a job with `alarm_email`, triggered once; returns the job id.
-async fn trigger_failing_job(app: &TestApp, alarm_email: &str) -> Result<i32, Failed> {
+pub(crate) async fn trigger_failing_job(app: &TestApp, alarm_email: &str) -> Result<i32, Failed> {
     let group = JobGroup {
         id: 0,
-        app_name: "alarm-test".into(),
+        app_name: APP_NAME.into(),
         title: GROUP_TITLE.into(),
         address_type: 1,
         address_list: Some(DEAD_EXECUTOR.into()),
@@ -67,7 +70,7 @@ async fn trigger_failing_job(app: &TestApp, alarm_email: &str) -> Result<i32, Fa
 }
 
 /// The job's only log once the fail monitor has released it (alarm_status 2 or 3).
-async fn alarmed_log(app: &TestApp, job_id: i32, within: Duration) -> Result<JobLog, Failed> {
+pub(crate) async fn alarmed_log(app: &TestApp, job_id: i32, within: Duration) -> Result<JobLog, Failed> {
     eventually(within, "the log's alarm outcome", || {
         let db = app.app.db.clone();
         async move {
@@ -118,16 +121,20 @@ fn check_messages(server: &SmtpServer, log: &JobLog, job_id: i32, lang: &str, ad
 
 async fn failed_trigger_mails_each_address_once(backend: Backend) -> TestResult {
     let server = SmtpServer::start(SmtpOptions::default()).await?;
+    let hooks = WebhookServer::start().await?;
     let db = TestDb::fresh(backend)?;
-    let app = start_app(&db, &mail_args(server.port)).await?;
+    let mut args = mail_args(server.port);
+    args.extend(["--xxl.job.alarm.webhook.hook.type=json".to_string(), format!("--xxl.job.alarm.webhook.hook.url={}/json", hooks.base)]);
+    let app = start_app(&db, &args).await?;
     let started = std::time::Instant::now();
-    // A repeated address gets one message.
-    let job_id = trigger_failing_job(&app, "a@x.test,b@x.test,a@x.test").await?;
+    // A repeated address gets one message; the webhook entry is another channel, not an address.
+    let job_id = trigger_failing_job(&app, "a@x.test,webhook:hook,b@x.test,a@x.test").await?;
     let log = alarmed_log(&app, job_id, Duration::from_secs(30)).await?;
     ensure!(started.elapsed() < Duration::from_secs(30), "alarm took {:?}", started.elapsed());
     ensure_eq!(log.trigger_code, 500, "the trigger failed");
     ensure_eq!(log.alarm_status, 2, "every message was accepted");
     check_messages(&server, &log, job_id, "en", &["a@x.test", "b@x.test"])?;
+    ensure_eq!(hooks.received("/json").len(), 1, "the webhook named beside the addresses");
     for message in server.received() {
         ensure!(!message.tls && message.user.is_none(), "plain SMTP without AUTH");
     }
@@ -207,12 +214,7 @@ async fn smtp_down_fails_the_alarm_and_scheduling_goes_on(backend: Backend) -> T
     let app = start_app(&db, &mail_args(port)).await?;
     let executor = FakeExecutor::start(Behaviour::default()).await?;
     let healthy_group = crate::support::fixtures::manual_group(&app.app.db, "healthy", &[&executor.address]).await?;
-    let mut every_second = job(healthy_group);
-    every_second.schedule_type = "CRON".into();
-    every_second.schedule_conf = Some("* * * * * ?".into());
-    every_second.trigger_status = 1;
-    every_second.trigger_next_time = (chrono::Utc::now().timestamp() + 6) * 1000;
-    insert(&app.app.db, &every_second).await?;
+    insert(&app.app.db, &every_second_job(healthy_group, 6)).await?;
     let job_id = trigger_failing_job(&app, "a@x.test,b@x.test").await?;
     let log = alarmed_log(&app, job_id, Duration::from_secs(30)).await?;
     ensure_eq!(log.alarm_status, 3, "no SMTP server: the alarm failed");

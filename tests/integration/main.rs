@@ -10,9 +10,11 @@ mod alarm;
 mod api;
 mod browser;
 mod console;
+mod metrics;
 mod scheduler;
 mod schema;
 mod support;
+mod webhook;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::future::Future;
@@ -45,7 +47,7 @@ fn main() {
         eprintln!("note: {} not found; the reference comparisons are ignored", schema::reference_script_path().display());
     }
     let browser = support::browser::browser_availability();
-    let cases = alarm::cases().into_iter().chain(api::cases()).chain(browser::cases()).chain(console::cases()).chain(scheduler::cases()).chain(schema::cases());
+    let cases = alarm::cases().into_iter().chain(api::cases()).chain(browser::cases()).chain(console::cases()).chain(scheduler::cases()).chain(schema::cases()).chain(metrics::cases()).chain(webhook::cases());
     let mut trials = Vec::new();
     for case in cases {
         for &backend in case.backends {

@@ -16,6 +16,16 @@ pub async fn manual_group(db: &Db, app_name: &str, addresses: &[&str]) -> Result
     db.insert_group(&group).await.map_err(|e| Failed::from(format!("insert group: {e}")))
 }
 
+/// A running job of `group` firing every second, from the first whole second at least `after_secs` away.
+pub fn every_second_job(group: i32, after_secs: i64) -> JobInfo {
+    let mut every_second = job(group);
+    every_second.schedule_type = "CRON".into();
+    every_second.schedule_conf = Some("* * * * * ?".into());
+    every_second.trigger_status = 1;
+    every_second.trigger_next_time = (chrono::Utc::now().timestamp() + after_secs) * 1000;
+    every_second
+}
+
 /// A stopped BEAN job of `group` routed FIRST with no schedule; adjust fields before inserting.
 pub fn job(group: i32) -> JobInfo {
     let now = chrono::Local::now().naive_local();

@@ -7,6 +7,7 @@ mod executor;
 pub mod fixtures;
 pub mod proxy;
 pub mod smtp;
+pub mod webhook;
 
 pub use database::{Backend, ServerConnection, TestDb};
 pub use executor::{Behaviour, FakeExecutor, JavaExecutorClient, LOG_CONTENT};

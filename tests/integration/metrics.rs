@@ -1,0 +1,107 @@
+//! `{context}/actuator/prometheus`: the text format, and counters that move with the work done.
+
+use crate::support::fixtures::{every_second_job, insert, job, manual_group};
+use crate::support::{eventually, Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
+use crate::{ensure, ensure_eq, Case, TestResult, ALL};
+use libtest_mimic::Failed;
+use std::time::Duration;
+use xxl_job_admin::domain::{TriggerRequest, TriggerType};
+use xxl_job_admin::storage::LogFilter;
+
+pub fn cases() -> Vec<Case> {
+    vec![Case { name: "metrics::counters_move_after_triggers", backends: ALL, run: |b| Box::pin(counters_move_after_triggers(b)) }]
+}
+
+/// The exposition text, after checking the content type.
+pub async fn scrape(app: &TestApp) -> Result<String, Failed> {
+    let response = app.http.get(app.url("/actuator/prometheus")).send().await.context("scrape")?;
+    ensure_eq!(response.status().as_u16(), 200);
+    let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    ensure!(content_type.starts_with("text/plain; version=0.0.4"), "content type {content_type:?}");
+    response.text().await.context("scrape body")
+}
+
+/// The value of the sample written exactly `series` (name and labels).
+pub fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines().find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+async fn counters_move_after_triggers(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let before = scrape(&app).await?;
+    for family in [
+        "# TYPE xxl_job_triggers_total counter",
+        "# TYPE xxl_job_fire_lateness_seconds histogram",
+        "# TYPE xxl_job_trigger_lane_backlog gauge",
+        "# TYPE xxl_job_trigger_rejections_total counter",
+        "# TYPE xxl_job_misfires_settled_total counter",
+        "# TYPE xxl_job_callbacks_received_total counter",
+        "# TYPE xxl_job_callbacks_ignored_total counter",
+        "# TYPE xxl_job_executors_online gauge",
+        "# TYPE xxl_job_alarms_total counter",
+        "# TYPE xxl_job_schedule_pass_seconds histogram",
+        "# TYPE xxl_job_schedule_lock_wait_seconds histogram",
+        "# TYPE xxl_job_db_connections gauge",
+        "# TYPE process_cpu_seconds_total counter",
+        "# TYPE process_resident_memory_bytes gauge",
+        "# TYPE process_open_fds gauge",
+        "# TYPE process_start_time_seconds gauge",
+    ] {
+        ensure!(before.contains(family), "{family} missing:\n{before}");
+    }
+    let manual_ok = "xxl_job_triggers_total{type=\"manual\",result=\"success\"}";
+    ensure_eq!(sample(&before, manual_ok), Some(0.0));
+
+    // An executor that registers, accepts /run and calls back.
+    let executor = FakeExecutor::start(Behaviour { callback: Some((app.base.clone(), 200)), ..Behaviour::default() }).await?;
+    let client = app.executor_client();
+    ensure_eq!(client.registry("metrics-app", &executor.address).await?.code(), 200);
+    let group = manual_group(&app.app.db, "metrics-app", &[&executor.address]).await?;
+    let job_id = insert(&app.app.db, &job(group)).await?;
+    app.app.triggers.submit(TriggerRequest::of_job(job_id, TriggerType::Manual));
+    eventually(Duration::from_secs(15), "the manual run's result", || {
+        let db = app.app.db.clone();
+        async move {
+            let (logs, _) = db.page_logs(&LogFilter { job_id, ..Default::default() }, 0, 10).await.ok()?;
+            logs.into_iter().find(|l| l.handle_code == 200).map(|_| ())
+        }
+    })
+    .await?;
+    // A result for a log that does not exist is received and ignored.
+    ensure_eq!(client.callback(&[(987_654_321, 200, None)]).await?.code(), 200);
+    // A job on a schedule: its fires are planned, so their lateness is measured. The first pass runs
+    // about four seconds after start; a next time before that would be fired late, and measured so.
+    insert(&app.app.db, &every_second_job(group, 6)).await?;
+    // A job whose time passed a minute ago: the pass settles the misfire (and does nothing, by its strategy).
+    insert(&app.app.db, &every_second_job(group, -60)).await?;
+
+    let after = eventually(Duration::from_secs(20), "scheduled fires in the metrics", || async {
+        let text = scrape(&app).await.ok()?;
+        (sample(&text, "xxl_job_fire_lateness_seconds_count")? >= 2.0).then_some(text)
+    })
+    .await?;
+    ensure_eq!(sample(&after, manual_ok), Some(1.0));
+    ensure_eq!(sample(&after, "xxl_job_misfires_settled_total{strategy=\"DO_NOTHING\",reason=\"late\"}"), Some(1.0));
+    ensure!(sample(&after, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}").is_some_and(|n| n >= 2.0), "{after}");
+    ensure!(sample(&after, "xxl_job_callbacks_received_total").is_some_and(|n| n >= 2.0), "{after}");
+    ensure_eq!(sample(&after, "xxl_job_callbacks_ignored_total{reason=\"unknown_log\"}"), Some(1.0));
+    ensure_eq!(sample(&after, "xxl_job_executors_online{appname=\"metrics-app\"}"), Some(1.0));
+    ensure!(sample(&after, "xxl_job_schedule_pass_seconds_count").is_some_and(|n| n >= 1.0), "{after}");
+    ensure!(sample(&after, "xxl_job_schedule_lock_wait_seconds_count").is_some_and(|n| n >= 1.0), "{after}");
+    // Fires on time: well inside the misfire window.
+    let lateness_sum = sample(&after, "xxl_job_fire_lateness_seconds_sum").unwrap_or(f64::MAX);
+    let lateness_count = sample(&after, "xxl_job_fire_lateness_seconds_count").unwrap_or(1.0);
+    let on_time = lateness_sum < lateness_count;
+    ensure!(on_time, "mean lateness above a second: {lateness_sum} / {lateness_count}");
+    ensure!(sample(&after, "xxl_job_db_connections_max").is_some_and(|n| n >= 1.0), "{after}");
+    ensure!(sample(&after, "process_resident_memory_bytes").is_some_and(|n| n > 1e6), "{after}");
+    app.stop().await;
+
+    // Under another management path, like health.
+    let app = TestApp::start(&db, &["--management.server.servlet.context-path=/manage"]).await?;
+    let response = app.http.get(app.url("/manage/prometheus")).send().await.context("scrape /manage")?;
+    ensure_eq!(response.status().as_u16(), 200);
+    app.stop().await;
+    Ok(())
+}
