@@ -11,6 +11,7 @@ use crate::i18n::I18n;
 use crate::scheduler::complete::Completer;
 use crate::scheduler::trigger::TriggerPool;
 use crate::scheduler::{Engine, TriggerSink};
+use crate::service::tokens::ApiTokens;
 use crate::storage::{self, Db, SchemaOutcome};
 use crate::time::{Clock, SystemClock, Zone, CRON_ZONE};
 use crate::workers::registry::{self, RegistryQueue};
@@ -30,6 +31,8 @@ pub struct AppState {
     pub triggers: Arc<dyn TriggerSink>,
     pub executors: ExecutorClient,
     pub console: Arc<ConsoleState>,
+    /// Signs and checks the REST API's personal tokens.
+    pub api_tokens: ApiTokens,
     pub clock: Arc<dyn Clock>,
 }
 
@@ -117,6 +120,9 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     };
     workers.extend(engine.start(&config, &shutdown));
 
+    let session_keys = session_keys(&config);
+    // API tokens are keyed by the session secret: valid on every admin whose sessions are.
+    let api_tokens = ApiTokens::new(session_keys.secret());
     let state = AppState {
         config: config.clone(),
         db: db.clone(),
@@ -126,10 +132,11 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         triggers: triggers.clone(),
         executors,
         console: Arc::new(ConsoleState {
-            keys: session_keys(&config),
+            keys: session_keys,
             throttle: LoginThrottle::new(),
             revoked: Revocations::default(),
         }),
+        api_tokens,
         clock,
     };
     let addr = SocketAddr::new(config.server.address, config.server.port);

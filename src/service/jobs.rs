@@ -274,7 +274,8 @@ pub async fn get(state: &AppState, user: &LoginUser, id: i32) -> Result<JobInfo,
     find(state, user, id).await?.ok_or_else(|| unknown_job(state))
 }
 
-fn unknown_job(state: &AppState) -> ServiceError {
+/// The refusal of an id that names no job.
+pub fn unknown_job(state: &AppState) -> ServiceError {
     ServiceError::NotFound(format!("{}{}", state.i18n.get("jobinfo_field_id"), state.i18n.get("system_not_found")))
 }
 

@@ -6,6 +6,7 @@ mod access;
 pub mod groups;
 pub mod jobs;
 pub mod logs;
+pub mod tokens;
 
 pub use access::LoginUser;
 
