@@ -19,7 +19,7 @@ use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -47,7 +47,7 @@ pub fn routes() -> Router<AppState> {
         .route("/logs/{id}", get(logs::get))
         .route("/logs/{id}/rolling", get(logs::rolling))
         .route("/logs/{id}/kill", post(logs::kill))
-        .fallback(|| async { ApiError::NotFoundRoute })
+        .route("/{*unknown}", any(|| async { ApiError::NotFoundRoute }))
         // GLUE sources may be as large as the console accepts them.
         .layer(DefaultBodyLimit::max(MAX_FORM_BODY));
     Router::new().nest(BASE, api)
