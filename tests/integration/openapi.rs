@@ -254,6 +254,19 @@ async fn log_and_group_endpoints(backend: Backend) -> TestResult {
     let one = api.expect(200, api.get(&format!("/groups/{group}"))).await?;
     ensure_eq!(one, ours["items"][0]);
     ensure_eq!(api.expect(404, api.get("/groups/999")).await?["message"], msg(&["jobinfo_field_jobgroup", "system_not_found"]));
+    let short = api.expect(400, api.post("/groups", json!({"appname": "ab", "title": "T", "addressType": 0}))).await?;
+    ensure_eq!(short["message"], msg(&["jobgroup_field_appname_length"]));
+    let manual = json!({"appname": "new-app", "title": "New", "addressType": 1, "addressList": "http://127.0.0.1:9999/"});
+    let created = api.expect(201, api.post("/groups", manual)).await?;
+    let new_id = created["id"].as_i64().context("id")?;
+    ensure_eq!((created["appname"].clone(), created["registryList"].clone()), (json!("new-app"), json!(["http://127.0.0.1:9999/"])));
+    let retitled = json!({"appname": "new-app", "title": "Renamed", "addressType": 1, "addressList": "http://127.0.0.1:9998/"});
+    let updated = api.expect(200, api.put(&format!("/groups/{new_id}"), retitled.clone())).await?;
+    ensure_eq!((updated["id"].clone(), updated["title"].clone(), updated["addressList"].clone()), (json!(new_id), json!("Renamed"), json!("http://127.0.0.1:9998/")));
+    ensure_eq!(api.expect(404, api.put("/groups/999", retitled)).await?["status"], 404);
+    ensure_eq!(api.expect(409, api.delete(&format!("/groups/{group}"))).await?["message"], msg(&["jobgroup_del_limit_0"]));
+    ensure_eq!(api.expect(204, api.delete(&format!("/groups/{new_id}"))).await?, Value::Null);
+    ensure_eq!(api.expect(404, api.delete(&format!("/groups/{new_id}"))).await?["status"], 404);
 
     // Log list, filters, one log.
     let all = api.expect(200, api.get(&format!("/logs?jobGroup={group}"))).await?;
@@ -331,7 +344,12 @@ async fn restricted_token_is_confined_to_its_groups(backend: Backend) -> TestRes
     ensure_eq!(api.expect(200, api.get(&format!("/logs?jobGroup={mine}"))).await?["total"], 1);
     ensure_eq!(api.expect(200, api.get(&format!("/jobs/{my_job}"))).await?["id"], my_job);
 
-    // Every endpoint refuses the other group.
+    // Every endpoint refuses the other group; executors are managed by administrators only.
+    let admins_only = refusal(403, "Forbidden", &msg(&["system_permission_limit"]));
+    let group_form = json!({"appname": "mine-app", "title": "Mine", "addressType": 0});
+    ensure_eq!(api.expect(403, api.post("/groups", group_form.clone())).await?, admins_only);
+    ensure_eq!(api.expect(403, api.put(&format!("/groups/{mine}"), group_form)).await?, admins_only);
+    ensure_eq!(api.expect(403, api.delete(&format!("/groups/{mine}"))).await?, admins_only);
     let mut body = new_job(other);
     ensure_eq!(api.expect(403, api.get(&format!("/groups/{other}"))).await?, forbidden);
     ensure_eq!(api.expect(403, api.get(&format!("/jobs?jobGroup={other}"))).await?, forbidden);
@@ -385,7 +403,7 @@ async fn document_and_readme_examples(backend: Backend) -> TestResult {
     ensure_eq!(doc["components"]["securitySchemes"]["bearer"], json!({"type": "http", "scheme": "bearer"}));
     let paths = doc["paths"].as_object().context("paths")?;
     let operations: usize = paths.values().map(|p| p.as_object().map_or(0, |o| o.len())).sum();
-    ensure_eq!(operations, 15, "every operation is documented: {:?}", paths.keys().collect::<Vec<_>>());
+    ensure_eq!(operations, 18, "every operation is documented: {:?}", paths.keys().collect::<Vec<_>>());
     ensure!(doc["components"]["schemas"]["JobForm"]["properties"]["jobDesc"].is_object(), "the job form's schema");
 
     // The README's curl commands, run as written against this admin, with a token of its admin.

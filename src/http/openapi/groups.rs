@@ -1,10 +1,11 @@
-//! `/groups`: the executor groups a token's user may see.
+//! `/groups`: the executor groups a token's user may see; administrators create, change and delete them.
 
-use super::{paging, ApiResult, ApiUser, ErrorBody, Id, Listing, QueryParams};
+use super::{paging, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
 use crate::app::AppState;
 use crate::http::console::views::GroupView;
-use crate::service::groups;
+use crate::service::groups::{self, GroupForm};
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 
@@ -38,4 +39,33 @@ pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryPa
 pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<GroupView>> {
     let group = groups::get(&state, &user, id).await?;
     Ok(Json(GroupView::new(group, state.db.zone())))
+}
+
+/// Creates an executor group (administrators only).
+#[utoipa::path(post, path = "/groups", tag = "groups", request_body = GroupForm,
+    responses((status = 201, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<GroupForm>) -> ApiResult<(StatusCode, Json<GroupView>)> {
+    let id = groups::add(&state, &user, form).await?;
+    let group = groups::get(&state, &user, id).await?;
+    Ok((StatusCode::CREATED, Json(GroupView::new(group, state.db.zone()))))
+}
+
+/// Replaces an executor group's settings (administrators only); an automatic group takes its live
+/// registrations at once.
+#[utoipa::path(put, path = "/groups/{id}", tag = "groups", request_body = GroupForm, params(("id" = i32, Path, description = "group id")),
+    responses((status = 200, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn update(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(form): JsonBody<GroupForm>) -> ApiResult<Json<GroupView>> {
+    groups::get(&state, &user, id).await?;
+    groups::update(&state, &user, GroupForm { id, ..form }).await?;
+    let group = groups::get(&state, &user, id).await?;
+    Ok(Json(GroupView::new(group, state.db.zone())))
+}
+
+/// Deletes an executor group without jobs, unless it is the last one (administrators only).
+#[utoipa::path(delete, path = "/groups/{id}", tag = "groups", params(("id" = i32, Path, description = "group id")),
+    responses((status = 204, description = "deleted"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the group has jobs, or is the last one")))]
+pub async fn delete(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<StatusCode> {
+    groups::get(&state, &user, id).await?;
+    groups::remove(&state, &user, id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

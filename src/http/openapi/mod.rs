@@ -10,6 +10,7 @@ mod logs;
 use crate::app::AppState;
 use crate::http::console::params::MAX_FORM_BODY;
 use crate::http::console::views::{GroupView, JobView, LogView};
+use crate::service::groups::GroupForm;
 use crate::service::jobs::JobForm;
 use crate::service::logs::LogLines;
 use crate::service::tokens::TokenError;
@@ -35,8 +36,8 @@ pub const MAX_LIMIT: i64 = 1000;
 pub fn routes() -> Router<AppState> {
     let api = Router::new()
         .route("/openapi.json", get(document))
-        .route("/groups", get(groups::list))
-        .route("/groups/{id}", get(groups::get))
+        .route("/groups", get(groups::list).post(groups::create))
+        .route("/groups/{id}", get(groups::get).put(groups::update).delete(groups::delete))
         .route("/jobs", get(jobs::list).post(jobs::create))
         .route("/jobs/{id}", get(jobs::get).put(jobs::update).delete(jobs::delete))
         .route("/jobs/{id}/start", post(jobs::start))
@@ -63,16 +64,16 @@ pub fn routes() -> Router<AppState> {
                        revoked when that user's password or role changes."
     ),
     paths(
-        groups::list, groups::get,
+        groups::list, groups::create, groups::get, groups::update, groups::delete,
         jobs::list, jobs::create, jobs::get, jobs::update, jobs::delete, jobs::start, jobs::stop, jobs::trigger,
         jobs::next_fire_times,
         logs::list, logs::get, logs::rolling, logs::kill,
     ),
-    components(schemas(ErrorBody, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::FireTimes, logs::Killed)),
+    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::FireTimes, logs::Killed)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     tags(
-        (name = "groups", description = "Executor groups (read-only)"),
+        (name = "groups", description = "Executor groups: everyone reads the permitted ones, administrators manage them"),
         (name = "jobs", description = "Jobs: create, change, schedule, run"),
         (name = "logs", description = "Trigger logs and the executor's log of a run"),
     )
