@@ -24,7 +24,7 @@ pub struct GroupQuery {
 }
 
 /// Lists executor groups: every group for an administrator, the permitted ones for other users.
-#[utoipa::path(get, path = "/groups", tag = "groups", params(GroupQuery),
+#[utoipa::path(operation_id = "listGroups", get, path = "/groups", tag = "groups", params(GroupQuery),
     responses((status = 200, body = Listing<GroupView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryParams(query): QueryParams<GroupQuery>) -> ApiResult<Json<Listing<GroupView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
@@ -34,7 +34,7 @@ pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryPa
 }
 
 /// One executor group.
-#[utoipa::path(get, path = "/groups/{id}", tag = "groups", params(("id" = i32, Path, description = "group id")),
+#[utoipa::path(operation_id = "getGroup", get, path = "/groups/{id}", tag = "groups", params(("id" = i32, Path, description = "group id")),
     responses((status = 200, body = GroupView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<GroupView>> {
     let group = groups::get(&state, &user, id).await?;
@@ -42,7 +42,7 @@ pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): 
 }
 
 /// Creates an executor group (administrators only).
-#[utoipa::path(post, path = "/groups", tag = "groups", request_body = GroupForm,
+#[utoipa::path(operation_id = "createGroup", post, path = "/groups", tag = "groups", request_body = GroupForm,
     responses((status = 201, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<GroupForm>) -> ApiResult<(StatusCode, Json<GroupView>)> {
     let id = groups::add(&state, &user, form).await?;
@@ -52,7 +52,7 @@ pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonB
 
 /// Replaces an executor group's settings (administrators only); an automatic group takes its live
 /// registrations at once.
-#[utoipa::path(put, path = "/groups/{id}", tag = "groups", request_body = GroupForm, params(("id" = i32, Path, description = "group id")),
+#[utoipa::path(operation_id = "updateGroup", put, path = "/groups/{id}", tag = "groups", request_body = GroupForm, params(("id" = i32, Path, description = "group id")),
     responses((status = 200, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn update(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(form): JsonBody<GroupForm>) -> ApiResult<Json<GroupView>> {
     groups::get(&state, &user, id).await?;
@@ -62,7 +62,7 @@ pub async fn update(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id
 }
 
 /// Deletes an executor group without jobs, unless it is the last one (administrators only).
-#[utoipa::path(delete, path = "/groups/{id}", tag = "groups", params(("id" = i32, Path, description = "group id")),
+#[utoipa::path(operation_id = "deleteGroup", delete, path = "/groups/{id}", tag = "groups", params(("id" = i32, Path, description = "group id")),
     responses((status = 204, description = "deleted"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the group has jobs, or is the last one")))]
 pub async fn delete(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<StatusCode> {
     groups::get(&state, &user, id).await?;

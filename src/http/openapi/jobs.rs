@@ -33,7 +33,7 @@ pub struct JobListQuery {
 }
 
 /// Lists jobs of the permitted groups.
-#[utoipa::path(get, path = "/jobs", tag = "jobs", params(JobListQuery),
+#[utoipa::path(operation_id = "listJobs", get, path = "/jobs", tag = "jobs", params(JobListQuery),
     responses((status = 200, body = Listing<JobView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryParams(query): QueryParams<JobListQuery>) -> ApiResult<Json<Listing<JobView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
@@ -50,7 +50,7 @@ pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryPa
 }
 
 /// Creates a job, stopped. Same rules and messages as the console's job form.
-#[utoipa::path(post, path = "/jobs", tag = "jobs", request_body = JobForm,
+#[utoipa::path(operation_id = "createJob", post, path = "/jobs", tag = "jobs", request_body = JobForm,
     responses((status = 201, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<JobForm>) -> ApiResult<(StatusCode, Json<JobView>)> {
     let id = jobs::add(&state, &user, form).await?;
@@ -59,7 +59,7 @@ pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonB
 }
 
 /// One job.
-#[utoipa::path(get, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id")),
+#[utoipa::path(operation_id = "getJob", get, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id")),
     responses((status = 200, body = JobView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
     let job = jobs::get(&state, &user, id).await?;
@@ -68,7 +68,7 @@ pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): 
 
 /// Replaces a job's settings (all of the form's fields; the GLUE type and source stay as they are).
 /// A running job whose schedule changes is rescheduled.
-#[utoipa::path(put, path = "/jobs/{id}", tag = "jobs", request_body = JobForm, params(("id" = i32, Path, description = "job id")),
+#[utoipa::path(operation_id = "updateJob", put, path = "/jobs/{id}", tag = "jobs", request_body = JobForm, params(("id" = i32, Path, description = "job id")),
     responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn update(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(form): JsonBody<JobForm>) -> ApiResult<Json<JobView>> {
     let job = jobs::update(&state, &user, JobForm { id, ..form }).await?;
@@ -76,7 +76,7 @@ pub async fn update(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id
 }
 
 /// Deletes a job with its trigger logs and GLUE history.
-#[utoipa::path(delete, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id")),
+#[utoipa::path(operation_id = "deleteJob", delete, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id")),
     responses((status = 204, description = "deleted"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn delete(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<StatusCode> {
     if jobs::remove(&state, &user, id).await? {
@@ -87,7 +87,7 @@ pub async fn delete(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id
 }
 
 /// Schedules a job: it fires from five seconds on.
-#[utoipa::path(post, path = "/jobs/{id}/start", tag = "jobs", params(("id" = i32, Path, description = "job id")),
+#[utoipa::path(operation_id = "startJob", post, path = "/jobs/{id}/start", tag = "jobs", params(("id" = i32, Path, description = "job id")),
     responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the job has no schedule")))]
 pub async fn start(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
     let job = jobs::start(&state, &user, id).await?;
@@ -95,7 +95,7 @@ pub async fn start(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id)
 }
 
 /// Unschedules a job.
-#[utoipa::path(post, path = "/jobs/{id}/stop", tag = "jobs", params(("id" = i32, Path, description = "job id")),
+#[utoipa::path(operation_id = "stopJob", post, path = "/jobs/{id}/stop", tag = "jobs", params(("id" = i32, Path, description = "job id")),
     responses((status = 200, body = JobView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn stop(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
     let job = jobs::stop(&state, &user, id).await?;
@@ -113,7 +113,7 @@ pub struct TriggerBody {
 }
 
 /// Runs a job once, now. The run is queued: its outcome appears in the trigger logs.
-#[utoipa::path(post, path = "/jobs/{id}/trigger", tag = "jobs", request_body = TriggerBody, params(("id" = i32, Path, description = "job id")),
+#[utoipa::path(operation_id = "triggerJob", post, path = "/jobs/{id}/trigger", tag = "jobs", request_body = TriggerBody, params(("id" = i32, Path, description = "job id")),
     responses((status = 202, description = "queued"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn trigger(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(body): JsonBody<TriggerBody>) -> ApiResult<StatusCode> {
     jobs::trigger(&state, &user, id, body.executor_param, body.address_list).await?;
@@ -136,7 +136,7 @@ pub struct FireTimes {
 }
 
 /// The next fire times of a job's schedule, from now (whether or not the job is running).
-#[utoipa::path(get, path = "/jobs/{id}/next-fire-times", tag = "jobs", params(("id" = i32, Path, description = "job id"), PreviewQuery),
+#[utoipa::path(operation_id = "nextFireTimes", get, path = "/jobs/{id}/next-fire-times", tag = "jobs", params(("id" = i32, Path, description = "job id"), PreviewQuery),
     responses((status = 200, body = FireTimes), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn next_fire_times(
     State(state): State<AppState>,

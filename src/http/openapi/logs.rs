@@ -65,7 +65,7 @@ fn wall_clock(name: &str, value: Option<String>) -> ApiResult<Option<NaiveDateTi
 }
 
 /// Lists trigger logs, newest first.
-#[utoipa::path(get, path = "/logs", tag = "logs", params(LogListQuery),
+#[utoipa::path(operation_id = "listLogs", get, path = "/logs", tag = "logs", params(LogListQuery),
     responses((status = 200, body = Listing<LogView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryParams(query): QueryParams<LogListQuery>) -> ApiResult<Json<Listing<LogView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
@@ -82,7 +82,7 @@ pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryPa
 }
 
 /// One trigger log.
-#[utoipa::path(get, path = "/logs/{id}", tag = "logs", params(("id" = i64, Path, description = "log id")),
+#[utoipa::path(operation_id = "getLog", get, path = "/logs/{id}", tag = "logs", params(("id" = i64, Path, description = "log id")),
     responses((status = 200, body = LogView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i64>) -> ApiResult<Json<LogView>> {
     let log = logs::get(&state, &user, id).await?;
@@ -98,7 +98,7 @@ pub struct RollingQuery {
 }
 
 /// The executor's log of a run, read from the executor that ran it (plain text, not HTML).
-#[utoipa::path(get, path = "/logs/{id}/rolling", tag = "logs", params(("id" = i64, Path, description = "log id"), RollingQuery),
+#[utoipa::path(operation_id = "rollingLog", get, path = "/logs/{id}/rolling", tag = "logs", params(("id" = i64, Path, description = "log id"), RollingQuery),
     responses((status = 200, body = LogLines), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 502, body = ErrorBody, description = "the executor failed or is unreachable")))]
 pub async fn rolling(
     State(state): State<AppState>,
@@ -120,7 +120,7 @@ pub struct Killed {
 }
 
 /// Kills a run on its executor and records it as failed by hand.
-#[utoipa::path(post, path = "/logs/{id}/kill", tag = "logs", params(("id" = i64, Path, description = "log id")),
+#[utoipa::path(operation_id = "killLog", post, path = "/logs/{id}/kill", tag = "logs", params(("id" = i64, Path, description = "log id")),
     responses((status = 200, body = Killed), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the trigger failed: nothing runs"), (status = 502, body = ErrorBody, description = "the executor refused or is unreachable")))]
 pub async fn kill(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i64>) -> ApiResult<Json<Killed>> {
     let message = logs::kill(&state, &user, id).await?;

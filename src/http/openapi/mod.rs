@@ -69,7 +69,7 @@ pub fn routes() -> Router<AppState> {
         jobs::next_fire_times,
         logs::list, logs::get, logs::rolling, logs::kill,
     ),
-    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::FireTimes, logs::Killed)),
+    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::FireTimes, logs::Killed, logs::LogStatus)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     tags(
@@ -254,11 +254,31 @@ mod tests {
         assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
         assert_eq!(doc["servers"][0]["url"], "/xxl-job-admin/openapi/v1");
         assert_eq!(doc["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
+        let ids: Vec<&str> = doc["paths"].as_object().unwrap().values().flat_map(|p| p.as_object().unwrap().values()).map(|op| op["operationId"].as_str().unwrap()).collect();
+        let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+        assert_eq!(unique.len(), ids.len(), "operation ids are unique: {ids:?}");
+        let mut refs = Vec::new();
+        collect_refs(&doc, &mut refs);
+        for target in refs {
+            let name = target.strip_prefix("#/components/schemas/").unwrap_or(&target);
+            assert!(doc["components"]["schemas"][name].is_object(), "{target} resolves");
+        }
         let paths = doc["paths"].as_object().unwrap();
         for path in ["/groups", "/groups/{id}", "/jobs", "/jobs/{id}", "/jobs/{id}/start", "/jobs/{id}/stop", "/jobs/{id}/trigger",
             "/jobs/{id}/next-fire-times", "/logs", "/logs/{id}", "/logs/{id}/rolling", "/logs/{id}/kill"]
         {
             assert!(paths.contains_key(path), "{path} documented");
+        }
+    }
+
+    fn collect_refs(value: &serde_json::Value, refs: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                refs.extend(map.get("$ref").and_then(|r| r.as_str()).map(str::to_string));
+                map.values().for_each(|v| collect_refs(v, refs));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| collect_refs(v, refs)),
+            _ => {}
         }
     }
 
