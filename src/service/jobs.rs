@@ -40,7 +40,8 @@ pub async fn list(state: &AppState, user: &LoginUser, query: JobQuery, offset: i
 }
 
 /// The fields of the job form: what a user may set on a job. Absent numbers are 0, absent strings
-/// absent, as the console binds them.
+/// absent, as the console binds them; other fields (those of a job as read) are ignored, so a job read
+/// can be sent back changed.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(default, rename_all = "camelCase")]
 pub struct JobForm {
