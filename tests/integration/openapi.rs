@@ -190,6 +190,9 @@ async fn job_endpoints(backend: Backend) -> TestResult {
     let updated = api.expect(200, api.put(&format!("/jobs/{id}"), change.clone())).await?;
     ensure_eq!((updated["id"].clone(), updated["jobDesc"].clone(), updated["scheduleConf"].clone()), (json!(id), json!("api job, changed"), json!("0 0 3 * * ?")));
     ensure_eq!(api.expect(404, api.put("/jobs/9999", change.clone())).await?["message"], msg(&["jobinfo_field_id", "system_not_found"]));
+    let mut read = api.expect(200, api.get(&format!("/jobs/{id}"))).await?;
+    read["jobDesc"] = json!("sent back");
+    ensure_eq!(api.expect(200, api.put(&format!("/jobs/{id}"), read)).await?["jobDesc"], "sent back", "a job as read is a valid form");
     let times = api.expect(200, api.get(&format!("/jobs/{id}/next-fire-times?count=3"))).await?;
     let times = times["times"].as_array().context("times")?.clone();
     ensure_eq!(times.len(), 3);
