@@ -87,12 +87,14 @@ async fn tokens_authenticate_expire_and_are_revoked(backend: Backend) -> TestRes
     ensure_eq!(past, json!({"code": 500, "msg": msg(&["api_token_expire_unvalid"]), "content": null}));
     let garbled = admin.post("/user/apiToken", &[("expireTime", "tomorrow")]).await?;
     ensure_eq!(garbled["msg"], msg(&["api_token_expire_unvalid"]));
-    let expiry = local_time(now_ms() + 2_000);
+    // Second-precise: the token ends at the start of the second named, 3 to 4 s from now.
+    let expiry = local_time(now_ms() + 4_000);
     let issued = admin.post("/user/apiToken", &[("expireTime", &expiry)]).await?;
     ensure_eq!(issued["content"]["expireTime"], expiry.as_str());
     let brief = RestClient::new(&app.base, issued["content"]["token"].as_str());
     ensure_eq!(brief.get("/groups").await?.status, 200);
-    tokio::time::sleep(Duration::from_millis(3_100)).await;
+    let ends = crate::support::fixtures::local_ms(crate::support::fixtures::local(&expiry));
+    tokio::time::sleep(Duration::from_millis((ends - now_ms()).max(0) as u64 + 200)).await;
     let message = unauthorized(&brief.get("/groups").await?)?;
     ensure!(message.contains("expired"), "{message}");
     let get = admin.request(reqwest::Method::GET, "/user/apiToken", &[], &[]).await?;
