@@ -12,6 +12,7 @@ use crate::metrics::Metrics;
 use crate::scheduler::complete::Completer;
 use crate::scheduler::trigger::{admin_address, TriggerPool};
 use crate::scheduler::{Engine, TriggerSink};
+use crate::service::tokens::ApiTokens;
 use crate::storage::{self, Db, SchemaOutcome};
 use crate::time::{Clock, SystemClock, Zone, CRON_ZONE};
 use crate::workers::registry::{self, RegistryQueue};
@@ -31,6 +32,8 @@ pub struct AppState {
     pub triggers: Arc<dyn TriggerSink>,
     pub executors: ExecutorClient,
     pub console: Arc<ConsoleState>,
+    /// Signs and checks the REST API's personal tokens.
+    pub api_tokens: ApiTokens,
     pub clock: Arc<dyn Clock>,
     pub metrics: Arc<Metrics>,
 }
@@ -125,6 +128,9 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     };
     workers.extend(engine.start(&config, &shutdown));
 
+    let session_keys = session_keys(&config);
+    // API tokens are keyed by the session secret: valid on every admin whose sessions are.
+    let api_tokens = ApiTokens::new(session_keys.secret());
     let state = AppState {
         config: config.clone(),
         db: db.clone(),
@@ -134,10 +140,11 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         triggers: triggers.clone(),
         executors,
         console: Arc::new(ConsoleState {
-            keys: session_keys(&config),
+            keys: session_keys,
             throttle: LoginThrottle::new(),
             revoked: Revocations::default(),
         }),
+        api_tokens,
         clock,
         metrics,
     };

@@ -1,7 +1,8 @@
 //! xxl-job-admin: a drop-in replacement for the xxl-job 2.4.x scheduling centre.
 //!
 //! Layers, in the direction data flows: [`config`] → [`storage`] → [`domain`] (pure rules) →
-//! [`scheduler`] and [`executor`] (services) → [`workers`] and [`http`] (the edges), wired by [`app`].
+//! [`scheduler`] and [`executor`] (services) → [`service`] (the rules the console and the REST API
+//! share) → [`workers`] and [`http`] (the edges), wired by [`app`].
 
 pub mod alarm;
 pub mod app;
@@ -14,6 +15,7 @@ pub mod http;
 pub mod i18n;
 pub mod metrics;
 pub mod scheduler;
+pub mod service;
 pub mod storage;
 pub mod time;
 pub mod workers;

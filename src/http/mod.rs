@@ -4,6 +4,7 @@ mod api;
 pub mod console;
 mod health;
 mod prometheus;
+pub mod openapi;
 
 use crate::app::AppState;
 use axum::extract::Request;
@@ -21,6 +22,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api::routes())
         .merge(health)
         .merge(console::routes(state.clone()))
+        .merge(openapi::routes())
         .with_state(state.clone());
     let context = state.config.server.context_path.clone();
     if context.is_empty() {

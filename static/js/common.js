@@ -687,6 +687,54 @@
         });
     }
 
+    function pad2(n) {
+        return (n < 10 ? '0' : '') + n;
+    }
+
+    /** `yyyy-MM-dd HH:mm:ss` of the browser's clock `days` days from now. */
+    function daysFromNow(days) {
+        var d = new Date(Date.now() + days * 86400000);
+        return d.getFullYear() + '-' + pad2(d.getMonth() + 1) + '-' + pad2(d.getDate()) + ' ' +
+            pad2(d.getHours()) + ':' + pad2(d.getMinutes()) + ':' + pad2(d.getSeconds());
+    }
+
+    /** The personal API token dialog: the new token is shown once, then only its expiry remains known. */
+    function initApiTokens() {
+        var $modal = $('#apiTokenModal');
+        var $form = $('#apiTokenForm');
+        if (!$form.length) {
+            return;
+        }
+        var $result = $('#apiTokenResult');
+        var $submit = $('#apiTokenSubmit');
+        $('#apiTokenBtn').on('click', function (e) {
+            e.preventDefault();
+            $result.hide();
+            $('#apiTokenValue').val('');
+            $form.find('.form-group').show();
+            $submit.show();
+            XJ.showModal($modal, $form);
+        });
+        $modal.on('hidden.bs.modal', function () {
+            $('#apiTokenValue').val('');
+        });
+        $form.on('submit', function (e) {
+            e.preventDefault();
+            var days = parseInt($('#apiTokenDays').val(), 10);
+            var data = days > 0 ? { expireTime: daysFromNow(days) } : {};
+            XJ.call('/user/apiToken', data, {
+                success: function (content) {
+                    $form.find('.form-group').hide();
+                    $submit.hide();
+                    $('#apiTokenValue').val(content.token);
+                    $('#apiTokenExpiry').text(I18n.api_token_expire + ': ' + (content.expireTime || I18n.api_token_expire_never));
+                    $result.show();
+                    $('#apiTokenValue').trigger('focus').trigger('select');
+                }
+            });
+        });
+    }
+
     $(function () {
         if (window.FastClick && document.body) {
             window.FastClick.attach(document.body);
@@ -694,5 +742,6 @@
         initSidebarCookie();
         initBackToTop();
         initUserMenu();
+        initApiTokens();
     });
 })(typeof window !== 'undefined' ? window : globalThis, typeof window !== 'undefined' ? window.jQuery : undefined);

@@ -17,6 +17,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "browser::glue_edit_and_rollback", backends: SQLITE, run: |b| Box::pin(glue_edit_and_rollback(b)) },
         Case { name: "browser::language_follows_configuration", backends: SQLITE, run: |b| Box::pin(language_follows_configuration(b)) },
         Case { name: "browser::user_password_and_clear_log_dialogs", backends: SQLITE, run: |b| Box::pin(user_password_and_clear_log_dialogs(b)) },
+        Case { name: "browser::api_token_dialog", backends: SQLITE, run: |b| Box::pin(api_token_dialog(b)) },
     ]
 }
 
@@ -319,6 +320,48 @@ async fn user_password_and_clear_log_dialogs(backend: Backend) -> TestResult {
         browser.visible("#clearLogModal").await?;
         let group_name = browser.script("return document.querySelector('#clearLogGroupName').value;", vec![]).await?;
         ensure!(group_name.as_str().is_some_and(|name| !name.is_empty()), "the dialog names the executor: {group_name}");
+        no_injected_script(&browser).await?;
+        Ok(())
+    })?;
+    app.stop().await;
+    Ok(())
+}
+
+/// The user menu's API token dialog: a token with the chosen expiry, shown once, that the REST API takes.
+async fn api_token_dialog(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+    let t = I18n::new("en");
+    let base = app.base.clone();
+    in_browser!(app, "browser-api-token", |browser| {
+        login(&browser, "admin", "123456").await?;
+        let issue = |days: &'static str| {
+            let browser = &browser;
+            async move {
+                browser.click("#userMenuToggle").await?;
+                browser.click("#apiTokenBtn").await?;
+                browser.visible("#apiTokenModal").await?;
+                let cleared = browser.script("return document.querySelector('#apiTokenValue').value;", vec![]).await?;
+                ensure_eq!(cleared, json!(""), "an earlier token is not shown again");
+                browser.script("jQuery('#apiTokenDays').val(arguments[0]); return true;", vec![json!(days)]).await?;
+                browser.click("#apiTokenSubmit").await?;
+                let token = browser.until("the new token", "var v = document.querySelector('#apiTokenValue').value; return v ? v : null;").await?;
+                let expiry = browser.text("#apiTokenExpiry").await?;
+                browser.script("jQuery('#apiTokenModal').modal('hide'); return true;", vec![]).await?;
+                browser.until("the dialog closed", "return jQuery('#apiTokenModal').is(':visible') ? null : true;").await?;
+                Ok::<_, Failed>((token.as_str().unwrap_or_default().to_string(), expiry))
+            }
+        };
+        let (weekly, expiry) = issue("7").await?;
+        let in_a_week = (chrono::Local::now() + chrono::Duration::days(7)).format("%Y-%m-%d").to_string();
+        ensure!(expiry.starts_with(t.get("api_token_expire")) && expiry.contains(&in_a_week), "{expiry}");
+        let (forever, expiry) = issue("").await?;
+        ensure!(expiry.ends_with(t.get("api_token_expire_never")), "{expiry}");
+        ensure!(weekly != forever, "two tokens");
+        for token in [weekly, forever] {
+            let api = crate::support::rest::RestClient::new(&base, Some(&token));
+            ensure_eq!(api.get("/groups").await?.status, 200, "the dialog's token authenticates");
+        }
         no_injected_script(&browser).await?;
         Ok(())
     })?;

@@ -11,6 +11,7 @@ mod api;
 mod browser;
 mod console;
 mod metrics;
+mod openapi;
 mod scheduler;
 mod schema;
 mod support;
@@ -47,7 +48,18 @@ fn main() {
         eprintln!("note: {} not found; the reference comparisons are ignored", schema::reference_script_path().display());
     }
     let browser = support::browser::browser_availability();
-    let cases = alarm::cases().into_iter().chain(api::cases()).chain(browser::cases()).chain(console::cases()).chain(scheduler::cases()).chain(schema::cases()).chain(metrics::cases()).chain(webhook::cases());
+    // The README's REST examples are curl commands, run as written.
+    let curl = std::process::Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
+    let cases = alarm::cases()
+        .into_iter()
+        .chain(api::cases())
+        .chain(browser::cases())
+        .chain(console::cases())
+        .chain(metrics::cases())
+        .chain(openapi::cases())
+        .chain(scheduler::cases())
+        .chain(schema::cases())
+        .chain(webhook::cases());
     let mut trials = Vec::new();
     for case in cases {
         for &backend in case.backends {
@@ -57,9 +69,11 @@ fn main() {
             // The reference script lives in shared/, beside the repository, not in it.
             let needs_reference = case.name.contains("reference");
             let needs_browser = case.name.starts_with("browser::");
+            let needs_curl = case.name.contains("readme");
             let skip = unavailable(backend)
                 || (needs_reference && !reference)
-                || (needs_browser && browser.is_err());
+                || (needs_browser && browser.is_err())
+                || (needs_curl && !curl);
             trials.push(trial.with_ignored_flag(skip));
         }
     }
@@ -69,6 +83,13 @@ fn main() {
             std::process::exit(1);
         }
         eprintln!("note: browser tests are ignored: {reason}");
+    }
+    if !curl {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("curl is required in CI but unavailable");
+            std::process::exit(1);
+        }
+        eprintln!("note: the README's curl examples are ignored: curl is not installed");
     }
     for (backend, up) in &servers {
         if let Err(reason) = up {

@@ -4,6 +4,7 @@
 
 use crate::domain::html::escape;
 use crate::domain::ReturnT;
+use crate::service::ServiceError;
 use crate::storage::StorageError;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -30,6 +31,21 @@ pub enum ConsoleError {
     CrossSite,
     #[error(transparent)]
     Storage(#[from] StorageError),
+}
+
+/// The console reports every refusal of the shared rules as 2.4.2 does: a ReturnT failure with the
+/// message (HTTP 200, code 500), or without one.
+impl From<ServiceError> for ConsoleError {
+    fn from(error: ServiceError) -> ConsoleError {
+        match error {
+            ServiceError::Invalid(msg) | ServiceError::Forbidden(msg) | ServiceError::NotFound(msg) | ServiceError::Conflict(msg) => {
+                ConsoleError::Message(msg)
+            }
+            ServiceError::Executor(Some(msg)) => ConsoleError::Message(msg),
+            ServiceError::Failed | ServiceError::Executor(None) => ConsoleError::Silent,
+            ServiceError::Storage(e) => ConsoleError::Storage(e),
+        }
+    }
 }
 
 impl ConsoleError {

@@ -1,20 +1,18 @@
-//! The trigger log's endpoints (spec console 1.4), with the group permission checked everywhere.
+//! The trigger log's endpoints (spec console 1.4), with the group permission checked everywhere; the
+//! rules of list, detail and kill in [`crate::service::logs`], shared with the REST API.
 
-use super::error::{ConsoleError, JsonError};
+use super::error::JsonError;
 use super::params::Params;
 use super::views::{JobView, LogView, Page};
 use super::{JsonResult, LoginUser, OrJson};
 use crate::app::AppState;
-use crate::domain::callback::{truncate_utf16, MAX_HANDLE_MSG_UTF16};
 use crate::domain::html::escape;
 use crate::domain::ReturnT;
-use crate::executor::LogResult;
-use crate::storage::{JobLog, LogFilter, LogStatusFilter};
+use crate::service::logs::{self, LogLines, LogQuery};
 use axum::extract::State;
 use axum::routing::any;
 use axum::{Json, Router};
 use chrono::{Months, NaiveDateTime};
-use serde::Serialize;
 
 /// Deletion batches, so the log table is never locked for long.
 const CLEAR_BATCH: i64 = 1000;
@@ -53,99 +51,39 @@ fn parse_filter_time(filter_time: Option<&str>) -> (Option<NaiveDateTime>, Optio
 async fn page_list(State(state): State<AppState>, user: LoginUser, params: Params) -> Result<Json<Page<LogView>>, JsonError> {
     let job_group: i32 = params.required("jobGroup").or_json(&state)?;
     let job_id: i32 = params.required("jobId").or_json(&state)?;
-    let log_status: i32 = params.required("logStatus").or_json(&state)?;
+    let status: i32 = params.required("logStatus").or_json(&state)?;
     let start: i64 = params.number_or("start", 0).or_json(&state)?;
     let length: i64 = params.number_or("length", 10).or_json(&state)?;
-    user.ensure_access(&state, job_group).or_json(&state)?;
-    if job_id > 0 {
-        // 2.4.2 drops the group filter for a job id: the job's own group must be permitted as well.
-        if let Some(job) = state.db.load_job(job_id).await.or_json(&state)? {
-            user.ensure_access(&state, job.job_group).or_json(&state)?;
-        }
-    }
-    let (from, to) = parse_filter_time(params.string("filterTime").as_deref());
-    let (from, to) = (from.map(|t| state.stored_time(t)), to.map(|t| state.stored_time(t)));
-    let filter = LogFilter {
-        job_group,
-        job_id,
-        permitted_groups: user.permitted_groups(),
-        trigger_time_from: from,
-        trigger_time_to: to,
-        status: LogStatusFilter::from_code(log_status),
-    };
-    let (logs, total) = state.db.page_logs(&filter, start.max(0), length.max(0)).await.or_json(&state)?;
+    let (trigger_time_from, trigger_time_to) = parse_filter_time(params.string("filterTime").as_deref());
+    let query = LogQuery { job_group, job_id, status, trigger_time_from, trigger_time_to };
+    let (logs, total) = logs::list(&state, &user, query, start, length).await.or_json(&state)?;
     let zone = state.db.zone();
     Ok(Json(Page::new(logs.into_iter().map(|l| LogView::new(l, zone)).collect(), total)))
 }
 
-/// The log of `param` if the user may see its group.
-async fn permitted_log(state: &AppState, user: &LoginUser, id: i64) -> Result<Option<JobLog>, ConsoleError> {
-    let Some(log) = state.db.load_log(id).await? else { return Ok(None) };
-    user.ensure_access(state, log.job_group)?;
-    Ok(Some(log))
-}
-
-/// The rolling log's answer: the executor's `isEnd` is sent to the page as `end`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct LogLines {
-    from_line_num: i32,
-    to_line_num: i32,
-    log_content: Option<String>,
-    end: bool,
-}
-
+/// The log page inserts the lines as HTML: they are escaped here.
 async fn log_detail_cat(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<LogLines> {
     let log_id: i64 = params.required("logId").or_json(&state)?;
     let from_line: i32 = params.required("fromLineNum").or_json(&state)?;
-    let Some(log) = permitted_log(&state, &user, log_id).await.or_json(&state)? else {
-        return Ok(Json(ReturnT::fail(state.i18n.get("joblog_logid_unvalid"))));
-    };
-    let trigger_time = log.trigger_time.map(|t| state.db.zone().to_epoch_ms(t)).unwrap_or(0);
-    let address = log.executor_address.clone().unwrap_or_default();
-    let result = state.executors.log(&address, trigger_time, log.id, from_line).await;
-    let content = result.content.map(|c: LogResult| LogLines {
-        end: c.is_end || (c.from_line_num > c.to_line_num && log.handle_code > 0),
-        from_line_num: c.from_line_num,
-        to_line_num: c.to_line_num,
-        log_content: c.log_content.map(|text| escape(&text)),
-    });
-    Ok(Json(ReturnT { code: result.code, msg: result.msg, content }))
+    let mut result = logs::rolling(&state, &user, log_id, from_line).await.or_json(&state)?;
+    if let Some(lines) = &mut result.content {
+        lines.log_content = lines.log_content.as_deref().map(escape);
+    }
+    Ok(Json(result))
 }
 
+/// The executor's message is the content.
 async fn log_kill(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<String> {
-    let i18n = &state.i18n;
     let id: i64 = params.required("id").or_json(&state)?;
-    let Some(log) = permitted_log(&state, &user, id).await.or_json(&state)? else {
-        return Ok(Json(ReturnT::fail(i18n.get("joblog_logid_unvalid"))));
-    };
-    if state.db.load_job(log.job_id).await.or_json(&state)?.is_none() {
-        return Ok(Json(ReturnT::fail(i18n.get("jobinfo_glue_jobid_unvalid"))));
-    }
-    if log.trigger_code != 200 {
-        return Ok(Json(ReturnT::fail(i18n.get("joblog_kill_log_limit"))));
-    }
-    let address = log.executor_address.clone().unwrap_or_default();
-    let result = state.executors.kill(&address, log.job_id).await;
-    if !result.is_success() {
-        return Ok(Json(ReturnT { code: 500, msg: result.msg, content: None }));
-    }
-    let msg = format!("{}:{}", i18n.get("joblog_kill_log_byman"), result.msg.clone().unwrap_or_default());
-    let msg = truncate_utf16(msg, MAX_HANDLE_MSG_UTF16);
-    state.completer.finish(&log, 500, msg, false).await.or_json(&state)?;
-    Ok(Json(ReturnT { code: 200, msg: None, content: result.msg }))
+    let msg = logs::kill(&state, &user, id).await.or_json(&state)?;
+    Ok(Json(ReturnT { code: 200, msg: None, content: msg }))
 }
 
 async fn clear_log(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
     let job_group: i32 = params.required("jobGroup").or_json(&state)?;
     let job_id: i32 = params.required("jobId").or_json(&state)?;
     let kind: i32 = params.required("type").or_json(&state)?;
-    user.ensure_access(&state, job_group).or_json(&state)?;
-    if job_id > 0 {
-        if let Some(job) = state.db.load_job(job_id).await.or_json(&state)? {
-            user.ensure_access(&state, job.job_group).or_json(&state)?;
-        }
-    }
+    logs::ensure_scope(&state, &user, job_group, job_id).await.or_json(&state)?;
     let now = state.db.zone().to_naive_exact(state.clock.now_ms());
     let months_ago = |m: u32| now.checked_sub_months(Months::new(m));
     let (before, keep) = match kind {

@@ -14,7 +14,6 @@ mod users;
 pub mod views;
 
 use crate::app::AppState;
-use crate::domain::java_split;
 use crate::storage::JobUser;
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::header::{COOKIE, HOST, ORIGIN};
@@ -25,44 +24,14 @@ use axum::Router;
 use error::{ConsoleError, JsonError};
 use session::{LoginThrottle, Revocations, SessionKeys, COOKIE_NAME};
 
+/// The user of a gated request; the console and the REST API share its rights.
+pub use crate::service::LoginUser;
+
 /// Console-only state shared by every instance of the handlers.
 pub struct ConsoleState {
     pub keys: SessionKeys,
     pub throttle: LoginThrottle,
     pub revoked: Revocations,
-}
-
-/// The user of a gated request, as stored in the database now.
-#[derive(Debug, Clone)]
-pub struct LoginUser(pub JobUser);
-
-impl LoginUser {
-    pub fn is_admin(&self) -> bool {
-        self.0.role == 1
-    }
-
-    /// Role 1 sees every group; others the groups listed exactly in `permission` (spec console 3.3).
-    pub fn can_access(&self, group: i32) -> bool {
-        self.is_admin()
-            || self.0.permission.as_deref().is_some_and(|p| java_split(p).contains(&group.to_string().as_str()))
-    }
-
-    /// Fails with 2.4.2's permission message, naming the user, unless the group is permitted.
-    pub fn ensure_access(&self, state: &AppState, group: i32) -> Result<(), ConsoleError> {
-        if self.can_access(group) {
-            Ok(())
-        } else {
-            Err(ConsoleError::msg(format!("{}[username={}]", state.i18n.get("system_permission_limit"), self.0.username)))
-        }
-    }
-
-    /// The groups a non-admin may see; `None` for an admin (no restriction).
-    pub fn permitted_groups(&self) -> Option<Vec<i32>> {
-        if self.is_admin() {
-            return None;
-        }
-        Some(self.0.permission.as_deref().map(java_split).unwrap_or_default().iter().filter_map(|g| g.parse().ok()).collect())
-    }
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for LoginUser {
@@ -184,22 +153,6 @@ impl<T, E: Into<ConsoleError>> OrJson<T> for Result<T, E> {
 mod tests {
     use super::*;
     use axum::http::{HeaderMap, HeaderValue};
-
-    fn user(role: i16, permission: Option<&str>) -> LoginUser {
-        LoginUser(JobUser { id: 2, username: "u".into(), password: String::new(), role, permission: permission.map(str::to_string) })
-    }
-
-    #[test]
-    fn group_permissions_match_exact_untrimmed_ids() {
-        assert!(user(1, None).can_access(99));
-        let u = user(0, Some("1, 3,12"));
-        assert!(u.can_access(1) && u.can_access(12));
-        assert!(!u.can_access(3), "' 3' does not grant 3, as in 2.4.2");
-        assert!(!u.can_access(2));
-        assert!(!user(0, None).can_access(1));
-        assert_eq!(u.permitted_groups(), Some(vec![1, 12]));
-        assert_eq!(user(1, Some("1")).permitted_groups(), None);
-    }
 
     #[test]
     fn cross_site_detection() {

@@ -10,7 +10,8 @@ use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{MisfireStrategy, ScheduleType};
 use crate::domain::trigger_msg::block_title_key;
 use crate::domain::{java_split, ReturnT, BLOCK_STRATEGIES, GLUE_TYPES};
-use crate::storage::{JobGroup, LogGlue};
+use crate::service::groups;
+use crate::storage::LogGlue;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -101,10 +102,9 @@ struct GroupChoice {
 
 /// The groups the user may see, or the "no executor" failure of 2.4.2.
 async fn visible_groups(state: &AppState, user: &LoginUser) -> Result<Vec<GroupChoice>, PageError> {
-    let groups: Vec<JobGroup> = state.db.all_groups().await.or_page(state)?;
+    let (groups, _) = groups::list(state, user, None, None, 0, groups::ALL).await.or_page(state)?;
     let visible: Vec<GroupChoice> = groups
         .into_iter()
-        .filter(|g| user.can_access(g.id))
         .map(|g| GroupChoice { id: g.id, appname: g.app_name, title: g.title })
         .collect();
     if visible.is_empty() {

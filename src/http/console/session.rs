@@ -54,6 +54,11 @@ impl SessionKeys {
         SessionKeys { key: hasher.finalize().to_vec() }
     }
 
+    /// The signing secret, from which the API token signer derives its own key.
+    pub fn secret(&self) -> &[u8] {
+        &self.key
+    }
+
     fn mac(&self, parts: &[&[u8]]) -> Vec<u8> {
         let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes keys of any length");
         for part in parts {

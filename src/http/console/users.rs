@@ -10,8 +10,10 @@ use crate::app::AppState;
 use crate::domain::{is_blank, ReturnT};
 use crate::storage::JobUser;
 use axum::extract::State;
-use axum::routing::any;
+use axum::routing::{any, post};
 use axum::{Json, Router};
+use chrono::NaiveDateTime;
+use serde::Serialize;
 
 pub fn admin_routes() -> Router<AppState> {
     let mut router = Router::new();
@@ -27,7 +29,12 @@ pub fn admin_routes() -> Router<AppState> {
 }
 
 pub fn any_user_routes() -> Router<AppState> {
-    Router::new().route("/user/updatePwd", any(update_pwd)).route("/user/updatePwd/", any(update_pwd))
+    Router::new()
+        .route("/user/updatePwd", any(update_pwd))
+        .route("/user/updatePwd/", any(update_pwd))
+        // Issuing a credential is never a GET.
+        .route("/user/apiToken", post(api_token))
+        .route("/user/apiToken/", post(api_token))
 }
 
 /// A trimmed password of 4 to 20 characters, or the length message.
@@ -118,4 +125,33 @@ async fn update_pwd(State(state): State<AppState>, login: LoginUser, params: Par
     let user = &login.0;
     state.db.update_user(user.id, Some(&md5_hex(&new)), user.role, user.permission.as_deref()).await.or_json(&state)?;
     Ok(Json(ReturnT::success()))
+}
+
+/// A new personal API token, shown once: nothing is stored, so it cannot be shown again.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct IssuedToken {
+    token: String,
+    /// `yyyy-MM-dd HH:mm:ss`, or null for a token that ends only with a password or role change.
+    expire_time: Option<String>,
+}
+
+/// Issues a personal REST API token for the logged-in user; `expireTime` (optional, wall-clock time in
+/// the admin's zone) must lie in the future.
+async fn api_token(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<IssuedToken> {
+    let now = state.clock.now_ms();
+    let zone = state.cron_zone();
+    let expires = match params.string("expireTime").filter(|t| !is_blank(Some(t))) {
+        None => None,
+        Some(text) => {
+            let typed = NaiveDateTime::parse_from_str(text.trim(), "%Y-%m-%d %H:%M:%S").ok().map(|t| zone.to_epoch_ms(t));
+            match typed.filter(|&ms| ms > now) {
+                Some(ms) => Some(ms),
+                None => return Err(ConsoleError::msg(state.i18n.get("api_token_expire_unvalid"))).or_json(&state),
+            }
+        }
+    };
+    let token = state.api_tokens.issue(&login.0, now, expires);
+    let expire_time = expires.map(|ms| zone.to_naive_exact(ms).format("%Y-%m-%d %H:%M:%S").to_string());
+    Ok(Json(ReturnT::with_content(IssuedToken { token, expire_time })))
 }

@@ -14,7 +14,7 @@ pub fn json_date(zone: Zone, value: Option<NaiveDateTime>) -> Option<String> {
     Some(utc.format("%Y-%m-%dT%H:%M:%S%.3f+00:00").to_string())
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JobView {
     pub id: i32,
@@ -74,7 +74,7 @@ impl JobView {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LogView {
     pub id: i64,
@@ -116,7 +116,7 @@ impl LogView {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupView {
     pub id: i32,

@@ -6,6 +6,7 @@ mod database;
 mod executor;
 pub mod fixtures;
 pub mod proxy;
+pub mod rest;
 pub mod smtp;
 pub mod webhook;
 

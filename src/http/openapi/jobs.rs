@@ -1,0 +1,154 @@
+//! `/jobs`: list, read, create, change, delete, start, stop, run once, and preview fire times.
+
+use super::{paging, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
+use crate::app::AppState;
+use crate::http::console::views::JobView;
+use crate::service::jobs::{self, JobForm, JobQuery};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+
+/// Longest fire-time preview.
+const MAX_PREVIEW: usize = 100;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct JobListQuery {
+    /// Executor group id; 0 or absent = every permitted group.
+    job_group: Option<i32>,
+    /// 0 stopped, 1 running; -1 or absent = both.
+    trigger_status: Option<i32>,
+    /// Description contains this.
+    job_desc: Option<String>,
+    /// JobHandler contains this.
+    executor_handler: Option<String>,
+    /// Author contains this.
+    author: Option<String>,
+    /// Rows to skip (default 0).
+    offset: Option<i64>,
+    /// Rows to answer, 1 to 1000 (default 20).
+    limit: Option<i64>,
+}
+
+/// Lists jobs of the permitted groups.
+#[utoipa::path(operation_id = "listJobs", get, path = "/jobs", tag = "jobs", params(JobListQuery),
+    responses((status = 200, body = Listing<JobView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryParams(query): QueryParams<JobListQuery>) -> ApiResult<Json<Listing<JobView>>> {
+    let (offset, limit) = paging(query.offset, query.limit)?;
+    let filter = JobQuery {
+        job_group: query.job_group.unwrap_or(0),
+        trigger_status: query.trigger_status.unwrap_or(-1),
+        job_desc: query.job_desc,
+        executor_handler: query.executor_handler,
+        author: query.author,
+    };
+    let (found, total) = jobs::list(&state, &user, filter, offset, limit).await?;
+    let zone = state.db.zone();
+    Ok(Json(Listing { total, items: found.into_iter().map(|j| JobView::new(j, zone)).collect() }))
+}
+
+/// Creates a job, stopped. Same rules and messages as the console's job form.
+#[utoipa::path(operation_id = "createJob", post, path = "/jobs", tag = "jobs", request_body = JobForm,
+    responses((status = 201, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<JobForm>) -> ApiResult<(StatusCode, Json<JobView>)> {
+    let id = jobs::add(&state, &user, form).await?;
+    let job = jobs::get(&state, &user, id).await?;
+    Ok((StatusCode::CREATED, Json(JobView::new(job, state.db.zone()))))
+}
+
+/// One job.
+#[utoipa::path(operation_id = "getJob", get, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id")),
+    responses((status = 200, body = JobView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
+    let job = jobs::get(&state, &user, id).await?;
+    Ok(Json(JobView::new(job, state.db.zone())))
+}
+
+/// Replaces a job's settings (all of the form's fields; the GLUE type and source stay as they are).
+/// A running job whose schedule changes is rescheduled.
+#[utoipa::path(operation_id = "updateJob", put, path = "/jobs/{id}", tag = "jobs", request_body = JobForm, params(("id" = i32, Path, description = "job id")),
+    responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn update(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(form): JsonBody<JobForm>) -> ApiResult<Json<JobView>> {
+    let job = jobs::update(&state, &user, JobForm { id, ..form }).await?;
+    Ok(Json(JobView::new(job, state.db.zone())))
+}
+
+/// Deletes a job with its trigger logs and GLUE history.
+#[utoipa::path(operation_id = "deleteJob", delete, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id")),
+    responses((status = 204, description = "deleted"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn delete(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<StatusCode> {
+    if jobs::remove(&state, &user, id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(jobs::unknown_job(&state).into())
+    }
+}
+
+/// Schedules a job: it fires from five seconds on.
+#[utoipa::path(operation_id = "startJob", post, path = "/jobs/{id}/start", tag = "jobs", params(("id" = i32, Path, description = "job id")),
+    responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the job has no schedule")))]
+pub async fn start(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
+    let job = jobs::start(&state, &user, id).await?;
+    Ok(Json(JobView::new(job, state.db.zone())))
+}
+
+/// Unschedules a job.
+#[utoipa::path(operation_id = "stopJob", post, path = "/jobs/{id}/stop", tag = "jobs", params(("id" = i32, Path, description = "job id")),
+    responses((status = 200, body = JobView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn stop(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
+    let job = jobs::stop(&state, &user, id).await?;
+    Ok(Json(JobView::new(job, state.db.zone())))
+}
+
+/// A manual run's options.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct TriggerBody {
+    /// The parameter of this run; absent = the job's own.
+    executor_param: Option<String>,
+    /// Comma-separated executor addresses of the job's group to run on; absent = the group's routing.
+    address_list: Option<String>,
+}
+
+/// Runs a job once, now. The run is queued: its outcome appears in the trigger logs.
+#[utoipa::path(operation_id = "triggerJob", post, path = "/jobs/{id}/trigger", tag = "jobs", request_body = TriggerBody, params(("id" = i32, Path, description = "job id")),
+    responses((status = 202, description = "queued"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn trigger(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(body): JsonBody<TriggerBody>) -> ApiResult<StatusCode> {
+    jobs::trigger(&state, &user, id, body.executor_param, body.address_list).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct PreviewQuery {
+    /// How many, 1 to 100 (default 5).
+    count: Option<usize>,
+}
+
+/// Upcoming fire times.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct FireTimes {
+    /// `yyyy-MM-dd HH:mm:ss` in the admin's time zone; fewer than asked when the schedule ends.
+    pub times: Vec<String>,
+}
+
+/// The next fire times of a job's schedule, from now (whether or not the job is running).
+#[utoipa::path(operation_id = "nextFireTimes", get, path = "/jobs/{id}/next-fire-times", tag = "jobs", params(("id" = i32, Path, description = "job id"), PreviewQuery),
+    responses((status = 200, body = FireTimes), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn next_fire_times(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i32>,
+    QueryParams(query): QueryParams<PreviewQuery>,
+) -> ApiResult<Json<FireTimes>> {
+    let count = query.count.unwrap_or(5);
+    if !(1..=MAX_PREVIEW).contains(&count) {
+        return Err(ApiError::BadRequest(format!("count must be between 1 and {MAX_PREVIEW}")));
+    }
+    let job = jobs::get(&state, &user, id).await?;
+    let times = jobs::next_fire_times(&state, &job.schedule_type, job.schedule_conf.as_deref(), count)?;
+    Ok(Json(FireTimes { times }))
+}

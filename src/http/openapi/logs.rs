@@ -1,0 +1,128 @@
+//! `/logs`: trigger logs, the executor's log of a run, and killing a run.
+
+use super::{paging, ApiError, ApiResult, ApiUser, ErrorBody, Id, Listing, QueryParams};
+use crate::app::AppState;
+use crate::http::console::views::LogView;
+use crate::service::logs::{self, LogLines, LogQuery};
+use crate::service::ServiceError;
+use axum::extract::State;
+use axum::Json;
+use chrono::NaiveDateTime;
+use serde::{Deserialize, Serialize};
+
+/// A log's state, as the console's status filter names them.
+#[derive(Debug, Clone, Copy, Default, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LogStatus {
+    #[default]
+    All,
+    /// Triggered and handled successfully.
+    Success,
+    /// Trigger or handling failed.
+    Failure,
+    /// Triggered, no result yet.
+    Running,
+}
+
+impl LogStatus {
+    /// The console's `logStatus` code.
+    fn code(self) -> i32 {
+        match self {
+            LogStatus::All => 0,
+            LogStatus::Success => 1,
+            LogStatus::Failure => 2,
+            LogStatus::Running => 3,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LogListQuery {
+    /// Executor group id; 0 or absent = every group (administrators only, like the console).
+    job_group: Option<i32>,
+    /// Only this job's logs (its group must be permitted too).
+    job_id: Option<i32>,
+    status: Option<LogStatus>,
+    /// Triggered at or after, `yyyy-MM-dd HH:mm:ss` in the admin's time zone.
+    from: Option<String>,
+    /// Triggered at or before, `yyyy-MM-dd HH:mm:ss` in the admin's time zone.
+    to: Option<String>,
+    /// Rows to skip (default 0).
+    offset: Option<i64>,
+    /// Rows to answer, 1 to 1000 (default 20).
+    limit: Option<i64>,
+}
+
+fn wall_clock(name: &str, value: Option<String>) -> ApiResult<Option<NaiveDateTime>> {
+    value
+        .map(|text| {
+            NaiveDateTime::parse_from_str(text.trim(), "%Y-%m-%d %H:%M:%S")
+                .map_err(|_| ApiError::BadRequest(format!("{name} must be yyyy-MM-dd HH:mm:ss, not {text:?}")))
+        })
+        .transpose()
+}
+
+/// Lists trigger logs, newest first.
+#[utoipa::path(operation_id = "listLogs", get, path = "/logs", tag = "logs", params(LogListQuery),
+    responses((status = 200, body = Listing<LogView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryParams(query): QueryParams<LogListQuery>) -> ApiResult<Json<Listing<LogView>>> {
+    let (offset, limit) = paging(query.offset, query.limit)?;
+    let filter = LogQuery {
+        job_group: query.job_group.unwrap_or(0),
+        job_id: query.job_id.unwrap_or(0),
+        status: query.status.unwrap_or_default().code(),
+        trigger_time_from: wall_clock("from", query.from)?,
+        trigger_time_to: wall_clock("to", query.to)?,
+    };
+    let (found, total) = logs::list(&state, &user, filter, offset, limit).await?;
+    let zone = state.db.zone();
+    Ok(Json(Listing { total, items: found.into_iter().map(|l| LogView::new(l, zone)).collect() }))
+}
+
+/// One trigger log.
+#[utoipa::path(operation_id = "getLog", get, path = "/logs/{id}", tag = "logs", params(("id" = i64, Path, description = "log id")),
+    responses((status = 200, body = LogView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i64>) -> ApiResult<Json<LogView>> {
+    let log = logs::get(&state, &user, id).await?;
+    Ok(Json(LogView::new(log, state.db.zone())))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RollingQuery {
+    /// First line to read (default 1); ask again from `toLineNum + 1` until `end`.
+    from_line: Option<i32>,
+}
+
+/// The executor's log of a run, read from the executor that ran it (plain text, not HTML).
+#[utoipa::path(operation_id = "rollingLog", get, path = "/logs/{id}/rolling", tag = "logs", params(("id" = i64, Path, description = "log id"), RollingQuery),
+    responses((status = 200, body = LogLines), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 502, body = ErrorBody, description = "the executor failed or is unreachable")))]
+pub async fn rolling(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i64>,
+    QueryParams(query): QueryParams<RollingQuery>,
+) -> ApiResult<Json<LogLines>> {
+    let result = logs::rolling(&state, &user, id, query.from_line.unwrap_or(1)).await?;
+    match result.content {
+        Some(lines) if result.is_success() => Ok(Json(lines)),
+        _ => Err(ServiceError::Executor(result.msg).into()),
+    }
+}
+
+/// The executor's answer to a kill.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Killed {
+    pub message: Option<String>,
+}
+
+/// Kills a run on its executor and records it as failed by hand.
+#[utoipa::path(operation_id = "killLog", post, path = "/logs/{id}/kill", tag = "logs", params(("id" = i64, Path, description = "log id")),
+    responses((status = 200, body = Killed), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the trigger failed: nothing runs"), (status = 502, body = ErrorBody, description = "the executor refused or is unreachable")))]
+pub async fn kill(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i64>) -> ApiResult<Json<Killed>> {
+    let message = logs::kill(&state, &user, id).await?;
+    Ok(Json(Killed { message }))
+}

@@ -1,0 +1,293 @@
+//! The REST API, `{context}/openapi/v1/…`: executor groups, jobs and trigger logs as JSON resources,
+//! authenticated by a user's personal token (`Authorization: Bearer …`, no cookies, so no CSRF).
+//! Every rule, message and group permission is the console's, from [`crate::service`]; this module only
+//! binds JSON and maps refusals to HTTP statuses. Its OpenAPI 3 document is derived from these handlers.
+
+mod groups;
+mod jobs;
+mod logs;
+
+use crate::app::AppState;
+use crate::http::console::params::MAX_FORM_BODY;
+use crate::http::console::views::{GroupView, JobView, LogView};
+use crate::service::groups::GroupForm;
+use crate::service::jobs::JobForm;
+use crate::service::logs::LogLines;
+use crate::service::tokens::TokenError;
+use crate::service::{LoginUser, ServiceError};
+use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Request};
+use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use axum::{Json, Router};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::server::Server;
+use utoipa::OpenApi;
+
+/// Where the API lives under the context path.
+pub const BASE: &str = "/openapi/v1";
+/// Longest page a list answers.
+pub const MAX_LIMIT: i64 = 1000;
+
+pub fn routes() -> Router<AppState> {
+    let api = Router::new()
+        .route("/openapi.json", get(document))
+        .route("/groups", get(groups::list).post(groups::create))
+        .route("/groups/{id}", get(groups::get).put(groups::update).delete(groups::delete))
+        .route("/jobs", get(jobs::list).post(jobs::create))
+        .route("/jobs/{id}", get(jobs::get).put(jobs::update).delete(jobs::delete))
+        .route("/jobs/{id}/start", post(jobs::start))
+        .route("/jobs/{id}/stop", post(jobs::stop))
+        .route("/jobs/{id}/trigger", post(jobs::trigger))
+        .route("/jobs/{id}/next-fire-times", get(jobs::next_fire_times))
+        .route("/logs", get(logs::list))
+        .route("/logs/{id}", get(logs::get))
+        .route("/logs/{id}/rolling", get(logs::rolling))
+        .route("/logs/{id}/kill", post(logs::kill))
+        .route("/{*unknown}", any(|| async { ApiError::NotFoundRoute }))
+        // GLUE sources may be as large as the console accepts them.
+        .layer(DefaultBodyLimit::max(MAX_FORM_BODY));
+    Router::new().nest(BASE, api)
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "xxl-job-admin REST API",
+        description = "Executor groups, jobs and trigger logs of the xxl-job scheduling centre, with the console's rules, \
+                       messages and group permissions. Authenticate with a personal API token created in the console's \
+                       user menu: `Authorization: Bearer <token>`. A token acts with its user's role and groups, and is \
+                       revoked when that user's password or role changes."
+    ),
+    paths(
+        groups::list, groups::create, groups::get, groups::update, groups::delete,
+        jobs::list, jobs::create, jobs::get, jobs::update, jobs::delete, jobs::start, jobs::stop, jobs::trigger,
+        jobs::next_fire_times,
+        logs::list, logs::get, logs::rolling, logs::kill,
+    ),
+    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::FireTimes, logs::Killed, logs::LogStatus)),
+    modifiers(&BearerAuth),
+    security(("bearer" = [])),
+    tags(
+        (name = "groups", description = "Executor groups: everyone reads the permitted ones, administrators manage them"),
+        (name = "jobs", description = "Jobs: create, change, schedule, run"),
+        (name = "logs", description = "Trigger logs and the executor's log of a run"),
+    )
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("bearer", SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)));
+    }
+}
+
+/// The OpenAPI 3 document, with this admin's context path as its server.
+pub fn openapi_document(context_path: &str) -> utoipa::openapi::OpenApi {
+    let mut doc = ApiDoc::openapi();
+    doc.info.version = env!("CARGO_PKG_VERSION").to_string();
+    doc.servers = Some(vec![Server::new(format!("{context_path}{BASE}"))]);
+    doc
+}
+
+/// The document needs no token: it describes, it does not act.
+async fn document(axum::extract::State(state): axum::extract::State<AppState>) -> Response {
+    Json(openapi_document(&state.config.server.context_path)).into_response()
+}
+
+/// Every failure's body.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// The HTTP status.
+    pub status: u16,
+    /// Its reason phrase.
+    pub error: String,
+    /// What went wrong, in the admin's language (`xxl.job.i18n`) for the console's rules.
+    pub message: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("no such resource")]
+    NotFoundRoute,
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+}
+
+impl From<TokenError> for ApiError {
+    fn from(error: TokenError) -> ApiError {
+        ApiError::Unauthorized(error.to_string())
+    }
+}
+
+impl ApiError {
+    fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::BadRequest(_) | ApiError::Service(ServiceError::Invalid(_)) => StatusCode::BAD_REQUEST,
+            ApiError::Service(ServiceError::Forbidden(_)) => StatusCode::FORBIDDEN,
+            ApiError::NotFoundRoute | ApiError::Service(ServiceError::NotFound(_)) => StatusCode::NOT_FOUND,
+            ApiError::Service(ServiceError::Conflict(_)) => StatusCode::CONFLICT,
+            ApiError::Service(ServiceError::Executor(_)) => StatusCode::BAD_GATEWAY,
+            ApiError::Service(ServiceError::Failed | ServiceError::Storage(_)) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let message = match &self {
+            ApiError::Service(ServiceError::Storage(e)) => {
+                tracing::error!("API request failed: {e}");
+                "database error; see the admin's log".to_string()
+            }
+            other => other.to_string(),
+        };
+        let body = ErrorBody { status: status.as_u16(), error: status.canonical_reason().unwrap_or("").to_string(), message };
+        let mut response = (status, Json(body)).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(WWW_AUTHENTICATE, axum::http::HeaderValue::from_static("Bearer realm=\"xxl-job-admin\""));
+        }
+        response
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+/// The user a bearer token stands for, as stored now.
+pub struct ApiUser(pub LoginUser);
+
+impl FromRequestParts<AppState> for ApiUser {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let header = parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok());
+        let token = header
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim())
+            .ok_or_else(|| ApiError::Unauthorized("an API token is required: Authorization: Bearer <token>".into()))?;
+        let claims = state.api_tokens.verify(token, state.clock.now_ms())?;
+        let user = state.db.load_user(claims.uid).await.map_err(ServiceError::from)?.ok_or(TokenError::Revoked)?;
+        state.api_tokens.check_user(&claims, &user)?;
+        Ok(ApiUser(LoginUser(user)))
+    }
+}
+
+/// A JSON body; malformed ones are a 400 with serde's reason.
+pub struct JsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let Json(value) = Json::<T>::from_request(request, state).await.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+        Ok(JsonBody(value))
+    }
+}
+
+/// Query parameters; malformed ones are a 400.
+pub struct QueryParams<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for QueryParams<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Query(value) =
+            axum::extract::Query::<T>::from_request_parts(parts, state).await.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+        Ok(QueryParams(value))
+    }
+}
+
+/// A resource id from the path; not a number is a 400.
+pub struct Id<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Id<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path(value) =
+            axum::extract::Path::<T>::from_request_parts(parts, state).await.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+        Ok(Id(value))
+    }
+}
+
+/// One page of a list.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Listing<T> {
+    /// How many match the filters in all.
+    pub total: i64,
+    pub items: Vec<T>,
+}
+
+/// `offset` from 0, `limit` from 1 to [`MAX_LIMIT`].
+pub fn paging(offset: Option<i64>, limit: Option<i64>) -> ApiResult<(i64, i64)> {
+    let (offset, limit) = (offset.unwrap_or(0), limit.unwrap_or(20));
+    if offset < 0 {
+        return Err(ApiError::BadRequest("offset must not be negative".into()));
+    }
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(ApiError::BadRequest(format!("limit must be between 1 and {MAX_LIMIT}")));
+    }
+    Ok((offset, limit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_document_names_every_route_and_the_bearer_scheme() {
+        let doc = serde_json::to_value(openapi_document("/xxl-job-admin")).unwrap();
+        assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+        assert_eq!(doc["servers"][0]["url"], "/xxl-job-admin/openapi/v1");
+        assert_eq!(doc["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
+        let ids: Vec<&str> = doc["paths"].as_object().unwrap().values().flat_map(|p| p.as_object().unwrap().values()).map(|op| op["operationId"].as_str().unwrap()).collect();
+        let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+        assert_eq!(unique.len(), ids.len(), "operation ids are unique: {ids:?}");
+        let mut refs = Vec::new();
+        collect_refs(&doc, &mut refs);
+        for target in refs {
+            let name = target.strip_prefix("#/components/schemas/").unwrap_or(&target);
+            assert!(doc["components"]["schemas"][name].is_object(), "{target} resolves");
+        }
+        let paths = doc["paths"].as_object().unwrap();
+        for path in ["/groups", "/groups/{id}", "/jobs", "/jobs/{id}", "/jobs/{id}/start", "/jobs/{id}/stop", "/jobs/{id}/trigger",
+            "/jobs/{id}/next-fire-times", "/logs", "/logs/{id}", "/logs/{id}/rolling", "/logs/{id}/kill"]
+        {
+            assert!(paths.contains_key(path), "{path} documented");
+        }
+    }
+
+    fn collect_refs(value: &serde_json::Value, refs: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                refs.extend(map.get("$ref").and_then(|r| r.as_str()).map(str::to_string));
+                map.values().for_each(|v| collect_refs(v, refs));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| collect_refs(v, refs)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn paging_is_bounded() {
+        assert_eq!(paging(None, None).unwrap(), (0, 20));
+        assert!(paging(Some(-1), None).is_err());
+        assert!(paging(None, Some(0)).is_err());
+        assert!(paging(None, Some(MAX_LIMIT + 1)).is_err());
+        assert_eq!(paging(Some(5), Some(MAX_LIMIT)).unwrap(), (5, MAX_LIMIT));
+    }
+}

@@ -1,0 +1,174 @@
+//! Executor groups (spec console 1.5): seen by a user as the console's job and log pages offer them (an
+//! administrator every group, others the groups their `permission` grants), managed by administrators
+//! only, with 2.4.2's checks.
+
+use super::{LoginUser, ServiceError};
+use crate::app::AppState;
+use crate::domain::{is_blank, java_split};
+use crate::storage::JobGroup;
+use crate::workers::registry::{group_addresses, DEAD_TIMEOUT_SECS};
+use serde::Deserialize;
+
+/// A page length that holds every group. Executor groups are few (one per application), so a
+/// restricted user's page is cut from all matching groups rather than by a second SQL text.
+pub const ALL: i64 = 100_000;
+
+/// The groups of one page whose AppName and title contain the filters, and the total.
+pub async fn list(
+    state: &AppState,
+    user: &LoginUser,
+    app_name: Option<String>,
+    title: Option<String>,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<JobGroup>, i64), ServiceError> {
+    let (offset, limit) = (offset.max(0), limit.max(0));
+    let Some(permitted) = user.permitted_groups() else {
+        return Ok(state.db.page_groups(&app_name, &title, offset, limit).await?);
+    };
+    let (mut groups, _) = state.db.page_groups(&app_name, &title, 0, ALL).await?;
+    groups.retain(|g| permitted.contains(&g.id));
+    let total = groups.len() as i64;
+    Ok((groups.into_iter().skip(offset as usize).take(limit as usize).collect(), total))
+}
+
+/// Group `id` if the user may see it.
+pub async fn get(state: &AppState, user: &LoginUser, id: i32) -> Result<JobGroup, ServiceError> {
+    user.ensure_access(state, id)?;
+    let Some(group) = state.db.load_group(id).await? else {
+        return Err(ServiceError::NotFound(format!("{}{}", state.i18n.get("jobinfo_field_jobgroup"), state.i18n.get("system_not_found"))));
+    };
+    Ok(group)
+}
+
+/// The fields of the executor form.
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
+#[serde(default, rename_all = "camelCase")]
+pub struct GroupForm {
+    /// Taken from the URL (API) or the form's `id` (console), never from a JSON body.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub id: i32,
+    /// The executors' AppName, 4 to 64 characters.
+    pub appname: Option<String>,
+    /// Display name, at most 12 characters.
+    pub title: Option<String>,
+    /// 0: addresses from executor registration; 1: the manual `addressList`.
+    pub address_type: i8,
+    /// Comma-separated executor addresses (manual groups).
+    pub address_list: Option<String>,
+}
+
+impl GroupForm {
+    /// The checks of save and update, in 2.4.2's order; markup is refused on both (2.4.2 forgets it on
+    /// update).
+    fn validate(&self, state: &AppState) -> Result<(), ServiceError> {
+        let t = |key| state.i18n.get(key);
+        let invalid = |text: String| Err(ServiceError::Invalid(text));
+        let has_markup = |s: &str| s.contains('<') || s.contains('>');
+        let appname = self.appname.as_deref().unwrap_or("");
+        if is_blank(Some(appname)) {
+            return invalid(format!("{}AppName", t("system_please_input")));
+        }
+        let length = appname.encode_utf16().count();
+        if !(4..=64).contains(&length) {
+            return invalid(t("jobgroup_field_appname_length").to_string());
+        }
+        if has_markup(appname) {
+            return invalid(format!("AppName{}", t("system_unvalid")));
+        }
+        let title = self.title.as_deref().unwrap_or("");
+        if is_blank(Some(title)) {
+            return invalid(format!("{}{}", t("system_please_input"), t("jobgroup_field_title")));
+        }
+        if has_markup(title) {
+            return invalid(format!("{}{}", t("jobgroup_field_title"), t("system_unvalid")));
+        }
+        if title.encode_utf16().count() > 12 {
+            return invalid(t("jobgroup_field_title_length").to_string());
+        }
+        if self.address_type != 0 {
+            let list = self.address_list.as_deref().unwrap_or("");
+            if is_blank(Some(list)) {
+                return invalid(t("jobgroup_field_addressType_limit").to_string());
+            }
+            if has_markup(list) {
+                return invalid(format!("{}{}", t("jobgroup_field_registryList"), t("system_unvalid")));
+            }
+            if java_split(list).iter().any(|a| is_blank(Some(a))) {
+                return invalid(t("jobgroup_field_registryList_unvalid").to_string());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Managing executors is for administrators.
+fn ensure_admin(state: &AppState, user: &LoginUser) -> Result<(), ServiceError> {
+    if user.is_admin() {
+        Ok(())
+    } else {
+        Err(ServiceError::Forbidden(state.i18n.get("system_permission_limit").to_string()))
+    }
+}
+
+/// Creates a group; returns its id.
+pub async fn add(state: &AppState, user: &LoginUser, form: GroupForm) -> Result<i32, ServiceError> {
+    ensure_admin(state, user)?;
+    form.validate(state)?;
+    let group = JobGroup {
+        id: 0,
+        app_name: form.appname.unwrap_or_default(),
+        title: form.title.unwrap_or_default(),
+        address_type: form.address_type.into(),
+        address_list: form.address_list,
+        update_time: Some(state.db.datetime(state.clock.now_ms())),
+    };
+    match state.db.insert_group(&group).await? {
+        id if id > 0 => Ok(id),
+        _ => Err(ServiceError::Failed),
+    }
+}
+
+/// Changes group `form.id`; an automatic group takes its live registrations at once.
+pub async fn update(state: &AppState, user: &LoginUser, form: GroupForm) -> Result<(), ServiceError> {
+    ensure_admin(state, user)?;
+    form.validate(state)?;
+    let now = state.clock.now_ms();
+    let app_name = form.appname.unwrap_or_default();
+    let address_list = if form.address_type == 0 {
+        // As the registry monitor would on its next pass.
+        let live = state.db.live_registrations(DEAD_TIMEOUT_SECS, now).await?;
+        group_addresses(live).remove(&app_name).map(|set| set.into_iter().collect::<Vec<_>>().join(","))
+    } else {
+        form.address_list
+    };
+    let group = JobGroup {
+        id: form.id,
+        app_name,
+        title: form.title.unwrap_or_default(),
+        address_type: form.address_type.into(),
+        address_list,
+        update_time: Some(state.db.datetime(now)),
+    };
+    match state.db.update_group(&group).await? {
+        0 => Err(ServiceError::Failed),
+        _ => Ok(()),
+    }
+}
+
+/// Deletes an empty group, unless it is the last one.
+pub async fn remove(state: &AppState, user: &LoginUser, id: i32) -> Result<(), ServiceError> {
+    ensure_admin(state, user)?;
+    let t = |key| state.i18n.get(key).to_string();
+    if !state.db.jobs_by_group(id).await?.is_empty() {
+        return Err(ServiceError::Conflict(t("jobgroup_del_limit_0")));
+    }
+    if state.db.all_groups().await?.len() == 1 {
+        return Err(ServiceError::Conflict(t("jobgroup_del_limit_1")));
+    }
+    match state.db.delete_group(id).await? {
+        0 => Err(ServiceError::Failed),
+        _ => Ok(()),
+    }
+}
