@@ -19,7 +19,7 @@ mod stats;
 
 use args::{Command, Options, Phase, Storage, Workload, USAGE};
 use db::{Counters, RowDb, Shape};
-use executor::FastExecutor;
+use executor::{ExecutorCounts, FastExecutor};
 use process::{cpu_ticks, own_cpu_ticks, peak_rss_kib, AdminProcess, MachineTicks};
 use report::{Measured, Row, RunResult, Usage};
 use sqlx::MySqlPool;
@@ -177,14 +177,18 @@ async fn bench(options: Options) -> u8 {
         server.close().await;
     }
     let settings = match options.workload {
+        Workload::Sustained { .. } => format!(
+            "window {} s after {} s of warm-up; admin: default configuration, datasource serverTimezone=UTC, logging warn",
+            options.seconds, options.warmup
+        ),
         Workload::Burst(_) => format!(
-            "burst: all jobs due once at one instant {} s after activation; measured until no /run for {} s",
+            "burst: all jobs due once at one instant {} s after activation, measured until no /run for {} s; admin: \
+             default configuration, datasource serverTimezone=UTC, logging warn",
             LEAD_MS / 1000,
             BURST_QUIET.as_secs()
         ),
-        _ => format!("window {} s after {} s of warm-up", options.seconds, options.warmup),
+        Workload::RawCeiling(_) => format!("raw ceiling: {} s after {} s of ramp-up, {} connections", options.seconds, raw::RAMP.as_secs(), raw::CONNECTIONS),
     };
-    let settings = format!("{settings}; admin: default configuration, datasource serverTimezone=UTC, logging warn");
     print!("{}", report::render(&machine, &settings, &rows));
     code
 }
@@ -304,7 +308,6 @@ async fn measure_row(
         Err(e) => e,
     };
     let fires = executor.take_fires();
-    let executor_counts = executor.counts();
     executor.stop().await;
     let window = measured?;
     let result = RunResult {
@@ -315,7 +318,7 @@ async fn measure_row(
         peak_rss_kib: window.peak_rss_kib,
         logs: window.logs,
         backlog_at_end: window.backlog_at_end,
-        executor: executor_counts,
+        executor: window.executor,
         log: admin.log_summary(),
         exit,
     };
@@ -335,6 +338,8 @@ struct Window {
     logs: Option<db::LogCounts>,
     /// Callbacks still queued in the executor when the window closed.
     backlog_at_end: u64,
+    /// Taken before the admin stops: callbacks refused during its shutdown are not the row's.
+    executor: ExecutorCounts,
 }
 
 /// A row whose admin is up and whose jobs are seeded, stopped.
@@ -370,7 +375,8 @@ impl Run<'_> {
         let logs = self.db.count_logs(db::utc_datetime(from), db::utc_datetime(to)).await?;
         let peak_rss_kib = peak_rss_kib(self.admin_pid);
         let usage = after.usage_since(&before);
-        Ok(Window { planned_ms: (from, to), seconds, usage, peak_rss_kib, logs: Some(logs), backlog_at_end })
+        let executor = self.executor.counts();
+        Ok(Window { planned_ms: (from, to), seconds, usage, peak_rss_kib, logs: Some(logs), backlog_at_end, executor })
     }
 
     /// N jobs due once at the grid's start: measured from the activation (planning included) until
@@ -400,7 +406,8 @@ impl Run<'_> {
         let after = self.snapshot().await?;
         let peak_rss_kib = peak_rss_kib(self.admin_pid);
         let usage = after.usage_since(&before);
-        Ok(Window { planned_ms: (at, at + 1000), seconds: 1, usage, peak_rss_kib, logs: None, backlog_at_end: 0 })
+        let executor = self.executor.counts();
+        Ok(Window { planned_ms: (at, at + 1000), seconds: 1, usage, peak_rss_kib, logs: None, backlog_at_end: 0, executor })
     }
 
     async fn snapshot(&self) -> Result<Snapshot, String> {

@@ -21,7 +21,7 @@ pub const CONNECTIONS: u32 = 30;
 /// Rows per schedule UPDATE in the admin (`storage::schedule_lock`): each fire carries 1/500 of one.
 const SCHEDULE_BATCH: usize = 500;
 /// Not measured: connections opening and statements being prepared.
-const RAMP: Duration = Duration::from_secs(1);
+pub const RAMP: Duration = Duration::from_secs(1);
 
 // The statements of `storage::logs` (insert_logs, update_trigger_infos, update_handle_infos), copied
 // so the ceiling does not depend on the data layer's connection handling. At full load the admin's
