@@ -308,6 +308,11 @@ pub const COUNTERS: [&str; 10] = [
 /// The statements counted as "SQL per trigger".
 pub const DML: [&str; 4] = ["Com_select", "Com_insert", "Com_update", "Com_delete"];
 
+/// Where the server wrote its pid (`@@pid_file`), to measure its CPU.
+pub async fn pid_file(server: &MySqlPool) -> Option<String> {
+    sqlx::query_scalar::<_, String>("SELECT @@pid_file").fetch_one(server).await.ok()
+}
+
 /// A snapshot of the server's statement counters.
 #[derive(Debug, Clone, Default)]
 pub struct Counters(HashMap<String, u64>);

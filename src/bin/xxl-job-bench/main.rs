@@ -220,10 +220,17 @@ async fn prepare(options: &Options) -> Result<Context, String> {
     let client = reqwest::Client::builder().no_proxy().build().map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     let workdir = std::env::temp_dir().join(format!("xxl-job-bench-{}", std::process::id()));
     std::fs::create_dir_all(&workdir).map_err(|e| format!("cannot create {}: {e}", workdir.display()))?;
-    let db_pid = server.as_ref().and_then(|_| process::find_process(&DB_PROCESS_NAMES));
-    if server.is_some() && db_pid.is_none() {
-        progress("no mariadbd/mysqld process found: the database server's CPU is not measured");
-    }
+    let db_pid = match &server {
+        Some(server) => {
+            let pid = process::server_process(db::pid_file(server).await.as_deref(), &DB_PROCESS_NAMES);
+            match pid {
+                Some(pid) => progress(format!("MariaDB server process: pid {pid}")),
+                None => progress("the MariaDB server process was not found: its CPU is not measured"),
+            }
+            pid
+        }
+        None => None,
+    };
     Ok(Context { admin_exe, server, client, workdir, db_pid })
 }
 
@@ -279,6 +286,7 @@ async fn measure_row(
     let seeding = std::time::Instant::now();
     let shape = match plan.kind {
         Kind::Admin(shape) => shape,
+        // The ceiling only needs job rows to write for; their schedule is its own.
         Kind::RawCeiling => Shape::Sustained(Phase::Spread),
     };
     db.seed(shape, plan.jobs, &executor.address).await?;
@@ -357,8 +365,9 @@ impl Run<'_> {
     async fn sustained(&self, warmup: u64, seconds: u64) -> Result<Window, String> {
         let from = self.grid.start_ms + warmup as i64 * 1000;
         let to = from + seconds as i64 * 1000;
-        // Every arrival from the activation on; the analysis picks the window's by planned instant.
-        self.executor.record_between(chrono::Utc::now().timestamp_micros(), (to + SETTLE_MS) * 1000);
+        // Fires are released at their planned millisecond, so none of the window's arrives before it; the
+        // analysis picks the window's by planned instant.
+        self.executor.record_between((from - 1000) * 1000, (to + SETTLE_MS) * 1000);
         self.db.activate(self.grid.start_ms).await?;
         progress(format!(
             "{}: admin pid {} up; first fire in {:.1} s, window {seconds} s after a {warmup} s warm-up",

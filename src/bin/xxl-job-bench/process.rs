@@ -255,13 +255,18 @@ fn parse_vm_hwm(status: &str) -> Option<u64> {
     line["VmHWM:".len()..].trim().trim_end_matches("kB").trim().parse().ok()
 }
 
-/// The pid of the first process whose command name is one of `names` (the database server).
-pub fn find_process(names: &[&str]) -> Option<u32> {
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
-        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-        let comm = std::fs::read_to_string(entry.path().join("comm")).ok()?;
-        names.contains(&comm.trim()).then_some(pid)
-    })
+/// The database server's pid: the one its pid file names, when readable and a process of `names`;
+/// otherwise the one process of `names` running, if there is exactly one (with another server, such as
+/// a test suite's private one, picking would be a guess).
+pub fn server_process(pid_file: Option<&str>, names: &[&str]) -> Option<u32> {
+    let is_server = |pid: &u32| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| names.contains(&c.trim()));
+    let named = pid_file.and_then(|f| std::fs::read_to_string(f).ok()).and_then(|text| text.trim().parse().ok());
+    if let Some(pid) = named.filter(is_server) {
+        return Some(pid);
+    }
+    let mut running = std::fs::read_dir("/proc").ok()?.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).filter(is_server);
+    let first = running.next()?;
+    running.next().is_none().then_some(first)
 }
 
 #[cfg(test)]
