@@ -171,7 +171,7 @@ const BURST: [(&str, usize); 13] = [
     ("p99 ms", 7),
     ("max ms", 7),
     ("misfire", 7),
-    ("lost", 7),
+    ("untraced", 8),
     ("dup", 5),
     ("adm µs/trg", 10),
     ("DB µs/trg", 9),
@@ -271,8 +271,8 @@ pub fn render(machine: &str, settings: &str, rows: &[Row]) -> String {
             out,
             "sent = jobs whose one planned fire got a /run; ≤ 5 s = of those, arriving within the misfire threshold;\n\
              lateness = arrival − the instant; misfire = fires the admin's log says it settled by the misfire rule\n\
-             without sending them; lost = jobs without a /run that no such log line accounts for; CPU per /run sent\n\
-             counts from the activation (planning included) to the end of the burst.\n"
+             without sending them; untraced = jobs without a /run that no such log line accounts for; CPU per\n\
+             /run sent counts from the activation (planning included) to the end of the burst.\n"
         );
     }
     table(&mut out, &RAW, &raws);
@@ -455,7 +455,7 @@ fn goals(row: &Row) -> Vec<String> {
             }
         }
         Measured::Burst(r) => {
-            goals.push(format!("no silent drops ({} lost) {}", count(r.unaccounted()), verdict(r.unaccounted() == 0)));
+            goals.push(format!("no silent drops ({} untraced) {}", count(r.unaccounted()), verdict(r.unaccounted() == 0)));
             if row.storage == Storage::MySql && row.jobs >= TARGET_BURST_JOBS {
                 let all = r.fires.within_threshold == r.fires.planned;
                 goals.push(format!(
