@@ -6,7 +6,6 @@
 
 pub mod alarm;
 pub mod app;
-pub mod bench;
 pub mod config;
 pub mod cron;
 pub mod domain;

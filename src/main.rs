@@ -10,7 +10,6 @@ fn main() -> ExitCode {
             let code = xxl_job_admin::cron::cli::run(&args[1..], &mut std::io::stdout(), &mut std::io::stderr());
             ExitCode::from(code.clamp(0, 255) as u8)
         }
-        Some("bench") => ExitCode::from(xxl_job_admin::bench::run(&args[1..]).clamp(0, 255) as u8),
         Some("--help" | "-h" | "help") => {
             print!("{}", help_text());
             ExitCode::SUCCESS

@@ -6,22 +6,22 @@
 
 use super::db::{self, Counters, DML, HANDLER};
 use super::process::{cpu_ticks, own_cpu_ticks, MachineTicks};
-use super::stats::cpu_percent;
-use crate::domain::trigger_msg::{block_title_key, call_report, TriggerReport};
-use crate::i18n::I18n;
+use super::stats::{cpu_percent, us_per_trigger};
 use sqlx::{MySqlConnection, MySqlPool};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
+use xxl_job_admin::domain::trigger_msg::{block_title_key, call_report, TriggerReport};
+use xxl_job_admin::i18n::I18n;
 
 /// The admin's default `spring.datasource.hikari.maximum-pool-size`.
 pub const CONNECTIONS: u32 = 30;
 /// Rows per schedule UPDATE in the admin (`storage::schedule_lock`): each fire carries 1/500 of one.
 const SCHEDULE_BATCH: usize = 500;
 /// Not measured: connections opening and statements being prepared.
-const RAMP: Duration = Duration::from_secs(1);
+pub const RAMP: Duration = Duration::from_secs(1);
 
 // The statements of `storage::logs` (insert_logs, update_trigger_infos, update_handle_infos), copied
 // so the ceiling does not depend on the data layer's connection handling. At full load the admin's
@@ -37,7 +37,6 @@ const RAW_BATCH: usize = 200;
 
 /// What the bench jobs look like to the raw workload.
 pub struct Workload {
-    pub group: i32,
     pub executor_address: String,
     /// `(id, trigger_next_time)` of every bench job, in id order.
     pub jobs: Vec<(i32, i64)>,
@@ -51,6 +50,7 @@ pub struct RawResult {
     pub sql_per_trigger: f64,
     pub fsyncs_per_trigger: f64,
     pub db_cpu: Option<f64>,
+    pub db_us_per_trigger: Option<f64>,
     pub bench_cpu: Option<f64>,
     pub machine_busy: Option<f64>,
 }
@@ -125,6 +125,7 @@ pub async fn measure(pool: &MySqlPool, server: &MySqlPool, workload: Workload, s
         sql_per_trigger: per_trigger(statements),
         fsyncs_per_trigger: per_trigger(after.delta(&before, "Innodb_data_fsyncs")),
         db_cpu: cpu(db_after, db_before),
+        db_us_per_trigger: db_after.zip(db_before).and_then(|(a, b)| us_per_trigger(a.saturating_sub(b), triggers)),
         bench_cpu: cpu(own_after, own_before),
         machine_busy: cpu(machine_after.map(|m| m.busy), machine_before.map(|m| m.busy)),
     })
@@ -149,7 +150,7 @@ async fn one_trigger(shared: &Shared, conn: &mut MySqlConnection) -> Result<(), 
     let mut query = sqlx::query_scalar::<_, i64>(&insert);
     for k in 0..RAW_BATCH as u64 {
         let (job_id, _) = jobs[((n + k) % jobs.len() as u64) as usize];
-        query = query.bind(shared.workload.group).bind(job_id).bind(now);
+        query = query.bind(db::GROUP_ID).bind(job_id).bind(now);
     }
     let ids = query.fetch_all(&mut *conn).await?;
     let in_list = vec!["?"; ids.len()].join(", ");

@@ -1,8 +1,8 @@
 //! An executor that does no work: `/run` is acknowledged at once and its result reported by callback,
-//! the way a Java executor answers and reports a job that finishes instantly.
+//! the way a Java executor answers and reports a job that finishes instantly. It records each `/run`
+//! with the planned instant and trigger type the admin sends beside the body.
 
 use super::stats::Fire;
-use crate::domain::ReturnT;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap};
@@ -17,6 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use xxl_job_admin::domain::{ReturnT, TriggerType};
+use xxl_job_admin::executor::{PLANNED_TIME_HEADER, TRIGGER_TYPE_HEADER};
 
 const TOKEN_HEADER: &str = "XXL-JOB-ACCESS-TOKEN";
 /// Java executors send whatever is queued as one batch, back to back; 20 ms makes batches of a realistic size.
@@ -26,7 +28,7 @@ const CALLBACK_TIMEOUT: Duration = Duration::from_secs(3);
 /// Java executors do not cap batches, but the admin refuses bodies over 1 MiB; items are ~60 bytes.
 /// The cap keeps a backlog measurable instead of turning it into permanently refused batches.
 const MAX_CALLBACK_BATCH: usize = 10_000;
-/// Bounds the memory of the lateness analysis (24 bytes a fire): 100,000 jobs for 100 s.
+/// Bounds the memory of the analysis (40 bytes a fire): 100,000 jobs for 100 s.
 const MAX_RECORDED_FIRES: usize = 10_000_000;
 
 /// The part of `TriggerParam` the benchmark needs; the rest is ignored.
@@ -167,7 +169,14 @@ async fn run(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes)
     let from = shared.record_from_us.load(Ordering::Relaxed);
     let until = shared.record_until_us.load(Ordering::Relaxed);
     if (from..until).contains(&at_us) {
-        let fire = Fire { job_id: param.job_id, at_us, log_date_time_ms: param.log_date_time };
+        let header = |name| headers.get(name).and_then(|v: &axum::http::HeaderValue| v.to_str().ok());
+        let fire = Fire {
+            job_id: param.job_id,
+            at_us,
+            planned_ms: header(&PLANNED_TIME_HEADER).and_then(|v| v.parse().ok()),
+            misfire: header(&TRIGGER_TYPE_HEADER) == Some(TriggerType::Misfire.name()),
+            log_date_time_ms: param.log_date_time,
+        };
         let mut fires = shared.fires.lock().unwrap_or_else(|e| e.into_inner());
         if fires.len() < MAX_RECORDED_FIRES {
             fires.push(fire);

@@ -1,11 +1,13 @@
 //! The admin as a child process (so its CPU and memory can be measured alone), and what `/proc` says
 //! about processes.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use xxl_job_admin::domain::misfire::DropReason;
 
 /// Lines kept for the report, of each level.
 const LOG_SAMPLES: u64 = 3;
@@ -19,7 +21,19 @@ pub struct LogSummary {
     pub warnings: u64,
     pub errors: u64,
     pub samples: Vec<String>,
+    /// Planned fires the admin settled without sending them, summed from its summary lines, by reason.
+    pub not_sent: BTreeMap<String, u64>,
 }
+
+impl LogSummary {
+    /// Fires settled by the misfire rule without a `/run`.
+    pub fn misfire_settled(&self) -> u64 {
+        [DropReason::Misfire, DropReason::Compensated].iter().filter_map(|r| self.not_sent.get(r.label())).sum()
+    }
+}
+
+/// The admin's summary line for planned fires it did not send (`scheduler::trigger::settle_dropped`).
+const NOT_SENT: &str = " planned fire(s) not sent: ";
 
 /// A running admin; killed (SIGKILL) if dropped before [`AdminProcess::stop`].
 pub struct AdminProcess {
@@ -134,6 +148,9 @@ fn read_log(stream: impl Read + Send + 'static, logs: Arc<Mutex<LogSummary>>) ->
                 continue;
             }
             let mut logs = logs.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((reason, n)) = not_sent(&line) {
+                *logs.not_sent.entry(reason.to_string()).or_default() += n;
+            }
             let seen = match level {
                 Some(Level::Warn) => &mut logs.warnings,
                 _ => &mut logs.errors,
@@ -166,6 +183,13 @@ fn level_of(line: &str) -> Option<Level> {
         Some("INFO" | "DEBUG" | "TRACE") => None,
         _ => Some(Level::Error),
     }
+}
+
+/// `<timestamp>  WARN 12 planned fire(s) not sent: misfire, DO_NOTHING` → (reason, 12).
+fn not_sent(line: &str) -> Option<(&str, u64)> {
+    let (before, reason) = line.split_once(NOT_SENT)?;
+    let count = before.rsplit(' ').next()?.parse().ok()?;
+    Some((reason.trim(), count))
 }
 
 /// User + system CPU ticks of a process (all its threads) so far.
@@ -210,6 +234,17 @@ fn parse_machine_ticks(stat: &str) -> Option<MachineTicks> {
     Some(MachineTicks { busy: field(0) + field(1) + field(2) + field(5) + field(6) + field(7), iowait: field(4) })
 }
 
+/// `/proc/loadavg` as the kernel writes it, and its 1-minute load.
+pub fn load_average() -> Option<(String, f64)> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let one_minute = parse_load(&text)?;
+    Some((text.trim().to_string(), one_minute))
+}
+
+fn parse_load(loadavg: &str) -> Option<f64> {
+    loadavg.split_whitespace().next()?.parse().ok()
+}
+
 /// Peak resident set size in KiB (`VmHWM`).
 pub fn peak_rss_kib(pid: u32) -> Option<u64> {
     parse_vm_hwm(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
@@ -220,13 +255,18 @@ fn parse_vm_hwm(status: &str) -> Option<u64> {
     line["VmHWM:".len()..].trim().trim_end_matches("kB").trim().parse().ok()
 }
 
-/// The pid of the first process whose command name is one of `names` (the database server).
-pub fn find_process(names: &[&str]) -> Option<u32> {
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
-        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-        let comm = std::fs::read_to_string(entry.path().join("comm")).ok()?;
-        names.contains(&comm.trim()).then_some(pid)
-    })
+/// The database server's pid: the one its pid file names, when readable and a process of `names`;
+/// otherwise the one process of `names` running, if there is exactly one (with another server, such as
+/// a test suite's private one, picking would be a guess).
+pub fn server_process(pid_file: Option<&str>, names: &[&str]) -> Option<u32> {
+    let is_server = |pid: &u32| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| names.contains(&c.trim()));
+    let named = pid_file.and_then(|f| std::fs::read_to_string(f).ok()).and_then(|text| text.trim().parse().ok());
+    if let Some(pid) = named.filter(is_server) {
+        return Some(pid);
+    }
+    let mut running = std::fs::read_dir("/proc").ok()?.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).filter(is_server);
+    let first = running.next()?;
+    running.next().is_none().then_some(first)
 }
 
 #[cfg(test)]
@@ -248,10 +288,29 @@ mod tests {
     }
 
     #[test]
+    fn one_minute_load() {
+        assert_eq!(parse_load("0.52 0.31 0.20 2/345 6789\n"), Some(0.52));
+        assert_eq!(parse_load(""), None);
+    }
+
+    #[test]
     fn vm_hwm_in_kib() {
         let status = "Name:\txxl-job-admin\nVmPeak:\t  200000 kB\nVmHWM:\t   45312 kB\nVmRSS:\t   40000 kB\n";
         assert_eq!(parse_vm_hwm(status), Some(45_312));
         assert_eq!(parse_vm_hwm("Name: x\n"), None);
+    }
+
+    #[test]
+    fn fires_not_sent_are_summed_by_reason() {
+        let line = format!("2025-01-01T00:00:00.000001Z  WARN 312 planned fire(s) not sent: {}", DropReason::Misfire.label());
+        assert_eq!(not_sent(&line), Some((DropReason::Misfire.label(), 312)));
+        assert_eq!(not_sent("2025-01-01T00:00:00Z  WARN 1 planned fire(s) not sent: job stopped"), Some(("job stopped", 1)));
+        assert_eq!(not_sent("2025-01-01T00:00:00Z  WARN trigger skipped"), None);
+        let mut summary = LogSummary::default();
+        summary.not_sent.insert(DropReason::Misfire.label().into(), 5);
+        summary.not_sent.insert(DropReason::Compensated.label().into(), 2);
+        summary.not_sent.insert(DropReason::Stopped.label().into(), 7);
+        assert_eq!(summary.misfire_settled(), 7);
     }
 
     #[test]

@@ -1,0 +1,334 @@
+//! The command line of `xxl-job-bench`.
+
+use percent_encoding::percent_decode_str;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+
+pub const USAGE: &str = "\
+Usage: xxl-job-bench [OPTIONS]
+
+Measures the scheduler end to end on this machine. For each row it creates a fresh database, starts an
+in-process executor that records every /run with its planned instant (header Xxl-Job-Planned-Time) and
+the admin (xxl-job-admin, found beside this program) as a child process, activates the bench jobs, and
+reports fires sent, lateness (arrival − planned instant), duplicates and missing fires counted by planned
+instant, CPU of the admin and of the database server (% of a core and µs per trigger) and peak RSS.
+
+Modes (one per run):
+  sustained (default): N jobs firing every second, one row per storage × phase × job count
+  --burst N[,N...]    N jobs all due once at the same instant, one row per storage × N
+  --raw-only          the MariaDB ceiling: the admin's per-trigger writes issued without the admin
+
+Options:
+  --jobs N[,N...]     job counts of the sustained mode          [default: 1000,5000,10000]
+  --phase P[,P...]    aligned: every job `* * * * * ?` (CRON), all due at the top of each second;
+                      spread: FIX_RATE 1 s jobs spread evenly over the second  [default: aligned,spread]
+  --storage S[,S...]  mysql: a database on the local MariaDB (--mysql);
+                      sqlite: an SQLite file in a temporary directory          [default: mysql,sqlite]
+  --seconds S         length of the measured window              [default: 30]
+  --warmup S          seconds between the first fire and the window [default: 10]
+  --mysql URL         MariaDB/MySQL server (loopback only)       [default: mysql://root@127.0.0.1:3306]
+  --admin PATH        the admin executable                       [default: xxl-job-admin beside this one]
+  --keep              keep the databases afterwards (xxl_bench_<pid>_<row>, or the SQLite files)
+  -h, --help          show this text
+
+Build both programs with --release for meaningful numbers:
+  cargo build --release && target/release/xxl-job-bench --jobs 10000 --phase aligned
+";
+
+const DEFAULT_JOBS: [usize; 3] = [1_000, 5_000, 10_000];
+const DEFAULT_SECONDS: u64 = 30;
+const DEFAULT_WARMUP: u64 = 10;
+const DEFAULT_MYSQL: &str = "mysql://root@127.0.0.1:3306";
+/// Past this the job table alone outgrows a small machine; nothing else depends on it.
+const MAX_JOBS: usize = 1_000_000;
+const MAX_SECONDS: u64 = 3_600;
+
+/// Where the admin keeps its data. A new backend is one more variant here, one more arm in
+/// `db::RowDb`, and its datasource URL in `db::RowDb::create`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    MySql,
+    Sqlite,
+}
+
+impl Storage {
+    pub const ALL: [Storage; 2] = [Storage::MySql, Storage::Sqlite];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Storage::MySql => "mysql",
+            Storage::Sqlite => "sqlite",
+        }
+    }
+
+    /// Whether a database server process of its own does part of the work (and has its CPU measured).
+    pub fn has_server(self) -> bool {
+        match self {
+            Storage::MySql => true,
+            Storage::Sqlite => false,
+        }
+    }
+}
+
+/// When in the second the jobs of a sustained row are due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// All at the top of every second.
+    Aligned,
+    /// Job `i` of `N` at `i·1000/N` ms into every second.
+    Spread,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 2] = [Phase::Aligned, Phase::Spread];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Aligned => "aligned",
+            Phase::Spread => "spread",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Workload {
+    Sustained { jobs: Vec<usize>, phases: Vec<Phase> },
+    Burst(Vec<usize>),
+    RawCeiling(Vec<usize>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    pub workload: Workload,
+    pub storages: Vec<Storage>,
+    pub seconds: u64,
+    pub warmup: u64,
+    pub mysql: MySqlTarget,
+    pub admin: Option<PathBuf>,
+    pub keep: bool,
+}
+
+/// Where MariaDB listens, and as whom the benchmark and the admin connect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MySqlTarget {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub password: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Run(Options),
+    Help,
+}
+
+pub fn parse(args: &[String]) -> Result<Command, String> {
+    let mut jobs = None;
+    let mut phases = None;
+    let mut burst = None;
+    let mut storages = None;
+    let mut seconds = None;
+    let mut warmup = None;
+    let mut raw_only = false;
+    let mut mysql = parse_mysql(DEFAULT_MYSQL)?;
+    let mut admin = None;
+    let mut keep = false;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name, Some(value.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = || inline.clone().or_else(|| rest.next().cloned()).ok_or_else(|| format!("{name} needs a value"));
+        match name {
+            "-h" | "--help" => return Ok(Command::Help),
+            "--jobs" => jobs = Some(parse_jobs(name, &value()?)?),
+            "--burst" => burst = Some(parse_jobs(name, &value()?)?),
+            "--phase" => phases = Some(parse_list(name, &value()?, &Phase::ALL, Phase::name)?),
+            "--storage" => storages = Some(parse_list(name, &value()?, &Storage::ALL, Storage::name)?),
+            "--seconds" => seconds = Some(parse_count(name, &value()?, 1, MAX_SECONDS)?),
+            "--warmup" => warmup = Some(parse_count(name, &value()?, 0, MAX_SECONDS)?),
+            "--mysql" => mysql = parse_mysql(&value()?)?,
+            "--admin" => admin = Some(PathBuf::from(value()?)),
+            "--raw-only" | "--keep" if inline.is_some() => return Err(format!("{name} takes no value")),
+            "--raw-only" => raw_only = true,
+            "--keep" => keep = true,
+            _ => return Err(format!("unknown argument `{arg}`")),
+        }
+    }
+    let workload = match (burst, raw_only) {
+        (Some(_), true) => return Err("--burst and --raw-only are different modes; choose one".into()),
+        (Some(sizes), false) => {
+            if jobs.is_some() || phases.is_some() || seconds.is_some() || warmup.is_some() {
+                return Err("--burst sets its own job counts and timing: drop --jobs, --phase, --seconds, --warmup".into());
+            }
+            Workload::Burst(sizes)
+        }
+        (None, true) => {
+            if phases.is_some() || storages.as_ref().is_some_and(|s| s != &[Storage::MySql]) {
+                return Err("--raw-only measures MariaDB alone: drop --phase and --storage".into());
+            }
+            storages = Some(vec![Storage::MySql]);
+            Workload::RawCeiling(jobs.unwrap_or_else(|| DEFAULT_JOBS.to_vec()))
+        }
+        (None, false) => Workload::Sustained {
+            jobs: jobs.unwrap_or_else(|| DEFAULT_JOBS.to_vec()),
+            phases: phases.unwrap_or_else(|| Phase::ALL.to_vec()),
+        },
+    };
+    Ok(Command::Run(Options {
+        workload,
+        storages: storages.unwrap_or_else(|| Storage::ALL.to_vec()),
+        seconds: seconds.unwrap_or(DEFAULT_SECONDS),
+        warmup: warmup.unwrap_or(DEFAULT_WARMUP),
+        mysql,
+        admin,
+        keep,
+    }))
+}
+
+fn parse_jobs(name: &str, text: &str) -> Result<Vec<usize>, String> {
+    text.split(',').map(|item| parse_count(name, item, 1, MAX_JOBS as u64).map(|n| n as usize)).collect()
+}
+
+/// A comma-separated list of names from `all`, each at most once, in the order given.
+fn parse_list<T: Copy + PartialEq>(name: &str, text: &str, all: &[T], label: fn(T) -> &'static str) -> Result<Vec<T>, String> {
+    let mut picked = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        let Some(value) = all.iter().copied().find(|v| label(*v) == item) else {
+            let known: Vec<&str> = all.iter().map(|v| label(*v)).collect();
+            return Err(format!("{name}: `{item}` is not one of {}", known.join(", ")));
+        };
+        if picked.contains(&value) {
+            return Err(format!("{name}: `{item}` given twice"));
+        }
+        picked.push(value);
+    }
+    Ok(picked)
+}
+
+fn parse_count(name: &str, text: &str, min: u64, max: u64) -> Result<u64, String> {
+    let value: u64 = text.trim().parse().map_err(|_| format!("{name}: `{text}` is not a whole number"))?;
+    if !(min..=max).contains(&value) {
+        return Err(format!("{name}: {value} is outside {min}..={max}"));
+    }
+    Ok(value)
+}
+
+/// `mysql://user[:password]@host[:port]`; the host must be this machine, whose CPU the report attributes.
+fn parse_mysql(text: &str) -> Result<MySqlTarget, String> {
+    let url = url::Url::parse(text).map_err(|e| format!("--mysql: `{text}` is not a URL: {e}"))?;
+    if !matches!(url.scheme(), "mysql" | "mariadb") {
+        return Err(format!("--mysql: expected mysql://user@127.0.0.1:3306, got scheme `{}`", url.scheme()));
+    }
+    if !matches!(url.path(), "" | "/") || url.query().is_some() {
+        return Err("--mysql: give no database or parameters; each row creates its own database".into());
+    }
+    // `mysql:` is not a scheme the URL standard knows, so its host comes back as an unparsed name.
+    let host = match url.host_str() {
+        Some("localhost") => "127.0.0.1".to_string(),
+        Some(host) if host.parse::<Ipv4Addr>().is_ok_and(|ip| ip.is_loopback()) => host.to_string(),
+        _ => return Err("--mysql: the server must be on this machine (127.0.0.1)".into()),
+    };
+    let decode = |s: &str| percent_decode_str(s).decode_utf8().map(|s| s.into_owned()).map_err(|_| "--mysql: credentials are not UTF-8".to_string());
+    let user = decode(url.username())?;
+    Ok(MySqlTarget {
+        host,
+        port: url.port().unwrap_or(3306),
+        user: if user.is_empty() { "root".into() } else { user },
+        password: url.password().map(decode).transpose()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn run(list: &[&str]) -> Options {
+        match parse(&args(list)).unwrap() {
+            Command::Run(options) => options,
+            Command::Help => panic!("unexpected help"),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let o = run(&[]);
+        assert_eq!(o.workload, Workload::Sustained { jobs: vec![1_000, 5_000, 10_000], phases: vec![Phase::Aligned, Phase::Spread] });
+        assert_eq!(o.storages, vec![Storage::MySql, Storage::Sqlite]);
+        assert_eq!((o.seconds, o.warmup, o.keep, o.admin), (30, 10, false, None));
+        assert_eq!(o.mysql, MySqlTarget { host: "127.0.0.1".into(), port: 3306, user: "root".into(), password: None });
+    }
+
+    #[test]
+    fn values_with_space_or_equals() {
+        let o = run(&["--jobs", "1000,10000", "--seconds=20", "--warmup", "0", "--keep", "--admin=/opt/x", "--phase=spread"]);
+        assert_eq!(o.workload, Workload::Sustained { jobs: vec![1_000, 10_000], phases: vec![Phase::Spread] });
+        assert_eq!((o.seconds, o.warmup, o.keep, o.admin), (20, 0, true, Some(PathBuf::from("/opt/x"))));
+    }
+
+    #[test]
+    fn lists_keep_their_order() {
+        let o = run(&["--storage", "sqlite,mysql", "--phase", "spread, aligned"]);
+        assert_eq!(o.storages, vec![Storage::Sqlite, Storage::MySql]);
+        assert!(matches!(o.workload, Workload::Sustained { phases, .. } if phases == vec![Phase::Spread, Phase::Aligned]));
+    }
+
+    #[test]
+    fn burst_mode() {
+        let o = run(&["--burst", "10000,50000", "--storage", "mysql"]);
+        assert_eq!((o.workload, o.storages), (Workload::Burst(vec![10_000, 50_000]), vec![Storage::MySql]));
+        for bad in [&["--burst", "10", "--jobs", "5"][..], &["--burst", "10", "--phase", "aligned"], &["--burst", "10", "--raw-only"], &["--burst", "10", "--seconds", "5"]] {
+            assert!(parse(&args(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn raw_only_is_mysql_alone() {
+        let o = run(&["--raw-only", "--jobs", "500"]);
+        assert_eq!((o.workload, o.storages), (Workload::RawCeiling(vec![500]), vec![Storage::MySql]));
+        assert_eq!(run(&["--raw-only", "--storage", "mysql"]).storages, vec![Storage::MySql]);
+        assert!(parse(&args(&["--raw-only", "--storage", "sqlite"])).is_err());
+        assert!(parse(&args(&["--raw-only", "--phase", "spread"])).is_err());
+    }
+
+    #[test]
+    fn mysql_urls() {
+        let o = run(&["--mysql", "mysql://bench:p%40ss@localhost:3307"]);
+        assert_eq!(o.mysql, MySqlTarget { host: "127.0.0.1".into(), port: 3307, user: "bench".into(), password: Some("p@ss".into()) });
+        for bad in ["mysql://root@10.0.0.5:3306", "postgres://root@127.0.0.1", "mysql://root@127.0.0.1/xxl_job", "nonsense"] {
+            assert!(parse(&args(&["--mysql", bad])).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        for bad in [
+            &["--jobs", "0"][..],
+            &["--jobs", "10,x"],
+            &["--jobs", "2000000"],
+            &["--burst", ""],
+            &["--seconds", "0"],
+            &["--warmup", "-1"],
+            &["--seconds"],
+            &["--keep=yes"],
+            &["--phase", "sometimes"],
+            &["--phase", "aligned,aligned"],
+            &["--storage", "oracle"],
+            &["--storage", ""],
+            &["--verbose"],
+        ] {
+            assert!(parse(&args(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn help() {
+        assert_eq!(parse(&args(&["--jobs", "5", "-h"])).unwrap(), Command::Help);
+    }
+}

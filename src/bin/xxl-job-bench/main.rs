@@ -1,0 +1,475 @@
+//! `xxl-job-bench`: the scheduler measured end to end on this machine.
+//!
+//! Each row gets a fresh database (MariaDB or an SQLite file); an in-process executor that acknowledges
+//! `/run` at once, reports results by batched callbacks and records every `/run` with the planned instant
+//! the admin sends beside it; the admin as a separate child process (so its CPU and memory are its own);
+//! and the bench jobs: N jobs due every second (aligned on the second or spread over it) measured over a
+//! window after a warm-up, or N jobs due once at one instant (a burst). The executor says what was sent
+//! for which instant and when it arrived, the log table what completed, `/proc` the CPU of the admin and
+//! the database server and the admin's memory, and MariaDB its statement counters. `--raw-only` issues
+//! the admin's writes without the admin, for the ceiling MariaDB allows.
+
+mod args;
+mod db;
+mod executor;
+mod process;
+mod raw;
+mod report;
+mod stats;
+
+use args::{Command, Options, Phase, Storage, Workload, USAGE};
+use db::{Counters, RowDb, Shape};
+use executor::{ExecutorCounts, FastExecutor};
+use process::{cpu_ticks, own_cpu_ticks, peak_rss_kib, AdminProcess, MachineTicks};
+use report::{Measured, Row, RunResult, Usage};
+use sqlx::MySqlPool;
+use stats::Grid;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+use xxl_job_admin::domain::misfire::MISFIRE_THRESHOLD_MS;
+
+/// How long the admin may take to answer its health check.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+/// From activating the jobs to their first planned fire: longer than the admin's pre-read window (5 s)
+/// so the schedule loop reads every job before it is due.
+const LEAD_MS: i64 = 7_000;
+/// After a window: fires of its last instants may arrive up to the misfire threshold late (later ones
+/// are settled by the misfire rule), and their results need a moment to come back by callback.
+const SETTLE_MS: i64 = MISFIRE_THRESHOLD_MS + 1_000;
+/// A burst is over when no `/run` arrived for this long (after the misfire threshold has passed) …
+const BURST_QUIET: Duration = Duration::from_secs(2);
+/// … or at the latest this long after its instant.
+const BURST_MAX_MS: i64 = 120_000;
+const POLL: Duration = Duration::from_millis(100);
+const DB_PROCESS_NAMES: [&str; 2] = ["mariadbd", "mysqld"];
+/// A 1-minute load above this means other work shares the cores: the figures are not a quiet run.
+const QUIET_LOAD: f64 = 0.5;
+const ADMIN_EXE: &str = "xxl-job-admin";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let options = match args::parse(&args) {
+        Ok(Command::Help) => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(Command::Run(options)) => options,
+        Err(e) => {
+            eprintln!("xxl-job-bench: {e}");
+            eprintln!("Run `xxl-job-bench --help` for the options.");
+            return ExitCode::from(2);
+        }
+    };
+    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => ExitCode::from(runtime.block_on(bench(options))),
+        Err(e) => {
+            eprintln!("xxl-job-bench: cannot start the async runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// What every row shares.
+struct Context {
+    admin_exe: PathBuf,
+    /// A connection to MariaDB, when a row uses it.
+    server: Option<MySqlPool>,
+    /// Only ever pointed at 127.0.0.1; proxies from the environment must not apply.
+    client: reqwest::Client,
+    /// Where the admin runs (so no stray `application.properties` is picked up) and SQLite files live.
+    workdir: PathBuf,
+    /// The MariaDB server process, whose CPU is the database's share.
+    db_pid: Option<u32>,
+}
+
+/// One row to measure.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    storage: Storage,
+    kind: Kind,
+    jobs: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Admin(Shape),
+    RawCeiling,
+}
+
+fn plans(options: &Options) -> Vec<Plan> {
+    let mut plans = Vec::new();
+    for &storage in &options.storages {
+        match &options.workload {
+            Workload::Sustained { jobs, phases } => {
+                for &phase in phases {
+                    plans.extend(jobs.iter().map(|&jobs| Plan { storage, kind: Kind::Admin(Shape::Sustained(phase)), jobs }));
+                }
+            }
+            Workload::Burst(sizes) => plans.extend(sizes.iter().map(|&jobs| Plan { storage, kind: Kind::Admin(Shape::Burst), jobs })),
+            Workload::RawCeiling(jobs) => plans.extend(jobs.iter().map(|&jobs| Plan { storage, kind: Kind::RawCeiling, jobs })),
+        }
+    }
+    plans
+}
+
+fn progress(message: impl AsRef<str>) {
+    eprintln!("[bench {}] {}", chrono::Local::now().format("%H:%M:%S"), message.as_ref());
+}
+
+async fn bench(options: Options) -> u8 {
+    let load = match process::load_average() {
+        Some((text, one_minute)) => {
+            progress(format!("load average: {text}"));
+            if one_minute > QUIET_LOAD {
+                progress(format!("WARNING: 1-minute load {one_minute} > {QUIET_LOAD}: the machine is not quiet"));
+            }
+            text
+        }
+        None => "unknown".into(),
+    };
+    let context = match prepare(&options).await {
+        Ok(context) => context,
+        Err(e) => {
+            eprintln!("xxl-job-bench: {e}");
+            return 1;
+        }
+    };
+    let machine = machine_facts(&context, &load).await;
+    if cfg!(debug_assertions) {
+        progress("this is a debug build: use `cargo build --release` for meaningful numbers");
+    }
+    let mut rows = Vec::new();
+    let mut code = 0;
+    for (n, plan) in plans(&options).into_iter().enumerate() {
+        let name = format!("xxl_bench_{}_{n}", std::process::id());
+        let label = report::label(plan.storage, kind_name(plan.kind), plan.jobs);
+        progress(format!("{label}: {name}"));
+        let outcome = tokio::select! {
+            outcome = run_row(&options, &context, plan, &name, &label) => Some(outcome),
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        // The row's admin process and executor were stopped (or killed, when dropped) by now.
+        if let (Storage::MySql, Some(server), false) = (plan.storage, &context.server, options.keep) {
+            if let Err(e) = db::drop_database(server, &name).await {
+                progress(e);
+            }
+        }
+        match outcome {
+            Some(Ok(measured)) => rows.push(Row { storage: plan.storage, jobs: plan.jobs, measured }),
+            Some(Err(e)) => {
+                progress(format!("{label} failed: {e}"));
+                code = 1;
+            }
+            None => {
+                progress("interrupted");
+                code = 130;
+                break;
+            }
+        }
+    }
+    if options.keep {
+        progress(format!("kept the databases (xxl_bench_{}_<row>) and {}", std::process::id(), context.workdir.display()));
+    } else {
+        let _ = std::fs::remove_dir_all(&context.workdir);
+    }
+    if let Some(server) = &context.server {
+        server.close().await;
+    }
+    let settings = match options.workload {
+        Workload::Sustained { .. } => format!(
+            "window {} s after {} s of warm-up; admin: default configuration, datasource serverTimezone=UTC, logging warn",
+            options.seconds, options.warmup
+        ),
+        Workload::Burst(_) => format!(
+            "burst: all jobs due once at one instant {} s after activation, measured until no /run for {} s; admin: \
+             default configuration, datasource serverTimezone=UTC, logging warn",
+            LEAD_MS / 1000,
+            BURST_QUIET.as_secs()
+        ),
+        Workload::RawCeiling(_) => format!("raw ceiling: {} s after {} s of ramp-up, {} connections", options.seconds, raw::RAMP.as_secs(), raw::CONNECTIONS),
+    };
+    print!("{}", report::render(&machine, &settings, &rows));
+    code
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Admin(Shape::Sustained(phase)) => phase.name(),
+        Kind::Admin(Shape::Burst) => "burst",
+        Kind::RawCeiling => "raw",
+    }
+}
+
+async fn prepare(options: &Options) -> Result<Context, String> {
+    let admin_exe = match &options.admin {
+        Some(path) => path.clone(),
+        None => std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?.with_file_name(ADMIN_EXE),
+    };
+    let raw_only = matches!(options.workload, Workload::RawCeiling(_));
+    if !raw_only && !admin_exe.is_file() {
+        return Err(format!(
+            "no admin at {}: build both programs (`cargo build --release`) or pass --admin PATH",
+            admin_exe.display()
+        ));
+    }
+    let server = match options.storages.contains(&Storage::MySql) {
+        true => Some(db::server_pool(&options.mysql).await?),
+        false => None,
+    };
+    let client = reqwest::Client::builder().no_proxy().build().map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    let workdir = std::env::temp_dir().join(format!("xxl-job-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&workdir).map_err(|e| format!("cannot create {}: {e}", workdir.display()))?;
+    let db_pid = match &server {
+        Some(server) => {
+            let pid = process::server_process(db::pid_file(server).await.as_deref(), &DB_PROCESS_NAMES);
+            match pid {
+                Some(pid) => progress(format!("MariaDB server process: pid {pid}")),
+                None => progress("the MariaDB server process was not found: its CPU is not measured"),
+            }
+            pid
+        }
+        None => None,
+    };
+    Ok(Context { admin_exe, server, client, workdir, db_pid })
+}
+
+async fn machine_facts(context: &Context, load: &str) -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_string()))
+        .unwrap_or_else(|| "unknown CPU".into());
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_gib = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or_else(|| "?".into(), |kib| format!("{:.1}", kib / 1024.0 / 1024.0));
+    let build = if cfg!(debug_assertions) { "debug build (numbers not meaningful)" } else { "release build" };
+    let mut facts = format!("machine: {cores} cores ({model}), {mem_gib} GiB RAM; {build}; load average at start: {load}");
+    if let Some(server) = &context.server {
+        let server = db::server_facts(server).await.unwrap_or_else(|e| format!("unknown ({e})"));
+        facts.push_str(&format!("\nMariaDB: {server}"));
+    }
+    facts
+}
+
+async fn run_row(options: &Options, context: &Context, plan: Plan, name: &str, label: &str) -> Result<Measured, String> {
+    let (db, datasource) =
+        RowDb::create(plan.storage, &options.mysql, context.server.as_ref(), &context.workdir, name, raw::CONNECTIONS).await?;
+    let measured = measure_row(options, context, plan, &db, datasource, label).await;
+    db.close().await;
+    measured
+}
+
+async fn measure_row(
+    options: &Options,
+    context: &Context,
+    plan: Plan,
+    db: &RowDb,
+    datasource: db::Datasource,
+    label: &str,
+) -> Result<Measured, String> {
+    let port = free_port()?;
+    let token = format!("{:032x}", rand::random::<u128>());
+    let mut admin_args = vec![
+        format!("--server.port={port}"),
+        "--server.address=127.0.0.1".to_string(),
+        format!("--xxl.job.accessToken={token}"),
+        "--logging.level.root=warn".to_string(),
+    ];
+    admin_args.extend(datasource.args);
+    let base = format!("http://127.0.0.1:{port}/xxl-job-admin");
+    let executor = FastExecutor::start(&token, format!("{base}/api/callback"), context.client.clone()).await?;
+    let seeding = std::time::Instant::now();
+    let shape = match plan.kind {
+        Kind::Admin(shape) => shape,
+        // The ceiling only needs job rows to write for; their schedule is its own.
+        Kind::RawCeiling => Shape::Sustained(Phase::Spread),
+    };
+    db.seed(shape, plan.jobs, &executor.address).await?;
+    progress(format!("{label}: seeded in {:.1} s; executor at {}", seeding.elapsed().as_secs_f64(), executor.address));
+    let Kind::Admin(shape) = plan.kind else {
+        let pool = db.mysql().ok_or("the raw ceiling needs MariaDB")?;
+        db.activate(chrono::Utc::now().timestamp_millis()).await?;
+        let workload = raw::Workload { executor_address: executor.address.clone(), jobs: db::next_times(pool).await? };
+        executor.stop().await;
+        let server = context.server.as_ref().ok_or("the raw ceiling needs MariaDB")?;
+        progress(format!("{label}: raw ceiling for {} s with {} connections", options.seconds, raw::CONNECTIONS));
+        return Ok(Measured::Raw(raw::measure(pool, server, workload, options.seconds, context.db_pid).await?));
+    };
+    let mut admin = AdminProcess::spawn(&context.admin_exe, &admin_args, &datasource.env, &context.workdir)?;
+    admin.wait_healthy(&context.client, &format!("{base}/actuator/health"), STARTUP_TIMEOUT).await?;
+    let now = chrono::Utc::now().timestamp_millis();
+    let grid = Grid { start_ms: (now + LEAD_MS).div_euclid(1000) * 1000 + 1000, jobs: plan.jobs, first_job_id: db::FIRST_JOB_ID, phase: shape.phase() };
+    let db_pid = plan.storage.has_server().then_some(context.db_pid).flatten();
+    let run = Run { db, executor: &executor, admin_pid: admin.pid(), db_pid, grid, label };
+    let measured = match shape {
+        Shape::Sustained(_) => run.sustained(options.warmup, options.seconds).await,
+        Shape::Burst => run.burst().await,
+    };
+    progress(format!("{label}: stopping the admin"));
+    let exit = match admin.stop().await {
+        Ok(status) => format!("admin {status} after SIGTERM"),
+        Err(e) => e,
+    };
+    let fires = executor.take_fires();
+    executor.stop().await;
+    let window = measured?;
+    let result = RunResult {
+        phase: shape.phase(),
+        fires: stats::analyse(&grid, window.planned_ms, &fires),
+        seconds: window.seconds,
+        usage: window.usage,
+        peak_rss_kib: window.peak_rss_kib,
+        logs: window.logs,
+        backlog_at_end: window.backlog_at_end,
+        executor: window.executor,
+        log: admin.log_summary(),
+        exit,
+    };
+    Ok(match shape {
+        Shape::Sustained(_) => Measured::Sustained(result),
+        Shape::Burst => Measured::Burst(result),
+    })
+}
+
+/// What a row measured while its admin ran; its fires are analysed once the admin has stopped.
+struct Window {
+    /// The planned instants that count: `[from, to)`.
+    planned_ms: (i64, i64),
+    seconds: u64,
+    usage: Usage,
+    peak_rss_kib: Option<u64>,
+    logs: Option<db::LogCounts>,
+    /// Callbacks still queued in the executor when the window closed.
+    backlog_at_end: u64,
+    /// Taken before the admin stops: callbacks refused during its shutdown are not the row's.
+    executor: ExecutorCounts,
+}
+
+/// A row whose admin is up and whose jobs are seeded, stopped.
+struct Run<'a> {
+    db: &'a RowDb,
+    executor: &'a FastExecutor,
+    admin_pid: u32,
+    db_pid: Option<u32>,
+    grid: Grid,
+    label: &'a str,
+}
+
+impl Run<'_> {
+    /// N jobs every second: the window's planned instants, after a warm-up; returns the window.
+    async fn sustained(&self, warmup: u64, seconds: u64) -> Result<Window, String> {
+        let from = self.grid.start_ms + warmup as i64 * 1000;
+        let to = from + seconds as i64 * 1000;
+        // Fires are released at their planned millisecond, so none of the window's arrives before it; the
+        // analysis picks the window's by planned instant.
+        self.executor.record_between((from - 1000) * 1000, (to + SETTLE_MS) * 1000);
+        self.db.activate(self.grid.start_ms).await?;
+        progress(format!(
+            "{}: admin pid {} up; first fire in {:.1} s, window {seconds} s after a {warmup} s warm-up",
+            self.label,
+            self.admin_pid,
+            (self.grid.start_ms - chrono::Utc::now().timestamp_millis()) as f64 / 1000.0,
+        ));
+        sleep_until_ms(from).await;
+        let before = self.snapshot().await?;
+        sleep_until_ms(to).await;
+        let after = self.snapshot().await?;
+        let backlog_at_end = self.executor.counts().backlog;
+        sleep_until_ms(to + SETTLE_MS).await;
+        let logs = self.db.count_logs(db::utc_datetime(from), db::utc_datetime(to)).await?;
+        let peak_rss_kib = peak_rss_kib(self.admin_pid);
+        let usage = after.usage_since(&before);
+        let executor = self.executor.counts();
+        Ok(Window { planned_ms: (from, to), seconds, usage, peak_rss_kib, logs: Some(logs), backlog_at_end, executor })
+    }
+
+    /// N jobs due once at the grid's start: measured from the activation (planning included) until
+    /// no `/run` has come for a while after the misfire threshold.
+    async fn burst(&self) -> Result<Window, String> {
+        let at = self.grid.start_ms;
+        self.executor.record_between(chrono::Utc::now().timestamp_micros(), (at + BURST_MAX_MS) * 1000);
+        let before = self.snapshot().await?;
+        self.db.activate(at).await?;
+        progress(format!(
+            "{}: admin pid {} up; {} jobs due at once in {:.1} s",
+            self.label,
+            self.admin_pid,
+            self.grid.jobs,
+            (at - chrono::Utc::now().timestamp_millis()) as f64 / 1000.0
+        ));
+        sleep_until_ms(at + MISFIRE_THRESHOLD_MS).await;
+        let mut runs = self.executor.counts().runs;
+        let mut quiet_since = tokio::time::Instant::now();
+        while quiet_since.elapsed() < BURST_QUIET && chrono::Utc::now().timestamp_millis() < at + BURST_MAX_MS {
+            tokio::time::sleep(POLL).await;
+            let now_runs = self.executor.counts().runs;
+            if now_runs != runs {
+                (runs, quiet_since) = (now_runs, tokio::time::Instant::now());
+            }
+        }
+        let after = self.snapshot().await?;
+        let peak_rss_kib = peak_rss_kib(self.admin_pid);
+        let usage = after.usage_since(&before);
+        let executor = self.executor.counts();
+        Ok(Window { planned_ms: (at, at + 1000), seconds: 1, usage, peak_rss_kib, logs: None, backlog_at_end: 0, executor })
+    }
+
+    async fn snapshot(&self) -> Result<Snapshot, String> {
+        Ok(Snapshot {
+            at_ms: chrono::Utc::now().timestamp_millis(),
+            counters: self.db.counters().await?,
+            admin: cpu_ticks(self.admin_pid),
+            db: self.db_pid.and_then(cpu_ticks),
+            own: own_cpu_ticks(),
+            machine: MachineTicks::read(),
+        })
+    }
+}
+
+/// The resources used so far by the admin, the database server, this process and the machine.
+struct Snapshot {
+    at_ms: i64,
+    counters: Option<Counters>,
+    admin: Option<u64>,
+    db: Option<u64>,
+    own: Option<u64>,
+    machine: Option<MachineTicks>,
+}
+
+impl Snapshot {
+    fn usage_since(&self, before: &Snapshot) -> Usage {
+        let delta = |pick: fn(&Snapshot) -> Option<u64>| Some(pick(self)?.saturating_sub(pick(before)?));
+        Usage {
+            elapsed_ms: self.at_ms - before.at_ms,
+            admin_ticks: delta(|s| s.admin),
+            db_ticks: delta(|s| s.db),
+            own_ticks: delta(|s| s.own),
+            machine_busy_ticks: delta(|s| s.machine.map(|m| m.busy)),
+            machine_iowait_ticks: delta(|s| s.machine.map(|m| m.iowait)),
+            statements: match (&self.counters, &before.counters) {
+                (Some(after), Some(before)) => db::COUNTERS.iter().map(|c| after.delta(before, c)).collect(),
+                _ => Vec::new(),
+            },
+        }
+    }
+}
+
+async fn sleep_until_ms(epoch_ms: i64) {
+    let wait = epoch_ms - chrono::Utc::now().timestamp_millis();
+    if wait > 0 {
+        tokio::time::sleep(Duration::from_millis(wait as u64)).await;
+    }
+}
+
+/// A port nobody listens on right now (the admin binds it moments later).
+fn free_port() -> Result<u16, String> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("cannot find a free port: {e}"))
+}

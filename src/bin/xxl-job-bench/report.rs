@@ -1,0 +1,517 @@
+//! The printed report: one table per mode (sustained rows, bursts, the raw ceiling), the details behind
+//! each row, and the targets of issue 11 met or missed.
+
+use super::args::{Phase, Storage};
+use super::db::{LogCounts, COUNTERS, DML};
+use super::executor::ExecutorCounts;
+use super::process::LogSummary;
+use super::raw::RawResult;
+use super::stats::{cpu_percent, us_per_trigger, FireAnalysis, Percentiles};
+use std::fmt::Write;
+
+/// The job count the issue's per-trigger targets are stated at.
+const TARGET_JOBS: usize = 10_000;
+const TARGET_P99_ALIGNED_MS: f64 = 300.0;
+const TARGET_P99_SPREAD_MS: f64 = 50.0;
+const TARGET_ADMIN_US: f64 = 30.0;
+const TARGET_DB_US: f64 = 45.0;
+const TARGET_SQLITE_CPU: f64 = 60.0;
+const TARGET_SQLITE_RSS_MB: f64 = 80.0;
+const TARGET_SQLITE_SMALL_JOBS: usize = 1_000;
+const TARGET_SQLITE_SMALL_RSS_MB: f64 = 40.0;
+/// A burst this large must be sent whole within the misfire threshold on MariaDB.
+const TARGET_BURST_JOBS: usize = 50_000;
+
+/// Everything measured for one row.
+pub struct Row {
+    pub storage: Storage,
+    pub jobs: usize,
+    pub measured: Measured,
+}
+
+pub enum Measured {
+    Sustained(RunResult),
+    Burst(RunResult),
+    Raw(RawResult),
+}
+
+/// CPU ticks used between two snapshots, and the server's statement counters (MariaDB only).
+#[derive(Debug, Clone, Default)]
+pub struct Usage {
+    pub elapsed_ms: i64,
+    pub admin_ticks: Option<u64>,
+    /// The database server process; none for SQLite, which runs inside the admin.
+    pub db_ticks: Option<u64>,
+    pub own_ticks: Option<u64>,
+    /// All processes together, and time the cores sat waiting for I/O.
+    pub machine_busy_ticks: Option<u64>,
+    pub machine_iowait_ticks: Option<u64>,
+    /// Counter deltas in [`COUNTERS`] order; empty without a server.
+    pub statements: Vec<u64>,
+}
+
+impl Usage {
+    fn percent(&self, ticks: Option<u64>) -> Option<f64> {
+        ticks.map(|t| cpu_percent(t, self.elapsed_ms))
+    }
+}
+
+/// What a row with the admin measured.
+pub struct RunResult {
+    pub phase: Phase,
+    pub fires: FireAnalysis,
+    /// Seconds of planned instants the fires stand for (1 for a burst).
+    pub seconds: u64,
+    pub usage: Usage,
+    pub peak_rss_kib: Option<u64>,
+    /// The log rows of the window (sustained rows).
+    pub logs: Option<LogCounts>,
+    pub backlog_at_end: u64,
+    pub executor: ExecutorCounts,
+    pub log: LogSummary,
+    pub exit: String,
+}
+
+impl RunResult {
+    fn sent_per_s(&self) -> f64 {
+        self.fires.sent as f64 / self.seconds as f64
+    }
+
+    fn admin_cpu(&self) -> Option<f64> {
+        self.usage.percent(self.usage.admin_ticks)
+    }
+
+    fn db_cpu(&self) -> Option<f64> {
+        self.usage.percent(self.usage.db_ticks)
+    }
+
+    fn admin_us(&self) -> Option<f64> {
+        us_per_trigger(self.usage.admin_ticks?, self.fires.sent)
+    }
+
+    fn db_us(&self) -> Option<f64> {
+        us_per_trigger(self.usage.db_ticks?, self.fires.sent)
+    }
+
+    fn rss_mb(&self) -> Option<f64> {
+        self.peak_rss_kib.map(|k| k as f64 / 1024.0)
+    }
+
+    fn lateness_ms(&self, pick: fn(&Percentiles) -> i64) -> Option<f64> {
+        self.fires.lateness.as_ref().map(|l| ms(pick(l)))
+    }
+
+    /// Planned (job, instant) pairs that got a `/run`.
+    fn sent_once(&self) -> u64 {
+        self.fires.planned - self.fires.missing
+    }
+
+    /// Pairs without a `/run` that no line of the admin's log accounts for.
+    fn unaccounted(&self) -> u64 {
+        self.fires.missing.saturating_sub(self.log.misfire_settled())
+    }
+}
+
+/// `mysql aligned 10,000 jobs`.
+pub fn label(storage: Storage, kind: &str, jobs: usize) -> String {
+    format!("{} {kind} {} jobs", storage.name(), thousands(jobs as f64))
+}
+
+fn ms(us: i64) -> f64 {
+    us as f64 / 1000.0
+}
+
+fn opt(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
+}
+
+/// `12345.6` → `12,346`: rates are easier to compare with separators.
+pub fn thousands(value: f64) -> String {
+    let rounded = value.round() as i64;
+    let digits = rounded.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if rounded < 0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+fn count(n: u64) -> String {
+    thousands(n as f64)
+}
+
+const SUSTAINED: [(&str, usize); 13] = [
+    ("storage", 7),
+    ("phase", 7),
+    ("jobs", 7),
+    ("sent/s", 8),
+    ("p50 ms", 7),
+    ("p99 ms", 7),
+    ("adm CPU%", 8),
+    ("DB CPU%", 7),
+    ("adm µs/trg", 10),
+    ("DB µs/trg", 9),
+    ("RSS MB", 6),
+    ("dup", 7),
+    ("missing", 9),
+];
+
+const BURST: [(&str, usize); 13] = [
+    ("storage", 7),
+    ("jobs", 7),
+    ("sent", 7),
+    ("≤ 5 s", 7),
+    ("p50 ms", 7),
+    ("p99 ms", 7),
+    ("max ms", 7),
+    ("misfire", 7),
+    ("untraced", 8),
+    ("dup", 5),
+    ("adm µs/trg", 10),
+    ("DB µs/trg", 9),
+    ("RSS MB", 6),
+];
+
+const RAW: [(&str, usize); 8] = [
+    ("jobs", 7),
+    ("raw/s", 8),
+    ("SQL/trg", 7),
+    ("fsync/trg", 9),
+    ("lock fails", 10),
+    ("DB CPU%", 7),
+    ("DB µs/trg", 9),
+    ("bench CPU%", 10),
+];
+
+fn table(out: &mut String, header: &[(&str, usize)], rows: &[Vec<String>]) {
+    if rows.is_empty() {
+        return;
+    }
+    let line = |cells: Vec<String>| -> String {
+        cells.iter().zip(header).map(|(c, (_, w))| format!("{c:>w$}")).collect::<Vec<_>>().join(" ")
+    };
+    let head = line(header.iter().map(|(h, _)| h.to_string()).collect());
+    let _ = writeln!(out, "{head}\n{}", "-".repeat(head.chars().count()));
+    for row in rows {
+        let _ = writeln!(out, "{}", line(row.clone()));
+    }
+    out.push('\n');
+}
+
+pub fn render(machine: &str, settings: &str, rows: &[Row]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\n== xxl-job-bench ==\n{machine}\n{settings}\n");
+    let mut sustained = Vec::new();
+    let mut bursts = Vec::new();
+    let mut raws = Vec::new();
+    for row in rows {
+        match &row.measured {
+            Measured::Sustained(r) => sustained.push(vec![
+                row.storage.name().to_string(),
+                r.phase.name().to_string(),
+                thousands(row.jobs as f64),
+                thousands(r.sent_per_s()),
+                opt(r.lateness_ms(|l| l.p50), 1),
+                opt(r.lateness_ms(|l| l.p99), 1),
+                opt(r.admin_cpu(), 0),
+                opt(r.db_cpu(), 0),
+                opt(r.admin_us(), 1),
+                opt(r.db_us(), 1),
+                opt(r.rss_mb(), 1),
+                count(r.fires.duplicates),
+                count(r.fires.missing),
+            ]),
+            Measured::Burst(r) => bursts.push(vec![
+                row.storage.name().to_string(),
+                thousands(row.jobs as f64),
+                count(r.sent_once()),
+                count(r.fires.within_threshold),
+                opt(r.lateness_ms(|l| l.p50), 1),
+                opt(r.lateness_ms(|l| l.p99), 1),
+                opt(r.lateness_ms(|l| l.max), 1),
+                count(r.log.misfire_settled()),
+                count(r.unaccounted()),
+                count(r.fires.duplicates),
+                opt(r.admin_us(), 1),
+                opt(r.db_us(), 1),
+                opt(r.rss_mb(), 1),
+            ]),
+            Measured::Raw(r) => raws.push(vec![
+                thousands(row.jobs as f64),
+                thousands(r.triggers_per_s),
+                format!("{:.2}", r.sql_per_trigger),
+                format!("{:.2}", r.fsyncs_per_trigger),
+                count(r.lock_failures),
+                opt(r.db_cpu, 0),
+                opt(r.db_us_per_trigger, 1),
+                opt(r.bench_cpu, 0),
+            ]),
+        }
+    }
+    table(&mut out, &SUSTAINED, &sustained);
+    if !sustained.is_empty() {
+        let _ = writeln!(
+            out,
+            "sent/s = /run requests standing for a planned instant of the window, per second; lateness = arrival at the\n\
+             executor − planned instant (header Xxl-Job-Planned-Time); CPU = % of one core over the window, and CPU time\n\
+             per /run sent (DB = the mariadbd process; SQLite runs inside the admin); RSS = the admin's peak (VmHWM);\n\
+             dup = /run requests beyond the first for one (job, planned instant); missing = (job, instant) pairs of the\n\
+             window without a /run (aligned: every whole second; spread: each job's phase + k s).\n"
+        );
+    }
+    table(&mut out, &BURST, &bursts);
+    if !bursts.is_empty() {
+        let _ = writeln!(
+            out,
+            "sent = jobs whose one planned fire got a /run; ≤ 5 s = of those, arriving within the misfire threshold;\n\
+             lateness = arrival − the instant; misfire = fires the admin's log says it settled by the misfire rule\n\
+             without sending them; untraced = jobs without a /run that no such log line accounts for; CPU per\n\
+             /run sent counts from the activation (planning included) to the end of the burst.\n"
+        );
+    }
+    table(&mut out, &RAW, &raws);
+    if !raws.is_empty() {
+        let _ = writeln!(
+            out,
+            "raw = the admin's per-trigger writes batched as at full load (200-row log INSERT … RETURNING, the\n\
+             trigger-report UPDATE, the guarded result UPDATE, a 500-row schedule UPDATE per 500 triggers) from\n\
+             30 connections, without the admin; SQL/trg = (SELECT+INSERT+UPDATE+DELETE) per trigger.\n"
+        );
+    }
+    for row in rows {
+        details(&mut out, row);
+    }
+    targets(&mut out, rows);
+    out
+}
+
+fn details(out: &mut String, row: &Row) {
+    let (r, kind) = match &row.measured {
+        Measured::Sustained(r) => (r, r.phase.name()),
+        Measured::Burst(r) => (r, "burst"),
+        Measured::Raw(_) => return,
+    };
+    let f = &r.fires;
+    let _ = writeln!(out, "{}", label(row.storage, kind, row.jobs));
+    let _ = writeln!(
+        out,
+        "  fires: {} (job, instant) planned; {} /run for them ({} pairs sent, {} duplicates, {} missing, {} off their \
+         grid (re-anchored FIX_RATE), {} misfire compensations); {} /run without a planned instant, {} of unknown jobs",
+        count(f.planned),
+        count(f.sent),
+        count(r.sent_once()),
+        count(f.duplicates),
+        count(f.missing),
+        count(f.off_grid),
+        count(f.compensations),
+        count(f.unplanned),
+        count(f.foreign),
+    );
+    let not_sent: Vec<String> = r.log.not_sent.iter().map(|(reason, n)| format!("{reason}: {}", count(*n))).collect();
+    let _ = writeln!(
+        out,
+        "  planned fires the admin logged as not sent (whole run): {}",
+        if not_sent.is_empty() { "none".to_string() } else { not_sent.join(", ") }
+    );
+    if let Some(logs) = &r.logs {
+        let _ = writeln!(
+            out,
+            "  log rows of the window: {} created, {} /run accepted, {} done (handle_code 200) = {}/s",
+            count(logs.created as u64),
+            count(logs.triggered as u64),
+            count(logs.succeeded as u64),
+            thousands(logs.succeeded as f64 / r.seconds as f64),
+        );
+    }
+    let split = |p: Option<Percentiles>| {
+        p.map_or_else(|| "-".to_string(), |p| format!("{:.1}/{:.1}/{:.1}", ms(p.p50), ms(p.p99), ms(p.max)))
+    };
+    let _ = writeln!(
+        out,
+        "  lateness p50/p99/max ms: {} in all; planned → logDateTime (planning, wheel, lanes, loads) {}",
+        split(f.lateness),
+        split(f.to_log_time),
+    );
+    let u = &r.usage;
+    if !u.statements.is_empty() {
+        let per_run = |n: u64| opt((f.sent > 0).then(|| n as f64 / f.sent as f64), 2);
+        let per = |name: &str| per_run(COUNTERS.iter().position(|c| *c == name).map_or(0, |i| u.statements[i]));
+        let dml: u64 = COUNTERS.iter().zip(&u.statements).filter(|(c, _)| DML.contains(c)).map(|(_, n)| n).sum();
+        let _ = writeln!(
+            out,
+            "  per /run (MariaDB counters): {} SQL ({} SELECT, {} INSERT, {} UPDATE, {} DELETE); {} BEGIN, {} COMMIT, \
+             {} ping/admin cmds, {} prepares, {} InnoDB fsyncs",
+            per_run(dml),
+            per("Com_select"),
+            per("Com_insert"),
+            per("Com_update"),
+            per("Com_delete"),
+            per("Com_begin"),
+            per("Com_commit"),
+            per("Com_admin_commands"),
+            per("Com_stmt_prepare"),
+            per("Innodb_data_fsyncs"),
+        );
+    }
+    // Per-process and machine-wide ticks are sampled separately; a small negative rest is noise.
+    let others = (|| Some(u.machine_busy_ticks?.saturating_sub(u.admin_ticks? + u.db_ticks.unwrap_or(0) + u.own_ticks?)))();
+    let _ = writeln!(
+        out,
+        "  CPU over {:.1} s (% of one core): admin {} ({} µs/run), database server {} ({} µs/run), bench {}, \
+         other processes ≈ {}; machine busy {} of {}, iowait {}",
+        u.elapsed_ms as f64 / 1000.0,
+        opt(r.admin_cpu(), 0),
+        opt(r.admin_us(), 1),
+        opt(r.db_cpu(), 0),
+        opt(r.db_us(), 1),
+        opt(u.percent(u.own_ticks), 0),
+        opt(u.percent(others), 0),
+        opt(u.percent(u.machine_busy_ticks), 0),
+        std::thread::available_parallelism().map_or(0, |n| n.get()) * 100,
+        opt(u.percent(u.machine_iowait_ticks), 0),
+    );
+    let e = &r.executor;
+    let _ = writeln!(
+        out,
+        "  executor: {} /run in total ({} refused); callbacks: {} applied, {} batches failed, {} queued when the \
+         window closed",
+        count(e.runs),
+        count(e.refused),
+        count(e.callbacks_applied),
+        count(e.callback_failures),
+        count(r.backlog_at_end),
+    );
+    if e.unrecorded > 0 {
+        let _ = writeln!(out, "  {} /run were not recorded (memory bound): the counts are incomplete", count(e.unrecorded));
+    }
+    let _ = writeln!(out, "  admin log: {} warnings, {} errors; {}", r.log.warnings, r.log.errors, r.exit);
+    for sample in &r.log.samples {
+        let _ = writeln!(out, "    | {}", truncate(sample, 200));
+    }
+}
+
+fn truncate(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "MISSED"
+    }
+}
+
+/// `value` against `≤ limit`, or "not measured".
+fn at_most(what: &str, value: Option<f64>, limit: f64, unit: &str) -> String {
+    match value {
+        Some(v) => format!("{what} {v:.1} {unit} vs ≤ {limit} {unit} {}", verdict(v <= limit)),
+        None => format!("{what}: not measured"),
+    }
+}
+
+/// The issue's goals for the rows that measure them (reported, not asserted).
+fn goals(row: &Row) -> Vec<String> {
+    let mut goals = Vec::new();
+    match &row.measured {
+        Measured::Sustained(r) => {
+            if row.jobs == TARGET_JOBS {
+                let once = r.fires.missing == 0 && r.fires.duplicates == 0;
+                if r.phase == Phase::Aligned {
+                    goals.push(format!(
+                        "every fire once ({} missing, {} duplicates) {}",
+                        count(r.fires.missing),
+                        count(r.fires.duplicates),
+                        verdict(once)
+                    ));
+                }
+                let p99_limit = match r.phase {
+                    Phase::Aligned => TARGET_P99_ALIGNED_MS,
+                    Phase::Spread => TARGET_P99_SPREAD_MS,
+                };
+                goals.push(at_most("p99", r.lateness_ms(|l| l.p99), p99_limit, "ms"));
+                match row.storage {
+                    Storage::MySql => {
+                        goals.push(at_most("admin", r.admin_us(), TARGET_ADMIN_US, "µs/trigger"));
+                        goals.push(at_most("MariaDB", r.db_us(), TARGET_DB_US, "µs/trigger"));
+                    }
+                    Storage::Sqlite => {
+                        goals.push(at_most("admin CPU", r.admin_cpu(), TARGET_SQLITE_CPU, "%"));
+                        goals.push(at_most("RSS", r.rss_mb(), TARGET_SQLITE_RSS_MB, "MB"));
+                    }
+                }
+            }
+            if row.storage == Storage::Sqlite && row.jobs == TARGET_SQLITE_SMALL_JOBS {
+                goals.push(at_most("RSS", r.rss_mb(), TARGET_SQLITE_SMALL_RSS_MB, "MB"));
+            }
+        }
+        Measured::Burst(r) => {
+            goals.push(format!("no silent drops ({} untraced) {}", count(r.unaccounted()), verdict(r.unaccounted() == 0)));
+            if row.storage == Storage::MySql && row.jobs >= TARGET_BURST_JOBS {
+                let all = r.fires.within_threshold == r.fires.planned;
+                goals.push(format!(
+                    "all sent within 5 s ({} of {}) {}",
+                    count(r.fires.within_threshold),
+                    count(r.fires.planned),
+                    verdict(all)
+                ));
+            }
+        }
+        Measured::Raw(_) => {}
+    }
+    goals
+}
+
+fn targets(out: &mut String, rows: &[Row]) {
+    let lines: Vec<String> = rows
+        .iter()
+        .filter_map(|row| {
+            let goals = goals(row);
+            let kind = match &row.measured {
+                Measured::Sustained(r) => r.phase.name(),
+                Measured::Burst(_) => "burst",
+                Measured::Raw(_) => "raw",
+            };
+            (!goals.is_empty()).then(|| format!("  {}: {}", label(row.storage, kind, row.jobs), goals.join(" | ")))
+        })
+        .collect();
+    if !lines.is_empty() {
+        let _ = writeln!(out, "\nTargets (issue 11; reported, not asserted):\n{}", lines.join("\n"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0.0), "0");
+        assert_eq!(thousands(999.4), "999");
+        assert_eq!(thousands(1000.0), "1,000");
+        assert_eq!(thousands(1_234_567.5), "1,234,568");
+        assert_eq!(thousands(-12_345.0), "-12,345");
+    }
+
+    #[test]
+    fn truncation_keeps_char_boundaries() {
+        assert_eq!(truncate("触发失败了", 2), "触发…");
+        assert_eq!(truncate("ok", 5), "ok");
+    }
+
+    #[test]
+    fn goals_compare_against_limits() {
+        assert_eq!(at_most("p99", Some(42.04), 50.0, "ms"), "p99 42.0 ms vs ≤ 50 ms met");
+        assert_eq!(at_most("RSS", Some(81.0), 80.0, "MB"), "RSS 81.0 MB vs ≤ 80 MB MISSED");
+        assert_eq!(at_most("MariaDB", None, 45.0, "µs/trigger"), "MariaDB: not measured");
+    }
+}
