@@ -806,7 +806,8 @@ async fn job_messages_and_operations(backend: Backend) -> TestResult {
     for form in [vec![("scheduleType", "NONE"), ("scheduleConf", "5")], vec![], vec![("scheduleType", "FIX_DELAY"), ("scheduleConf", "5")]] {
         ensure_eq!(client.post("/jobinfo/nextTriggerTime", &form).await?, ok(json!([])), "{form:?}");
     }
-    let prefix = unvalid("schedule_type");
+    // Our prefix, then the parser's reason, kept apart.
+    let prefix = format!("{}: ", unvalid("schedule_type"));
     for form in [vec![("scheduleType", "FIX_RATE"), ("scheduleConf", "x")], vec![("scheduleType", "CRON"), ("scheduleConf", "bad")], vec![("scheduleType", "CRON")]] {
         let reply = client.post("/jobinfo/nextTriggerTime", &form).await?;
         ensure_eq!((reply["code"].clone(), reply["content"].clone()), (json!(500), json!(null)), "{form:?}: {reply}");

@@ -386,7 +386,8 @@ async fn next_trigger_time(State(state): State<AppState>, params: Params) -> Jso
             Ok(None) => break,
             Err(e) => {
                 let i18n = &state.i18n;
-                return Ok(Json(ReturnT::fail(format!("{}{}{e}", i18n.get("schedule_type"), i18n.get("system_unvalid")))));
+                // The prefix is ours, the rest the parser's: keep them apart.
+                return Ok(Json(ReturnT::fail(format!("{}{}: {e}", i18n.get("schedule_type"), i18n.get("system_unvalid")))));
             }
         }
     }
