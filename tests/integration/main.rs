@@ -8,6 +8,7 @@
 mod alarm;
 mod api;
 mod browser;
+mod cli;
 mod console;
 mod scheduler;
 mod schema;
@@ -39,7 +40,7 @@ fn main() {
         eprintln!("note: {} not found; the reference comparisons are ignored", schema::reference_script_path().display());
     }
     let browser = support::browser::browser_availability();
-    let cases = alarm::cases().into_iter().chain(api::cases()).chain(browser::cases()).chain(console::cases()).chain(scheduler::cases()).chain(schema::cases());
+    let cases = alarm::cases().into_iter().chain(api::cases()).chain(browser::cases()).chain(cli::cases()).chain(console::cases()).chain(scheduler::cases()).chain(schema::cases());
     let mut trials = Vec::new();
     for case in cases {
         for &backend in case.backends {
