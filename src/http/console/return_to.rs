@@ -11,10 +11,14 @@ use axum::http::header::LOCATION;
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
-use percent_encoding::{percent_decode_str, utf8_percent_encode, NON_ALPHANUMERIC};
+use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 /// The login page's parameter naming the page to return to.
 pub const PARAM: &str = "redirect";
+
+/// Encoded in the parameter's value: all but the characters a path reads well with (`?`, `&`, `=` and
+/// `%` of the page's own query are encoded).
+const VALUE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'/').remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
 /// Wraps the gated pages: when the login gate answers a page request with the redirect to the login
 /// page, the requested page is added to it. Data endpoints are not wrapped: a script's call is no page
@@ -32,7 +36,7 @@ pub async fn remember_page(State(state): State<AppState>, request: Request, next
     let is_home = wanted == context.as_str() || wanted == format!("{context}/");
     if is_get && to_login && !is_home {
         if let Some(target) = safe_return_path(context, wanted) {
-            let location = format!("{login}?{PARAM}={}", utf8_percent_encode(target, NON_ALPHANUMERIC));
+            let location = format!("{login}?{PARAM}={}", utf8_percent_encode(target, VALUE));
             if let Ok(value) = HeaderValue::from_str(&location) {
                 response.headers_mut().insert(LOCATION, value);
             }
