@@ -11,12 +11,13 @@ fn main() -> ExitCode {
             ExitCode::from(code.clamp(0, 255) as u8)
         }
         Some("bench") => ExitCode::from(xxl_job_admin::bench::run(&args[1..]).clamp(0, 255) as u8),
-        Some("--help" | "-h" | "help") => {
-            print!("{}", help_text(terminal_width()));
-            ExitCode::SUCCESS
-        }
         Some("--version" | "-V" | "version") => {
             println!("xxl-job-admin {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        // Anywhere among the server's arguments (`serve --help`, `--server.port=9 -h`): help, not a start.
+        first if first == Some("help") || args.iter().any(|a| a == "--help" || a == "-h") => {
+            print!("{}", help_text(terminal_width()));
             ExitCode::SUCCESS
         }
         Some("serve") => serve(&args[1..]),

@@ -115,6 +115,10 @@ async fn help_fits_80_columns_and_lists_every_command() -> TestResult {
     let output = run(&["--help"])?;
     ensure!(output.status.success(), "--help failed: {output:?}");
     let help = String::from_utf8(output.stdout).context("UTF-8 help")?;
+    for words in [&["help"][..], &["serve", "--help"], &["--server.port=9", "-h"]] {
+        let again = run(words)?;
+        ensure_eq!(String::from_utf8_lossy(&again.stdout), help, "{words:?} prints the same help");
+    }
     let long: Vec<&str> = help.lines().filter(|l| l.chars().count() > 80).collect();
     ensure!(long.is_empty(), "lines over 80 columns when piped: {long:#?}");
     for command in ["serve", "cron", "bench", "help", "version"] {
