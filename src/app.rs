@@ -17,7 +17,7 @@ use crate::storage::{self, Db, SchemaOutcome};
 use crate::time::{Clock, SystemClock, Zone, CRON_ZONE};
 use crate::workers::registry::{self, RegistryQueue};
 use crate::workers::{shutdown_channel, ShutdownTrigger};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use tokio::task::JoinHandle;
 
@@ -148,7 +148,8 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         clock,
         metrics,
     };
-    tracing::info!("xxl-job-admin listening on http://{addr}{}/", config.server.context_path);
+    tracing::info!("xxl-job-admin listening on {addr}; console: {}", clickable_console_url(addr, &config.server.context_path));
+    warn_about_default_passwords(&db).await;
 
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let app = http::router(state);
@@ -211,6 +212,41 @@ fn session_keys(config: &Config) -> SessionKeys {
     ])
 }
 
+/// The console's address as a person can click it: a wildcard or loopback listener is reached through
+/// `localhost`, any other address as itself.
+fn clickable_console_url(addr: SocketAddr, context_path: &str) -> String {
+    let host = match addr.ip() {
+        ip if ip.is_unspecified() || ip.is_loopback() => "localhost".to_string(),
+        IpAddr::V4(ip) => ip.to_string(),
+        IpAddr::V6(ip) => format!("[{ip}]"),
+    };
+    format!("http://{host}:{}{context_path}/", addr.port())
+}
+
+/// MD5 of `123456`, the password the xxl-job schema gives its `admin` user.
+const DEFAULT_PASSWORD_MD5: &str = "e10adc3949ba59abbe56e057f20f883e";
+
+/// Names the administrators that still have the schema's default password, with the login that works
+/// until it is changed: on a fresh database that is how a newcomer gets in, anywhere else a warning.
+async fn warn_about_default_passwords(db: &Db) {
+    // Every administrator in one page: a few rows on any real installation.
+    const ALL: i64 = i64::MAX;
+    let admins = match db.page_users(&None, 1, 0, ALL).await {
+        Ok((admins, _)) => admins,
+        Err(e) => {
+            tracing::warn!("could not check the administrators for the default password: {e}");
+            return;
+        }
+    };
+    for admin in admins.iter().filter(|user| user.password == DEFAULT_PASSWORD_MD5) {
+        tracing::warn!(
+            "administrator '{name}' still has the default password: log in as {name} / 123456 and change it \
+             (user menu, top right) before anyone else does",
+            name = admin.username
+        );
+    }
+}
+
 fn warn_about_token(config: &Config) {
     let token = config.access_token.expose();
     if token.trim().is_empty() {
@@ -244,5 +280,20 @@ async fn wait_for_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = terminate => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clickable_console_url;
+
+    #[test]
+    fn console_url_is_clickable() {
+        let url = |addr: &str, context: &str| clickable_console_url(addr.parse().unwrap(), context);
+        assert_eq!(url("0.0.0.0:8080", "/xxl-job-admin"), "http://localhost:8080/xxl-job-admin/");
+        assert_eq!(url("127.0.0.1:9000", ""), "http://localhost:9000/");
+        assert_eq!(url("[::]:8080", "/x"), "http://localhost:8080/x/");
+        assert_eq!(url("192.168.1.5:8080", "/xxl-job-admin"), "http://192.168.1.5:8080/xxl-job-admin/");
+        assert_eq!(url("[fe80::1]:8080", ""), "http://[fe80::1]:8080/");
     }
 }

@@ -30,7 +30,7 @@ pub(crate) const KEYS: &[KeySpec] = &[
         Some("sqlite:xxl-job-admin.db"),
         "database: jdbc:mysql://HOST:PORT/DB?..., mysql://USER:PASS@HOST/DB, jdbc:mariadb://..., sqlite:PATH, sqlite::memory:",
     ),
-    key("spring.datasource.username", None, "database user"),
+    key("spring.datasource.username", None, "database user (MySQL: root when not set)"),
     secret("spring.datasource.password", None, "database password"),
     key("spring.datasource.hikari.maximum-pool-size", Some("30"), "most open database connections (at least 1)"),
     key("spring.datasource.hikari.minimum-idle", Some("10"), "idle connections kept open (at most maximum-pool-size)"),

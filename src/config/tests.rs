@@ -653,19 +653,15 @@ fn summary_shows_the_effective_values() {
 }
 
 #[test]
-fn help_lists_every_key_once_per_line() {
-    let help = help_text();
+fn help_names_every_key_with_its_environment_variable_default_and_meaning() {
+    let help = help_text(80);
     assert!(help.starts_with("Usage: xxl-job-admin"));
+    // Whitespace-insensitive: wrapping may break any line between words.
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
     for spec in keys::KEYS {
-        let line = help
-            .lines()
-            .find(|l| l.split_whitespace().next() == Some(spec.name))
-            .unwrap_or_else(|| panic!("{} missing from help", spec.name));
-        assert!(line.contains(&spec.env_name()), "{line}");
-        assert!(line.contains(spec.help), "{line}");
-        if let Some(default) = spec.default {
-            assert!(line.contains(default), "{line}");
-        }
+        let default = spec.default.map_or(String::new(), |d| format!(", default {d}"));
+        assert!(flat.contains(&format!("{} ({}{default})", spec.name, spec.env_name())), "{} missing from help", spec.name);
+        assert!(flat.contains(&spec.help.split_whitespace().collect::<Vec<_>>().join(" ")), "{}: meaning missing", spec.name);
     }
     assert!(help.contains("SERVER_SERVLET_CONTEXTPATH") && help.contains("mybatis.*"));
 }
@@ -746,10 +742,25 @@ fn webhook_mistakes_are_named() {
 
 #[test]
 fn help_lists_the_webhook_fields() {
-    let help = help_text();
+    let help = help_text(200);
     for field in ["type", "url", "secret", "groups", "timeout"] {
         let key = format!("xxl.job.alarm.webhook.<name>.{field}");
-        let line = help.lines().find(|l| l.starts_with(&key)).unwrap_or_else(|| panic!("{key} missing from help"));
+        let line = help.lines().find(|l| l.trim_start().starts_with(&key)).unwrap_or_else(|| panic!("{key} missing from help"));
         assert!(line.contains(&format!("XXL_JOB_ALARM_WEBHOOK_<NAME>_{}", field.to_uppercase())), "{line}");
+    }
+}
+
+#[test]
+fn help_fits_the_width_and_lists_every_command_on_one_line() {
+    for width in [80, 60, 120] {
+        let help = help_text(width);
+        for line in help.lines() {
+            assert!(line.chars().count() <= width || !line.trim().contains(' '), "{width}: {line:?}");
+        }
+    }
+    let help = help_text(80);
+    for command in ["serve", "cron", "help", "version"] {
+        let line = help.lines().find(|l| l.split_whitespace().next() == Some(command)).unwrap_or_else(|| panic!("{command} missing"));
+        assert!(line.split_whitespace().count() > 2, "{command} has a meaning on its line: {line}");
     }
 }

@@ -11,7 +11,8 @@ const USAGE: &str = "\
 Usage: xxl-job-admin cron \"EXPRESSION\" [--from TIME] [--count N] [--tz ZONE] [--epoch-ms]
 
 Prints the next fire times of a Quartz cron expression (seconds first, 6 or 7 fields), one per line,
-each strictly after the one before; fewer when the schedule ends.
+each strictly after the one before; fewer when the schedule ends. When it never fires after the start,
+says so and exits with 1.
 
 Options:
   --from TIME   start strictly after TIME: epoch milliseconds, or \"yyyy-MM-dd HH:mm:ss\" in the zone
@@ -25,7 +26,8 @@ Options:
 const TIME_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
 
 /// Runs `xxl-job-admin cron ...`; `args` are the words after "cron". Returns the process exit code:
-/// 0 on success, 2 for bad usage or an invalid expression, 1 when the output cannot be written.
+/// 0 on success, 2 for bad usage or an invalid expression, 1 when the expression never fires after the
+/// start or the output cannot be written.
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let request = match Request::parse(args) {
         Ok(Some(request)) => request,
@@ -120,9 +122,18 @@ impl Request {
     }
 
     fn print<Z: TimeZone>(&self, cron: &CronExpression, zone: &Z, out: &mut dyn Write) -> Result<(), Failure> {
-        let mut at = self.start(zone)?;
-        for _ in 0..self.count {
-            let Some(next) = cron.next_after(&at) else { break };
+        let start = self.start(zone)?;
+        let mut at = start.clone();
+        for printed in 0..self.count {
+            let Some(next) = cron.next_after(&at) else {
+                // A valid expression that never fires again (`0 0 0 30 2 ?`, a past year) would otherwise
+                // print nothing and look like success.
+                if printed == 0 {
+                    let after = start.naive_local().format(TIME_FORMAT);
+                    return Err(Failure { message: format!("no fire time after {after}"), usage: false });
+                }
+                break;
+            };
             let line = if self.epoch_ms {
                 next.timestamp_millis().to_string()
             } else {
@@ -186,8 +197,16 @@ mod tests {
         let (code, out, _) =
             cron(&["0 0 0 1 1 ? 2026", "--from", "2025-06-01 00:00:00", "--tz", "UTC", "--count", "5"]);
         assert_eq!((code, out.as_str()), (0, "2026-01-01 00:00:00\n"));
-        let (code, out, _) = cron(&["0 0 0 1 1 ? 2026", "--from", "2026-06-01 00:00:00", "--tz", "UTC"]);
-        assert_eq!((code, out.as_str()), (0, ""));
+    }
+
+    #[test]
+    fn no_fire_time_at_all_is_exit_1_with_the_reason() {
+        // 30 February never comes; 2026 is over by June.
+        for (expression, from) in [("0 0 0 30 2 ?", "2025-01-01 00:00:00"), ("0 0 0 1 1 ? 2026", "2026-06-01 00:00:00")] {
+            let (code, out, err) = cron(&[expression, "--from", from, "--tz", "UTC"]);
+            assert_eq!((code, out.as_str()), (1, ""), "{expression}");
+            assert_eq!(err, format!("xxl-job-admin cron: no fire time after {from}\n"), "{expression}");
+        }
     }
 
     #[test]

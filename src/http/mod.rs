@@ -8,6 +8,8 @@ pub mod openapi;
 
 use crate::app::AppState;
 use axum::extract::Request;
+use axum::response::Redirect;
+use axum::routing::get;
 use axum::Router;
 use tower::util::MapRequestLayer;
 use tower::Layer;
@@ -31,6 +33,8 @@ pub fn router(state: AppState) -> Router {
         // axum matches a nested root route at `{context}` only; the console's home is `{context}/`.
         // The rewrite must happen before routing, hence a service around the router.
         let home = format!("{context}/");
+        // The bare host is where people type first: send them to the console.
+        let console_home = home.clone();
         let nested = Router::new().nest(&context, inner);
         let rewrite = move |mut request: Request| {
             if request.uri().path() == home {
@@ -41,6 +45,8 @@ pub fn router(state: AppState) -> Router {
             }
             request
         };
-        Router::new().fallback_service(MapRequestLayer::new(rewrite).layer(nested))
+        Router::new()
+            .route("/", get(move || async move { Redirect::to(&console_home) }))
+            .fallback_service(MapRequestLayer::new(rewrite).layer(nested))
     }
 }

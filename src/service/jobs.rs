@@ -366,7 +366,8 @@ pub fn next_fire_times(state: &AppState, schedule_type: &str, conf: Option<&str>
             Ok(None) => break,
             Err(e) => {
                 let i18n = &state.i18n;
-                return Err(ServiceError::Invalid(format!("{}{}{e}", i18n.get("schedule_type"), i18n.get("system_unvalid"))));
+                // The prefix is ours, the rest the parser's: keep them apart.
+                return Err(ServiceError::Invalid(format!("{}{}: {e}", i18n.get("schedule_type"), i18n.get("system_unvalid"))));
             }
         }
     }

@@ -139,8 +139,13 @@
         return baseUrl + path;
     };
 
-    XJ.goLogin = function () {
-        window.location.href = baseUrl + '/toLogin';
+    /**
+     * To the login page; with `returnHere` (a session that ended under the user) the login returns to this
+     * page afterwards (the server follows only console pages).
+     */
+    XJ.goLogin = function (returnHere) {
+        var here = window.location.pathname + window.location.search;
+        window.location.href = baseUrl + '/toLogin' + (returnHere ? '?redirect=' + encodeURIComponent(here) : '');
     };
 
     // ------------------------------------------------------------------------------------------------
@@ -287,7 +292,7 @@
             }
         }).done(function (body, status, jqXhr) {
             if (isLoginAnswer(raw, jqXhr)) {
-                XJ.goLogin();
+                XJ.goLogin(true);
                 deferred.reject(null);
                 return;
             }
@@ -305,7 +310,7 @@
                 return;
             }
             if (isLoginAnswer(raw, jqXhr)) {
-                XJ.goLogin();
+                XJ.goLogin(true);
                 deferred.reject(null);
                 return;
             }

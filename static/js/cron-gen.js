@@ -14,6 +14,8 @@
 
     var MONTH_NAMES = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
     var WEEK_NAMES = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
+    /** Where the builder starts when the Cron field is empty: every day at midnight. */
+    var DEFAULT_EXPRESSION = '0 0 0 * * ?';
 
     /** Field definitions: value range and the forms offered, in display order. */
     function fieldDefs(currentYear) {
@@ -145,7 +147,7 @@
         return parts.join(' ');
     }
 
-    var CronGen = { parse: parse, build: build, fieldDefs: fieldDefs };
+    var CronGen = { parse: parse, build: build, fieldDefs: fieldDefs, DEFAULT_EXPRESSION: DEFAULT_EXPRESSION };
 
     if (typeof module !== 'undefined' && module.exports) {
         module.exports = CronGen;
@@ -342,18 +344,30 @@
         return states;
     };
 
-    /** Loads the input's expression into the controls (defaults when it is empty or not representable). */
+    /**
+     * Loads the input's expression into the controls. An empty input starts from DEFAULT_EXPRESSION, put
+     * into the input as well, so what the controls show is a valid schedule; an expression the controls
+     * cannot show is kept as typed.
+     */
     Builder.prototype.load = function () {
         var self = this;
-        var states = parse(this.$input.val(), this.year);
-        if (!states) {
-            states = parse('0 0 0 * * ?', this.year);
+        if (!$.trim(this.$input.val())) {
+            this.$input.val(DEFAULT_EXPRESSION).trigger('cron:change');
         }
+        var states = parse(this.$input.val(), this.year) || parse(DEFAULT_EXPRESSION, this.year);
         $.each(this.defs, function (i, def) {
             self.writeField(def, states[def.key]);
         });
         this.$holder.find('.cron-expression').text(this.$input.val());
         this.refreshTimes();
+    };
+
+    /** Shows the server's verdict on the expression beside the Cron field; none hides it. */
+    Builder.prototype.showError = function (text) {
+        var $error = this.options.$error;
+        if ($error) {
+            $error.text(text || '').toggle(!!text);
+        }
     };
 
     /** Keeps exactly one of day-of-month / day-of-week at "?", as Quartz requires. */
@@ -393,6 +407,7 @@
             var $times = self.$holder.find('.cron-next-times');
             if (!expression) {
                 $times.removeClass('text-red').text(t('cron_empty_result'));
+                self.showError(null);
                 return;
             }
             var request = root.XJ.request('/jobinfo/nextTriggerTime', { scheduleType: 'CRON', scheduleConf: expression });
@@ -404,12 +419,16 @@
                 if (answer && answer.code === 200) {
                     var list = answer.content || [];
                     $times.removeClass('text-red').text(list.length ? list.join('\n') : t('cron_empty_result'));
+                    self.showError(null);
                 } else {
-                    $times.addClass('text-red').text((answer && answer.msg) || root.I18n.system_api_error);
+                    var error = (answer && answer.msg) || root.I18n.system_api_error;
+                    $times.addClass('text-red').text(error);
+                    self.showError(error);
                 }
             }, function (msg) {
                 if (msg !== null && self.pending === request) {
                     $times.addClass('text-red').text(msg);
+                    self.showError(msg);
                 }
             });
         }, 250);
@@ -444,12 +463,20 @@
         });
     };
 
-    /** Attaches a builder; returns an object with load() (re-read the input) and refresh(). */
+    /**
+     * Attaches a builder; options.$error is where an invalid expression is reported. Returns an object
+     * with load() (re-read the input), refresh() and clearError() (for a form being reset).
+     */
     CronGen.attach = function ($input, $holder, options) {
         var builder = new Builder($input, $holder, options);
         return {
             load: function () { builder.load(); },
-            refresh: function () { builder.refreshTimes(); }
+            refresh: function () { builder.refreshTimes(); },
+            clearError: function () {
+                clearTimeout(builder.timer);
+                builder.pending = null;
+                builder.showError(null);
+            }
         };
     };
 

@@ -58,6 +58,24 @@ $(function () {
     }
 
     function drawPie(data) {
+        var success = data.triggerCountSucTotal || 0;
+        var fail = data.triggerCountFailTotal || 0;
+        var running = data.triggerCountRunningTotal || 0;
+        if (success + fail + running === 0) {
+            // Three zero slices would be drawn as equal thirds labelled 0 %: say there is nothing instead.
+            pieChart.setOption({
+                graphic: [{
+                    type: 'text',
+                    id: 'empty',
+                    left: 'center',
+                    top: 'middle',
+                    style: { text: I18n.job_dashboard_report_empty, fill: '#999', font: '14px sans-serif' }
+                }]
+            }, true);
+            $('#pieChart').attr('data-empty', 'true');
+            return;
+        }
+        $('#pieChart').attr('data-empty', 'false');
         pieChart.setOption({
             color: [COLORS.success, COLORS.fail, COLORS.running],
             tooltip: { trigger: 'item', formatter: '{b}: {c} ({d}%)' },
@@ -69,9 +87,9 @@ $(function () {
                 center: ['50%', '46%'],
                 label: { normal: { formatter: '{b}\n{d}%' } },
                 data: [
-                    { name: I18n.joblog_status_suc, value: data.triggerCountSucTotal || 0 },
-                    { name: I18n.joblog_status_fail, value: data.triggerCountFailTotal || 0 },
-                    { name: I18n.joblog_status_running, value: data.triggerCountRunningTotal || 0 }
+                    { name: I18n.joblog_status_suc, value: success },
+                    { name: I18n.joblog_status_fail, value: fail },
+                    { name: I18n.joblog_status_running, value: running }
                 ]
             }]
         }, true);

@@ -14,8 +14,35 @@ $(function () {
     var $container = $('#ideContainer');
     var jobId = $container.attr('data-job-id');
     var glueType = $container.attr('data-glue-type');
-    var history = window.glueHistory || [];
+    var history = readHistory(document);
     var currentSource = $('#glueSourceCurrent').val();
+
+    /** The versions a jobcode page document lists, from its JSON data element. */
+    function readHistory(doc) {
+        var data = doc.getElementById('glueHistory');
+        return data ? JSON.parse(data.textContent || '[]') : null;
+    }
+
+    /**
+     * Reloads the version list from the page as the server renders it now, so a saved version is offered
+     * at once; the editor keeps what was typed. A page without the list (the session ended) is opened.
+     */
+    function refreshHistory() {
+        return $.get(window.location.href).then(function (html) {
+            var doc = new DOMParser().parseFromString(html, 'text/html');
+            var fresh = readHistory(doc);
+            var $options = $(doc).find('#glueVersion option');
+            if (!fresh || !$options.length) {
+                window.location.reload();
+                return;
+            }
+            history = fresh;
+            currentSource = $(doc).find('#glueSourceCurrent').prop('textContent');
+            $('#glueVersion').empty().append($options);
+        }, function () {
+            window.location.reload();
+        });
+    }
 
     var editor = CodeMirror.fromTextArea(document.getElementById('glueSource'), {
         mode: MODES[glueType] || 'text/x-java',
@@ -86,9 +113,8 @@ $(function () {
         }, {
             success: function () {
                 $modal.modal('hide');
-                XJ.alertOk(I18n.system_save + ' ' + I18n.system_success, function () {
-                    window.location.reload();
-                });
+                XJ.toast(I18n.jobinfo_glue_save_success, true);
+                refreshHistory();
             }
         }).always(function () {
             $button.prop('disabled', false);

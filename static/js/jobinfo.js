@@ -302,6 +302,7 @@ $(function () {
             },
             afterReset: function () {
                 this.$cronRow.hide();
+                this.cron.clearError();
                 showScheduleConf(this);
                 applyGlueType(this, false);
             },
@@ -359,7 +360,9 @@ $(function () {
         });
 
         form.$cronRow = form.$form.find('.cron-gen-row');
-        form.cron = CronGen.attach(form.$form.find('.cron-input'), form.$form.find('.cron-gen-holder'));
+        form.cron = CronGen.attach(form.$form.find('.cron-input'), form.$form.find('.cron-gen-holder'), {
+            $error: form.$form.find('.cron-error')
+        });
         form.field('scheduleType').on('change', function () {
             showScheduleConf(form);
         });

@@ -78,8 +78,9 @@ $(function () {
                 }
                 return;
             }
-            // The server sends the content HTML-escaped; it is shown as text, so undo exactly that.
-            appendText(unescapeHtml(content.logContent || ''));
+            // The server sends the content HTML-escaped: undo exactly that, then let only the line breaks
+            // (Java executors write `<br>` around their start/end markers) and banner spans through.
+            $console.append(sanitizeMessage(unescapeHtml(content.logContent || '')));
             fromLineNum = content.toLineNum + 1;
             idlePulls = 0;
             scrollToEnd();

@@ -26,19 +26,19 @@ $(function () {
             element.closest('.form-group').append(error);
         },
         rules: {
-            userName: { required: true, minlength: 4, maxlength: 18 },
-            password: { required: true, minlength: 4, maxlength: 18 }
+            userName: { required: true, minlength: 4, maxlength: 20 },
+            password: { required: true, minlength: 4, maxlength: 20 }
         },
         messages: {
             userName: {
                 required: I18n.login_username_empty,
                 minlength: I18n.login_username_lt_4,
-                maxlength: I18n.system_lengh_limit + '[4-18]'
+                maxlength: I18n.system_lengh_limit + '[4-20]'
             },
             password: {
                 required: I18n.login_password_empty,
                 minlength: I18n.login_password_lt_4,
-                maxlength: I18n.system_lengh_limit + '[4-18]'
+                maxlength: I18n.system_lengh_limit + '[4-20]'
             }
         },
         submitHandler: function () {
@@ -54,7 +54,8 @@ $(function () {
                 if (answer && answer.code === 200) {
                     XJ.toast(I18n.login_success, true);
                     setTimeout(function () {
-                        window.location.href = XJ.url('/');
+                        // The page asked for before login, as the server checked it (same site, under the console).
+                        window.location.href = $form.attr('data-return-to') || XJ.url('/');
                     }, 500);
                 } else {
                     $button.prop('disabled', false);

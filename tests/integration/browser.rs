@@ -18,6 +18,8 @@ pub fn cases() -> Vec<Case> {
         Case { name: "browser::language_follows_configuration", backends: SQLITE, run: |b| Box::pin(language_follows_configuration(b)) },
         Case { name: "browser::user_password_and_clear_log_dialogs", backends: SQLITE, run: |b| Box::pin(user_password_and_clear_log_dialogs(b)) },
         Case { name: "browser::api_token_dialog", backends: SQLITE, run: |b| Box::pin(api_token_dialog(b)) },
+        Case { name: "browser::deep_link_and_long_password_survive_login", backends: SQLITE, run: |b| Box::pin(deep_link_and_long_password_survive_login(b)) },
+        Case { name: "browser::first_look_cron_builder_dashboard_glue_note", backends: SQLITE, run: |b| Box::pin(first_look_cron_builder_dashboard_glue_note(b)) },
     ]
 }
 
@@ -139,10 +141,17 @@ async fn job_from_executor_to_rolling_log(backend: Backend) -> TestResult {
         ensure!(message.contains(&address), "the trigger message names the address: {message}");
         no_injected_script(&browser).await?;
 
-        // The rolling log: the executor's text, escaped markup shown as text.
+        // The rolling log: the executor's line breaks as line breaks, any other markup shown as text.
         browser.goto(&format!("/joblog/logDetailPage?id={log_id}")).await?;
         let console = browser.until("log lines", "var c = document.querySelector('#logConsole'); return c && c.textContent.includes('line 1') ? c.textContent : null;").await?;
-        ensure!(console.as_str().unwrap_or("").contains("<script>alert('x')</script>"), "log markup as text: {console}");
+        let console = console.as_str().unwrap_or("");
+        ensure!(console.contains("<script>alert('x')</script>") && console.contains("<b>bold</b>"), "log markup as text: {console}");
+        ensure!(!console.contains("<br>"), "the executor's <br> are line breaks, not text: {console}");
+        let elements = browser
+            // The console's own end-of-log notes are spans of class xj-log-*.
+            .script("return Array.from(document.querySelectorAll('#logConsole *:not([class^=\"xj-log\"])')).map(function (e) { return e.tagName; });", vec![])
+            .await?;
+        ensure_eq!(elements, json!(["BR", "BR"]), "the only elements the log made");
         no_injected_script(&browser).await?;
 
         // The job manager as the README shows it.
@@ -174,7 +183,20 @@ async fn glue_edit_and_rollback(backend: Backend) -> TestResult {
             browser.click("#saveGlue").await?;
             browser.visible("#saveModal").await?;
             browser.fill("#glueRemark", remark).await?;
+            browser.script("window.__samePage = true; return true;", vec![]).await?;
             browser.click("#saveGlueSubmit").await?;
+            // The saved version is offered at once, on the same page (no reload), with the remark as typed.
+            let listed = browser
+                .until(
+                    "the saved version in the history",
+                    &format!(
+                        "var s = document.querySelector('#glueVersion'); \
+                         return window.__samePage && s.options.length && s.options[0].textContent.includes({}) ? s.options.length : null;",
+                        json!(remark)
+                    ),
+                )
+                .await?;
+            ensure_eq!(listed, json!(if version == "echo v1" { 1 } else { 2 }), "versions listed after saving {version}");
             let expected = format!("#!/bin/bash\n{version}");
             crate::support::eventually(std::time::Duration::from_secs(20), "the saved source", || {
                 let (store, expected) = (store.clone(), expected.clone());
@@ -362,6 +384,123 @@ async fn api_token_dialog(backend: Backend) -> TestResult {
             let api = crate::support::rest::RestClient::new(&base, Some(&token));
             ensure_eq!(api.get("/groups").await?.status, 200, "the dialog's token authenticates");
         }
+        no_injected_script(&browser).await?;
+        Ok(())
+    })?;
+    app.stop().await;
+    Ok(())
+}
+
+/// A deep link opened before login lands there after logging in through the form, with a user name and
+/// a password of 20 characters typed key by key (the longest the user dialog allows); the login page
+/// ignores a return address outside the console; the bare host leads to the console.
+async fn deep_link_and_long_password_survive_login(backend: Backend) -> TestResult {
+    use md5::{Digest, Md5};
+    const NAME: &str = "operator-with-20-chr";
+    const PASSWORD: &str = "a-password-20-chars!";
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+    let store = app.app.db.clone();
+    let group = manual_group(&store, "deep-link-app", &["http://127.0.0.1:9/"]).await?;
+    let job_id = insert(&store, &job(group)).await?;
+    let user = xxl_job_admin::storage::JobUser {
+        id: 0,
+        username: NAME.into(),
+        password: hex::encode(Md5::digest(PASSWORD.as_bytes())),
+        role: 1,
+        permission: None,
+    };
+    store.insert_user(&user).await.context("insert user")?;
+    let root = format!("http://{}/", app.app.addr);
+    in_browser!(app, "browser-deep-link", |browser| {
+        // The bare host: redirected to the console, which asks for a login.
+        browser.client.goto(&root).await.context("open /")?;
+        browser.until("the login page from /", "return document.body.dataset.page === 'login';").await?;
+
+        browser.goto(&format!("/joblog?jobId={job_id}")).await?;
+        browser.until("the login page", "return document.body.dataset.page === 'login';").await?;
+        browser.fill("#userName", NAME).await?;
+        browser.fill("#password", PASSWORD).await?;
+        let typed = browser.script("return [document.querySelector('#userName').value, document.querySelector('#password').value];", vec![]).await?;
+        ensure_eq!(typed, json!([NAME, PASSWORD]), "all 20 characters typed");
+        browser.click("#loginSubmit").await?;
+        browser.until("the trigger log after login", "return document.body.dataset.page === 'joblog';").await?;
+        let url = browser.client.current_url().await.context("url")?;
+        ensure!(url.as_str().ends_with(&format!("/xxl-job-admin/joblog?jobId={job_id}")), "landed on {url}");
+        let selected = browser.script("return document.querySelector('#jobId').value;", vec![]).await?;
+        ensure_eq!(selected, json!(job_id.to_string()), "the linked job is chosen");
+
+        // Logged in, the login page sends a foreign or protocol-relative return address home instead.
+        for evil in ["https://evil.example/", "//evil.example/", "/xxl-job-admin/../evil"] {
+            browser.goto(&format!("/toLogin?redirect={}", percent(evil))).await?;
+            browser.until("the dashboard", "return document.body && document.body.dataset.page === 'index';").await?;
+            let url = browser.client.current_url().await.context("url")?;
+            ensure!(url.host_str() == Some("127.0.0.1") && url.path() == "/xxl-job-admin/", "{evil}: landed on {url}");
+        }
+        Ok(())
+    })?;
+    app.stop().await;
+    Ok(())
+}
+
+/// Every byte but letters and digits percent-encoded, as a query value.
+fn percent(text: &str) -> String {
+    text.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect()
+}
+
+/// What a newcomer sees first, in English: the cron builder opens on a valid expression with its next
+/// fire times and reports a bad one beside the Cron field; the dashboard's boxes show their whole texts
+/// and its pie chart says there is nothing yet; a new GLUE job's version note is English.
+async fn first_look_cron_builder_dashboard_glue_note(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+    let t = I18n::new("en");
+    in_browser!(app, "browser-first-look", |browser| {
+        login(&browser, "admin", "123456").await?;
+
+        let empty = browser.until("the empty pie chart", "return document.querySelector('#pieChart').dataset.empty || null;").await?;
+        ensure_eq!(empty, json!("true"), "no triggers yet: the pie chart shows its empty state");
+        let cut = browser
+            .script(
+                "return Array.from(document.querySelectorAll('#dashboard .info-box-text, #dashboard .progress-description')) \
+                 .filter(function (e) { return e.scrollWidth > e.clientWidth + 1; }).map(function (e) { return e.textContent; });",
+                vec![],
+            )
+            .await?;
+        ensure_eq!(cut, json!([]), "info box texts cut off");
+
+        browser.goto("/jobinfo").await?;
+        browser.click("#jobAdd").await?;
+        browser.visible("#addModal").await?;
+        let note = browser.script("return document.querySelector('#addForm [name=glueRemark]').value;", vec![]).await?;
+        ensure_eq!(note, json!(t.get("jobinfo_glue_remark_initial")), "the default GLUE version note");
+        browser.click("#addForm .cron-gen-toggle").await?;
+        let times = browser
+            .until("next fire times", "var t = document.querySelector('#addForm .cron-next-times'); return t && /\\d{4}-\\d\\d-\\d\\d/.test(t.textContent) ? t.textContent : null;")
+            .await?;
+        ensure_eq!(times.as_str().map(|t| t.lines().count()), Some(5), "five fire times: {times}");
+        let first = browser
+            .script(
+                "var f = document.querySelector('#addForm'); \
+                 return [f.elements.schedule_conf_CRON.value, f.querySelector('.cron-expression').textContent, \
+                         f.querySelector('.cron-error').offsetParent === null];",
+                vec![],
+            )
+            .await?;
+        ensure_eq!(first, json!(["0 0 0 * * ?", "0 0 0 * * ?", true]), "the builder's first state");
+
+        browser.fill("#addForm [name=schedule_conf_CRON]", "0 0 0 * * *").await?;
+        let error = browser
+            .until("the error beside the Cron field", "var e = document.querySelector('#addForm .cron-error'); return e && e.offsetParent ? e.textContent : null;")
+            .await?;
+        let prefix = format!("{}{}: ", t.get("schedule_type"), t.get("system_unvalid"));
+        ensure!(error.as_str().is_some_and(|e| e.starts_with(&prefix) && e.len() > prefix.len() + 10), "{error}");
+        let beside = browser
+            .script("return document.querySelector('#addForm .cron-error').closest('.schedule-conf-CRON') !== null;", vec![])
+            .await?;
+        ensure_eq!(beside, json!(true), "the error sits in the Cron field's column");
+        browser.fill("#addForm [name=schedule_conf_CRON]", "0 0 3 * * ?").await?;
+        browser.until("the error gone", "return document.querySelector('#addForm .cron-error').offsetParent === null;").await?;
         no_injected_script(&browser).await?;
         Ok(())
     })?;

@@ -52,10 +52,16 @@ async fn login_gate_and_logout(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &[]).await?;
     let mut client = ConsoleClient::new(&app.base);
-    for path in ["/jobinfo/pageList?jobGroup=0&triggerStatus=-1", "/jobinfo", "/"] {
+    // A page asked for is carried along, to return to after login; a data call or the dashboard is not.
+    for (path, login) in [
+        ("/jobinfo/pageList?jobGroup=0&triggerStatus=-1", "/xxl-job-admin/toLogin"),
+        ("/jobinfo", "/xxl-job-admin/toLogin?redirect=/xxl-job-admin/jobinfo"),
+        ("/joblog?jobId=3&x=a%20b", "/xxl-job-admin/toLogin?redirect=/xxl-job-admin/joblog%3FjobId%3D3%26x%3Da%2520b"),
+        ("/", "/xxl-job-admin/toLogin"),
+    ] {
         let reply = client.get(path).await?;
         ensure_eq!(reply.status, 302, "{path}");
-        ensure_eq!(reply.location.as_deref(), Some("/xxl-job-admin/toLogin"), "{path}");
+        ensure_eq!(reply.location.as_deref(), Some(login), "{path}");
     }
     let login_page = client.get("/toLogin").await?;
     ensure_eq!(login_page.status, 200);
@@ -806,7 +812,8 @@ async fn job_messages_and_operations(backend: Backend) -> TestResult {
     for form in [vec![("scheduleType", "NONE"), ("scheduleConf", "5")], vec![], vec![("scheduleType", "FIX_DELAY"), ("scheduleConf", "5")]] {
         ensure_eq!(client.post("/jobinfo/nextTriggerTime", &form).await?, ok(json!([])), "{form:?}");
     }
-    let prefix = unvalid("schedule_type");
+    // Our prefix, then the parser's reason, kept apart.
+    let prefix = format!("{}: ", unvalid("schedule_type"));
     for form in [vec![("scheduleType", "FIX_RATE"), ("scheduleConf", "x")], vec![("scheduleType", "CRON"), ("scheduleConf", "bad")], vec![("scheduleType", "CRON")]] {
         let reply = client.post("/jobinfo/nextTriggerTime", &form).await?;
         ensure_eq!((reply["code"].clone(), reply["content"].clone()), (json!(500), json!(null)), "{form:?}: {reply}");

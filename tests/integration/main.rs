@@ -9,6 +9,7 @@
 mod alarm;
 mod api;
 mod browser;
+mod cli;
 mod console;
 mod metrics;
 mod openapi;
@@ -54,6 +55,7 @@ fn main() {
         .into_iter()
         .chain(api::cases())
         .chain(browser::cases())
+        .chain(cli::cases())
         .chain(console::cases())
         .chain(metrics::cases())
         .chain(openapi::cases())

@@ -9,6 +9,7 @@ mod joblog;
 mod pages;
 pub mod params;
 mod render;
+mod return_to;
 pub mod session;
 mod users;
 pub mod views;
@@ -57,7 +58,9 @@ pub fn routes(state: AppState) -> Router<AppState> {
         )
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), gate))
         .route_layer(axum::middleware::from_fn(same_origin_only));
-    let pages = pages::gated_routes().route_layer(axum::middleware::from_fn_with_state(state.clone(), gate));
+    let pages = pages::gated_routes()
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), gate))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), return_to::remember_page));
     Router::new()
         .merge(auth::routes())
         .merge(pages::public_routes())

@@ -3,6 +3,7 @@
 use super::error::{ConsoleError, PageError};
 use super::params::Params;
 use super::render::{render, script_json};
+use super::return_to;
 use super::views::JobView;
 use super::{cookie, current_user, JsonResult, LoginUser, OrJson};
 use crate::app::AppState;
@@ -192,11 +193,18 @@ async fn chart_info(State(state): State<AppState>, params: Params) -> JsonResult
     Ok(Json(ReturnT::with_content(chart)))
 }
 
-async fn to_login(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, PageError> {
+/// The login page; `redirect` names the page to return to afterwards (see `return_to`).
+async fn to_login(State(state): State<AppState>, headers: HeaderMap, params: Params) -> Result<Response, PageError> {
+    let context = &state.config.server.context_path;
+    let requested = params.string(return_to::PARAM);
+    let return_to = requested
+        .as_deref()
+        .and_then(|path| return_to::safe_return_path(context, path))
+        .map_or_else(|| format!("{context}/"), str::to_string);
     if current_user(&state, &headers).await.or_page(&state)?.is_some() {
-        return Ok(Redirect::to(&format!("{}/", state.config.server.context_path)).into_response());
+        return Ok(Redirect::to(&return_to).into_response());
     }
-    Ok(render(&state, None, false, "login.html", context! { page => "login" })?.into_response())
+    Ok(render(&state, None, false, "login.html", context! { page => "login", return_to => return_to })?.into_response())
 }
 
 async fn help_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {

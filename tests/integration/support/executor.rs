@@ -100,8 +100,10 @@ impl JavaExecutorClient {
     }
 }
 
-/// What every in-test executor's `/log` returns: markup that must never reach a page unescaped.
-pub const LOG_CONTENT: &str = "line 1\n<script>alert('x')</script> & done\n";
+/// What every in-test executor's `/log` returns: the `<br>` a Java executor writes around its markers,
+/// and markup that must never reach a page unescaped.
+pub const LOG_CONTENT: &str =
+    "line 1\n<br>----------- xxl-job job execute start -----------<br><script>alert('x')</script> & <b>bold</b> done\n";
 
 /// One request an in-test executor received.
 #[derive(Debug, Clone)]
