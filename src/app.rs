@@ -2,9 +2,8 @@
 
 use chrono::NaiveDateTime;
 use crate::alarm::email::EmailAlarm;
-use crate::config::{Config, DbTarget, SqlitePath};
-use crate::http::console::session::{embedded_secret, LoginThrottle, Revocations, SessionKeys};
-use crate::http::console::ConsoleState;
+use crate::config::Config;
+use crate::http::console::{secret, ConsoleState};
 use crate::executor::ExecutorClient;
 use crate::http;
 use crate::i18n::I18n;
@@ -105,7 +104,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let (pool, pool_tasks) = TriggerPool::start(db.clone(), i18n.clone(), executors.clone(), clock.clone(), &config, lanes_shutdown);
     let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
     let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone());
-    let (registry_queue, registry_writers) = RegistryQueue::start(db.clone(), clock.clone());
+    let (registry_queue, registry_writers) = RegistryQueue::start(db.clone(), clock.clone(), config.registry_max_per_app);
     let mut workers = vec![tokio::spawn(registry::run_monitor(db.clone(), clock.clone(), shutdown.clone()))];
     let engine = Engine {
         db: db.clone(),
@@ -125,11 +124,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         completer,
         triggers: triggers.clone(),
         executors,
-        console: Arc::new(ConsoleState {
-            keys: session_keys(&config),
-            throttle: LoginThrottle::new(),
-            revoked: Revocations::default(),
-        }),
+        console: Arc::new(ConsoleState::new(secret::resolve(&config, &db).await?)),
         clock,
     };
     let addr = SocketAddr::new(config.server.address, config.server.port);
@@ -141,7 +136,8 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let app = http::router(state);
     let server_db = db.clone();
     let server = tokio::spawn(async move {
-        let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+        // The peer address is the client's unless `server.forward-headers-strategy` says otherwise.
+        let serve = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(async move {
             let _ = stopped.await;
         });
         if let Err(e) = serve.await {
@@ -170,23 +166,6 @@ async fn shutdown_workers(
     for handle in pool_tasks {
         let _ = handle.await;
     }
-}
-
-/// Sessions must verify on every instance sharing this configuration, and on no other: the key is
-/// derived from the secrets they share (for an embedded database, a random one kept beside it).
-fn session_keys(config: &Config) -> SessionKeys {
-    let ds = &config.datasource;
-    let target = match &ds.target {
-        DbTarget::MySql { host, port, database, .. } => format!("mysql://{host}:{port}/{database}"),
-        DbTarget::Sqlite { path: SqlitePath::File(file) } => format!("sqlite:{}:{}", file.display(), embedded_secret(file)),
-        DbTarget::Sqlite { path: SqlitePath::Memory } => format!("sqlite::memory:{}", hex::encode(rand::random::<[u8; 32]>())),
-    };
-    SessionKeys::derive(&[
-        config.access_token.expose(),
-        &target,
-        ds.username.as_deref().unwrap_or(""),
-        ds.password.as_ref().map(|p| p.expose()).unwrap_or(""),
-    ])
 }
 
 fn warn_about_token(config: &Config) {

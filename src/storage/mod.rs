@@ -20,9 +20,9 @@ mod users;
 pub use connect::connect;
 pub use jobs::JobFilter;
 pub use logs::{HandleState, LogFilter, LogStatusFilter, TriggerInfo};
-pub use registry::RegistryKey;
+pub use registry::{Registered, RegistryKey};
 pub use models::*;
-pub use schedule_lock::{ScheduleLock, ScheduleUpdate};
+pub use schedule_lock::{ScheduleLock, ScheduleUpdate, SESSION_SECRET_PREFIX};
 pub use schema::SchemaOutcome;
 
 use crate::time::Zone;
@@ -173,7 +173,12 @@ impl Db {
         if self.execute(update, update_args).await? > 0 {
             return Ok(());
         }
-        match on_pool!(self, |p| bind_args!(sqlx::query(insert), insert_args).execute(p).await.map(drop)) {
+        self.insert_once(insert, insert_args).await
+    }
+
+    /// Runs an INSERT; hitting the unique key means another admin inserted the row first, which is as good.
+    pub(crate) async fn insert_once(&self, insert: &str, args: &[Arg]) -> Result<()> {
+        match on_pool!(self, |p| bind_args!(sqlx::query(insert), args).execute(p).await.map(drop)) {
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(()),
             other => Ok(other?),
         }

@@ -4,9 +4,16 @@
 //! kinds of admin take turns. SQLite: `BEGIN IMMEDIATE`, which excludes every other writer process.
 //! The due jobs are read and their next times written inside the same transaction, after the lock is
 //! held, so each holder sees everything the previous one committed.
+//!
+//! The same table keeps one more row, the console's session secret (see [`SESSION_SECRET_PREFIX`]).
 
 use super::{placeholders, Db, JobInfo, Pool, Result};
 use sqlx::{MySql, Sqlite, Transaction};
+
+/// `xxl_job_lock.lock_name` of the row holding the console's session secret is this prefix followed by
+/// 43 base64url characters (256 random bits), 50 characters in all: the column is `varchar(50)`. Admins
+/// only ever lock the `schedule_lock` row, so the extra row is never locked by anyone.
+pub const SESSION_SECRET_PREFIX: &str = "secret:";
 
 /// Rows per batched UPDATE, well under both backends' placeholder limits.
 const UPDATE_BATCH: usize = 500;
@@ -62,6 +69,35 @@ impl Db {
             Pool::Sqlite(pool) => LockTx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
         };
         Ok(ScheduleLock { tx })
+    }
+}
+
+impl Db {
+    /// The session secret kept in `xxl_job_lock`, stored first as `candidate` when there is none. Read
+    /// and created under the schedule lock, so admins starting together on a new database agree.
+    pub async fn shared_session_secret(&self, candidate: &str) -> Result<String> {
+        let mut lock = self.lock_schedule().await?;
+        let pattern = format!("{SESSION_SECRET_PREFIX}%");
+        let stored: Option<String> = on_tx!(lock, |conn| sqlx::query_scalar(
+            "SELECT lock_name FROM xxl_job_lock WHERE lock_name LIKE ? ORDER BY lock_name LIMIT 1"
+        )
+        .bind(&pattern)
+        .fetch_optional(conn)
+        .await)?;
+        let name = match stored {
+            Some(name) => name,
+            None => {
+                let name = format!("{SESSION_SECRET_PREFIX}{candidate}");
+                on_tx!(lock, |conn| sqlx::query("INSERT INTO xxl_job_lock (lock_name) VALUES (?)")
+                    .bind(&name)
+                    .execute(conn)
+                    .await
+                    .map(drop))?;
+                name
+            }
+        };
+        lock.commit().await?;
+        Ok(name[SESSION_SECRET_PREFIX.len()..].to_string())
     }
 }
 

@@ -17,6 +17,14 @@ impl Db {
             .await)?)
     }
 
+    /// How many administrators (role 1) have this password hash.
+    pub async fn admins_with_password(&self, password_md5: &str) -> Result<i64> {
+        Ok(on_pool!(self, |p| sqlx::query_scalar("SELECT COUNT(*) FROM xxl_job_user WHERE role = 1 AND password = ?")
+            .bind(password_md5)
+            .fetch_one(p)
+            .await)?)
+    }
+
     /// One page of users by name (contains) and role (`-1` = any), ordered by name, and the number matching.
     pub async fn page_users(
         &self,

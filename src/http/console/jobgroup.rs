@@ -3,11 +3,11 @@
 use super::error::{ConsoleError, JsonError};
 use super::params::Params;
 use super::views::{GroupView, Page};
-use super::{JsonResult, OrJson};
+use super::{changes_state, JsonResult, OrJson};
 use crate::app::AppState;
 use crate::domain::{is_blank, java_split, ReturnT};
 use crate::storage::JobGroup;
-use crate::workers::registry::{group_addresses, DEAD_TIMEOUT_SECS};
+use crate::workers::registry::{fitting_list, group_addresses, ADDRESS_LIST_MAX_BYTES, DEAD_TIMEOUT_SECS};
 use axum::extract::State;
 use axum::routing::any;
 use axum::{Json, Router};
@@ -16,9 +16,9 @@ pub fn routes() -> Router<AppState> {
     let mut router = Router::new();
     for (path, handler) in [
         ("/jobgroup/pageList", any(page_list)),
-        ("/jobgroup/save", any(save)),
-        ("/jobgroup/update", any(update)),
-        ("/jobgroup/remove", any(remove)),
+        ("/jobgroup/save", changes_state(save)),
+        ("/jobgroup/update", changes_state(update)),
+        ("/jobgroup/remove", changes_state(remove)),
         ("/jobgroup/loadById", any(load_by_id)),
     ] {
         router = router.route(path, handler.clone()).route(&format!("{path}/"), handler);
@@ -94,6 +94,9 @@ impl GroupForm {
             if java_split(list).iter().any(|a| is_blank(Some(a))) {
                 return Err(ConsoleError::msg(t("jobgroup_field_registryList_unvalid")));
             }
+            if list.len() > ADDRESS_LIST_MAX_BYTES {
+                return Err(ConsoleError::msg(t("jobgroup_field_registryList_length")));
+            }
         }
         Ok(())
     }
@@ -122,7 +125,8 @@ async fn update(State(state): State<AppState>, params: Params) -> JsonResult<()>
     let address_list = if form.address_type == 0 {
         // Automatic groups take their live registrations right away, as the monitor would.
         let live = state.db.live_registrations(DEAD_TIMEOUT_SECS, now).await.or_json(&state)?;
-        group_addresses(live).remove(&app_name).map(|set| set.into_iter().collect::<Vec<_>>().join(","))
+        // Cut to what the column holds, as the monitor does.
+        group_addresses(live).get(&app_name).map(|set| fitting_list(set).0)
     } else {
         form.address_list
     };

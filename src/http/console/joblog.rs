@@ -3,7 +3,7 @@
 use super::error::{ConsoleError, JsonError};
 use super::params::Params;
 use super::views::{JobView, LogView, Page};
-use super::{JsonResult, LoginUser, OrJson};
+use super::{changes_state, JsonResult, LoginUser, OrJson};
 use crate::app::AppState;
 use crate::domain::callback::{truncate_utf16, MAX_HANDLE_MSG_UTF16};
 use crate::domain::html::escape;
@@ -25,8 +25,8 @@ pub fn routes() -> Router<AppState> {
         ("/joblog/getJobsByGroup", any(jobs_by_group)),
         ("/joblog/pageList", any(page_list)),
         ("/joblog/logDetailCat", any(log_detail_cat)),
-        ("/joblog/logKill", any(log_kill)),
-        ("/joblog/clearLog", any(clear_log)),
+        ("/joblog/logKill", changes_state(log_kill)),
+        ("/joblog/clearLog", changes_state(clear_log)),
     ] {
         router = router.route(path, handler.clone()).route(&format!("{path}/"), handler);
     }
