@@ -11,6 +11,7 @@ mod browser;
 mod console;
 mod scheduler;
 mod schema;
+mod security;
 mod support;
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -39,7 +40,7 @@ fn main() {
         eprintln!("note: {} not found; the reference comparisons are ignored", schema::reference_script_path().display());
     }
     let browser = support::browser::browser_availability();
-    let cases = alarm::cases().into_iter().chain(api::cases()).chain(browser::cases()).chain(console::cases()).chain(scheduler::cases()).chain(schema::cases());
+    let cases = alarm::cases().into_iter().chain(api::cases()).chain(browser::cases()).chain(console::cases()).chain(scheduler::cases()).chain(schema::cases()).chain(security::cases());
     let mut trials = Vec::new();
     for case in cases {
         for &backend in case.backends {
