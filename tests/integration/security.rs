@@ -365,6 +365,8 @@ async fn one_registry_group_stops_nothing(backend: Backend) -> TestResult {
     let long_manual = vec!["http://m:1/"; 7000].join(",");
     let reply = client.post("/jobgroup/update", &borrowed(&form("1", &long_manual))).await?;
     ensure_eq!(reply, json!({"code": 500, "msg": en().get("jobgroup_field_registryList_length"), "content": null}));
+    let saved = client.post("/jobgroup/save", &[("appname", "new-app"), ("title", "New"), ("addressType", "0"), ("addressList", &long_manual)]).await?;
+    ensure_eq!(saved["msg"], en().get("jobgroup_field_registryList_length"), "no database error on save either");
     app.stop().await;
     Ok(())
 }

@@ -94,9 +94,11 @@ impl GroupForm {
             if java_split(list).iter().any(|a| is_blank(Some(a))) {
                 return Err(ConsoleError::msg(t("jobgroup_field_registryList_unvalid")));
             }
-            if list.len() > ADDRESS_LIST_MAX_BYTES {
-                return Err(ConsoleError::msg(t("jobgroup_field_registryList_length")));
-            }
+        }
+        // Whatever the type (an automatic group stores what it is sent until the monitor's next pass),
+        // a longer list would not fit the TEXT column.
+        if self.address_list.as_deref().is_some_and(|list| list.len() > ADDRESS_LIST_MAX_BYTES) {
+            return Err(ConsoleError::msg(t("jobgroup_field_registryList_length")));
         }
         Ok(())
     }
