@@ -291,6 +291,17 @@ mod tests {
     }
 
     #[test]
+    fn only_the_login_cookie_is_marked_secure() {
+        let mut h = HeaderMap::new();
+        h.append(SET_COOKIE, HeaderValue::from_static("XXL_JOB_LOGIN_IDENTITY=abc; HttpOnly; Path=/"));
+        h.append(SET_COOKIE, HeaderValue::from_static("other=1; Path=/"));
+        h.append(SET_COOKIE, HeaderValue::from_static("XXL_JOB_LOGIN_IDENTITY=; Path=/; Secure"));
+        mark_secure(&mut h);
+        let cookies: Vec<&str> = h.get_all(SET_COOKIE).iter().map(|v| v.to_str().unwrap()).collect();
+        assert_eq!(cookies, ["XXL_JOB_LOGIN_IDENTITY=abc; HttpOnly; Path=/; Secure", "other=1; Path=/", "XXL_JOB_LOGIN_IDENTITY=; Path=/; Secure"]);
+    }
+
+    #[test]
     fn cookies_are_found_among_several() {
         let mut h = HeaderMap::new();
         h.append(COOKIE, HeaderValue::from_static("a=1; xxljob_adminlte_settings=off"));
