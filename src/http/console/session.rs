@@ -113,17 +113,33 @@ pub struct Login {
     pub exp: i64,
 }
 
+impl Login {
+    /// A login of `user` at `now_ms`, for 12 hours or, remembered, 14 days.
+    fn new(secret: &SessionSecret, user: &JobUser, remember: bool, now_ms: i64) -> Login {
+        let exp = now_ms + if remember { REMEMBER_MS } else { SESSION_MS };
+        Login { uid: user.id, binding: secret.user_binding(user, Binding::Password), exp }
+    }
+
+    fn is_current(&self, now_ms: i64) -> bool {
+        self.exp > now_ms
+    }
+
+    /// The cookie's own lifetime: the browser session, or until the login expires when remembered.
+    fn cookie_expiry(&self, remember: bool) -> Expiry {
+        if !remember {
+            return Expiry::OnSessionEnd;
+        }
+        let at = OffsetDateTime::from_unix_timestamp_nanos(i128::from(self.exp) * 1_000_000);
+        Expiry::AtDateTime(at.unwrap_or_else(|_| OffsetDateTime::now_utc()))
+    }
+}
+
 /// Starts a session for `user` under a fresh id (so an id seen before login is worthless after it).
 pub async fn begin(session: &Session, secret: &SessionSecret, user: &JobUser, remember: bool, now_ms: i64) -> Result<(), SessionError> {
-    let exp = now_ms + if remember { REMEMBER_MS } else { SESSION_MS };
+    let login = Login::new(secret, user, remember, now_ms);
     session.cycle_id().await?;
-    session.insert(LOGIN_KEY, Login { uid: user.id, binding: secret.user_binding(user, Binding::Password), exp }).await?;
-    session.set_expiry(Some(if remember {
-        Expiry::AtDateTime(OffsetDateTime::from_unix_timestamp_nanos(i128::from(exp) * 1_000_000).unwrap_or_else(|_| OffsetDateTime::now_utc()))
-    } else {
-        Expiry::OnSessionEnd
-    }));
-    Ok(())
+    session.set_expiry(Some(login.cookie_expiry(remember)));
+    session.insert(LOGIN_KEY, login).await
 }
 
 /// The login of an unexpired session not ended by logout here.
@@ -131,7 +147,7 @@ pub async fn login_of(session: &Session, ended: &EndedSessions, now_ms: i64) -> 
     if session.id().is_some_and(|id| ended.contains(id)) {
         return Ok(None);
     }
-    Ok(session.get::<Login>(LOGIN_KEY).await?.filter(|login| login.exp > now_ms))
+    Ok(session.get::<Login>(LOGIN_KEY).await?.filter(|login| login.is_current(now_ms)))
 }
 
 /// Ends the session: the cookie is cleared, and a copy of it no longer authenticates on this admin.
@@ -206,6 +222,18 @@ mod tests {
         let with_role = secret.user_binding(&admin(), Binding::PasswordAndRole);
         assert!(!secret.binding_matches(&with_role, &demoted, Binding::PasswordAndRole));
         assert_ne!(with_role, secret.user_binding(&admin(), Binding::Password));
+    }
+
+    #[test]
+    fn logins_last_12_hours_or_14_days_when_remembered() {
+        let secret = SessionSecret::new("s");
+        let login = Login::new(&secret, &admin(), false, 1_000);
+        assert!(login.is_current(1_000 + SESSION_MS - 1) && !login.is_current(1_000 + SESSION_MS));
+        assert_eq!(login.cookie_expiry(false), Expiry::OnSessionEnd, "a browser-session cookie");
+        let remembered = Login::new(&secret, &admin(), true, 1_000);
+        assert!(remembered.is_current(1_000 + REMEMBER_MS - 1) && !remembered.is_current(1_000 + REMEMBER_MS));
+        let Expiry::AtDateTime(at) = remembered.cookie_expiry(true) else { panic!("a dated cookie") };
+        assert_eq!(at.unix_timestamp() * 1000, 1_000 + REMEMBER_MS, "the cookie ends with the login");
     }
 
     #[test]
