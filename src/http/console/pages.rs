@@ -3,6 +3,7 @@
 use super::error::{ConsoleError, PageError};
 use super::params::Params;
 use super::render::{render, script_json};
+use super::session::DEFAULT_PASSWORD_MD5;
 use super::views::JobView;
 use super::{changes_state, cookie, current_user, JsonResult, LoginUser, OrJson};
 use crate::app::AppState;
@@ -21,9 +22,6 @@ use minijinja::{context, Value};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use tower_sessions::Session;
-
-/// md5 of `123456`, the password of the initial `admin` row of the 2.4 schema script.
-pub const DEFAULT_PASSWORD_MD5: &str = "e10adc3949ba59abbe56e057f20f883e";
 
 /// GLUE history kept per job.
 const GLUE_HISTORY: i64 = 30;

@@ -179,6 +179,9 @@ impl EndedSessions {
     }
 }
 
+/// md5 of `123456`, the password of the initial `admin` row of the 2.4 schema script.
+pub const DEFAULT_PASSWORD_MD5: &str = "e10adc3949ba59abbe56e057f20f883e";
+
 /// Lowercase hex MD5 of the password bytes, the `xxl_job_user.password` format.
 pub fn md5_hex(password: &str) -> String {
     use md5::Digest as _;
@@ -195,7 +198,7 @@ mod tests {
 
     #[test]
     fn md5_matches_the_stored_default_admin_hash() {
-        assert_eq!(md5_hex("123456"), "e10adc3949ba59abbe56e057f20f883e");
+        assert_eq!(md5_hex("123456"), DEFAULT_PASSWORD_MD5);
     }
 
     #[test]
