@@ -2,9 +2,9 @@
 
 use chrono::NaiveDateTime;
 use crate::alarm::Alarms;
-use crate::config::{Config, DbTarget, SqlitePath};
-use crate::http::console::session::{embedded_secret, LoginThrottle, Revocations, SessionKeys};
-use crate::http::console::ConsoleState;
+use crate::config::Config;
+use crate::http::console::session::DEFAULT_PASSWORD_MD5;
+use crate::http::console::{secret, ConsoleState};
 use crate::executor::ExecutorClient;
 use crate::http;
 use crate::i18n::I18n;
@@ -115,7 +115,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let (pool, pool_tasks) = TriggerPool::start(db.clone(), i18n.clone(), executors.clone(), clock.clone(), &config, metrics.clone(), lanes_shutdown);
     let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
     let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone());
-    let (registry_queue, registry_writers) = RegistryQueue::start(db.clone(), clock.clone());
+    let (registry_queue, registry_writers) = RegistryQueue::start(db.clone(), clock.clone(), config.registry_max_per_app);
     let mut workers = vec![tokio::spawn(registry::run_monitor(db.clone(), clock.clone(), shutdown.clone()))];
     let engine = Engine {
         db: db.clone(),
@@ -128,9 +128,9 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     };
     workers.extend(engine.start(&config, &shutdown));
 
-    let session_keys = session_keys(&config);
+    let console = Arc::new(ConsoleState::new(secret::resolve(&config, &db).await?));
     // API tokens are keyed by the session secret: valid on every admin whose sessions are.
-    let api_tokens = ApiTokens::new(session_keys.secret());
+    let api_tokens = ApiTokens::new(&console.secret.derive("api-token"));
     let state = AppState {
         config: config.clone(),
         db: db.clone(),
@@ -139,11 +139,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         completer,
         triggers: triggers.clone(),
         executors,
-        console: Arc::new(ConsoleState {
-            keys: session_keys,
-            throttle: LoginThrottle::new(),
-            revoked: Revocations::default(),
-        }),
+        console,
         api_tokens,
         clock,
         metrics,
@@ -155,7 +151,8 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let app = http::router(state);
     let server_db = db.clone();
     let server = tokio::spawn(async move {
-        let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+        // The peer address is the client's unless `server.forward-headers-strategy` says otherwise.
+        let serve = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(async move {
             let _ = stopped.await;
         });
         if let Err(e) = serve.await {
@@ -194,24 +191,6 @@ fn console_url(config: &Config, addr: SocketAddr) -> String {
     format!("http://{host}:{}{}", addr.port(), config.server.context_path)
 }
 
-/// Sessions must verify on every instance sharing this configuration, and on no other: the key is
-/// derived from the secrets they share (for an embedded database, a random one kept beside it).
-fn session_keys(config: &Config) -> SessionKeys {
-    let ds = &config.datasource;
-    let target = match &ds.target {
-        DbTarget::MySql { host, port, database, .. } => format!("mysql://{host}:{port}/{database}"),
-        DbTarget::Postgres { host, port, database, .. } => format!("postgres://{host}:{port}/{database}"),
-        DbTarget::Sqlite { path: SqlitePath::File(file) } => format!("sqlite:{}:{}", file.display(), embedded_secret(file)),
-        DbTarget::Sqlite { path: SqlitePath::Memory } => format!("sqlite::memory:{}", hex::encode(rand::random::<[u8; 32]>())),
-    };
-    SessionKeys::derive(&[
-        config.access_token.expose(),
-        &target,
-        ds.username.as_deref().unwrap_or(""),
-        ds.password.as_ref().map(|p| p.expose()).unwrap_or(""),
-    ])
-}
-
 /// The console's address as a person can click it: a wildcard or loopback listener is reached through
 /// `localhost`, any other address as itself.
 fn clickable_console_url(addr: SocketAddr, context_path: &str) -> String {
@@ -222,9 +201,6 @@ fn clickable_console_url(addr: SocketAddr, context_path: &str) -> String {
     };
     format!("http://{host}:{}{context_path}/", addr.port())
 }
-
-/// MD5 of `123456`, the password the xxl-job schema gives its `admin` user.
-const DEFAULT_PASSWORD_MD5: &str = "e10adc3949ba59abbe56e057f20f883e";
 
 /// Names the administrators that still have the schema's default password, with the login that works
 /// until it is changed: on a fresh database that is how a newcomer gets in, anywhere else a warning.

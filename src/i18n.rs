@@ -324,11 +324,12 @@ mod tests {
     }
 
     #[test]
-    fn only_the_child_job_templates_have_slots() {
+    fn only_the_child_job_templates_and_the_throttle_message_have_slots() {
         for i18n in all_languages() {
             for (key, value) in i18n.all() {
                 let has_slots = !slots(value.as_str().unwrap_or_default()).is_empty();
-                assert_eq!(has_slots, key.starts_with("jobconf_callback_child_msg"), "{}: {key}", i18n.lang_code());
+                let expected = key.starts_with("jobconf_callback_child_msg") || key == "login_throttled";
+                assert_eq!(has_slots, expected, "{}: {key}", i18n.lang_code());
             }
         }
     }

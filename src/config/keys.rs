@@ -24,6 +24,11 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("server.port", Some("8080"), "HTTP port; 0 picks a free port"),
     key("server.address", Some("0.0.0.0"), "IP address to listen on"),
     key("server.servlet.context-path", Some("/xxl-job-admin"), "URL prefix of the console and /api; / for none"),
+    key(
+        "server.forward-headers-strategy",
+        Some("none"),
+        "none: the client address is the socket peer; native: X-Forwarded-For from internal proxies; framework: from any peer",
+    ),
     key("management.server.servlet.context-path", Some("/actuator"), "prefix of the health endpoint under the context path"),
     key(
         "spring.datasource.url",
@@ -53,6 +58,12 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("spring.mail.properties.mail.smtp.timeout", None, "ms; the longer of the two bounds the connect, nine times it a whole message"),
     key("spring.mail.properties.mail.smtp.connectiontimeout", None, "ms; see mail.smtp.timeout (default 15000 for both)"),
     secret("xxl.job.accessToken", Some("default_token"), "token shared with executors; empty disables the check"),
+    secret(
+        "xxl.job.session.secret",
+        None,
+        "key of console sessions, at least 32 characters, the same on every admin; default: a random one kept in the database",
+    ),
+    key("xxl.job.registry.max-per-app", Some("1000"), "most executor registrations kept per AppName (at least 1)"),
     key("xxl.job.i18n", Some("zh_CN"), "language: zh_CN, zh_TC or en"),
     key("xxl.job.triggerpool.fast.max", Some("200"), "fast trigger pool size (values below 200 mean 200)"),
     key("xxl.job.triggerpool.slow.max", Some("100"), "slow trigger pool size (values below 100 mean 100)"),

@@ -24,6 +24,10 @@ pub struct Config {
     pub alarm: AlarmConfig,
     /// `xxl.job.accessToken`; blank disables the token check both ways.
     pub access_token: Secret,
+    /// `xxl.job.session.secret`: the key of console sessions; `None` = one kept in the database.
+    pub session_secret: Option<Secret>,
+    /// `xxl.job.registry.max-per-app`: registrations kept per AppName.
+    pub registry_max_per_app: u32,
     pub i18n: Lang,
     pub trigger_pool: TriggerPoolConfig,
     /// `None` when log cleaning is disabled (`xxl.job.logretentiondays` below 7).
@@ -40,6 +44,19 @@ pub struct ServerConfig {
     pub context_path: String,
     /// Same form; the health endpoint's prefix under `context_path`.
     pub management_context_path: String,
+    /// `server.forward-headers-strategy`: whether `X-Forwarded-For` names the client.
+    pub forward_headers: ForwardHeaders,
+}
+
+/// Spring's `server.forward-headers-strategy`, as it decides whose `X-Forwarded-For` is believed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForwardHeaders {
+    /// The socket peer is the client; forwarding headers are ignored.
+    None,
+    /// Tomcat's `RemoteIpValve`: believed when the peer is an internal (private or loopback) address.
+    Native,
+    /// Spring's `ForwardedHeaderFilter`: believed from any peer.
+    Framework,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -306,6 +323,8 @@ impl Config {
             mail: sections::mail(&sources, &mut warnings)?,
             alarm: sections::alarm(&sources, &mut warnings)?,
             access_token: sections::access_token(&sources)?,
+            session_secret: sections::session_secret(&sources)?,
+            registry_max_per_app: sections::registry_max_per_app(&sources)?,
             i18n: sections::lang(&sources, &mut warnings)?,
             trigger_pool: sections::trigger_pool(&sources)?,
             log_retention_days: sections::log_retention_days(&sources)?,
@@ -359,6 +378,7 @@ impl Config {
             ("server.address", self.server.address.to_string()),
             ("server.servlet.context-path", display_path(&self.server.context_path)),
             ("management.server.servlet.context-path", display_path(&self.server.management_context_path)),
+            ("server.forward-headers-strategy", format!("{:?}", self.server.forward_headers).to_lowercase()),
             ("spring.datasource.url", database),
             ("database time zone", ds.time_zone.map_or("this machine's zone".to_string(), |tz| tz.name().to_string())),
             // What storage::connect logs in to MySQL with when no user is set.
@@ -391,6 +411,11 @@ impl Config {
                 "xxl.job.accessToken",
                 if self.access_token.is_blank() { "(empty: no token check)".to_string() } else { self.access_token.to_string() },
             ),
+            (
+                "xxl.job.session.secret",
+                self.session_secret.as_ref().map_or("(not set: a random one kept in the database)".to_string(), Secret::to_string),
+            ),
+            ("xxl.job.registry.max-per-app", self.registry_max_per_app.to_string()),
             ("xxl.job.i18n", self.i18n.code().to_string()),
             ("xxl.job.triggerpool.fast.max", effective(pools.fast_max, pools.fast_max_configured)),
             ("xxl.job.triggerpool.slow.max", effective(pools.slow_max, pools.slow_max_configured)),

@@ -3,7 +3,7 @@
 use super::keys::WEBHOOK_PREFIX;
 use super::sources::{FieldValue, Sources};
 use super::{
-    jdbc, AlarmConfig, ConfigError, DataSourceConfig, Lang, MailConfig, PoolConfig, Secret, ServerConfig,
+    jdbc, AlarmConfig, ConfigError, DataSourceConfig, ForwardHeaders, Lang, MailConfig, PoolConfig, Secret, ServerConfig,
     TriggerPoolConfig, WebhookConfig, WebhookKind,
 };
 use std::net::{IpAddr, Ipv4Addr};
@@ -32,6 +32,14 @@ pub(crate) fn server(src: &Sources) -> Result<ServerConfig, ConfigError> {
         address: src.required("server.address", parse_ip)?,
         context_path: context_path(src, "server.servlet.context-path")?,
         management_context_path: context_path(src, "management.server.servlet.context-path")?,
+        forward_headers: src.required("server.forward-headers-strategy", |s| {
+            match s.trim().to_ascii_lowercase().as_str() {
+                "none" => Ok(ForwardHeaders::None),
+                "native" => Ok(ForwardHeaders::Native),
+                "framework" => Ok(ForwardHeaders::Framework),
+                _ => Err("expected none, native or framework".into()),
+            }
+        })?,
     })
 }
 
@@ -269,6 +277,28 @@ fn webhook(name: &str, fields: &[FieldValue], warnings: &mut Vec<String>) -> Res
 
 pub(crate) fn access_token(src: &Sources) -> Result<Secret, ConfigError> {
     Ok(Secret(src.defaulted("xxl.job.accessToken")?.value))
+}
+
+/// Shorter secrets could be guessed offline from one session cookie.
+const MIN_SESSION_SECRET_CHARS: usize = 32;
+
+pub(crate) fn session_secret(src: &Sources) -> Result<Option<Secret>, ConfigError> {
+    let Some(raw) = src.raw("xxl.job.session.secret")?.filter(|raw| !raw.value.trim().is_empty()) else {
+        return Ok(None);
+    };
+    if raw.value.trim().chars().count() < MIN_SESSION_SECRET_CHARS {
+        return Err(raw.invalid(format!(
+            "at least {MIN_SESSION_SECRET_CHARS} characters are needed, such as the output of `openssl rand -hex 32`"
+        )));
+    }
+    Ok(Some(Secret(raw.value.trim().to_string())))
+}
+
+pub(crate) fn registry_max_per_app(src: &Sources) -> Result<u32, ConfigError> {
+    src.required("xxl.job.registry.max-per-app", |s| match parse_number::<u32>(s)? {
+        0 => Err("at least 1".into()),
+        n => Ok(n),
+    })
 }
 
 /// Any other value behaves as zh_CN, as in the Java admin; spelling variants of the three codes are

@@ -90,6 +90,7 @@ fn defaults() {
     );
     assert_eq!(c.log_retention_days, Some(30));
     assert_eq!(c.log_filter, "info");
+    assert_eq!((c.server.forward_headers, c.session_secret, c.registry_max_per_app), (ForwardHeaders::None, None, 1000));
 }
 
 #[test]
@@ -622,6 +623,29 @@ fn mail_tls_auth_port_and_timeouts() {
 }
 
 #[test]
+fn security_settings() {
+    let forward = |value: &str| config(&[&format!("--server.forward-headers-strategy={value}")]).server.forward_headers;
+    assert_eq!(forward("NATIVE"), ForwardHeaders::Native);
+    assert_eq!(forward("framework"), ForwardHeaders::Framework);
+    assert_eq!(forward("none"), ForwardHeaders::None);
+    assert_eq!(forward(""), ForwardHeaders::None, "blank is the default");
+    let e = error(&["--server.forward-headers-strategy=auto"]);
+    assert!(e.contains("server.forward-headers-strategy") && e.contains("none, native or framework"), "{e}");
+    let env = [("SERVER_FORWARDHEADERSSTRATEGY", "native")];
+    assert_eq!(load(dir().path(), &[], &env).unwrap().config.server.forward_headers, ForwardHeaders::Native);
+
+    let long = "k".repeat(32);
+    assert_eq!(config(&[&format!("--xxl.job.session.secret= {long} ")]).session_secret.map(|s| s.expose().to_string()), Some(long));
+    assert_eq!(config(&["--xxl.job.session.secret="]).session_secret, None, "blank means not set");
+    let e = error(&["--xxl.job.session.secret=short-secret"]);
+    assert!(e.contains("xxl.job.session.secret") && e.contains("at least 32") && !e.contains("short-secret"), "{e}");
+
+    assert_eq!(config(&["--xxl.job.registry.max-per-app=5"]).registry_max_per_app, 5);
+    assert!(error(&["--xxl.job.registry.max-per-app=0"]).contains("at least 1"));
+    assert!(error(&["--xxl.job.registry.max-per-app=-1"]).contains("xxl.job.registry.max-per-app"));
+}
+
+#[test]
 fn secrets_stay_masked() {
     let secret = Secret::new("hunter2");
     assert_eq!(format!("{secret} {secret:?}"), "****** ******");
@@ -631,9 +655,10 @@ fn secrets_stay_masked() {
         "--spring.datasource.url=mysql://u:urlpw@db/x",
         "--spring.mail.password=mailpw",
         "--xxl.job.accessToken=tokenpw",
+        "--xxl.job.session.secret=sessionpw-sessionpw-sessionpw-sessionpw",
     ]);
     let text = format!("{c:?}\n{}", c.redacted_summary());
-    for secret in ["urlpw", "mailpw", "tokenpw"] {
+    for secret in ["urlpw", "mailpw", "tokenpw", "sessionpw"] {
         assert!(!text.contains(secret), "{secret} leaked:\n{text}");
     }
 }

@@ -112,6 +112,12 @@ async fn registry(state: &AppState, body: &[u8], op: fn(RegistryKey) -> Registry
     if [&group, &key, &value].iter().any(|v| is_blank(Some(v.as_str()))) {
         return ReturnT::fail("Illegal Argument.");
     }
+    // MySQL refuses (or, outside strict mode, silently cuts) longer values.
+    for (name, text, max) in [("registryGroup", &group, 50), ("registryKey", &key, 255), ("registryValue", &value, 255)] {
+        if text.chars().count() > max {
+            return ReturnT::fail(format!("Illegal Argument: {name} is longer than {max} characters."));
+        }
+    }
     let key = RegistryKey { registry_group: group, registry_key: key, registry_value: value };
     match state.registry.push(op(key)).await {
         Ok(()) => ReturnT::success(),

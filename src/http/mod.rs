@@ -1,6 +1,7 @@
 //! The HTTP surface: the executor API and operations endpoints, all under the context path.
 
 mod api;
+pub mod client;
 pub mod console;
 mod health;
 mod prometheus;

@@ -6,7 +6,7 @@ use super::{LoginUser, ServiceError};
 use crate::app::AppState;
 use crate::domain::{is_blank, java_split};
 use crate::storage::JobGroup;
-use crate::workers::registry::{group_addresses, DEAD_TIMEOUT_SECS};
+use crate::workers::registry::{fitting_list, group_addresses, ADDRESS_LIST_MAX_BYTES, DEAD_TIMEOUT_SECS};
 use serde::Deserialize;
 
 /// A page length that holds every group. Executor groups are few (one per application), so a
@@ -99,6 +99,11 @@ impl GroupForm {
                 return invalid(t("jobgroup_field_registryList_unvalid").to_string());
             }
         }
+        // Whatever the type (an automatic group stores what it is sent until the monitor's next pass),
+        // a longer list would not fit the TEXT column.
+        if self.address_list.as_deref().is_some_and(|list| list.len() > ADDRESS_LIST_MAX_BYTES) {
+            return invalid(t("jobgroup_field_registryList_length").to_string());
+        }
         Ok(())
     }
 }
@@ -137,9 +142,9 @@ pub async fn update(state: &AppState, user: &LoginUser, form: GroupForm) -> Resu
     let now = state.clock.now_ms();
     let app_name = form.appname.unwrap_or_default();
     let address_list = if form.address_type == 0 {
-        // As the registry monitor would on its next pass.
+        // As the registry monitor would on its next pass, cut to what the column holds.
         let live = state.db.live_registrations(DEAD_TIMEOUT_SECS, now).await?;
-        group_addresses(live).remove(&app_name).map(|set| set.into_iter().collect::<Vec<_>>().join(","))
+        group_addresses(live).get(&app_name).map(|set| fitting_list(set).0)
     } else {
         form.address_list
     };

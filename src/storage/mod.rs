@@ -21,9 +21,9 @@ mod users;
 pub use connect::connect;
 pub use jobs::JobFilter;
 pub use logs::{HandleState, LogFilter, LogStatusFilter, NewLog, TriggerInfo};
-pub use registry::RegistryKey;
+pub use registry::{Registered, RegistryKey};
 pub use models::*;
-pub use schedule_lock::{ScheduleLock, ScheduleUpdate};
+pub use schedule_lock::{ScheduleLock, ScheduleUpdate, SESSION_SECRET_PREFIX};
 pub use schema::SchemaOutcome;
 
 use crate::time::Zone;
@@ -102,7 +102,12 @@ impl Db {
         if self.execute(update, update_args).await? > 0 {
             return Ok(());
         }
-        match self.execute(insert, insert_args).await {
+        self.insert_once(insert, insert_args).await
+    }
+
+    /// Runs an INSERT; hitting the unique key means another admin inserted the row first, which is as good.
+    pub(crate) async fn insert_once(&self, insert: &str, args: &[Arg]) -> Result<()> {
+        match self.execute(insert, args).await {
             Err(StorageError::Database(sqlx::Error::Database(e))) if e.is_unique_violation() => Ok(()),
             other => other.map(drop),
         }

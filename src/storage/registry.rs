@@ -11,6 +11,15 @@ pub struct RegistryKey {
     pub registry_value: String,
 }
 
+/// What became of a registration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registered {
+    Refreshed,
+    Added,
+    /// Not stored: its AppName already has as many registrations as allowed.
+    Full,
+}
+
 impl RegistryKey {
     /// The three columns that identify a registration, in that order.
     fn args(&self) -> [Arg; 3] {
@@ -19,18 +28,33 @@ impl RegistryKey {
 }
 
 impl Db {
-    /// Refreshes a registration, inserting it when no row matched (found-rows semantics on every backend).
-    pub async fn registry_upsert(&self, key: &RegistryKey, now_ms: i64) -> Result<()> {
+    /// Refreshes a registration, or inserts it while its AppName has fewer than `cap` registrations. The
+    /// count and the insert are not atomic: concurrent writers may overshoot the cap by a few rows.
+    pub async fn registry_upsert(&self, key: &RegistryKey, now_ms: i64, cap: u32) -> Result<Registered> {
         let now = Arg::DateTime(self.datetime(now_ms));
-        let [group, key, value] = key.args();
-        self.update_or_insert(
-            "UPDATE xxl_job_registry SET update_time = ? \
-             WHERE registry_group = ? AND registry_key = ? AND registry_value = ?",
-            &[now.clone(), group.clone(), key.clone(), value.clone()],
+        let [group, app, value] = key.args();
+        let refreshed = self
+            .execute(
+                "UPDATE xxl_job_registry SET update_time = ? \
+                 WHERE registry_group = ? AND registry_key = ? AND registry_value = ?",
+                &[now.clone(), group.clone(), app.clone(), value.clone()],
+            )
+            .await?;
+        if refreshed > 0 {
+            return Ok(Registered::Refreshed);
+        }
+        let count = self
+            .scalar("SELECT COUNT(*) FROM xxl_job_registry WHERE registry_group = ? AND registry_key = ?", &[group.clone(), app.clone()])
+            .await?;
+        if count >= i64::from(cap) {
+            return Ok(Registered::Full);
+        }
+        self.insert_once(
             "INSERT INTO xxl_job_registry (registry_group, registry_key, registry_value, update_time) VALUES (?, ?, ?, ?)",
-            &[group, key, value, now],
+            &[group, app, value, now],
         )
-        .await
+        .await?;
+        Ok(Registered::Added)
     }
 
     pub async fn registry_delete(&self, key: &RegistryKey) -> Result<u64> {

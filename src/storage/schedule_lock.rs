@@ -5,11 +5,18 @@
 //! other writer process. [`super::sql::Dialect`] says which.
 //! The due jobs are read and their next times written inside the same transaction, after the lock is
 //! held, so each holder sees everything the previous one committed.
+//!
+//! The same table keeps one more row, the console's session secret (see [`SESSION_SECRET_PREFIX`]).
 
 use super::logs::{log_inserts, NewLog};
 use super::sql::{self, Dialect, On, Tx};
 use super::{placeholders, Arg, Db, Result, ScheduledJob};
 use crate::time::Zone;
+
+/// `xxl_job_lock.lock_name` of the row holding the console's session secret is this prefix followed by
+/// 43 base64url characters (256 random bits), 50 characters in all: the column is `varchar(50)`. Admins
+/// only ever lock the `schedule_lock` row, so the extra row is never locked by anyone.
+pub const SESSION_SECRET_PREFIX: &str = "secret:";
 
 /// Rows per batched UPDATE, well under every backend's placeholder limit.
 const UPDATE_BATCH: usize = 500;
@@ -41,6 +48,33 @@ impl Db {
             sql::execute(On::Tx(&mut tx), &self.dialect, lock, &[]).await?;
         }
         Ok(ScheduleLock { tx, dialect: self.dialect, zone: self.zone() })
+    }
+}
+
+impl Db {
+    /// The session secret kept in `xxl_job_lock`, stored first as `candidate` when there is none. Read
+    /// and created under the schedule lock, so admins starting together on a new database agree.
+    pub async fn shared_session_secret(&self, candidate: &str) -> Result<String> {
+        let mut lock = self.lock_schedule().await?;
+        let pattern = format!("{SESSION_SECRET_PREFIX}%");
+        let stored: Option<(String,)> = sql::fetch_optional(
+            On::Tx(&mut lock.tx),
+            &lock.dialect,
+            "SELECT lock_name FROM xxl_job_lock WHERE lock_name LIKE ? ORDER BY lock_name LIMIT 1",
+            &[Arg::Text(pattern)],
+        )
+        .await?;
+        let name = match stored {
+            Some((name,)) => name,
+            None => {
+                let name = format!("{SESSION_SECRET_PREFIX}{candidate}");
+                let insert = "INSERT INTO xxl_job_lock (lock_name) VALUES (?)";
+                sql::execute(On::Tx(&mut lock.tx), &lock.dialect, insert, &[Arg::Text(name.clone())]).await?;
+                name
+            }
+        };
+        lock.commit().await?;
+        Ok(name[SESSION_SECRET_PREFIX.len()..].to_string())
     }
 }
 

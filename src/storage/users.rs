@@ -11,6 +11,11 @@ impl Db {
         self.fetch_optional("SELECT * FROM xxl_job_user WHERE id = ?", &[Arg::Int(id.into())]).await
     }
 
+    /// How many administrators (role 1) have this password hash.
+    pub async fn admins_with_password(&self, password_md5: &str) -> Result<i64> {
+        self.scalar("SELECT COUNT(*) FROM xxl_job_user WHERE role = 1 AND password = ?", &[Arg::Text(password_md5.to_string())]).await
+    }
+
     /// One page of users by name (contains) and role (`-1` = any), ordered by name, and the number matching.
     pub async fn page_users(
         &self,

@@ -1,11 +1,15 @@
 //! Executor registrations: a bounded write queue in front of the database, and the monitor that expires
 //! dead registrations and rebuilds the address lists of automatic groups (spec 1.4, 1.5, 4.4).
+//!
+//! Unlike 2.4.2, one group can stop nothing: each group's list is written on its own, a list longer
+//! than the `address_list` column keeps the addresses that fit, and each AppName keeps at most
+//! `xxl.job.registry.max-per-app` registrations.
 
 use super::Shutdown;
-use crate::storage::{Db, JobRegistry, RegistryKey};
+use crate::storage::{Db, JobRegistry, Registered, RegistryKey};
 use crate::time::Clock;
-use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -13,6 +17,9 @@ use tokio::sync::mpsc;
 pub const BEAT_TIMEOUT_SECS: i64 = 30;
 /// A registration not refreshed for this long is dead.
 pub const DEAD_TIMEOUT_SECS: i64 = BEAT_TIMEOUT_SECS * 3;
+
+/// `xxl_job_group.address_list` is a MySQL TEXT column.
+pub const ADDRESS_LIST_MAX_BYTES: usize = 65_535;
 
 const QUEUE_CAPACITY: usize = 2000;
 const WRITERS: usize = 4;
@@ -36,20 +43,23 @@ pub struct RegistryQueue {
 pub struct QueueFull;
 
 impl RegistryQueue {
-    /// Starts the writer tasks; they drain the queue and stop once every sender is gone.
-    pub fn start(db: Db, clock: Arc<dyn Clock>) -> (RegistryQueue, Vec<tokio::task::JoinHandle<()>>) {
+    /// Starts the writer tasks; they drain the queue and stop once every sender is gone. Each AppName
+    /// keeps at most `cap` registrations.
+    pub fn start(db: Db, clock: Arc<dyn Clock>, cap: u32) -> (RegistryQueue, Vec<tokio::task::JoinHandle<()>>) {
         let (sender, receiver) = mpsc::channel(QUEUE_CAPACITY);
         let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
+        let full = Arc::new(FullApps::default());
         let writers = (0..WRITERS)
             .map(|_| {
-                let (db, clock, receiver) = (db.clone(), clock.clone(), receiver.clone());
+                let (db, clock, receiver, full) = (db.clone(), clock.clone(), receiver.clone(), full.clone());
                 tokio::spawn(async move {
                     loop {
                         let op = receiver.lock().await.recv().await;
                         let Some(op) = op else { break };
-                        if let Err(e) = apply(&db, &op, clock.now_ms()).await {
+                        match apply(&db, &op, clock.now_ms(), cap).await {
+                            Ok(outcome) => full.note(&op, outcome, cap),
                             // The executor beats again within 30 s, which repairs a lost write.
-                            tracing::warn!(?op, "registry write failed: {e}");
+                            Err(e) => tracing::warn!(?op, "registry write failed: {e}"),
                         }
                     }
                 })
@@ -64,42 +74,107 @@ impl RegistryQueue {
     }
 }
 
-async fn apply(db: &Db, op: &RegistryOp, now_ms: i64) -> crate::storage::Result<()> {
+async fn apply(db: &Db, op: &RegistryOp, now_ms: i64, cap: u32) -> crate::storage::Result<Option<Registered>> {
     match op {
-        RegistryOp::Register(key) => db.registry_upsert(key, now_ms).await,
-        RegistryOp::Remove(key) => db.registry_delete(key).await.map(|_| ()),
+        RegistryOp::Register(key) => db.registry_upsert(key, now_ms, cap).await.map(Some),
+        RegistryOp::Remove(key) => db.registry_delete(key).await.map(|_| None),
+    }
+}
+
+/// AppNames whose registrations were refused for the cap, so each is warned about once, not on every
+/// beat of every refused executor.
+#[derive(Default)]
+struct FullApps(Mutex<HashSet<String>>);
+
+impl FullApps {
+    fn note(&self, op: &RegistryOp, outcome: Option<Registered>, cap: u32) {
+        let RegistryOp::Register(key) = op else { return };
+        let mut full = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match outcome {
+            Some(Registered::Full) if full.insert(key.registry_key.clone()) => tracing::warn!(
+                app = key.registry_key,
+                "AppName has {cap} registrations (xxl.job.registry.max-per-app); further executors are not registered"
+            ),
+            Some(Registered::Added) => {
+                full.remove(&key.registry_key);
+            }
+            _ => {}
+        }
     }
 }
 
 /// Runs monitor passes every 30 s until shutdown.
 pub async fn run_monitor(db: Db, clock: Arc<dyn Clock>, mut shutdown: Shutdown) {
+    let mut cut = HashSet::new();
     loop {
-        if let Err(e) = monitor_pass(&db, clock.now_ms()).await {
-            tracing::warn!("registry monitor pass failed: {e}");
-        }
+        monitor_pass(&db, clock.now_ms(), &mut cut).await;
         if !shutdown.sleep(Duration::from_secs(BEAT_TIMEOUT_SECS as u64)).await {
             break;
         }
     }
 }
 
-/// One pass: expire dead registrations, then write every automatic group's live addresses.
-pub async fn monitor_pass(db: &Db, now_ms: i64) -> crate::storage::Result<()> {
+/// One pass: expire dead registrations, then write every automatic group's live addresses, each group on
+/// its own so that one failing group never stops the others. `cut` holds the groups whose list did not
+/// fit at the last pass (each is warned about once, until it fits again).
+pub async fn monitor_pass(db: &Db, now_ms: i64, cut: &mut HashSet<i32>) {
     // Unlike 2.4.2, dead rows are removed even when no automatic group exists (they would hide lost
     // results from the lost-result monitor).
-    let dead = db.find_dead_registry_ids(DEAD_TIMEOUT_SECS, now_ms).await?;
-    db.delete_registry_ids(&dead).await?;
-
-    let groups = db.groups_by_address_type(0).await?;
-    if groups.is_empty() {
-        return Ok(());
+    match db.find_dead_registry_ids(DEAD_TIMEOUT_SECS, now_ms).await {
+        Ok(dead) => {
+            if let Err(e) = db.delete_registry_ids(&dead).await {
+                tracing::warn!("registry monitor: removing dead registrations failed: {e}");
+            }
+        }
+        Err(e) => tracing::warn!("registry monitor: finding dead registrations failed: {e}"),
     }
-    let live = group_addresses(db.live_registrations(DEAD_TIMEOUT_SECS, now_ms).await?);
+    let groups = match db.groups_by_address_type(0).await {
+        Ok(groups) if groups.is_empty() => return,
+        Ok(groups) => groups,
+        Err(e) => return tracing::warn!("registry monitor: reading the groups failed: {e}"),
+    };
+    let live = match db.live_registrations(DEAD_TIMEOUT_SECS, now_ms).await {
+        Ok(rows) => group_addresses(rows),
+        Err(e) => return tracing::warn!("registry monitor: reading the registrations failed: {e}"),
+    };
     for group in groups {
-        let addresses = live.get(&group.app_name).map(|set| set.iter().cloned().collect::<Vec<_>>().join(","));
-        db.update_group_addresses(group.id, addresses.as_deref(), now_ms).await?;
+        let list = live.get(&group.app_name).map(fitting_list);
+        match &list {
+            Some((_, left_out)) if *left_out > 0 => {
+                if cut.insert(group.id) {
+                    tracing::warn!(
+                        app = group.app_name,
+                        left_out,
+                        "the executor address list is longer than the address_list column ({ADDRESS_LIST_MAX_BYTES} bytes); \
+                         only the addresses that fit are kept"
+                    );
+                }
+            }
+            _ => {
+                cut.remove(&group.id);
+            }
+        }
+        let addresses = list.map(|(text, _)| text);
+        if let Err(e) = db.update_group_addresses(group.id, addresses.as_deref(), now_ms).await {
+            tracing::warn!(app = group.app_name, "registry monitor: writing the address list failed: {e}");
+        }
     }
-    Ok(())
+}
+
+/// The addresses, in order, joined with commas as long as they fit `address_list`, and how many did not.
+pub fn fitting_list(addresses: &BTreeSet<String>) -> (String, usize) {
+    let mut list = String::new();
+    for (kept, address) in addresses.iter().enumerate() {
+        let separator = usize::from(!list.is_empty());
+        if list.len() + separator + address.len() > ADDRESS_LIST_MAX_BYTES {
+            return (list, addresses.len() - kept);
+        }
+        if separator == 1 {
+            list.push(',');
+        }
+        list.push_str(address);
+    }
+    (list, 0)
 }
 
 /// Live executor addresses per AppName, distinct and sorted by code unit order.
@@ -138,5 +213,21 @@ mod tests {
         // Plain string order: "10" sorts before "9", as the Java admin sorts.
         assert_eq!(app, vec!["http://10.0.0.10:9999/", "http://10.0.0.9:9999/"]);
         assert_eq!(map["other"].len(), 1);
+    }
+
+    #[test]
+    fn a_list_keeps_the_sorted_addresses_that_fit_the_column() {
+        let addresses: BTreeSet<String> = (0..3000).map(|n| format!("http://10.0.{}.{}:9999/", n / 256, n % 256)).collect();
+        let (list, left_out) = fitting_list(&addresses);
+        assert!(list.len() <= ADDRESS_LIST_MAX_BYTES);
+        let kept: Vec<&str> = list.split(',').collect();
+        assert_eq!(kept.len() + left_out, 3000);
+        assert!(left_out > 0);
+        let first: Vec<&str> = addresses.iter().take(kept.len()).map(String::as_str).collect();
+        assert_eq!(kept, first, "the first addresses in order");
+        let next = addresses.iter().nth(kept.len()).unwrap();
+        assert!(list.len() + 1 + next.len() > ADDRESS_LIST_MAX_BYTES, "nothing that fits is left out");
+        let small: BTreeSet<String> = ["b", "a"].map(String::from).into();
+        assert_eq!(fitting_list(&small), ("a,b".to_string(), 0));
     }
 }

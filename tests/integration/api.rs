@@ -59,7 +59,7 @@ async fn registry_then_monitor_fills_the_group(backend: Backend) -> TestResult {
         (registrations(&app).await.len() == 2).then_some(())
     })
     .await?;
-    monitor_pass(&app.app.db, now_ms()).await.context("monitor pass")?;
+    monitor_pass(&app.app.db, now_ms(), &mut Default::default()).await;
     let group = app.app.db.load_group(1).await.context("load group")?.context("group 1")?;
     // Sorted as plain strings, joined without spaces.
     ensure_eq!(group.address_list.as_deref(), Some("http://10.0.0.10:9999/,http://10.0.0.9:9999/"));
@@ -73,8 +73,8 @@ async fn registry_twice_in_one_second_keeps_one_row(backend: Backend) -> TestRes
     let app = TestApp::start(&db, &[]).await?;
     let now = now_ms();
     // The same DATETIME twice: only found-rows update counts stop a duplicate insert here.
-    app.app.db.registry_upsert(&key("http://a:1/"), now).await.context("first")?;
-    app.app.db.registry_upsert(&key("http://a:1/"), now).await.context("second")?;
+    app.app.db.registry_upsert(&key("http://a:1/"), now, 1000).await.context("first")?;
+    app.app.db.registry_upsert(&key("http://a:1/"), now, 1000).await.context("second")?;
     ensure_eq!(registrations(&app).await, vec!["http://a:1/".to_string()]);
     app.stop().await;
     Ok(())

@@ -233,7 +233,12 @@ async fn glue_edit_and_rollback(backend: Backend) -> TestResult {
             }
         })
         .await?;
-        let history = store.glues_of_job(job_id).await.context("history")?;
+        // The job row is written before its history row: wait for the latter too.
+        let history = crate::support::eventually(std::time::Duration::from_secs(5), "the third version", || {
+            let store = store.clone();
+            async move { store.glues_of_job(job_id).await.ok().filter(|h| h.len() >= 3) }
+        })
+        .await?;
         ensure_eq!(history.len(), 3, "three saved versions");
         Ok(())
     })?;

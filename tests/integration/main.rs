@@ -15,6 +15,7 @@ mod metrics;
 mod openapi;
 mod scheduler;
 mod schema;
+mod security;
 mod support;
 mod webhook;
 
@@ -61,6 +62,7 @@ fn main() {
         .chain(openapi::cases())
         .chain(scheduler::cases())
         .chain(schema::cases())
+        .chain(security::cases())
         .chain(webhook::cases());
     let mut trials = Vec::new();
     for case in cases {

@@ -31,6 +31,8 @@ pub enum ConsoleError {
     CrossSite,
     #[error(transparent)]
     Storage(#[from] StorageError),
+    #[error("session: {0}")]
+    Session(#[from] tower_sessions::session::Error),
 }
 
 /// The console reports every refusal of the shared rules as 2.4.2 does: a ReturnT failure with the
@@ -59,6 +61,10 @@ impl ConsoleError {
             ConsoleError::Storage(e) => {
                 tracing::error!("console request failed: {e}");
                 Some("database error; see the admin's log".to_string())
+            }
+            ConsoleError::Session(e) => {
+                tracing::error!("console session failed: {e}");
+                Some("session error; see the admin's log".to_string())
             }
             other => Some(other.to_string()),
         }

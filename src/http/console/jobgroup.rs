@@ -4,7 +4,7 @@
 use super::error::{ConsoleError, JsonError};
 use super::params::Params;
 use super::views::{GroupView, Page};
-use super::{JsonResult, LoginUser, OrJson};
+use super::{changes_state, JsonResult, LoginUser, OrJson};
 use crate::app::AppState;
 use crate::domain::ReturnT;
 use crate::service::groups::{self, GroupForm};
@@ -16,9 +16,9 @@ pub fn routes() -> Router<AppState> {
     let mut router = Router::new();
     for (path, handler) in [
         ("/jobgroup/pageList", any(page_list)),
-        ("/jobgroup/save", any(save)),
-        ("/jobgroup/update", any(update)),
-        ("/jobgroup/remove", any(remove)),
+        ("/jobgroup/save", changes_state(save)),
+        ("/jobgroup/update", changes_state(update)),
+        ("/jobgroup/remove", changes_state(remove)),
         ("/jobgroup/loadById", any(load_by_id)),
     ] {
         router = router.route(path, handler.clone()).route(&format!("{path}/"), handler);

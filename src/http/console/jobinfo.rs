@@ -4,7 +4,7 @@
 use super::error::ConsoleError;
 use super::params::Params;
 use super::views::{JobView, Page};
-use super::{JsonResult, LoginUser, OrJson};
+use super::{changes_state, JsonResult, LoginUser, OrJson};
 use crate::app::AppState;
 use crate::domain::ReturnT;
 use crate::service::jobs::{self, JobForm, JobQuery};
@@ -19,12 +19,12 @@ pub fn routes() -> Router<AppState> {
     let mut router = Router::new();
     for (path, handler) in [
         ("/jobinfo/pageList", any(page_list)),
-        ("/jobinfo/add", any(add)),
-        ("/jobinfo/update", any(update)),
-        ("/jobinfo/remove", any(remove)),
-        ("/jobinfo/stop", any(stop)),
-        ("/jobinfo/start", any(start)),
-        ("/jobinfo/trigger", any(trigger)),
+        ("/jobinfo/add", changes_state(add)),
+        ("/jobinfo/update", changes_state(update)),
+        ("/jobinfo/remove", changes_state(remove)),
+        ("/jobinfo/stop", changes_state(stop)),
+        ("/jobinfo/start", changes_state(start)),
+        ("/jobinfo/trigger", changes_state(trigger)),
         ("/jobinfo/nextTriggerTime", any(next_trigger_time)),
     ] {
         router = router.route(path, handler.clone()).route(&format!("{path}/"), handler);

@@ -4,7 +4,7 @@
 use super::error::JsonError;
 use super::params::Params;
 use super::views::{JobView, LogView, Page};
-use super::{JsonResult, LoginUser, OrJson};
+use super::{changes_state, JsonResult, LoginUser, OrJson};
 use crate::app::AppState;
 use crate::domain::html::escape;
 use crate::domain::ReturnT;
@@ -23,8 +23,8 @@ pub fn routes() -> Router<AppState> {
         ("/joblog/getJobsByGroup", any(jobs_by_group)),
         ("/joblog/pageList", any(page_list)),
         ("/joblog/logDetailCat", any(log_detail_cat)),
-        ("/joblog/logKill", any(log_kill)),
-        ("/joblog/clearLog", any(clear_log)),
+        ("/joblog/logKill", changes_state(log_kill)),
+        ("/joblog/clearLog", changes_state(clear_log)),
     ] {
         router = router.route(path, handler.clone()).route(&format!("{path}/"), handler);
     }

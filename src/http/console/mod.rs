@@ -10,29 +10,42 @@ mod pages;
 pub mod params;
 mod render;
 mod return_to;
+pub mod secret;
 pub mod session;
+pub mod throttle;
 mod users;
 pub mod views;
 
 use crate::app::AppState;
 use crate::storage::JobUser;
 use axum::extract::{FromRequestParts, Request, State};
-use axum::http::header::{COOKIE, HOST, ORIGIN};
+use axum::handler::Handler;
+use axum::http::header::{COOKIE, HOST, ORIGIN, SET_COOKIE};
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{post, MethodRouter};
 use axum::Router;
 use error::{ConsoleError, JsonError};
-use session::{LoginThrottle, Revocations, SessionKeys, COOKIE_NAME};
+use session::{Binding, EndedSessions, SessionSecret, COOKIE_NAME};
+use throttle::LoginThrottle;
+use tower_sessions::Session;
 
 /// The user of a gated request; the console and the REST API share its rights.
 pub use crate::service::LoginUser;
 
 /// Console-only state shared by every instance of the handlers.
 pub struct ConsoleState {
-    pub keys: SessionKeys,
+    pub secret: SessionSecret,
     pub throttle: LoginThrottle,
-    pub revoked: Revocations,
+    pub ended: EndedSessions,
+}
+
+impl ConsoleState {
+    pub fn new(secret: SessionSecret) -> ConsoleState {
+        ConsoleState { secret, throttle: LoginThrottle::default(), ended: EndedSessions::default() }
+    }
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for LoginUser {
@@ -43,7 +56,8 @@ impl<S: Send + Sync> FromRequestParts<S> for LoginUser {
     }
 }
 
-/// The console routes: public ones, gated data endpoints, and admin-only ones.
+/// The console routes: public ones, gated data endpoints, and admin-only ones; all of them with
+/// sessions and the hardening headers.
 pub fn routes(state: AppState) -> Router<AppState> {
     let data = Router::new()
         .merge(jobinfo::routes())
@@ -67,12 +81,71 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .merge(data)
         .merge(pages)
         .route("/static/{*path}", axum::routing::get(render::static_file))
+        .layer(state.console.secret.layer())
+        .layer(axum::middleware::from_fn(harden))
+}
+
+/// An endpoint that changes state (spec console 0.2 lets every endpoint take any method; that made
+/// `<img src=".../jobinfo/remove?id=1">` a CSRF): POST only, anything else answered 405 with
+/// `Allow: POST`, and refused when a browser says it comes from another site or a sibling site (another
+/// port or subdomain of the same host, where `SameSite=Lax` cookies still go).
+pub fn changes_state<H, T>(handler: H) -> MethodRouter<AppState>
+where
+    H: Handler<T, AppState>,
+    T: 'static,
+{
+    post(handler).route_layer(axum::middleware::from_fn(same_site_refused))
+}
+
+async fn same_site_refused(request: Request, next: Next) -> Response {
+    if is_cross_site(request.headers()) || fetch_site(request.headers()) == Some("same-site") {
+        return ConsoleError::CrossSite.into_response();
+    }
+    next.run(request).await
+}
+
+/// Headers every console response carries: no framing by other origins (clickjacking), no content
+/// sniffing, no console URLs (with their ids) leaked to other sites. Behind https the login cookie is
+/// marked `Secure`.
+async fn harden(request: Request, next: Next) -> Response {
+    let https = auth::is_https(request.headers());
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    for (name, value) in [
+        ("x-frame-options", "SAMEORIGIN"),
+        ("content-security-policy", "frame-ancestors 'self'"),
+        ("x-content-type-options", "nosniff"),
+        ("referrer-policy", "same-origin"),
+    ] {
+        headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+    }
+    if https {
+        mark_secure(headers);
+    }
+    response
+}
+
+fn mark_secure(headers: &mut HeaderMap) {
+    let cookies: Vec<HeaderValue> = headers.get_all(SET_COOKIE).iter().cloned().collect();
+    headers.remove(SET_COOKIE);
+    for cookie in cookies {
+        let text = cookie.to_str().unwrap_or_default();
+        let secured = (text.starts_with(&format!("{COOKIE_NAME}=")) && !text.contains("; Secure"))
+            .then(|| HeaderValue::from_str(&format!("{text}; Secure")).ok())
+            .flatten();
+        headers.append(SET_COOKIE, secured.unwrap_or(cookie));
+    }
 }
 
 /// The login gate (spec console 0.3): a valid session of a user that still exists with the same
 /// password, or a redirect to the login page.
 async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    match current_user(&state, request.headers()).await {
+    let session = request.extensions().get::<Session>().cloned();
+    let user = match session {
+        Some(session) => current_user(&state, &session).await,
+        None => Ok(None),
+    };
+    match user {
         Ok(Some(user)) => {
             request.extensions_mut().insert(LoginUser(user));
             next.run(request).await
@@ -82,15 +155,12 @@ async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -
     }
 }
 
-/// The logged-in user of a request, if any.
-pub async fn current_user(state: &AppState, headers: &axum::http::HeaderMap) -> Result<Option<JobUser>, ConsoleError> {
-    let Some(token) = cookie(headers, COOKIE_NAME) else { return Ok(None) };
-    let Some(claims) = state.console.keys.verify(&token, state.clock.now_ms()) else { return Ok(None) };
-    if state.console.revoked.is_revoked(&token) {
-        return Ok(None);
-    }
-    let Some(user) = state.db.load_user(claims.uid).await? else { return Ok(None) };
-    Ok(state.console.keys.matches(&claims, &user).then_some(user))
+/// The logged-in user of a session, if any.
+pub async fn current_user(state: &AppState, session: &Session) -> Result<Option<JobUser>, ConsoleError> {
+    let console = &state.console;
+    let Some(login) = session::login_of(session, &console.ended, state.clock.now_ms()).await? else { return Ok(None) };
+    let Some(user) = state.db.load_user(login.uid).await? else { return Ok(None) };
+    Ok(console.secret.binding_matches(&login.binding, &user, Binding::Password).then_some(user))
 }
 
 async fn admin_only(State(state): State<AppState>, request: Request, next: Next) -> Response {
@@ -103,8 +173,8 @@ async fn admin_only(State(state): State<AppState>, request: Request, next: Next)
     }
 }
 
-/// Refuses state-changing requests made by another site's pages (CSRF): a foreign `Origin`, or a
-/// browser's `Sec-Fetch-Site: cross-site`. Scripts send neither and keep working.
+/// Refuses requests made by another site's pages (CSRF): a foreign `Origin`, or a browser's
+/// `Sec-Fetch-Site: cross-site`. Scripts send neither and keep working.
 async fn same_origin_only(request: Request, next: Next) -> Response {
     if is_cross_site(request.headers()) {
         return ConsoleError::CrossSite.into_response();
@@ -112,8 +182,12 @@ async fn same_origin_only(request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
-pub fn is_cross_site(headers: &axum::http::HeaderMap) -> bool {
-    if headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) == Some("cross-site") {
+fn fetch_site(headers: &HeaderMap) -> Option<&str> {
+    headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())
+}
+
+pub fn is_cross_site(headers: &HeaderMap) -> bool {
+    if fetch_site(headers) == Some("cross-site") {
         return true;
     }
     let Some(origin) = headers.get(ORIGIN).and_then(|v| v.to_str().ok()) else { return false };
@@ -127,7 +201,7 @@ pub fn is_cross_site(headers: &axum::http::HeaderMap) -> bool {
 }
 
 /// A cookie's value from the `Cookie` headers.
-pub fn cookie(headers: &axum::http::HeaderMap, name: &str) -> Option<String> {
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(COOKIE)
         .iter()
@@ -155,7 +229,6 @@ impl<T, E: Into<ConsoleError>> OrJson<T> for Result<T, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::{HeaderMap, HeaderValue};
 
     #[test]
     fn cross_site_detection() {
@@ -174,10 +247,21 @@ mod tests {
     }
 
     #[test]
+    fn only_the_login_cookie_is_marked_secure() {
+        let mut h = HeaderMap::new();
+        h.append(SET_COOKIE, HeaderValue::from_static("XXL_JOB_LOGIN_IDENTITY=abc; HttpOnly; Path=/"));
+        h.append(SET_COOKIE, HeaderValue::from_static("other=1; Path=/"));
+        h.append(SET_COOKIE, HeaderValue::from_static("XXL_JOB_LOGIN_IDENTITY=; Path=/; Secure"));
+        mark_secure(&mut h);
+        let cookies: Vec<&str> = h.get_all(SET_COOKIE).iter().map(|v| v.to_str().unwrap()).collect();
+        assert_eq!(cookies, ["XXL_JOB_LOGIN_IDENTITY=abc; HttpOnly; Path=/; Secure", "other=1; Path=/", "XXL_JOB_LOGIN_IDENTITY=; Path=/; Secure"]);
+    }
+
+    #[test]
     fn cookies_are_found_among_several() {
         let mut h = HeaderMap::new();
-        h.append(COOKIE, HeaderValue::from_static("a=1; XXL_JOB_LOGIN_IDENTITY=v1.x.y"));
-        assert_eq!(cookie(&h, COOKIE_NAME).as_deref(), Some("v1.x.y"));
+        h.append(COOKIE, HeaderValue::from_static("a=1; xxljob_adminlte_settings=off"));
+        assert_eq!(cookie(&h, "xxljob_adminlte_settings").as_deref(), Some("off"));
         assert_eq!(cookie(&h, "b"), None);
     }
 }

@@ -4,8 +4,9 @@ use super::error::{ConsoleError, PageError};
 use super::params::Params;
 use super::render::{render, script_json};
 use super::return_to;
+use super::session::DEFAULT_PASSWORD_MD5;
 use super::views::JobView;
-use super::{cookie, current_user, JsonResult, LoginUser, OrJson};
+use super::{changes_state, cookie, current_user, JsonResult, LoginUser, OrJson};
 use crate::app::AppState;
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{MisfireStrategy, ScheduleType};
@@ -22,6 +23,7 @@ use chrono::{Duration, NaiveDateTime};
 use minijinja::{context, Value};
 use serde::Serialize;
 use std::collections::BTreeSet;
+use tower_sessions::Session;
 
 /// GLUE history kept per job.
 const GLUE_HISTORY: i64 = 30;
@@ -46,8 +48,8 @@ pub fn gated_data_routes() -> Router<AppState> {
     Router::new()
         .route("/chartInfo", any(chart_info))
         .route("/chartInfo/", any(chart_info))
-        .route("/jobcode/save", any(jobcode_save))
-        .route("/jobcode/save/", any(jobcode_save))
+        .route("/jobcode/save", changes_state(jobcode_save))
+        .route("/jobcode/save/", changes_state(jobcode_save))
 }
 
 pub fn public_routes() -> Router<AppState> {
@@ -73,7 +75,11 @@ fn collapsed(headers: &HeaderMap) -> bool {
     cookie(headers, "xxljob_adminlte_settings").as_deref() == Some("off")
 }
 
-fn page(state: &AppState, user: &LoginUser, headers: &HeaderMap, template: &str, model: Value) -> Result<Html<String>, PageError> {
+/// A gated page. Administrators are warned on every page while an administrator account keeps the
+/// default password.
+async fn page(state: &AppState, user: &LoginUser, headers: &HeaderMap, template: &str, model: Value) -> Result<Html<String>, PageError> {
+    let default_password = user.is_admin() && state.db.admins_with_password(DEFAULT_PASSWORD_MD5).await.or_page(state)? > 0;
+    let model = context! { default_password_warning => default_password, ..model };
     render(state, Some(&user.0), collapsed(headers), template, model)
 }
 
@@ -133,7 +139,7 @@ async fn dashboard(State(state): State<AppState>, user: LoginUser, headers: Head
         job_log_success_count => totals.success,
         executor_count => executors.len(),
     };
-    page(&state, &user, &headers, "index.html", model)
+    page(&state, &user, &headers, "index.html", model).await
 }
 
 #[derive(Serialize)]
@@ -194,28 +200,28 @@ async fn chart_info(State(state): State<AppState>, params: Params) -> JsonResult
 }
 
 /// The login page; `redirect` names the page to return to afterwards (see `return_to`).
-async fn to_login(State(state): State<AppState>, headers: HeaderMap, params: Params) -> Result<Response, PageError> {
+async fn to_login(State(state): State<AppState>, session: Session, params: Params) -> Result<Response, PageError> {
     let context = &state.config.server.context_path;
     let requested = params.string(return_to::PARAM);
     let return_to = requested
         .as_deref()
         .and_then(|path| return_to::safe_return_path(context, path))
         .map_or_else(|| format!("{context}/"), str::to_string);
-    if current_user(&state, &headers).await.or_page(&state)?.is_some() {
+    if current_user(&state, &session).await.or_page(&state)?.is_some() {
         return Ok(Redirect::to(&return_to).into_response());
     }
     Ok(render(&state, None, false, "login.html", context! { page => "login", return_to => return_to })?.into_response())
 }
 
 async fn help_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
-    page(&state, &user, &headers, "help.html", context! { page => "help" })
+    page(&state, &user, &headers, "help.html", context! { page => "help" }).await
 }
 
 async fn jobinfo_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap, params: Params) -> Result<Html<String>, PageError> {
     let groups = visible_groups(&state, &user).await?;
     let job_group: i32 = params.number_or("jobGroup", -1).or_page(&state)?;
     let model = context! { page => "jobinfo", groups => groups, job_group => job_group, choices => choices(&state) };
-    page(&state, &user, &headers, "jobinfo.html", model)
+    page(&state, &user, &headers, "jobinfo.html", model).await
 }
 
 async fn joblog_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap, params: Params) -> Result<Html<String>, PageError> {
@@ -232,7 +238,7 @@ async fn joblog_page(State(state): State<AppState>, user: LoginUser, headers: He
         job = Some(JobView::new(found, state.db.zone()));
     }
     let model = context! { page => "joblog", groups => groups, job => job };
-    page(&state, &user, &headers, "joblog.html", model)
+    page(&state, &user, &headers, "joblog.html", model).await
 }
 
 async fn log_detail_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap, params: Params) -> Result<Html<String>, PageError> {
@@ -242,7 +248,7 @@ async fn log_detail_page(State(state): State<AppState>, user: LoginUser, headers
     };
     user.ensure_access(&state, log.job_group).or_page(&state)?;
     let model = context! { page => "logdetail", trigger_code => log.trigger_code, handle_code => log.handle_code, log_id => log.id };
-    page(&state, &user, &headers, "joblog_detail.html", model)
+    page(&state, &user, &headers, "joblog_detail.html", model).await
 }
 
 fn require_admin(state: &AppState, user: &LoginUser) -> Result<(), PageError> {
@@ -255,7 +261,7 @@ fn require_admin(state: &AppState, user: &LoginUser) -> Result<(), PageError> {
 
 async fn jobgroup_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
     require_admin(&state, &user)?;
-    page(&state, &user, &headers, "jobgroup.html", context! { page => "jobgroup" })
+    page(&state, &user, &headers, "jobgroup.html", context! { page => "jobgroup" }).await
 }
 
 async fn user_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
@@ -268,7 +274,7 @@ async fn user_page(State(state): State<AppState>, user: LoginUser, headers: Head
         .into_iter()
         .map(|g| GroupChoice { id: g.id, appname: g.app_name, title: g.title })
         .collect();
-    page(&state, &user, &headers, "user.html", context! { page => "user", groups => groups })
+    page(&state, &user, &headers, "user.html", context! { page => "user", groups => groups }).await
 }
 
 #[derive(Serialize)]
@@ -313,7 +319,7 @@ async fn jobcode_page(State(state): State<AppState>, user: LoginUser, headers: H
         history => history,
         history_json => script_json(&history),
     };
-    page(&state, &user, &headers, "jobcode.html", model)
+    page(&state, &user, &headers, "jobcode.html", model).await
 }
 
 async fn jobcode_save(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {

@@ -5,23 +5,26 @@ use super::error::{ConsoleError, JsonError};
 use super::params::Params;
 use super::session::md5_hex;
 use super::views::{Page, UserView};
-use super::{JsonResult, LoginUser, OrJson};
+use super::{changes_state, JsonResult, LoginUser, OrJson};
+use super::auth::throttled;
 use crate::app::AppState;
+use crate::http::client::ClientAddr;
 use crate::domain::{is_blank, ReturnT};
 use crate::storage::JobUser;
 use axum::extract::State;
-use axum::routing::{any, post};
+use axum::routing::any;
 use axum::{Json, Router};
 use chrono::NaiveDateTime;
 use serde::Serialize;
+use subtle::ConstantTimeEq;
 
 pub fn admin_routes() -> Router<AppState> {
     let mut router = Router::new();
     for (path, handler) in [
         ("/user/pageList", any(page_list)),
-        ("/user/add", any(add)),
-        ("/user/update", any(update)),
-        ("/user/remove", any(remove)),
+        ("/user/add", changes_state(add)),
+        ("/user/update", changes_state(update)),
+        ("/user/remove", changes_state(remove)),
     ] {
         router = router.route(path, handler.clone()).route(&format!("{path}/"), handler);
     }
@@ -30,11 +33,10 @@ pub fn admin_routes() -> Router<AppState> {
 
 pub fn any_user_routes() -> Router<AppState> {
     Router::new()
-        .route("/user/updatePwd", any(update_pwd))
-        .route("/user/updatePwd/", any(update_pwd))
-        // Issuing a credential is never a GET.
-        .route("/user/apiToken", post(api_token))
-        .route("/user/apiToken/", post(api_token))
+        .route("/user/updatePwd", changes_state(update_pwd))
+        .route("/user/updatePwd/", changes_state(update_pwd))
+        .route("/user/apiToken", changes_state(api_token))
+        .route("/user/apiToken/", changes_state(api_token))
 }
 
 /// A trimmed password of 4 to 20 characters, or the length message.
@@ -108,7 +110,8 @@ async fn remove(State(state): State<AppState>, login: LoginUser, params: Params)
     Ok(Json(ReturnT::success()))
 }
 
-async fn update_pwd(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
+/// The old-password check is a password oracle, so it is throttled and counted like a login.
+async fn update_pwd(State(state): State<AppState>, login: LoginUser, ClientAddr(address): ClientAddr, params: Params) -> JsonResult<()> {
     let t = |key| state.i18n.get(key);
     let old = params.string("oldPassword").unwrap_or_default();
     if is_blank(Some(&old)) {
@@ -119,9 +122,15 @@ async fn update_pwd(State(state): State<AppState>, login: LoginUser, params: Par
         return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("change_pwd_field_newpwd")))).or_json(&state);
     }
     let new = checked_password(&state, &new).or_json(&state)?;
-    if md5_hex(&old) != login.0.password {
+    let (throttle, now) = (&state.console.throttle, state.clock.now_ms());
+    if let Some(wait) = throttle.wait_ms(Some(login.0.id), address, now) {
+        return Err(throttled(&state.i18n, wait)).or_json(&state);
+    }
+    if !bool::from(md5_hex(&old).as_bytes().ct_eq(login.0.password.as_bytes())) {
+        throttle.record_failure(Some(login.0.id), address, now);
         return Err(ConsoleError::msg(format!("{}{}", t("change_pwd_field_oldpwd"), t("system_unvalid")))).or_json(&state);
     }
+    throttle.record_success(login.0.id, address);
     let user = &login.0;
     state.db.update_user(user.id, Some(&md5_hex(&new)), user.role, user.permission.as_deref()).await.or_json(&state)?;
     Ok(Json(ReturnT::success()))

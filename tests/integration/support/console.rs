@@ -16,6 +16,7 @@ pub struct PageReply {
     pub location: Option<String>,
     pub set_cookie: Option<String>,
     pub content_type: String,
+    pub headers: reqwest::header::HeaderMap,
     pub body: String,
 }
 
@@ -47,8 +48,9 @@ impl ConsoleClient {
         let header = |name| response.headers().get(name).and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok()).map(str::to_string);
         let (status, location, set_cookie) = (response.status().as_u16(), header(LOCATION), header(SET_COOKIE));
         let content_type = header(reqwest::header::CONTENT_TYPE).unwrap_or_default();
+        let headers = response.headers().clone();
         let body = response.text().await.context("body")?;
-        Ok(PageReply { status, location, set_cookie, content_type, body })
+        Ok(PageReply { status, location, set_cookie, content_type, headers, body })
     }
 
     /// A form POST answered with JSON.
