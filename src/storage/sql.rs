@@ -258,7 +258,7 @@ pub(crate) async fn commit(tx: Tx) -> Result<()> {
 pub(crate) async fn insert_ids(on: On<'_>, dialect: &Dialect, insert: &str, args: &[Arg], rows: usize) -> Result<Vec<i64>> {
     let mut ids: Vec<i64> = match on {
         On::Pool(Pool::MySql(p)) if !dialect.returning => mysql_insert_ids(&mut *p.acquire().await?, insert, args, rows).await?,
-        On::Tx(Tx::MySql(tx)) if !dialect.returning => mysql_insert_ids(&mut **tx, insert, args, rows).await?,
+        On::Tx(Tx::MySql(tx)) if !dialect.returning => mysql_insert_ids(tx, insert, args, rows).await?,
         on => {
             let returning = format!("{insert} RETURNING CAST(id AS {})", dialect.bigint);
             let sql = dialect.render(&returning);

@@ -23,10 +23,12 @@ Options:
   --phase P[,P...]    aligned: every job `* * * * * ?` (CRON), all due at the top of each second;
                       spread: FIX_RATE 1 s jobs spread evenly over the second  [default: aligned,spread]
   --storage S[,S...]  mysql: a database on the local MariaDB (--mysql);
+                      postgres: a database on the local PostgreSQL (--postgres);
                       sqlite: an SQLite file in a temporary directory          [default: mysql,sqlite]
   --seconds S         length of the measured window              [default: 30]
   --warmup S          seconds between the first fire and the window [default: 10]
   --mysql URL         MariaDB/MySQL server (loopback only)       [default: mysql://root@127.0.0.1:3306]
+  --postgres URL      PostgreSQL server (loopback only)          [default: postgres://postgres@127.0.0.1:5432]
   --admin PATH        the admin executable                       [default: xxl-job-admin beside this one]
   --keep              keep the databases afterwards (xxl_bench_<pid>_<row>, or the SQLite files)
   -h, --help          show this text
@@ -38,34 +40,33 @@ Build both programs with --release for meaningful numbers:
 const DEFAULT_JOBS: [usize; 3] = [1_000, 5_000, 10_000];
 const DEFAULT_SECONDS: u64 = 30;
 const DEFAULT_WARMUP: u64 = 10;
-const DEFAULT_MYSQL: &str = "mysql://root@127.0.0.1:3306";
+/// The servers, with the superuser and port each is installed with.
+const MYSQL: ServerKind = ServerKind { option: "--mysql", schemes: &["mysql", "mariadb"], user: "root", port: 3306 };
+const POSTGRES: ServerKind =
+    ServerKind { option: "--postgres", schemes: &["postgres", "postgresql"], user: "postgres", port: 5432 };
 /// Past this the job table alone outgrows a small machine; nothing else depends on it.
 const MAX_JOBS: usize = 1_000_000;
 const MAX_SECONDS: u64 = 3_600;
 
 /// Where the admin keeps its data. A new backend is one more variant here, one more arm in
-/// `db::RowDb`, and its datasource URL in `db::RowDb::create`.
+/// `db::RowDb`, its datasource URL in `db::RowDb::create`, and its server (if any) in `db::Servers`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Storage {
     MySql,
+    Postgres,
     Sqlite,
 }
 
 impl Storage {
-    pub const ALL: [Storage; 2] = [Storage::MySql, Storage::Sqlite];
+    pub const ALL: [Storage; 3] = [Storage::MySql, Storage::Postgres, Storage::Sqlite];
+    /// Without `--storage`: the backends of the README's figures, which need no PostgreSQL server.
+    const DEFAULT: [Storage; 2] = [Storage::MySql, Storage::Sqlite];
 
     pub fn name(self) -> &'static str {
         match self {
             Storage::MySql => "mysql",
+            Storage::Postgres => "postgres",
             Storage::Sqlite => "sqlite",
-        }
-    }
-
-    /// Whether a database server process of its own does part of the work (and has its CPU measured).
-    pub fn has_server(self) -> bool {
-        match self {
-            Storage::MySql => true,
-            Storage::Sqlite => false,
         }
     }
 }
@@ -103,14 +104,15 @@ pub struct Options {
     pub storages: Vec<Storage>,
     pub seconds: u64,
     pub warmup: u64,
-    pub mysql: MySqlTarget,
+    pub mysql: ServerTarget,
+    pub postgres: ServerTarget,
     pub admin: Option<PathBuf>,
     pub keep: bool,
 }
 
-/// Where MariaDB listens, and as whom the benchmark and the admin connect.
+/// Where a database server (MariaDB, PostgreSQL) listens, and as whom the benchmark and the admin connect.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MySqlTarget {
+pub struct ServerTarget {
     pub host: String,
     pub port: u16,
     pub user: String,
@@ -119,7 +121,7 @@ pub struct MySqlTarget {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    Run(Options),
+    Run(Box<Options>),
     Help,
 }
 
@@ -131,7 +133,8 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     let mut seconds = None;
     let mut warmup = None;
     let mut raw_only = false;
-    let mut mysql = parse_mysql(DEFAULT_MYSQL)?;
+    let mut mysql = MYSQL.default_target();
+    let mut postgres = POSTGRES.default_target();
     let mut admin = None;
     let mut keep = false;
     let mut rest = args.iter();
@@ -149,7 +152,8 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
             "--storage" => storages = Some(parse_list(name, &value()?, &Storage::ALL, Storage::name)?),
             "--seconds" => seconds = Some(parse_count(name, &value()?, 1, MAX_SECONDS)?),
             "--warmup" => warmup = Some(parse_count(name, &value()?, 0, MAX_SECONDS)?),
-            "--mysql" => mysql = parse_mysql(&value()?)?,
+            "--mysql" => mysql = MYSQL.parse(&value()?)?,
+            "--postgres" => postgres = POSTGRES.parse(&value()?)?,
             "--admin" => admin = Some(PathBuf::from(value()?)),
             "--raw-only" | "--keep" if inline.is_some() => return Err(format!("{name} takes no value")),
             "--raw-only" => raw_only = true,
@@ -177,15 +181,16 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
             phases: phases.unwrap_or_else(|| Phase::ALL.to_vec()),
         },
     };
-    Ok(Command::Run(Options {
+    Ok(Command::Run(Box::new(Options {
         workload,
-        storages: storages.unwrap_or_else(|| Storage::ALL.to_vec()),
+        storages: storages.unwrap_or_else(|| Storage::DEFAULT.to_vec()),
         seconds: seconds.unwrap_or(DEFAULT_SECONDS),
         warmup: warmup.unwrap_or(DEFAULT_WARMUP),
         mysql,
+        postgres,
         admin,
         keep,
-    }))
+    })))
 }
 
 fn parse_jobs(name: &str, text: &str) -> Result<Vec<usize>, String> {
@@ -216,29 +221,48 @@ fn parse_count(name: &str, text: &str, min: u64, max: u64) -> Result<u64, String
     Ok(value)
 }
 
-/// `mysql://user[:password]@host[:port]`; the host must be this machine, whose CPU the report attributes.
-fn parse_mysql(text: &str) -> Result<MySqlTarget, String> {
-    let url = url::Url::parse(text).map_err(|e| format!("--mysql: `{text}` is not a URL: {e}"))?;
-    if !matches!(url.scheme(), "mysql" | "mariadb") {
-        return Err(format!("--mysql: expected mysql://user@127.0.0.1:3306, got scheme `{}`", url.scheme()));
+/// How the URL of a database server option is read.
+struct ServerKind {
+    option: &'static str,
+    schemes: &'static [&'static str],
+    user: &'static str,
+    port: u16,
+}
+
+impl ServerKind {
+    fn default_target(&self) -> ServerTarget {
+        ServerTarget { host: "127.0.0.1".into(), port: self.port, user: self.user.into(), password: None }
     }
-    if !matches!(url.path(), "" | "/") || url.query().is_some() {
-        return Err("--mysql: give no database or parameters; each row creates its own database".into());
+
+    /// `scheme://user[:password]@host[:port]`; the host must be this machine, whose CPU the report
+    /// attributes.
+    fn parse(&self, text: &str) -> Result<ServerTarget, String> {
+        let option = self.option;
+        let url = url::Url::parse(text).map_err(|e| format!("{option}: `{text}` is not a URL: {e}"))?;
+        if !self.schemes.contains(&url.scheme()) {
+            let example = format!("{}://{}@127.0.0.1:{}", self.schemes[0], self.user, self.port);
+            return Err(format!("{option}: expected {example}, got scheme `{}`", url.scheme()));
+        }
+        if !matches!(url.path(), "" | "/") || url.query().is_some() {
+            return Err(format!("{option}: give no database or parameters; each row creates its own database"));
+        }
+        // Neither scheme is one the URL standard knows, so the host comes back as an unparsed name.
+        let host = match url.host_str() {
+            Some("localhost") => "127.0.0.1".to_string(),
+            Some(host) if host.parse::<Ipv4Addr>().is_ok_and(|ip| ip.is_loopback()) => host.to_string(),
+            _ => return Err(format!("{option}: the server must be on this machine (127.0.0.1)")),
+        };
+        let decode = |s: &str| {
+            percent_decode_str(s).decode_utf8().map(|s| s.into_owned()).map_err(|_| format!("{option}: credentials are not UTF-8"))
+        };
+        let user = decode(url.username())?;
+        Ok(ServerTarget {
+            host,
+            port: url.port().unwrap_or(self.port),
+            user: if user.is_empty() { self.user.into() } else { user },
+            password: url.password().map(decode).transpose()?,
+        })
     }
-    // `mysql:` is not a scheme the URL standard knows, so its host comes back as an unparsed name.
-    let host = match url.host_str() {
-        Some("localhost") => "127.0.0.1".to_string(),
-        Some(host) if host.parse::<Ipv4Addr>().is_ok_and(|ip| ip.is_loopback()) => host.to_string(),
-        _ => return Err("--mysql: the server must be on this machine (127.0.0.1)".into()),
-    };
-    let decode = |s: &str| percent_decode_str(s).decode_utf8().map(|s| s.into_owned()).map_err(|_| "--mysql: credentials are not UTF-8".to_string());
-    let user = decode(url.username())?;
-    Ok(MySqlTarget {
-        host,
-        port: url.port().unwrap_or(3306),
-        user: if user.is_empty() { "root".into() } else { user },
-        password: url.password().map(decode).transpose()?,
-    })
 }
 
 #[cfg(test)]
@@ -251,7 +275,7 @@ mod tests {
 
     fn run(list: &[&str]) -> Options {
         match parse(&args(list)).unwrap() {
-            Command::Run(options) => options,
+            Command::Run(options) => *options,
             Command::Help => panic!("unexpected help"),
         }
     }
@@ -262,7 +286,8 @@ mod tests {
         assert_eq!(o.workload, Workload::Sustained { jobs: vec![1_000, 5_000, 10_000], phases: vec![Phase::Aligned, Phase::Spread] });
         assert_eq!(o.storages, vec![Storage::MySql, Storage::Sqlite]);
         assert_eq!((o.seconds, o.warmup, o.keep, o.admin), (30, 10, false, None));
-        assert_eq!(o.mysql, MySqlTarget { host: "127.0.0.1".into(), port: 3306, user: "root".into(), password: None });
+        assert_eq!(o.mysql, ServerTarget { host: "127.0.0.1".into(), port: 3306, user: "root".into(), password: None });
+        assert_eq!(o.postgres, ServerTarget { host: "127.0.0.1".into(), port: 5432, user: "postgres".into(), password: None });
     }
 
     #[test]
@@ -274,8 +299,8 @@ mod tests {
 
     #[test]
     fn lists_keep_their_order() {
-        let o = run(&["--storage", "sqlite,mysql", "--phase", "spread, aligned"]);
-        assert_eq!(o.storages, vec![Storage::Sqlite, Storage::MySql]);
+        let o = run(&["--storage", "sqlite,postgres,mysql", "--phase", "spread, aligned"]);
+        assert_eq!(o.storages, vec![Storage::Sqlite, Storage::Postgres, Storage::MySql]);
         assert!(matches!(o.workload, Workload::Sustained { phases, .. } if phases == vec![Phase::Spread, Phase::Aligned]));
     }
 
@@ -294,15 +319,38 @@ mod tests {
         assert_eq!((o.workload, o.storages), (Workload::RawCeiling(vec![500]), vec![Storage::MySql]));
         assert_eq!(run(&["--raw-only", "--storage", "mysql"]).storages, vec![Storage::MySql]);
         assert!(parse(&args(&["--raw-only", "--storage", "sqlite"])).is_err());
+        assert!(parse(&args(&["--raw-only", "--storage", "postgres"])).is_err());
         assert!(parse(&args(&["--raw-only", "--phase", "spread"])).is_err());
     }
 
     #[test]
     fn mysql_urls() {
         let o = run(&["--mysql", "mysql://bench:p%40ss@localhost:3307"]);
-        assert_eq!(o.mysql, MySqlTarget { host: "127.0.0.1".into(), port: 3307, user: "bench".into(), password: Some("p@ss".into()) });
+        assert_eq!(o.mysql, ServerTarget { host: "127.0.0.1".into(), port: 3307, user: "bench".into(), password: Some("p@ss".into()) });
+        assert_eq!(run(&["--mysql=mariadb://127.0.0.2"]).mysql, ServerTarget { host: "127.0.0.2".into(), ..MYSQL.default_target() });
         for bad in ["mysql://root@10.0.0.5:3306", "postgres://root@127.0.0.1", "mysql://root@127.0.0.1/xxl_job", "nonsense"] {
             assert!(parse(&args(&["--mysql", bad])).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn postgres_urls() {
+        let o = run(&["--storage", "postgres", "--postgres", "postgresql://bench:p%40ss@localhost:5433"]);
+        assert_eq!(o.storages, vec![Storage::Postgres]);
+        assert_eq!(o.postgres, ServerTarget { host: "127.0.0.1".into(), port: 5433, user: "bench".into(), password: Some("p@ss".into()) });
+        // The user and port default to the server's own, not MariaDB's.
+        assert_eq!(run(&["--postgres=postgres://127.0.0.1"]).postgres, POSTGRES.default_target());
+        assert_eq!(run(&["--postgres", "postgres://app@127.0.0.1"]).postgres.user, "app");
+        for bad in [
+            "postgres://postgres@10.0.0.5:5432",
+            "postgres://postgres@db.internal",
+            "mysql://root@127.0.0.1",
+            "postgres://postgres@127.0.0.1/xxl_job",
+            "postgres://postgres@127.0.0.1?sslmode=disable",
+            "jdbc:postgresql://127.0.0.1:5432",
+        ] {
+            let error = parse(&args(&["--postgres", bad])).unwrap_err();
+            assert!(error.starts_with("--postgres: "), "{bad}: {error}");
         }
     }
 
@@ -320,6 +368,8 @@ mod tests {
             &["--phase", "sometimes"],
             &["--phase", "aligned,aligned"],
             &["--storage", "oracle"],
+            &["--storage", "postgres,postgres"],
+            &["--postgres"],
             &["--storage", ""],
             &["--verbose"],
         ] {

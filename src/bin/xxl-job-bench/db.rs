@@ -1,14 +1,17 @@
 //! The benchmark's own database work: a fresh database per row on the chosen backend (its schema made
 //! by the admin's own data layer), the bench jobs and their activation, the log counts of a window;
-//! for MariaDB also the server's statement counters.
+//! the database servers (MariaDB, PostgreSQL) and their processes; for MariaDB also the server's
+//! statement counters.
 //!
 //! Every statement the backends share is built with `QueryBuilder::push_bind`, which writes each
 //! backend's own placeholders, and written once inside [`on_pool!`].
 
-use super::args::{MySqlTarget, Phase, Storage};
+use super::args::{Options, Phase, ServerTarget, Storage};
+use super::process::{self, ServerProcess};
 use chrono::NaiveDateTime;
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgSslMode};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::QueryBuilder;
 use std::collections::HashMap;
@@ -32,6 +35,11 @@ const INSERT_JOBS: &str = "INSERT INTO xxl_job_info (id, job_group, job_desc, ad
      glue_updatetime, child_jobid, trigger_status, trigger_last_time, trigger_next_time) ";
 /// Characters of a file path that would change the meaning of a `sqlite:` URL.
 const URL_PATH: &AsciiSet = &CONTROLS.add(b'%').add(b'?').add(b'#').add(b' ');
+/// The database every PostgreSQL server has, for CREATE/DROP DATABASE.
+const PG_MAINTENANCE_DB: &str = "postgres";
+/// What the database servers' processes are called (`comm`).
+const MYSQL_PROCESS_NAMES: [&str; 2] = ["mariadbd", "mysqld"];
+const PG_PROCESS_NAMES: [&str; 2] = ["postgres", "postmaster"];
 
 /// How the bench jobs of a row are scheduled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +78,7 @@ pub struct Datasource {
 pub enum RowDb {
     /// `server` has no default database: it reads the server's counters.
     MySql { pool: MySqlPool, server: MySqlPool },
+    Postgres { pool: PgPool },
     Sqlite { pool: SqlitePool },
 }
 
@@ -78,42 +87,44 @@ macro_rules! on_pool {
     ($db:expr, |$p:ident| $body:expr) => {
         match $db {
             RowDb::MySql { pool: $p, .. } => $body,
+            RowDb::Postgres { pool: $p, .. } => $body,
             RowDb::Sqlite { pool: $p, .. } => $body,
         }
     };
 }
 
 impl RowDb {
-    /// Creates the row's database (on MariaDB through `server`; SQLite as a file in `workdir`) with
+    /// Creates the row's database (on a server through `servers`; SQLite as a file in `workdir`) with
     /// the xxl-job schema, made by the admin's data layer from the datasource the admin will get.
     pub async fn create(
         storage: Storage,
-        target: &MySqlTarget,
-        server: Option<&MySqlPool>,
+        servers: &Servers,
         workdir: &Path,
         name: &str,
         connections: u32,
     ) -> Result<(RowDb, Datasource), String> {
         match storage {
             Storage::MySql => {
-                let server = server.ok_or("no connection to MariaDB")?;
-                drop_database(server, name).await?;
-                // The admin's own CREATE DATABASE fallback is not relied on: sqlx reports MariaDB's
-                // "unknown database" by SQLSTATE (42000), not by the error number it looks for.
-                sqlx::query(&format!("CREATE DATABASE `{name}` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"))
-                    .execute(server)
-                    .await
-                    .map_err(|e| format!("cannot create database {name}: {e}"))?;
-                let datasource = Datasource {
-                    args: vec![
-                        format!("--spring.datasource.url={}", target.jdbc_url(name)),
-                        format!("--spring.datasource.username={}", target.user),
-                    ],
-                    env: target.password.iter().map(|p| ("SPRING_DATASOURCE_PASSWORD".to_string(), p.clone())).collect(),
-                };
+                let Server { target, pool: server, .. } = servers.mysql.as_ref().ok_or("no connection to MariaDB")?;
+                servers.create_database(storage, name).await?;
+                let datasource = target.datasource(target.jdbc_url(name));
                 create_schema(&datasource, workdir).await?;
                 let pool = database_pool(target, name, connections).await?;
                 Ok((RowDb::MySql { pool, server: server.clone() }, datasource))
+            }
+            Storage::Postgres => {
+                let target = &servers.postgres.as_ref().ok_or("no connection to PostgreSQL")?.target;
+                servers.create_database(storage, name).await?;
+                let datasource = target.datasource(target.postgres_url(name));
+                create_schema(&datasource, workdir).await?;
+                // Seeding and counting only: one connection.
+                let pool = PgPoolOptions::new()
+                    .max_connections(1)
+                    .acquire_timeout(Duration::from_secs(30))
+                    .connect_with(target.postgres_options().database(name))
+                    .await
+                    .map_err(|e| format!("cannot open database {name}: {e}"))?;
+                Ok((RowDb::Postgres { pool }, datasource))
             }
             Storage::Sqlite => {
                 let file = workdir.join(format!("{name}.db"));
@@ -136,19 +147,19 @@ impl RowDb {
     pub fn mysql(&self) -> Option<&MySqlPool> {
         match self {
             RowDb::MySql { pool, .. } => Some(pool),
-            RowDb::Sqlite { .. } => None,
+            RowDb::Postgres { .. } | RowDb::Sqlite { .. } => None,
         }
     }
 
-    /// The server's statement counters (MariaDB only; SQLite has no server).
+    /// The server's statement counters (MariaDB only).
     pub async fn counters(&self) -> Result<Option<Counters>, String> {
         match self {
             RowDb::MySql { server, .. } => Counters::read(server).await.map(Some),
-            RowDb::Sqlite { .. } => Ok(None),
+            RowDb::Postgres { .. } | RowDb::Sqlite { .. } => Ok(None),
         }
     }
 
-    /// Closes the bench's connections; the data stays (MariaDB databases are dropped by name, SQLite
+    /// Closes the bench's connections; the data stays (server databases are dropped by name, SQLite
     /// files go with the work directory).
     pub async fn close(&self) {
         on_pool!(self, |p| p.close().await)
@@ -222,8 +233,134 @@ impl RowDb {
     }
 }
 
-impl MySqlTarget {
-    fn options(&self) -> MySqlConnectOptions {
+/// The database servers the rows use, each with a small pool on no bench database (PostgreSQL: on
+/// its maintenance database): server facts, counters, CREATE/DROP DATABASE.
+pub struct Servers {
+    pub mysql: Option<Server<MySqlPool>>,
+    pub postgres: Option<Server<PgPool>>,
+}
+
+pub struct Server<P> {
+    pub target: ServerTarget,
+    pub pool: P,
+    /// Its processes on this machine, whose CPU is the database's share; none if not found.
+    pub process: Option<ServerProcess>,
+}
+
+impl Servers {
+    /// Connects to the servers of `options.storages` and finds their processes; returns what was
+    /// found (or not), for the progress log.
+    pub async fn connect(options: &Options) -> Result<(Servers, Vec<String>), String> {
+        let mut notes = Vec::new();
+        let mut note = |what: &str, process: Option<ServerProcess>| {
+            notes.push(match process {
+                Some(ServerProcess::Threads(pid) | ServerProcess::Postmaster(pid)) => format!("{what}: pid {pid}"),
+                None => format!("{what} was not found: its CPU is not measured"),
+            })
+        };
+        let mysql = match options.storages.contains(&Storage::MySql) {
+            true => {
+                let target = options.mysql.clone();
+                let pool = server_pool(target.mysql_options(), "MariaDB", &target).await?;
+                let pid_file = sqlx::query_scalar::<_, String>("SELECT @@pid_file").fetch_one(&pool).await.ok();
+                let process = process::server_process(pid_file.as_deref(), &MYSQL_PROCESS_NAMES).map(ServerProcess::Threads);
+                note("the MariaDB server process", process);
+                Some(Server { target, pool, process })
+            }
+            false => None,
+        };
+        let postgres = match options.storages.contains(&Storage::Postgres) {
+            true => {
+                let target = options.postgres.clone();
+                let pool = server_pool(target.postgres_options().database(PG_MAINTENANCE_DB), "PostgreSQL", &target).await?;
+                // The server process of this very connection was forked by the postmaster.
+                let backend = sqlx::query_scalar::<_, i32>("SELECT pg_backend_pid()").fetch_one(&pool).await.ok();
+                let postmaster = backend.and_then(|pid| process::postmaster_of(u32::try_from(pid).ok()?, &PG_PROCESS_NAMES));
+                let process = postmaster.map(ServerProcess::Postmaster);
+                note("the PostgreSQL postmaster", process);
+                Some(Server { target, pool, process })
+            }
+            false => None,
+        };
+        Ok((Servers { mysql, postgres }, notes))
+    }
+
+    /// The processes of `storage`'s server; none for SQLite, which runs inside the admin.
+    pub fn process(&self, storage: Storage) -> Option<ServerProcess> {
+        match storage {
+            Storage::MySql => self.mysql.as_ref()?.process,
+            Storage::Postgres => self.postgres.as_ref()?.process,
+            Storage::Sqlite => None,
+        }
+    }
+
+    /// Creates a bench database on `storage`'s server, in place of one an earlier run may have kept.
+    pub async fn create_database(&self, storage: Storage, database: &str) -> Result<(), String> {
+        self.drop_database(storage, database).await?;
+        let created = match (storage, &self.mysql, &self.postgres) {
+            // The admin's own CREATE DATABASE fallback is not relied on: sqlx reports MariaDB's
+            // "unknown database" by SQLSTATE (42000), not by the error number it looks for.
+            (Storage::MySql, Some(server), _) => {
+                let sql = format!("CREATE DATABASE `{database}` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci");
+                sqlx::query(&sql).execute(&server.pool).await.map(drop)
+            }
+            // UTF8 whatever the cluster's default, as the admin creates a missing database.
+            (Storage::Postgres, _, Some(server)) => {
+                let sql = format!("CREATE DATABASE \"{database}\" ENCODING 'UTF8' TEMPLATE template0");
+                sqlx::query(&sql).execute(&server.pool).await.map(drop)
+            }
+            _ => return Err(format!("no {} server to create {database} on", storage.name())),
+        };
+        created.map_err(|e| format!("cannot create database {database}: {e}"))
+    }
+
+    /// Drops a bench database on `storage`'s server (SQLite files go with the work directory).
+    pub async fn drop_database(&self, storage: Storage, database: &str) -> Result<(), String> {
+        let dropped = match (storage, &self.mysql, &self.postgres) {
+            (Storage::MySql, Some(server), _) => {
+                sqlx::query(&format!("DROP DATABASE IF EXISTS `{database}`")).execute(&server.pool).await.map(drop)
+            }
+            // PostgreSQL waits a few seconds for the sessions of a stopped admin to end.
+            (Storage::Postgres, _, Some(server)) => {
+                sqlx::query(&format!("DROP DATABASE IF EXISTS \"{database}\"")).execute(&server.pool).await.map(drop)
+            }
+            _ => Ok(()),
+        };
+        dropped.map_err(|e| format!("cannot drop database {database}: {e}"))
+    }
+
+    /// Facts about each server for the report header.
+    pub async fn facts(&self) -> Vec<String> {
+        let mut facts = Vec::new();
+        if let Some(server) = &self.mysql {
+            facts.push(format!("MariaDB: {}", mysql_facts(&server.pool).await.unwrap_or_else(|e| format!("unknown ({e})"))));
+        }
+        if let Some(server) = &self.postgres {
+            facts.push(format!("PostgreSQL: {}", postgres_facts(&server.pool).await.unwrap_or_else(|e| format!("unknown ({e})"))));
+        }
+        facts
+    }
+
+    pub async fn close(&self) {
+        if let Some(server) = &self.mysql {
+            server.pool.close().await;
+        }
+        if let Some(server) = &self.postgres {
+            server.pool.close().await;
+        }
+    }
+}
+
+impl ServerTarget {
+    /// The admin's datasource: `url`, and this target's user and password.
+    fn datasource(&self, url: String) -> Datasource {
+        Datasource {
+            args: vec![format!("--spring.datasource.url={url}"), format!("--spring.datasource.username={}", self.user)],
+            env: self.password.iter().map(|p| ("SPRING_DATASOURCE_PASSWORD".to_string(), p.clone())).collect(),
+        }
+    }
+
+    fn mysql_options(&self) -> MySqlConnectOptions {
         let mut options = MySqlConnectOptions::new().host(&self.host).port(self.port).username(&self.user).charset("utf8mb4");
         if let Some(password) = &self.password {
             options = options.password(password);
@@ -235,26 +372,45 @@ impl MySqlTarget {
     fn jdbc_url(&self, database: &str) -> String {
         format!("jdbc:mysql://{}:{}/{database}?serverTimezone=UTC", self.host, self.port)
     }
+
+    /// Without TLS, as MariaDB is reached: on loopback it would only add encryption to both sides' CPU.
+    fn postgres_options(&self) -> PgConnectOptions {
+        let mut options =
+            PgConnectOptions::new_without_pgpass().host(&self.host).port(self.port).username(&self.user).ssl_mode(PgSslMode::Disable);
+        if let Some(password) = &self.password {
+            options = options.password(password);
+        }
+        options
+    }
+
+    /// As [`ServerTarget::jdbc_url`], and without TLS as [`ServerTarget::postgres_options`].
+    fn postgres_url(&self, database: &str) -> String {
+        format!("jdbc:postgresql://{}:{}/{database}?serverTimezone=UTC&sslmode=disable", self.host, self.port)
+    }
 }
 
-/// A small pool without a default database: server facts, counters, CREATE/DROP.
-pub async fn server_pool(target: &MySqlTarget) -> Result<MySqlPool, String> {
-    MySqlPoolOptions::new()
+/// A small pool on a server, named `what` in the error: facts, counters, CREATE/DROP DATABASE.
+async fn server_pool<DB: sqlx::Database>(
+    options: <DB::Connection as sqlx::Connection>::Options,
+    what: &str,
+    target: &ServerTarget,
+) -> Result<sqlx::Pool<DB>, String> {
+    sqlx::pool::PoolOptions::<DB>::new()
         .max_connections(2)
         .acquire_timeout(Duration::from_secs(10))
-        .connect_with(target.options())
+        .connect_with(options)
         .await
-        .map_err(|e| format!("cannot connect to MariaDB at {}:{}: {e}", target.host, target.port))
+        .map_err(|e| format!("cannot connect to {what} at {}:{}: {e}", target.host, target.port))
 }
 
 /// A pool on the bench database. No liveness check per acquire: the raw ceiling must measure only the
 /// statements themselves.
-async fn database_pool(target: &MySqlTarget, database: &str, connections: u32) -> Result<MySqlPool, String> {
+async fn database_pool(target: &ServerTarget, database: &str, connections: u32) -> Result<MySqlPool, String> {
     MySqlPoolOptions::new()
         .max_connections(connections)
         .acquire_timeout(Duration::from_secs(30))
         .test_before_acquire(false)
-        .connect_with(target.options().database(database))
+        .connect_with(target.mysql_options().database(database))
         .await
         .map_err(|e| format!("cannot open database {database}: {e}"))
 }
@@ -269,16 +425,8 @@ async fn create_schema(datasource: &Datasource, cwd: &Path) -> Result<(), String
     Ok(())
 }
 
-pub async fn drop_database(server: &MySqlPool, database: &str) -> Result<(), String> {
-    sqlx::query(&format!("DROP DATABASE IF EXISTS `{database}`"))
-        .execute(server)
-        .await
-        .map(|_| ())
-        .map_err(|e| format!("cannot drop database {database}: {e}"))
-}
-
-/// Facts about the server for the report header.
-pub async fn server_facts(server: &MySqlPool) -> Result<String, String> {
+/// The version, and the settings that decide what a commit costs.
+async fn mysql_facts(server: &MySqlPool) -> Result<String, String> {
     let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(server).await.map_err(|e| e.to_string())?;
     let vars: Vec<(String, String)> = sqlx::query_as(
         "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
@@ -287,8 +435,26 @@ pub async fn server_facts(server: &MySqlPool) -> Result<String, String> {
     .fetch_all(server)
     .await
     .map_err(|e| e.to_string())?;
-    let vars: Vec<String> = vars.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
-    Ok(format!("{version} ({})", vars.join(", ")))
+    Ok(describe(&version, vars))
+}
+
+/// As [`mysql_facts`].
+async fn postgres_facts(server: &PgPool) -> Result<String, String> {
+    let version: String = sqlx::query_scalar("SHOW server_version").fetch_one(server).await.map_err(|e| e.to_string())?;
+    let vars: Vec<(String, String)> = sqlx::query_as(
+        "SELECT name, current_setting(name) FROM pg_settings WHERE name IN \
+         ('synchronous_commit', 'fsync', 'wal_sync_method', 'shared_buffers', 'max_connections') ORDER BY name",
+    )
+    .fetch_all(server)
+    .await
+    .map_err(|e| e.to_string())?;
+    Ok(describe(&version, vars))
+}
+
+/// `version (name=value, …)`.
+fn describe(version: &str, settings: Vec<(String, String)>) -> String {
+    let settings: Vec<String> = settings.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{version} ({})", settings.join(", "))
 }
 
 /// The counters of `SHOW GLOBAL STATUS` the report uses.
@@ -307,11 +473,6 @@ pub const COUNTERS: [&str; 10] = [
 
 /// The statements counted as "SQL per trigger".
 pub const DML: [&str; 4] = ["Com_select", "Com_insert", "Com_update", "Com_delete"];
-
-/// Where the server wrote its pid (`@@pid_file`), to measure its CPU.
-pub async fn pid_file(server: &MySqlPool) -> Option<String> {
-    sqlx::query_scalar::<_, String>("SELECT @@pid_file").fetch_one(server).await.ok()
-}
 
 /// A snapshot of the server's statement counters.
 #[derive(Debug, Clone, Default)]

@@ -1,13 +1,14 @@
 //! `xxl-job-bench`: the scheduler measured end to end on this machine.
 //!
-//! Each row gets a fresh database (MariaDB or an SQLite file); an in-process executor that acknowledges
+//! Each row gets a fresh database (MariaDB, PostgreSQL or an SQLite file); an in-process executor that acknowledges
 //! `/run` at once, reports results by batched callbacks and records every `/run` with the planned instant
 //! the admin sends beside it; the admin as a separate child process (so its CPU and memory are its own);
 //! and the bench jobs: N jobs due every second (aligned on the second or spread over it) measured over a
 //! window after a warm-up, or N jobs due once at one instant (a burst). The executor says what was sent
 //! for which instant and when it arrived, the log table what completed, `/proc` the CPU of the admin and
-//! the database server and the admin's memory, and MariaDB its statement counters. `--raw-only` issues
-//! the admin's writes without the admin, for the ceiling MariaDB allows.
+//! the database server (for PostgreSQL its postmaster and the backends it forked) and the admin's memory,
+//! and MariaDB its statement counters. `--raw-only` issues the admin's writes without the admin, for the
+//! ceiling MariaDB allows.
 
 mod args;
 mod db;
@@ -18,11 +19,10 @@ mod report;
 mod stats;
 
 use args::{Command, Options, Phase, Storage, Workload, USAGE};
-use db::{Counters, RowDb, Shape};
+use db::{Counters, RowDb, Servers, Shape};
 use executor::{ExecutorCounts, FastExecutor};
-use process::{cpu_ticks, own_cpu_ticks, peak_rss_kib, AdminProcess, MachineTicks};
+use process::{cpu_ticks, own_cpu_ticks, peak_rss_kib, AdminProcess, MachineTicks, ServerProcess};
 use report::{Measured, Row, RunResult, Usage};
-use sqlx::MySqlPool;
 use stats::Grid;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,7 +42,6 @@ const BURST_QUIET: Duration = Duration::from_secs(2);
 /// … or at the latest this long after its instant.
 const BURST_MAX_MS: i64 = 120_000;
 const POLL: Duration = Duration::from_millis(100);
-const DB_PROCESS_NAMES: [&str; 2] = ["mariadbd", "mysqld"];
 /// A 1-minute load above this means other work shares the cores: the figures are not a quiet run.
 const QUIET_LOAD: f64 = 0.5;
 const ADMIN_EXE: &str = "xxl-job-admin";
@@ -54,7 +53,7 @@ fn main() -> ExitCode {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
         }
-        Ok(Command::Run(options)) => options,
+        Ok(Command::Run(options)) => *options,
         Err(e) => {
             eprintln!("xxl-job-bench: {e}");
             eprintln!("Run `xxl-job-bench --help` for the options.");
@@ -73,14 +72,12 @@ fn main() -> ExitCode {
 /// What every row shares.
 struct Context {
     admin_exe: PathBuf,
-    /// A connection to MariaDB, when a row uses it.
-    server: Option<MySqlPool>,
+    /// The database servers the rows use.
+    servers: Servers,
     /// Only ever pointed at 127.0.0.1; proxies from the environment must not apply.
     client: reqwest::Client,
     /// Where the admin runs (so no stray `application.properties` is picked up) and SQLite files live.
     workdir: PathBuf,
-    /// The MariaDB server process, whose CPU is the database's share.
-    db_pid: Option<u32>,
 }
 
 /// One row to measure.
@@ -150,8 +147,8 @@ async fn bench(options: Options) -> u8 {
             _ = tokio::signal::ctrl_c() => None,
         };
         // The row's admin process and executor were stopped (or killed, when dropped) by now.
-        if let (Storage::MySql, Some(server), false) = (plan.storage, &context.server, options.keep) {
-            if let Err(e) = db::drop_database(server, &name).await {
+        if !options.keep {
+            if let Err(e) = context.servers.drop_database(plan.storage, &name).await {
                 progress(e);
             }
         }
@@ -173,17 +170,19 @@ async fn bench(options: Options) -> u8 {
     } else {
         let _ = std::fs::remove_dir_all(&context.workdir);
     }
-    if let Some(server) = &context.server {
-        server.close().await;
-    }
+    context.servers.close().await;
+    let datasource = match options.storages.contains(&Storage::Postgres) {
+        true => "serverTimezone=UTC (PostgreSQL: also sslmode=disable)",
+        false => "serverTimezone=UTC",
+    };
     let settings = match options.workload {
         Workload::Sustained { .. } => format!(
-            "window {} s after {} s of warm-up; admin: default configuration, datasource serverTimezone=UTC, logging warn",
+            "window {} s after {} s of warm-up; admin: default configuration, datasource {datasource}, logging warn",
             options.seconds, options.warmup
         ),
         Workload::Burst(_) => format!(
             "burst: all jobs due once at one instant {} s after activation, measured until no /run for {} s; admin: \
-             default configuration, datasource serverTimezone=UTC, logging warn",
+             default configuration, datasource {datasource}, logging warn",
             LEAD_MS / 1000,
             BURST_QUIET.as_secs()
         ),
@@ -213,25 +212,12 @@ async fn prepare(options: &Options) -> Result<Context, String> {
             admin_exe.display()
         ));
     }
-    let server = match options.storages.contains(&Storage::MySql) {
-        true => Some(db::server_pool(&options.mysql).await?),
-        false => None,
-    };
+    let (servers, notes) = Servers::connect(options).await?;
+    notes.into_iter().for_each(progress);
     let client = reqwest::Client::builder().no_proxy().build().map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     let workdir = std::env::temp_dir().join(format!("xxl-job-bench-{}", std::process::id()));
     std::fs::create_dir_all(&workdir).map_err(|e| format!("cannot create {}: {e}", workdir.display()))?;
-    let db_pid = match &server {
-        Some(server) => {
-            let pid = process::server_process(db::pid_file(server).await.as_deref(), &DB_PROCESS_NAMES);
-            match pid {
-                Some(pid) => progress(format!("MariaDB server process: pid {pid}")),
-                None => progress("the MariaDB server process was not found: its CPU is not measured"),
-            }
-            pid
-        }
-        None => None,
-    };
-    Ok(Context { admin_exe, server, client, workdir, db_pid })
+    Ok(Context { admin_exe, servers, client, workdir })
 }
 
 async fn machine_facts(context: &Context, load: &str) -> String {
@@ -249,16 +235,15 @@ async fn machine_facts(context: &Context, load: &str) -> String {
         .map_or_else(|| "?".into(), |kib| format!("{:.1}", kib / 1024.0 / 1024.0));
     let build = if cfg!(debug_assertions) { "debug build (numbers not meaningful)" } else { "release build" };
     let mut facts = format!("machine: {cores} cores ({model}), {mem_gib} GiB RAM; {build}; load average at start: {load}");
-    if let Some(server) = &context.server {
-        let server = db::server_facts(server).await.unwrap_or_else(|e| format!("unknown ({e})"));
-        facts.push_str(&format!("\nMariaDB: {server}"));
+    for server in context.servers.facts().await {
+        facts.push_str(&format!("\n{server}"));
     }
     facts
 }
 
 async fn run_row(options: &Options, context: &Context, plan: Plan, name: &str, label: &str) -> Result<Measured, String> {
     let (db, datasource) =
-        RowDb::create(plan.storage, &options.mysql, context.server.as_ref(), &context.workdir, name, raw::CONNECTIONS).await?;
+        RowDb::create(plan.storage, &context.servers, &context.workdir, name, raw::CONNECTIONS).await?;
     let measured = measure_row(options, context, plan, &db, datasource, label).await;
     db.close().await;
     measured
@@ -296,16 +281,16 @@ async fn measure_row(
         db.activate(chrono::Utc::now().timestamp_millis()).await?;
         let workload = raw::Workload { executor_address: executor.address.clone(), jobs: db::next_times(pool).await? };
         executor.stop().await;
-        let server = context.server.as_ref().ok_or("the raw ceiling needs MariaDB")?;
+        let server = context.servers.mysql.as_ref().ok_or("the raw ceiling needs MariaDB")?;
         progress(format!("{label}: raw ceiling for {} s with {} connections", options.seconds, raw::CONNECTIONS));
-        return Ok(Measured::Raw(raw::measure(pool, server, workload, options.seconds, context.db_pid).await?));
+        return Ok(Measured::Raw(raw::measure(pool, &server.pool, workload, options.seconds, server.process).await?));
     };
     let mut admin = AdminProcess::spawn(&context.admin_exe, &admin_args, &datasource.env, &context.workdir)?;
     admin.wait_healthy(&context.client, &format!("{base}/actuator/health"), STARTUP_TIMEOUT).await?;
     let now = chrono::Utc::now().timestamp_millis();
     let grid = Grid { start_ms: (now + LEAD_MS).div_euclid(1000) * 1000 + 1000, jobs: plan.jobs, first_job_id: db::FIRST_JOB_ID, phase: shape.phase() };
-    let db_pid = plan.storage.has_server().then_some(context.db_pid).flatten();
-    let run = Run { db, executor: &executor, admin_pid: admin.pid(), db_pid, grid, label };
+    let db_process = context.servers.process(plan.storage);
+    let run = Run { db, executor: &executor, admin_pid: admin.pid(), db_process, grid, label };
     let measured = match shape {
         Shape::Sustained(_) => run.sustained(options.warmup, options.seconds).await,
         Shape::Burst => run.burst().await,
@@ -355,7 +340,7 @@ struct Run<'a> {
     db: &'a RowDb,
     executor: &'a FastExecutor,
     admin_pid: u32,
-    db_pid: Option<u32>,
+    db_process: Option<ServerProcess>,
     grid: Grid,
     label: &'a str,
 }
@@ -424,7 +409,7 @@ impl Run<'_> {
             at_ms: chrono::Utc::now().timestamp_millis(),
             counters: self.db.counters().await?,
             admin: cpu_ticks(self.admin_pid),
-            db: self.db_pid.and_then(cpu_ticks),
+            db: self.db_process.and_then(ServerProcess::cpu_ticks),
             own: own_cpu_ticks(),
             machine: MachineTicks::read(),
         })

@@ -194,21 +194,74 @@ fn not_sent(line: &str) -> Option<(&str, u64)> {
 
 /// User + system CPU ticks of a process (all its threads) so far.
 pub fn cpu_ticks(pid: u32) -> Option<u64> {
-    parse_cpu_ticks(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    Some(ProcStat::read(pid)?.ticks)
 }
 
 pub fn own_cpu_ticks() -> Option<u64> {
-    parse_cpu_ticks(&std::fs::read_to_string("/proc/self/stat").ok()?)
+    Some(ProcStat::parse(&std::fs::read_to_string("/proc/self/stat").ok()?)?.ticks)
 }
 
-/// Fields 14 and 15 (utime, stime) of `/proc/<pid>/stat`; the command name (field 2) may contain spaces
-/// and parentheses, so fields are counted from the last `)`.
-fn parse_cpu_ticks(stat: &str) -> Option<u64> {
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(utime + stime)
+/// What the report needs of `/proc/<pid>/stat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ProcStat {
+    ppid: u32,
+    /// utime + stime: the process's own CPU.
+    ticks: u64,
+    /// cutime + cstime: of its children that ended and were waited for.
+    children_ticks: u64,
+}
+
+impl ProcStat {
+    fn read(pid: u32) -> Option<ProcStat> {
+        ProcStat::parse(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    }
+
+    /// Fields 4 (ppid) and 14–17 (utime, stime, cutime, cstime); the command name (field 2) may contain
+    /// spaces and parentheses, so fields are counted from the last `)`.
+    fn parse(stat: &str) -> Option<ProcStat> {
+        let after_name = &stat[stat.rfind(')')? + 1..];
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        let field = |n: usize| -> Option<u64> { fields.get(n - 3)?.parse().ok() };
+        Some(ProcStat {
+            ppid: u32::try_from(field(4)?).ok()?,
+            ticks: field(14)? + field(15)?,
+            children_ticks: field(16)? + field(17)?,
+        })
+    }
+}
+
+/// The processes of a database server, whose CPU is the database's share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerProcess {
+    /// One process, all its threads (MariaDB).
+    Threads(u32),
+    /// A postmaster with one child process per connection (PostgreSQL).
+    Postmaster(u32),
+}
+
+impl ServerProcess {
+    /// CPU ticks of the server so far. For a postmaster: its own, its children's that ended (counted
+    /// once it has waited for them) and its live children's; a child ending between the two reads may
+    /// be counted twice or not at all, a few ticks against a window's thousands.
+    pub fn cpu_ticks(self) -> Option<u64> {
+        match self {
+            ServerProcess::Threads(pid) => cpu_ticks(pid),
+            ServerProcess::Postmaster(pid) => {
+                let postmaster = ProcStat::read(pid)?;
+                let live = processes().filter_map(ProcStat::read).filter(|c| c.ppid == pid).map(|c| c.ticks);
+                Some(postmaster.ticks + postmaster.children_ticks + live.sum::<u64>())
+            }
+        }
+    }
+}
+
+/// The pids under `/proc`.
+fn processes() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc").into_iter().flatten().flatten().filter_map(|e| e.file_name().to_str()?.parse().ok())
+}
+
+fn is_named(pid: u32, names: &[&str]) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| names.contains(&c.trim()))
 }
 
 /// CPU ticks of the whole machine so far, summed over all cores.
@@ -259,14 +312,21 @@ fn parse_vm_hwm(status: &str) -> Option<u64> {
 /// otherwise the one process of `names` running, if there is exactly one (with another server, such as
 /// a test suite's private one, picking would be a guess).
 pub fn server_process(pid_file: Option<&str>, names: &[&str]) -> Option<u32> {
-    let is_server = |pid: &u32| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| names.contains(&c.trim()));
+    let is_server = |pid: &u32| is_named(*pid, names);
     let named = pid_file.and_then(|f| std::fs::read_to_string(f).ok()).and_then(|text| text.trim().parse().ok());
     if let Some(pid) = named.filter(is_server) {
         return Some(pid);
     }
-    let mut running = std::fs::read_dir("/proc").ok()?.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).filter(is_server);
+    let mut running = processes().filter(is_server);
     let first = running.next()?;
     running.next().is_none().then_some(first)
+}
+
+/// The postmaster that forked `backend` (the server process of one of our connections), when both are
+/// processes of `names` on this machine: unlike its pid file, this needs no access to the data directory.
+pub fn postmaster_of(backend: u32, names: &[&str]) -> Option<u32> {
+    let postmaster = ProcStat::read(backend).filter(|_| is_named(backend, names))?.ppid;
+    is_named(postmaster, names).then_some(postmaster)
 }
 
 #[cfg(test)]
@@ -274,10 +334,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cpu_ticks_skip_names_with_spaces() {
-        let stat = "4242 (tokio (rt) w) S 1 4242 4242 0 -1 4194560 1234 0 0 0 1500 250 0 0 20 0 9 0 100 0 0";
-        assert_eq!(parse_cpu_ticks(stat), Some(1750));
-        assert_eq!(parse_cpu_ticks("garbage"), None);
+    fn stat_fields_skip_names_with_spaces() {
+        let stat = "4242 (tokio (rt) w) S 17 4242 4242 0 -1 4194560 1234 0 0 0 1500 250 30 12 20 0 9 0 100 0 0";
+        assert_eq!(ProcStat::parse(stat), Some(ProcStat { ppid: 17, ticks: 1750, children_ticks: 42 }));
+        assert_eq!(ProcStat::parse("garbage"), None);
+        assert_eq!(ProcStat::parse("1 (x) S 0 1 1 0 -1 0 0 0 0 0 5 6"), None);
+    }
+
+    #[test]
+    fn postmaster_counts_its_children() {
+        // This test process stands in for a postmaster: a child's CPU counts while it runs (live) and
+        // after it ended and was waited for (cutime + cstime).
+        let me = std::process::id();
+        let finished_before = ProcStat::read(me).unwrap().children_ticks;
+        let mut child = Command::new("sh").args(["-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"]).spawn().unwrap();
+        let mut live = 0;
+        while live == 0 && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(20));
+            live = ProcStat::read(child.id()).map_or(0, |c| c.ticks);
+        }
+        let own = cpu_ticks(me).unwrap();
+        let during = ServerProcess::Postmaster(me).cpu_ticks().unwrap();
+        assert!(during >= own + finished_before + live, "{during} < {own} + {finished_before} + {live}");
+        assert!(child.wait().unwrap().success());
+        let finished = ProcStat::read(me).unwrap().children_ticks - finished_before;
+        assert!(finished >= live.max(1), "the child's {live} ticks are not among the finished ({finished})");
+        let own = cpu_ticks(me).unwrap();
+        let after = ServerProcess::Postmaster(me).cpu_ticks().unwrap();
+        assert!(after >= own + finished_before + finished, "{after} < {own} + {finished_before} + {finished}");
+        assert_eq!(ServerProcess::Postmaster(u32::MAX).cpu_ticks(), None);
     }
 
     #[test]

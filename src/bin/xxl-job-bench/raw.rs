@@ -5,7 +5,7 @@
 //! database's.
 
 use super::db::{self, Counters, DML, HANDLER};
-use super::process::{cpu_ticks, own_cpu_ticks, MachineTicks};
+use super::process::{own_cpu_ticks, MachineTicks, ServerProcess};
 use super::stats::{cpu_percent, us_per_trigger};
 use sqlx::{MySqlConnection, MySqlPool};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -71,7 +71,7 @@ struct Shared {
 }
 
 /// Runs the workload for `RAMP + seconds` and measures the last `seconds`.
-pub async fn measure(pool: &MySqlPool, server: &MySqlPool, workload: Workload, seconds: u64, db_pid: Option<u32>) -> Result<RawResult, String> {
+pub async fn measure(pool: &MySqlPool, server: &MySqlPool, workload: Workload, seconds: u64, db_process: Option<ServerProcess>) -> Result<RawResult, String> {
     if workload.jobs.is_empty() {
         return Err("raw ceiling: no bench jobs".into());
     }
@@ -104,12 +104,12 @@ pub async fn measure(pool: &MySqlPool, server: &MySqlPool, workload: Workload, s
     }
     tokio::time::sleep(RAMP).await;
     let before = Counters::read(server).await?;
-    let (done_before, db_before, own_before) = (shared.done.load(Ordering::Relaxed), db_pid.and_then(cpu_ticks), own_cpu_ticks());
+    let (done_before, db_before, own_before) = (shared.done.load(Ordering::Relaxed), db_process.and_then(ServerProcess::cpu_ticks), own_cpu_ticks());
     let machine_before = MachineTicks::read();
     let from = chrono::Utc::now().timestamp_millis();
     tokio::time::sleep_until(end).await;
     let after = Counters::read(server).await?;
-    let (done_after, db_after, own_after) = (shared.done.load(Ordering::Relaxed), db_pid.and_then(cpu_ticks), own_cpu_ticks());
+    let (done_after, db_after, own_after) = (shared.done.load(Ordering::Relaxed), db_process.and_then(ServerProcess::cpu_ticks), own_cpu_ticks());
     let machine_after = MachineTicks::read();
     let elapsed_ms = chrono::Utc::now().timestamp_millis() - from;
     while let Some(joined) = tasks.join_next().await {
