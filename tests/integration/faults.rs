@@ -1,0 +1,562 @@
+//! The engine's promise through faults (issue 10): every planned fire of every job is sent at most once,
+//! on time, or settled by the job's misfire rule when it cannot be.
+//!
+//! Three admins run as child processes on a private MariaDB server that the test stops and starts; an
+//! in-test executor records every `/run` with the planned instant and trigger type the admin sends in the
+//! `Xxl-Job-Planned-Time` and `Xxl-Job-Trigger-Type` headers. One case plays the faults in turn on the same
+//! servers (start-up is the expensive part): two database outages, a SIGKILL of the admin that holds the
+//! plan while it sends, and jobs stopped in the console; then it checks the whole record of fires.
+
+use crate::support::console::ConsoleClient;
+use crate::support::private_mariadb::PrivateMariaDb;
+use crate::support::recorder::{Fire, Recorder};
+use crate::support::{now_ms, AdminProcess, Backend, Context, TOKEN};
+use crate::{Case, TestResult, MYSQL_ONLY};
+use libtest_mimic::Failed;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::Duration;
+
+pub fn cases() -> Vec<Case> {
+    vec![Case {
+        name: "faults::planned_fires_are_sent_once_or_settled_through_faults",
+        backends: MYSQL_ONLY,
+        run: |b| Box::pin(planned_fires_are_sent_once_or_settled_through_faults(b)),
+    }]
+}
+
+const DATABASE: &str = "xxl_job";
+const APP_NAME: &str = "xxl-job-faults";
+/// Every-second jobs of each misfire strategy: enough to spread over the lanes, few enough for 2 cores.
+const JOBS_PER_STRATEGY: usize = 30;
+/// DO_NOTHING jobs whose `/run` the executor never answers: their triggers are in flight for the admin's
+/// 3 s read timeout, so a crash always catches some.
+const HUNG_JOBS: usize = 4;
+/// A fire sent later than this after its planned instant is a misfire (spec 4.1, the pre-read window).
+const MISFIRE_MS: i64 = 5_000;
+/// Scheduling and HTTP jitter allowed on top of the misfire limit for DO_NOTHING fires.
+const LATE_SLACK_MS: i64 = 1_000;
+/// "On time" once the engine has recovered from a fault.
+const ON_TIME_MS: i64 = 1_000;
+const SHORT_OUTAGE_MS: i64 = 6_000;
+const LONG_OUTAGE_MS: i64 = 20_000;
+/// A health probe is sent this long into an outage, and must answer 503 within `HEALTH_LIMIT_MS`.
+const HEALTH_PROBE_AFTER_MS: i64 = 1_000;
+const HEALTH_LIMIT_MS: i64 = 2_000;
+/// After this, every job fires every second on time again (passes resume on the next half-second and
+/// the pool replaces its dead connections)...
+const RESUMED_AFTER_MS: i64 = 8_000;
+/// ...checked over this many seconds.
+const RESUME_CHECKED_MS: i64 = 3_000;
+/// Time between the end of a fault and the next one.
+const RECOVERY_MS: i64 = 12_000;
+/// Error lines one admin may log over the long outage: a summary per second and kind, not a line per
+/// dropped fire.
+const OUTAGE_ERROR_LINES: usize = 60;
+/// The outage's log is read until this long after the database is back.
+const OUTAGE_LOG_TAIL_MS: i64 = 2_000;
+/// How long the victim plans alone before the crash, so that it holds the whole 5 s plan.
+const SOLO_PLANNING_MS: i64 = 6_000;
+/// The victim's plan reaches this far past the crash (the pre-read window, plus the pass's half second).
+const PLAN_HORIZON_MS: i64 = 6_000;
+/// Lost plans of the crashed admin are settled within this; jobs are stopped in the console only then.
+const CRASH_SETTLED_MS: i64 = 30_000;
+/// The lost-result sweep settles rows without a trigger result older than 60 s, every 10 s, so none older
+/// than this may remain...
+const LOST_RESULT_AGE_S: i64 = 70;
+/// ...once this long has passed since the crash (checked from `LOST_RESULT_AGE_S` on).
+const SWEEP_DEADLINE_MS: i64 = 85_000;
+/// A `/run` already on the wire when the stop was answered.
+const STOP_WIRE_MS: i64 = 50;
+/// Examples quoted per kind of violation.
+const EXAMPLES: usize = 8;
+
+/// The jobs, by what the executor does with them and their misfire rule.
+struct Jobs {
+    do_nothing: Vec<i64>,
+    fire_once_now: Vec<i64>,
+    hung: Vec<i64>,
+}
+
+impl Jobs {
+    fn all(&self) -> impl Iterator<Item = i64> + '_ {
+        self.do_nothing.iter().chain(&self.fire_once_now).chain(&self.hung).copied()
+    }
+
+    fn fires_once_now(&self, job_id: i64) -> bool {
+        self.fire_once_now.contains(&job_id)
+    }
+}
+
+/// When a database outage began (SIGTERM sent), the server was gone, and it accepted connections again.
+struct Outage {
+    name: &'static str,
+    term_at: i64,
+    down_at: i64,
+    up_at: i64,
+}
+
+struct Crash {
+    at: i64,
+}
+
+struct Stop {
+    job_id: i64,
+    answered_at: i64,
+}
+
+/// What the run measured: broken promises, and numbers worth reporting either way.
+#[derive(Default)]
+struct Findings {
+    violations: Vec<String>,
+    notes: Vec<String>,
+}
+
+impl Findings {
+    fn fail(&mut self, what: String) {
+        self.violations.push(what);
+    }
+
+    fn note(&mut self, what: String) {
+        self.notes.push(what);
+    }
+
+    /// One violation quoting the first examples of `items`, when there are any.
+    fn fail_each(&mut self, what: &str, items: Vec<String>) {
+        if !items.is_empty() {
+            let shown = items.iter().take(EXAMPLES).cloned().collect::<Vec<_>>().join("; ");
+            self.fail(format!("{what}: {} case(s), e.g. {shown}", items.len()));
+        }
+    }
+}
+
+/// The admins of the run, started on the private server and numbered in start order.
+struct Cluster {
+    jdbc_url: String,
+    log_dir: std::path::PathBuf,
+    admins: Vec<AdminProcess>,
+    /// Stopped or killed: kept for their logs.
+    gone: Vec<AdminProcess>,
+}
+
+impl Cluster {
+    fn spawn(&mut self) -> Result<usize, Failed> {
+        let name = format!("admin-{}", self.admins.len() + self.gone.len() + 1);
+        self.admins.push(AdminProcess::spawn(&name, &self.jdbc_url, TOKEN, &self.log_dir)?);
+        Ok(self.admins.len() - 1)
+    }
+
+    fn bases(&self) -> Vec<&str> {
+        self.admins.iter().map(|a| a.base.as_str()).collect()
+    }
+
+    fn log_tails(&self) -> String {
+        self.admins
+            .iter()
+            .chain(&self.gone)
+            .map(|a| format!("--- {} ({}), last lines:\n{}", a.name, a.base, a.tail(25)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+async fn planned_fires_are_sent_once_or_settled_through_faults(_: Backend) -> TestResult {
+    let started = std::time::Instant::now();
+    let mut db = PrivateMariaDb::start().await?;
+    let logs = tempfile::tempdir().context("temp dir")?;
+    let recorder = Recorder::start(APP_NAME, TOKEN).await?;
+    let mut cluster = Cluster { jdbc_url: db.jdbc_url(DATABASE), log_dir: logs.path().to_path_buf(), admins: Vec::new(), gone: Vec::new() };
+    let mut findings = Findings::default();
+    let outcome = play_faults(&mut db, &mut cluster, &recorder, &mut findings).await;
+    findings.note(format!("run took {:.0} s", started.elapsed().as_secs_f64()));
+    let report = format!("measured:\n  {}", findings.notes.join("\n  "));
+    match outcome {
+        Ok(()) if findings.violations.is_empty() => {
+            eprintln!("faults: {report}");
+            Ok(())
+        }
+        Ok(()) => Err(format!(
+            "{} broken promise(s):\n- {}\n{report}\n{}",
+            findings.violations.len(),
+            findings.violations.join("\n- "),
+            cluster.log_tails()
+        )
+        .into()),
+        Err(e) => Err(format!("{}\n{report}\n{}\n--- mariadbd:\n{}", e.message().unwrap_or(""), cluster.log_tails(), db.log_tail(15)).into()),
+    }
+}
+
+/// The faults in turn, then the checks over every fire received.
+async fn play_faults(db: &mut PrivateMariaDb, cluster: &mut Cluster, recorder: &Recorder, findings: &mut Findings) -> Result<(), Failed> {
+    // The first admin creates the schema on the empty server; the others find it.
+    for _ in 0..3 {
+        let index = cluster.spawn()?;
+        cluster.admins[index].wait_ready().await?;
+    }
+    recorder.set_admins(&cluster.bases());
+    let jobs = insert_jobs(db, &recorder.address).await?;
+    for &job_id in &jobs.hung {
+        recorder.hang(job_id);
+    }
+    // Calm first: every job fires every second, on time, from every admin in turn.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+
+    let mut outages = Vec::new();
+    for (name, length_ms) in [("6 s outage", SHORT_OUTAGE_MS), ("20 s outage", LONG_OUTAGE_MS)] {
+        outages.push(database_outage(db, cluster, name, length_ms, findings).await?);
+    }
+    let crash = crash_while_sending(db, cluster, recorder, findings).await?;
+    sleep_until(crash.at + CRASH_SETTLED_MS).await;
+    let stops = stop_in_console(cluster, &jobs).await?;
+    lost_results_are_settled(db, &crash, findings).await?;
+
+    let fires = recorder.fires();
+    findings.note(format!("{} fires received", fires.len()));
+    check_fires(&fires, &jobs, &outages, &crash, &stops, findings);
+    Ok(())
+}
+
+/// A manual-address group of the recorder, and the jobs, firing every second from the next seconds on.
+async fn insert_jobs(db: &PrivateMariaDb, executor: &str) -> Result<Jobs, Failed> {
+    let mut conn = db.connect(DATABASE).await?;
+    let group = sqlx::query(
+        "INSERT INTO xxl_job_group (app_name, title, address_type, address_list, update_time) \
+         VALUES (?, 'faults', 1, ?, UTC_TIMESTAMP())",
+    )
+    .bind(APP_NAME)
+    .bind(executor)
+    .execute(&mut conn)
+    .await
+    .context("insert group")?
+    .last_insert_id();
+    let first_fire = (now_ms() / 1000 + 3) * 1000;
+    let group = group as i64;
+    let do_nothing = insert_every_second_jobs(&mut conn, group, "DO_NOTHING", JOBS_PER_STRATEGY, first_fire).await?;
+    let fire_once_now = insert_every_second_jobs(&mut conn, group, "FIRE_ONCE_NOW", JOBS_PER_STRATEGY, first_fire).await?;
+    let hung = insert_every_second_jobs(&mut conn, group, "DO_NOTHING", HUNG_JOBS, first_fire).await?;
+    Ok(Jobs { do_nothing, fire_once_now, hung })
+}
+
+/// Running `* * * * * ?` BEAN jobs routed FIRST, first due at `first_fire`.
+async fn insert_every_second_jobs(
+    conn: &mut sqlx::MySqlConnection,
+    group: i64,
+    misfire: &str,
+    count: usize,
+    first_fire: i64,
+) -> Result<Vec<i64>, Failed> {
+    let mut ids = Vec::new();
+    for n in 0..count {
+        let id = sqlx::query(
+            "INSERT INTO xxl_job_info (job_group, job_desc, add_time, update_time, author, alarm_email, \
+             schedule_type, schedule_conf, misfire_strategy, executor_route_strategy, executor_handler, \
+             executor_param, executor_block_strategy, executor_timeout, executor_fail_retry_count, glue_type, \
+             glue_source, glue_remark, glue_updatetime, child_jobid, trigger_status, trigger_last_time, \
+             trigger_next_time) \
+             VALUES (?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP(), 'faults', '', 'CRON', '* * * * * ?', ?, 'FIRST', \
+             'faultJob', '', 'SERIAL_EXECUTION', 0, 0, 'BEAN', '', '', UTC_TIMESTAMP(), '', 1, 0, ?)",
+        )
+        .bind(group)
+        .bind(format!("{misfire} {n}"))
+        .bind(misfire)
+        .bind(first_fire)
+        .execute(&mut *conn)
+        .await
+        .context("insert job")?
+        .last_insert_id();
+        ids.push(id as i64);
+    }
+    Ok(ids)
+}
+
+/// Stops the database for `length_ms`, probes health meanwhile, and counts the error lines each admin
+/// logged; returns once the recovery time has passed.
+async fn database_outage(
+    db: &mut PrivateMariaDb,
+    cluster: &Cluster,
+    name: &'static str,
+    length_ms: i64,
+    findings: &mut Findings,
+) -> Result<Outage, Failed> {
+    let marks: Vec<u64> = cluster.admins.iter().map(AdminProcess::log_len).collect();
+    let term_at = now_ms();
+    db.stop().await?;
+    let down_at = now_ms();
+    let probes: Vec<_> = cluster.admins.iter().map(|a| tokio::spawn(probe_health(a.name.clone(), a.health_url()))).collect();
+    sleep_until(down_at + length_ms).await;
+    db.resume().await?;
+    let up_at = now_ms();
+    for probe in probes {
+        match probe.await.context("health probe")? {
+            Ok(note) => findings.note(format!("{name}: {note}")),
+            Err(violation) => findings.fail(format!("{name}: {violation}")),
+        }
+    }
+    sleep_until(up_at + OUTAGE_LOG_TAIL_MS).await;
+    for (admin, mark) in cluster.admins.iter().zip(marks) {
+        let (errors, warnings) = level_counts(&admin.log_since(mark));
+        let counted = format!("{} logged {errors} error and {warnings} warning lines from the stop to {OUTAGE_LOG_TAIL_MS} ms after the restart", admin.name);
+        if length_ms == LONG_OUTAGE_MS && errors > OUTAGE_ERROR_LINES {
+            findings.fail(format!("{name}: {counted} (at most {OUTAGE_ERROR_LINES} error lines)"));
+        } else {
+            findings.note(format!("{name}: {counted}"));
+        }
+    }
+    findings.note(format!("{name}: SIGTERM to exit {} ms, down {} ms", down_at - term_at, up_at - down_at));
+    sleep_until(up_at + RECOVERY_MS).await;
+    Ok(Outage { name, term_at, down_at, up_at })
+}
+
+/// `GET {context}/actuator/health` a moment into the outage: 503 within the limit.
+async fn probe_health(admin: String, url: String) -> Result<String, String> {
+    tokio::time::sleep(Duration::from_millis(HEALTH_PROBE_AFTER_MS as u64)).await;
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(15)).build().map_err(|e| e.to_string())?;
+    let sent = std::time::Instant::now();
+    let answer = http.get(&url).send().await;
+    let took = sent.elapsed().as_millis() as i64;
+    match answer {
+        Ok(response) if response.status() == 503 && took <= HEALTH_LIMIT_MS => Ok(format!("{admin} health answered 503 in {took} ms")),
+        Ok(response) => Err(format!("{admin} health answered {} after {took} ms (503 within {HEALTH_LIMIT_MS} ms wanted)", response.status())),
+        Err(e) => Err(format!("{admin} health gave no answer within {took} ms: {e}")),
+    }
+}
+
+/// Lines at ERROR and at WARN level in a stretch of an admin's log (`<timestamp> <LEVEL> <message>`).
+fn level_counts(log: &str) -> (usize, usize) {
+    let level = |line: &str| line.split_whitespace().nth(1).map(str::to_string);
+    let levels: Vec<Option<String>> = log.lines().map(level).collect();
+    let count = |name: &str| levels.iter().filter(|l| l.as_deref() == Some(name)).count();
+    (count("ERROR"), count("WARN"))
+}
+
+/// Leaves the first admin planning alone (the others stop gracefully), starts two fresh admins and
+/// SIGKILLs the first before their first pass: it dies holding the next 5 s of fires of every job, with
+/// triggers of the hung jobs in flight.
+async fn crash_while_sending(db: &PrivateMariaDb, cluster: &mut Cluster, recorder: &Recorder, findings: &mut Findings) -> Result<Crash, Failed> {
+    for admin in &mut cluster.admins[1..] {
+        admin.send_term()?;
+    }
+    for admin in &mut cluster.admins[1..] {
+        admin.wait_exit().await?;
+    }
+    let stopped = cluster.admins.split_off(1);
+    cluster.gone.extend(stopped);
+    tokio::time::sleep(Duration::from_millis(SOLO_PLANNING_MS as u64)).await;
+    let fresh = [cluster.spawn()?, cluster.spawn()?];
+    for index in fresh {
+        cluster.admins[index].wait_ready().await?;
+    }
+    recorder.set_admins(&cluster.bases());
+    let mut conn = db.connect(DATABASE).await?;
+    let in_flight: Vec<(i64,)> =
+        sqlx::query_as("SELECT id FROM xxl_job_log WHERE trigger_code = 0").fetch_all(&mut conn).await.context("rows in flight")?;
+    let at = now_ms();
+    let mut victim = cluster.admins.remove(0);
+    victim.kill();
+    findings.note(format!("crash: {} SIGKILLed with {} log rows without a trigger result", victim.name, in_flight.len()));
+    cluster.gone.push(victim);
+    recorder.set_admins(&cluster.bases());
+    Ok(Crash { at })
+}
+
+/// Once the sweep has had its time, no row may be left without a trigger result.
+async fn lost_results_are_settled(db: &PrivateMariaDb, crash: &Crash, findings: &mut Findings) -> Result<(), Failed> {
+    sleep_until(crash.at + LOST_RESULT_AGE_S * 1000).await;
+    let query = format!(
+        "SELECT id, job_id, DATE_FORMAT(trigger_time, '%Y-%m-%d %H:%i:%s') FROM xxl_job_log \
+         WHERE trigger_code = 0 AND trigger_time < UTC_TIMESTAMP() - INTERVAL {LOST_RESULT_AGE_S} SECOND ORDER BY id"
+    );
+    loop {
+        let mut conn = db.connect(DATABASE).await?;
+        let stale: Vec<(i64, i32, String)> = sqlx::query_as(&query).fetch_all(&mut conn).await.context("rows without a result")?;
+        if stale.is_empty() {
+            let settled: Option<(String,)> = sqlx::query_as(
+                "SELECT trigger_msg FROM xxl_job_log WHERE trigger_code <> 0 AND trigger_code <> 200 \
+                 AND trigger_msg NOT LIKE '%timed out%' ORDER BY id DESC LIMIT 1",
+            )
+            .fetch_optional(&mut conn)
+            .await
+            .context("a settled row")?;
+            findings.note(format!(
+                "crash: no row without a trigger result older than {LOST_RESULT_AGE_S} s, {} ms after the crash; a settled row says {:?}",
+                now_ms() - crash.at,
+                settled.map(|(msg,)| msg)
+            ));
+            return Ok(());
+        }
+        if now_ms() > crash.at + SWEEP_DEADLINE_MS {
+            let shown: Vec<String> = stale.iter().map(|(id, job, at)| format!("log {id} of job {job} at {at} UTC")).collect();
+            findings.fail_each(
+                &format!("{} ms after the crash, rows still have trigger_code 0 and a trigger_time older than {LOST_RESULT_AGE_S} s", now_ms() - crash.at),
+                shown,
+            );
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+}
+
+/// Stops one job of each misfire rule in the console of a different admin each.
+async fn stop_in_console(cluster: &Cluster, jobs: &Jobs) -> Result<Vec<Stop>, Failed> {
+    let mut stops = Vec::new();
+    for (admin, job_id) in cluster.admins.iter().zip([jobs.do_nothing[1], jobs.fire_once_now[1]]) {
+        let mut console = ConsoleClient::new(&admin.base);
+        let login = console.login("admin", "123456", false).await?;
+        crate::ensure_eq!(login["code"], 200, "login on {}", admin.name);
+        let id = job_id.to_string();
+        let reply = console.post("/jobinfo/stop", &[("id", id.as_str())]).await?;
+        let answered_at = now_ms();
+        crate::ensure_eq!(reply["code"], 200, "stop job {job_id} on {}", admin.name);
+        stops.push(Stop { job_id, answered_at });
+    }
+    Ok(stops)
+}
+
+/// The promise, checked over every fire received.
+fn check_fires(fires: &[Fire], jobs: &Jobs, outages: &[Outage], crash: &Crash, stops: &[Stop], findings: &mut Findings) {
+    let unlabelled: Vec<String> = fires
+        .iter()
+        .filter(|f| f.planned_ms.is_none() || f.trigger_type.is_none())
+        .map(|f| format!("job {} log {} at {}", f.job_id, f.log_id, f.at_ms))
+        .collect();
+    if !unlabelled.is_empty() {
+        findings.fail_each("a /run came without the Xxl-Job-Planned-Time or Xxl-Job-Trigger-Type header", unlabelled);
+        return;
+    }
+    let mut by_plan: BTreeMap<(i64, i64), Vec<&Fire>> = BTreeMap::new();
+    for fire in fires {
+        by_plan.entry((fire.job_id, fire.planned_ms.unwrap_or_default())).or_default().push(fire);
+    }
+    let doubled = by_plan
+        .iter()
+        .filter(|(_, sent)| sent.len() > 1)
+        .map(|((job, planned), sent)| format!("job {job} planned {planned} sent {} times: {}", sent.len(), describe(sent, *planned)))
+        .collect();
+    findings.fail_each("a planned fire was sent more than once", doubled);
+
+    let late_do_nothing = fires
+        .iter()
+        .filter(|f| !jobs.fires_once_now(f.job_id))
+        .filter(|f| f.trigger_type.as_deref() == Some("MISFIRE") || f.lateness_ms().unwrap_or(0) > MISFIRE_MS + LATE_SLACK_MS)
+        .map(|f| format!("job {} planned {} {}", f.job_id, f.planned_ms.unwrap_or_default(), describe(&[f], f.planned_ms.unwrap_or_default())))
+        .collect();
+    findings.fail_each(&format!("a DO_NOTHING fire was compensated or sent more than {} ms late", MISFIRE_MS + LATE_SLACK_MS), late_do_nothing);
+
+    for outage in outages {
+        check_outage(fires, &by_plan, jobs, outage, findings);
+    }
+    check_crash(fires, &by_plan, jobs, crash, findings);
+    let after_stop = stops
+        .iter()
+        .flat_map(|stop| {
+            fires
+                .iter()
+                .filter(move |f| f.job_id == stop.job_id && f.at_ms > stop.answered_at + STOP_WIRE_MS)
+                .map(move |f| format!("job {} stopped at {}: {}", f.job_id, stop.answered_at, describe(&[f], f.planned_ms.unwrap_or_default())))
+        })
+        .collect();
+    findings.fail_each("a stopped job fired after the stop was answered", after_stop);
+}
+
+/// A misfire compensation: marked as one, or sent more than the misfire limit after its planned instant.
+fn is_compensation(fire: &Fire) -> bool {
+    fire.trigger_type.as_deref() == Some("MISFIRE") || fire.lateness_ms().unwrap_or(0) > MISFIRE_MS
+}
+
+/// `received at +N ms (TYPE)` for each fire, relative to `planned`.
+fn describe(sent: &[&Fire], planned: i64) -> String {
+    let parts: Vec<String> =
+        sent.iter().map(|f| format!("at {:+} ms ({}, log {})", f.at_ms - planned, f.trigger_type.as_deref().unwrap_or("?"), f.log_id)).collect();
+    parts.join(", ")
+}
+
+/// Compensations per FIRE_ONCE_NOW job (exactly one for the long outage, at most one for the short), and
+/// fires on time again once the database is back.
+fn check_outage(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, outage: &Outage, findings: &mut Findings) {
+    let window = outage.term_at..outage.up_at + RECOVERY_MS;
+    let compensations = compensations_per_job(fires, jobs, &window);
+    let wanted = if outage.up_at - outage.down_at >= LONG_OUTAGE_MS { 1..=1 } else { 0..=1 };
+    let wrong: Vec<String> = jobs
+        .fire_once_now
+        .iter()
+        .map(|job| (job, compensations.get(job).map_or(0, Vec::len)))
+        .filter(|(_, count)| !wanted.contains(count))
+        .map(|(job, count)| format!("job {job}: {count} ({})", compensations.get(job).map(|c| describe(c, outage.down_at)).unwrap_or_default()))
+        .collect();
+    findings.fail_each(&format!("{}: FIRE_ONCE_NOW jobs not compensated {wanted:?} time(s) (times relative to the stop)", outage.name), wrong);
+    let total: usize = compensations.values().map(Vec::len).sum();
+    let during = fires.iter().filter(|f| window.contains(&f.at_ms));
+    let (late, max_late) = during.fold((0, 0), |(n, max), f| {
+        let lateness = f.lateness_ms().unwrap_or(0);
+        if lateness > ON_TIME_MS && !is_compensation(f) { (n + 1, max.max(lateness)) } else { (n, max) }
+    });
+    findings.note(format!(
+        "{}: {total} compensations for {} FIRE_ONCE_NOW jobs; {late} fires sent 1-5 s late (at most {max_late} ms)",
+        outage.name,
+        jobs.fire_once_now.len()
+    ));
+    check_resumed(by_plan, jobs, outage.up_at + RESUMED_AFTER_MS, outage.name, findings);
+}
+
+/// Each job's compensations received within `window`.
+fn compensations_per_job<'a>(fires: &'a [Fire], jobs: &Jobs, window: &std::ops::Range<i64>) -> HashMap<i64, Vec<&'a Fire>> {
+    let mut per_job: HashMap<i64, Vec<&Fire>> = HashMap::new();
+    for fire in fires.iter().filter(|f| window.contains(&f.at_ms) && is_compensation(f) && jobs.fires_once_now(f.job_id)) {
+        per_job.entry(fire.job_id).or_default().push(fire);
+    }
+    per_job
+}
+
+/// Every job fired exactly once, on time, for every whole second of the checked stretch from `from_ms`.
+fn check_resumed(by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, from_ms: i64, after: &str, findings: &mut Findings) {
+    let first = (from_ms + 999) / 1000 * 1000;
+    let seconds: Vec<i64> = (first..from_ms + RESUME_CHECKED_MS).step_by(1000).collect();
+    let mut wrong = Vec::new();
+    for job in jobs.all() {
+        for &second in &seconds {
+            match by_plan.get(&(job, second)).map(Vec::as_slice) {
+                Some([fire]) if fire.lateness_ms().unwrap_or(0) <= ON_TIME_MS => {}
+                Some(sent) => wrong.push(format!("job {job} planned {second}: {}", describe(sent, second))),
+                None => wrong.push(format!("job {job} planned {second}: not sent")),
+            }
+        }
+    }
+    findings.fail_each(&format!("{after}: fires not back on time {RESUMED_AFTER_MS} ms later (within {ON_TIME_MS} ms)"), wrong);
+}
+
+/// Fires the crashed admin had planned and never sent; FIRE_ONCE_NOW jobs among them get one compensation.
+fn check_crash(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, crash: &Crash, findings: &mut Findings) {
+    let first = crash.at / 1000 * 1000 - 1000;
+    let horizon: Vec<i64> = (first..=crash.at + PLAN_HORIZON_MS).step_by(1000).collect();
+    let lost: HashMap<i64, Vec<i64>> = jobs
+        .all()
+        .map(|job| (job, horizon.iter().copied().filter(|s| !by_plan.contains_key(&(job, *s))).collect::<Vec<_>>()))
+        .filter(|(_, seconds)| !seconds.is_empty())
+        .collect();
+    let window = crash.at..crash.at + CRASH_SETTLED_MS;
+    let compensations = compensations_per_job(fires, jobs, &window);
+    let wrong: Vec<String> = jobs
+        .fire_once_now
+        .iter()
+        .map(|job| (job, lost.contains_key(job), compensations.get(job).map_or(0, Vec::len)))
+        .filter(|&(_, lost, count)| count > 1 || (lost && count == 0))
+        .map(|(job, lost_any, count)| {
+            let seconds: Vec<String> = lost.get(job).into_iter().flatten().map(|s| format!("{:+}", s - crash.at)).collect();
+            format!("job {job}: lost planned fires at [{}] ms, {count} compensation(s) {}", seconds.join(", "), if lost_any { "" } else { "without a loss" })
+        })
+        .collect();
+    findings.fail_each("crash: FIRE_ONCE_NOW jobs whose lost fires were not compensated exactly once (times relative to the kill)", wrong);
+    let lost_fires: usize = lost.values().map(Vec::len).sum();
+    let lost_jobs: HashSet<i64> = lost.keys().copied().collect();
+    let late = fires.iter().filter(|f| window.contains(&f.at_ms) && f.lateness_ms().unwrap_or(0) > ON_TIME_MS && !is_compensation(f)).count();
+    findings.note(format!(
+        "crash: {lost_fires} planned fires of {} jobs never sent, {} compensations, {late} fires sent 1-5 s late",
+        lost_jobs.len(),
+        compensations.values().map(Vec::len).sum::<usize>()
+    ));
+    check_resumed(by_plan, jobs, crash.at + RESUMED_AFTER_MS, "crash", findings);
+}
+
+async fn sleep_until(at_ms: i64) {
+    let wait = (at_ms - now_ms()).max(0);
+    tokio::time::sleep(Duration::from_millis(wait as u64)).await;
+}
