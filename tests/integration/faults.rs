@@ -13,7 +13,7 @@ use crate::support::recorder::{Fire, Recorder};
 use crate::support::{now_ms, AdminProcess, Backend, Context, TOKEN};
 use crate::{Case, TestResult, MYSQL_ONLY};
 use libtest_mimic::Failed;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 pub fn cases() -> Vec<Case> {
@@ -58,13 +58,15 @@ const OUTAGE_LOG_TAIL_MS: i64 = 2_000;
 const SOLO_PLANNING_MS: i64 = 6_000;
 /// The victim's plan reaches this far past the crash (the pre-read window, plus the pass's half second).
 const PLAN_HORIZON_MS: i64 = 6_000;
-/// Lost plans of the crashed admin are settled within this; jobs are stopped in the console only then.
-const CRASH_SETTLED_MS: i64 = 30_000;
+/// Jobs are stopped in the console this long after the crash, once the survivors plan.
+const STOP_AFTER_CRASH_MS: i64 = 30_000;
 /// The lost-result sweep settles rows without a trigger result older than 60 s, every 10 s, so none older
 /// than this may remain...
 const LOST_RESULT_AGE_S: i64 = 70;
-/// ...once this long has passed since the crash (checked from `LOST_RESULT_AGE_S` on).
-const SWEEP_DEADLINE_MS: i64 = 85_000;
+/// ...once this long has passed since the crash (the victim's plan reaches 6 s past it)...
+const SWEEP_CHECK_FROM_MS: i64 = 80_000;
+/// ...or, polling, by this time at the latest.
+const SWEEP_DEADLINE_MS: i64 = 90_000;
 /// A `/run` already on the wire when the stop was answered.
 const STOP_WIRE_MS: i64 = 50;
 /// Examples quoted per kind of violation.
@@ -205,7 +207,7 @@ async fn play_faults(db: &mut PrivateMariaDb, cluster: &mut Cluster, recorder: &
         outages.push(database_outage(db, cluster, name, length_ms, findings).await?);
     }
     let crash = crash_while_sending(db, cluster, recorder, findings).await?;
-    sleep_until(crash.at + CRASH_SETTLED_MS).await;
+    sleep_until(crash.at + STOP_AFTER_CRASH_MS).await;
     let stops = stop_in_console(cluster, &jobs).await?;
     lost_results_are_settled(db, &crash, findings).await?;
 
@@ -360,7 +362,7 @@ async fn crash_while_sending(db: &PrivateMariaDb, cluster: &mut Cluster, recorde
 
 /// Once the sweep has had its time, no row may be left without a trigger result.
 async fn lost_results_are_settled(db: &PrivateMariaDb, crash: &Crash, findings: &mut Findings) -> Result<(), Failed> {
-    sleep_until(crash.at + LOST_RESULT_AGE_S * 1000).await;
+    sleep_until(crash.at + SWEEP_CHECK_FROM_MS).await;
     let query = format!(
         "SELECT id, job_id, DATE_FORMAT(trigger_time, '%Y-%m-%d %H:%i:%s') FROM xxl_job_log \
          WHERE trigger_code = 0 AND trigger_time < UTC_TIMESTAMP() - INTERVAL {LOST_RESULT_AGE_S} SECOND ORDER BY id"
@@ -413,18 +415,16 @@ async fn stop_in_console(cluster: &Cluster, jobs: &Jobs) -> Result<Vec<Stop>, Fa
 
 /// The promise, checked over every fire received.
 fn check_fires(fires: &[Fire], jobs: &Jobs, outages: &[Outage], crash: &Crash, stops: &[Stop], findings: &mut Findings) {
-    let unlabelled: Vec<String> = fires
-        .iter()
-        .filter(|f| f.planned_ms.is_none() || f.trigger_type.is_none())
-        .map(|f| format!("job {} log {} at {}", f.job_id, f.log_id, f.at_ms))
-        .collect();
-    if !unlabelled.is_empty() {
-        findings.fail_each("a /run came without the Xxl-Job-Planned-Time or Xxl-Job-Trigger-Type header", unlabelled);
-        return;
-    }
+    let untyped = fires.iter().filter(|f| f.trigger_type.is_none()).map(|f| describe_fire(f)).collect();
+    findings.fail_each("a /run came without the Xxl-Job-Trigger-Type header", untyped);
+    // Every fire here is planned by a schedule (or compensates a planned one): each carries its instant.
+    let unplanned = fires.iter().filter(|f| f.planned_ms.is_none()).map(|f| describe_fire(f)).collect();
+    findings.fail_each("a /run came without the Xxl-Job-Planned-Time header (times are epoch ms)", unplanned);
     let mut by_plan: BTreeMap<(i64, i64), Vec<&Fire>> = BTreeMap::new();
     for fire in fires {
-        by_plan.entry((fire.job_id, fire.planned_ms.unwrap_or_default())).or_default().push(fire);
+        if let Some(planned) = fire.planned_ms {
+            by_plan.entry((fire.job_id, planned)).or_default().push(fire);
+        }
     }
     let doubled = by_plan
         .iter()
@@ -437,21 +437,22 @@ fn check_fires(fires: &[Fire], jobs: &Jobs, outages: &[Outage], crash: &Crash, s
         .iter()
         .filter(|f| !jobs.fires_once_now(f.job_id))
         .filter(|f| f.trigger_type.as_deref() == Some("MISFIRE") || f.lateness_ms().unwrap_or(0) > MISFIRE_MS + LATE_SLACK_MS)
-        .map(|f| format!("job {} planned {} {}", f.job_id, f.planned_ms.unwrap_or_default(), describe(&[f], f.planned_ms.unwrap_or_default())))
+        .map(|f| describe_fire(f))
         .collect();
     findings.fail_each(&format!("a DO_NOTHING fire was compensated or sent more than {} ms late", MISFIRE_MS + LATE_SLACK_MS), late_do_nothing);
 
     for outage in outages {
         check_outage(fires, &by_plan, jobs, outage, findings);
     }
-    check_crash(fires, &by_plan, jobs, crash, findings);
+    let stopped: Vec<i64> = stops.iter().map(|s| s.job_id).collect();
+    check_crash(fires, &by_plan, jobs, crash, &stopped, findings);
     let after_stop = stops
         .iter()
         .flat_map(|stop| {
             fires
                 .iter()
                 .filter(move |f| f.job_id == stop.job_id && f.at_ms > stop.answered_at + STOP_WIRE_MS)
-                .map(move |f| format!("job {} stopped at {}: {}", f.job_id, stop.answered_at, describe(&[f], f.planned_ms.unwrap_or_default())))
+                .map(move |f| format!("stopped at {}: {}", stop.answered_at, describe_fire(f)))
         })
         .collect();
     findings.fail_each("a stopped job fired after the stop was answered", after_stop);
@@ -462,28 +463,44 @@ fn is_compensation(fire: &Fire) -> bool {
     fire.trigger_type.as_deref() == Some("MISFIRE") || fire.lateness_ms().unwrap_or(0) > MISFIRE_MS
 }
 
-/// `received at +N ms (TYPE)` for each fire, relative to `planned`.
-fn describe(sent: &[&Fire], planned: i64) -> String {
-    let parts: Vec<String> =
-        sent.iter().map(|f| format!("at {:+} ms ({}, log {})", f.at_ms - planned, f.trigger_type.as_deref().unwrap_or("?"), f.log_id)).collect();
+/// A fire with its absolute times.
+fn describe_fire(fire: &Fire) -> String {
+    let planned = fire.planned_ms.map_or("none".to_string(), |p| p.to_string());
+    let kind = fire.trigger_type.as_deref().unwrap_or("?");
+    format!("job {} log {} planned {planned} received {} ({kind})", fire.job_id, fire.log_id, fire.at_ms)
+}
+
+/// Each fire's planned and receive instants relative to `reference`, its type and log row.
+fn describe(sent: &[&Fire], reference: i64) -> String {
+    let parts: Vec<String> = sent
+        .iter()
+        .map(|f| {
+            let planned = f.planned_ms.map_or("none".to_string(), |p| format!("{:+}", p - reference));
+            format!("planned {planned} received {:+} ms ({}, log {})", f.at_ms - reference, f.trigger_type.as_deref().unwrap_or("?"), f.log_id)
+        })
+        .collect();
     parts.join(", ")
 }
 
 /// Compensations per FIRE_ONCE_NOW job (exactly one for the long outage, at most one for the short), and
 /// fires on time again once the database is back.
 fn check_outage(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, outage: &Outage, findings: &mut Findings) {
-    let window = outage.term_at..outage.up_at + RECOVERY_MS;
-    let compensations = compensations_per_job(fires, jobs, &window);
+    let missed = outage.term_at - 1000..outage.up_at + RESUMED_AFTER_MS;
+    let compensations = compensations_per_job(fires, jobs, &missed, &(outage.term_at..outage.up_at + RECOVERY_MS));
     let wanted = if outage.up_at - outage.down_at >= LONG_OUTAGE_MS { 1..=1 } else { 0..=1 };
     let wrong: Vec<String> = jobs
         .fire_once_now
         .iter()
         .map(|job| (job, compensations.get(job).map_or(0, Vec::len)))
         .filter(|(_, count)| !wanted.contains(count))
-        .map(|(job, count)| format!("job {job}: {count} ({})", compensations.get(job).map(|c| describe(c, outage.down_at)).unwrap_or_default()))
+        .map(|(job, count)| format!("job {job}: {count} [{}]", compensations.get(job).map(|c| describe(c, outage.down_at)).unwrap_or_default()))
         .collect();
-    findings.fail_each(&format!("{}: FIRE_ONCE_NOW jobs not compensated {wanted:?} time(s) (times relative to the stop)", outage.name), wrong);
+    findings.fail_each(
+        &format!("{}: FIRE_ONCE_NOW jobs not compensated {wanted:?} time(s) (times relative to the server's exit)", outage.name),
+        wrong,
+    );
     let total: usize = compensations.values().map(Vec::len).sum();
+    let window = outage.term_at..outage.up_at + RECOVERY_MS;
     let during = fires.iter().filter(|f| window.contains(&f.at_ms));
     let (late, max_late) = during.fold((0, 0), |(n, max), f| {
         let lateness = f.lateness_ms().unwrap_or(0);
@@ -497,10 +514,17 @@ fn check_outage(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs
     check_resumed(by_plan, jobs, outage.up_at + RESUMED_AFTER_MS, outage.name, findings);
 }
 
-/// Each job's compensations received within `window`.
-fn compensations_per_job<'a>(fires: &'a [Fire], jobs: &Jobs, window: &std::ops::Range<i64>) -> HashMap<i64, Vec<&'a Fire>> {
+/// Each FIRE_ONCE_NOW job's compensations for fires planned within `missed` (by the instant they carry;
+/// one that carries none counts when it was received within `received`).
+fn compensations_per_job<'a>(
+    fires: &'a [Fire],
+    jobs: &Jobs,
+    missed: &std::ops::Range<i64>,
+    received: &std::ops::Range<i64>,
+) -> HashMap<i64, Vec<&'a Fire>> {
+    let belongs = |f: &Fire| f.planned_ms.map_or(received.contains(&f.at_ms), |planned| missed.contains(&planned));
     let mut per_job: HashMap<i64, Vec<&Fire>> = HashMap::new();
-    for fire in fires.iter().filter(|f| window.contains(&f.at_ms) && is_compensation(f) && jobs.fires_once_now(f.job_id)) {
+    for fire in fires.iter().filter(|f| jobs.fires_once_now(f.job_id) && is_compensation(f) && belongs(f)) {
         per_job.entry(fire.job_id).or_default().push(fire);
     }
     per_job
@@ -523,35 +547,42 @@ fn check_resumed(by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, from_m
     findings.fail_each(&format!("{after}: fires not back on time {RESUMED_AFTER_MS} ms later (within {ON_TIME_MS} ms)"), wrong);
 }
 
-/// Fires the crashed admin had planned and never sent; FIRE_ONCE_NOW jobs among them get one compensation.
-fn check_crash(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, crash: &Crash, findings: &mut Findings) {
+/// Fires the crashed admin had planned and never sent; FIRE_ONCE_NOW jobs among them get one compensation
+/// (not the jobs stopped before the sweep could settle their rows: a stopped job is not compensated).
+fn check_crash(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, crash: &Crash, stopped: &[i64], findings: &mut Findings) {
     let first = crash.at / 1000 * 1000 - 1000;
-    let horizon: Vec<i64> = (first..=crash.at + PLAN_HORIZON_MS).step_by(1000).collect();
+    let horizon = first..crash.at + PLAN_HORIZON_MS + 1;
+    // Lost: no fire sent as planned (a compensation may carry the instant; it does not undo the loss).
+    let sent_as_planned = |job: i64, second: i64| by_plan.get(&(job, second)).is_some_and(|sent| sent.iter().any(|f| !is_compensation(f)));
     let lost: HashMap<i64, Vec<i64>> = jobs
         .all()
-        .map(|job| (job, horizon.iter().copied().filter(|s| !by_plan.contains_key(&(job, *s))).collect::<Vec<_>>()))
+        .map(|job| (job, horizon.clone().step_by(1000).filter(|&s| !sent_as_planned(job, s)).collect::<Vec<_>>()))
         .filter(|(_, seconds)| !seconds.is_empty())
         .collect();
-    let window = crash.at..crash.at + CRASH_SETTLED_MS;
-    let compensations = compensations_per_job(fires, jobs, &window);
+    let compensations = compensations_per_job(fires, jobs, &horizon, &(crash.at..i64::MAX));
     let wrong: Vec<String> = jobs
         .fire_once_now
         .iter()
+        .filter(|job| !stopped.contains(job))
         .map(|job| (job, lost.contains_key(job), compensations.get(job).map_or(0, Vec::len)))
         .filter(|&(_, lost, count)| count > 1 || (lost && count == 0))
-        .map(|(job, lost_any, count)| {
+        .map(|(job, _, count)| {
             let seconds: Vec<String> = lost.get(job).into_iter().flatten().map(|s| format!("{:+}", s - crash.at)).collect();
-            format!("job {job}: lost planned fires at [{}] ms, {count} compensation(s) {}", seconds.join(", "), if lost_any { "" } else { "without a loss" })
+            let sent = compensations.get(job).map(|c| describe(c, crash.at)).unwrap_or_default();
+            format!("job {job}: lost planned fires at [{}] ms, {count} compensation(s) [{sent}]", seconds.join(", "))
         })
         .collect();
     findings.fail_each("crash: FIRE_ONCE_NOW jobs whose lost fires were not compensated exactly once (times relative to the kill)", wrong);
     let lost_fires: usize = lost.values().map(Vec::len).sum();
-    let lost_jobs: HashSet<i64> = lost.keys().copied().collect();
-    let late = fires.iter().filter(|f| window.contains(&f.at_ms) && f.lateness_ms().unwrap_or(0) > ON_TIME_MS && !is_compensation(f)).count();
+    let received = crash.at..crash.at + STOP_AFTER_CRASH_MS;
+    let late = fires.iter().filter(|f| received.contains(&f.at_ms) && f.lateness_ms().unwrap_or(0) > ON_TIME_MS && !is_compensation(f)).count();
+    let delays: Vec<i64> = compensations.values().flatten().map(|f| f.at_ms - crash.at).collect();
     findings.note(format!(
-        "crash: {lost_fires} planned fires of {} jobs never sent, {} compensations, {late} fires sent 1-5 s late",
-        lost_jobs.len(),
-        compensations.values().map(Vec::len).sum::<usize>()
+        "crash: {lost_fires} planned fires of {} jobs never sent as planned; {} compensations, received {} to {} ms after the kill; {late} fires sent 1-5 s late",
+        lost.len(),
+        delays.len(),
+        delays.iter().min().unwrap_or(&0),
+        delays.iter().max().unwrap_or(&0)
     ));
     check_resumed(by_plan, jobs, crash.at + RESUMED_AFTER_MS, "crash", findings);
 }
