@@ -98,6 +98,9 @@ struct Outage {
 }
 
 struct Crash {
+    /// When the other admins were sent SIGTERM, leaving the victim to plan alone.
+    others_stopped_at: i64,
+    /// When the victim was SIGKILLed.
     at: i64,
 }
 
@@ -334,6 +337,7 @@ fn level_counts(log: &str) -> (usize, usize) {
 /// SIGKILLs the first before their first pass: it dies holding the next 5 s of fires of every job, with
 /// triggers of the hung jobs in flight.
 async fn crash_while_sending(db: &PrivateMariaDb, cluster: &mut Cluster, recorder: &Recorder, findings: &mut Findings) -> Result<Crash, Failed> {
+    let others_stopped_at = now_ms();
     for admin in &mut cluster.admins[1..] {
         admin.send_term()?;
     }
@@ -357,7 +361,7 @@ async fn crash_while_sending(db: &PrivateMariaDb, cluster: &mut Cluster, recorde
     findings.note(format!("crash: {} SIGKILLed with {} log rows without a trigger result", victim.name, in_flight.len()));
     cluster.gone.push(victim);
     recorder.set_admins(&cluster.bases());
-    Ok(Crash { at })
+    Ok(Crash { others_stopped_at, at })
 }
 
 /// Once the sweep has had its time, no row may be left without a trigger result.
@@ -415,10 +419,10 @@ async fn stop_in_console(cluster: &Cluster, jobs: &Jobs) -> Result<Vec<Stop>, Fa
 
 /// The promise, checked over every fire received.
 fn check_fires(fires: &[Fire], jobs: &Jobs, outages: &[Outage], crash: &Crash, stops: &[Stop], findings: &mut Findings) {
-    let untyped = fires.iter().filter(|f| f.trigger_type.is_none()).map(|f| describe_fire(f)).collect();
+    let untyped = fires.iter().filter(|f| f.trigger_type.is_none()).map(describe_fire).collect();
     findings.fail_each("a /run came without the Xxl-Job-Trigger-Type header", untyped);
     // Every fire here is planned by a schedule (or compensates a planned one): each carries its instant.
-    let unplanned = fires.iter().filter(|f| f.planned_ms.is_none()).map(|f| describe_fire(f)).collect();
+    let unplanned = fires.iter().filter(|f| f.planned_ms.is_none()).map(describe_fire).collect();
     findings.fail_each("a /run came without the Xxl-Job-Planned-Time header (times are epoch ms)", unplanned);
     let mut by_plan: BTreeMap<(i64, i64), Vec<&Fire>> = BTreeMap::new();
     for fire in fires {
@@ -437,7 +441,7 @@ fn check_fires(fires: &[Fire], jobs: &Jobs, outages: &[Outage], crash: &Crash, s
         .iter()
         .filter(|f| !jobs.fires_once_now(f.job_id))
         .filter(|f| f.trigger_type.as_deref() == Some("MISFIRE") || f.lateness_ms().unwrap_or(0) > MISFIRE_MS + LATE_SLACK_MS)
-        .map(|f| describe_fire(f))
+        .map(describe_fire)
         .collect();
     findings.fail_each(&format!("a DO_NOTHING fire was compensated or sent more than {} ms late", MISFIRE_MS + LATE_SLACK_MS), late_do_nothing);
 
@@ -511,7 +515,7 @@ fn check_outage(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs
         outage.name,
         jobs.fire_once_now.len()
     ));
-    check_resumed(by_plan, jobs, outage.up_at + RESUMED_AFTER_MS, outage.name, findings);
+    check_resumed(by_plan, jobs, outage.up_at, outage.name, findings);
 }
 
 /// Each FIRE_ONCE_NOW job's compensations for fires planned within `missed` (by the instant they carry;
@@ -530,13 +534,12 @@ fn compensations_per_job<'a>(
     per_job
 }
 
-/// Every job fired exactly once, on time, for every whole second of the checked stretch from `from_ms`.
-fn check_resumed(by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, from_ms: i64, after: &str, findings: &mut Findings) {
-    let first = (from_ms + 999) / 1000 * 1000;
-    let seconds: Vec<i64> = (first..from_ms + RESUME_CHECKED_MS).step_by(1000).collect();
+/// Every job fired exactly once, on time, for every whole second of `stretch`.
+fn check_on_time(by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, stretch: std::ops::Range<i64>, what: &str, findings: &mut Findings) {
+    let first = (stretch.start + 999) / 1000 * 1000;
     let mut wrong = Vec::new();
     for job in jobs.all() {
-        for &second in &seconds {
+        for second in (first..stretch.end).step_by(1000) {
             match by_plan.get(&(job, second)).map(Vec::as_slice) {
                 Some([fire]) if fire.lateness_ms().unwrap_or(0) <= ON_TIME_MS => {}
                 Some(sent) => wrong.push(format!("job {job} planned {second}: {}", describe(sent, second))),
@@ -544,7 +547,13 @@ fn check_resumed(by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, from_m
             }
         }
     }
-    findings.fail_each(&format!("{after}: fires not back on time {RESUMED_AFTER_MS} ms later (within {ON_TIME_MS} ms)"), wrong);
+    findings.fail_each(&format!("{what}: fires not sent once within {ON_TIME_MS} ms of their planned instant"), wrong);
+}
+
+/// Fires on time again once the engine has had `RESUMED_AFTER_MS` to recover from a fault that ended at `end_ms`.
+fn check_resumed(by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, end_ms: i64, after: &str, findings: &mut Findings) {
+    let from = end_ms + RESUMED_AFTER_MS;
+    check_on_time(by_plan, jobs, from..from + RESUME_CHECKED_MS, &format!("{RESUMED_AFTER_MS} ms after the {after}"), findings);
 }
 
 /// Fires the crashed admin had planned and never sent; FIRE_ONCE_NOW jobs among them get one compensation
@@ -584,7 +593,9 @@ fn check_crash(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs:
         delays.iter().min().unwrap_or(&0),
         delays.iter().max().unwrap_or(&0)
     ));
-    check_resumed(by_plan, jobs, crash.at + RESUMED_AFTER_MS, "crash", findings);
+    check_resumed(by_plan, jobs, crash.at, "crash", findings);
+    // A graceful stop loses nothing: the stopping admins send what they planned, the victim plans on.
+    check_on_time(by_plan, jobs, crash.others_stopped_at..crash.at - 1000, "graceful stop of two admins", findings);
 }
 
 async fn sleep_until(at_ms: i64) {
