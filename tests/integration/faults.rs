@@ -393,6 +393,8 @@ async fn crash_while_sending(
     let stopped = cluster.admins.split_off(1);
     cluster.gone.extend(stopped);
     tokio::time::sleep(Duration::from_millis(SOLO_PLANNING_MS as u64)).await;
+    let mut conn = db.connect(DATABASE).await?;
+    let reach_before = plan_reach(&unsent_plans(&mut conn, jobs).await?);
     let fresh = [cluster.spawn()?, cluster.spawn()?];
     for index in fresh {
         cluster.admins[index].wait_ready().await?;
@@ -401,7 +403,6 @@ async fn crash_while_sending(
     // The victim writes its plan with each pass; kill it once it holds at least a second of it (its
     // passes may wait a moment for the schedule lock while the fresh admins start).
     let spawned_at = now_ms();
-    let mut conn = db.connect(DATABASE).await?;
     loop {
         let plans = unsent_plans(&mut conn, jobs).await?;
         if plans.len() >= jobs.do_nothing.len() + jobs.fire_once_now.len() || now_ms() > spawned_at + PLAN_WAIT_MS {
@@ -414,10 +415,21 @@ async fn crash_while_sending(
     victim.kill();
     // Read at once: the fresh admins' first pass is seconds away, so these rows are all the victim's.
     let abandoned = unsent_plans(&mut conn, jobs).await?;
-    findings.note(format!("crash: {} SIGKILLed holding {} planned fires not yet sent", victim.name, abandoned.len()));
+    findings.note(format!(
+        "crash: {} SIGKILLed holding {} planned fires not yet sent, reaching {} ms ahead ({} ms before the fresh admins started)",
+        victim.name,
+        abandoned.len(),
+        plan_reach(&abandoned),
+        reach_before
+    ));
     cluster.gone.push(victim);
     recorder.set_admins(&cluster.bases());
     Ok(Crash { others_stopped_at, at, abandoned })
+}
+
+/// How far ahead of now the latest of `plans` is.
+fn plan_reach(plans: &[(i64, i64)]) -> i64 {
+    plans.iter().map(|p| p.1).max().map_or(0, |latest| latest - now_ms())
 }
 
 /// (job, planned instant) of the log rows without a trigger result, but for the hung jobs' (whose
