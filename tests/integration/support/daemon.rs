@@ -113,6 +113,18 @@ pub fn tail_file(path: &Path, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
+/// A TCP port on 127.0.0.1 below the kernel's ephemeral range that was free a moment ago: a server
+/// restarted on it cannot find it taken by an outgoing connection made while it was down.
+pub fn stable_free_port() -> Result<u16, Failed> {
+    for _ in 0..100 {
+        let port = rand::random_range(20_000..32_000);
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err("no free port found between 20000 and 32000".into())
+}
+
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 pub fn free_port() -> Result<u16, Failed> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| Failed::from(format!("free port: {e}")))?;

@@ -2,7 +2,7 @@
 //! `mariadb-install-db`, `mariadbd` on a free port of 127.0.0.1, so the test can stop it and start it again
 //! on the same port and data. Sized small so that start and stop take about a second.
 
-use super::daemon::{free_port, tail_file, Daemon};
+use super::daemon::{stable_free_port, tail_file, Daemon};
 use libtest_mimic::Failed;
 use sqlx::mysql::MySqlConnectOptions;
 use sqlx::{ConnectOptions, MySqlConnection};
@@ -81,7 +81,7 @@ impl PrivateMariaDb {
             )
             .into());
         }
-        let mut db = PrivateMariaDb { port: free_port()?, server: None, binaries, dir };
+        let mut db = PrivateMariaDb { port: stable_free_port()?, server: None, binaries, dir };
         db.resume().await?;
         Ok(db)
     }
