@@ -60,7 +60,7 @@ const RECOVERY_MS: i64 = 12_000;
 const OUTAGE_ERROR_LINES: usize = 60;
 /// The outage's log is read until this long after the database is back.
 const OUTAGE_LOG_TAIL_MS: i64 = 2_000;
-/// How long the victim plans alone before the crash, so that it holds the whole 5 s plan.
+/// How long the victim plans alone before the crash, so that the whole plan is its own.
 const SOLO_PLANNING_MS: i64 = 6_000;
 /// The victim's plan reaches this far past the crash (the pre-read window, plus the pass's half second).
 const PLAN_HORIZON_MS: i64 = 6_000;
