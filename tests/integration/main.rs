@@ -4,13 +4,15 @@
 //! A custom harness (libtest-mimic) so that, on a machine without MySQL or PostgreSQL, their variants are
 //! reported as ignored rather than passed. Set `XXL_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306`)
 //! or `XXL_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432`) to point them elsewhere;
-//! with `CI` set, an unreachable server is a failure, not a skip.
+//! with `CI` set, an unreachable server is a failure, not a skip. The fault suite runs its own MariaDB
+//! server instead, and needs `mariadb-install-db` and `mariadbd` (package mariadb-server).
 
 mod alarm;
 mod api;
 mod browser;
 mod cli;
 mod console;
+mod faults;
 mod metrics;
 mod openapi;
 mod scheduler;
@@ -52,12 +54,14 @@ fn main() {
     let browser = support::browser::browser_availability();
     // The README's REST examples are curl commands, run as written.
     let curl = std::process::Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
+    let private_mariadb = support::private_mariadb::availability().map(drop);
     let cases = alarm::cases()
         .into_iter()
         .chain(api::cases())
         .chain(browser::cases())
         .chain(cli::cases())
         .chain(console::cases())
+        .chain(faults::cases())
         .chain(metrics::cases())
         .chain(openapi::cases())
         .chain(scheduler::cases())
@@ -74,10 +78,13 @@ fn main() {
             let needs_reference = case.name.contains("reference");
             let needs_browser = case.name.starts_with("browser::");
             let needs_curl = case.name.contains("readme");
-            let skip = unavailable(backend)
-                || (needs_reference && !reference)
-                || (needs_browser && browser.is_err())
-                || (needs_curl && !curl);
+            // The fault suite starts a MariaDB server of its own and does not use the shared one.
+            let needs_private_mariadb = case.name.starts_with("faults::");
+            let skip = if needs_private_mariadb {
+                private_mariadb.is_err()
+            } else {
+                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl)
+            };
             trials.push(trial.with_ignored_flag(skip));
         }
     }
@@ -87,6 +94,13 @@ fn main() {
             std::process::exit(1);
         }
         eprintln!("note: browser tests are ignored: {reason}");
+    }
+    if let Err(reason) = &private_mariadb {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("mariadb-install-db and mariadbd are required in CI but unavailable: {reason}");
+            std::process::exit(1);
+        }
+        eprintln!("note: the fault suite is ignored: {reason}");
     }
     if !curl {
         if std::env::var_os("CI").is_some() {

@@ -1,15 +1,20 @@
 //! Test support: databases, the admin under test, and executors that speak the 2.4.2 wire protocol.
 
+mod admin_process;
 pub mod browser;
 pub mod console;
+mod daemon;
 mod database;
 mod executor;
 pub mod fixtures;
+pub mod private_mariadb;
 pub mod proxy;
+pub mod recorder;
 pub mod rest;
 pub mod smtp;
 pub mod webhook;
 
+pub use admin_process::AdminProcess;
 pub use database::{Backend, ServerConnection, TestDb};
 pub use executor::{Behaviour, FakeExecutor, JavaExecutorClient, LOG_CONTENT};
 
