@@ -16,7 +16,7 @@ use crate::domain::{is_blank, java_split, PlannedFire, ReturnT, TriggerRequest, 
 use crate::executor::{ExecutorClient, FireHeaders, TriggerParam};
 use crate::i18n::I18n;
 use crate::metrics::{Lane, Metrics};
-use crate::storage::{Db, JobGroup, JobInfo, NewLog, Result, TriggerInfo};
+use crate::storage::{Claim, Db, JobGroup, JobInfo, NewLog, Result, TriggerInfo};
 use crate::time::{Clock, CRON_ZONE};
 use crate::workers::Shutdown;
 use std::collections::HashMap;
@@ -57,8 +57,6 @@ pub struct TriggerContext {
     pub admin_address: String,
     /// Trigger results on their way to the writer task, which batches them.
     pub results: mpsc::UnboundedSender<(i64, TriggerInfo)>,
-    /// When each FIRE_ONCE_NOW job last had a fire sent, so a late job is compensated once.
-    pub compensations: Mutex<Compensations>,
     /// What was not sent or had to wait, counted for the log.
     pub counts: Arc<Counts>,
     pub metrics: Arc<Metrics>,
@@ -108,35 +106,6 @@ async fn flush_counts(counts: Arc<Counts>, clock: Arc<dyn Clock>, mut shutdown: 
         counts.flush(clock.now_ms());
     }
     counts.flush(i64::MAX);
-}
-
-/// When each FIRE_ONCE_NOW job last had a fire sent by this admin.
-#[derive(Default)]
-pub struct Compensations {
-    last_sent: HashMap<i32, i64>,
-}
-
-/// Entries kept per job: the misfire threshold plus the longest a fire may wait in a stalled lane.
-const COMPENSATION_MEMORY_MS: i64 = 10 * 60 * 1000;
-
-impl Compensations {
-    /// Records a fire of the job sent at `now_ms`.
-    fn note_sent(&mut self, job_id: i32, now_ms: i64) {
-        self.last_sent.insert(job_id, now_ms);
-        if self.last_sent.len() > 100_000 {
-            self.last_sent.retain(|_, sent| now_ms - *sent < COMPENSATION_MEMORY_MS);
-        }
-    }
-
-    /// Takes the compensation for a fire of the job missed at `missed_ms`: true when no fire of the job
-    /// was sent since that instant (it then counts as sent now).
-    fn take(&mut self, job_id: i32, missed_ms: i64, now_ms: i64) -> bool {
-        if self.last_sent.get(&job_id).is_some_and(|sent| *sent >= missed_ms) {
-            return false;
-        }
-        self.note_sent(job_id, now_ms);
-        true
-    }
 }
 
 /// Counts events per kind and says when to log them: the first at once, then at most one line per
@@ -235,7 +204,6 @@ impl TriggerPool {
             clock: clock.clone(),
             admin_address: admin_address(),
             results,
-            compensations: Mutex::default(),
             counts: counts.clone(),
             metrics: metrics.clone(),
         });
@@ -487,16 +455,15 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest]) -> Resul
         }
     }
     settle_dropped(context, &dropped, now).await;
-    // A compensation of a planned row is claimed first: the lost-result sweep of some admin may have
-    // settled (and compensated) that row already.
+    // A compensation of a planned row is claimed first: across admins, one row per job is sent.
     let mut claimed = Vec::with_capacity(pending.len());
     for p in pending {
         match p.fire {
-            Some(fire) if p.trigger_type == TriggerType::Misfire => {
-                if context.db.claim_unsent_log(fire.log_id, now).await? {
-                    claimed.push(p);
-                }
-            }
+            Some(fire) if p.trigger_type == TriggerType::Misfire => match claim(context, p.prepared.job.id, &fire, now).await? {
+                Claim::Claimed => claimed.push(p),
+                Claim::Superseded => settle_dropped(context, &[(fire.log_id, DropReason::Compensated)], now).await,
+                Claim::Gone => {}
+            },
             _ => claimed.push(p),
         }
     }
@@ -538,7 +505,8 @@ struct Pending {
     fire: Option<PlannedFire>,
 }
 
-/// Judges a planned fire now (see [`release`]): the trigger type to send it as, or why it is dropped.
+/// Judges a planned fire now (see [`release`]): the trigger type to send it as (a compensation is
+/// claimed before it is sent), or why it is dropped.
 fn judge(
     context: &TriggerContext,
     job: Option<&JobInfo>,
@@ -547,22 +515,16 @@ fn judge(
     now: i64,
 ) -> std::result::Result<TriggerType, DropReason> {
     let updated = job.and_then(|j| j.update_time).map(|t| context.db.zone().to_epoch_ms(t));
-    let verdict = release(job, updated, fire, now, CRON_ZONE);
-    let fire_once_now = job.is_some_and(|j| MisfireStrategy::from_name(&j.misfire_strategy) == Some(MisfireStrategy::FireOnceNow));
-    let mut compensations = context.compensations.lock().unwrap_or_else(|e| e.into_inner());
-    match verdict {
-        Release::Send => {
-            if let (true, Some(job)) = (fire_once_now, job) {
-                compensations.note_sent(job.id, now);
-            }
-            Ok(trigger_type)
-        }
-        Release::Compensate => match job {
-            Some(job) if compensations.take(job.id, fire.at_ms, now) => Ok(TriggerType::Misfire),
-            _ => Err(DropReason::Compensated),
-        },
+    match release(job, updated, fire, now, CRON_ZONE) {
+        Release::Send => Ok(trigger_type),
+        Release::Compensate => Ok(TriggerType::Misfire),
         Release::Drop(reason) => Err(reason),
     }
+}
+
+/// Claims the compensation of a late planned fire (see [`Db::claim_compensation`]).
+async fn claim(context: &TriggerContext, job_id: i32, fire: &PlannedFire, now: i64) -> Result<Claim> {
+    context.db.claim_compensation(job_id, fire.log_id, now, MISFIRE_THRESHOLD_MS).await
 }
 
 /// Removes the rows of planned fires that are not sent, and counts them in the log by reason.
@@ -595,21 +557,21 @@ async fn recheck_late(context: &TriggerContext, mut shard: Shard) -> Option<Shar
         return Some(shard);
     }
     let job = &shard.prepared.job;
-    let fire_once_now = MisfireStrategy::from_name(&job.misfire_strategy) == Some(MisfireStrategy::FireOnceNow);
-    let compensate =
-        fire_once_now && context.compensations.lock().unwrap_or_else(|e| e.into_inner()).take(job.id, fire.at_ms, now);
-    if !compensate {
-        let reason = if fire_once_now { DropReason::Compensated } else { DropReason::Misfire };
-        settle_dropped(context, &[(fire.log_id, reason)], now).await;
+    if MisfireStrategy::from_name(&job.misfire_strategy) != Some(MisfireStrategy::FireOnceNow) {
+        settle_dropped(context, &[(fire.log_id, DropReason::Misfire)], now).await;
         return None;
     }
-    match context.db.claim_unsent_log(fire.log_id, now).await {
-        Ok(true) => {
+    match claim(context, job.id, &fire, now).await {
+        Ok(Claim::Claimed) => {
             shard.trigger_type = TriggerType::Misfire;
             shard.trigger_time = now;
             Some(shard)
         }
-        Ok(false) => None,
+        Ok(Claim::Superseded) => {
+            settle_dropped(context, &[(fire.log_id, DropReason::Compensated)], now).await;
+            None
+        }
+        Ok(Claim::Gone) => None,
         Err(e) => {
             tracing::warn!(job_id = job.id, "late fire left to the lost-result sweep: {e}");
             None

@@ -21,6 +21,7 @@ mod users;
 pub use connect::connect;
 pub use jobs::JobFilter;
 pub use logs::{HandleState, LogFilter, LogStatusFilter, NewLog, TriggerInfo};
+pub use recovery::Claim;
 pub use registry::{Registered, RegistryKey};
 pub use models::*;
 pub use schedule_lock::{ScheduleLock, ScheduleUpdate, SESSION_SECRET_PREFIX};

@@ -6,6 +6,7 @@
 //! another: the first to act on a row wins, and a real result always overwrites a "lost" verdict.
 
 use super::{placeholders, Arg, Db, Result, IN_LIST_MAX};
+use super::sql::{self, On};
 use chrono::NaiveDateTime;
 
 const UNSENT: &str = "trigger_code = 0 AND handle_code = 0";
@@ -23,36 +24,76 @@ impl Db {
         Ok(removed)
     }
 
-    /// Claims a late planned fire for sending (as a misfire compensation): its trigger time becomes now,
-    /// out of reach of the lost-result sweep. False when the sweep (of any admin) settled it first.
-    pub async fn claim_unsent_log(&self, id: i64, now_ms: i64) -> Result<bool> {
-        let sql = format!("UPDATE xxl_job_log SET trigger_time = ? WHERE id = ? AND {UNSENT}");
-        Ok(self.execute(&sql, &[Arg::DateTime(self.datetime(now_ms)), Arg::Int(id)]).await? == 1)
-    }
-
-    /// Jobs with rows still without a trigger result whose trigger time is before `before_ms`, each with
-    /// the latest such trigger time.
-    pub async fn find_unsettled_jobs(&self, before_ms: i64, limit: i64) -> Result<Vec<(i32, NaiveDateTime)>> {
-        let sql = format!(
-            "SELECT job_id, MAX(trigger_time) FROM xxl_job_log WHERE {UNSENT} AND trigger_time < ? GROUP BY job_id LIMIT ?"
-        );
-        self.fetch_all(&sql, &[Arg::DateTime(self.datetime(before_ms)), Arg::Int(limit)]).await
-    }
-
-    /// Whether the job has a row triggered after `after`: a fire that already stands for a lost one.
-    pub async fn has_fire_after(&self, job_id: i32, after: NaiveDateTime) -> Result<bool> {
-        let sql = "SELECT COUNT(*) FROM xxl_job_log WHERE job_id = ? AND trigger_time > ?";
-        Ok(self.scalar(sql, &[Arg::Int(job_id.into()), Arg::DateTime(after)]).await? > 0)
+    /// Jobs with rows still without a trigger result whose trigger time is before `before_ms`.
+    pub async fn find_unsettled_jobs(&self, before_ms: i64, limit: i64) -> Result<Vec<i32>> {
+        let sql = format!("SELECT DISTINCT job_id FROM xxl_job_log WHERE {UNSENT} AND trigger_time < ? LIMIT ?");
+        let jobs: Vec<(i32,)> = self.fetch_all(&sql, &[Arg::DateTime(self.datetime(before_ms)), Arg::Int(limit)]).await?;
+        Ok(jobs.into_iter().map(|(id,)| id).collect())
     }
 
     /// Gives the job's rows from before `before_ms` whose trigger result was lost a failed result with
     /// `message`; returns how many this call settled (rows settled meanwhile by another admin, or given
     /// their real result, are not counted), so only one admin acts on each loss.
-    pub async fn settle_lost_logs(&self, job_id: i32, before_ms: i64, message: &str) -> Result<u64> {
+    pub async fn settle_lost_logs(&self, job_id: i32, before_ms: i64, except: Option<i64>, message: &str) -> Result<u64> {
         let sql = format!(
-            "UPDATE xxl_job_log SET trigger_code = 500, trigger_msg = ? WHERE job_id = ? AND {UNSENT} AND trigger_time < ?"
+            "UPDATE xxl_job_log SET trigger_code = 500, trigger_msg = ? WHERE job_id = ? AND {UNSENT} AND trigger_time < ? AND id <> ?"
         );
-        let args = [Arg::Text(message.to_string()), Arg::Int(job_id.into()), Arg::DateTime(self.datetime(before_ms))];
+        let args = [
+            Arg::Text(message.to_string()),
+            Arg::Int(job_id.into()),
+            Arg::DateTime(self.datetime(before_ms)),
+            Arg::Int(except.unwrap_or(0)),
+        ];
         self.execute(&sql, &args).await
     }
+
+    /// The newest of the job's rows without a trigger result from before `before_ms`: its id and trigger
+    /// time (the planned instant of an unsent planned fire).
+    pub async fn newest_unsent_log(&self, job_id: i32, before_ms: i64) -> Result<Option<(i64, NaiveDateTime)>> {
+        let sql = format!(
+            "SELECT id, trigger_time FROM xxl_job_log WHERE job_id = ? AND {UNSENT} AND trigger_time < ? ORDER BY id DESC LIMIT 1"
+        );
+        self.fetch_optional(&sql, &[Arg::Int(job_id.into()), Arg::DateTime(self.datetime(before_ms))]).await
+    }
+
+    /// Claims the misfire compensation of job `job_id` for its late planned row `log_id`, under the
+    /// schedule lock so that admins decide one at a time. Of a job's rows that are late and unsent
+    /// (their trigger time, the planned instant, more than `threshold_ms` before now), only the newest
+    /// is sent, once: it is claimed (its trigger time becomes now, so it is no longer late, nor within
+    /// reach of the lost-result sweep) and the job's older late rows are removed with it.
+    pub async fn claim_compensation(&self, job_id: i32, log_id: i64, now_ms: i64, threshold_ms: i64) -> Result<Claim> {
+        let mut lock = self.lock_schedule().await?;
+        let late = Arg::DateTime(self.datetime(now_ms - threshold_ms));
+        let (tx, dialect) = lock.parts();
+        // Claimed already (its trigger time is now), settled, or removed: nothing to send.
+        let unsent = format!("SELECT COUNT(*) FROM xxl_job_log WHERE id = ? AND {UNSENT} AND trigger_time <= ?");
+        let claim = if sql::scalar(On::Tx(tx), dialect, &unsent, &[Arg::Int(log_id), late.clone()]).await? == 0 {
+            Claim::Gone
+        } else {
+            let newer = format!("SELECT COUNT(*) FROM xxl_job_log WHERE job_id = ? AND id > ? AND {UNSENT} AND trigger_time <= ?");
+            let args = [Arg::Int(job_id.into()), Arg::Int(log_id), late.clone()];
+            if sql::scalar(On::Tx(tx), dialect, &newer, &args).await? > 0 {
+                Claim::Superseded
+            } else {
+                let now = Arg::DateTime(self.datetime(now_ms));
+                sql::execute(On::Tx(tx), dialect, "UPDATE xxl_job_log SET trigger_time = ? WHERE id = ?", &[now, Arg::Int(log_id)]).await?;
+                let older = format!("DELETE FROM xxl_job_log WHERE job_id = ? AND id < ? AND {UNSENT} AND trigger_time <= ?");
+                sql::execute(On::Tx(tx), dialect, &older, &[Arg::Int(job_id.into()), Arg::Int(log_id), late]).await?;
+                Claim::Claimed
+            }
+        };
+        lock.commit().await?;
+        Ok(claim)
+    }
+}
+
+/// What became of a claim on a misfire compensation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// This row is the job's compensation: send it.
+    Claimed,
+    /// A newer late row of the job stands for it; this one is to be removed.
+    Superseded,
+    /// The row was settled meanwhile (by the lost-result sweep, or removed with a compensation).
+    Gone,
 }

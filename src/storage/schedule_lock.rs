@@ -144,6 +144,11 @@ impl ScheduleLock {
         Ok(count > 0)
     }
 
+    /// The transaction and its dialect, for statements of other storage files run under the lock.
+    pub(super) fn parts(&mut self) -> (&mut Tx, &Dialect) {
+        (&mut self.tx, &self.dialect)
+    }
+
     /// Releases the lock, making the pass's writes visible.
     pub async fn commit(self) -> Result<()> {
         sql::commit(self.tx).await
