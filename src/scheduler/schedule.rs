@@ -112,8 +112,6 @@ pub struct PassSummary {
     pub jobs: usize,
     /// The page was full: more jobs may be due.
     pub full: bool,
-    /// The next time of the last job read (the most distant of the page).
-    pub last_next_time: i64,
     pub fired_now: usize,
     pub planned: usize,
     pub updated: u64,
@@ -130,23 +128,20 @@ impl Scheduler {
         if !shutdown.sleep(Duration::from_millis(until_half_second(self.clock.now_ms(), 4_000))).await {
             return;
         }
-        // After a full page, the next pass reads at once the jobs due no later than the page's last one;
-        // it never plans further ahead than an ordinary pass would.
-        let mut horizon = None;
         loop {
             let started = self.clock.now_ms();
-            let (found, next_horizon) = tokio::select! {
-                result = self.pass(horizon) => match result {
-                    Ok(summary) => (summary.jobs > 0, summary.full.then_some(summary.last_next_time)),
+            let (found, full) = tokio::select! {
+                result = self.pass() => match result {
+                    Ok(summary) => (summary.jobs > 0, summary.full),
                     Err(e) => {
                         tracing::error!("schedule pass failed: {e}");
-                        (true, None)
+                        (true, false)
                     }
                 },
                 _ = wait_shutdown(shutdown.clone()) => break,
             };
-            horizon = next_horizon;
-            if horizon.is_some() {
+            if full {
+                // More jobs may be due within the window: read them now, the most urgent first.
                 continue;
             }
             let now = self.clock.now_ms();
@@ -161,15 +156,15 @@ impl Scheduler {
         }
     }
 
-    /// One pass under the lock, over the jobs due within the pre-read window (or up to `horizon`). The
-    /// log rows of the fires it plans are inserted in the same transaction as the jobs' next times, so a
-    /// plan is never lost with the admin that made it.
-    pub async fn pass(&self, horizon: Option<i64>) -> crate::storage::Result<PassSummary> {
+    /// One pass under the lock, over the jobs due within the pre-read window. The log rows of the fires
+    /// it plans are inserted in the same transaction as the jobs' next times, so a plan is never lost with
+    /// the admin that made it.
+    pub async fn pass(&self) -> crate::storage::Result<PassSummary> {
         let started = Instant::now();
         let mut lock = self.db.lock_schedule().await?;
         self.metrics.lock_wait(started.elapsed());
         let now_time = self.clock.now_ms();
-        let jobs = lock.due_jobs(horizon.unwrap_or(now_time + PRE_READ_MS), self.pre_read_count).await?;
+        let jobs = lock.due_jobs(now_time + PRE_READ_MS, self.pre_read_count).await?;
         let (fires, updates, skipped) = self.plan(&jobs, now_time);
         // A missed FIRE_ONCE_NOW job is compensated once: not when a fire since the missed instant exists,
         // or when one of its planned fires is still on its way (its admin applies the misfire rule to it).
@@ -198,7 +193,6 @@ impl Scheduler {
             jobs: jobs.len(),
             skipped,
             full: jobs.len() as i64 >= self.pre_read_count,
-            last_next_time: jobs.last().map_or(0, |j| j.trigger_next_time),
             fired_now: fires.iter().filter(|f| f.release_at == now_time).count(),
             planned: fires.iter().filter(|f| f.release_at != now_time).count(),
             updated,
