@@ -115,10 +115,6 @@ pub struct PassSummary {
     pub fired_now: usize,
     pub planned: usize,
     pub updated: u64,
-    /// Misfire compensations left to a fire already on its way.
-    pub compensations_skipped: usize,
-    /// Missed fires that DO_NOTHING skipped.
-    pub skipped: usize,
 }
 
 impl Scheduler {
@@ -169,11 +165,9 @@ impl Scheduler {
         // A missed FIRE_ONCE_NOW job is compensated once: not when a fire since the missed instant exists,
         // or when one of its planned fires is still on its way (its admin applies the misfire rule to it).
         let recent = now_time - LOST_RESULT_AFTER_MS - PRE_READ_MS;
-        let mut compensations_skipped = 0;
         let mut kept = Vec::with_capacity(fires.len());
         for fire in fires {
             if fire.kind == TriggerType::Misfire && lock.has_fire_since(fire.job_id, fire.at, recent).await? {
-                compensations_skipped += 1;
                 continue;
             }
             kept.push(fire);
@@ -191,12 +185,10 @@ impl Scheduler {
         }
         let summary = PassSummary {
             jobs: jobs.len(),
-            skipped,
             full: jobs.len() as i64 >= self.pre_read_count,
             fired_now: fires.iter().filter(|f| f.release_at == now_time).count(),
             planned: fires.iter().filter(|f| f.release_at != now_time).count(),
             updated,
-            compensations_skipped,
         };
         let mut planned = Vec::with_capacity(summary.planned);
         for (fire, log_id) in fires.into_iter().zip(log_ids) {
