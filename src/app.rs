@@ -105,7 +105,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let i18n = I18n::new(config.i18n.code());
     let (stop_workers, shutdown) = shutdown_channel();
     let executors = ExecutorClient::new(config.access_token.expose());
-    let metrics = Arc::new(Metrics::new());
+    let metrics = Arc::new(Metrics::with_counting(config.server.prometheus));
     // Bound before the services start, so alarms can link to the console's actual port.
     let addr = SocketAddr::new(config.server.address, config.server.port);
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;

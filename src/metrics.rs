@@ -26,6 +26,8 @@ const TRIGGER_TYPES: [TriggerType; 6] =
 
 /// The counters and histograms of one admin process.
 pub struct Metrics {
+    /// `false` when the endpoint is switched off: nothing is counted.
+    enabled: bool,
     /// By trigger type (index in [`TRIGGER_TYPES`]), then success / failure.
     triggers: [[AtomicU64; 2]; TRIGGER_TYPES.len()],
     lateness: Histogram<{ LATENESS_BUCKETS.len() }>,
@@ -76,7 +78,13 @@ impl Default for Metrics {
 
 impl Metrics {
     pub fn new() -> Metrics {
+        Metrics::with_counting(true)
+    }
+
+    /// Counting only when `enabled`; a switched-off endpoint costs the hot path one branch per event.
+    pub fn with_counting(enabled: bool) -> Metrics {
         Metrics {
+            enabled,
             triggers: Default::default(),
             lateness: Histogram::new(LATENESS_BUCKETS),
             rejections: Default::default(),
@@ -91,6 +99,9 @@ impl Metrics {
 
     /// A trigger reached its end: `/run` answered 200, or not (or no executor could be chosen).
     pub fn trigger(&self, kind: TriggerType, success: bool) {
+        if !self.enabled {
+            return;
+        }
         let index = TRIGGER_TYPES.iter().position(|t| *t == kind).unwrap_or(0);
         self.triggers[index][usize::from(!success)].fetch_add(1, Ordering::Relaxed);
     }
@@ -98,6 +109,9 @@ impl Metrics {
     /// `/run` is being sent at `now_ms` for a trigger of `kind` that stands for `planned_ms`: a schedule
     /// fire's lateness is observed (misfire compensations are late by design and counted as misfires).
     pub fn run_sent(&self, kind: TriggerType, planned_ms: Option<i64>, now_ms: i64) {
+        if !self.enabled {
+            return;
+        }
         if let (TriggerType::Cron, Some(planned)) = (kind, planned_ms) {
             self.lateness.observe((now_ms - planned).max(0) as f64 / 1000.0);
         }
@@ -105,6 +119,9 @@ impl Metrics {
 
     /// A trigger was refused because its lane's queue was full (or closed).
     pub fn rejected(&self, lane: Lane) {
+        if !self.enabled {
+            return;
+        }
         self.rejections[lane as usize].fetch_add(1, Ordering::Relaxed);
     }
 
@@ -118,6 +135,9 @@ impl Metrics {
 
     /// [`Metrics::misfire_settled`] for `n` fires at once.
     pub fn misfires_settled(&self, strategy: &str, reason: &str, n: u64) {
+        if !self.enabled {
+            return;
+        }
         if let Ok(mut misfires) = self.misfires.lock() {
             match misfires.iter_mut().find(|(s, r, _)| s == strategy && r == reason) {
                 Some((_, _, count)) => *count += n,
@@ -128,26 +148,41 @@ impl Metrics {
 
     /// Callback items received from executors.
     pub fn callbacks_received(&self, items: usize) {
+        if !self.enabled {
+            return;
+        }
         self.callbacks_received.fetch_add(items as u64, Ordering::Relaxed);
     }
 
     /// A callback item that changed nothing.
     pub fn callback_ignored(&self, why: IgnoredCallback) {
+        if !self.enabled {
+            return;
+        }
         self.callbacks_ignored[why as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     /// An alarm sent (or not) on `channel` (`email`, `webhook:<name>`, or `unknown` for a name no channel has).
     pub fn alarm(&self, channel: &str, delivered: bool) {
+        if !self.enabled {
+            return;
+        }
         if let Ok(mut alarms) = self.alarms.lock() {
             alarms.entry(channel.to_string()).or_default()[usize::from(!delivered)] += 1;
         }
     }
 
     pub fn schedule_pass(&self, took: Duration) {
+        if !self.enabled {
+            return;
+        }
         self.schedule_pass.observe(took.as_secs_f64());
     }
 
     pub fn lock_wait(&self, took: Duration) {
+        if !self.enabled {
+            return;
+        }
         self.lock_wait.observe(took.as_secs_f64());
     }
 
@@ -398,6 +433,19 @@ mod tests {
             assert!(line(&text, "process_open_fds").is_some_and(|v| v.parse::<f64>().unwrap() > 0.0), "{text}");
             assert!(line(&text, "process_start_time_seconds").is_some_and(|v| v.parse::<f64>().unwrap() > 1.6e9), "{text}");
         }
+    }
+
+    #[test]
+    fn switched_off_counts_nothing() {
+        let metrics = Metrics::with_counting(false);
+        metrics.trigger(TriggerType::Cron, true);
+        metrics.run_sent(TriggerType::Cron, Some(1_000), 1_010);
+        metrics.misfire_settled("DO_NOTHING", "late");
+        metrics.alarm("email", true);
+        let text = metrics.render(&Snapshot::default());
+        assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}"), Some("0"));
+        assert_eq!(line(&text, "xxl_job_fire_lateness_seconds_count"), Some("0"));
+        assert!(!text.contains("xxl_job_misfires_settled_total{") && !text.contains("xxl_job_alarms_total{"), "{text}");
     }
 
     #[test]

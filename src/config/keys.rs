@@ -29,7 +29,12 @@ pub(crate) const KEYS: &[KeySpec] = &[
         Some("none"),
         "none: the client address is the socket peer; native: X-Forwarded-For from internal proxies; framework: from any peer",
     ),
-    key("management.server.servlet.context-path", Some("/actuator"), "prefix of the health endpoint under the context path"),
+    key("management.server.servlet.context-path", Some("/actuator"), "prefix of the health and prometheus endpoints under the context path"),
+    key(
+        "management.endpoint.prometheus.enabled",
+        Some("true"),
+        "serve metrics at {management path}/prometheus; false also stops counting them",
+    ),
     key(
         "spring.datasource.url",
         Some("sqlite:xxl-job-admin.db"),

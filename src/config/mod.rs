@@ -46,6 +46,8 @@ pub struct ServerConfig {
     pub management_context_path: String,
     /// `server.forward-headers-strategy`: whether `X-Forwarded-For` names the client.
     pub forward_headers: ForwardHeaders,
+    /// `management.endpoint.prometheus.enabled`: metrics are counted and served.
+    pub prometheus: bool,
 }
 
 /// Spring's `server.forward-headers-strategy`, as it decides whose `X-Forwarded-For` is believed.
@@ -379,6 +381,7 @@ impl Config {
             ("server.servlet.context-path", display_path(&self.server.context_path)),
             ("management.server.servlet.context-path", display_path(&self.server.management_context_path)),
             ("server.forward-headers-strategy", format!("{:?}", self.server.forward_headers).to_lowercase()),
+            ("management.endpoint.prometheus.enabled", self.server.prometheus.to_string()),
             ("spring.datasource.url", database),
             ("database time zone", ds.time_zone.map_or("this machine's zone".to_string(), |tz| tz.name().to_string())),
             // What storage::connect logs in to MySQL with when no user is set.

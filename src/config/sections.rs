@@ -40,6 +40,7 @@ pub(crate) fn server(src: &Sources) -> Result<ServerConfig, ConfigError> {
                 _ => Err("expected none, native or framework".into()),
             }
         })?,
+        prometheus: src.required("management.endpoint.prometheus.enabled", parse_bool)?,
     })
 }
 

@@ -53,6 +53,7 @@ fn defaults() {
     assert_eq!(c.server.address.to_string(), "0.0.0.0");
     assert_eq!(c.server.context_path, "/xxl-job-admin");
     assert_eq!(c.server.management_context_path, "/actuator");
+    assert!(c.server.prometheus);
     assert_eq!(c.datasource.target, DbTarget::Sqlite { path: SqlitePath::File(d.path().join("xxl-job-admin.db")) });
     assert_eq!((c.datasource.username, c.datasource.password, c.datasource.time_zone), (None, None, None));
     assert_eq!(

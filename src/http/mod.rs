@@ -19,7 +19,7 @@ use tower::Layer;
 pub fn router(state: AppState) -> Router {
     let management = state.config.server.management_context_path.clone();
     // axum cannot nest at the root: an empty management path means the health routes sit at the top.
-    let actuator = health::routes().merge(prometheus::routes());
+    let actuator = if state.config.server.prometheus { health::routes().merge(prometheus::routes()) } else { health::routes() };
     let health = if management.is_empty() { actuator } else { Router::new().nest(&management, actuator) };
     let inner = Router::new()
         .merge(api::routes())

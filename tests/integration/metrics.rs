@@ -103,5 +103,13 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
     let response = app.http.get(app.url("/manage/prometheus")).send().await.context("scrape /manage")?;
     ensure_eq!(response.status().as_u16(), 200);
     app.stop().await;
+
+    // Switched off as in Spring Boot: no endpoint, health still there.
+    let app = TestApp::start(&db, &["--management.endpoint.prometheus.enabled=false"]).await?;
+    let response = app.http.get(app.url("/actuator/prometheus")).send().await.context("scrape switched off")?;
+    ensure_eq!(response.status().as_u16(), 404);
+    let response = app.http.get(app.url("/actuator/health")).send().await.context("health")?;
+    ensure_eq!(response.status().as_u16(), 200);
+    app.stop().await;
     Ok(())
 }
