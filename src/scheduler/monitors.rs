@@ -196,8 +196,8 @@ impl ResultSweeper {
             });
             // FIRE_ONCE_NOW: the newest lost row becomes the job's one compensation, sent (and claimed
             // against every other admin) by the lanes; the older ones are settled as lost.
-            let compensation = if fire_once_now { self.db.newest_unsent_log(job_id, before).await? } else { None };
-            settled += self.db.settle_lost_logs(job_id, before, compensation.map(|(id, _)| id), message).await?;
+            let (count, compensation) = self.db.settle_lost_logs(job_id, before, fire_once_now, message).await?;
+            settled += count;
             if let Some((log_id, at)) = compensation {
                 let fire = PlannedFire { at_ms: self.db.zone().to_epoch_ms(at), planned_at_ms: now, log_id };
                 self.triggers.submit(TriggerRequest { planned: Some(fire), ..TriggerRequest::of_job(job_id, TriggerType::Misfire) });

@@ -19,7 +19,7 @@ use crate::metrics::{Lane, Metrics};
 use crate::storage::{Claim, Db, JobGroup, JobInfo, NewLog, Result, TriggerInfo};
 use crate::time::{Clock, CRON_ZONE};
 use crate::workers::Shutdown;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
@@ -332,9 +332,10 @@ async fn run_batch(
     prepare_permit: OwnedSemaphorePermit,
 ) {
     // The fires wait for the database rather than being dropped: once it answers, each one is judged
-    // by how late it then is.
+    // by how late it then is. Compensations claimed by a failed attempt stay this batch's to send.
+    let mut claimed = HashSet::new();
     let shards = loop {
-        match prepare(&context, &requests).await {
+        match prepare(&context, &requests, &mut claimed).await {
             Ok(shards) => break shards,
             Err(e) => {
                 context.counts.wait(requests.len() as u64, context.clock.now_ms(), &e);
@@ -386,7 +387,11 @@ async fn write_trigger_infos(db: Db, mut results: mpsc::UnboundedReceiver<(i64, 
 
 /// Loads the jobs and groups of a batch of requests (spec 4.3 trigger), expands sharding broadcasts and
 /// inserts one log row per trigger (spec 4.3 step 2), before anything is sent.
-async fn prepare(context: &TriggerContext, requests: &[TriggerRequest]) -> Result<Vec<Shard>> {
+///
+/// `claimed` holds the log ids of the compensations this batch has claimed, kept across attempts: a claim
+/// is committed at once, so when a later statement of the attempt fails, the retry must send the row it
+/// claimed rather than find it claimed (by itself) and drop it.
+async fn prepare(context: &TriggerContext, requests: &[TriggerRequest], claimed_ids: &mut HashSet<i64>) -> Result<Vec<Shard>> {
     let mut job_ids: Vec<i32> = requests.iter().map(|r| r.job_id).collect();
     job_ids.sort_unstable();
     job_ids.dedup();
@@ -461,7 +466,7 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest]) -> Resul
     let mut claimed = Vec::with_capacity(pending.len());
     for p in pending {
         match p.fire {
-            Some(fire) if p.trigger_type == TriggerType::Misfire => match claim(context, p.prepared.job.id, &fire, now).await? {
+            Some(fire) if p.trigger_type == TriggerType::Misfire => match claim_once(context, claimed_ids, p.prepared.job.id, &fire, now).await? {
                 Claim::Claimed => claimed.push(p),
                 Claim::Superseded => settle_dropped(context, &[(fire.log_id, DropReason::Compensated)], now).await,
                 Claim::Gone => {}
@@ -527,6 +532,18 @@ fn judge(
 /// Claims the compensation of a late planned fire (see [`Db::claim_compensation`]).
 async fn claim(context: &TriggerContext, job_id: i32, fire: &PlannedFire, now: i64) -> Result<Claim> {
     context.db.claim_compensation(job_id, fire.log_id, now, MISFIRE_THRESHOLD_MS).await
+}
+
+/// [`claim`], unless an earlier attempt of the batch claimed this row already (see [`prepare`]).
+async fn claim_once(context: &TriggerContext, claimed: &mut HashSet<i64>, job_id: i32, fire: &PlannedFire, now: i64) -> Result<Claim> {
+    if claimed.contains(&fire.log_id) {
+        return Ok(Claim::Claimed);
+    }
+    let outcome = claim(context, job_id, fire, now).await?;
+    if outcome == Claim::Claimed {
+        claimed.insert(fire.log_id);
+    }
+    Ok(outcome)
 }
 
 /// Removes the rows of planned fires that are not sent, and counts them in the log by reason.

@@ -31,29 +31,38 @@ impl Db {
         Ok(jobs.into_iter().map(|(id,)| id).collect())
     }
 
-    /// Gives the job's rows from before `before_ms` whose trigger result was lost a failed result with
-    /// `message`; returns how many this call settled (rows settled meanwhile by another admin, or given
-    /// their real result, are not counted), so only one admin acts on each loss.
-    pub async fn settle_lost_logs(&self, job_id: i32, before_ms: i64, except: Option<i64>, message: &str) -> Result<u64> {
+    /// Settles job `job_id`'s rows from before `before_ms` whose trigger result was lost: each gets a failed
+    /// result with `message`, except, when `keep_newest`, the newest, which is returned (id and trigger
+    /// time, the planned instant of an unsent planned fire) to be sent as the job's compensation. Returns
+    /// how many rows this call settled: rows settled meanwhile by another admin, or given their real
+    /// result, are not counted, so only one admin acts on each loss. Done under the schedule lock, which
+    /// claims of compensations take too: a sweep and a claim on the same rows never deadlock.
+    pub async fn settle_lost_logs(
+        &self,
+        job_id: i32,
+        before_ms: i64,
+        keep_newest: bool,
+        message: &str,
+    ) -> Result<(u64, Option<(i64, NaiveDateTime)>)> {
+        let mut lock = self.lock_schedule().await?;
+        let before = Arg::DateTime(self.datetime(before_ms));
+        let (tx, dialect) = lock.parts();
+        let newest: Option<(i64, NaiveDateTime)> = if keep_newest {
+            let sql = format!(
+                "SELECT id, trigger_time FROM xxl_job_log WHERE job_id = ? AND {UNSENT} AND trigger_time < ? ORDER BY id DESC LIMIT 1"
+            );
+            sql::fetch_optional(On::Tx(tx), dialect, &sql, &[Arg::Int(job_id.into()), before.clone()]).await?
+        } else {
+            None
+        };
         let sql = format!(
             "UPDATE xxl_job_log SET trigger_code = 500, trigger_msg = ? WHERE job_id = ? AND {UNSENT} AND trigger_time < ? AND id <> ?"
         );
-        let args = [
-            Arg::Text(message.to_string()),
-            Arg::Int(job_id.into()),
-            Arg::DateTime(self.datetime(before_ms)),
-            Arg::Int(except.unwrap_or(0)),
-        ];
-        self.execute(&sql, &args).await
-    }
-
-    /// The newest of the job's rows without a trigger result from before `before_ms`: its id and trigger
-    /// time (the planned instant of an unsent planned fire).
-    pub async fn newest_unsent_log(&self, job_id: i32, before_ms: i64) -> Result<Option<(i64, NaiveDateTime)>> {
-        let sql = format!(
-            "SELECT id, trigger_time FROM xxl_job_log WHERE job_id = ? AND {UNSENT} AND trigger_time < ? ORDER BY id DESC LIMIT 1"
-        );
-        self.fetch_optional(&sql, &[Arg::Int(job_id.into()), Arg::DateTime(self.datetime(before_ms))]).await
+        let except = newest.as_ref().map_or(0, |(id, _)| *id);
+        let args = [Arg::Text(message.to_string()), Arg::Int(job_id.into()), before, Arg::Int(except)];
+        let settled = sql::execute(On::Tx(tx), dialect, &sql, &args).await?;
+        lock.commit().await?;
+        Ok((settled, newest))
     }
 
     /// Claims the misfire compensation of job `job_id` for its late planned row `log_id`, under the
