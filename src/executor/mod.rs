@@ -233,6 +233,8 @@ impl Transport {
             .http1_title_case_headers()
             // Executors never redirect; a redirect is reported as the non-200 status it is.
             .redirect(redirect::Policy::none())
+            // A `/run` is sent once (as Java's client does); no copy of each request is kept for retries.
+            .retry(reqwest::retry::never())
             // Java's HttpURLConnection ignores HTTP_PROXY-style variables; executors sit on the internal network.
             .no_proxy()
             // 2.4.2 trusts every certificate and host name for HTTPS executors (observation 10.23). Executors
