@@ -36,7 +36,8 @@ impl Db {
     /// time, the planned instant of an unsent planned fire) to be sent as the job's compensation. Returns
     /// how many rows this call settled: rows settled meanwhile by another admin, or given their real
     /// result, are not counted, so only one admin acts on each loss. Done under the schedule lock, which
-    /// claims of compensations take too: a sweep and a claim on the same rows never deadlock.
+    /// claims of compensations take too, so sweeps and claims of all admins never interleave on a job's
+    /// rows (they deadlocked, see the README's "Failure behaviour").
     pub async fn settle_lost_logs(
         &self,
         job_id: i32,
