@@ -12,6 +12,7 @@ mod api;
 mod browser;
 mod cli;
 mod console;
+mod failover;
 mod faults;
 mod metrics;
 mod openapi;
@@ -61,6 +62,7 @@ fn main() {
         .chain(browser::cases())
         .chain(cli::cases())
         .chain(console::cases())
+        .chain(failover::cases())
         .chain(faults::cases())
         .chain(metrics::cases())
         .chain(openapi::cases())
