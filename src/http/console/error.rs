@@ -83,7 +83,7 @@ impl ConsoleError {
                 "status": 400, "error": "Bad Request", "message": msg
             }))).into_response()),
             // The console's envelope, whose `msg` its pages show, with the status scripts check.
-            ConsoleError::Refused(msg) => Some(envelope(StatusCode::FORBIDDEN, msg).into_response()),
+            ConsoleError::Refused(msg) => Some((StatusCode::FORBIDDEN, envelope(StatusCode::FORBIDDEN, msg)).into_response()),
             ConsoleError::MethodRefused { allow, message } => {
                 Some((StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, *allow)], envelope(StatusCode::METHOD_NOT_ALLOWED, message)).into_response())
             }
