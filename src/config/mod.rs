@@ -482,7 +482,8 @@ pub fn help_text(width: usize) -> String {
     }
     out.push_str(&wrap(
         "",
-        "The benchmark is a program of its own, built beside this one: xxl-job-bench --help.",
+        "There is no bench command: the benchmark is a program of its own, built beside this one \
+         (cargo build --release makes target/release/xxl-job-bench); see xxl-job-bench --help.",
         width,
         0,
     ));

@@ -801,3 +801,11 @@ fn trusted_origins_are_kept_as_browsers_write_origins() {
         assert!(message.contains("xxl.job.console.trusted-origins"), "{bad}: {message}");
     }
 }
+
+#[test]
+fn help_names_the_bench_program_and_no_bench_command() {
+    let help = help_text(200);
+    assert!(help.lines().all(|l| l.split_whitespace().next() != Some("bench")), "no bench command listed");
+    assert!(help.contains("target/release/xxl-job-bench"), "{help}");
+    assert!(help.contains("xxl.job.console.trusted-origins (XXL_JOB_CONSOLE_TRUSTEDORIGINS)"), "{help}");
+}

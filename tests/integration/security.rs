@@ -300,7 +300,7 @@ async fn a_proxy_rewriting_host_and_trusted_origins(backend: Backend) -> TestRes
     }
     let kill = client.request(Method::GET, "/joblog/logKill?id=999999", &[], &[("Origin", "https://ui.example.com"), ("Sec-Fetch-Site", "cross-site")]).await?;
     ensure_eq!((kill.status, kill.json()?["code"].clone()), (200, json!(500)), "a trusted front end's GET kill reaches the kill (of no log)");
-    let refusals: Vec<(&str, Vec<(&str, &str)>, &str)> = vec![
+    let refusals = [
         ("an old browser behind a proxy that hides the public host", vec![("Origin", public)], public),
         ("X-Forwarded-Proto says https, the page is http", vec![("Origin", public), ("X-Forwarded-Host", "jobs.example.com"), ("X-Forwarded-Proto", "https")], public),
         ("another site", vec![("Origin", "https://evil.example"), ("Sec-Fetch-Site", "cross-site")], "https://evil.example"),
