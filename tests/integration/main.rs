@@ -5,7 +5,8 @@
 //! reported as ignored rather than passed. Set `XXL_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306`)
 //! or `XXL_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432`) to point them elsewhere;
 //! with `CI` set, an unreachable server is a failure, not a skip. The fault suite runs its own MariaDB
-//! server instead, and needs `mariadb-install-db` and `mariadbd` (package mariadb-server).
+//! server instead, and needs `mariadb-install-db` and `mariadbd` (package mariadb-server); the
+//! reverse-proxy tests run a private nginx (package nginx).
 
 mod alarm;
 mod api;
@@ -56,6 +57,7 @@ fn main() {
     // The README's REST examples are curl commands, run as written.
     let curl = std::process::Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
     let private_mariadb = support::private_mariadb::availability().map(drop);
+    let nginx = support::nginx::availability();
     let cases = alarm::cases()
         .into_iter()
         .chain(api::cases())
@@ -80,12 +82,13 @@ fn main() {
             let needs_reference = case.name.contains("reference");
             let needs_browser = case.name.starts_with("browser::");
             let needs_curl = case.name.contains("readme");
+            let needs_nginx = case.name.contains("nginx");
             // The fault suite starts a MariaDB server of its own and does not use the shared one.
             let needs_private_mariadb = case.name.starts_with("faults::");
             let skip = if needs_private_mariadb {
                 private_mariadb.is_err()
             } else {
-                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl)
+                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err())
             };
             trials.push(trial.with_ignored_flag(skip));
         }
@@ -103,6 +106,13 @@ fn main() {
             std::process::exit(1);
         }
         eprintln!("note: the fault suite is ignored: {reason}");
+    }
+    if let Err(reason) = &nginx {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("nginx is required in CI but unavailable: {reason}");
+            std::process::exit(1);
+        }
+        eprintln!("note: the reverse-proxy tests are ignored: {reason}");
     }
     if !curl {
         if std::env::var_os("CI").is_some() {

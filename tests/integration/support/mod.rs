@@ -7,6 +7,7 @@ mod daemon;
 mod database;
 mod executor;
 pub mod fixtures;
+pub mod nginx;
 pub mod private_mariadb;
 pub mod proxy;
 pub mod recorder;
