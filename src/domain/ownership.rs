@@ -41,9 +41,15 @@ impl Owner {
         format!("{PLANNED}{}", self.id())
     }
 
-    /// `trigger_msg` of a row whose `/run` this admin is sending.
-    pub fn sending(self) -> String {
-        format!("{SENDING}{}", self.id())
+    /// `trigger_msg` of a row whose `/run` this admin is sending, in the batch `batch`: a row is sent by
+    /// the batch that marked it, even if it reached the admin twice (after it was taken over and back).
+    pub fn sending(self, batch: u32) -> String {
+        format!("{}{batch:08x}", self.sending_prefix())
+    }
+
+    /// The beginning of every `sending` marker of this admin.
+    pub fn sending_prefix(self) -> String {
+        format!("{SENDING}{}/", self.id())
     }
 
     /// The session lock (MySQL `GET_LOCK` name) held while this admin lives.
@@ -73,8 +79,16 @@ impl Owner {
             Some(id) => (id, false),
             None => (msg.strip_prefix(SENDING)?, true),
         };
-        (id.len() == 8).then(|| u32::from_str_radix(id, 16).ok().map(|o| (Owner(o), sending))).flatten()
+        let id = id.get(..8)?;
+        u32::from_str_radix(id, 16).ok().map(|o| (Owner(o), sending))
     }
+}
+
+/// Whether a log row stands for a run that happened (or may have: being sent) at its trigger time: the
+/// executor took its `/run` or reported a result, or an admin is sending it. A failed trigger, and a row
+/// settled unsent (collapsed, misfired), did not run.
+pub fn ran(trigger_code: i32, handle_code: i32, trigger_msg: Option<&str>) -> bool {
+    trigger_code == 200 || handle_code != 0 || trigger_msg.and_then(Owner::from_marker).is_some_and(|(_, sending)| sending)
 }
 
 /// Whether a planned fire is settled under the schedule lock before it is sent: it is released more than
@@ -141,9 +155,10 @@ mod tests {
     fn markers_and_names_round_trip() {
         let owner = Owner(0x00ab_cdef);
         assert_eq!(owner.planned(), "planned by admin 00abcdef");
-        assert_eq!(owner.sending(), "being sent by admin 00abcdef");
+        assert_eq!(owner.sending(0x12), "being sent by admin 00abcdef/00000012");
+        assert!(owner.sending(7).starts_with(&owner.sending_prefix()));
         assert_eq!(Owner::from_marker(&owner.planned()), Some((owner, false)));
-        assert_eq!(Owner::from_marker(&owner.sending()), Some((owner, true)));
+        assert_eq!(Owner::from_marker(&owner.sending(3)), Some((owner, true)));
         assert_eq!(Owner::from_marker("Trigger type: Cron<br>…"), None);
         assert_eq!(Owner::from_registry_row(&owner.registry_row()), Some(owner));
         assert_eq!(Owner::from_registry_row("admin:xyz"), None);
@@ -190,6 +205,15 @@ mod tests {
         assert_eq!(decide_late(&fire(T + 5_000, 5), &older, now, false), Late::Send, "DO_NOTHING: the late fire only");
         let older_sent = [JobRow { id: 1, trigger_time_ms: T + 1_000, ran: true }];
         assert_eq!(decide_late(&fire(T + 5_000, 5), &older_sent, now, true), Late::Send);
+    }
+
+    #[test]
+    fn rows_settled_unsent_or_failed_did_not_run() {
+        assert!(ran(200, 0, Some("Trigger type: Cron")));
+        assert!(ran(0, 200, None), "a callback before the trigger result");
+        assert!(ran(0, 0, Some(&Owner(1).sending(2))));
+        assert!(!ran(0, 0, Some(&Owner(1).planned())));
+        assert!(!ran(500, 0, Some("Not sent: late …")));
     }
 
     #[test]

@@ -88,6 +88,7 @@ impl Engine {
             crons: Default::default(),
             metrics: self.metrics,
             planned: self.owner.planned(),
+            i18n: self.i18n.clone(),
         };
         vec![
             tokio::spawn(fail.run(shutdown.clone())),

@@ -6,11 +6,15 @@
 //! the millisecond, not 2.4.2's one-second ring, so a job fires at its planned instant.
 
 use super::TriggerSink;
-use crate::domain::schedule::{plan_job, CronCache, PRE_READ_MS};
-use super::monitors::LOST_RESULT_AFTER_MS;
+use crate::domain::misfire::{DropReason, MISFIRE_THRESHOLD_MS};
+use crate::domain::ownership::{ran, Owner};
+use crate::domain::protocol::FAIL_CODE;
+use crate::domain::schedule::{plan_job, CronCache, MisfireStrategy, PRE_READ_MS};
+use crate::i18n::I18n;
+use super::monitors::{alarm_status, LOST_RESULT_AFTER_MS};
 use crate::domain::{PlannedFire, TriggerRequest, TriggerType};
 use crate::metrics::Metrics;
-use crate::storage::{Db, NewLog, ScheduleUpdate, ScheduledJob};
+use crate::storage::{Db, JobRowState, NewLog, ScheduleLock, ScheduleUpdate, ScheduledJob};
 use crate::time::{Clock, Zone};
 use crate::workers::Shutdown;
 use std::collections::BTreeMap;
@@ -106,6 +110,8 @@ pub struct Scheduler {
     pub metrics: Arc<Metrics>,
     /// This admin's marker of the rows it plans (see `crate::domain::ownership::Owner`).
     pub planned: String,
+    /// The language of the messages of rows settled unsent.
+    pub i18n: I18n,
 }
 
 /// The outcome of one pass.
@@ -162,17 +168,7 @@ impl Scheduler {
         let now_time = self.clock.now_ms();
         let jobs = lock.due_jobs(now_time + PRE_READ_MS, self.pre_read_count).await?;
         let (fires, updates, skipped) = self.plan(&jobs, now_time);
-        // A missed FIRE_ONCE_NOW job is compensated once: not when a fire since the missed instant exists,
-        // or when one of its planned fires is still on its way (its admin applies the misfire rule to it).
-        let recent = now_time - LOST_RESULT_AFTER_MS - PRE_READ_MS;
-        let mut kept = Vec::with_capacity(fires.len());
-        for fire in fires {
-            if fire.kind == TriggerType::Misfire && lock.has_fire_since(fire.job_id, fire.at, recent).await? {
-                continue;
-            }
-            kept.push(fire);
-        }
-        let fires = kept;
+        let fires = self.catch_up(&mut lock, &jobs, fires, now_time).await?;
         let updated = lock.update_schedules(&updates).await?;
         let rows: Vec<NewLog> = fires
             .iter()
@@ -205,6 +201,49 @@ impl Scheduler {
         self.wheel.schedule(planned);
         self.metrics.schedule_pass(started.elapsed());
         Ok(summary)
+    }
+
+    /// The fires of jobs whose next time was missed (a stall) stand for every late fire of theirs: the
+    /// late rows not yet sent, any admin's, are settled as collapsed into it, and a FIRE_ONCE_NOW job's
+    /// fire becomes its compensation when any of them was more than the misfire threshold late. A fire
+    /// whose instant a run already covers (a late row sent since) is not sent at all. So a job runs once
+    /// after a stall, whoever gets to its rows first: this pass, or the lanes settling its late rows.
+    async fn catch_up(&self, lock: &mut ScheduleLock, jobs: &[ScheduledJob], fires: Vec<Fire>, now_time: i64) -> crate::storage::Result<Vec<Fire>> {
+        let missed: Vec<i32> = fires.iter().filter(|f| f.at < f.release_at).map(|f| f.job_id).collect();
+        if missed.is_empty() {
+            return Ok(fires);
+        }
+        let rows = lock.job_rows(&missed, now_time - LOST_RESULT_AFTER_MS).await?;
+        let zone = self.db.zone();
+        let at_ms = |r: &JobRowState| r.trigger_time.map_or(0, |t| zone.to_epoch_ms(t));
+        let mut collapsed = Vec::new();
+        let mut kept = Vec::with_capacity(fires.len());
+        for mut fire in fires {
+            if fire.at >= fire.release_at {
+                kept.push(fire);
+                continue;
+            }
+            let job_rows: Vec<&JobRowState> = rows.iter().filter(|r| r.job_id == fire.job_id).collect();
+            if job_rows.iter().any(|r| ran(r.trigger_code, r.handle_code, r.trigger_msg.as_deref()) && at_ms(r) >= fire.at) {
+                continue;
+            }
+            let late: Vec<&&JobRowState> = job_rows
+                .iter()
+                .filter(|r| r.trigger_code == 0 && r.handle_code == 0 && r.trigger_msg.as_deref().and_then(Owner::from_marker).is_some_and(|(_, sending)| !sending))
+                .filter(|r| at_ms(r) <= now_time)
+                .collect();
+            let fire_once_now = jobs.iter().any(|j| j.id == fire.job_id && MisfireStrategy::from_name(&j.misfire_strategy) == Some(MisfireStrategy::FireOnceNow));
+            if fire_once_now && late.iter().any(|r| now_time - at_ms(r) > MISFIRE_THRESHOLD_MS) {
+                fire.kind = TriggerType::Misfire;
+            }
+            collapsed.extend(late.iter().map(|r| r.id));
+            kept.push(fire);
+        }
+        if !collapsed.is_empty() {
+            lock.settle_unsent(&collapsed, FAIL_CODE, self.i18n.get("joblog_skipped_collapsed"), alarm_status::NOT_NEEDED).await?;
+            tracing::warn!("{} planned fire(s) not sent: {}", collapsed.len(), DropReason::Collapsed.label());
+        }
+        Ok(kept)
     }
 
     /// Plans each due job (spec 4.1): the fires to release, the schedule updates to write, and how many

@@ -142,22 +142,6 @@ impl ScheduleLock {
         Ok(ids)
     }
 
-    /// Whether the job has a fire that stands for its missed instant `missed_ms`: a row triggered since
-    /// then, or a row not yet sent (whose admin settles it by the misfire rule) since `recent_ms`.
-    pub async fn has_fire_since(&mut self, job_id: i32, missed_ms: i64, recent_ms: i64) -> Result<bool> {
-        let missed = self.zone.to_datetime(missed_ms - missed_ms.rem_euclid(1000));
-        let recent = self.zone.to_datetime(recent_ms);
-        let count = sql::scalar(
-            On::Tx(&mut self.tx),
-            &self.dialect,
-            "SELECT COUNT(*) FROM xxl_job_log WHERE job_id = ? AND trigger_time >= ? \
-             AND (trigger_time >= ? OR (trigger_code = 0 AND handle_code = 0))",
-            &[Arg::Int(job_id.into()), Arg::DateTime(recent.min(missed)), Arg::DateTime(missed)],
-        )
-        .await?;
-        Ok(count > 0)
-    }
-
     /// The transaction and its dialect, for statements of other storage files run under the lock.
     pub(super) fn parts(&mut self) -> (&mut Tx, &Dialect) {
         (&mut self.tx, &self.dialect)
