@@ -129,16 +129,23 @@ pub fn decide_late(fire: &PlannedFire, others: &[JobRow], now_ms: i64, fire_once
     let newer_due = others.iter().any(|r| r.id > fire.log_id && r.trigger_time_ms <= now_ms);
     let covered = others.iter().any(|r| r.ran && r.trigger_time_ms >= fire.at_ms);
     let misfired = |at: i64| now_ms - at > MISFIRE_THRESHOLD_MS;
-    let older_misfired = others.iter().any(|r| r.id < fire.log_id && !r.ran && misfired(r.trigger_time_ms));
     if newer_due || covered {
         Late::Collapsed
-    } else if fire_once_now && (misfired(fire.at_ms) || older_misfired) {
+    } else if fire_once_now && (misfired(fire.at_ms) || misfired_since_last_run(others, fire.log_id, now_ms)) {
         Late::Compensate
     } else if misfired(fire.at_ms) {
         Late::Misfire
     } else {
         Late::Send
     }
+}
+
+/// Whether a fire of the job older than row `id` and newer than its last run did not run and is more than
+/// the misfire threshold late at `now_ms`: the next run of a FIRE_ONCE_NOW job then is its compensation.
+/// Rows settled unsent (collapsed) keep their planned instant, so it does not matter who settled them.
+pub fn misfired_since_last_run(rows: &[JobRow], id: i64, now_ms: i64) -> bool {
+    let last_run = rows.iter().filter(|r| r.ran && r.id < id).map(|r| r.id).max().unwrap_or(i64::MIN);
+    rows.iter().any(|r| r.id > last_run && r.id < id && !r.ran && now_ms - r.trigger_time_ms > MISFIRE_THRESHOLD_MS)
 }
 
 #[cfg(test)]
@@ -205,6 +212,8 @@ mod tests {
         assert_eq!(decide_late(&fire(T + 5_000, 5), &older, now, false), Late::Send, "DO_NOTHING: the late fire only");
         let older_sent = [JobRow { id: 1, trigger_time_ms: T + 1_000, ran: true }];
         assert_eq!(decide_late(&fire(T + 5_000, 5), &older_sent, now, true), Late::Send);
+        let run_since = [older[0], JobRow { id: 3, trigger_time_ms: T + 3_000, ran: true }];
+        assert_eq!(decide_late(&fire(T + 5_000, 5), &run_since, now, true), Late::Send, "the misfire was compensated by a run since");
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //! the millisecond, not 2.4.2's one-second ring, so a job fires at its planned instant.
 
 use super::TriggerSink;
-use crate::domain::misfire::{DropReason, MISFIRE_THRESHOLD_MS};
-use crate::domain::ownership::{ran, Owner};
+use crate::domain::misfire::DropReason;
+use crate::domain::ownership::{misfired_since_last_run, ran, JobRow, Owner};
 use crate::domain::protocol::FAIL_CODE;
 use crate::domain::schedule::{plan_job, CronCache, MisfireStrategy, PRE_READ_MS};
 use crate::i18n::I18n;
@@ -223,20 +223,27 @@ impl Scheduler {
                 kept.push(fire);
                 continue;
             }
-            let job_rows: Vec<&JobRowState> = rows.iter().filter(|r| r.job_id == fire.job_id).collect();
-            if job_rows.iter().any(|r| ran(r.trigger_code, r.handle_code, r.trigger_msg.as_deref()) && at_ms(r) >= fire.at) {
+            let job_rows: Vec<JobRow> = rows
+                .iter()
+                .filter(|r| r.job_id == fire.job_id)
+                .map(|r| JobRow { id: r.id, trigger_time_ms: at_ms(r), ran: ran(r.trigger_code, r.handle_code, r.trigger_msg.as_deref()) })
+                .collect();
+            if job_rows.iter().any(|r| r.ran && r.trigger_time_ms >= fire.at) {
                 continue;
             }
-            let late: Vec<&&JobRowState> = job_rows
-                .iter()
-                .filter(|r| r.trigger_code == 0 && r.handle_code == 0 && r.trigger_msg.as_deref().and_then(Owner::from_marker).is_some_and(|(_, sending)| !sending))
-                .filter(|r| at_ms(r) <= now_time)
-                .collect();
             let fire_once_now = jobs.iter().any(|j| j.id == fire.job_id && MisfireStrategy::from_name(&j.misfire_strategy) == Some(MisfireStrategy::FireOnceNow));
-            if fire_once_now && late.iter().any(|r| now_time - at_ms(r) > MISFIRE_THRESHOLD_MS) {
+            if fire_once_now && misfired_since_last_run(&job_rows, i64::MAX, now_time) {
                 fire.kind = TriggerType::Misfire;
             }
-            collapsed.extend(late.iter().map(|r| r.id));
+            // The job's planned rows not yet sent and due: this fire stands for them.
+            let planned = |r: &&JobRowState| {
+                r.job_id == fire.job_id
+                    && r.trigger_code == 0
+                    && r.handle_code == 0
+                    && at_ms(r) <= now_time
+                    && r.trigger_msg.as_deref().and_then(Owner::from_marker).is_some_and(|(_, sending)| !sending)
+            };
+            collapsed.extend(rows.iter().filter(planned).map(|r| r.id));
             kept.push(fire);
         }
         if !collapsed.is_empty() {

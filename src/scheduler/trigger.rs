@@ -9,7 +9,7 @@ use super::TriggerSink;
 use crate::config::Config;
 use crate::domain::routing::{RouteStrategy, Router};
 use crate::domain::misfire::{release, DropReason, Release, MISFIRE_THRESHOLD_MS};
-use crate::domain::ownership::{decide_late, is_late, ran, JobRow, Late, Owner, LATE_MS};
+use crate::domain::ownership::{decide_late, is_late, ran, JobRow, Late, Owner};
 use crate::domain::schedule::MisfireStrategy;
 use crate::domain::trigger_msg::{block_title_key, call_report, TriggerReport};
 use crate::domain::protocol::FAIL_CODE;
@@ -18,7 +18,7 @@ use crate::executor::{ExecutorClient, FireHeaders, TriggerParam};
 use crate::i18n::I18n;
 use crate::metrics::{Lane, Metrics};
 use crate::storage::{Db, JobGroup, JobInfo, JobRowState, NewLog, Result, TriggerInfo};
-use super::monitors::alarm_status;
+use super::monitors::{alarm_status, LOST_RESULT_AFTER_MS};
 use crate::time::{Clock, CRON_ZONE};
 use crate::workers::Shutdown;
 use std::collections::HashMap;
@@ -564,7 +564,8 @@ async fn settle_late(context: &TriggerContext, late: &[LateFire], sending: &str,
     job_ids.sort_unstable();
     job_ids.dedup();
     let mut lock = context.db.lock_schedule().await?;
-    let rows = lock.job_rows(&job_ids, since - LATE_MS).await?;
+    // Back to the oldest row a FIRE_ONCE_NOW job's compensation may stand for.
+    let rows = lock.job_rows(&job_ids, since.min(now - LOST_RESULT_AFTER_MS)).await?;
     let zone = context.db.zone();
     let state = |r: &JobRowState| JobRow {
         id: r.id,
