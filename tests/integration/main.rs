@@ -5,13 +5,16 @@
 //! reported as ignored rather than passed. Set `XXL_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306`)
 //! or `XXL_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432`) to point them elsewhere;
 //! with `CI` set, an unreachable server is a failure, not a skip. The fault suite runs its own MariaDB
-//! server instead, and needs `mariadb-install-db` and `mariadbd` (package mariadb-server).
+//! server instead, and needs `mariadb-install-db` and `mariadbd` (package mariadb-server); so do the
+//! high-availability tests, which also start PostgreSQL servers of their own (package postgresql) and a
+//! MariaDB Galera cluster (packages galera-4 and rsync).
 
 mod alarm;
 mod api;
 mod browser;
 mod cli;
 mod console;
+mod failover;
 mod faults;
 mod metrics;
 mod openapi;
@@ -55,12 +58,14 @@ fn main() {
     // The README's REST examples are curl commands, run as written.
     let curl = std::process::Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
     let private_mariadb = support::private_mariadb::availability().map(drop);
+    let private_postgres = support::private_postgres::availability().map(drop);
     let cases = alarm::cases()
         .into_iter()
         .chain(api::cases())
         .chain(browser::cases())
         .chain(cli::cases())
         .chain(console::cases())
+        .chain(failover::cases())
         .chain(faults::cases())
         .chain(metrics::cases())
         .chain(openapi::cases())
@@ -78,10 +83,13 @@ fn main() {
             let needs_reference = case.name.contains("reference");
             let needs_browser = case.name.starts_with("browser::");
             let needs_curl = case.name.contains("readme");
-            // The fault suite starts a MariaDB server of its own and does not use the shared one.
-            let needs_private_mariadb = case.name.starts_with("faults::");
+            // The fault suite and the failover tests start servers of their own and do not use the shared ones.
+            let needs_private_mariadb = case.name.starts_with("faults::") || case.name.starts_with("failover::mariadb");
+            let needs_private_postgres = case.name.starts_with("failover::postgres");
             let skip = if needs_private_mariadb {
                 private_mariadb.is_err()
+            } else if needs_private_postgres {
+                private_postgres.is_err()
             } else {
                 unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl)
             };
@@ -100,7 +108,14 @@ fn main() {
             eprintln!("mariadb-install-db and mariadbd are required in CI but unavailable: {reason}");
             std::process::exit(1);
         }
-        eprintln!("note: the fault suite is ignored: {reason}");
+        eprintln!("note: the fault suite and the MariaDB failover test are ignored: {reason}");
+    }
+    if let Err(reason) = &private_postgres {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("the PostgreSQL programs are required in CI but unavailable: {reason}");
+            std::process::exit(1);
+        }
+        eprintln!("note: the PostgreSQL failover test is ignored: {reason}");
     }
     if !curl {
         if std::env::var_os("CI").is_some() {
