@@ -16,6 +16,7 @@ mod cli;
 mod console;
 mod failover;
 mod faults;
+mod galera;
 mod metrics;
 mod openapi;
 mod scheduler;
@@ -59,6 +60,7 @@ fn main() {
     let curl = std::process::Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
     let private_mariadb = support::private_mariadb::availability().map(drop);
     let private_postgres = support::private_postgres::availability().map(drop);
+    let galera = support::galera::availability();
     let cases = alarm::cases()
         .into_iter()
         .chain(api::cases())
@@ -67,6 +69,7 @@ fn main() {
         .chain(console::cases())
         .chain(failover::cases())
         .chain(faults::cases())
+        .chain(galera::cases())
         .chain(metrics::cases())
         .chain(openapi::cases())
         .chain(scheduler::cases())
@@ -86,7 +89,9 @@ fn main() {
             // The fault suite and the failover tests start servers of their own and do not use the shared ones.
             let needs_private_mariadb = case.name.starts_with("faults::") || case.name.starts_with("failover::mariadb");
             let needs_private_postgres = case.name.starts_with("failover::postgres");
-            let skip = if needs_private_mariadb {
+            let skip = if case.name.starts_with("galera::") {
+                galera.is_err()
+            } else if needs_private_mariadb {
                 private_mariadb.is_err()
             } else if needs_private_postgres {
                 private_postgres.is_err()
@@ -116,6 +121,13 @@ fn main() {
             std::process::exit(1);
         }
         eprintln!("note: the PostgreSQL failover test is ignored: {reason}");
+    }
+    if let Err(reason) = &galera {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("a MariaDB Galera cluster is required in CI but cannot be started: {reason}");
+            std::process::exit(1);
+        }
+        eprintln!("note: the Galera test is ignored: {reason}");
     }
     if !curl {
         if std::env::var_os("CI").is_some() {

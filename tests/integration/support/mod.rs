@@ -7,6 +7,7 @@ mod daemon;
 mod database;
 mod executor;
 pub mod fixtures;
+pub mod galera;
 pub mod private_mariadb;
 pub mod private_postgres;
 pub mod proxy;
