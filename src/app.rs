@@ -5,6 +5,7 @@ use crate::alarm::Alarms;
 use crate::config::Config;
 use crate::http::console::session::DEFAULT_PASSWORD_MD5;
 use crate::http::console::{secret, ConsoleState};
+use crate::domain::ownership::Owner;
 use crate::executor::ExecutorClient;
 use crate::http;
 use crate::i18n::I18n;
@@ -112,7 +113,10 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let addr = listener.local_addr().map_err(|source| StartError::Bind { addr, source })?;
     // The lanes stop after the loops that feed them.
     let (stop_lanes, lanes_shutdown) = shutdown_channel();
-    let (pool, pool_tasks) = TriggerPool::start(db.clone(), i18n.clone(), executors.clone(), clock.clone(), &config, metrics.clone(), lanes_shutdown);
+    let owner = Owner::random();
+    tracing::info!("this admin plans as admin {} (see docs/failure-behaviour.md)", owner.id());
+    let (pool, pool_tasks) =
+        TriggerPool::start(db.clone(), i18n.clone(), executors.clone(), clock.clone(), &config, metrics.clone(), owner, lanes_shutdown);
     let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
     let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone());
     let (registry_queue, registry_writers) = RegistryQueue::start(db.clone(), clock.clone(), config.registry_max_per_app);
@@ -125,6 +129,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         alarms: Alarms::from_config(db.clone(), &config, &i18n, clock.clone(), &console_url(&config, addr), metrics.clone())?,
         clock: clock.clone(),
         metrics: metrics.clone(),
+        owner,
     };
     workers.extend(engine.start(&config, &shutdown));
 

@@ -36,22 +36,13 @@ pub enum DropReason {
     Rescheduled,
     /// Late, with DO_NOTHING.
     Misfire,
-    /// Late, with FIRE_ONCE_NOW, but the job's compensation was already sent.
-    Compensated,
+    /// Late, and a later fire of the job, or a run since its instant, stands for it.
+    Collapsed,
 }
 
 impl DropReason {
     pub const ALL: [DropReason; 5] =
-        [DropReason::Deleted, DropReason::Stopped, DropReason::Rescheduled, DropReason::Misfire, DropReason::Compensated];
-
-    /// The misfire strategy that settled the fire, when the misfire rule did.
-    pub fn misfire_strategy(self) -> Option<&'static str> {
-        match self {
-            DropReason::Misfire => Some("DO_NOTHING"),
-            DropReason::Compensated => Some("FIRE_ONCE_NOW"),
-            _ => None,
-        }
-    }
+        [DropReason::Deleted, DropReason::Stopped, DropReason::Rescheduled, DropReason::Misfire, DropReason::Collapsed];
 
     /// A short label for log lines and metrics.
     pub fn label(self) -> &'static str {
@@ -60,7 +51,7 @@ impl DropReason {
             DropReason::Stopped => "job stopped",
             DropReason::Rescheduled => "job rescheduled",
             DropReason::Misfire => "misfire, DO_NOTHING",
-            DropReason::Compensated => "misfire, already compensated",
+            DropReason::Collapsed => "late, collapsed into a later fire or run of the job",
         }
     }
 }

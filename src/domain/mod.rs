@@ -3,6 +3,7 @@
 pub mod callback;
 pub mod html;
 pub mod misfire;
+pub mod ownership;
 pub mod routing;
 pub mod schedule;
 pub mod trigger_msg;

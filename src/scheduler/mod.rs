@@ -1,6 +1,7 @@
 //! The scheduling side of the admin: the schedule loop, triggers, results, retries and alarms.
 
 pub mod complete;
+pub mod liveness;
 pub mod monitors;
 pub mod schedule;
 pub mod trigger;
@@ -14,7 +15,9 @@ use crate::workers::report::ReportWorker;
 use crate::workers::Shutdown;
 use crate::alarm::Alarms;
 use crate::metrics::Metrics;
+use crate::domain::ownership::Owner;
 use complete::Completer;
+use liveness::Liveness;
 use monitors::{FailMonitor, LostMonitor, ResultSweeper};
 use schedule::{Scheduler, TimerWheel};
 use std::sync::Arc;
@@ -39,6 +42,8 @@ pub struct Engine {
     pub alarms: Alarms,
     pub clock: Arc<dyn Clock>,
     pub metrics: Arc<Metrics>,
+    /// This admin process, as named in the rows it plans (see [`Owner`]).
+    pub owner: Owner,
 }
 
 impl Engine {
@@ -62,9 +67,17 @@ impl Engine {
             i18n: self.i18n.clone(),
             triggers: self.triggers.clone(),
             clock: self.clock.clone(),
+            planned: self.owner.planned(),
         };
         let report = ReportWorker { db: self.db.clone(), clock: self.clock.clone(), retention_days: config.log_retention_days };
         let wheel = TimerWheel::new();
+        let liveness = Liveness {
+            db: self.db.clone(),
+            owner: self.owner,
+            wheel: wheel.clone(),
+            clock: self.clock.clone(),
+            i18n: self.i18n.clone(),
+        };
         let scheduler = Scheduler {
             db: self.db,
             triggers: self.triggers.clone(),
@@ -74,12 +87,14 @@ impl Engine {
             pre_read_count: i64::from(config.trigger_pool.fast_max + config.trigger_pool.slow_max) * 20,
             crons: Default::default(),
             metrics: self.metrics,
+            planned: self.owner.planned(),
         };
         vec![
             tokio::spawn(fail.run(shutdown.clone())),
             tokio::spawn(lost.run(shutdown.clone())),
             tokio::spawn(sweeper.run(shutdown.clone())),
             tokio::spawn(report.run(shutdown.clone())),
+            tokio::spawn(liveness.run(shutdown.clone())),
             tokio::spawn(wheel.run(self.triggers, self.clock, shutdown.clone())),
             tokio::spawn(scheduler.run(shutdown.clone())),
         ]

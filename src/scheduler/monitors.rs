@@ -161,6 +161,8 @@ pub struct ResultSweeper {
     pub i18n: I18n,
     pub triggers: Arc<dyn TriggerSink>,
     pub clock: Arc<dyn Clock>,
+    /// This admin's marker of rows it plans: a compensation the sweep keeps becomes this admin's to send.
+    pub planned: String,
 }
 
 impl ResultSweeper {
@@ -196,7 +198,7 @@ impl ResultSweeper {
             });
             // FIRE_ONCE_NOW: the newest lost row becomes the job's one compensation, sent (and claimed
             // against every other admin) by the lanes; the older ones are settled as lost.
-            let (count, compensation) = self.db.settle_lost_logs(job_id, before, fire_once_now, message).await?;
+            let (count, compensation) = self.db.settle_lost_logs(job_id, before, fire_once_now, message, &self.planned).await?;
             settled += count;
             if let Some((log_id, at)) = compensation {
                 let fire = PlannedFire { at_ms: self.db.zone().to_epoch_ms(at), planned_at_ms: now, log_id };

@@ -104,6 +104,8 @@ pub struct Scheduler {
     /// The cron expressions of the jobs, parsed once.
     pub crons: Mutex<CronCache>,
     pub metrics: Arc<Metrics>,
+    /// This admin's marker of the rows it plans (see `crate::domain::ownership::Owner`).
+    pub planned: String,
 }
 
 /// The outcome of one pass.
@@ -118,12 +120,10 @@ pub struct PassSummary {
 }
 
 impl Scheduler {
-    /// Runs passes until shutdown. Passes start half-way through a second so that their database work
-    /// does not compete with the fires the wheel releases on whole seconds.
+    /// Runs passes until shutdown, the first at once (a restarted admin plans without a pause). Passes
+    /// start half-way through a second so that their database work does not compete with the fires the
+    /// wheel releases on whole seconds.
     pub async fn run(self, mut shutdown: Shutdown) {
-        if !shutdown.sleep(Duration::from_millis(until_half_second(self.clock.now_ms(), 4_000))).await {
-            return;
-        }
         loop {
             let started = self.clock.now_ms();
             let (found, full) = tokio::select! {
@@ -178,7 +178,7 @@ impl Scheduler {
             .iter()
             .map(|f| NewLog { job_group: f.job_group, job_id: f.job_id, trigger_time_ms: f.release_at })
             .collect();
-        let log_ids = lock.insert_logs(&rows).await?;
+        let log_ids = lock.insert_logs(&rows, &self.planned).await?;
         lock.commit().await?;
         if skipped > 0 {
             tracing::warn!("{skipped} job(s) missed a fire by more than {PRE_READ_MS} ms: skipped by their misfire strategy DO_NOTHING");

@@ -9,6 +9,7 @@ use super::TriggerSink;
 use crate::config::Config;
 use crate::domain::routing::{RouteStrategy, Router};
 use crate::domain::misfire::{release, DropReason, Release, MISFIRE_THRESHOLD_MS};
+use crate::domain::ownership::{decide_late, is_late, JobRow, Late, Owner, LATE_MS};
 use crate::domain::schedule::MisfireStrategy;
 use crate::domain::trigger_msg::{block_title_key, call_report, TriggerReport};
 use crate::domain::protocol::FAIL_CODE;
@@ -16,10 +17,11 @@ use crate::domain::{is_blank, java_split, PlannedFire, ReturnT, TriggerRequest, 
 use crate::executor::{ExecutorClient, FireHeaders, TriggerParam};
 use crate::i18n::I18n;
 use crate::metrics::{Lane, Metrics};
-use crate::storage::{Claim, Db, JobGroup, JobInfo, NewLog, Result, TriggerInfo};
+use crate::storage::{Db, JobGroup, JobInfo, JobRowState, NewLog, Result, TriggerInfo};
+use super::monitors::alarm_status;
 use crate::time::{Clock, CRON_ZONE};
 use crate::workers::Shutdown;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
@@ -60,6 +62,9 @@ pub struct TriggerContext {
     /// What was not sent or had to wait, counted for the log.
     pub counts: Arc<Counts>,
     pub metrics: Arc<Metrics>,
+    /// This admin's markers of the rows it planned and of those it is sending (see [`Owner`]).
+    pub planned: String,
+    pub sending: String,
 }
 
 /// Events logged as per-second summaries rather than a line each.
@@ -190,6 +195,7 @@ impl TriggerPool {
         clock: Arc<dyn Clock>,
         config: &Config,
         metrics: Arc<Metrics>,
+        owner: Owner,
         shutdown: Shutdown,
     ) -> (TriggerPool, Vec<JoinHandle<()>>) {
         let (results, results_rx) = mpsc::unbounded_channel();
@@ -206,6 +212,8 @@ impl TriggerPool {
             results,
             counts: counts.clone(),
             metrics: metrics.clone(),
+            planned: owner.planned(),
+            sending: owner.sending(),
         });
         let slow_jobs = Arc::new(Mutex::new(SlowJobs::default()));
         let (fast, fast_rx) = mpsc::channel(LANE_QUEUE);
@@ -332,10 +340,10 @@ async fn run_batch(
     prepare_permit: OwnedSemaphorePermit,
 ) {
     // The fires wait for the database rather than being dropped: once it answers, each one is judged
-    // by how late it then is. Compensations claimed by a failed attempt stay this batch's to send.
-    let mut claimed = HashSet::new();
+    // by how late it then is. Fires marked by a failed attempt stay this batch's to send.
+    let mut decided = HashMap::new();
     let shards = loop {
-        match prepare(&context, &requests, &mut claimed).await {
+        match prepare(&context, &requests, &mut decided).await {
             Ok(shards) => break shards,
             Err(e) => {
                 context.counts.wait(requests.len() as u64, context.clock.now_ms(), &e);
@@ -385,13 +393,15 @@ async fn write_trigger_infos(db: Db, mut results: mpsc::UnboundedReceiver<(i64, 
     }
 }
 
-/// Loads the jobs and groups of a batch of requests (spec 4.3 trigger), expands sharding broadcasts and
-/// inserts one log row per trigger (spec 4.3 step 2), before anything is sent.
+/// Loads the jobs and groups of a batch of requests (spec 4.3 trigger), decides the planned fires among
+/// them, expands sharding broadcasts and inserts one log row per other trigger (spec 4.3 step 2), before
+/// anything is sent.
 ///
-/// `claimed` holds the log ids of the compensations this batch has claimed, kept across attempts: a claim
-/// is committed at once, so when a later statement of the attempt fails, the retry must send the row it
-/// claimed rather than find it claimed (by itself) and drop it.
-async fn prepare(context: &TriggerContext, requests: &[TriggerRequest], claimed_ids: &mut HashSet<i64>) -> Result<Vec<Shard>> {
+/// Planned fires on time are marked "being sent" by one statement; late ones are settled under the
+/// schedule lock (see [`settle_late`]). `decided` keeps the planned fires an attempt marked, across
+/// attempts: a mark is committed at once, so when a later statement of the attempt fails, the retry must
+/// send the rows it marked rather than find them marked (by itself) and drop them.
+async fn prepare(context: &TriggerContext, requests: &[TriggerRequest], decided: &mut HashMap<i64, TriggerType>) -> Result<Vec<Shard>> {
     let mut job_ids: Vec<i32> = requests.iter().map(|r| r.job_id).collect();
     job_ids.sort_unstable();
     job_ids.dedup();
@@ -414,20 +424,36 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest], claimed_
 
     let now = context.clock.now_ms();
     let mut dropped: Vec<(i64, DropReason)> = Vec::new();
+    let mut on_time = Vec::new();
+    let mut late = Vec::new();
+    for request in requests {
+        let Some(fire) = request.planned.filter(|f| !decided.contains_key(&f.log_id)) else { continue };
+        let job = jobs.get(&request.job_id).map(|j| &**j);
+        match judge(context, job, &fire) {
+            Err(reason) => dropped.push((fire.log_id, reason)),
+            Ok(()) if is_late(&fire, now) || request.trigger_type == TriggerType::Misfire => {
+                late.push(LateFire { fire, job_id: request.job_id, fire_once_now: job.is_some_and(fires_once_now) })
+            }
+            Ok(()) => on_time.push(fire.log_id),
+        }
+    }
+    settle_dropped(context, &dropped, now).await;
+    for id in context.db.mark_sending(&on_time, &context.planned, &context.sending, now).await? {
+        decided.insert(id, TriggerType::Cron);
+    }
+    decided.extend(settle_late(context, &late, now).await?);
+
     let mut pending: Vec<Pending> = Vec::with_capacity(requests.len());
     for request in requests {
-        let job = jobs.get(&request.job_id);
         let mut trigger_type = request.trigger_type;
         if let Some(fire) = &request.planned {
-            match judge(context, job.map(|j| &**j), fire, trigger_type, now) {
-                Ok(judged) => trigger_type = judged,
-                Err(reason) => {
-                    dropped.push((fire.log_id, reason));
-                    continue;
-                }
+            match decided.get(&fire.log_id) {
+                // A late fire may go out as the job's compensation.
+                Some(decided) => trigger_type = if *decided == TriggerType::Misfire { TriggerType::Misfire } else { trigger_type },
+                None => continue,
             }
         }
-        let Some(job) = job else {
+        let Some(job) = jobs.get(&request.job_id) else {
             tracing::warn!(job_id = request.job_id, "trigger skipped: the job does not exist");
             continue;
         };
@@ -461,26 +487,13 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest], claimed_
             pending.push(Pending { prepared: prepared.clone(), index, total, trigger_type, fire });
         }
     }
-    settle_dropped(context, &dropped, now).await;
-    // A compensation of a planned row is claimed first: across admins, one row per job is sent.
-    let mut claimed = Vec::with_capacity(pending.len());
-    for p in pending {
-        match p.fire {
-            Some(fire) if p.trigger_type == TriggerType::Misfire => match claim_once(context, claimed_ids, p.prepared.job.id, &fire, now).await? {
-                Claim::Claimed => claimed.push(p),
-                Claim::Superseded => settle_dropped(context, &[(fire.log_id, DropReason::Compensated)], now).await,
-                Claim::Gone => {}
-            },
-            _ => claimed.push(p),
-        }
-    }
-    let new_rows: Vec<NewLog> = claimed
+    let new_rows: Vec<NewLog> = pending
         .iter()
         .filter(|p| p.fire.is_none())
         .map(|p| NewLog { job_group: p.prepared.job.job_group, job_id: p.prepared.job.id, trigger_time_ms: now })
         .collect();
-    let mut new_ids = context.db.insert_rows(&new_rows).await?.into_iter();
-    Ok(claimed
+    let mut new_ids = context.db.insert_rows(&new_rows, Some(&context.sending)).await?.into_iter();
+    Ok(pending
         .into_iter()
         .filter_map(|p| {
             let log_id = match p.fire {
@@ -502,6 +515,17 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest], claimed_
         .collect())
 }
 
+fn fires_once_now(job: &JobInfo) -> bool {
+    MisfireStrategy::from_name(&job.misfire_strategy) == Some(MisfireStrategy::FireOnceNow)
+}
+
+/// A planned fire settled under the schedule lock.
+struct LateFire {
+    fire: PlannedFire,
+    job_id: i32,
+    fire_once_now: bool,
+}
+
 /// A shard decided on, before its log row is known.
 struct Pending {
     prepared: Arc<Prepared>,
@@ -512,41 +536,77 @@ struct Pending {
     fire: Option<PlannedFire>,
 }
 
-/// Judges a planned fire now (see [`release`]): the trigger type to send it as (a compensation is
-/// claimed before it is sent), or why it is dropped.
-fn judge(
-    context: &TriggerContext,
-    job: Option<&JobInfo>,
-    fire: &PlannedFire,
-    trigger_type: TriggerType,
-    now: i64,
-) -> std::result::Result<TriggerType, DropReason> {
+/// Judges a planned fire of `job` (as stored now; `None` when deleted) for what the console changed since
+/// the plan (see [`release`]); its lateness is settled apart.
+fn judge(context: &TriggerContext, job: Option<&JobInfo>, fire: &PlannedFire) -> std::result::Result<(), DropReason> {
     let updated = job.and_then(|j| j.update_time).map(|t| context.db.zone().to_epoch_ms(t));
-    match release(job, updated, fire, now, CRON_ZONE) {
-        Release::Send => Ok(trigger_type),
-        Release::Compensate => Ok(TriggerType::Misfire),
+    match release(job, updated, fire, fire.at_ms, CRON_ZONE) {
         Release::Drop(reason) => Err(reason),
+        Release::Send | Release::Compensate => Ok(()),
     }
 }
 
-/// Claims the compensation of a late planned fire (see [`Db::claim_compensation`]).
-async fn claim(context: &TriggerContext, job_id: i32, fire: &PlannedFire, now: i64) -> Result<Claim> {
-    context.db.claim_compensation(job_id, fire.log_id, now, MISFIRE_THRESHOLD_MS).await
+/// Settles late fires (`(fire, its job is FIRE_ONCE_NOW)`) under the schedule lock, where every admin's
+/// rows of their jobs are visible and no other admin decides meanwhile (see [`decide_late`]): of a job's
+/// late fires only the newest due one runs, and a fire whose instant a run already covers does not. Those
+/// to send are marked "being sent" in the same transaction; the others get a result that says why.
+/// Returns the fires to send, with the type to send them as.
+async fn settle_late(context: &TriggerContext, late: &[LateFire], now: i64) -> Result<HashMap<i64, TriggerType>> {
+    let mut decided = HashMap::new();
+    let Some(since) = late.iter().map(|l| l.fire.at_ms).min() else { return Ok(decided) };
+    let mut job_ids: Vec<i32> = late.iter().map(|l| l.job_id).collect();
+    job_ids.sort_unstable();
+    job_ids.dedup();
+    let mut lock = context.db.lock_schedule().await?;
+    let rows = lock.job_rows(&job_ids, since - LATE_MS).await?;
+    let zone = context.db.zone();
+    let state = |r: &JobRowState| JobRow {
+        id: r.id,
+        trigger_time_ms: r.trigger_time.map_or(0, |t| zone.to_epoch_ms(t)),
+        ran: r.trigger_code != 0 || r.handle_code != 0 || r.trigger_msg.as_deref().and_then(Owner::from_marker).is_some_and(|(_, sending)| sending),
+    };
+    let (mut send, mut compensate, mut collapsed, mut misfired) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for LateFire { fire, job_id, fire_once_now } in late {
+        let Some(own) = rows.iter().find(|r| r.id == fire.log_id) else { continue };
+        // Taken over by another admin, or settled: not this admin's to decide.
+        if own.trigger_code != 0 || own.handle_code != 0 || own.trigger_msg.as_deref() != Some(context.planned.as_str()) {
+            continue;
+        }
+        let others: Vec<JobRow> = rows.iter().filter(|r| r.job_id == *job_id && r.id != fire.log_id).map(state).collect();
+        match decide_late(fire, &others, now, *fire_once_now) {
+            Late::Send => send.push(fire.log_id),
+            Late::Compensate => compensate.push(fire.log_id),
+            Late::Collapsed => collapsed.push((fire.log_id, *fire_once_now)),
+            Late::Misfire => misfired.push(fire.log_id),
+        }
+    }
+    for (ids, kind) in [(send, TriggerType::Cron), (compensate, TriggerType::Misfire)] {
+        for id in lock.mark_sending(&ids, &context.planned, &context.sending, now).await? {
+            decided.insert(id, kind);
+        }
+    }
+    let collapsed_ids: Vec<i64> = collapsed.iter().map(|(id, _)| *id).collect();
+    let skipped = [(&collapsed_ids, "joblog_skipped_collapsed"), (&misfired, "joblog_skipped_misfire")];
+    for (ids, key) in skipped {
+        lock.settle_unsent(ids, FAIL_CODE, context.i18n.get(key), alarm_status::NOT_NEEDED).await?;
+    }
+    lock.commit().await?;
+    let collapsed_fon = collapsed.iter().filter(|(_, fon)| *fon).count() as u64;
+    let counts = [
+        (DropReason::Misfire, misfired.len() as u64),
+        (DropReason::Collapsed, collapsed_ids.len() as u64),
+    ];
+    for (reason, n) in counts.into_iter().filter(|(_, n)| *n > 0) {
+        context.counts.drop_fires(reason, n, now);
+    }
+    context.metrics.misfires_settled("DO_NOTHING", "at_release", misfired.len() as u64);
+    context.metrics.misfires_settled("FIRE_ONCE_NOW", "collapsed", collapsed_fon);
+    context.metrics.misfires_settled("DO_NOTHING", "collapsed", collapsed_ids.len() as u64 - collapsed_fon);
+    Ok(decided)
 }
 
-/// [`claim`], unless an earlier attempt of the batch claimed this row already (see [`prepare`]).
-async fn claim_once(context: &TriggerContext, claimed: &mut HashSet<i64>, job_id: i32, fire: &PlannedFire, now: i64) -> Result<Claim> {
-    if claimed.contains(&fire.log_id) {
-        return Ok(Claim::Claimed);
-    }
-    let outcome = claim(context, job_id, fire, now).await?;
-    if outcome == Claim::Claimed {
-        claimed.insert(fire.log_id);
-    }
-    Ok(outcome)
-}
-
-/// Removes the rows of planned fires that are not sent, and counts them in the log by reason.
+/// Removes the rows of planned fires that the console cancelled (job deleted, stopped or rescheduled after
+/// the plan), and counts them in the log by reason.
 async fn settle_dropped(context: &TriggerContext, dropped: &[(i64, DropReason)], now: i64) {
     if dropped.is_empty() {
         return;
@@ -560,42 +620,32 @@ async fn settle_dropped(context: &TriggerContext, dropped: &[(i64, DropReason)],
         let n = dropped.iter().filter(|(_, r)| *r == reason).count() as u64;
         if n > 0 {
             context.counts.drop_fires(reason, n, now);
-            if let Some(strategy) = reason.misfire_strategy() {
-                context.metrics.misfires_settled(strategy, "at_release", n);
-            }
         }
     }
 }
 
-/// Judges a planned fire again after it waited for a permit: one that became late is settled by the
-/// misfire rule instead of being sent.
+/// Judges a planned fire again after it waited for a permit (a hung executor can hold the lane's permits):
+/// one that became more than the misfire threshold late is not sent then, unless its job is FIRE_ONCE_NOW,
+/// for which it goes out as the compensation. Its row is already marked "being sent" by this admin, so
+/// no other admin acts on it.
 async fn recheck_late(context: &TriggerContext, mut shard: Shard) -> Option<Shard> {
     let Some(fire) = shard.fire else { return Some(shard) };
     let now = context.clock.now_ms();
     if shard.trigger_type == TriggerType::Misfire || now - fire.at_ms <= MISFIRE_THRESHOLD_MS {
         return Some(shard);
     }
-    let job = &shard.prepared.job;
-    if MisfireStrategy::from_name(&job.misfire_strategy) != Some(MisfireStrategy::FireOnceNow) {
-        settle_dropped(context, &[(fire.log_id, DropReason::Misfire)], now).await;
-        return None;
+    if fires_once_now(&shard.prepared.job) {
+        shard.trigger_type = TriggerType::Misfire;
+        shard.trigger_time = now;
+        return Some(shard);
     }
-    match claim(context, job.id, &fire, now).await {
-        Ok(Claim::Claimed) => {
-            shard.trigger_type = TriggerType::Misfire;
-            shard.trigger_time = now;
-            Some(shard)
-        }
-        Ok(Claim::Superseded) => {
-            settle_dropped(context, &[(fire.log_id, DropReason::Compensated)], now).await;
-            None
-        }
-        Ok(Claim::Gone) => None,
-        Err(e) => {
-            tracing::warn!(job_id = job.id, "late fire left to the lost-result sweep: {e}");
-            None
-        }
+    let msg = context.i18n.get("joblog_skipped_misfire");
+    if let Err(e) = context.db.settle_unsent(&[fire.log_id], FAIL_CODE, msg, alarm_status::NOT_NEEDED).await {
+        tracing::warn!(log_id = fire.log_id, "late fire left to the lost-result sweep: {e}");
     }
+    context.counts.drop_fires(DropReason::Misfire, 1, now);
+    context.metrics.misfires_settled("DO_NOTHING", "at_release", 1);
+    None
 }
 
 /// The addresses of a group's list, as 2.4.2 splits them; none without a group or list.

@@ -60,6 +60,7 @@ pub async fn connect(ds: &DataSourceConfig) -> Result<(Db, SchemaOutcome)> {
     let mut db = Db::new(pool, zone);
     let outcome = schema::ensure(&db).await?;
     db.probe_returning().await?;
+    db.probe_galera().await?;
     Ok((db, outcome))
 }
 

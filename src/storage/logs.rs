@@ -125,7 +125,8 @@ impl Db {
         only_if_unfinished: bool,
     ) -> Result<u64> {
         let sql = if only_if_unfinished {
-            "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ? WHERE id = ? AND handle_code <= 0"
+            "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ?, \
+             trigger_code = CASE WHEN trigger_code = 0 THEN 200 ELSE trigger_code END WHERE id = ? AND handle_code <= 0"
         } else {
             "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ? WHERE id = ?"
         };
@@ -282,13 +283,24 @@ pub struct NewLog {
 }
 
 /// The multi-row INSERTs of `rows`, one per [`LOG_BATCH`]: statement, arguments and row count.
-pub(super) fn log_inserts(zone: Zone, rows: &[NewLog]) -> impl Iterator<Item = (String, Vec<Arg>, usize)> + '_ {
+/// `marker` is every row's `trigger_msg` until its trigger result is written: which admin owns it (see
+/// `crate::domain::ownership`).
+pub(super) fn log_inserts<'a>(zone: Zone, rows: &'a [NewLog], marker: Option<&'a str>) -> impl Iterator<Item = (String, Vec<Arg>, usize)> + 'a {
     rows.chunks(LOG_BATCH).map(move |chunk| {
-        let values = vec!["(?, ?, ?, 0, 0)"; chunk.len()].join(", ");
-        let insert = format!("INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) VALUES {values}");
+        let values = vec!["(?, ?, ?, 0, ?, 0)"; chunk.len()].join(", ");
+        let insert = format!(
+            "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, trigger_msg, handle_code) VALUES {values}"
+        );
         let args = chunk
             .iter()
-            .flat_map(|r| [Arg::Int(r.job_group.into()), Arg::Int(r.job_id.into()), Arg::DateTime(zone.to_datetime(r.trigger_time_ms))])
+            .flat_map(|r| {
+                [
+                    Arg::Int(r.job_group.into()),
+                    Arg::Int(r.job_id.into()),
+                    Arg::DateTime(zone.to_datetime(r.trigger_time_ms)),
+                    Arg::OptText(marker.map(str::to_string)),
+                ]
+            })
             .collect();
         (insert, args, chunk.len())
     })
@@ -303,13 +315,13 @@ impl Db {
     /// step 2); returns their ids in the order of `rows` (`(job_group, job_id)`).
     pub async fn insert_logs(&self, rows: &[(i32, i32)], trigger_time_ms: i64) -> Result<Vec<i64>> {
         let rows: Vec<NewLog> = rows.iter().map(|&(job_group, job_id)| NewLog { job_group, job_id, trigger_time_ms }).collect();
-        self.insert_rows(&rows).await
+        self.insert_rows(&rows, None).await
     }
 
     /// [`Db::insert_logs`] with a trigger time per row, one multi-row INSERT per 200 rows.
-    pub async fn insert_rows(&self, rows: &[NewLog]) -> Result<Vec<i64>> {
+    pub async fn insert_rows(&self, rows: &[NewLog], marker: Option<&str>) -> Result<Vec<i64>> {
         let mut ids = Vec::with_capacity(rows.len());
-        for (insert, args, n) in log_inserts(self.zone(), rows) {
+        for (insert, args, n) in log_inserts(self.zone(), rows, marker) {
             ids.extend(self.insert_ids(&insert, &args, n).await?);
         }
         Ok(ids)
@@ -337,7 +349,8 @@ impl Db {
         let mut written = 0;
         for chunk in ids.chunks(IN_LIST_MAX) {
             let sql = format!(
-                "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ? WHERE id IN ({}) AND handle_code <= 0",
+                "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ?, \
+                 trigger_code = CASE WHEN trigger_code = 0 THEN 200 ELSE trigger_code END WHERE id IN ({}) AND handle_code <= 0",
                 placeholders(chunk.len())
             );
             let mut args = vec![Arg::DateTime(handle_time), Arg::Int(handle_code.into()), Arg::Text(handle_msg.to_string())];

@@ -1,5 +1,5 @@
-//! Statements that keep the promise of planned fires through faults: log rows of fires that were planned
-//! but are not to be sent, claims on late fires, and the sweep of rows whose trigger result was lost.
+//! Statements that keep the promise of planned fires through faults: log rows of fires of deleted jobs,
+//! and the sweep of rows whose trigger result was lost.
 //!
 //! Every write here is conditional on the row still having no trigger result (`trigger_code = 0` and
 //! `handle_code = 0`), so admins sharing the database, and a late result of a live admin, never undo one
@@ -33,17 +33,18 @@ impl Db {
 
     /// Settles job `job_id`'s rows from before `before_ms` whose trigger result was lost: each gets a failed
     /// result with `message`, except, when `keep_newest`, the newest, which is returned (id and trigger
-    /// time, the planned instant of an unsent planned fire) to be sent as the job's compensation. Returns
-    /// how many rows this call settled: rows settled meanwhile by another admin, or given their real
-    /// result, are not counted, so only one admin acts on each loss. Done under the schedule lock, which
-    /// claims of compensations take too, so sweeps and claims of all admins never interleave on a job's
-    /// rows (they deadlocked, see the README's "Failure behaviour").
+    /// time, the planned instant of an unsent planned fire) to be sent as the job's compensation, marked
+    /// `planned` by this admin. Returns how many rows this call settled: rows settled meanwhile by another
+    /// admin, or given their real result, are not counted, so only one admin acts on each loss. Done under
+    /// the schedule lock, which the settlement of late fires takes too, so sweeps and late fires of all
+    /// admins never interleave on a job's rows (they deadlocked, see docs/failure-behaviour.md).
     pub async fn settle_lost_logs(
         &self,
         job_id: i32,
         before_ms: i64,
         keep_newest: bool,
         message: &str,
+        planned: &str,
     ) -> Result<(u64, Option<(i64, NaiveDateTime)>)> {
         let mut lock = self.lock_schedule().await?;
         let before = Arg::DateTime(self.datetime(before_ms));
@@ -62,48 +63,11 @@ impl Db {
         let except = newest.as_ref().map_or(0, |(id, _)| *id);
         let args = [Arg::Text(message.to_string()), Arg::Int(job_id.into()), before, Arg::Int(except)];
         let settled = sql::execute(On::Tx(tx), dialect, &sql, &args).await?;
+        if let Some((id, _)) = &newest {
+            let own = "UPDATE xxl_job_log SET trigger_msg = ? WHERE id = ?";
+            sql::execute(On::Tx(tx), dialect, own, &[Arg::Text(planned.to_string()), Arg::Int(*id)]).await?;
+        }
         lock.commit().await?;
         Ok((settled, newest))
     }
-
-    /// Claims the misfire compensation of job `job_id` for its late planned row `log_id`, under the
-    /// schedule lock so that admins decide one at a time. Of a job's rows that are late and unsent
-    /// (their trigger time, the planned instant, more than `threshold_ms` before now), only the newest
-    /// is sent, once: it is claimed (its trigger time becomes now, so it is no longer late, nor within
-    /// reach of the lost-result sweep) and the job's older late rows are removed with it.
-    pub async fn claim_compensation(&self, job_id: i32, log_id: i64, now_ms: i64, threshold_ms: i64) -> Result<Claim> {
-        let mut lock = self.lock_schedule().await?;
-        let late = Arg::DateTime(self.datetime(now_ms - threshold_ms));
-        let (tx, dialect) = lock.parts();
-        // Claimed already (its trigger time is now), settled, or removed: nothing to send.
-        let unsent = format!("SELECT COUNT(*) FROM xxl_job_log WHERE id = ? AND {UNSENT} AND trigger_time <= ?");
-        let claim = if sql::scalar(On::Tx(tx), dialect, &unsent, &[Arg::Int(log_id), late.clone()]).await? == 0 {
-            Claim::Gone
-        } else {
-            let newer = format!("SELECT COUNT(*) FROM xxl_job_log WHERE job_id = ? AND id > ? AND {UNSENT} AND trigger_time <= ?");
-            let args = [Arg::Int(job_id.into()), Arg::Int(log_id), late.clone()];
-            if sql::scalar(On::Tx(tx), dialect, &newer, &args).await? > 0 {
-                Claim::Superseded
-            } else {
-                let now = Arg::DateTime(self.datetime(now_ms));
-                sql::execute(On::Tx(tx), dialect, "UPDATE xxl_job_log SET trigger_time = ? WHERE id = ?", &[now, Arg::Int(log_id)]).await?;
-                let older = format!("DELETE FROM xxl_job_log WHERE job_id = ? AND id < ? AND {UNSENT} AND trigger_time <= ?");
-                sql::execute(On::Tx(tx), dialect, &older, &[Arg::Int(job_id.into()), Arg::Int(log_id), late]).await?;
-                Claim::Claimed
-            }
-        };
-        lock.commit().await?;
-        Ok(claim)
-    }
-}
-
-/// What became of a claim on a misfire compensation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Claim {
-    /// This row is the job's compensation: send it.
-    Claimed,
-    /// A newer late row of the job stands for it; this one is to be removed.
-    Superseded,
-    /// The row was settled meanwhile (by the lost-result sweep, or removed with a compensation).
-    Gone,
 }

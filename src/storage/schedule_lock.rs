@@ -18,14 +18,18 @@ use crate::time::Zone;
 /// only ever lock the `schedule_lock` row, so the extra row is never locked by anyone.
 pub const SESSION_SECRET_PREFIX: &str = "secret:";
 
+const SCHEDULE_LOCK: &str = "schedule_lock";
+/// The lock row's name for a moment inside a Galera pass (never committed).
+const WRITING_LOCK: &str = "schedule_lock#";
+
 /// Rows per batched UPDATE, well under every backend's placeholder limit.
 const UPDATE_BATCH: usize = 500;
 
 /// The schedule lock, held until [`ScheduleLock::commit`] (or released by rollback when dropped).
 pub struct ScheduleLock {
-    tx: Tx,
-    dialect: Dialect,
-    zone: Zone,
+    pub(super) tx: Tx,
+    pub(super) dialect: Dialect,
+    pub(super) zone: Zone,
 }
 
 /// The new schedule state of a job after a pass; written only if the job was not changed meanwhile.
@@ -46,6 +50,16 @@ impl Db {
         let mut tx = sql::begin(&self.pool, &self.dialect).await?;
         if let Some(lock) = self.dialect.lock_row {
             sql::execute(On::Tx(&mut tx), &self.dialect, lock, &[]).await?;
+        }
+        if self.dialect.galera {
+            // A Galera node locks the row for its own clients only. Writing it puts the row in this
+            // transaction's write set, so of two holders on different nodes only the first to commit
+            // survives certification; the other's commit fails (1213) and it sends nothing. The name is
+            // changed and changed back: an UPDATE that changes nothing writes nothing.
+            for (from, to) in [(SCHEDULE_LOCK, WRITING_LOCK), (WRITING_LOCK, SCHEDULE_LOCK)] {
+                let write = "UPDATE xxl_job_lock SET lock_name = ? WHERE lock_name = ?";
+                sql::execute(On::Tx(&mut tx), &self.dialect, write, &[Arg::Text(to.into()), Arg::Text(from.into())]).await?;
+            }
         }
         Ok(ScheduleLock { tx, dialect: self.dialect, zone: self.zone() })
     }
@@ -120,9 +134,9 @@ impl ScheduleLock {
     /// Inserts the log rows of the fires this pass plans, in its transaction: a plan becomes visible
     /// (the jobs' next times advance) together with the rows that stand for its fires, so an admin that
     /// dies holding a plan leaves rows behind for the lost-result sweep, never silently lost fires.
-    pub async fn insert_logs(&mut self, rows: &[NewLog]) -> Result<Vec<i64>> {
+    pub async fn insert_logs(&mut self, rows: &[NewLog], marker: &str) -> Result<Vec<i64>> {
         let mut ids = Vec::with_capacity(rows.len());
-        for (insert, args, n) in log_inserts(self.zone, rows) {
+        for (insert, args, n) in log_inserts(self.zone, rows, Some(marker)) {
             ids.extend(sql::insert_ids(On::Tx(&mut self.tx), &self.dialect, &insert, &args, n).await?);
         }
         Ok(ids)

@@ -32,6 +32,16 @@ pub(crate) enum On<'a> {
     Tx(&'a mut Tx),
 }
 
+impl On<'_> {
+    /// The same place for one more statement.
+    pub(crate) fn reborrow(&mut self) -> On<'_> {
+        match self {
+            On::Pool(pool) => On::Pool(pool),
+            On::Tx(tx) => On::Tx(&mut **tx),
+        }
+    }
+}
+
 /// Runs `$body` with `$e` bound to the concrete executor of whichever backend `$on` is.
 macro_rules! on {
     ($on:expr, |$e:ident| $body:expr) => {
@@ -118,6 +128,10 @@ pub(crate) struct Dialect {
     pub like: &'static str,
     /// The type name that makes `CAST(x AS …)` a 64-bit integer.
     pub bigint: &'static str,
+    /// A MariaDB Galera node (`wsrep_on`), probed at start: row locks hold on one node only, so the schedule
+    /// lock also writes its row (see [`super::ScheduleLock`]) and session locks say nothing about admins on
+    /// other nodes.
+    pub galera: bool,
 }
 
 /// The schedule lock row, the very lock the Java admin takes (spec 4.1).
@@ -136,6 +150,7 @@ impl Dialect {
         returning: false,
         like: "LIKE",
         bigint: "SIGNED",
+        galera: false,
     };
 
     pub(super) const SQLITE: Dialect = Dialect {
@@ -150,6 +165,7 @@ impl Dialect {
         // ASCII-case-insensitive already.
         like: "LIKE",
         bigint: "INTEGER",
+        galera: false,
     };
 
     pub(super) const POSTGRES: Dialect = Dialect {
@@ -166,6 +182,7 @@ impl Dialect {
         returning: true,
         like: "ILIKE",
         bigint: "BIGINT",
+        galera: false,
     };
 
     pub(crate) fn of(pool: &Pool) -> Dialect {
@@ -325,6 +342,18 @@ impl Db {
             }
             Err(e) => return Err(e.into()),
         };
+        Ok(())
+    }
+
+    /// Finds out whether a MySQL-protocol server is a Galera node with replication on (`@@wsrep_on`, which
+    /// servers without Galera support do not know).
+    pub(crate) async fn probe_galera(&mut self) -> Result<()> {
+        let Pool::MySql(pool) = &self.pool else { return Ok(()) };
+        let on: std::result::Result<i64, _> = sqlx::query_scalar("SELECT CAST(@@wsrep_on AS SIGNED)").fetch_one(pool).await;
+        self.dialect.galera = on.is_ok_and(|on| on == 1);
+        if self.dialect.galera {
+            tracing::info!("the database is a Galera node: schedule passes write their lock row, so certification orders them");
+        }
         Ok(())
     }
 

@@ -26,9 +26,9 @@ pub struct LogSummary {
 }
 
 impl LogSummary {
-    /// Fires settled by the misfire rule without a `/run`.
+    /// Fires settled by the misfire rule, or collapsed into a later fire, without a `/run`.
     pub fn misfire_settled(&self) -> u64 {
-        [DropReason::Misfire, DropReason::Compensated].iter().filter_map(|r| self.not_sent.get(r.label())).sum()
+        [DropReason::Misfire, DropReason::Collapsed].iter().filter_map(|r| self.not_sent.get(r.label())).sum()
     }
 }
 
@@ -393,7 +393,7 @@ mod tests {
         assert_eq!(not_sent("2025-01-01T00:00:00Z  WARN trigger skipped"), None);
         let mut summary = LogSummary::default();
         summary.not_sent.insert(DropReason::Misfire.label().into(), 5);
-        summary.not_sent.insert(DropReason::Compensated.label().into(), 2);
+        summary.not_sent.insert(DropReason::Collapsed.label().into(), 2);
         summary.not_sent.insert(DropReason::Stopped.label().into(), 7);
         assert_eq!(summary.misfire_settled(), 7);
     }

@@ -1,0 +1,96 @@
+//! Session locks: a named lock held by a database connection of its own, which the server releases the
+//! moment that connection ends (MySQL/MariaDB `GET_LOCK`, PostgreSQL session advisory locks). An admin
+//! holds one while it lives, and the others wait on it, so the death of an admin (kill -9, OOM, power) is
+//! known to the survivors at once, without heartbeats through the database.
+//!
+//! Beside [`super::sql`], the one other file that matches on the backend: a session lock lives on one
+//! connection outside the pool, so it cannot go through the pooled primitives.
+
+use super::sql::Pool;
+use super::{Db, Result};
+use sqlx::{ConnectOptions, Connection};
+use std::time::Duration;
+
+/// A held session lock; dropping it closes its connection, which releases it.
+pub struct SessionLock {
+    conn: Conn,
+}
+
+enum Conn {
+    MySql(sqlx::MySqlConnection),
+    Postgres(sqlx::PgConnection),
+}
+
+/// PostgreSQL's "lock_not_available", what a lock wait answers when `lock_timeout` ends it.
+const PG_LOCK_NOT_AVAILABLE: &str = "55P03";
+
+impl Db {
+    /// Whether admins can tell one another's death by session locks: a single MySQL/MariaDB or
+    /// PostgreSQL server. Not SQLite (one process; no server to hold a lock), nor a Galera node, whose
+    /// locks other nodes do not see.
+    pub fn has_session_locks(&self) -> bool {
+        match self.pool {
+            Pool::MySql(_) => !self.dialect.galera,
+            Pool::Postgres(_) => true,
+            Pool::Sqlite(_) => false,
+        }
+    }
+
+    pub fn is_sqlite(&self) -> bool {
+        matches!(self.pool, Pool::Sqlite(_))
+    }
+
+    /// Takes the session lock `name` (MySQL) / `key` (PostgreSQL) on a new connection to the pool's
+    /// current server, waiting for it up to `wait` (zero: try once). `None` when another session holds it.
+    pub async fn session_lock(&self, name: &str, key: (i32, i32), wait: Duration) -> Result<Option<SessionLock>> {
+        let secs = wait.as_secs().max(u64::from(!wait.is_zero())) as i64;
+        let conn = match &self.pool {
+            Pool::MySql(pool) => {
+                let mut conn = pool.connect_options().connect().await?;
+                let got: Option<i64> = sqlx::query_scalar("SELECT GET_LOCK(?, ?)").bind(name).bind(secs).fetch_one(&mut conn).await?;
+                if got != Some(1) {
+                    return Ok(None);
+                }
+                Conn::MySql(conn)
+            }
+            Pool::Postgres(pool) => {
+                let mut conn = pool.connect_options().connect().await?;
+                let got = if wait.is_zero() {
+                    sqlx::query_scalar("SELECT pg_try_advisory_lock($1, $2)").bind(key.0).bind(key.1).fetch_one(&mut conn).await?
+                } else {
+                    sqlx::query(&format!("SET lock_timeout = '{secs}s'")).execute(&mut conn).await?;
+                    match sqlx::query("SELECT pg_advisory_lock($1, $2)").bind(key.0).bind(key.1).execute(&mut conn).await {
+                        Ok(_) => true,
+                        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(PG_LOCK_NOT_AVAILABLE) => false,
+                        Err(e) => return Err(e.into()),
+                    }
+                };
+                if !got {
+                    return Ok(None);
+                }
+                Conn::Postgres(conn)
+            }
+            Pool::Sqlite(_) => return Ok(None),
+        };
+        Ok(Some(SessionLock { conn }))
+    }
+}
+
+impl SessionLock {
+    /// Whether the lock's connection still answers (the lock is gone with it otherwise).
+    pub async fn is_held(&mut self) -> bool {
+        let ping = match &mut self.conn {
+            Conn::MySql(c) => c.ping().await,
+            Conn::Postgres(c) => c.ping().await,
+        };
+        ping.is_ok()
+    }
+
+    /// Ends the session, which releases the lock.
+    pub async fn release(self) {
+        let _ = match self.conn {
+            Conn::MySql(c) => c.close().await,
+            Conn::Postgres(c) => c.close().await,
+        };
+    }
+}
