@@ -24,6 +24,8 @@ pub fn cases() -> Vec<Case> {
 const DATABASE: &str = "xxl_job";
 const APP_NAME: &str = "xxl-job-galera";
 const NODES: usize = 3;
+/// The console's session secret, configured alike on every admin as a cluster's configuration would be.
+const SESSION_SECRET: &str = "--xxl.job.session.secret=galera-test-session-secret-of-at-least-32-chars";
 /// Every-second jobs per misfire rule.
 const JOBS_PER_RULE: usize = 50;
 /// The jobs' first fire comes this long after they are inserted, once every admin has made a pass.
@@ -57,7 +59,8 @@ async fn three_admins_on_three_nodes_send_every_fire_once_through_a_node_crash(_
     let recorder = Recorder::start(APP_NAME, TOKEN).await?;
     let mut admins = Vec::new();
     for node in 0..NODES {
-        admins.push(AdminProcess::spawn(&format!("admin-on-node{}", node + 1), &cluster.jdbc_url(DATABASE, node), TOKEN, logs.path())?);
+        let name = format!("admin-on-node{}", node + 1);
+        admins.push(AdminProcess::spawn_with(&name, &cluster.jdbc_url(DATABASE, node), TOKEN, logs.path(), &[SESSION_SECRET])?);
         // The first creates the schema; the others find it.
         if node == 0 {
             admins[0].wait_ready().await?;
