@@ -214,3 +214,28 @@ fn move_pool<DB: MultiHost>(pool: &sqlx::Pool<DB>, base: &Options<DB>, servers: 
     last_move.mark();
     tracing::warn!(from = %servers.hosts[from], to = %servers.hosts[to], "database: moved to another server of spring.datasource.url");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::HostPort;
+
+    #[test]
+    fn connections_opened_before_a_move_are_dropped() {
+        let last_move = LastMove::default();
+        assert!(!last_move.predates(Duration::from_secs(3600)), "no move yet");
+        last_move.mark();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(last_move.predates(Duration::from_secs(1)));
+        assert!(!last_move.predates(Duration::from_millis(1)));
+    }
+
+    #[test]
+    fn only_multi_host_or_role_conditioned_urls_are_watched() {
+        let one = Servers::single("db", 3306);
+        assert!(!is_needed(&one));
+        assert!(is_needed(&Servers { target: TargetServer::Primary, ..one.clone() }));
+        let two = Servers { hosts: vec![one.first().clone(), HostPort { host: "db2".into(), port: 3306 }], ..one };
+        assert!(is_needed(&two));
+    }
+}
