@@ -3,7 +3,7 @@
 //! exactly once. Then one node is killed: the admin attached to it moves to a surviving node within 5 s,
 //! nothing is sent twice, and only seconds within those 5 s may be missed, settled by the misfire rule.
 
-use crate::failover::{by_plan, health_up_within, moved_after, stop_and_time, TAKEOVER_MS};
+use crate::ha::{by_plan, health_up_within, moved_after, stop_and_time, TAKEOVER_MS};
 use crate::support::fixtures;
 use crate::support::galera::Galera;
 use crate::support::recorder::{Fire, Recorder};

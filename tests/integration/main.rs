@@ -14,9 +14,9 @@ mod api;
 mod browser;
 mod cli;
 mod console;
-mod failover;
 mod faults;
 mod galera;
+mod ha;
 mod metrics;
 mod openapi;
 mod scheduler;
@@ -67,9 +67,9 @@ fn main() {
         .chain(browser::cases())
         .chain(cli::cases())
         .chain(console::cases())
-        .chain(failover::cases())
         .chain(faults::cases())
         .chain(galera::cases())
+        .chain(ha::cases())
         .chain(metrics::cases())
         .chain(openapi::cases())
         .chain(scheduler::cases())
@@ -86,9 +86,9 @@ fn main() {
             let needs_reference = case.name.contains("reference");
             let needs_browser = case.name.starts_with("browser::");
             let needs_curl = case.name.contains("readme");
-            // The fault suite and the failover tests start servers of their own and do not use the shared ones.
-            let needs_private_mariadb = case.name.starts_with("faults::") || case.name.starts_with("failover::mariadb");
-            let needs_private_postgres = case.name.starts_with("failover::postgres");
+            // The fault suite and the high-availability tests start servers of their own and do not use the shared ones.
+            let needs_private_mariadb = case.name.starts_with("faults::") || case.name.starts_with("ha::mariadb");
+            let needs_private_postgres = case.name.starts_with("ha::postgres");
             let skip = if case.name.starts_with("galera::") {
                 galera.is_err()
             } else if needs_private_mariadb {
@@ -113,14 +113,14 @@ fn main() {
             eprintln!("mariadb-install-db and mariadbd are required in CI but unavailable: {reason}");
             std::process::exit(1);
         }
-        eprintln!("note: the fault suite and the MariaDB failover test are ignored: {reason}");
+        eprintln!("note: the fault suite and the MariaDB high-availability test are ignored: {reason}");
     }
     if let Err(reason) = &private_postgres {
         if std::env::var_os("CI").is_some() {
             eprintln!("the PostgreSQL programs are required in CI but unavailable: {reason}");
             std::process::exit(1);
         }
-        eprintln!("note: the PostgreSQL failover test is ignored: {reason}");
+        eprintln!("note: the PostgreSQL high-availability test is ignored: {reason}");
     }
     if let Err(reason) = &galera {
         if std::env::var_os("CI").is_some() {

@@ -19,12 +19,12 @@ use std::time::{Duration, Instant};
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
-            name: "failover::mariadb_admin_goes_on_with_the_next_host_when_the_first_dies",
+            name: "ha::mariadb_admin_goes_on_with_the_next_host_when_the_first_dies",
             backends: MYSQL_ONLY,
             run: |b| Box::pin(admin_goes_on_with_the_next_host_when_the_first_dies(b)),
         },
         Case {
-            name: "failover::postgres_target_server_type_primary_passes_over_a_standby",
+            name: "ha::postgres_target_server_type_primary_passes_over_a_standby",
             backends: POSTGRES_ONLY,
             run: |b| Box::pin(target_server_type_primary_passes_over_a_standby(b)),
         },
@@ -153,7 +153,7 @@ async fn admin_goes_on_with_the_next_host_when_the_first_dies(_: Backend) -> Tes
         let late_stop = fires.iter().filter(|f| f.at_ms > stopped_at + STOP_WIRE_MS).count();
         let lost = (crash_at / 1000 * 1000..first).step_by(1000).filter(|at| !plans.contains_key(&(job, *at))).count();
         eprintln!(
-            "failover: moved {moved} ms and health UP {:.1} s after the crash of the first host; {lost} of the job's seconds in the first \
+            "ha: moved {moved} ms and health UP {:.1} s after the crash of the first host; {lost} of the job's seconds in the first \
              {TAKEOVER_MS} ms without a fire (DO_NOTHING); {} fires in all",
             health.as_secs_f64(),
             fires.len()
@@ -164,7 +164,7 @@ async fn admin_goes_on_with_the_next_host_when_the_first_dies(_: Backend) -> Tes
             )
             .into());
         }
-        eprintln!("failover: {}", stop_and_time(&mut admin).await);
+        eprintln!("ha: {}", stop_and_time(&mut admin).await);
         Ok(())
     }
     .await;
