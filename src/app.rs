@@ -4,6 +4,7 @@ use chrono::NaiveDateTime;
 use crate::alarm::Alarms;
 use crate::config::Config;
 use crate::http::console::session::DEFAULT_PASSWORD_MD5;
+use crate::http::console::origin::OriginPolicy;
 use crate::http::console::{secret, ConsoleState};
 use crate::domain::ownership::Owner;
 use crate::executor::ExecutorClient;
@@ -133,7 +134,8 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     };
     workers.extend(engine.start(&config, &shutdown));
 
-    let console = Arc::new(ConsoleState::new(secret::resolve(&config, &db).await?));
+    let origins = OriginPolicy::new(config.trusted_origins.clone());
+    let console = Arc::new(ConsoleState::new(secret::resolve(&config, &db).await?, origins, i18n.clone()));
     // API tokens are keyed by the session secret: valid on every admin whose sessions are.
     let api_tokens = ApiTokens::new(&console.secret.derive("api-token"));
     let state = AppState {

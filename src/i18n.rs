@@ -324,11 +324,13 @@ mod tests {
     }
 
     #[test]
-    fn only_the_child_job_templates_and_the_throttle_message_have_slots() {
+    fn only_the_templates_the_server_fills_have_slots() {
+        // The console's refusals name the sender or the path they refused.
+        let filled = ["login_throttled", "system_cross_site_refused", "system_get_needs_console", "system_post_only"];
         for i18n in all_languages() {
             for (key, value) in i18n.all() {
                 let has_slots = !slots(value.as_str().unwrap_or_default()).is_empty();
-                let expected = key.starts_with("jobconf_callback_child_msg") || key == "login_throttled";
+                let expected = key.starts_with("jobconf_callback_child_msg") || filled.contains(&key.as_str());
                 assert_eq!(has_slots, expected, "{}: {key}", i18n.lang_code());
             }
         }

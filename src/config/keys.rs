@@ -68,6 +68,11 @@ pub(crate) const KEYS: &[KeySpec] = &[
         None,
         "key of console sessions, at least 32 characters, the same on every admin; default: a random one kept in the database",
     ),
+    key(
+        "xxl.job.console.trusted-origins",
+        None,
+        "origins (scheme://host[:port], comma-separated) whose pages may change data in the console besides its own, e.g. a front end served elsewhere",
+    ),
     key("xxl.job.registry.max-per-app", Some("1000"), "most executor registrations kept per AppName (at least 1)"),
     key("xxl.job.i18n", Some("zh_CN"), "language: zh_CN, zh_TC or en"),
     key("xxl.job.triggerpool.fast.max", Some("200"), "fast trigger pool size (values below 200 mean 200)"),

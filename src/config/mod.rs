@@ -26,6 +26,9 @@ pub struct Config {
     pub access_token: Secret,
     /// `xxl.job.session.secret`: the key of console sessions; `None` = one kept in the database.
     pub session_secret: Option<Secret>,
+    /// `xxl.job.console.trusted-origins`: other origins whose pages may change data, as
+    /// `scheme://host[:port]` (the form of an `Origin` header; default ports left out).
+    pub trusted_origins: Vec<String>,
     /// `xxl.job.registry.max-per-app`: registrations kept per AppName.
     pub registry_max_per_app: u32,
     pub i18n: Lang,
@@ -386,6 +389,7 @@ impl Config {
             alarm: sections::alarm(&sources, &mut warnings)?,
             access_token: sections::access_token(&sources)?,
             session_secret: sections::session_secret(&sources)?,
+            trusted_origins: sections::trusted_origins(&sources)?,
             registry_max_per_app: sections::registry_max_per_app(&sources)?,
             i18n: sections::lang(&sources, &mut warnings)?,
             trigger_pool: sections::trigger_pool(&sources)?,
@@ -477,6 +481,10 @@ impl Config {
                 "xxl.job.session.secret",
                 self.session_secret.as_ref().map_or("(not set: a random one kept in the database)".to_string(), Secret::to_string),
             ),
+            (
+                "xxl.job.console.trusted-origins",
+                if self.trusted_origins.is_empty() { "(none: the console's own origin only)".to_string() } else { self.trusted_origins.join(", ") },
+            ),
             ("xxl.job.registry.max-per-app", self.registry_max_per_app.to_string()),
             ("xxl.job.i18n", self.i18n.code().to_string()),
             ("xxl.job.triggerpool.fast.max", effective(pools.fast_max, pools.fast_max_configured)),
@@ -533,7 +541,8 @@ pub fn help_text(width: usize) -> String {
     }
     out.push_str(&wrap(
         "",
-        "The benchmark is a program of its own, built beside this one: xxl-job-bench --help.",
+        "There is no bench command: the benchmark is a program of its own, built beside this one \
+         (cargo build --release makes target/release/xxl-job-bench); see xxl-job-bench --help.",
         width,
         0,
     ));

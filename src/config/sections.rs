@@ -295,6 +295,24 @@ pub(crate) fn session_secret(src: &Sources) -> Result<Option<Secret>, ConfigErro
     Ok(Some(Secret(raw.value.trim().to_string())))
 }
 
+/// Each entry as a browser writes it in `Origin`: http or https, a host, a port only when not the
+/// scheme's default, nothing else (a path would never match and hides a mistake).
+pub(crate) fn trusted_origins(src: &Sources) -> Result<Vec<String>, ConfigError> {
+    let origins = src.typed("xxl.job.console.trusted-origins", |s| {
+        s.split(',').map(str::trim).filter(|entry| !entry.is_empty()).map(trusted_origin).collect::<Result<Vec<_>, _>>()
+    })?;
+    Ok(origins.unwrap_or_default())
+}
+
+fn trusted_origin(entry: &str) -> Result<String, String> {
+    let url = http_url(entry)?;
+    let bare = url.username().is_empty() && url.password().is_none() && url.path() == "/" && url.query().is_none() && url.fragment().is_none();
+    if !bare {
+        return Err(format!("`{entry}` is not an origin: write scheme://host[:port], without a path"));
+    }
+    Ok(url.origin().ascii_serialization())
+}
+
 pub(crate) fn registry_max_per_app(src: &Sources) -> Result<u32, ConfigError> {
     src.required("xxl.job.registry.max-per-app", |s| match parse_number::<u32>(s)? {
         0 => Err("at least 1".into()),

@@ -789,3 +789,22 @@ fn help_fits_the_width_and_lists_every_command_on_one_line() {
         assert!(line.split_whitespace().count() > 2, "{command} has a meaning on its line: {line}");
     }
 }
+
+#[test]
+fn trusted_origins_are_kept_as_browsers_write_origins() {
+    assert!(config(&[]).trusted_origins.is_empty());
+    let c = config(&["--xxl.job.console.trusted-origins=https://Jobs.Example.com:443/, http://10.0.0.5:8081 ,,"]);
+    assert_eq!(c.trusted_origins, ["https://jobs.example.com", "http://10.0.0.5:8081"]);
+    for bad in ["https://jobs.example.com/ui", "jobs.example.com", "ftp://jobs.example.com", "https://u:p@jobs.example.com", "*"] {
+        let message = error(&[&format!("--xxl.job.console.trusted-origins={bad}")]);
+        assert!(message.contains("xxl.job.console.trusted-origins"), "{bad}: {message}");
+    }
+}
+
+#[test]
+fn help_names_the_bench_program_and_no_bench_command() {
+    let help = help_text(200);
+    assert!(help.lines().all(|l| l.split_whitespace().next() != Some("bench")), "no bench command listed");
+    assert!(help.contains("target/release/xxl-job-bench"), "{help}");
+    assert!(help.contains("xxl.job.console.trusted-origins (XXL_JOB_CONSOLE_TRUSTEDORIGINS)"), "{help}");
+}

@@ -109,18 +109,21 @@ pub enum Late {
 
 /// Decides a late fire from the job's other rows since its instant (`others` excludes its own row). The
 /// newest due fire of a job is the one that runs; older ones collapse into it, and so does any fire whose
-/// instant a run of the job already covers.
+/// instant a run of the job already covers. The one run of a FIRE_ONCE_NOW job stands for its misfired
+/// instants too: it goes out as the compensation when any of them was more than the threshold late.
 pub fn decide_late(fire: &PlannedFire, others: &[JobRow], now_ms: i64, fire_once_now: bool) -> Late {
     let newer_due = others.iter().any(|r| r.id > fire.log_id && r.trigger_time_ms <= now_ms);
     let covered = others.iter().any(|r| r.ran && r.trigger_time_ms >= fire.at_ms);
+    let misfired = |at: i64| now_ms - at > MISFIRE_THRESHOLD_MS;
+    let older_misfired = others.iter().any(|r| r.id < fire.log_id && !r.ran && misfired(r.trigger_time_ms));
     if newer_due || covered {
         Late::Collapsed
-    } else if now_ms - fire.at_ms <= MISFIRE_THRESHOLD_MS {
-        Late::Send
-    } else if fire_once_now {
+    } else if fire_once_now && (misfired(fire.at_ms) || older_misfired) {
         Late::Compensate
-    } else {
+    } else if misfired(fire.at_ms) {
         Late::Misfire
+    } else {
+        Late::Send
     }
 }
 
@@ -177,6 +180,16 @@ mod tests {
         assert_eq!(decide_late(&fire(T + 6_000, 7), &sent_late, T + 6_300, false), Late::Collapsed);
         let sent_before = [JobRow { id: 4, trigger_time_ms: T + 5_010, ran: true }];
         assert_eq!(decide_late(&fire(T + 6_000, 7), &sent_before, T + 7_100, false), Late::Send);
+    }
+
+    #[test]
+    fn a_fire_once_now_job_is_compensated_by_its_one_run_when_older_instants_misfired() {
+        let now = T + 6_500;
+        let older = [JobRow { id: 1, trigger_time_ms: T + 1_000, ran: false }];
+        assert_eq!(decide_late(&fire(T + 5_000, 5), &older, now, true), Late::Compensate);
+        assert_eq!(decide_late(&fire(T + 5_000, 5), &older, now, false), Late::Send, "DO_NOTHING: the late fire only");
+        let older_sent = [JobRow { id: 1, trigger_time_ms: T + 1_000, ran: true }];
+        assert_eq!(decide_late(&fire(T + 5_000, 5), &older_sent, now, true), Late::Send);
     }
 
     #[test]

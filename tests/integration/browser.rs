@@ -4,6 +4,7 @@
 
 use crate::support::browser::Browser;
 use crate::support::fixtures::{insert, job, manual_group};
+use crate::support::nginx::{free_port, Nginx};
 use crate::support::{Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
 use crate::{ensure, ensure_eq, Case, TestResult};
 use libtest_mimic::Failed;
@@ -20,6 +21,8 @@ pub fn cases() -> Vec<Case> {
         Case { name: "browser::api_token_dialog", backends: SQLITE, run: |b| Box::pin(api_token_dialog(b)) },
         Case { name: "browser::deep_link_and_long_password_survive_login", backends: SQLITE, run: |b| Box::pin(deep_link_and_long_password_survive_login(b)) },
         Case { name: "browser::first_look_cron_builder_dashboard_glue_note", backends: SQLITE, run: |b| Box::pin(first_look_cron_builder_dashboard_glue_note(b)) },
+        Case { name: "browser::behind_nginx_job_flow_and_dialogs", backends: SQLITE, run: |b| Box::pin(behind_nginx_job_flow_and_dialogs(b)) },
+        Case { name: "browser::behind_nginx_every_action_and_other_origins", backends: SQLITE, run: |b| Box::pin(behind_nginx_every_action_and_other_origins(b)) },
     ]
 }
 
@@ -29,8 +32,8 @@ const XSS_SCRIPT: &str = "<script>__xss=2</script>";
 
 /// Wraps `run` in a browser session; a failure keeps a screenshot.
 macro_rules! in_browser {
-    ($app:expr, $name:expr, |$browser:ident| $body:block) => {
-        Browser::run(&$app.base, $name, |$browser| async move {
+    ($base:expr, $name:expr, |$browser:ident| $body:block) => {
+        Browser::run(&$base, $name, |$browser| async move {
             let result: Result<(), Failed> = async { $body }.await;
             ($browser, result)
         })
@@ -74,11 +77,19 @@ async fn set_field(browser: &Browser, form: &str, name: &str, value: &str) -> Re
 async fn job_from_executor_to_rolling_log(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+    job_flow(&app, &app.base, "browser-job-flow").await?;
+    app.stop().await;
+    Ok(())
+}
+
+/// An executor and a job added, run and followed to its rolling log, in the console at `base` (the
+/// admin itself, or a proxy in front of it).
+async fn job_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
     let behaviour = Behaviour { callback: Some((app.base.clone(), 200)), ..Behaviour::default() };
     let executor = FakeExecutor::start(behaviour).await?;
     let address = executor.address.clone();
     let store = app.app.db.clone();
-    in_browser!(app, "browser-job-flow", |browser| {
+    in_browser!(base, name, |browser| {
         login(&browser, "admin", "123456").await?;
 
         // An executor with a manual address, added through the executor manager.
@@ -159,9 +170,7 @@ async fn job_from_executor_to_rolling_log(backend: Backend) -> TestResult {
         browser.until("the job list", "return document.querySelector('#job_list .job-desc') !== null;").await?;
         browser.screenshot("jobinfo").await;
         Ok(())
-    })?;
-    app.stop().await;
-    Ok(())
+    })
 }
 
 async fn glue_edit_and_rollback(backend: Backend) -> TestResult {
@@ -174,7 +183,7 @@ async fn glue_edit_and_rollback(backend: Backend) -> TestResult {
     shell.executor_handler = None;
     shell.glue_source = Some("#!/bin/bash\necho v0".into());
     let job_id = insert(&store, &shell).await?;
-    in_browser!(app, "browser-glue", |browser| {
+    in_browser!(app.base, "browser-glue", |browser| {
         login(&browser, "admin", "123456").await?;
         for (version, remark) in [("echo v1", "first version"), ("echo v2", &format!("second {XSS}")[..])] {
             browser.goto(&format!("/jobcode?jobId={job_id}")).await?;
@@ -254,7 +263,7 @@ async fn language_follows_configuration(backend: Backend) -> TestResult {
         let i18n = I18n::new(code);
         let expected = i18n.get("jobinfo_name").to_string();
         let name = format!("browser-lang-{code}");
-        in_browser!(app, &name, |browser| {
+        in_browser!(app.base, &name, |browser| {
             login(&browser, "admin", "123456").await?;
             browser.goto("/jobinfo").await?;
             let lang = browser.script("return document.documentElement.lang;", vec![]).await?;
@@ -278,9 +287,16 @@ async fn language_follows_configuration(backend: Backend) -> TestResult {
 async fn user_password_and_clear_log_dialogs(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+    dialogs_flow(&app, &app.base, "browser-dialogs").await?;
+    app.stop().await;
+    Ok(())
+}
+
+/// The dialogs, in the console at `base`.
+async fn dialogs_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
     let store = app.app.db.clone();
     let t = I18n::new("en");
-    in_browser!(app, "browser-dialogs", |browser| {
+    in_browser!(base, name, |browser| {
         login(&browser, "admin", "123456").await?;
 
         browser.goto("/user").await?;
@@ -349,9 +365,7 @@ async fn user_password_and_clear_log_dialogs(backend: Backend) -> TestResult {
         ensure!(group_name.as_str().is_some_and(|name| !name.is_empty()), "the dialog names the executor: {group_name}");
         no_injected_script(&browser).await?;
         Ok(())
-    })?;
-    app.stop().await;
-    Ok(())
+    })
 }
 
 /// The user menu's API token dialog: a token with the chosen expiry, shown once, that the REST API takes.
@@ -360,7 +374,7 @@ async fn api_token_dialog(backend: Backend) -> TestResult {
     let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
     let t = I18n::new("en");
     let base = app.base.clone();
-    in_browser!(app, "browser-api-token", |browser| {
+    in_browser!(app.base, "browser-api-token", |browser| {
         login(&browser, "admin", "123456").await?;
         let issue = |days: &'static str| {
             let browser = &browser;
@@ -417,7 +431,7 @@ async fn deep_link_and_long_password_survive_login(backend: Backend) -> TestResu
     };
     store.insert_user(&user).await.context("insert user")?;
     let root = format!("http://{}/", app.app.addr);
-    in_browser!(app, "browser-deep-link", |browser| {
+    in_browser!(app.base, "browser-deep-link", |browser| {
         // The bare host: redirected to the console, which asks for a login.
         browser.client.goto(&root).await.context("open /")?;
         browser.until("the login page from /", "return document.body.dataset.page === 'login';").await?;
@@ -460,7 +474,7 @@ async fn first_look_cron_builder_dashboard_glue_note(backend: Backend) -> TestRe
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
     let t = I18n::new("en");
-    in_browser!(app, "browser-first-look", |browser| {
+    in_browser!(app.base, "browser-first-look", |browser| {
         login(&browser, "admin", "123456").await?;
 
         let empty = browser.until("the empty pie chart", "return document.querySelector('#pieChart').dataset.empty || null;").await?;
@@ -509,6 +523,135 @@ async fn first_look_cron_builder_dashboard_glue_note(backend: Backend) -> TestRe
         no_injected_script(&browser).await?;
         Ok(())
     })?;
+    app.stop().await;
+    Ok(())
+}
+
+/// Issue 25: behind nginx configured as users write it (`proxy_pass` alone: `Host` is the upstream's
+/// address), the console's flows work as they do without it, the login first.
+async fn behind_nginx_job_flow_and_dialogs(backend: Backend) -> TestResult {
+    for (flow, name) in [("job", "browser-nginx-job-flow"), ("dialogs", "browser-nginx-dialogs")] {
+        let db = TestDb::fresh(backend)?;
+        let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+        let nginx = Nginx::start(free_port()?, app.app.addr, &[]).await?;
+        let result = match flow {
+            "job" => job_flow(&app, &nginx.console, name).await,
+            _ => dialogs_flow(&app, &nginx.console, name).await,
+        };
+        result.map_err(|e| Failed::from(format!("{flow} flow through nginx: {}; nginx: {}", e.message().unwrap_or("?"), nginx.error_log())))?;
+        ensure!(nginx.access_log().contains("\"POST /xxl-job-admin/login HTTP/1.1\" 200"), "the login went through nginx");
+        app.stop().await;
+    }
+    Ok(())
+}
+
+/// A page of another origin, served by the second site: an `<img>` asking to remove the job, a
+/// credentialed `fetch` asking to stop it, and a form to remove it that the test submits.
+const OTHER_ORIGIN_PAGE: &str = r#"<!DOCTYPE html><html><head><title>another origin</title></head><body>
+<img src="CONSOLE/jobinfo/remove?id=JOB" onload="window.imgDone = 1" onerror="window.imgDone = 1">
+<form id="steal" method="post" action="CONSOLE/jobinfo/remove"><input name="id" value="JOB"></form>
+<script>
+fetch("CONSOLE/jobinfo/stop", { method: "POST", mode: "no-cors", credentials: "include", body: new URLSearchParams("id=JOB") })
+  .catch(function () {}).then(function () { window.fetchDone = 1; });
+</script></body></html>"#;
+
+/// A console call made by the console's own page, as its buttons make them (`XJ.request`, jQuery).
+async fn console_call(browser: &Browser, method: &str, path: &str, data: Value) -> Result<Value, Failed> {
+    let answer = browser
+        .client
+        .execute_async(
+            "var done = arguments[arguments.length - 1]; \
+             XJ.request(arguments[0], arguments[1], { method: arguments[2] }).then(function (a) { done(a); }, function (m) { done({ failed: m }); });",
+            vec![json!(path), data, json!(method)],
+        )
+        .await
+        .context(&format!("{method} {path}"))?;
+    ensure_eq!(answer["code"], json!(200), "{method} {path} from the console's page: {answer}");
+    Ok(answer)
+}
+
+/// Issue 25: every kind of console action from the console's page through nginx, the GET kill that
+/// xxl-job-vue3 sends included; pages of a sibling origin (another port) and of another site change
+/// nothing, by `<img>`, `fetch`, form or link, and their refusal says what to configure.
+async fn behind_nginx_every_action_and_other_origins(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+    let store = app.app.db.clone();
+    let executor = FakeExecutor::start(Behaviour::default()).await?;
+    let group = manual_group(&store, "proxied-app", &[&executor.address]).await?;
+    let victim = insert(&store, &crate::support::fixtures::every_second_job(group, 3600)).await?;
+    let mut shell = job(group);
+    shell.glue_type = "GLUE_SHELL".into();
+    shell.executor_handler = None;
+    shell.glue_source = Some("#!/bin/bash\necho v0".into());
+    let glue = insert(&store, &shell).await?;
+    let page = OTHER_ORIGIN_PAGE.replace("JOB", &victim.to_string());
+    let nginx = Nginx::start(free_port()?, app.app.addr, &[("/other", &page)]).await?;
+    let refused = I18n::new("en").format("system_cross_site_refused", &[&"SENDER"]);
+    let (refused_before, _) = refused.split_once("SENDER").context("the refusal names its sender")?;
+    let executor_address = executor.address.clone();
+    let (base, console, other) = (nginx.console.clone(), nginx.console.clone(), nginx.other);
+    in_browser!(base, "browser-nginx-actions", |browser| {
+        login(&browser, "admin", "123456").await?;
+        browser.goto("/jobinfo").await?;
+        console_call(&browser, "POST", "/jobinfo/stop", json!({ "id": victim })).await?;
+        console_call(&browser, "POST", "/jobinfo/start", json!({ "id": victim })).await?;
+        ensure_eq!(store.load_job(victim).await.context("job")?.context("victim")?.trigger_status, 1, "started");
+        console_call(&browser, "POST", "/jobcode/save", json!({ "id": glue, "glueSource": "#!/bin/bash\necho v1", "glueRemark": "through nginx" })).await?;
+        let saved = store.load_job(glue).await.context("job")?.context("glue")?;
+        ensure_eq!(saved.glue_source.as_deref(), Some("#!/bin/bash\necho v1"));
+        console_call(&browser, "POST", "/jobinfo/trigger", json!({ "id": victim, "executorParam": "through nginx", "addressList": "" })).await?;
+        let log_id = crate::support::eventually(std::time::Duration::from_secs(20), "the run's log", || async {
+            let filter = xxl_job_admin::storage::LogFilter { job_id: victim, ..Default::default() };
+            let (logs, _) = store.page_logs(&filter, 0, 10).await.ok()?;
+            logs.into_iter().find(|l| l.trigger_code == 200).map(|l| l.id)
+        })
+        .await?;
+        // xxl-job-vue3's kill button: GET /joblog/logKill?id=…
+        console_call(&browser, "GET", "/joblog/logKill", json!({ "id": log_id })).await?;
+        let kills = executor.calls_to("/kill");
+        ensure_eq!(kills.len(), 1, "the executor was asked to kill the run");
+        ensure_eq!(kills[0].body["jobId"], json!(victim));
+        console_call(&browser, "POST", "/joblog/clearLog", json!({ "jobGroup": group, "jobId": 0, "type": 9 })).await?;
+        let form = json!({ "appname": "nginx-app", "title": "Behind nginx", "addressType": 1, "addressList": executor_address });
+        console_call(&browser, "POST", "/jobgroup/save", form).await?;
+        let added = store.all_groups().await.context("groups")?.into_iter().find(|g| g.app_name == "nginx-app").context("group added")?;
+        console_call(&browser, "POST", "/jobgroup/remove", json!({ "id": added.id })).await?;
+        console_call(&browser, "POST", "/user/add", json!({ "username": "proxied", "password": "proxied1", "role": 0 })).await?;
+        let user = store.load_user_by_name("proxied").await.context("user")?.context("user added")?;
+        console_call(&browser, "POST", "/user/remove", json!({ "id": user.id })).await?;
+        console_call(&browser, "POST", "/jobinfo/remove", json!({ "id": glue })).await?;
+        ensure!(store.load_job(glue).await.context("job")?.is_none(), "removed");
+
+        // A sibling origin (another port of this host: same site, so the login cookie goes along), then
+        // another site (localhost is not 127.0.0.1): nothing gets through, and the user sees why.
+        let sibling = format!("http://{}/other", other);
+        let other_site = format!("http://localhost:{}/other", other.port());
+        for (url, sender, submit) in [
+            (&sibling, format!("http://{}", other), "document.getElementById('steal').submit(); return true;".to_string()),
+            (&other_site, "Sec-Fetch-Site: cross-site".to_string(), format!("location.href = {}; return true;", json!(format!("{}/jobinfo/remove?id={victim}", console)))),
+        ] {
+            browser.client.goto(url).await.context(url)?;
+            browser.until("the img and the fetch", "return window.imgDone && window.fetchDone;").await?;
+            browser.script(&submit, vec![]).await?;
+            let shown = browser
+                .until("the console's answer", &format!("return location.href.startsWith({}) && document.body ? document.body.innerText : null;", json!(console)))
+                .await?;
+            let shown = shown.as_str().unwrap_or_default();
+            ensure!(shown.contains(refused_before) && shown.contains(&sender), "from {url}: {shown}");
+            ensure!(shown.contains("xxl.job.console.trusted-origins"), "the refusal says what to configure: {shown}");
+        }
+        let kept = store.load_job(victim).await.context("job")?.context("the job survived")?;
+        ensure_eq!(kept.trigger_status, 1, "still running: the other origins' stop did nothing");
+
+        // The session survived and the console still works through nginx; then log out.
+        browser.goto(&format!("/jobinfo?jobGroup={group}")).await?;
+        browser.until("the job list", "return document.querySelector('#job_list .job-desc') !== null;").await?;
+        console_call(&browser, "POST", "/logout", json!({})).await?;
+        Ok(())
+    })?;
+    let log = nginx.access_log();
+    ensure!(log.contains("\"GET /xxl-job-admin/joblog/logKill?id="), "the GET kill went through nginx: {log}");
     app.stop().await;
     Ok(())
 }

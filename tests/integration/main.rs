@@ -7,13 +7,15 @@
 //! with `CI` set, an unreachable server is a failure, not a skip. The fault suite runs its own MariaDB
 //! server instead, and needs `mariadb-install-db` and `mariadbd` (package mariadb-server); so do the
 //! high-availability tests, which also start PostgreSQL servers of their own (package postgresql) and a
-//! MariaDB Galera cluster (packages galera-4 and rsync).
+//! MariaDB Galera cluster (packages galera-4 and rsync). The reverse-proxy tests run a private nginx
+//! (package nginx).
 
 mod alarm;
 mod api;
 mod browser;
 mod cli;
 mod console;
+mod failover;
 mod faults;
 mod galera;
 mod ha;
@@ -61,12 +63,14 @@ fn main() {
     let private_mariadb = support::private_mariadb::availability().map(drop);
     let private_postgres = support::private_postgres::availability().map(drop);
     let galera = support::galera::availability();
+    let nginx = support::nginx::availability();
     let cases = alarm::cases()
         .into_iter()
         .chain(api::cases())
         .chain(browser::cases())
         .chain(cli::cases())
         .chain(console::cases())
+        .chain(failover::cases())
         .chain(faults::cases())
         .chain(galera::cases())
         .chain(ha::cases())
@@ -86,6 +90,7 @@ fn main() {
             let needs_reference = case.name.contains("reference");
             let needs_browser = case.name.starts_with("browser::");
             let needs_curl = case.name.contains("readme");
+            let needs_nginx = case.name.contains("nginx");
             // The fault suite and the high-availability tests start servers of their own and do not use the shared ones.
             let needs_private_mariadb = case.name.starts_with("faults::") || case.name.starts_with("ha::mariadb");
             let needs_private_postgres = case.name.starts_with("ha::postgres");
@@ -96,7 +101,7 @@ fn main() {
             } else if needs_private_postgres {
                 private_postgres.is_err()
             } else {
-                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl)
+                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err())
             };
             trials.push(trial.with_ignored_flag(skip));
         }
@@ -128,6 +133,13 @@ fn main() {
             std::process::exit(1);
         }
         eprintln!("note: the Galera test is ignored: {reason}");
+    }
+    if let Err(reason) = &nginx {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("nginx is required in CI but unavailable: {reason}");
+            std::process::exit(1);
+        }
+        eprintln!("note: the reverse-proxy tests are ignored: {reason}");
     }
     if !curl {
         if std::env::var_os("CI").is_some() {

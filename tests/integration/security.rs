@@ -21,7 +21,9 @@ pub fn cases() -> Vec<Case> {
         Case { name: "security::throttle_counts_the_account_found_not_the_spelling", backends: ALL, run: |b| Box::pin(throttle_counts_the_account_found_not_the_spelling(b)) },
         Case { name: "security::throttle_is_per_address_and_says_how_long", backends: ALL, run: |b| Box::pin(throttle_is_per_address_and_says_how_long(b)) },
         Case { name: "security::forwarded_for_is_ignored_unless_configured", backends: &[Backend::Sqlite], run: |b| Box::pin(forwarded_for_is_ignored_unless_configured(b)) },
-        Case { name: "security::state_changing_endpoints_take_post_only", backends: ALL, run: |b| Box::pin(state_changing_endpoints_take_post_only(b)) },
+        Case { name: "security::state_changes_take_get_only_from_the_consoles_pages", backends: ALL, run: |b| Box::pin(state_changes_take_get_only_from_the_consoles_pages(b)) },
+        Case { name: "security::a_proxy_rewriting_host_and_trusted_origins", backends: &[Backend::Sqlite], run: |b| Box::pin(a_proxy_rewriting_host_and_trusted_origins(b)) },
+        Case { name: "security::old_browsers_behind_nginx_need_the_public_origin", backends: &[Backend::Sqlite], run: |b| Box::pin(old_browsers_behind_nginx_need_the_public_origin(b)) },
         Case { name: "security::csrf_variants_are_refused", backends: ALL, run: |b| Box::pin(csrf_variants_are_refused(b)) },
         Case { name: "security::the_session_secret_is_shared_through_the_database", backends: SERVERS, run: |b| Box::pin(the_session_secret_is_shared_through_the_database(b)) },
         Case { name: "security::admins_starting_together_agree_on_one_secret", backends: ALL, run: |b| Box::pin(admins_starting_together_agree_on_one_secret(b)) },
@@ -161,29 +163,83 @@ fn borrowed<'a>(form: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a st
     form.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
-/// Item 3: an `<img>` could delete a job through GET; now every state-changing endpoint is POST only.
-async fn state_changing_endpoints_take_post_only(backend: Backend) -> TestResult {
+/// Endpoints that change state over POST only: 2.4.2's `/logout` (and `/login`, not in the list).
+const POST_ONLY: &[&str] = &["/logout"];
+
+/// The console's JSON envelope of a refusal.
+fn envelope(code: u16, msg: String) -> serde_json::Value {
+    json!({"code": code, "msg": msg, "content": null})
+}
+
+/// Issue 12 item 3 and issue 25 item 3: an `<img>` or a link could change state through GET. The GET
+/// forms 2.4.2 accepts (xxl-job-vue3 kills a run with `GET /joblog/logKill`) now work only when the
+/// browser marks them as the console's own; a GET with no marker (a script, an old browser's `<img>`)
+/// or from another origin's page is refused, other methods get 405, all in the console's envelope.
+async fn state_changes_take_get_only_from_the_consoles_pages(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &[]).await?;
     let client = admin(&app).await?;
     let glue = insert(&app.app.db, &xxl_job_admin::storage::JobInfo { glue_type: "GLUE_SHELL".into(), ..job(1) }).await?.to_string();
+    let t = en();
+    let refusals: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("no browser marker", vec![]),
+        ("another site's <img>", vec![("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "no-cors"), ("Sec-Fetch-Dest", "image")]),
+        ("a link on a sibling site", vec![("Sec-Fetch-Site", "same-site"), ("Sec-Fetch-Mode", "navigate")]),
+        ("a foreign Origin", vec![("Origin", "https://evil.example")]),
+    ];
     for (path, form) in state_changing(&glue) {
-        for method in [Method::GET, Method::PUT, Method::DELETE] {
-            let reply = client.request(method.clone(), &format!("{path}?{}", query(&form)), &[], &[]).await?;
+        let url = format!("{path}?{}", query(&form));
+        let post_only = POST_ONLY.contains(&path);
+        let methods: &[Method] = if post_only { &[Method::GET, Method::PUT, Method::DELETE] } else { &[Method::PUT, Method::DELETE, Method::PATCH] };
+        for method in methods {
+            let reply = client.request(method.clone(), &url, &[], &[("Sec-Fetch-Site", "same-origin")]).await?;
+            let (allow, key) = if post_only { ("POST", "system_post_only") } else { ("GET, POST", "system_get_needs_console") };
             ensure_eq!(reply.status, 405, "{method} {path}");
-            ensure_eq!(reply.headers.get("allow").and_then(|v| v.to_str().ok()), Some("POST"), "{method} {path}");
+            ensure_eq!(reply.headers.get("allow").and_then(|v| v.to_str().ok()), Some(allow), "{method} {path}");
+            ensure_eq!(reply.json()?, envelope(405, t.format(key, &[&path])), "{method} {path}");
+        }
+        if post_only {
+            continue;
+        }
+        for (what, headers) in &refusals {
+            let reply = client.request(Method::GET, &url, &[], headers).await?;
+            let msg = match *what {
+                "no browser marker" => t.format("system_get_needs_console", &[&path]),
+                "a foreign Origin" => t.format("system_cross_site_refused", &[&"https://evil.example"]),
+                _ => t.format("system_cross_site_refused", &[&format!("Sec-Fetch-Site: {}", headers[0].1)]),
+            };
+            ensure_eq!((reply.status, reply.json()?), (403, envelope(403, msg)), "GET {path} from {what}");
         }
     }
     ensure_eq!(app.app.db.count_jobs().await.context("count")?, 2, "nothing added or removed");
     ensure!(app.app.db.load_user_by_name("mallory").await.context("user")?.is_none(), "no admin created");
-    ensure_eq!(client.get("/").await?.status, 200, "still logged in: GET /logout did nothing");
+    ensure_eq!(client.get("/").await?.status, 200, "still logged in: no GET /logout did anything");
+
+    // The console's own page (Fetch Metadata), the user's own navigation, and a browser without Fetch
+    // Metadata whose Origin is this admin's: the GET form works.
+    let own = format!("http://{}", app.app.addr);
+    let store = &app.app.db;
+    let cron = insert(store, &crate::support::fixtures::every_second_job(1, 3600)).await?;
+    let status = |reply: &PageReply| Ok::<_, Failed>((reply.status, reply.json()?["code"].clone()));
+    let stopped = client.request(Method::GET, &format!("/jobinfo/stop?id={cron}"), &[], &[("Sec-Fetch-Site", "same-origin")]).await?;
+    ensure_eq!(status(&stopped)?, (200, json!(200)), "GET stop from the console's page");
+    ensure_eq!(store.load_job(cron).await.context("job")?.context("job")?.trigger_status, 0);
+    let started = client.request(Method::GET, &format!("/jobinfo/start?id={cron}"), &[], &[("Sec-Fetch-Site", "none")]).await?;
+    ensure_eq!(status(&started)?, (200, json!(200)), "GET start typed into the address bar");
+    ensure_eq!(store.load_job(cron).await.context("job")?.context("job")?.trigger_status, 1);
+    let removed = client.request(Method::GET, &format!("/jobinfo/remove?id={cron}"), &[], &[("Origin", &own)]).await?;
+    ensure_eq!(status(&removed)?, (200, json!(200)), "GET remove with this admin's Origin");
+    ensure!(store.load_job(cron).await.context("job")?.is_none(), "removed");
+    let login = ConsoleClient::new(&app.base).request(Method::GET, "/login?userName=admin&password=123456", &[], &[("Sec-Fetch-Site", "same-origin")]).await?;
+    ensure_eq!((login.status, login.json()?), (405, envelope(405, t.format("system_post_only", &[&"/login"]))), "no GET login");
+
     // Read-only endpoints keep GET, as scripts use them.
     for path in ["/jobinfo/pageList?jobGroup=1&triggerStatus=-1", "/joblog/getJobsByGroup?jobGroup=1", "/jobgroup/loadById?id=1", "/user/pageList?role=-1", "/chartInfo", "/jobinfo/nextTriggerTime?scheduleType=FIX_RATE&scheduleConf=5"] {
         let reply = client.get(path).await?;
         ensure_eq!((reply.status, reply.json()?.get("recordsTotal").is_some() || reply.json()?["code"] == 200), (200, true), "GET {path}");
     }
     // Scripts POSTing without Origin or Sec-Fetch-* keep working.
-    ensure_eq!(client.post("/jobinfo/stop", &[("id", &glue)]).await?["code"], 200);
+    ensure_eq!(client.post("/jobinfo/stop", &[("id", "1")]).await?["code"], 200);
     app.stop().await;
     Ok(())
 }
@@ -218,6 +274,73 @@ async fn csrf_variants_are_refused(backend: Backend) -> TestResult {
     let same = client.request(Method::POST, "/jobinfo/stop", &[("id", "1")], &[("Origin", &own), ("Sec-Fetch-Site", "same-origin")]).await?;
     ensure_eq!(same.json()?["code"], 200, "the console itself");
     app.stop().await;
+    Ok(())
+}
+
+/// Issue 25 item 2: a proxy that sends the upstream's address as `Host` (nginx's default, Vue and React
+/// dev servers' `changeOrigin`) no longer makes the console refuse its own pages: Fetch Metadata
+/// decides, else `Origin` is compared with what the proxy says the public origin is; configured trusted
+/// origins pass; a refusal says what to configure.
+async fn a_proxy_rewriting_host_and_trusted_origins(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.console.trusted-origins=https://ui.example.com"]).await?;
+    let client = admin(&app).await?;
+    let public = "http://jobs.example.com";
+    let passes: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("the console's page behind the proxy", vec![("Origin", public), ("Sec-Fetch-Site", "same-origin")]),
+        ("X-Forwarded-Host", vec![("Origin", public), ("X-Forwarded-Host", "jobs.example.com")]),
+        ("X-Forwarded-Host and -Proto", vec![("Origin", "https://jobs.example.com"), ("X-Forwarded-Host", "jobs.example.com"), ("X-Forwarded-Proto", "https")]),
+        ("Forwarded", vec![("Origin", "https://jobs.example.com:8443"), ("Forwarded", "for=192.0.2.1;host=\"jobs.example.com:8443\";proto=https")]),
+        ("a trusted front end", vec![("Origin", "https://ui.example.com"), ("Sec-Fetch-Site", "cross-site")]),
+        ("a trusted front end in an old browser", vec![("Origin", "https://ui.example.com")]),
+    ];
+    for (what, headers) in &passes {
+        let reply = client.request(Method::POST, "/jobinfo/stop", &[("id", "1")], headers).await?;
+        ensure_eq!((reply.status, reply.json()?["code"].clone()), (200, json!(200)), "{what}");
+    }
+    let kill = client.request(Method::GET, "/joblog/logKill?id=999999", &[], &[("Origin", "https://ui.example.com"), ("Sec-Fetch-Site", "cross-site")]).await?;
+    ensure_eq!((kill.status, kill.json()?["code"].clone()), (200, json!(500)), "a trusted front end's GET kill reaches the kill (of no log)");
+    let refusals = [
+        ("an old browser behind a proxy that hides the public host", vec![("Origin", public)], public),
+        ("X-Forwarded-Proto says https, the page is http", vec![("Origin", public), ("X-Forwarded-Host", "jobs.example.com"), ("X-Forwarded-Proto", "https")], public),
+        ("another site", vec![("Origin", "https://evil.example"), ("Sec-Fetch-Site", "cross-site")], "https://evil.example"),
+        ("another site posing as the public host", vec![("Origin", "https://evil.example"), ("X-Forwarded-Host", "jobs.example.com")], "https://evil.example"),
+    ];
+    for (what, headers, sender) in &refusals {
+        let reply = client.request(Method::POST, "/jobinfo/start", &[("id", "1")], headers).await?;
+        ensure_eq!((reply.status, reply.json()?), (403, envelope(403, en().format("system_cross_site_refused", &[sender]))), "{what}");
+    }
+    ensure_eq!(app.app.db.load_job(1).await.context("job")?.context("job 1")?.trigger_status, 0, "never started");
+    app.stop().await;
+    Ok(())
+}
+
+/// Issue 25 item 2 with a real nginx configured as users write it: Fetch Metadata is enough; a browser
+/// without it sends an `Origin` the admin cannot tell from another site's, since nginx hides the public
+/// host, until `xxl.job.console.trusted-origins` names it (as the refusal says).
+async fn old_browsers_behind_nginx_need_the_public_origin(backend: Backend) -> TestResult {
+    use crate::support::nginx::{free_port, Nginx};
+    let db = TestDb::fresh(backend)?;
+    let port = free_port()?;
+    let public = format!("http://127.0.0.1:{port}");
+    for trusted in [false, true] {
+        let extra = trusted.then(|| format!("--xxl.job.console.trusted-origins={public}"));
+        let app = TestApp::start(&db, &extra.iter().map(String::as_str).collect::<Vec<_>>()).await?;
+        let nginx = Nginx::start(port, app.app.addr, &[]).await?;
+        let mut client = ConsoleClient::new(&nginx.console);
+        ensure_eq!(client.login("admin", "123456", false).await?["code"], 200, "a script logs in through nginx");
+        let modern = client.request(Method::POST, "/jobinfo/stop", &[("id", "1")], &[("Origin", &public), ("Sec-Fetch-Site", "same-origin")]).await?;
+        ensure_eq!((modern.status, modern.json()?["code"].clone()), (200, json!(200)), "a current browser (trusted: {trusted})");
+        let old = client.request(Method::POST, "/jobinfo/stop", &[("id", "1")], &[("Origin", &public)]).await?;
+        if trusted {
+            ensure_eq!((old.status, old.json()?["code"].clone()), (200, json!(200)), "an old browser, its origin trusted");
+        } else {
+            ensure_eq!((old.status, old.json()?), (403, envelope(403, en().format("system_cross_site_refused", &[&public]))), "an old browser");
+        }
+        ensure!(nginx.access_log().contains("POST /xxl-job-admin/jobinfo/stop"), "through nginx: {}", nginx.access_log());
+        drop(nginx);
+        app.stop().await;
+    }
     Ok(())
 }
 
@@ -416,7 +539,8 @@ async fn every_console_response_is_hardened(backend: Backend) -> TestResult {
         ("a redirect", anonymous.get("/jobinfo").await?),
         ("a page", client.get("/jobinfo").await?),
         ("JSON", client.request(Method::POST, "/jobinfo/pageList", &[("jobGroup", "1"), ("triggerStatus", "-1")], &[]).await?),
-        ("a 405", client.get("/jobinfo/remove?id=1").await?),
+        ("a 405", client.request(Method::PUT, "/jobinfo/remove?id=1", &[], &[]).await?),
+        ("a refused GET", client.get("/jobinfo/remove?id=1").await?),
         ("an asset", anonymous.get("/static/js/common.js").await?),
         ("a login", anonymous.request(Method::POST, "/login", &[("userName", "admin"), ("password", "x")], &[]).await?),
     ];

@@ -4,7 +4,7 @@ use super::error::{ConsoleError, JsonError};
 use super::params::Params;
 use super::session::{self, md5_hex};
 use super::throttle::wait_secs;
-use super::{changes_state, OrJson};
+use super::{changes_state_post_only, OrJson};
 use crate::app::AppState;
 use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
@@ -17,10 +17,10 @@ use tower_sessions::Session;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/login", changes_state(login))
-        .route("/login/", changes_state(login))
-        .route("/logout", changes_state(logout))
-        .route("/logout/", changes_state(logout))
+        .route("/login", changes_state_post_only(login))
+        .route("/login/", changes_state_post_only(login))
+        .route("/logout", changes_state_post_only(logout))
+        .route("/logout/", changes_state_post_only(logout))
 }
 
 /// "Too many failed attempts, try again in N s".

@@ -26,9 +26,12 @@ pub enum ConsoleError {
     /// Not logged in: redirect to the login page.
     #[error("login required")]
     LoginRequired,
-    /// A request from another site's page.
-    #[error("cross-site request refused")]
-    CrossSite,
+    /// A request the CSRF rules refuse (another origin's page, a GET no browser marked): HTTP 403.
+    #[error("{0}")]
+    Refused(String),
+    /// A method the endpoint never takes: HTTP 405 with `Allow`.
+    #[error("{message}")]
+    MethodRefused { allow: &'static str, message: String },
     #[error(transparent)]
     Storage(#[from] StorageError),
     #[error("session: {0}")]
@@ -79,12 +82,18 @@ impl ConsoleError {
             ConsoleError::BadRequest(msg) => Some((StatusCode::BAD_REQUEST, Json(serde_json::json!({
                 "status": 400, "error": "Bad Request", "message": msg
             }))).into_response()),
-            ConsoleError::CrossSite => Some((StatusCode::FORBIDDEN, Json(serde_json::json!({
-                "status": 403, "error": "Forbidden", "message": self.to_string()
-            }))).into_response()),
+            // The console's envelope, whose `msg` its pages show, with the status scripts check.
+            ConsoleError::Refused(msg) => Some((StatusCode::FORBIDDEN, envelope(StatusCode::FORBIDDEN, msg)).into_response()),
+            ConsoleError::MethodRefused { allow, message } => {
+                Some((StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, *allow)], envelope(StatusCode::METHOD_NOT_ALLOWED, message)).into_response())
+            }
             _ => None,
         }
     }
+}
+
+fn envelope(status: StatusCode, msg: &str) -> Json<ReturnT<()>> {
+    Json(ReturnT { code: i32::from(status.as_u16()), msg: Some(msg.to_string()), content: None })
 }
 
 /// A failure of a JSON endpoint.

@@ -6,6 +6,7 @@ pub mod error;
 mod jobgroup;
 mod jobinfo;
 mod joblog;
+pub mod origin;
 mod pages;
 pub mod params;
 mod render;
@@ -20,14 +21,17 @@ use crate::app::AppState;
 use crate::storage::JobUser;
 use axum::extract::{FromRequestParts, Request, State};
 use axum::handler::Handler;
-use axum::http::header::{COOKIE, HOST, ORIGIN, SET_COOKIE};
+use axum::http::header::{COOKIE, SET_COOKIE};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{post, MethodRouter};
-use axum::Router;
+use axum::routing::{on, post, MethodFilter, MethodRouter};
+use axum::{Extension, Router};
+use crate::i18n::I18n;
 use error::{ConsoleError, JsonError};
+use origin::{OriginPolicy, Sender};
+use std::sync::Arc;
 use session::{Binding, EndedSessions, SessionSecret, COOKIE_NAME};
 use throttle::LoginThrottle;
 use tower_sessions::Session;
@@ -40,11 +44,14 @@ pub struct ConsoleState {
     pub secret: SessionSecret,
     pub throttle: LoginThrottle,
     pub ended: EndedSessions,
+    pub origins: OriginPolicy,
+    /// The console's language, for the refusals its middleware answers.
+    pub i18n: I18n,
 }
 
 impl ConsoleState {
-    pub fn new(secret: SessionSecret) -> ConsoleState {
-        ConsoleState { secret, throttle: LoginThrottle::default(), ended: EndedSessions::default() }
+    pub fn new(secret: SessionSecret, origins: OriginPolicy, i18n: I18n) -> ConsoleState {
+        ConsoleState { secret, throttle: LoginThrottle::default(), ended: EndedSessions::default(), origins, i18n }
     }
 }
 
@@ -82,26 +89,83 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .merge(pages)
         .route("/static/{*path}", axum::routing::get(render::static_file))
         .layer(state.console.secret.layer())
+        // The origin checks run inside the method routers, which have no state of their own.
+        .layer(Extension(state.console.clone()))
         .layer(axum::middleware::from_fn(harden))
 }
 
-/// An endpoint that changes state (spec console 0.2 lets every endpoint take any method; that made
-/// `<img src=".../jobinfo/remove?id=1">` a CSRF): POST only, anything else answered 405 with
-/// `Allow: POST`, and refused when a browser says it comes from another site or a sibling site (another
-/// port or subdomain of the same host, where `SameSite=Lax` cookies still go).
+/// An endpoint that changes state and that 2.4.2 also serves to GET (spec console 0.2: any method), as
+/// front ends use it (`xxl-job-vue3` kills a run with `GET /joblog/logKill?id=…`). POST from anyone but
+/// another origin's page; GET only when the browser marks it as the console's own (see
+/// [`guard_state_change`]); other methods are answered 405 with the console's JSON.
 pub fn changes_state<H, T>(handler: H) -> MethodRouter<AppState>
 where
     H: Handler<T, AppState>,
     T: 'static,
 {
-    post(handler).route_layer(axum::middleware::from_fn(same_site_refused))
+    on(MethodFilter::GET.or(MethodFilter::POST), handler)
+        .route_layer(axum::middleware::from_fn(guard_state_change))
+        .fallback(method_refused::<true>)
 }
 
-async fn same_site_refused(request: Request, next: Next) -> Response {
-    if is_cross_site(request.headers()) || fetch_site(request.headers()) == Some("same-site") {
-        return ConsoleError::CrossSite.into_response();
+/// An endpoint that changes state over POST only: `/login` and `/logout` (POST only in 2.4.2 too) and
+/// the endpoints 2.4.2 does not have.
+pub fn changes_state_post_only<H, T>(handler: H) -> MethodRouter<AppState>
+where
+    H: Handler<T, AppState>,
+    T: 'static,
+{
+    post(handler).route_layer(axum::middleware::from_fn(guard_state_change)).fallback(method_refused::<false>)
+}
+
+/// The CSRF rules of a state change (spec console 2.6: 2.4.2 has none, and a link or an
+/// `<img src=".../jobinfo/remove?id=1">` on any page acted with the visitor's cookie):
+/// - another origin's page (another site, or a sibling: another port or subdomain of this host, where
+///   `SameSite=Lax` cookies still go) is refused, whatever the method;
+/// - the console's own pages pass, POST or GET;
+/// - a request with no browser marker passes as POST (scripts) but not as GET: an `<img>` of another
+///   site sends `Sec-Fetch-Site: cross-site` in a current browser and nothing at all in an old one.
+async fn guard_state_change(Extension(console): Extension<Arc<ConsoleState>>, request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    if method != Method::GET && method != Method::POST {
+        // HEAD, which the GET route also takes.
+        return method_refused::<true>(Extension(console), request.uri().clone()).await;
     }
-    next.run(request).await
+    match console.origins.sender(request.headers()) {
+        Sender::Own => next.run(request).await,
+        Sender::Unmarked if method == Method::POST => next.run(request).await,
+        Sender::Unmarked => ConsoleError::Refused(console.i18n.format("system_get_needs_console", &[&request.uri().path()])).into_response(),
+        Sender::Foreign(evidence) => refuse_foreign(&console, request.uri(), evidence),
+    }
+}
+
+/// Refuses reads by another origin's pages too: a page that cannot read the answer may still trigger
+/// what a read does (a rolling log fetched from an executor).
+async fn same_origin_only(Extension(console): Extension<Arc<ConsoleState>>, request: Request, next: Next) -> Response {
+    match console.origins.sender(request.headers()) {
+        Sender::Foreign(evidence) => refuse_foreign(&console, request.uri(), evidence),
+        Sender::Own | Sender::Unmarked => next.run(request).await,
+    }
+}
+
+/// 403 with what to configure, in the console's language; the log says what was compared.
+fn refuse_foreign(console: &ConsoleState, uri: &Uri, evidence: origin::Evidence) -> Response {
+    tracing::warn!(
+        path = uri.path(),
+        origin = evidence.origin.as_deref().unwrap_or("(none)"),
+        sec_fetch_site = evidence.fetch_site.as_deref().unwrap_or("(none)"),
+        addressed = ?evidence.addressed,
+        trusted = ?console.origins.trusted(),
+        "refused a console request from another origin's page; if that origin is the console's own, set \
+         xxl.job.console.trusted-origins or have the proxy pass the public host"
+    );
+    ConsoleError::Refused(console.i18n.format("system_cross_site_refused", &[&evidence.sender()])).into_response()
+}
+
+/// 405 for a method the endpoint never takes, with `Allow` and the console's JSON.
+async fn method_refused<const GET: bool>(Extension(console): Extension<Arc<ConsoleState>>, uri: Uri) -> Response {
+    let (allow, key) = if GET { ("GET, POST", "system_get_needs_console") } else { ("POST", "system_post_only") };
+    ConsoleError::MethodRefused { allow, message: console.i18n.format(key, &[&uri.path()]) }.into_response()
 }
 
 /// Headers every console response carries: no framing by other origins (clickjacking), no content
@@ -173,33 +237,6 @@ async fn admin_only(State(state): State<AppState>, request: Request, next: Next)
     }
 }
 
-/// Refuses requests made by another site's pages (CSRF): a foreign `Origin`, or a browser's
-/// `Sec-Fetch-Site: cross-site`. Scripts send neither and keep working.
-async fn same_origin_only(request: Request, next: Next) -> Response {
-    if is_cross_site(request.headers()) {
-        return ConsoleError::CrossSite.into_response();
-    }
-    next.run(request).await
-}
-
-fn fetch_site(headers: &HeaderMap) -> Option<&str> {
-    headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())
-}
-
-pub fn is_cross_site(headers: &HeaderMap) -> bool {
-    if fetch_site(headers) == Some("cross-site") {
-        return true;
-    }
-    let Some(origin) = headers.get(ORIGIN).and_then(|v| v.to_str().ok()) else { return false };
-    let host = headers.get("x-forwarded-host").or_else(|| headers.get(HOST)).and_then(|v| v.to_str().ok());
-    let origin_host = origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/'));
-    match (origin_host, host) {
-        (Some(origin_host), Some(host)) => !origin_host.eq_ignore_ascii_case(host),
-        // "null" origins (sandboxed frames, file: pages) and missing Host headers are refused.
-        _ => true,
-    }
-}
-
 /// A cookie's value from the `Cookie` headers.
 pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
@@ -229,22 +266,6 @@ impl<T, E: Into<ConsoleError>> OrJson<T> for Result<T, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cross_site_detection() {
-        let mut h = HeaderMap::new();
-        assert!(!is_cross_site(&h), "scripts send no Origin");
-        h.insert(HOST, HeaderValue::from_static("admin.example:8080"));
-        h.insert(ORIGIN, HeaderValue::from_static("http://admin.example:8080"));
-        assert!(!is_cross_site(&h));
-        h.insert(ORIGIN, HeaderValue::from_static("https://evil.example"));
-        assert!(is_cross_site(&h));
-        h.insert(ORIGIN, HeaderValue::from_static("null"));
-        assert!(is_cross_site(&h));
-        let mut fetch = HeaderMap::new();
-        fetch.insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
-        assert!(is_cross_site(&fetch));
-    }
 
     #[test]
     fn only_the_login_cookie_is_marked_secure() {

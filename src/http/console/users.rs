@@ -5,7 +5,7 @@ use super::error::{ConsoleError, JsonError};
 use super::params::Params;
 use super::session::md5_hex;
 use super::views::{Page, UserView};
-use super::{changes_state, JsonResult, LoginUser, OrJson};
+use super::{changes_state, changes_state_post_only, JsonResult, LoginUser, OrJson};
 use super::auth::throttled;
 use crate::app::AppState;
 use crate::http::client::ClientAddr;
@@ -35,8 +35,8 @@ pub fn any_user_routes() -> Router<AppState> {
     Router::new()
         .route("/user/updatePwd", changes_state(update_pwd))
         .route("/user/updatePwd/", changes_state(update_pwd))
-        .route("/user/apiToken", changes_state(api_token))
-        .route("/user/apiToken/", changes_state(api_token))
+        .route("/user/apiToken", changes_state_post_only(api_token))
+        .route("/user/apiToken/", changes_state_post_only(api_token))
 }
 
 /// A trimmed password of 4 to 20 characters, or the length message.

@@ -8,6 +8,7 @@ mod database;
 mod executor;
 pub mod fixtures;
 pub mod galera;
+pub mod nginx;
 pub mod private_mariadb;
 pub mod private_postgres;
 pub mod proxy;
