@@ -178,9 +178,11 @@ async fn target_server_type_primary_passes_over_a_standby(_: Backend) -> TestRes
     let in_recovery: bool = sqlx::query_scalar("SELECT pg_is_in_recovery()").fetch_one(&mut on_standby).await.context("standby role")?;
     crate::ensure_eq!(in_recovery, true, "the standby is in recovery");
 
-    // The standby first: a driver that took the first host that answers would start on it.
+    // A host that does not answer, then the standby: a driver that took the first host that answers would
+    // start on the standby.
+    let nobody = stable_free_ports(1)?[0];
     let url = format!(
-        "jdbc:postgresql://127.0.0.1:{},127.0.0.1:{}/{DATABASE}?targetServerType=primary&user=postgres&serverTimezone=UTC",
+        "jdbc:postgresql://127.0.0.1:{nobody},127.0.0.1:{},127.0.0.1:{}/{DATABASE}?targetServerType=primary&user=postgres&serverTimezone=UTC",
         standby.port, primary.port
     );
     let logs = tempfile::tempdir().context("temp dir")?;
