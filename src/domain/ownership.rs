@@ -155,7 +155,7 @@ mod tests {
     const T: i64 = 1_700_000_000_000;
 
     fn fire(at: i64, log_id: i64) -> PlannedFire {
-        PlannedFire { at_ms: at, planned_at_ms: at - 4_500, log_id }
+        PlannedFire { at_ms: at, planned_at_ms: at - 4_500, log_id, marked: false }
     }
 
     #[test]
@@ -178,7 +178,7 @@ mod tests {
     fn a_fire_is_late_when_released_a_second_after_its_instant_or_planned_after_it() {
         assert!(!is_late(&fire(T, 1), T + 1_000));
         assert!(is_late(&fire(T, 1), T + 1_001));
-        let missed = PlannedFire { at_ms: T, planned_at_ms: T + 200, log_id: 1 };
+        let missed = PlannedFire { at_ms: T, planned_at_ms: T + 200, log_id: 1, marked: false };
         assert!(is_late(&missed, T + 200), "a pass that found the next time missed");
     }
 

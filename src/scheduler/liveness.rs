@@ -180,7 +180,7 @@ impl Liveness {
         self.wheel.schedule(planned.into_iter().map(|row| {
             let at = row.trigger_time.map_or(now, |t| zone.to_epoch_ms(t));
             // Planned "now": a fire already due is late and is settled with the job's other rows.
-            let fire = PlannedFire { at_ms: at, planned_at_ms: now, log_id: row.id };
+            let fire = PlannedFire { at_ms: at, planned_at_ms: now, log_id: row.id, marked: false };
             (at.max(now), TriggerRequest { planned: Some(fire), ..TriggerRequest::of_job(row.job_id, TriggerType::Cron) })
         }));
         let uncertain: Vec<i64> = sending.iter().map(|r| r.id).collect();

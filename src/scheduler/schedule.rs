@@ -110,6 +110,8 @@ pub struct Scheduler {
     pub metrics: Arc<Metrics>,
     /// This admin's marker of the rows it plans (see `crate::domain::ownership::Owner`).
     pub planned: String,
+    /// Its marker of the catch-up fires its passes decide and send at once.
+    pub catching_up: String,
     /// The language of the messages of rows settled unsent.
     pub i18n: I18n,
 }
@@ -168,13 +170,18 @@ impl Scheduler {
         let now_time = self.clock.now_ms();
         let jobs = lock.due_jobs(now_time + PRE_READ_MS, self.pre_read_count).await?;
         let (fires, updates, skipped) = self.plan(&jobs, now_time);
-        let fires = self.catch_up(&mut lock, &jobs, fires, now_time).await?;
+        let mut fires = self.catch_up(&mut lock, &jobs, fires, now_time).await?;
         let updated = lock.update_schedules(&updates).await?;
+        // A job's one fire after a stall is decided here, under the lock: its row is written "being sent",
+        // so that it goes out at once, before the job's next regular fire, without being settled again.
+        fires.sort_by_key(|f| !f.is_catch_up());
+        let catching_up = fires.iter().take_while(|f| f.is_catch_up()).count();
         let rows: Vec<NewLog> = fires
             .iter()
             .map(|f| NewLog { job_group: f.job_group, job_id: f.job_id, trigger_time_ms: f.release_at })
             .collect();
-        let log_ids = lock.insert_logs(&rows, &self.planned).await?;
+        let mut log_ids = lock.insert_logs(&rows[..catching_up], &self.catching_up).await?;
+        log_ids.extend(lock.insert_logs(&rows[catching_up..], &self.planned).await?);
         lock.commit().await?;
         if skipped > 0 {
             tracing::warn!("{skipped} job(s) missed a fire by more than {PRE_READ_MS} ms: skipped by their misfire strategy DO_NOTHING");
@@ -189,7 +196,7 @@ impl Scheduler {
         let mut planned = Vec::with_capacity(summary.planned);
         for (fire, log_id) in fires.into_iter().zip(log_ids) {
             let request = TriggerRequest {
-                planned: Some(PlannedFire { at_ms: fire.at, planned_at_ms: now_time, log_id }),
+                planned: Some(PlannedFire { at_ms: fire.at, planned_at_ms: now_time, log_id, marked: fire.is_catch_up() }),
                 ..TriggerRequest::of_job(fire.job_id, fire.kind)
             };
             if fire.release_at == now_time {
@@ -209,7 +216,7 @@ impl Scheduler {
     /// whose instant a run already covers (a late row sent since) is not sent at all. So a job runs once
     /// after a stall, whoever gets to its rows first: this pass, or the lanes settling its late rows.
     async fn catch_up(&self, lock: &mut ScheduleLock, jobs: &[ScheduledJob], fires: Vec<Fire>, now_time: i64) -> crate::storage::Result<Vec<Fire>> {
-        let missed: Vec<i32> = fires.iter().filter(|f| f.at < f.release_at).map(|f| f.job_id).collect();
+        let missed: Vec<i32> = fires.iter().filter(|f| f.is_catch_up()).map(|f| f.job_id).collect();
         if missed.is_empty() {
             return Ok(fires);
         }
@@ -219,7 +226,7 @@ impl Scheduler {
         let mut collapsed = Vec::new();
         let mut kept = Vec::with_capacity(fires.len());
         for mut fire in fires {
-            if fire.at >= fire.release_at {
+            if !fire.is_catch_up() {
                 kept.push(fire);
                 continue;
             }
@@ -289,6 +296,13 @@ impl Scheduler {
             });
         }
         (fires, updates, skipped)
+    }
+}
+
+impl Fire {
+    /// Released after its instant: the job's next time was missed.
+    fn is_catch_up(&self) -> bool {
+        self.at < self.release_at
     }
 }
 

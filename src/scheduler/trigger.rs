@@ -434,6 +434,10 @@ async fn prepare(
     let mut late = Vec::new();
     for request in requests {
         let Some(fire) = request.planned.filter(|f| !decided.contains_key(&f.log_id)) else { continue };
+        if fire.marked {
+            decided.insert(fire.log_id, request.trigger_type);
+            continue;
+        }
         let job = jobs.get(&request.job_id).map(|j| &**j);
         match judge(context, job, &fire) {
             Err(reason) => dropped.push((fire.log_id, reason)),
