@@ -35,6 +35,8 @@ pub struct Config {
     pub trigger_pool: TriggerPoolConfig,
     /// `None` when log cleaning is disabled (`xxl.job.logretentiondays` below 7).
     pub log_retention_days: Option<u32>,
+    /// How long a stop waits for in-flight work before the process exits.
+    pub shutdown_grace: std::time::Duration,
     /// A `tracing` filter directive string built from `logging.level.*`.
     pub log_filter: String,
 }
@@ -394,6 +396,7 @@ impl Config {
             i18n: sections::lang(&sources, &mut warnings)?,
             trigger_pool: sections::trigger_pool(&sources)?,
             log_retention_days: sections::log_retention_days(&sources)?,
+            shutdown_grace: sections::shutdown_grace(&sources)?,
             log_filter: sections::log_filter(&sources)?,
         };
         let (mut all_warnings, source_file) = sources.finish();
@@ -493,6 +496,7 @@ impl Config {
                 "xxl.job.logretentiondays",
                 self.log_retention_days.map_or("(log cleaning disabled)".to_string(), |d| d.to_string()),
             ),
+            ("spring.lifecycle.timeout-per-shutdown-phase", format!("{:?}", self.shutdown_grace)),
             ("logging.level", self.log_filter.clone()),
             (
                 "xxl.job.alarm.console-url",

@@ -78,6 +78,9 @@ const SWEEP_CHECK_FROM_MS: i64 = 80_000;
 const SWEEP_DEADLINE_MS: i64 = 90_000;
 /// A `/run` already on the wire when the stop was answered.
 const STOP_WIRE_MS: i64 = 50;
+/// The admin's default grace for a stop, and what exiting may take beyond it.
+const SHUTDOWN_GRACE_MS: i64 = 10_000;
+const SHUTDOWN_SLACK_MS: i64 = 3_000;
 /// Examples quoted per kind of violation.
 const EXAMPLES: usize = 8;
 
@@ -259,6 +262,24 @@ async fn play_faults(db: &mut PrivateMariaDb, cluster: &mut Cluster, recorder: &
     let fires = recorder.fires();
     findings.note(format!("{} fires received", fires.len()));
     check_fires(&fires, &jobs, &outages, &crash, &stops, findings);
+    stop_while_the_database_is_down(db, cluster, findings).await
+}
+
+/// An admin told to stop while its database is gone and triggers wait for it exits within its grace
+/// (`spring.lifecycle.timeout-per-shutdown-phase`, 10 s by default), not when the database comes back.
+async fn stop_while_the_database_is_down(db: &mut PrivateMariaDb, cluster: &mut Cluster, findings: &mut Findings) -> Result<(), Failed> {
+    db.stop().await?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let admin = &mut cluster.admins[0];
+    let sent = std::time::Instant::now();
+    admin.send_term()?;
+    admin.wait_exit().await?;
+    let took = sent.elapsed().as_millis() as i64;
+    if took > SHUTDOWN_GRACE_MS + SHUTDOWN_SLACK_MS {
+        findings.fail(format!("{} took {took} ms to exit after SIGTERM with its database down (grace {SHUTDOWN_GRACE_MS} ms)", admin.name));
+    } else {
+        findings.note(format!("{} exited {took} ms after SIGTERM with its database down", admin.name));
+    }
     Ok(())
 }
 
