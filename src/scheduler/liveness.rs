@@ -60,10 +60,13 @@ impl Liveness {
         let mut watchers: HashMap<String, JoinHandle<()>> = HashMap::new();
         loop {
             let held = match own.as_mut() {
-                Some(lock) => lock.is_held().await,
+                Some(lock) => this.db.holds(lock).await,
                 None => false,
             };
             if !held {
+                if let Some(stale) = own.take() {
+                    stale.release().await;
+                }
                 own = this.take_own_lock().await;
             }
             watchers.retain(|_, watcher| !watcher.is_finished());

@@ -14,6 +14,8 @@ use std::time::Duration;
 /// A held session lock; dropping it closes its connection, which releases it.
 pub struct SessionLock {
     conn: Conn,
+    /// The server it is held on (host and port).
+    server: (String, u16),
 }
 
 enum Conn {
@@ -36,6 +38,27 @@ impl Db {
         }
     }
 
+    /// The server the pool's new connections go to (it changes when a multi-host URL fails over).
+    fn current_server(&self) -> (String, u16) {
+        match &self.pool {
+            Pool::MySql(pool) => {
+                let o = pool.connect_options();
+                (o.get_host().to_string(), o.get_port())
+            }
+            Pool::Postgres(pool) => {
+                let o = pool.connect_options();
+                (o.get_host().to_string(), o.get_port())
+            }
+            Pool::Sqlite(_) => (String::new(), 0),
+        }
+    }
+
+    /// Whether `lock` is still held, on the server the pool uses now: after a multi-host URL moved the
+    /// pool, a lock left on the old server tells the admins on the new one nothing.
+    pub async fn holds(&self, lock: &mut SessionLock) -> bool {
+        lock.server == self.current_server() && lock.is_held().await
+    }
+
     pub fn is_sqlite(&self) -> bool {
         matches!(self.pool, Pool::Sqlite(_))
     }
@@ -44,6 +67,7 @@ impl Db {
     /// current server, waiting for it up to `wait` (zero: try once). `None` when another session holds it.
     pub async fn session_lock(&self, name: &str, key: (i32, i32), wait: Duration) -> Result<Option<SessionLock>> {
         let secs = wait.as_secs().max(u64::from(!wait.is_zero())) as i64;
+        let server = self.current_server();
         let conn = match &self.pool {
             Pool::MySql(pool) => {
                 let mut conn = pool.connect_options().connect().await?;
@@ -72,13 +96,13 @@ impl Db {
             }
             Pool::Sqlite(_) => return Ok(None),
         };
-        Ok(Some(SessionLock { conn }))
+        Ok(Some(SessionLock { conn, server }))
     }
 }
 
 impl SessionLock {
     /// Whether the lock's connection still answers (the lock is gone with it otherwise).
-    pub async fn is_held(&mut self) -> bool {
+    async fn is_held(&mut self) -> bool {
         let ping = match &mut self.conn {
             Conn::MySql(c) => c.ping().await,
             Conn::Postgres(c) => c.ping().await,
