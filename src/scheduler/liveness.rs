@@ -20,6 +20,7 @@ use crate::i18n::I18n;
 use crate::storage::{Db, OwnedRow, Result, SessionLock};
 use crate::time::Clock;
 use crate::workers::Shutdown;
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,9 +75,9 @@ impl Liveness {
                 Ok(rows) => {
                     for row in rows {
                         let Some(other) = Owner::from_registry_row(&row).filter(|o| *o != this.owner) else { continue };
-                        if !watchers.contains_key(&row) {
-                            let watcher = tokio::spawn(this.clone().watch(other, row.clone(), shutdown.clone()));
-                            watchers.insert(row, watcher);
+                        if let Entry::Vacant(slot) = watchers.entry(row) {
+                            let row = slot.key().clone();
+                            slot.insert(tokio::spawn(this.clone().watch(other, row, shutdown.clone())));
                         }
                     }
                 }

@@ -37,7 +37,7 @@ impl On<'_> {
     pub(crate) fn reborrow(&mut self) -> On<'_> {
         match self {
             On::Pool(pool) => On::Pool(pool),
-            On::Tx(tx) => On::Tx(&mut **tx),
+            On::Tx(tx) => On::Tx(tx),
         }
     }
 }
