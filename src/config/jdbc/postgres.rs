@@ -57,7 +57,7 @@ pub(super) fn parse(url: &str, scheme_end: usize) -> Result<Datasource, String> 
             "user" => username = Some(value).filter(|u| !u.is_empty()),
             "password" => password = Some(value),
             "sslmode" => ssl_mode = Some(ssl_mode_of(&value)?),
-            "ssl" => ssl_flag = Some(crate::config::sections::parse_bool(&value).map_err(|e| format!("parameter `{name}`: {e}"))?),
+            "ssl" => ssl_flag = Some(crate::config::text::parse_bool(&value).map_err(|e| format!("parameter `{name}`: {e}"))?),
             "currentschema" => schema = Some(value).filter(|s| !s.trim().is_empty()),
             "servertimezone" => server_timezone = Some(value),
             "options" => settings.extend(session_settings(&value)?),
