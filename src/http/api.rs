@@ -4,7 +4,7 @@
 //! method, token, URI, then the body. The body is read only after the token check, and never beyond
 //! [`MAX_BODY`].
 
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::domain::{is_blank, HandleCallbackParam, RegistryParam, ReturnT};
 use crate::metrics::IgnoredCallback;
 use crate::scheduler::complete::CallbackOutcome;

@@ -1,7 +1,7 @@
 //! `{context}/actuator/prometheus`: the metrics in Prometheus's text format, where Spring Boot's actuator
 //! serves them. Like health, it needs no login: scrapers do not log in, and it shows counts, not data.
 
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::metrics::Snapshot;
 use crate::workers::registry::{group_addresses, DEAD_TIMEOUT_SECS};
 use axum::extract::State;
