@@ -21,6 +21,20 @@ const PASS_BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 pub const MAX_APPNAMES: usize = 100;
 pub const OTHER_APPNAMES: &str = "_other";
 
+/// Every (strategy, reason) the scheduler settles misfires for, shown at 0 from the start so that
+/// `increase()` sees the first one: `late` (read by a schedule pass past its window), `at_release` (past
+/// it when its lane was about to send it), `collapsed` (several missed fires of one job settled as one).
+const KNOWN_MISFIRES: [(&str, &str); 5] = [
+    ("DO_NOTHING", "late"),
+    ("FIRE_ONCE_NOW", "late"),
+    ("DO_NOTHING", "at_release"),
+    ("DO_NOTHING", "collapsed"),
+    ("FIRE_ONCE_NOW", "collapsed"),
+];
+
+/// The results a job run can report, in the order of [`Metrics::job_results`]'s counters.
+const JOB_RESULTS: [&str; 3] = ["success", "failure", "timeout"];
+
 const TRIGGER_TYPES: [TriggerType; 6] =
     [TriggerType::Cron, TriggerType::Manual, TriggerType::Retry, TriggerType::Parent, TriggerType::Api, TriggerType::Misfire];
 
@@ -37,6 +51,8 @@ pub struct Metrics {
     /// admin settles tens of thousands of misfires a second.
     misfires: Mutex<Vec<(String, String, u64)>>,
     callbacks_received: AtomicU64,
+    /// Results executors reported and the admin recorded, by [`JOB_RESULTS`].
+    job_results: [AtomicU64; JOB_RESULTS.len()],
     /// Unknown log, already finished.
     callbacks_ignored: [AtomicU64; 2],
     /// By channel, then sent / failed.
@@ -88,8 +104,9 @@ impl Metrics {
             triggers: Default::default(),
             lateness: Histogram::new(LATENESS_BUCKETS),
             rejections: Default::default(),
-            misfires: Mutex::default(),
+            misfires: Mutex::new(KNOWN_MISFIRES.iter().map(|(s, r)| (s.to_string(), r.to_string(), 0)).collect()),
             callbacks_received: AtomicU64::new(0),
+            job_results: Default::default(),
             callbacks_ignored: Default::default(),
             alarms: Mutex::default(),
             schedule_pass: Histogram::new(PASS_BUCKETS),
@@ -154,6 +171,29 @@ impl Metrics {
         self.callbacks_received.fetch_add(items as u64, Ordering::Relaxed);
     }
 
+    /// A run's result as its executor reported it (`handleCode`): 200 success, 502 timeout (the
+    /// executor's `executorTimeout` ran out), anything else failure.
+    pub fn job_result(&self, handle_code: i32) {
+        if !self.enabled {
+            return;
+        }
+        let index = match handle_code {
+            200 => 0,
+            502 => 2,
+            _ => 1,
+        };
+        self.job_results[index].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The alarm channels that exist (`email`, `webhook:<name>`, `unknown`): shown at 0 from the start.
+    pub fn alarm_channels<'a>(&self, channels: impl IntoIterator<Item = &'a str>) {
+        if let Ok(mut alarms) = self.alarms.lock() {
+            for channel in channels {
+                alarms.entry(channel.to_string()).or_default();
+            }
+        }
+    }
+
     /// A callback item that changed nothing.
     pub fn callback_ignored(&self, why: IgnoredCallback) {
         if !self.enabled {
@@ -189,6 +229,8 @@ impl Metrics {
     /// The exposition text: everything counted, the snapshot, and the process's own figures.
     pub fn render(&self, snapshot: &Snapshot) -> String {
         let mut out = Exposition::default();
+        out.family("xxl_job_build_info", "gauge", "The admin's version; always 1.");
+        out.sample("xxl_job_build_info", &[("version", env!("CARGO_PKG_VERSION"))], 1.0);
         out.family("xxl_job_triggers_total", "counter", "Triggers finished, by trigger type and /run result.");
         for (kind, counts) in TRIGGER_TYPES.iter().zip(&self.triggers) {
             for (result, count) in ["success", "failure"].iter().zip(counts) {
@@ -210,6 +252,10 @@ impl Metrics {
         }
         out.family("xxl_job_callbacks_received_total", "counter", "Result callback items received from executors.");
         out.sample("xxl_job_callbacks_received_total", &[], load(&self.callbacks_received));
+        out.family("xxl_job_job_results_total", "counter", "Job results as executors reported them (callback items recorded), by result.");
+        for (result, count) in JOB_RESULTS.iter().zip(&self.job_results) {
+            out.sample("xxl_job_job_results_total", &[("result", result)], load(count));
+        }
         out.family("xxl_job_callbacks_ignored_total", "counter", "Callback items that changed nothing, by reason.");
         for (reason, count) in ["unknown_log", "already_finished"].iter().zip(&self.callbacks_ignored) {
             out.sample("xxl_job_callbacks_ignored_total", &[("reason", reason)], load(count));
@@ -410,6 +456,10 @@ mod tests {
         metrics.callbacks_received(3);
         metrics.callback_ignored(IgnoredCallback::AlreadyFinished);
         metrics.alarm("webhook:ops\"x", false);
+        metrics.alarm_channels(["email", "webhook:ops\"x"]);
+        for code in [200, 200, 500, 502, 0] {
+            metrics.job_result(code);
+        }
         let text = metrics.render(&Snapshot { lane_backlog: 7, pool_in_use: 2, pool_idle: 3, pool_max: 30, executors: vec![("app".into(), 2)] });
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"failure\"}"), Some("1"));
@@ -427,6 +477,12 @@ mod tests {
         assert_eq!(line(&text, "xxl_job_callbacks_ignored_total{reason=\"already_finished\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_alarms_total{channel=\"webhook:ops\\\"x\",result=\"failed\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_db_connections{state=\"idle\"}"), Some("3"));
+        assert_eq!(line(&text, "xxl_job_alarms_total{channel=\"email\",result=\"sent\"}"), Some("0"), "known, never used");
+        assert_eq!(line(&text, "xxl_job_misfires_settled_total{strategy=\"FIRE_ONCE_NOW\",reason=\"collapsed\"}"), Some("0"));
+        assert_eq!(line(&text, "xxl_job_job_results_total{result=\"success\"}"), Some("2"));
+        assert_eq!(line(&text, "xxl_job_job_results_total{result=\"failure\"}"), Some("2"));
+        assert_eq!(line(&text, "xxl_job_job_results_total{result=\"timeout\"}"), Some("1"));
+        assert_eq!(line(&text, &format!("xxl_job_build_info{{version=\"{}\"}}", env!("CARGO_PKG_VERSION"))), Some("1"));
         assert_eq!(line(&text, "xxl_job_executors_online{appname=\"app\"}"), Some("2"));
         assert!(text.contains("# TYPE xxl_job_fire_lateness_seconds histogram\n"), "{text}");
         if cfg!(target_os = "linux") {
@@ -442,10 +498,13 @@ mod tests {
         metrics.run_sent(TriggerType::Cron, Some(1_000), 1_010);
         metrics.misfire_settled("DO_NOTHING", "late");
         metrics.alarm("email", true);
+        metrics.job_result(200);
         let text = metrics.render(&Snapshot::default());
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}"), Some("0"));
         assert_eq!(line(&text, "xxl_job_fire_lateness_seconds_count"), Some("0"));
-        assert!(!text.contains("xxl_job_misfires_settled_total{") && !text.contains("xxl_job_alarms_total{"), "{text}");
+        assert_eq!(line(&text, "xxl_job_misfires_settled_total{strategy=\"DO_NOTHING\",reason=\"late\"}"), Some("0"));
+        assert_eq!(line(&text, "xxl_job_job_results_total{result=\"success\"}"), Some("0"));
+        assert!(!text.contains("xxl_job_alarms_total{"), "{text}");
     }
 
     #[test]

@@ -58,6 +58,7 @@ fn main() {
     let curl = std::process::Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
     let private_mariadb = support::private_mariadb::availability().map(drop);
     let nginx = support::nginx::availability();
+    let promtool = std::process::Command::new(metrics::PROMTOOL).arg("--version").output().is_ok_and(|o| o.status.success());
     let cases = alarm::cases()
         .into_iter()
         .chain(api::cases())
@@ -83,12 +84,13 @@ fn main() {
             let needs_browser = case.name.starts_with("browser::");
             let needs_curl = case.name.contains("readme");
             let needs_nginx = case.name.contains("nginx");
+            let needs_promtool = case.name.contains("promtool");
             // The fault suite starts a MariaDB server of its own and does not use the shared one.
             let needs_private_mariadb = case.name.starts_with("faults::");
             let skip = if needs_private_mariadb {
                 private_mariadb.is_err()
             } else {
-                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err())
+                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err()) || (needs_promtool && !promtool)
             };
             trials.push(trial.with_ignored_flag(skip));
         }
@@ -113,6 +115,13 @@ fn main() {
             std::process::exit(1);
         }
         eprintln!("note: the reverse-proxy tests are ignored: {reason}");
+    }
+    if !promtool {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("promtool is required in CI but unavailable");
+            std::process::exit(1);
+        }
+        eprintln!("note: the promtool check of the metrics is ignored: {} is not installed", metrics::PROMTOOL);
     }
     if !curl {
         if std::env::var_os("CI").is_some() {
