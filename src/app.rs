@@ -46,12 +46,27 @@ impl RunningApp {
         let _ = self.server.await;
     }
 
-    /// Runs until SIGINT/SIGTERM, then stops gracefully.
-    pub async fn run_until_signal(self) {
+    /// Runs until SIGINT/SIGTERM, then stops gracefully within `grace`; returns false when in-flight work
+    /// was left (the grace ran out, or a second signal came): the caller exits at once, and the other admins
+    /// or the next start take over what is left, as after a crash (planned rows are marked before they are
+    /// sent, so nothing is sent twice). Every wait of a stop is bounded this way, whatever the database does.
+    pub async fn run_until_signal(self, grace: std::time::Duration) -> bool {
         wait_for_signal().await;
-        tracing::info!("shutdown requested; finishing in-flight work");
-        self.stop().await;
-        tracing::info!("stopped");
+        tracing::info!("shutdown requested; finishing in-flight work for at most {grace:?} (a second signal exits at once)");
+        tokio::select! {
+            _ = self.stop() => {
+                tracing::info!("stopped");
+                true
+            }
+            _ = tokio::time::sleep(grace) => {
+                tracing::warn!("in-flight work not finished within {grace:?}; exiting, it is left to the other admins or the next start");
+                false
+            }
+            _ = wait_for_signal() => {
+                tracing::warn!("second shutdown signal; exiting at once");
+                false
+            }
+        }
     }
 }
 

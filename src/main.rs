@@ -79,10 +79,14 @@ fn serve(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let grace = loaded.config.shutdown_grace;
     runtime.block_on(async {
         match xxl_job_admin::app::start(loaded.config).await {
             Ok(app) => {
-                app.run_until_signal().await;
+                if !app.run_until_signal(grace).await {
+                    // Without waiting for tasks still blocked on the database.
+                    std::process::exit(1);
+                }
                 ExitCode::SUCCESS
             }
             Err(e) => {

@@ -22,8 +22,9 @@ pub const MAX_APPNAMES: usize = 100;
 pub const OTHER_APPNAMES: &str = "_other";
 
 /// Every (strategy, reason) the scheduler settles misfires for, shown at 0 from the start so that
-/// `increase()` sees the first one: `late` (read by a schedule pass past its window), `at_release` (past
-/// it when its lane was about to send it), `collapsed` (several missed fires of one job settled as one).
+/// `increase()` sees the first one: `late` (a pass found the next time past its window), `at_release` (a
+/// planned DO_NOTHING fire that late when released), `collapsed` (late, and a later fire or a run of the
+/// job stands for it).
 const KNOWN_MISFIRES: [(&str, &str); 5] = [
     ("DO_NOTHING", "late"),
     ("FIRE_ONCE_NOW", "late"),

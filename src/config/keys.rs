@@ -83,6 +83,11 @@ pub(crate) const KEYS: &[KeySpec] = &[
         None,
         "console URL in alarm messages, e.g. https://jobs.example.com/xxl-job-admin (default: this host's address, port and context path)",
     ),
+    key(
+        "spring.lifecycle.timeout-per-shutdown-phase",
+        Some("10s"),
+        "how long a stop (SIGTERM, Ctrl-C) waits for planned fires and in-flight work, as a duration (500ms, 10s, 1m); then the admin exits, and what is left is taken over as after a crash; a second signal exits at once",
+    ),
     key("logging.level.root", Some("info"), "log level: trace, debug, info, warn, error or off"),
     key("logging.level.com.xxl.job", None, "log level of the admin's own messages"),
 ];

@@ -36,6 +36,8 @@ pub struct Config {
     pub trigger_pool: TriggerPoolConfig,
     /// `None` when log cleaning is disabled (`xxl.job.logretentiondays` below 7).
     pub log_retention_days: Option<u32>,
+    /// How long a stop waits for in-flight work before the process exits.
+    pub shutdown_grace: std::time::Duration,
     /// A `tracing` filter directive string built from `logging.level.*`.
     pub log_filter: String,
 }
@@ -78,8 +80,7 @@ pub struct DataSourceConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DbTarget {
     MySql {
-        host: String,
-        port: u16,
+        servers: Servers,
         database: String,
         ssl_mode: SslMode,
         connect_timeout_ms: Option<u64>,
@@ -90,8 +91,7 @@ pub enum DbTarget {
         path: SqlitePath,
     },
     Postgres {
-        host: String,
-        port: u16,
+        servers: Servers,
         database: String,
         ssl_mode: SslMode,
         /// `currentSchema`: the schema (search path) the tables are in; `None` = the server's default.
@@ -99,6 +99,68 @@ pub enum DbTarget {
         /// Run-time settings from `options=-c name=value …`, sent when connecting.
         settings: Vec<(String, String)>,
     },
+}
+
+/// The hosts of a server URL, in the order written, and how the admin chooses among them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Servers {
+    /// Never empty.
+    pub hosts: Vec<HostPort>,
+    /// Which server may take the admin's connections (pgJDBC's `targetServerType`).
+    pub target: TargetServer,
+    /// After a move away from the first host, how often it is tried again (Connector/J's
+    /// `secondsBeforeRetryMaster`); `None` = never.
+    pub retry_first_after_secs: Option<u64>,
+}
+
+impl Servers {
+    /// One host, no conditions: what a plain single-server URL names.
+    pub fn single(host: &str, port: u16) -> Servers {
+        Servers {
+            hosts: vec![HostPort { host: host.to_string(), port }],
+            target: TargetServer::Any,
+            retry_first_after_secs: None,
+        }
+    }
+
+    /// The first host, where the admin connects when all are up.
+    pub fn first(&self) -> &HostPort {
+        &self.hosts[0]
+    }
+}
+
+impl fmt::Display for Servers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hosts: Vec<String> = self.hosts.iter().map(HostPort::to_string).collect();
+        f.write_str(&hosts.join(","))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPort {
+    pub host: String,
+    pub port: u16,
+}
+
+impl fmt::Display for HostPort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{}:{}", self.host, self.port)
+        }
+    }
+}
+
+/// pgJDBC's `targetServerType`, as far as an admin that writes can use it; MySQL URLs are always `Any`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetServer {
+    /// The first reachable host, whatever its role.
+    Any,
+    /// Only a server that takes writes (not in recovery).
+    Primary,
+    /// A server that takes writes if one is reachable, else the first reachable host.
+    PreferPrimary,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -335,6 +397,7 @@ impl Config {
             i18n: sections::lang(&sources, &mut warnings)?,
             trigger_pool: sections::trigger_pool(&sources)?,
             log_retention_days: sections::log_retention_days(&sources)?,
+            shutdown_grace: sections::shutdown_grace(&sources)?,
             log_filter: sections::log_filter(&sources)?,
         };
         let (mut all_warnings, source_file) = sources.finish();
@@ -350,21 +413,20 @@ impl Config {
         let pool = &ds.pool;
         let mail = &self.mail;
         let database = match &ds.target {
-            DbTarget::MySql { host, port, database, ssl_mode, connect_timeout_ms, socket_timeout_ms } => {
-                let host = if host.contains(':') { format!("[{host}]") } else { host.clone() };
+            DbTarget::MySql { servers, database, ssl_mode, connect_timeout_ms, socket_timeout_ms } => {
                 format!(
-                    "mysql://{host}:{port}/{database} (sslMode {ssl_mode:?}, connectTimeout {}, socketTimeout {})",
+                    "mysql://{servers}/{database} (sslMode {ssl_mode:?}, connectTimeout {}, socketTimeout {})",
                     ms(*connect_timeout_ms, "default"),
                     ms(*socket_timeout_ms, "none")
                 )
             }
             DbTarget::Sqlite { path: SqlitePath::File(file) } => format!("sqlite:{}", file.display()),
             DbTarget::Sqlite { path: SqlitePath::Memory } => "sqlite::memory:".to_string(),
-            DbTarget::Postgres { host, port, database, ssl_mode, schema, settings } => {
-                let host = if host.contains(':') { format!("[{host}]") } else { host.clone() };
+            DbTarget::Postgres { servers, database, ssl_mode, schema, settings } => {
                 let settings: Vec<String> = settings.iter().map(|(name, value)| format!("{name}={value}")).collect();
                 format!(
-                    "postgres://{host}:{port}/{database} (sslmode {ssl_mode:?}, schema {}, settings [{}])",
+                    "postgres://{servers}/{database} (sslmode {ssl_mode:?}, targetServerType {:?}, schema {}, settings [{}])",
+                    servers.target,
                     schema.as_deref().unwrap_or("default"),
                     settings.join(" ")
                 )
@@ -435,6 +497,7 @@ impl Config {
                 "xxl.job.logretentiondays",
                 self.log_retention_days.map_or("(log cleaning disabled)".to_string(), |d| d.to_string()),
             ),
+            ("spring.lifecycle.timeout-per-shutdown-phase", format!("{:?}", self.shutdown_grace)),
             ("logging.level", self.log_filter.clone()),
             (
                 "xxl.job.alarm.console-url",

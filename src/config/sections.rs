@@ -353,6 +353,31 @@ pub(crate) fn log_retention_days(src: &Sources) -> Result<Option<u32>, ConfigErr
     Ok((days >= MIN_RETENTION_DAYS).then(|| days.unsigned_abs()))
 }
 
+/// `spring.lifecycle.timeout-per-shutdown-phase`: a Spring Boot duration, milliseconds without a unit.
+pub(crate) fn shutdown_grace(src: &Sources) -> Result<std::time::Duration, ConfigError> {
+    src.required("spring.lifecycle.timeout-per-shutdown-phase", parse_duration)
+}
+
+/// Spring Boot's simple duration form: a whole number with `ns`, `us`, `ms`, `s`, `m`, `h` or `d`
+/// (milliseconds without a unit).
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let n: u64 = number.parse().map_err(|_| "expected a duration such as 10s, 500ms or 1m".to_string())?;
+    let nanos_per = match unit.trim().to_ascii_lowercase().as_str() {
+        "ns" => 1,
+        "us" => 1_000,
+        "" | "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "d" => 86_400_000_000_000,
+        _ => return Err("expected a duration such as 10s, 500ms or 1m".into()),
+    };
+    n.checked_mul(nanos_per).map(std::time::Duration::from_nanos).ok_or_else(|| "duration too long".into())
+}
+
 /// `logging.level.root` as the default directive; `logging.level.com.xxl.job` for this crate's own events.
 pub(crate) fn log_filter(src: &Sources) -> Result<String, ConfigError> {
     let root = src.required("logging.level.root", parse_level)?;
@@ -382,6 +407,17 @@ fn parse_number<T: std::str::FromStr>(s: &str) -> Result<T, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_read_as_spring_boot_reads_them() {
+        use std::time::Duration;
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("500"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration(" 250ms "), Ok(Duration::from_millis(250)));
+        assert!(parse_duration("10 seconds").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
 
     #[test]
     fn the_key_table_shows_the_webhook_timeout_default() {

@@ -108,7 +108,7 @@ mod tests {
     }
 
     fn fire(at: i64) -> PlannedFire {
-        PlannedFire { at_ms: at, planned_at_ms: at - 500, log_id: 7 }
+        PlannedFire { at_ms: at, planned_at_ms: at - 500, log_id: 7, marked: false }
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub struct PlannedFire {
     pub planned_at_ms: i64,
     /// The log row written with the plan.
     pub log_id: i64,
+    /// Decided under the schedule lock and marked "being sent" by the pass that planned it (a job's one
+    /// fire after a stall): sent without being settled again.
+    pub marked: bool,
 }
 
 impl TriggerRequest {

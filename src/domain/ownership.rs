@@ -41,9 +41,15 @@ impl Owner {
         format!("{PLANNED}{}", self.id())
     }
 
-    /// `trigger_msg` of a row whose `/run` this admin is sending.
-    pub fn sending(self) -> String {
-        format!("{SENDING}{}", self.id())
+    /// `trigger_msg` of a row whose `/run` this admin is sending, in the batch `batch`: a row is sent by
+    /// the batch that marked it, even if it reached the admin twice (after it was taken over and back).
+    pub fn sending(self, batch: u32) -> String {
+        format!("{}{batch:08x}", self.sending_prefix())
+    }
+
+    /// The beginning of every `sending` marker of this admin.
+    pub fn sending_prefix(self) -> String {
+        format!("{SENDING}{}/", self.id())
     }
 
     /// The session lock (MySQL `GET_LOCK` name) held while this admin lives.
@@ -73,8 +79,16 @@ impl Owner {
             Some(id) => (id, false),
             None => (msg.strip_prefix(SENDING)?, true),
         };
-        (id.len() == 8).then(|| u32::from_str_radix(id, 16).ok().map(|o| (Owner(o), sending))).flatten()
+        let id = id.get(..8)?;
+        u32::from_str_radix(id, 16).ok().map(|o| (Owner(o), sending))
     }
+}
+
+/// Whether a log row stands for a run that happened (or may have: being sent) at its trigger time: the
+/// executor took its `/run` or reported a result, or an admin is sending it. A failed trigger, and a row
+/// settled unsent (collapsed, misfired), did not run.
+pub fn ran(trigger_code: i32, handle_code: i32, trigger_msg: Option<&str>) -> bool {
+    trigger_code == 200 || handle_code != 0 || trigger_msg.and_then(Owner::from_marker).is_some_and(|(_, sending)| sending)
 }
 
 /// Whether a planned fire is settled under the schedule lock before it is sent: it is released more than
@@ -115,16 +129,23 @@ pub fn decide_late(fire: &PlannedFire, others: &[JobRow], now_ms: i64, fire_once
     let newer_due = others.iter().any(|r| r.id > fire.log_id && r.trigger_time_ms <= now_ms);
     let covered = others.iter().any(|r| r.ran && r.trigger_time_ms >= fire.at_ms);
     let misfired = |at: i64| now_ms - at > MISFIRE_THRESHOLD_MS;
-    let older_misfired = others.iter().any(|r| r.id < fire.log_id && !r.ran && misfired(r.trigger_time_ms));
     if newer_due || covered {
         Late::Collapsed
-    } else if fire_once_now && (misfired(fire.at_ms) || older_misfired) {
+    } else if fire_once_now && (misfired(fire.at_ms) || misfired_since_last_run(others, fire.log_id, now_ms)) {
         Late::Compensate
     } else if misfired(fire.at_ms) {
         Late::Misfire
     } else {
         Late::Send
     }
+}
+
+/// Whether a fire of the job older than row `id` and newer than its last run did not run and is more than
+/// the misfire threshold late at `now_ms`: the next run of a FIRE_ONCE_NOW job then is its compensation.
+/// Rows settled unsent (collapsed) keep their planned instant, so it does not matter who settled them.
+pub fn misfired_since_last_run(rows: &[JobRow], id: i64, now_ms: i64) -> bool {
+    let last_run = rows.iter().filter(|r| r.ran && r.id < id).map(|r| r.id).max().unwrap_or(i64::MIN);
+    rows.iter().any(|r| r.id > last_run && r.id < id && !r.ran && now_ms - r.trigger_time_ms > MISFIRE_THRESHOLD_MS)
 }
 
 #[cfg(test)]
@@ -134,16 +155,17 @@ mod tests {
     const T: i64 = 1_700_000_000_000;
 
     fn fire(at: i64, log_id: i64) -> PlannedFire {
-        PlannedFire { at_ms: at, planned_at_ms: at - 4_500, log_id }
+        PlannedFire { at_ms: at, planned_at_ms: at - 4_500, log_id, marked: false }
     }
 
     #[test]
     fn markers_and_names_round_trip() {
         let owner = Owner(0x00ab_cdef);
         assert_eq!(owner.planned(), "planned by admin 00abcdef");
-        assert_eq!(owner.sending(), "being sent by admin 00abcdef");
+        assert_eq!(owner.sending(0x12), "being sent by admin 00abcdef/00000012");
+        assert!(owner.sending(7).starts_with(&owner.sending_prefix()));
         assert_eq!(Owner::from_marker(&owner.planned()), Some((owner, false)));
-        assert_eq!(Owner::from_marker(&owner.sending()), Some((owner, true)));
+        assert_eq!(Owner::from_marker(&owner.sending(3)), Some((owner, true)));
         assert_eq!(Owner::from_marker("Trigger type: Cron<br>…"), None);
         assert_eq!(Owner::from_registry_row(&owner.registry_row()), Some(owner));
         assert_eq!(Owner::from_registry_row("admin:xyz"), None);
@@ -156,7 +178,7 @@ mod tests {
     fn a_fire_is_late_when_released_a_second_after_its_instant_or_planned_after_it() {
         assert!(!is_late(&fire(T, 1), T + 1_000));
         assert!(is_late(&fire(T, 1), T + 1_001));
-        let missed = PlannedFire { at_ms: T, planned_at_ms: T + 200, log_id: 1 };
+        let missed = PlannedFire { at_ms: T, planned_at_ms: T + 200, log_id: 1, marked: false };
         assert!(is_late(&missed, T + 200), "a pass that found the next time missed");
     }
 
@@ -190,6 +212,17 @@ mod tests {
         assert_eq!(decide_late(&fire(T + 5_000, 5), &older, now, false), Late::Send, "DO_NOTHING: the late fire only");
         let older_sent = [JobRow { id: 1, trigger_time_ms: T + 1_000, ran: true }];
         assert_eq!(decide_late(&fire(T + 5_000, 5), &older_sent, now, true), Late::Send);
+        let run_since = [older[0], JobRow { id: 3, trigger_time_ms: T + 3_000, ran: true }];
+        assert_eq!(decide_late(&fire(T + 5_000, 5), &run_since, now, true), Late::Send, "the misfire was compensated by a run since");
+    }
+
+    #[test]
+    fn rows_settled_unsent_or_failed_did_not_run() {
+        assert!(ran(200, 0, Some("Trigger type: Cron")));
+        assert!(ran(0, 200, None), "a callback before the trigger result");
+        assert!(ran(0, 0, Some(&Owner(1).sending(2))));
+        assert!(!ran(0, 0, Some(&Owner(1).planned())));
+        assert!(!ran(500, 0, Some("Not sent: late …")));
     }
 
     #[test]

@@ -27,6 +27,8 @@ use tokio::task::JoinHandle;
 
 /// How often the registry of admins is read for new admins to watch, and this admin's own lock checked.
 const WATCH_INTERVAL: Duration = Duration::from_secs(2);
+/// How soon an admin without its own lock tries again: well within [`WATCH_BACKOFF`].
+const OWN_LOCK_RETRY: Duration = Duration::from_millis(250);
 /// One wait on another admin's lock; then the watcher checks that the admin is still registered.
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// After a watcher's connection failed (the database restarted): time for the owners to take their
@@ -77,7 +79,9 @@ impl Liveness {
                 }
                 Err(e) => tracing::debug!("admins not listed: {e}"),
             }
-            if !shutdown.sleep(WATCH_INTERVAL).await {
+            // Without its lock (the database restarted) an admin may be taken for dead: it retakes it soon.
+            let pause = if own.is_some() { WATCH_INTERVAL } else { OWN_LOCK_RETRY };
+            if !shutdown.sleep(pause).await {
                 break;
             }
         }
@@ -152,9 +156,9 @@ impl Liveness {
     /// the schedule lock so that one survivor does it; sends them at their instants.
     async fn take_over(&self, victim: Owner, registry_row: Option<&str>) -> Result<()> {
         let now = self.clock.now_ms();
-        let (planned_by_victim, sending_by_victim) = (victim.planned(), victim.sending());
+        let planned_by_victim = victim.planned();
         let mut lock = self.db.lock_schedule().await?;
-        let rows = lock.rows_marked([&planned_by_victim, &sending_by_victim], now - LOST_RESULT_AFTER_MS).await?;
+        let rows = lock.rows_marked(&planned_by_victim, &victim.sending_prefix(), now - LOST_RESULT_AFTER_MS).await?;
         let (planned, sending): (Vec<OwnedRow>, Vec<OwnedRow>) =
             rows.into_iter().partition(|r| r.trigger_msg.as_deref() == Some(planned_by_victim.as_str()));
         let ids: Vec<i64> = planned.iter().map(|r| r.id).collect();
@@ -176,7 +180,7 @@ impl Liveness {
         self.wheel.schedule(planned.into_iter().map(|row| {
             let at = row.trigger_time.map_or(now, |t| zone.to_epoch_ms(t));
             // Planned "now": a fire already due is late and is settled with the job's other rows.
-            let fire = PlannedFire { at_ms: at, planned_at_ms: now, log_id: row.id };
+            let fire = PlannedFire { at_ms: at, planned_at_ms: now, log_id: row.id, marked: false };
             (at.max(now), TriggerRequest { planned: Some(fire), ..TriggerRequest::of_job(row.job_id, TriggerType::Cron) })
         }));
         let uncertain: Vec<i64> = sending.iter().map(|r| r.id).collect();
@@ -200,11 +204,14 @@ impl Liveness {
     async fn resume_previous_run(&self, shutdown: &mut Shutdown) {
         loop {
             let now = self.clock.now_ms();
-            let mine = [self.owner.planned(), self.owner.sending()];
             let outcome = async {
-                let rows = self.db.foreign_rows(now - LOST_RESULT_AFTER_MS, MARKER_PREFIXES, [&mine[0], &mine[1]]).await?;
-                let owners: HashSet<Owner> =
-                    rows.iter().filter_map(|r| r.trigger_msg.as_deref().and_then(Owner::from_marker)).map(|(o, _)| o).collect();
+                let rows = self.db.marked_rows(now - LOST_RESULT_AFTER_MS, MARKER_PREFIXES).await?;
+                let owners: HashSet<Owner> = rows
+                    .iter()
+                    .filter_map(|r| r.trigger_msg.as_deref().and_then(Owner::from_marker))
+                    .map(|(o, _)| o)
+                    .filter(|o| *o != self.owner)
+                    .collect();
                 for owner in owners {
                     self.take_over(owner, None).await?;
                 }

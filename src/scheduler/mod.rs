@@ -88,6 +88,8 @@ impl Engine {
             crons: Default::default(),
             metrics: self.metrics,
             planned: self.owner.planned(),
+            catching_up: self.owner.sending(0),
+            i18n: self.i18n.clone(),
         };
         vec![
             tokio::spawn(fail.run(shutdown.clone())),

@@ -201,7 +201,7 @@ impl ResultSweeper {
             let (count, compensation) = self.db.settle_lost_logs(job_id, before, fire_once_now, message, &self.planned).await?;
             settled += count;
             if let Some((log_id, at)) = compensation {
-                let fire = PlannedFire { at_ms: self.db.zone().to_epoch_ms(at), planned_at_ms: now, log_id };
+                let fire = PlannedFire { at_ms: self.db.zone().to_epoch_ms(at), planned_at_ms: now, log_id, marked: false };
                 self.triggers.submit(TriggerRequest { planned: Some(fire), ..TriggerRequest::of_job(job_id, TriggerType::Misfire) });
             }
         }

@@ -6,11 +6,15 @@
 //! the millisecond, not 2.4.2's one-second ring, so a job fires at its planned instant.
 
 use super::TriggerSink;
-use crate::domain::schedule::{plan_job, CronCache, PRE_READ_MS};
-use super::monitors::LOST_RESULT_AFTER_MS;
+use crate::domain::misfire::DropReason;
+use crate::domain::ownership::{misfired_since_last_run, ran, JobRow, Owner};
+use crate::domain::protocol::FAIL_CODE;
+use crate::domain::schedule::{plan_job, CronCache, MisfireStrategy, PRE_READ_MS};
+use crate::i18n::I18n;
+use super::monitors::{alarm_status, LOST_RESULT_AFTER_MS};
 use crate::domain::{PlannedFire, TriggerRequest, TriggerType};
 use crate::metrics::Metrics;
-use crate::storage::{Db, NewLog, ScheduleUpdate, ScheduledJob};
+use crate::storage::{Db, JobRowState, NewLog, ScheduleLock, ScheduleUpdate, ScheduledJob};
 use crate::time::{Clock, Zone};
 use crate::workers::Shutdown;
 use std::collections::BTreeMap;
@@ -106,6 +110,10 @@ pub struct Scheduler {
     pub metrics: Arc<Metrics>,
     /// This admin's marker of the rows it plans (see `crate::domain::ownership::Owner`).
     pub planned: String,
+    /// Its marker of the catch-up fires its passes decide and send at once.
+    pub catching_up: String,
+    /// The language of the messages of rows settled unsent.
+    pub i18n: I18n,
 }
 
 /// The outcome of one pass.
@@ -162,23 +170,18 @@ impl Scheduler {
         let now_time = self.clock.now_ms();
         let jobs = lock.due_jobs(now_time + PRE_READ_MS, self.pre_read_count).await?;
         let (fires, updates, skipped) = self.plan(&jobs, now_time);
-        // A missed FIRE_ONCE_NOW job is compensated once: not when a fire since the missed instant exists,
-        // or when one of its planned fires is still on its way (its admin applies the misfire rule to it).
-        let recent = now_time - LOST_RESULT_AFTER_MS - PRE_READ_MS;
-        let mut kept = Vec::with_capacity(fires.len());
-        for fire in fires {
-            if fire.kind == TriggerType::Misfire && lock.has_fire_since(fire.job_id, fire.at, recent).await? {
-                continue;
-            }
-            kept.push(fire);
-        }
-        let fires = kept;
+        let mut fires = self.catch_up(&mut lock, &jobs, fires, now_time).await?;
         let updated = lock.update_schedules(&updates).await?;
+        // A job's one fire after a stall is decided here, under the lock: its row is written "being sent",
+        // so that it goes out at once, before the job's next regular fire, without being settled again.
+        fires.sort_by_key(|f| !f.is_catch_up());
+        let catching_up = fires.iter().take_while(|f| f.is_catch_up()).count();
         let rows: Vec<NewLog> = fires
             .iter()
             .map(|f| NewLog { job_group: f.job_group, job_id: f.job_id, trigger_time_ms: f.release_at })
             .collect();
-        let log_ids = lock.insert_logs(&rows, &self.planned).await?;
+        let mut log_ids = lock.insert_logs(&rows[..catching_up], &self.catching_up).await?;
+        log_ids.extend(lock.insert_logs(&rows[catching_up..], &self.planned).await?);
         lock.commit().await?;
         if skipped > 0 {
             tracing::warn!("{skipped} job(s) missed a fire by more than {PRE_READ_MS} ms: skipped by their misfire strategy DO_NOTHING");
@@ -193,7 +196,7 @@ impl Scheduler {
         let mut planned = Vec::with_capacity(summary.planned);
         for (fire, log_id) in fires.into_iter().zip(log_ids) {
             let request = TriggerRequest {
-                planned: Some(PlannedFire { at_ms: fire.at, planned_at_ms: now_time, log_id }),
+                planned: Some(PlannedFire { at_ms: fire.at, planned_at_ms: now_time, log_id, marked: fire.is_catch_up() }),
                 ..TriggerRequest::of_job(fire.job_id, fire.kind)
             };
             if fire.release_at == now_time {
@@ -205,6 +208,56 @@ impl Scheduler {
         self.wheel.schedule(planned);
         self.metrics.schedule_pass(started.elapsed());
         Ok(summary)
+    }
+
+    /// The fires of jobs whose next time was missed (a stall) stand for every late fire of theirs: the
+    /// late rows not yet sent, any admin's, are settled as collapsed into it, and a FIRE_ONCE_NOW job's
+    /// fire becomes its compensation when any of them was more than the misfire threshold late. A fire
+    /// whose instant a run already covers (a late row sent since) is not sent at all. So a job runs once
+    /// after a stall, whoever gets to its rows first: this pass, or the lanes settling its late rows.
+    async fn catch_up(&self, lock: &mut ScheduleLock, jobs: &[ScheduledJob], fires: Vec<Fire>, now_time: i64) -> crate::storage::Result<Vec<Fire>> {
+        let missed: Vec<i32> = fires.iter().filter(|f| f.is_catch_up()).map(|f| f.job_id).collect();
+        if missed.is_empty() {
+            return Ok(fires);
+        }
+        let rows = lock.job_rows(&missed, now_time - LOST_RESULT_AFTER_MS).await?;
+        let zone = self.db.zone();
+        let at_ms = |r: &JobRowState| r.trigger_time.map_or(0, |t| zone.to_epoch_ms(t));
+        let mut collapsed = Vec::new();
+        let mut kept = Vec::with_capacity(fires.len());
+        for mut fire in fires {
+            if !fire.is_catch_up() {
+                kept.push(fire);
+                continue;
+            }
+            let job_rows: Vec<JobRow> = rows
+                .iter()
+                .filter(|r| r.job_id == fire.job_id)
+                .map(|r| JobRow { id: r.id, trigger_time_ms: at_ms(r), ran: ran(r.trigger_code, r.handle_code, r.trigger_msg.as_deref()) })
+                .collect();
+            if job_rows.iter().any(|r| r.ran && r.trigger_time_ms >= fire.at) {
+                continue;
+            }
+            let fire_once_now = jobs.iter().any(|j| j.id == fire.job_id && MisfireStrategy::from_name(&j.misfire_strategy) == Some(MisfireStrategy::FireOnceNow));
+            if fire_once_now && misfired_since_last_run(&job_rows, i64::MAX, now_time) {
+                fire.kind = TriggerType::Misfire;
+            }
+            // The job's planned rows not yet sent and due: this fire stands for them.
+            let planned = |r: &&JobRowState| {
+                r.job_id == fire.job_id
+                    && r.trigger_code == 0
+                    && r.handle_code == 0
+                    && at_ms(r) <= now_time
+                    && r.trigger_msg.as_deref().and_then(Owner::from_marker).is_some_and(|(_, sending)| !sending)
+            };
+            collapsed.extend(rows.iter().filter(planned).map(|r| r.id));
+            kept.push(fire);
+        }
+        if !collapsed.is_empty() {
+            lock.settle_unsent(&collapsed, FAIL_CODE, self.i18n.get("joblog_skipped_collapsed"), alarm_status::NOT_NEEDED).await?;
+            tracing::warn!("{} planned fire(s) not sent: {}", collapsed.len(), DropReason::Collapsed.label());
+        }
+        Ok(kept)
     }
 
     /// Plans each due job (spec 4.1): the fires to release, the schedule updates to write, and how many
@@ -243,6 +296,13 @@ impl Scheduler {
             });
         }
         (fires, updates, skipped)
+    }
+}
+
+impl Fire {
+    /// Released after its instant: the job's next time was missed.
+    fn is_catch_up(&self) -> bool {
+        self.at < self.release_at
     }
 }
 

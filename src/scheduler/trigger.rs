@@ -9,7 +9,7 @@ use super::TriggerSink;
 use crate::config::Config;
 use crate::domain::routing::{RouteStrategy, Router};
 use crate::domain::misfire::{release, DropReason, Release, MISFIRE_THRESHOLD_MS};
-use crate::domain::ownership::{decide_late, is_late, JobRow, Late, Owner, LATE_MS};
+use crate::domain::ownership::{decide_late, is_late, ran, JobRow, Late, Owner};
 use crate::domain::schedule::MisfireStrategy;
 use crate::domain::trigger_msg::{block_title_key, call_report, TriggerReport};
 use crate::domain::protocol::FAIL_CODE;
@@ -18,7 +18,7 @@ use crate::executor::{ExecutorClient, FireHeaders, TriggerParam};
 use crate::i18n::I18n;
 use crate::metrics::{Lane, Metrics};
 use crate::storage::{Db, JobGroup, JobInfo, JobRowState, NewLog, Result, TriggerInfo};
-use super::monitors::alarm_status;
+use super::monitors::{alarm_status, LOST_RESULT_AFTER_MS};
 use crate::time::{Clock, CRON_ZONE};
 use crate::workers::Shutdown;
 use std::collections::HashMap;
@@ -62,9 +62,9 @@ pub struct TriggerContext {
     /// What was not sent or had to wait, counted for the log.
     pub counts: Arc<Counts>,
     pub metrics: Arc<Metrics>,
-    /// This admin's markers of the rows it planned and of those it is sending (see [`Owner`]).
+    /// This admin (see [`Owner`]), and its marker of the rows it planned.
+    pub owner: Owner,
     pub planned: String,
-    pub sending: String,
 }
 
 /// Events logged as per-second summaries rather than a line each.
@@ -212,8 +212,8 @@ impl TriggerPool {
             results,
             counts: counts.clone(),
             metrics: metrics.clone(),
+            owner,
             planned: owner.planned(),
-            sending: owner.sending(),
         });
         let slow_jobs = Arc::new(Mutex::new(SlowJobs::default()));
         let (fast, fast_rx) = mpsc::channel(LANE_QUEUE);
@@ -342,8 +342,9 @@ async fn run_batch(
     // The fires wait for the database rather than being dropped: once it answers, each one is judged
     // by how late it then is. Fires marked by a failed attempt stay this batch's to send.
     let mut decided = HashMap::new();
+    let sending = context.owner.sending(rand::random());
     let shards = loop {
-        match prepare(&context, &requests, &mut decided).await {
+        match prepare(&context, &requests, &sending, &mut decided).await {
             Ok(shards) => break shards,
             Err(e) => {
                 context.counts.wait(requests.len() as u64, context.clock.now_ms(), &e);
@@ -401,7 +402,12 @@ async fn write_trigger_infos(db: Db, mut results: mpsc::UnboundedReceiver<(i64, 
 /// schedule lock (see [`settle_late`]). `decided` keeps the planned fires an attempt marked, across
 /// attempts: a mark is committed at once, so when a later statement of the attempt fails, the retry must
 /// send the rows it marked rather than find them marked (by itself) and drop them.
-async fn prepare(context: &TriggerContext, requests: &[TriggerRequest], decided: &mut HashMap<i64, TriggerType>) -> Result<Vec<Shard>> {
+async fn prepare(
+    context: &TriggerContext,
+    requests: &[TriggerRequest],
+    sending: &str,
+    decided: &mut HashMap<i64, TriggerType>,
+) -> Result<Vec<Shard>> {
     let mut job_ids: Vec<i32> = requests.iter().map(|r| r.job_id).collect();
     job_ids.sort_unstable();
     job_ids.dedup();
@@ -428,6 +434,10 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest], decided:
     let mut late = Vec::new();
     for request in requests {
         let Some(fire) = request.planned.filter(|f| !decided.contains_key(&f.log_id)) else { continue };
+        if fire.marked {
+            decided.insert(fire.log_id, request.trigger_type);
+            continue;
+        }
         let job = jobs.get(&request.job_id).map(|j| &**j);
         match judge(context, job, &fire) {
             Err(reason) => dropped.push((fire.log_id, reason)),
@@ -438,10 +448,10 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest], decided:
         }
     }
     settle_dropped(context, &dropped, now).await;
-    for id in context.db.mark_sending(&on_time, &context.planned, &context.sending, now).await? {
+    for id in context.db.mark_sending(&on_time, &context.planned, sending, now).await? {
         decided.insert(id, TriggerType::Cron);
     }
-    decided.extend(settle_late(context, &late, now).await?);
+    decided.extend(settle_late(context, &late, sending, now).await?);
 
     let mut pending: Vec<Pending> = Vec::with_capacity(requests.len());
     for request in requests {
@@ -492,7 +502,7 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest], decided:
         .filter(|p| p.fire.is_none())
         .map(|p| NewLog { job_group: p.prepared.job.job_group, job_id: p.prepared.job.id, trigger_time_ms: now })
         .collect();
-    let mut new_ids = context.db.insert_rows(&new_rows, Some(&context.sending)).await?.into_iter();
+    let mut new_ids = context.db.insert_rows(&new_rows, Some(sending)).await?.into_iter();
     Ok(pending
         .into_iter()
         .filter_map(|p| {
@@ -551,19 +561,20 @@ fn judge(context: &TriggerContext, job: Option<&JobInfo>, fire: &PlannedFire) ->
 /// late fires only the newest due one runs, and a fire whose instant a run already covers does not. Those
 /// to send are marked "being sent" in the same transaction; the others get a result that says why.
 /// Returns the fires to send, with the type to send them as.
-async fn settle_late(context: &TriggerContext, late: &[LateFire], now: i64) -> Result<HashMap<i64, TriggerType>> {
+async fn settle_late(context: &TriggerContext, late: &[LateFire], sending: &str, now: i64) -> Result<HashMap<i64, TriggerType>> {
     let mut decided = HashMap::new();
     let Some(since) = late.iter().map(|l| l.fire.at_ms).min() else { return Ok(decided) };
     let mut job_ids: Vec<i32> = late.iter().map(|l| l.job_id).collect();
     job_ids.sort_unstable();
     job_ids.dedup();
     let mut lock = context.db.lock_schedule().await?;
-    let rows = lock.job_rows(&job_ids, since - LATE_MS).await?;
+    // Back to the oldest row a FIRE_ONCE_NOW job's compensation may stand for.
+    let rows = lock.job_rows(&job_ids, since.min(now - LOST_RESULT_AFTER_MS)).await?;
     let zone = context.db.zone();
     let state = |r: &JobRowState| JobRow {
         id: r.id,
         trigger_time_ms: r.trigger_time.map_or(0, |t| zone.to_epoch_ms(t)),
-        ran: r.trigger_code != 0 || r.handle_code != 0 || r.trigger_msg.as_deref().and_then(Owner::from_marker).is_some_and(|(_, sending)| sending),
+        ran: ran(r.trigger_code, r.handle_code, r.trigger_msg.as_deref()),
     };
     let (mut send, mut compensate, mut collapsed, mut misfired) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for LateFire { fire, job_id, fire_once_now } in late {
@@ -581,7 +592,7 @@ async fn settle_late(context: &TriggerContext, late: &[LateFire], now: i64) -> R
         }
     }
     for (ids, kind) in [(send, TriggerType::Cron), (compensate, TriggerType::Misfire)] {
-        for id in lock.mark_sending(&ids, &context.planned, &context.sending, now).await? {
+        for id in lock.mark_sending(&ids, &context.planned, sending, now).await? {
             decided.insert(id, kind);
         }
     }

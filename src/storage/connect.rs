@@ -1,7 +1,8 @@
 //! Opening the pool for the configured datasource and preparing the schema.
 
+use super::failover::{self, LastMove, MultiHost, PG_INVALID_CATALOG_NAME, PG_MAINTENANCE_DB};
 use super::{schema, Db, Pool, Result, SchemaOutcome, StorageError};
-use crate::config::{DataSourceConfig, DbTarget, PoolConfig, SqlitePath, SslMode};
+use crate::config::{DataSourceConfig, DbTarget, PoolConfig, Servers, SqlitePath, SslMode};
 use crate::time::Zone;
 use sqlx::mysql::{MySqlConnectOptions, MySqlSslMode};
 use sqlx::pool::PoolOptions;
@@ -29,12 +30,8 @@ const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
 /// MySQL's "unknown database" error code.
 const ER_BAD_DB_ERROR: u16 = 1049;
 
-/// PostgreSQL's SQLSTATEs for "database does not exist" and "database already exists".
-const PG_INVALID_CATALOG_NAME: &str = "3D000";
+/// PostgreSQL's SQLSTATE for "database already exists".
 const PG_DUPLICATE_DATABASE: &str = "42P04";
-
-/// The database a PostgreSQL server always has, to connect to while ours is created.
-const PG_MAINTENANCE_DB: &str = "postgres";
 
 /// The user when none is configured: the superuser every cluster starts with (MySQL's is `root`).
 const PG_DEFAULT_USER: &str = "postgres";
@@ -46,10 +43,19 @@ const SLOW_STATEMENT: Duration = Duration::from_secs(2);
 /// when empty.
 pub async fn connect(ds: &DataSourceConfig) -> Result<(Db, SchemaOutcome)> {
     let zone = Zone::from_option(ds.time_zone);
+    let last_move = LastMove::default();
     let pool = match &ds.target {
-        DbTarget::MySql { .. } => Pool::MySql(with_startup_retry(|| connect_mysql(ds)).await?),
+        DbTarget::MySql { servers, .. } => {
+            let (pool, current) = with_startup_retry(|| connect_mysql(ds, &last_move)).await?;
+            watch_hosts(&pool, servers, current, last_move);
+            Pool::MySql(pool)
+        }
         DbTarget::Sqlite { path } => Pool::Sqlite(connect_sqlite(path, ds).await?),
-        DbTarget::Postgres { .. } => Pool::Postgres(with_startup_retry(|| connect_postgres(ds)).await?),
+        DbTarget::Postgres { servers, .. } => {
+            let (pool, current) = with_startup_retry(|| connect_postgres(ds, &last_move)).await?;
+            watch_hosts(&pool, servers, current, last_move);
+            Pool::Postgres(pool)
+        }
     };
     let mut db = Db::new(pool, zone);
     let outcome = schema::ensure(&db).await?;
@@ -66,6 +72,10 @@ where
     let deadline = tokio::time::Instant::now() + STARTUP_RETRY;
     loop {
         match attempt().await {
+            Err(StorageError::NoServer(reason)) if tokio::time::Instant::now() < deadline => {
+                tracing::warn!("no usable database server yet ({reason}); retrying");
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
             Err(StorageError::Database(e)) if is_transient(&e) && tokio::time::Instant::now() < deadline => {
                 tracing::warn!("database not reachable yet ({e}); retrying");
                 tokio::time::sleep(Duration::from_secs(2)).await;
@@ -79,13 +89,33 @@ fn is_transient(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut)
 }
 
+/// `options` pointed at the server to start on, and its index in `servers`: the first that answers (in the
+/// role asked for) of a multi-host URL.
+async fn starting_server<DB: MultiHost>(options: <DB::Connection as sqlx::Connection>::Options, servers: &Servers) -> Result<(<DB::Connection as sqlx::Connection>::Options, usize)> {
+    if !failover::is_needed(servers) {
+        return Ok((options, 0));
+    }
+    let (index, _) = failover::choose::<DB>(&options, servers, 0..servers.hosts.len()).await?;
+    if index > 0 {
+        tracing::warn!(host = %servers.hosts[index], "database: starting on a later server of spring.datasource.url");
+    }
+    Ok((DB::at(&options, &servers.hosts[index]), index))
+}
+
+/// Keeps a multi-host URL's pool on a working server.
+fn watch_hosts<DB: MultiHost>(pool: &sqlx::Pool<DB>, servers: &Servers, current: usize, last_move: LastMove) {
+    if failover::is_needed(servers) {
+        failover::watch(pool.clone(), servers.clone(), current, last_move);
+    }
+}
+
 fn mysql_options(ds: &DataSourceConfig) -> MySqlConnectOptions {
-    let DbTarget::MySql { host, port, ssl_mode, .. } = &ds.target else {
+    let DbTarget::MySql { servers, ssl_mode, .. } = &ds.target else {
         unreachable!("mysql_options is only called for MySQL targets")
     };
     let mut options = MySqlConnectOptions::new()
-        .host(host)
-        .port(*port)
+        .host(&servers.first().host)
+        .port(servers.first().port)
         .username(ds.username.as_deref().unwrap_or("root"))
         .charset("utf8mb4")
         // DATETIME columns carry wall-clock values we convert ourselves; leave the session zone alone.
@@ -104,20 +134,22 @@ fn mysql_options(ds: &DataSourceConfig) -> MySqlConnectOptions {
     options
 }
 
-async fn connect_mysql(ds: &DataSourceConfig) -> Result<sqlx::MySqlPool> {
-    let DbTarget::MySql { database, .. } = &ds.target else { unreachable!() };
-    let options = mysql_options(ds).database(database);
+/// The pool, and the index of its server in the URL's hosts.
+async fn connect_mysql(ds: &DataSourceConfig, last_move: &LastMove) -> Result<(sqlx::MySqlPool, usize)> {
+    let DbTarget::MySql { database, servers, .. } = &ds.target else { unreachable!() };
+    let (server, current) = starting_server::<MySql>(mysql_options(ds), servers).await?;
+    let options = server.clone().database(database);
     // Open one connection first so a missing database is created before the pool starts filling.
     match options.connect().await {
         Ok(conn) => drop(conn),
         Err(sqlx::Error::Database(e))
             if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().is_some_and(|e| e.number() == ER_BAD_DB_ERROR) =>
         {
-            create_mysql_database(ds, database).await?;
+            create_mysql_database(server, database).await?;
         }
         Err(e) => return Err(e.into()),
     }
-    let pool = server_pool::<MySql>(&ds.pool)
+    let pool = server_pool::<MySql>(&ds.pool, last_move)
         // Connector/J (jdbcCompliantTruncation, on by default) adds STRICT_TRANS_TABLES to every session of
         // the Java admin, so an over-long value is an error there, never silently cut; the same here, on
         // servers whose default mode is not strict.
@@ -131,11 +163,13 @@ async fn connect_mysql(ds: &DataSourceConfig) -> Result<sqlx::MySqlPool> {
         })
         .connect_with(options)
         .await?;
-    Ok(pool)
+    Ok((pool, current))
 }
 
 /// The pool settings of a database server (`spring.datasource.hikari.*`).
-fn server_pool<DB: sqlx::Database>(pool: &PoolConfig) -> PoolOptions<DB> {
+/// Connections opened before the pool last moved to another server are dropped instead of used.
+fn server_pool<DB: sqlx::Database>(pool: &PoolConfig, last_move: &LastMove) -> PoolOptions<DB> {
+    let last_move = last_move.clone();
     PoolOptions::new()
         .max_connections(pool.max_size)
         .min_connections(pool.min_idle.min(pool.max_size))
@@ -146,8 +180,12 @@ fn server_pool<DB: sqlx::Database>(pool: &PoolConfig) -> PoolOptions<DB> {
         // Only connections idle for a while are pinged: under load a ping per statement would double
         // the round trips, and a connection used a moment ago is known to be alive.
         .test_before_acquire(false)
-        .before_acquire(|conn: &mut DB::Connection, meta| {
+        .before_acquire(move |conn: &mut DB::Connection, meta| {
+            let moved_since = last_move.predates(meta.age);
             Box::pin(async move {
+                if moved_since {
+                    return Ok(false);
+                }
                 if meta.idle_for >= PING_WHEN_IDLE {
                     use sqlx::Connection;
                     conn.ping().await?;
@@ -157,9 +195,9 @@ fn server_pool<DB: sqlx::Database>(pool: &PoolConfig) -> PoolOptions<DB> {
         })
 }
 
-async fn create_mysql_database(ds: &DataSourceConfig, database: &str) -> Result<()> {
+async fn create_mysql_database(server: MySqlConnectOptions, database: &str) -> Result<()> {
     tracing::info!(database, "database does not exist; creating it");
-    let mut conn = mysql_options(ds).connect().await?;
+    let mut conn = server.connect().await?;
     let sql = format!(
         "CREATE DATABASE IF NOT EXISTS `{}` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
         database.replace('`', "``")
@@ -169,12 +207,12 @@ async fn create_mysql_database(ds: &DataSourceConfig, database: &str) -> Result<
 }
 
 fn postgres_options(ds: &DataSourceConfig) -> PgConnectOptions {
-    let DbTarget::Postgres { host, port, ssl_mode, schema, settings, .. } = &ds.target else {
+    let DbTarget::Postgres { servers, ssl_mode, schema, settings, .. } = &ds.target else {
         unreachable!("postgres_options is only called for PostgreSQL targets")
     };
     let mut options = PgConnectOptions::new_without_pgpass()
-        .host(host)
-        .port(*port)
+        .host(&servers.first().host)
+        .port(servers.first().port)
         .username(ds.username.as_deref().unwrap_or(PG_DEFAULT_USER))
         .ssl_mode(match ssl_mode {
             SslMode::Disabled => PgSslMode::Disable,
@@ -199,23 +237,24 @@ fn postgres_options(ds: &DataSourceConfig) -> PgConnectOptions {
     options
 }
 
-async fn connect_postgres(ds: &DataSourceConfig) -> Result<sqlx::PgPool> {
-    let DbTarget::Postgres { database, .. } = &ds.target else { unreachable!() };
-    let options = postgres_options(ds).database(database);
+/// The pool, and the index of its server in the URL's hosts.
+async fn connect_postgres(ds: &DataSourceConfig, last_move: &LastMove) -> Result<(sqlx::PgPool, usize)> {
+    let DbTarget::Postgres { database, servers, .. } = &ds.target else { unreachable!() };
+    let (options, current) = starting_server::<Postgres>(postgres_options(ds).database(database), servers).await?;
     // Open one connection first so a missing database is created before the pool starts filling.
     match options.connect().await {
         Ok(conn) => drop(conn),
         Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(PG_INVALID_CATALOG_NAME) => {
-            create_postgres_database(ds, database).await?;
+            create_postgres_database(options.clone(), database).await?;
         }
         Err(e) => return Err(e.into()),
     }
-    Ok(server_pool::<Postgres>(&ds.pool).connect_with(options).await?)
+    Ok((server_pool::<Postgres>(&ds.pool, last_move).connect_with(options).await?, current))
 }
 
-async fn create_postgres_database(ds: &DataSourceConfig, database: &str) -> Result<()> {
+async fn create_postgres_database(server: PgConnectOptions, database: &str) -> Result<()> {
     tracing::info!(database, "database does not exist; creating it");
-    let mut conn = postgres_options(ds).database(PG_MAINTENANCE_DB).connect().await?;
+    let mut conn = server.database(PG_MAINTENANCE_DB).connect().await?;
     // UTF8 whatever the cluster default: the initial rows hold Chinese text, as on MySQL's utf8mb4.
     let sql = format!("CREATE DATABASE \"{}\" ENCODING 'UTF8' TEMPLATE template0", database.replace('"', "\"\""));
     match sqlx::query(&sql).execute(&mut conn).await {

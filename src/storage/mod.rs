@@ -5,6 +5,7 @@
 //! case-insensitive LIKE, `RETURNING`) are fields of [`sql::Dialect`].
 
 mod connect;
+mod failover;
 mod glue;
 mod groups;
 mod jobs;
@@ -38,6 +39,9 @@ use sql::{Dialect, Pool};
 pub enum StorageError {
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
+    /// Every host of a multi-host URL answered, none in the role `targetServerType` asks for.
+    #[error("no server of spring.datasource.url is usable: {0}")]
+    NoServer(String),
     #[error(
         "the xxl-job tables do not have the column types this admin reads ({0}); \
          alter them to the types of migrations/postgres.sql"

@@ -32,7 +32,7 @@ pub struct OwnedRow {
 }
 
 /// Marks the rows of `ids` still `planned` as `sending` at `now`; returns the ids now marked `sending`,
-/// which includes rows an earlier attempt of the same batch marked.
+/// which includes rows an earlier attempt of the same batch marked (`sending` names the batch).
 async fn mark_sending(mut on: On<'_>, dialect: &Dialect, now: NaiveDateTime, ids: &[i64], planned: &str, sending: &str) -> Result<Vec<i64>> {
     let mut marked = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(IN_LIST_MAX) {
@@ -98,20 +98,14 @@ impl Db {
         Ok(rows.into_iter().map(|(name,)| name).collect())
     }
 
-    /// Unsent rows since `since_ms` carrying an owner marker other than `mine` (planned or being sent):
-    /// on SQLite, whose one admin process outlives no other, the plan of a previous run of the admin.
-    pub async fn foreign_rows(&self, since_ms: i64, markers_like: [&str; 2], mine: [&str; 2]) -> Result<Vec<OwnedRow>> {
+    /// Unsent rows since `since_ms` whose `trigger_msg` begins with one of `markers` (any owner's, planned or
+    /// being sent): on SQLite, whose one admin process outlives no other, the plan of a previous run.
+    pub async fn marked_rows(&self, since_ms: i64, markers: [&str; 2]) -> Result<Vec<OwnedRow>> {
         let sql = format!(
             "SELECT id, job_id, trigger_time, trigger_msg FROM xxl_job_log WHERE trigger_time >= ? AND {UNSENT} \
-             AND (trigger_msg LIKE ? OR trigger_msg LIKE ?) AND trigger_msg <> ? AND trigger_msg <> ?"
+             AND (trigger_msg LIKE ? OR trigger_msg LIKE ?)"
         );
-        let args = [
-            Arg::DateTime(self.datetime(since_ms)),
-            Arg::Text(format!("{}%", markers_like[0])),
-            Arg::Text(format!("{}%", markers_like[1])),
-            Arg::Text(mine[0].to_string()),
-            Arg::Text(mine[1].to_string()),
-        ];
+        let args = [Arg::DateTime(self.datetime(since_ms)), Arg::Text(format!("{}%", markers[0])), Arg::Text(format!("{}%", markers[1]))];
         self.fetch_all(&sql, &args).await
     }
 }
@@ -148,13 +142,17 @@ impl ScheduleLock {
         settle_unsent(On::Tx(tx), dialect, ids, code, msg, alarm_status).await
     }
 
-    /// Unsent rows since `since_ms` whose marker is one of `markers`.
-    pub async fn rows_marked(&mut self, markers: [&str; 2], since_ms: i64) -> Result<Vec<OwnedRow>> {
+    /// Unsent rows since `since_ms` marked `planned`, or with a marker beginning with `sending_prefix`.
+    pub async fn rows_marked(&mut self, planned: &str, sending_prefix: &str, since_ms: i64) -> Result<Vec<OwnedRow>> {
         let sql = format!(
             "SELECT id, job_id, trigger_time, trigger_msg FROM xxl_job_log WHERE trigger_time >= ? AND {UNSENT} \
-             AND trigger_msg IN (?, ?)"
+             AND (trigger_msg = ? OR trigger_msg LIKE ?)"
         );
-        let args = [Arg::DateTime(self.zone.to_datetime(since_ms)), Arg::Text(markers[0].to_string()), Arg::Text(markers[1].to_string())];
+        let args = [
+            Arg::DateTime(self.zone.to_datetime(since_ms)),
+            Arg::Text(planned.to_string()),
+            Arg::Text(format!("{sending_prefix}%")),
+        ];
         let (tx, dialect) = self.parts();
         sql::fetch_all(On::Tx(tx), dialect, &sql, &args).await
     }

@@ -67,17 +67,31 @@ impl Db {
 
 impl Db {
     /// The session secret kept in `xxl_job_lock`, stored first as `candidate` when there is none. Read
-    /// and created under the schedule lock, so admins starting together on a new database agree.
+    /// first without the lock (the row, once made, never changes); created under the schedule lock, so
+    /// admins starting together on a new database agree. On a Galera cluster the lock's transaction can
+    /// lose certification to a running pass (error 1213): it is tried again.
     pub async fn shared_session_secret(&self, candidate: &str) -> Result<String> {
-        let mut lock = self.lock_schedule().await?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.try_shared_session_secret(candidate).await {
+                Err(e) if attempt < SECRET_ATTEMPTS => {
+                    tracing::debug!("session secret not settled yet ({e}); trying again");
+                    tokio::time::sleep(std::time::Duration::from_millis(200 * attempt)).await;
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+
+    async fn try_shared_session_secret(&self, candidate: &str) -> Result<String> {
         let pattern = format!("{SESSION_SECRET_PREFIX}%");
-        let stored: Option<(String,)> = sql::fetch_optional(
-            On::Tx(&mut lock.tx),
-            &lock.dialect,
-            "SELECT lock_name FROM xxl_job_lock WHERE lock_name LIKE ? ORDER BY lock_name LIMIT 1",
-            &[Arg::Text(pattern)],
-        )
-        .await?;
+        let find = "SELECT lock_name FROM xxl_job_lock WHERE lock_name LIKE ? ORDER BY lock_name LIMIT 1";
+        if let Some((name,)) = self.fetch_optional::<(String,)>(find, &[Arg::Text(pattern.clone())]).await? {
+            return Ok(name[SESSION_SECRET_PREFIX.len()..].to_string());
+        }
+        let mut lock = self.lock_schedule().await?;
+        let stored: Option<(String,)> = sql::fetch_optional(On::Tx(&mut lock.tx), &lock.dialect, find, &[Arg::Text(pattern)]).await?;
         let name = match stored {
             Some((name,)) => name,
             None => {
@@ -91,6 +105,9 @@ impl Db {
         Ok(name[SESSION_SECRET_PREFIX.len()..].to_string())
     }
 }
+
+/// Attempts at settling the session secret at start.
+const SECRET_ATTEMPTS: u64 = 10;
 
 impl ScheduleLock {
     /// Scheduled jobs due at or before `max_next_time` (spec 7.2 scheduleJobQuery), the most urgent first.
@@ -140,22 +157,6 @@ impl ScheduleLock {
             ids.extend(sql::insert_ids(On::Tx(&mut self.tx), &self.dialect, &insert, &args, n).await?);
         }
         Ok(ids)
-    }
-
-    /// Whether the job has a fire that stands for its missed instant `missed_ms`: a row triggered since
-    /// then, or a row not yet sent (whose admin settles it by the misfire rule) since `recent_ms`.
-    pub async fn has_fire_since(&mut self, job_id: i32, missed_ms: i64, recent_ms: i64) -> Result<bool> {
-        let missed = self.zone.to_datetime(missed_ms - missed_ms.rem_euclid(1000));
-        let recent = self.zone.to_datetime(recent_ms);
-        let count = sql::scalar(
-            On::Tx(&mut self.tx),
-            &self.dialect,
-            "SELECT COUNT(*) FROM xxl_job_log WHERE job_id = ? AND trigger_time >= ? \
-             AND (trigger_time >= ? OR (trigger_code = 0 AND handle_code = 0))",
-            &[Arg::Int(job_id.into()), Arg::DateTime(recent.min(missed)), Arg::DateTime(missed)],
-        )
-        .await?;
-        Ok(count > 0)
     }
 
     /// The transaction and its dialect, for statements of other storage files run under the lock.

@@ -5,8 +5,10 @@
 //! reported as ignored rather than passed. Set `XXL_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306`)
 //! or `XXL_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432`) to point them elsewhere;
 //! with `CI` set, an unreachable server is a failure, not a skip. The fault suite runs its own MariaDB
-//! server instead, and needs `mariadb-install-db` and `mariadbd` (package mariadb-server); the
-//! reverse-proxy tests run a private nginx (package nginx).
+//! server instead, and needs `mariadb-install-db` and `mariadbd` (package mariadb-server); so do the
+//! high-availability tests, which also start PostgreSQL servers of their own (package postgresql) and a
+//! MariaDB Galera cluster (packages galera-4 and rsync). The reverse-proxy tests run a private nginx
+//! (package nginx).
 
 mod alarm;
 mod api;
@@ -15,6 +17,8 @@ mod cli;
 mod console;
 mod failover;
 mod faults;
+mod galera;
+mod ha;
 mod metrics;
 mod openapi;
 mod scheduler;
@@ -57,6 +61,8 @@ fn main() {
     // The README's REST examples are curl commands, run as written.
     let curl = std::process::Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
     let private_mariadb = support::private_mariadb::availability().map(drop);
+    let private_postgres = support::private_postgres::availability().map(drop);
+    let galera = support::galera::availability();
     let nginx = support::nginx::availability();
     let promtool = std::process::Command::new(metrics::PROMTOOL).arg("--version").output().is_ok_and(|o| o.status.success());
     let cases = alarm::cases()
@@ -67,6 +73,8 @@ fn main() {
         .chain(console::cases())
         .chain(failover::cases())
         .chain(faults::cases())
+        .chain(galera::cases())
+        .chain(ha::cases())
         .chain(metrics::cases())
         .chain(openapi::cases())
         .chain(scheduler::cases())
@@ -85,10 +93,15 @@ fn main() {
             let needs_curl = case.name.contains("readme");
             let needs_nginx = case.name.contains("nginx");
             let needs_promtool = case.name.contains("promtool");
-            // The fault suite starts a MariaDB server of its own and does not use the shared one.
-            let needs_private_mariadb = case.name.starts_with("faults::");
-            let skip = if needs_private_mariadb {
+            // The fault suite and the high-availability tests start servers of their own and do not use the shared ones.
+            let needs_private_mariadb = case.name.starts_with("faults::") || case.name.starts_with("ha::mariadb");
+            let needs_private_postgres = case.name.starts_with("ha::postgres");
+            let skip = if case.name.starts_with("galera::") {
+                galera.is_err()
+            } else if needs_private_mariadb {
                 private_mariadb.is_err()
+            } else if needs_private_postgres {
+                private_postgres.is_err()
             } else {
                 unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err()) || (needs_promtool && !promtool)
             };
@@ -107,7 +120,21 @@ fn main() {
             eprintln!("mariadb-install-db and mariadbd are required in CI but unavailable: {reason}");
             std::process::exit(1);
         }
-        eprintln!("note: the fault suite is ignored: {reason}");
+        eprintln!("note: the fault suite and the MariaDB high-availability test are ignored: {reason}");
+    }
+    if let Err(reason) = &private_postgres {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("the PostgreSQL programs are required in CI but unavailable: {reason}");
+            std::process::exit(1);
+        }
+        eprintln!("note: the PostgreSQL high-availability test is ignored: {reason}");
+    }
+    if let Err(reason) = &galera {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("a MariaDB Galera cluster is required in CI but cannot be started: {reason}");
+            std::process::exit(1);
+        }
+        eprintln!("note: the Galera test is ignored: {reason}");
     }
     if let Err(reason) = &nginx {
         if std::env::var_os("CI").is_some() {

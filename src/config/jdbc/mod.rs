@@ -6,7 +6,7 @@ mod mysql;
 mod postgres;
 mod sqlite;
 
-use super::DbTarget;
+use super::{DbTarget, HostPort};
 use chrono_tz::Tz;
 use percent_encoding::percent_decode_str;
 use std::path::Path;
@@ -80,15 +80,12 @@ impl<'a> ServerUrl<'a> {
         Ok(ServerUrl { username, password, hosts, path, query })
     }
 
-    /// The first of the comma-separated hosts (a warning names the ones left out: we connect to one
-    /// server only).
-    fn first_host(&self, default_port: u16, warnings: &mut Vec<String>) -> Result<(String, u16), String> {
-        let mut host_list = self.hosts.split(',');
-        let (host, port) = host_port(host_list.next().unwrap_or_default(), default_port)?;
-        if host_list.next().is_some() {
-            warnings.push(format!("spring.datasource.url names several hosts; only {host}:{port} is used"));
-        }
-        Ok((host, port))
+    /// The comma-separated hosts, in the order written.
+    fn hosts(&self, default_port: u16) -> Result<Vec<HostPort>, String> {
+        self.hosts
+            .split(',')
+            .map(|spec| host_port(spec, default_port).map(|(host, port)| HostPort { host, port }))
+            .collect()
     }
 
     fn database(&self) -> Result<String, String> {

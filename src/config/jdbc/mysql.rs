@@ -1,24 +1,26 @@
 //! MySQL Connector/J, MariaDB Connector/J and sqlx-style `mysql://` URLs, and the Connector/J parameters we honour.
 
 use super::{decode, Datasource, ServerUrl};
-use crate::config::{DbTarget, SslMode};
+use crate::config::{DbTarget, Servers, SslMode, TargetServer};
 use crate::time::parse_zone;
 use chrono_tz::Tz;
 
 const MYSQL_DEFAULT_PORT: u16 = 3306;
+/// Connector/J's default `secondsBeforeRetryMaster`.
+const DEFAULT_RETRY_FIRST_SECS: u64 = 30;
 
 /// `jdbc:mysql:[flavour:]//[user[:password]@]host[:port][,host2...]/database[?params]`, `scheme_end`
 /// being the offset after `mysql:`/`mariadb:`.
 pub(super) fn parse(url: &str, scheme_end: usize) -> Result<Datasource, String> {
     let mut warnings = Vec::new();
     let mut offset = scheme_end;
-    // Connector/J's multi-host flavours: we connect to one server only.
+    let mut replication = false;
+    // Connector/J's and MariaDB's multi-host flavours. All but `replication:` use every host, one at a
+    // time in the order written (see `Servers`): spreading a scheduler's locking transactions over several
+    // servers gains nothing, and on Galera it turns row locks into certification conflicts.
     for flavour in ["loadbalance:", "replication:", "failover:", "sequential:", "aurora:"] {
         if url[offset..].to_ascii_lowercase().starts_with(flavour) {
-            warnings.push(format!(
-                "spring.datasource.url: `{}{flavour}` is treated as a plain single-server URL",
-                url[..offset].to_ascii_lowercase()
-            ));
+            replication |= flavour == "replication:";
             offset += flavour.len();
         }
     }
@@ -26,7 +28,15 @@ pub(super) fn parse(url: &str, scheme_end: usize) -> Result<Datasource, String> 
     if parts.hosts.contains('(') {
         return Err("the `address=(...)` host syntax is not supported; write host:port".into());
     }
-    let (host, port) = parts.first_host(MYSQL_DEFAULT_PORT, &mut warnings)?;
+    let mut hosts = parts.hosts(MYSQL_DEFAULT_PORT)?;
+    if replication && hosts.len() > 1 {
+        // The replicas of a replication URL only serve read-only connections; the admin's are read-write.
+        hosts.truncate(1);
+        warnings.push(format!(
+            "spring.datasource.url: a replication URL's replicas take no writes; only its source {} is used",
+            hosts[0]
+        ));
+    }
     let database = parts.database()?;
     let (mut username, mut password) = (parts.username, parts.password);
 
@@ -38,10 +48,26 @@ pub(super) fn parse(url: &str, scheme_end: usize) -> Result<Datasource, String> 
     if let Some(pass) = params.password.take() {
         password = Some(pass);
     }
+    if params.fail_over_read_only == Some(true) && hosts.len() > 1 {
+        warnings.push(
+            "spring.datasource.url: failOverReadOnly=true is not followed: the admin must write, so it writes \
+             on whichever host it moved to"
+                .into(),
+        );
+    }
     warnings.append(&mut params.warnings);
+    let servers = Servers {
+        target: TargetServer::Any,
+        retry_first_after_secs: match params.seconds_before_retry_master {
+            _ if hosts.len() == 1 => None,
+            None => Some(DEFAULT_RETRY_FIRST_SECS),
+            Some(0) => None,
+            Some(secs) => Some(secs),
+        },
+        hosts,
+    };
     let target = DbTarget::MySql {
-        host,
-        port,
+        servers,
         database,
         ssl_mode: params.ssl_mode()?,
         connect_timeout_ms: params.connect_timeout_ms,
@@ -65,6 +91,8 @@ pub(super) struct Params {
     socket_timeout_ms: Option<u64>,
     user: Option<String>,
     password: Option<String>,
+    seconds_before_retry_master: Option<u64>,
+    fail_over_read_only: Option<bool>,
     pub warnings: Vec<String>,
 }
 
@@ -85,8 +113,10 @@ const HARMLESS: &[&str] = &[
     "uselegacydatetimecode",
     "usejdbccomplianttimezoneshift",
     "usetimezone",
-    "failoverreadonly",
     "maxreconnects",
+    // Failover moves on the first failed check, and fall-back is timed by secondsBeforeRetryMaster alone.
+    "queriesbeforeretrymaster",
+    "retriesalldown",
     "initialtimeout",
     "allowmultiqueries",
     "nullcatalogmeanscurrent",
@@ -125,6 +155,12 @@ impl Params {
                 "sockettimeout" => params.socket_timeout_ms = millis(&value)?,
                 "user" => params.user = Some(value).filter(|u| !u.is_empty()),
                 "password" => params.password = Some(value),
+                "secondsbeforeretrymaster" => {
+                    let secs = value.trim().parse::<u64>();
+                    params.seconds_before_retry_master =
+                        Some(secs.map_err(|_| format!("parameter `{name}`: `{value}` is not a number of seconds"))?);
+                }
+                "failoverreadonly" => params.fail_over_read_only = Some(flag(&value)?),
                 harmless if HARMLESS.contains(&harmless) => {}
                 _ => {
                     params.warnings.push(format!("spring.datasource.url: parameter `{name}` is not supported; ignored"))
@@ -145,6 +181,8 @@ impl Params {
             ("socketTimeout", self.socket_timeout_ms.is_some()),
             ("user", self.user.is_some()),
             ("password", self.password.is_some()),
+            ("secondsBeforeRetryMaster", self.seconds_before_retry_master.is_some()),
+            ("failOverReadOnly", self.fail_over_read_only.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, given)| given.then_some(name))
@@ -203,8 +241,9 @@ mod tests {
 
     fn mysql_parts(url: &str) -> (String, u16, String, SslMode, Option<u64>, Option<u64>) {
         match ok(url).target {
-            DbTarget::MySql { host, port, database, ssl_mode, connect_timeout_ms, socket_timeout_ms } => {
-                (host, port, database, ssl_mode, connect_timeout_ms, socket_timeout_ms)
+            DbTarget::MySql { servers, database, ssl_mode, connect_timeout_ms, socket_timeout_ms } => {
+                let first = servers.first().clone();
+                (first.host, first.port, database, ssl_mode, connect_timeout_ms, socket_timeout_ms)
             }
             other => panic!("{url}: {other:?}"),
         }
@@ -222,8 +261,7 @@ mod tests {
         assert_eq!(
             ds.target,
             DbTarget::MySql {
-                host: "127.0.0.1".into(),
-                port: 3306,
+                servers: Servers::single("127.0.0.1", 3306),
                 database: "xxl_job".into(),
                 ssl_mode: SslMode::Preferred,
                 connect_timeout_ms: None,
@@ -249,17 +287,50 @@ mod tests {
         assert_eq!(mysql_parts("jdbc:mysql://db/xxl%2Djob%20a").2, "xxl-job a");
     }
 
-    #[test]
-    fn several_hosts_use_the_first_with_a_warning() {
-        let ds = ok("jdbc:mysql://a:3306,b:3307/x");
-        assert!(matches!(&ds.target, DbTarget::MySql { host, port: 3306, .. } if host == "a"));
-        assert_eq!(ds.warnings.len(), 1);
-        assert!(ds.warnings[0].contains("a:3306"), "{:?}", ds.warnings);
-        for url in ["jdbc:mysql:loadbalance://a,b/x", "jdbc:mysql:replication://a,b/x", "jdbc:mariadb:failover://a/x"] {
-            let ds = ok(url);
-            assert!(matches!(&ds.target, DbTarget::MySql { host, .. } if host == "a"), "{url}");
-            assert!(ds.warnings.iter().any(|w| w.contains("single-server")), "{url}: {:?}", ds.warnings);
+    fn servers(url: &str) -> Servers {
+        match ok(url).target {
+            DbTarget::MySql { servers, .. } => servers,
+            other => panic!("{url}: {other:?}"),
         }
+    }
+
+    fn hosts(url: &str) -> Vec<String> {
+        servers(url).hosts.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn multi_host_urls_keep_every_host_in_order() {
+        assert_eq!(hosts("jdbc:mysql://a:3306,b:3307/x"), ["a:3306", "b:3307"]);
+        assert_eq!(hosts("jdbc:mysql://a,[::1]:3310,c/x"), ["a:3306", "[::1]:3310", "c:3306"]);
+        for flavour in ["mysql:loadbalance", "mariadb:sequential", "mariadb:failover", "mariadb:loadbalance", "mariadb:aurora"] {
+            let url = format!("jdbc:{flavour}://c:1,b:2,a:3/x");
+            let ds = ok(&url);
+            assert!(ds.warnings.is_empty(), "{url}: {:?}", ds.warnings);
+            assert_eq!(hosts(&url), ["c:1", "b:2", "a:3"], "{url}");
+        }
+        assert_eq!(servers("jdbc:mysql://a,b/x").target, TargetServer::Any);
+        // Without a second host there is nothing to fail over to, and nothing to fall back to.
+        assert_eq!(servers("jdbc:mysql:loadbalance://a/x"), Servers::single("a", 3306));
+    }
+
+    #[test]
+    fn replication_urls_use_the_source_only() {
+        let ds = ok("jdbc:mysql:replication://src:3306,replica:3307/x");
+        assert!(matches!(&ds.target, DbTarget::MySql { servers, .. } if *servers == Servers::single("src", 3306)));
+        assert!(ds.warnings.iter().any(|w| w.contains("src:3306") && w.contains("replica")), "{:?}", ds.warnings);
+    }
+
+    #[test]
+    fn falling_back_to_the_first_host() {
+        assert_eq!(servers("jdbc:mysql://a,b/x").retry_first_after_secs, Some(30));
+        assert_eq!(servers("jdbc:mysql://a,b/x?secondsBeforeRetryMaster=5").retry_first_after_secs, Some(5));
+        assert_eq!(servers("jdbc:mysql://a,b/x?secondsBeforeRetryMaster=0").retry_first_after_secs, None);
+        assert!(err("jdbc:mysql://a,b/x?secondsBeforeRetryMaster=soon").contains("secondsBeforeRetryMaster"));
+        let ds = ok("jdbc:mysql://a,b/x?queriesBeforeRetryMaster=50&retriesAllDown=120&failOverReadOnly=false");
+        assert!(ds.warnings.is_empty(), "{:?}", ds.warnings);
+        // We never become read-only on a failover host, and say so when the URL asks for it.
+        let ds = ok("jdbc:mysql://a,b/x?failOverReadOnly=true");
+        assert!(ds.warnings.iter().any(|w| w.contains("failOverReadOnly")), "{:?}", ds.warnings);
     }
 
     #[test]
@@ -267,7 +338,7 @@ mod tests {
         let ds = ok("mysql://root:p%40ss%3Aword@db.local:3307/xxl_job?ssl-mode=disabled");
         assert_eq!(ds.username.as_deref(), Some("root"));
         assert_eq!(ds.password.as_deref(), Some("p@ss:word"));
-        assert!(matches!(ds.target, DbTarget::MySql { port: 3307, ssl_mode: SslMode::Disabled, .. }));
+        assert!(matches!(&ds.target, DbTarget::MySql { servers, ssl_mode: SslMode::Disabled, .. } if servers.first().port == 3307));
         let ds = ok("mariadb://u@db/x");
         assert_eq!((ds.username.as_deref(), ds.password), (Some("u"), None));
         let ds = ok("mysql://db/x");

@@ -5,11 +5,13 @@
 //! zone — what a JVM running a PostgreSQL port of the Java admin writes.
 
 use super::{Datasource, ServerUrl};
-use crate::config::{DbTarget, SslMode};
+use crate::config::{DbTarget, Servers, SslMode, TargetServer};
 use crate::time::parse_zone;
 use chrono_tz::Tz;
 
 const POSTGRES_DEFAULT_PORT: u16 = 5432;
+/// pgJDBC's default `hostRecheckSeconds`: how long a host's known state is trusted before it is tried again.
+const DEFAULT_HOST_RECHECK_SECS: u64 = 10;
 
 /// Parameters with no effect on how we connect or store data, accepted without a word (pgJDBC and
 /// libpq spellings, compared lower-case without `-` and `_`).
@@ -26,8 +28,6 @@ const HARMLESS: &[&str] = &[
     "stringtype",
     "loglevel",
     "loggerlevel",
-    "targetservertype",
-    "loadbalancehosts",
     "rewritebatchedstatements",
     "useunicode",
     "characterencoding",
@@ -43,7 +43,8 @@ const HARMLESS: &[&str] = &[
 pub(super) fn parse(url: &str, scheme_end: usize) -> Result<Datasource, String> {
     let mut warnings = Vec::new();
     let parts = ServerUrl::split(url, scheme_end)?;
-    let (host, port) = parts.first_host(POSTGRES_DEFAULT_PORT, &mut warnings)?;
+    let hosts = parts.hosts(POSTGRES_DEFAULT_PORT)?;
+    let (mut target_server, mut recheck_secs) = (TargetServer::Any, DEFAULT_HOST_RECHECK_SECS);
     let database = parts.database()?;
     let (mut username, mut password) = (parts.username, parts.password);
     let (mut ssl_mode, mut ssl_flag, mut schema, mut server_timezone) = (None, None, None, None);
@@ -61,6 +62,22 @@ pub(super) fn parse(url: &str, scheme_end: usize) -> Result<Datasource, String> 
             "currentschema" => schema = Some(value).filter(|s| !s.trim().is_empty()),
             "servertimezone" => server_timezone = Some(value),
             "options" => settings.extend(session_settings(&value)?),
+            "targetservertype" => target_server = target_server_of(&value)?,
+            "hostrechecksecond" | "hostrecheckseconds" => {
+                recheck_secs = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("parameter `{name}`: `{value}` is not a number of seconds"))?;
+            }
+            "loadbalancehosts" => {
+                let shuffle = crate::config::text::parse_bool(&value).map_err(|e| format!("parameter `{name}`: {e}"))?;
+                if shuffle && hosts.len() > 1 {
+                    warnings.push(
+                        "spring.datasource.url: loadBalanceHosts=true is not followed: hosts are tried in the order written"
+                            .into(),
+                    );
+                }
+            }
             harmless if HARMLESS.contains(&harmless) => {}
             _ => warnings.push(format!("spring.datasource.url: parameter `{name}` is not supported; ignored")),
         }
@@ -77,8 +94,27 @@ pub(super) fn parse(url: &str, scheme_end: usize) -> Result<Datasource, String> 
         (None, Some(false)) => SslMode::Disabled,
         (None, None) => SslMode::Preferred,
     };
-    let target = DbTarget::Postgres { host, port, database, ssl_mode, schema, settings };
+    // pgJDBC tries the hosts in order for every new connection, skipping for `hostRecheckSeconds` those
+    // it found down or of the wrong role: so it comes back to the first host that long after a failover.
+    let retry_first_after_secs = (hosts.len() > 1 && recheck_secs > 0).then_some(recheck_secs);
+    let servers = Servers { hosts, target: target_server, retry_first_after_secs };
+    let target = DbTarget::Postgres { servers, database, ssl_mode, schema, settings };
     Ok(Datasource { target, time_zone, username, password, warnings })
+}
+
+/// pgJDBC's `targetServerType`. The admin writes, so the standby-seeking values are refused: on a standby
+/// every schedule pass and every console change would fail.
+fn target_server_of(value: &str) -> Result<TargetServer, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "any" => Ok(TargetServer::Any),
+        "primary" | "master" => Ok(TargetServer::Primary),
+        "preferprimary" | "prefermaster" => Ok(TargetServer::PreferPrimary),
+        "secondary" | "slave" | "prefersecondary" | "preferslave" => Err(format!(
+            "parameter `targetServerType`: `{value}` asks for a standby, which refuses the admin's writes; \
+             use primary (or preferPrimary, any)"
+        )),
+        _ => Err(format!("parameter `targetServerType`: `{value}` is not one of any, primary, master, preferPrimary")),
+    }
 }
 
 /// libpq's `sslmode` values (`allow` tries plain first, which we do not distinguish from `prefer`).
@@ -133,8 +169,15 @@ mod tests {
 
     /// The target of `//host:port/database` without parameters.
     fn plain(host: &str, port: u16, database: &str) -> DbTarget {
-        let (host, database) = (host.to_string(), database.to_string());
-        DbTarget::Postgres { host, port, database, ssl_mode: SslMode::Preferred, schema: None, settings: Vec::new() }
+        let (servers, database) = (Servers::single(host, port), database.to_string());
+        DbTarget::Postgres { servers, database, ssl_mode: SslMode::Preferred, schema: None, settings: Vec::new() }
+    }
+
+    fn servers(url: &str) -> Servers {
+        match target(url) {
+            DbTarget::Postgres { servers, .. } => servers,
+            other => panic!("{url}: {other:?}"),
+        }
     }
 
     fn zone(name: &str) -> Tz {
@@ -149,10 +192,30 @@ mod tests {
         assert_eq!(target("postgresql://[::1]/x"), plain("::1", 5432, "x"));
         assert_eq!(target("JDBC:PostgreSQL://DB/X"), plain("DB", 5432, "X"));
         assert_eq!(target("jdbc:postgresql:///x"), plain("localhost", 5432, "x"));
-        let ds = ok("jdbc:postgresql://a:5432,b:5433/x");
-        assert!(ds.warnings.iter().any(|w| w.contains("a:5432")), "{:?}", ds.warnings);
         assert!(err("jdbc:postgresql://db").contains("database"));
         assert!(err("jdbc:postgresql:db/x").contains("//"));
+    }
+
+    #[test]
+    fn multi_host_urls_and_target_server_type() {
+        let all = servers("jdbc:postgresql://standby:5433,primary/x?targetServerType=primary");
+        let hosts: Vec<String> = all.hosts.iter().map(ToString::to_string).collect();
+        assert_eq!(hosts, ["standby:5433", "primary:5432"]);
+        assert_eq!((all.target, all.retry_first_after_secs), (TargetServer::Primary, Some(10)));
+        let target = |q: &str| servers(&format!("jdbc:postgresql://a,b/x?{q}")).target;
+        assert_eq!(target(""), TargetServer::Any);
+        assert_eq!(target("targetServerType=any"), TargetServer::Any);
+        assert_eq!(target("targetServerType=master"), TargetServer::Primary);
+        assert_eq!(target("targetServerType=preferPrimary"), TargetServer::PreferPrimary);
+        for standby in ["secondary", "slave", "preferSecondary", "preferSlave"] {
+            let e = err(&format!("jdbc:postgresql://a,b/x?targetServerType={standby}"));
+            assert!(e.contains("targetServerType") && e.contains(standby), "{e}");
+        }
+        assert!(err("jdbc:postgresql://a,b/x?targetServerType=leader").contains("leader"));
+        assert_eq!(servers("jdbc:postgresql://a,b/x?hostRecheckSeconds=3").retry_first_after_secs, Some(3));
+        assert_eq!(servers("jdbc:postgresql://a,b/x?hostRecheckSeconds=0").retry_first_after_secs, None);
+        assert!(ok("jdbc:postgresql://a,b/x?loadBalanceHosts=false").warnings.is_empty());
+        assert!(ok("jdbc:postgresql://a,b/x?loadBalanceHosts=true").warnings.iter().any(|w| w.contains("loadBalanceHosts")));
     }
 
     #[test]

@@ -23,6 +23,11 @@ impl AdminProcess {
     /// Starts an admin on a free port against `jdbc_url` (user root, no password), logging into `log_dir`.
     /// It does not wait: see [`AdminProcess::wait_ready`], so that several can start at once.
     pub fn spawn(name: &str, jdbc_url: &str, token: &str, log_dir: &Path) -> Result<AdminProcess, Failed> {
+        AdminProcess::spawn_with(name, jdbc_url, token, log_dir, &[])
+    }
+
+    /// [`AdminProcess::spawn`] with more `--key=value` arguments.
+    pub fn spawn_with(name: &str, jdbc_url: &str, token: &str, log_dir: &Path, extra: &[&str]) -> Result<AdminProcess, Failed> {
         let port = free_port()?;
         let mut command = Command::new(env!("CARGO_BIN_EXE_xxl-job-admin"));
         command.args([
@@ -33,6 +38,7 @@ impl AdminProcess {
             format!("--xxl.job.accessToken={token}"),
             "--xxl.job.i18n=en".to_string(),
         ]);
+        command.args(extra);
         // Only what the admin reads from the environment on purpose: no stray SPRING_*/XXL_* keys or
         // RUST_LOG of the test's shell, and no application.properties of the test's directory.
         command.env_clear().current_dir(log_dir);

@@ -116,13 +116,22 @@ pub fn tail_file(path: &Path, lines: usize) -> String {
 /// A TCP port on 127.0.0.1 below the kernel's ephemeral range that was free a moment ago: a server
 /// restarted on it cannot find it taken by an outgoing connection made while it was down.
 pub fn stable_free_port() -> Result<u16, Failed> {
-    for _ in 0..100 {
+    Ok(stable_free_ports(1)?[0])
+}
+
+/// `count` distinct such ports.
+pub fn stable_free_ports(count: usize) -> Result<Vec<u16>, Failed> {
+    let mut ports = Vec::with_capacity(count);
+    for _ in 0..100 * count {
         let port = rand::random_range(20_000..32_000);
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return Ok(port);
+        if !ports.contains(&port) && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            ports.push(port);
+            if ports.len() == count {
+                return Ok(ports);
+            }
         }
     }
-    Err("no free port found between 20000 and 32000".into())
+    Err(format!("no {count} free ports found between 20000 and 32000").into())
 }
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.

@@ -115,3 +115,13 @@ pub async fn titled_group(db: &Db, app_name: &str, title: &str, addresses: &[&st
     db.update_group(&group).await.map_err(|e| Failed::from(format!("update group: {e}")))?;
     Ok(id)
 }
+
+/// The admin's data layer on `url` (user root unless the URL names one), as an admin would open it.
+pub async fn db_at(url: &str) -> Result<Db, Failed> {
+    let args = [format!("--spring.datasource.url={url}"), "--spring.datasource.username=root".to_string()];
+    let cwd = tempfile::tempdir().map_err(|e| Failed::from(e.to_string()))?;
+    let loaded = xxl_job_admin::config::Config::load(&args, Vec::<(String, String)>::new(), cwd.path())
+        .map_err(|e| Failed::from(format!("config of {url}: {e}")))?;
+    let (db, _) = xxl_job_admin::storage::connect(&loaded.config.datasource).await.map_err(|e| Failed::from(format!("connect to {url}: {e}")))?;
+    Ok(db)
+}

@@ -3,6 +3,7 @@
 //! on the same port and data. Sized small so that start and stop take about a second.
 
 use super::daemon::{stable_free_port, tail_file, Daemon};
+pub use super::daemon::stable_free_ports;
 use libtest_mimic::Failed;
 use sqlx::mysql::MySqlConnectOptions;
 use sqlx::{ConnectOptions, MySqlConnection};
@@ -48,6 +49,8 @@ fn is_root() -> bool {
 /// The server; killed, and its datadir removed, when dropped.
 pub struct PrivateMariaDb {
     pub port: u16,
+    /// Server options of this test, after the footprint's (so they may override it).
+    options: Vec<String>,
     // Declared before `dir`: the server goes before its files.
     server: Option<Daemon>,
     binaries: Binaries,
@@ -57,6 +60,11 @@ pub struct PrivateMariaDb {
 impl PrivateMariaDb {
     /// Makes a datadir and starts the server on it.
     pub async fn start() -> Result<PrivateMariaDb, Failed> {
+        PrivateMariaDb::start_with(stable_free_port()?, Vec::new()).await
+    }
+
+    /// Makes a datadir and starts the server on it, on `port` with `options` beside the footprint's.
+    pub async fn start_with(port: u16, options: Vec<String>) -> Result<PrivateMariaDb, Failed> {
         let binaries = availability()?;
         let dir = tempfile::Builder::new().prefix("xxl-faults-mariadb").tempdir().map_err(|e| Failed::from(e.to_string()))?;
         let mut install = Command::new(&binaries.install_db);
@@ -81,12 +89,12 @@ impl PrivateMariaDb {
             )
             .into());
         }
-        let mut db = PrivateMariaDb { port: stable_free_port()?, server: None, binaries, dir };
+        let mut db = PrivateMariaDb { port, options, server: None, binaries, dir };
         db.resume().await?;
         Ok(db)
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
@@ -97,7 +105,7 @@ impl PrivateMariaDb {
         command.arg(format!("--port={}", self.port)).arg("--bind-address=127.0.0.1");
         command.arg(format!("--socket={}", self.path("sock").display()));
         command.arg(format!("--pid-file={}", self.path("pid").display()));
-        command.args(FOOTPRINT);
+        command.args(FOOTPRINT).args(&self.options);
         if is_root() {
             command.arg("--user=mysql");
         }
@@ -123,6 +131,13 @@ impl PrivateMariaDb {
     pub async fn stop(&mut self) -> Result<(), Failed> {
         let mut server = self.server.take().ok_or("the private MariaDB is not running")?;
         server.terminate(STOP_GRACE).await.map(drop)
+    }
+
+    /// SIGKILL: a crash of the server (or of the machine it runs on, as its clients see it).
+    pub fn kill(&mut self) {
+        if let Some(mut server) = self.server.take() {
+            server.kill();
+        }
     }
 
     fn options(&self) -> MySqlConnectOptions {
