@@ -58,7 +58,7 @@ fn main() {
         eprintln!("note: {} not found; the reference comparisons are ignored", schema::reference_script_path().display());
     }
     let browser = support::browser::browser_availability();
-    // The README's REST examples are curl commands, run as written.
+    // The documented REST examples (docs/rest-api.md) are curl commands, run as written.
     let curl = std::process::Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
     let private_mariadb = support::private_mariadb::availability().map(drop);
     let private_postgres = support::private_postgres::availability().map(drop);
@@ -155,7 +155,7 @@ fn main() {
             eprintln!("curl is required in CI but unavailable");
             std::process::exit(1);
         }
-        eprintln!("note: the README's curl examples are ignored: curl is not installed");
+        eprintln!("note: the documented curl examples are ignored: curl is not installed");
     }
     for (backend, up) in &servers {
         if let Err(reason) = up {
