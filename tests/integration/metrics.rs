@@ -135,13 +135,23 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
     Ok(())
 }
 
-/// Prometheus's own checker (`promtool check metrics`, Debian package prometheus) reads the exposition
-/// without an error or a lint; the family names are checked here too, as Prometheus parses them.
+/// Prometheus's own checker (`promtool check metrics`, Debian package prometheus) reads the classic
+/// exposition without an error or a lint; the family names are checked here too, as Prometheus parses
+/// them. A scraper asking for OpenMetrics gets it, with the same series.
 async fn promtool_accepts_the_exposition(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &["--xxl.job.alarm.webhook.ops.type=json", "--xxl.job.alarm.webhook.ops.url=http://127.0.0.1:9/hook"]).await?;
     let text = scrape(&app).await?;
+    // Prometheus asks for OpenMetrics first: it gets it, with the same samples.
+    let accept = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+    let response = app.http.get(app.url("/actuator/prometheus")).header("accept", accept).send().await.context("scrape OpenMetrics")?;
+    let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    ensure!(content_type.starts_with("application/openmetrics-text; version=1.0.0"), "content type {content_type:?}");
+    let open = response.text().await.context("OpenMetrics body")?;
     app.stop().await;
+    ensure!(open.ends_with("# EOF\n") && open.contains("# TYPE xxl_job_triggers counter\n"), "{open}");
+    let series = |text: &str| text.lines().filter(|l| !l.starts_with('#')).filter_map(|l| l.rsplit_once(' ')).map(|(s, _)| s.to_string()).collect::<std::collections::BTreeSet<_>>();
+    ensure_eq!(series(&open).len(), series(&text).len());
     let mut child = Command::new(PROMTOOL)
         .args(["check", "metrics"])
         .stdin(Stdio::piped())
