@@ -1,57 +1,23 @@
 //! Start-up and shutdown: wires configuration, storage, services, workers and the HTTP server.
 
-use chrono::NaiveDateTime;
 use crate::alarm::Alarms;
 use crate::config::Config;
-use crate::http::console::session::DEFAULT_PASSWORD_MD5;
-use crate::http::console::origin::OriginPolicy;
-use crate::http::console::{secret, ConsoleState};
 use crate::domain::ownership::Owner;
 use crate::executor::ExecutorClient;
-use crate::http;
+use crate::http::{self, AppState};
 use crate::i18n::I18n;
 use crate::metrics::Metrics;
 use crate::scheduler::complete::Completer;
 use crate::scheduler::trigger::{admin_address, TriggerPool};
 use crate::scheduler::{Engine, TriggerSink};
-use crate::service::tokens::ApiTokens;
+use crate::service::ServiceContext;
 use crate::storage::{self, Db, SchemaOutcome};
-use crate::time::{Clock, SystemClock, Zone, CRON_ZONE};
+use crate::time::{Clock, SystemClock};
 use crate::workers::registry::{self, RegistryQueue};
 use crate::workers::{shutdown_channel, ShutdownTrigger};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use tokio::task::JoinHandle;
-
-/// What every request handler can reach.
-#[derive(Clone)]
-pub struct AppState {
-    pub config: Arc<Config>,
-    pub db: Db,
-    pub i18n: I18n,
-    pub registry: RegistryQueue,
-    pub completer: Completer,
-    pub triggers: Arc<dyn TriggerSink>,
-    pub executors: ExecutorClient,
-    pub console: Arc<ConsoleState>,
-    /// Signs and checks the REST API's personal tokens.
-    pub api_tokens: ApiTokens,
-    pub clock: Arc<dyn Clock>,
-    pub metrics: Arc<Metrics>,
-}
-
-impl AppState {
-    /// The zone cron expressions and schedule previews are evaluated in.
-    pub fn cron_zone(&self) -> Zone {
-        CRON_ZONE
-    }
-
-    /// A wall-clock time typed into the console, as the stored DATETIME of the same instant: the Java
-    /// admin parses form dates in the JVM's zone and the driver writes them in `serverTimezone`.
-    pub fn stored_time(&self, typed: NaiveDateTime) -> NaiveDateTime {
-        self.db.datetime(self.cron_zone().to_epoch_ms(typed))
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -149,25 +115,10 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     };
     workers.extend(engine.start(&config, &shutdown));
 
-    let origins = OriginPolicy::new(config.trusted_origins.clone());
-    let console = Arc::new(ConsoleState::new(secret::resolve(&config, &db).await?, origins, i18n.clone()));
-    // API tokens are keyed by the session secret: valid on every admin whose sessions are.
-    let api_tokens = ApiTokens::new(&console.secret.derive("api-token"));
-    let state = AppState {
-        config: config.clone(),
-        db: db.clone(),
-        i18n,
-        registry: registry_queue,
-        completer,
-        triggers: triggers.clone(),
-        executors,
-        console,
-        api_tokens,
-        clock,
-        metrics,
-    };
+    let services = ServiceContext { db: db.clone(), i18n, clock, triggers: triggers.clone(), completer, executors };
+    let state = AppState::build(services, config.clone(), registry_queue, metrics).await?;
     tracing::info!("xxl-job-admin listening on {addr}; console: {}", clickable_console_url(addr, &config.server.context_path));
-    warn_about_default_passwords(&db).await;
+    http::console::session::warn_about_default_passwords(&db).await;
 
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let app = http::router(state);
@@ -222,27 +173,6 @@ fn clickable_console_url(addr: SocketAddr, context_path: &str) -> String {
         IpAddr::V6(ip) => format!("[{ip}]"),
     };
     format!("http://{host}:{}{context_path}/", addr.port())
-}
-
-/// Names the administrators that still have the schema's default password, with the login that works
-/// until it is changed: on a fresh database that is how a newcomer gets in, anywhere else a warning.
-async fn warn_about_default_passwords(db: &Db) {
-    // Every administrator in one page: a few rows on any real installation.
-    const ALL: i64 = i64::MAX;
-    let admins = match db.page_users(&None, 1, 0, ALL).await {
-        Ok((admins, _)) => admins,
-        Err(e) => {
-            tracing::warn!("could not check the administrators for the default password: {e}");
-            return;
-        }
-    };
-    for admin in admins.iter().filter(|user| user.password == DEFAULT_PASSWORD_MD5) {
-        tracing::warn!(
-            "administrator '{name}' still has the default password: log in as {name} / 123456 and change it \
-             (user menu, top right) before anyone else does",
-            name = admin.username
-        );
-    }
 }
 
 fn warn_about_token(config: &Config) {

@@ -1,15 +1,22 @@
-//! Prometheus metrics, served at `{context}{management}/prometheus` in the text exposition format 0.0.4.
+//! Prometheus metrics, served at `{context}{management}/prometheus`: OpenMetrics 1.0 to a scraper that
+//! asks for it (`Accept: application/openmetrics-text`), else the classic text format 0.0.4.
 //!
 //! One [`Metrics`] value is created at start-up and handed to the components that count; what can be
-//! read at scrape time (lane backlog, pool, executors online, process) is read then, not counted. The
-//! registry is hand-written: every label set is small and closed (trigger types, lanes, channels named in
-//! configuration), which needs only atomics, and the text format is a few lines to write.
+//! read at scrape time (lane backlog, pool, executors online, process) is read then, into a registry of
+//! that scrape. Counting and encoding are the Prometheus project's `prometheus-client` crate; the hot
+//! path's counters are resolved once at start (a relaxed atomic increment each, as before), and only
+//! the classic format's few differences from OpenMetrics are written here ([`classic`]).
 
 use crate::domain::TriggerType;
-use std::collections::BTreeMap;
-use std::fmt::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use prometheus_client::encoding::text::{encode_eof, encode_registry};
+use prometheus_client::encoding::{EncodeLabelValue, LabelValueEncoder};
+use std::fmt::Write as _;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::info::Info;
+use prometheus_client::registry::Registry;
 use std::time::Duration;
 
 /// Seconds; from "on time" to "the misfire rule would skip it" (five seconds).
@@ -21,28 +28,64 @@ const PASS_BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 pub const MAX_APPNAMES: usize = 100;
 pub const OTHER_APPNAMES: &str = "_other";
 
+/// What a scraper that speaks OpenMetrics gets, and the classic format everyone else does.
+pub const OPENMETRICS_FORMAT: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+pub const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Every (strategy, reason) the scheduler settles misfires for, shown at 0 from the start so that
+/// `increase()` sees the first one: `late` (a pass found the next time past its window), `at_release` (a
+/// planned DO_NOTHING fire that late when released), `collapsed` (late, and a later fire or a run of the
+/// job stands for it).
+const KNOWN_MISFIRES: [(&str, &str); 5] = [
+    ("DO_NOTHING", "late"),
+    ("FIRE_ONCE_NOW", "late"),
+    ("DO_NOTHING", "at_release"),
+    ("DO_NOTHING", "collapsed"),
+    ("FIRE_ONCE_NOW", "collapsed"),
+];
+
+/// The results a job run can report, in the order of [`Metrics::job_results`]'s counters.
+const JOB_RESULTS: [&str; 3] = ["success", "failure", "timeout"];
+
 const TRIGGER_TYPES: [TriggerType; 6] =
     [TriggerType::Cron, TriggerType::Manual, TriggerType::Retry, TriggerType::Parent, TriggerType::Api, TriggerType::Misfire];
+
+type Labels = Vec<(&'static str, LabelValue)>;
+
+/// A label value escaped as both text formats require (`\\`, `"`, newline): prometheus-client 0.23
+/// writes label values as they are, and AppNames come from executors.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct LabelValue(String);
+
+impl EncodeLabelValue for LabelValue {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> std::fmt::Result {
+        encoder.write_str(&self.0.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n"))
+    }
+}
+
+fn labels(pairs: &[(&'static str, &str)]) -> Labels {
+    pairs.iter().map(|(name, value)| (*name, LabelValue(value.to_string()))).collect()
+}
 
 /// The counters and histograms of one admin process.
 pub struct Metrics {
     /// `false` when the endpoint is switched off: nothing is counted.
     enabled: bool,
+    registry: Registry,
     /// By trigger type (index in [`TRIGGER_TYPES`]), then success / failure.
-    triggers: [[AtomicU64; 2]; TRIGGER_TYPES.len()],
-    lateness: Histogram<{ LATENESS_BUCKETS.len() }>,
+    triggers: [[Counter; 2]; TRIGGER_TYPES.len()],
+    lateness: Histogram,
     /// Fast lane, slow lane.
-    rejections: [AtomicU64; 2],
-    /// (strategy, reason, count): a handful of entries, searched without allocating, since a saturated
-    /// admin settles tens of thousands of misfires a second.
-    misfires: Mutex<Vec<(String, String, u64)>>,
-    callbacks_received: AtomicU64,
+    rejections: [Counter; 2],
+    misfires: Family<Labels, Counter>,
+    callbacks_received: Counter,
+    /// Results executors reported and the admin recorded, by [`JOB_RESULTS`].
+    job_results: [Counter; JOB_RESULTS.len()],
     /// Unknown log, already finished.
-    callbacks_ignored: [AtomicU64; 2],
-    /// By channel, then sent / failed.
-    alarms: Mutex<BTreeMap<String, [u64; 2]>>,
-    schedule_pass: Histogram<{ PASS_BUCKETS.len() }>,
-    lock_wait: Histogram<{ PASS_BUCKETS.len() }>,
+    callbacks_ignored: [Counter; 2],
+    alarms: Family<Labels, Counter>,
+    schedule_pass: Histogram,
+    lock_wait: Histogram,
 }
 
 /// Which lane refused a trigger.
@@ -76,24 +119,81 @@ impl Default for Metrics {
     }
 }
 
+/// One counter per label set of `values`, registered as one family and resolved now, so counting
+/// never looks a label set up.
+fn counters<const N: usize>(registry: &mut Registry, name: &str, help: &str, label: &'static str, values: [&str; N]) -> [Counter; N] {
+    let family = Family::<Labels, Counter>::default();
+    registry.register(name, help, family.clone());
+    values.map(|value| family.get_or_create(&labels(&[(label, value)])).clone())
+}
+
+fn histogram(registry: &mut Registry, name: &str, help: &str, buckets: &[f64]) -> Histogram {
+    let histogram = Histogram::new(buckets.iter().copied());
+    registry.register(name, help, histogram.clone());
+    histogram
+}
+
 impl Metrics {
     pub fn new() -> Metrics {
         Metrics::with_counting(true)
     }
 
     /// Counting only when `enabled`; a switched-off endpoint costs the hot path one branch per event.
+    /// Families are registered in the order they are served.
     pub fn with_counting(enabled: bool) -> Metrics {
+        let mut registry = Registry::default();
+        let triggers_family = Family::<Labels, Counter>::default();
+        registry.register("xxl_job_triggers", "Triggers finished, by trigger type and /run result", triggers_family.clone());
+        let triggers = TRIGGER_TYPES.map(|kind| {
+            ["success", "failure"].map(|result| {
+                triggers_family.get_or_create(&labels(&[("type", trigger_type_label(kind)), ("result", result)])).clone()
+            })
+        });
+        let lateness =
+            histogram(&mut registry, "xxl_job_fire_lateness_seconds", "From a planned fire's instant to its /run request", &LATENESS_BUCKETS);
+        let rejections =
+            counters(&mut registry, "xxl_job_trigger_rejections", "Triggers refused because their lane's queue was full", "lane", ["fast", "slow"]);
+        let misfires = Family::<Labels, Counter>::default();
+        registry.register("xxl_job_misfires_settled", "Missed fires settled by the schedule pass, by misfire strategy and reason", misfires.clone());
+        for (strategy, reason) in KNOWN_MISFIRES {
+            // Creating the series is the point: it is served at 0.
+            let _ = misfires.get_or_create(&labels(&[("strategy", strategy), ("reason", reason)]));
+        }
+        let callbacks_received = Counter::default();
+        registry.register("xxl_job_callbacks_received", "Result callback items received from executors", callbacks_received.clone());
+        let job_results = counters(
+            &mut registry,
+            "xxl_job_job_results",
+            "Job results as executors reported them (callback items recorded), by result",
+            "result",
+            JOB_RESULTS,
+        );
+        let callbacks_ignored = counters(
+            &mut registry,
+            "xxl_job_callbacks_ignored",
+            "Callback items that changed nothing, by reason",
+            "reason",
+            ["unknown_log", "already_finished"],
+        );
+        let alarms = Family::<Labels, Counter>::default();
+        registry.register("xxl_job_alarms", "Alarms by channel and outcome", alarms.clone());
+        let schedule_pass =
+            histogram(&mut registry, "xxl_job_schedule_pass_seconds", "Duration of schedule passes, lock wait included", &PASS_BUCKETS);
+        let lock_wait =
+            histogram(&mut registry, "xxl_job_schedule_lock_wait_seconds", "Time spent waiting for the cluster-wide schedule lock", &PASS_BUCKETS);
         Metrics {
             enabled,
-            triggers: Default::default(),
-            lateness: Histogram::new(LATENESS_BUCKETS),
-            rejections: Default::default(),
-            misfires: Mutex::default(),
-            callbacks_received: AtomicU64::new(0),
-            callbacks_ignored: Default::default(),
-            alarms: Mutex::default(),
-            schedule_pass: Histogram::new(PASS_BUCKETS),
-            lock_wait: Histogram::new(PASS_BUCKETS),
+            registry,
+            triggers,
+            lateness,
+            rejections,
+            misfires,
+            callbacks_received,
+            job_results,
+            callbacks_ignored,
+            alarms,
+            schedule_pass,
+            lock_wait,
         }
     }
 
@@ -103,7 +203,7 @@ impl Metrics {
             return;
         }
         let index = TRIGGER_TYPES.iter().position(|t| *t == kind).unwrap_or(0);
-        self.triggers[index][usize::from(!success)].fetch_add(1, Ordering::Relaxed);
+        self.triggers[index][usize::from(!success)].inc();
     }
 
     /// `/run` is being sent at `now_ms` for a trigger of `kind` that stands for `planned_ms`: a schedule
@@ -122,28 +222,22 @@ impl Metrics {
         if !self.enabled {
             return;
         }
-        self.rejections[lane as usize].fetch_add(1, Ordering::Relaxed);
+        self.rejections[lane as usize].inc();
     }
 
     /// A missed fire of a job with misfire `strategy` (`DO_NOTHING`, `FIRE_ONCE_NOW`) was settled for
-    /// `reason`: `late`, read by the schedule pass more than the pre-read window after its time;
-    /// `at_release`, more than that late when its lane was about to send it. Both come from small fixed
-    /// sets; the strategy is the stored text, which the console validates.
+    /// `reason` (see [`KNOWN_MISFIRES`]). Both come from small fixed sets; the strategy is the stored
+    /// text, which the console validates.
     pub fn misfire_settled(&self, strategy: &str, reason: &str) {
         self.misfires_settled(strategy, reason, 1);
     }
 
     /// [`Metrics::misfire_settled`] for `n` fires at once.
     pub fn misfires_settled(&self, strategy: &str, reason: &str, n: u64) {
-        if !self.enabled {
+        if !self.enabled || n == 0 {
             return;
         }
-        if let Ok(mut misfires) = self.misfires.lock() {
-            match misfires.iter_mut().find(|(s, r, _)| s == strategy && r == reason) {
-                Some((_, _, count)) => *count += n,
-                None => misfires.push((strategy.to_string(), reason.to_string(), n)),
-            }
-        }
+        self.misfires.get_or_create(&labels(&[("strategy", strategy), ("reason", reason)])).inc_by(n);
     }
 
     /// Callback items received from executors.
@@ -151,7 +245,30 @@ impl Metrics {
         if !self.enabled {
             return;
         }
-        self.callbacks_received.fetch_add(items as u64, Ordering::Relaxed);
+        self.callbacks_received.inc_by(items as u64);
+    }
+
+    /// A run's result as its executor reported it (`handleCode`): 200 success, 502 timeout (the
+    /// executor's `executorTimeout` ran out), anything else failure.
+    pub fn job_result(&self, handle_code: i32) {
+        if !self.enabled {
+            return;
+        }
+        let index = match handle_code {
+            200 => 0,
+            502 => 2,
+            _ => 1,
+        };
+        self.job_results[index].inc();
+    }
+
+    /// The alarm channels that exist (`email`, `webhook:<name>`, `unknown`): shown at 0 from the start.
+    pub fn alarm_channels<'a>(&self, channels: impl IntoIterator<Item = &'a str>) {
+        for channel in channels {
+            for result in ["sent", "failed"] {
+                let _ = self.alarms.get_or_create(&alarm_labels(channel, result));
+            }
+        }
     }
 
     /// A callback item that changed nothing.
@@ -159,7 +276,7 @@ impl Metrics {
         if !self.enabled {
             return;
         }
-        self.callbacks_ignored[why as usize].fetch_add(1, Ordering::Relaxed);
+        self.callbacks_ignored[why as usize].inc();
     }
 
     /// An alarm sent (or not) on `channel` (`email`, `webhook:<name>`, or `unknown` for a name no channel has).
@@ -167,9 +284,7 @@ impl Metrics {
         if !self.enabled {
             return;
         }
-        if let Ok(mut alarms) = self.alarms.lock() {
-            alarms.entry(channel.to_string()).or_default()[usize::from(!delivered)] += 1;
-        }
+        self.alarms.get_or_create(&alarm_labels(channel, if delivered { "sent" } else { "failed" })).inc();
     }
 
     pub fn schedule_pass(&self, took: Duration) {
@@ -186,60 +301,83 @@ impl Metrics {
         self.lock_wait.observe(took.as_secs_f64());
     }
 
-    /// The exposition text: everything counted, the snapshot, and the process's own figures.
+    /// The OpenMetrics exposition: everything counted, then this scrape's snapshot and the process.
+    pub fn render_openmetrics(&self, snapshot: &Snapshot) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = encode_registry(&mut out, &self.registry);
+        let _ = encode_registry(&mut out, &scrape_registry(snapshot));
+        let _ = encode_eof(&mut out);
+        out
+    }
+
+    /// The same in the classic text format 0.0.4.
     pub fn render(&self, snapshot: &Snapshot) -> String {
-        let mut out = Exposition::default();
-        out.family("xxl_job_triggers_total", "counter", "Triggers finished, by trigger type and /run result.");
-        for (kind, counts) in TRIGGER_TYPES.iter().zip(&self.triggers) {
-            for (result, count) in ["success", "failure"].iter().zip(counts) {
-                out.sample("xxl_job_triggers_total", &[("type", trigger_type_label(*kind)), ("result", result)], load(count));
-            }
-        }
-        out.histogram("xxl_job_fire_lateness_seconds", "From a planned fire's instant to its /run request.", &self.lateness);
-        out.family("xxl_job_trigger_lane_backlog", "gauge", "Triggers waiting in the lanes' queues.");
-        out.sample("xxl_job_trigger_lane_backlog", &[], snapshot.lane_backlog as f64);
-        out.family("xxl_job_trigger_rejections_total", "counter", "Triggers refused because their lane's queue was full.");
-        for (lane, count) in ["fast", "slow"].iter().zip(&self.rejections) {
-            out.sample("xxl_job_trigger_rejections_total", &[("lane", lane)], load(count));
-        }
-        out.family("xxl_job_misfires_settled_total", "counter", "Missed fires settled by the schedule pass, by misfire strategy and reason.");
-        let mut misfires = self.misfires.lock().map(|m| m.clone()).unwrap_or_default();
-        misfires.sort();
-        for (strategy, reason, count) in misfires {
-            out.sample("xxl_job_misfires_settled_total", &[("strategy", &strategy), ("reason", &reason)], count as f64);
-        }
-        out.family("xxl_job_callbacks_received_total", "counter", "Result callback items received from executors.");
-        out.sample("xxl_job_callbacks_received_total", &[], load(&self.callbacks_received));
-        out.family("xxl_job_callbacks_ignored_total", "counter", "Callback items that changed nothing, by reason.");
-        for (reason, count) in ["unknown_log", "already_finished"].iter().zip(&self.callbacks_ignored) {
-            out.sample("xxl_job_callbacks_ignored_total", &[("reason", reason)], load(count));
-        }
-        out.family("xxl_job_executors_online", "gauge", "Live executor registrations per AppName.");
-        for (app_name, count) in capped(&snapshot.executors) {
-            out.sample("xxl_job_executors_online", &[("appname", &app_name)], count as f64);
-        }
-        out.family("xxl_job_alarms_total", "counter", "Alarms by channel and outcome.");
-        for (channel, counts) in self.alarms.lock().map(|m| m.clone()).unwrap_or_default() {
-            for (result, count) in ["sent", "failed"].iter().zip(counts) {
-                out.sample("xxl_job_alarms_total", &[("channel", &channel), ("result", result)], count as f64);
-            }
-        }
-        out.histogram("xxl_job_schedule_pass_seconds", "Duration of schedule passes, lock wait included.", &self.schedule_pass);
-        out.histogram("xxl_job_schedule_lock_wait_seconds", "Time spent waiting for the cluster-wide schedule lock.", &self.lock_wait);
-        out.family("xxl_job_db_connections", "gauge", "Database pool connections by state.");
-        out.sample("xxl_job_db_connections", &[("state", "in_use")], f64::from(snapshot.pool_in_use));
-        out.sample("xxl_job_db_connections", &[("state", "idle")], f64::from(snapshot.pool_idle));
-        out.family("xxl_job_db_connections_max", "gauge", "Database pool size limit.");
-        out.sample("xxl_job_db_connections_max", &[], f64::from(snapshot.pool_max));
-        if let Some(process) = process::read() {
-            process.render(&mut out);
-        }
-        out.text
+        classic(&self.render_openmetrics(snapshot))
     }
 }
 
-fn load(counter: &AtomicU64) -> f64 {
-    counter.load(Ordering::Relaxed) as f64
+fn alarm_labels(channel: &str, result: &str) -> Labels {
+    labels(&[("channel", channel), ("result", result)])
+}
+
+/// What only the scrape knows, and the admin's version.
+fn scrape_registry(snapshot: &Snapshot) -> Registry {
+    let mut registry = Registry::default();
+    registry.register("xxl_job_build", "The admin's version", Info::new(vec![("version", env!("CARGO_PKG_VERSION"))]));
+    let gauge = |registry: &mut Registry, name: &str, help: &str, value: i64| {
+        let gauge = Gauge::<i64>::default();
+        gauge.set(value);
+        registry.register(name, help, gauge);
+    };
+    gauge(&mut registry, "xxl_job_trigger_lane_backlog", "Triggers waiting in the lanes' queues", snapshot.lane_backlog as i64);
+    let executors = Family::<Labels, Gauge>::default();
+    for (app_name, count) in capped(&snapshot.executors) {
+        executors.get_or_create(&labels(&[("appname", &app_name)])).set(count as i64);
+    }
+    registry.register("xxl_job_executors_online", "Live executor registrations per AppName", executors);
+    let connections = Family::<Labels, Gauge>::default();
+    connections.get_or_create(&labels(&[("state", "in_use")])).set(i64::from(snapshot.pool_in_use));
+    connections.get_or_create(&labels(&[("state", "idle")])).set(i64::from(snapshot.pool_idle));
+    registry.register("xxl_job_db_connections", "Database pool connections by state", connections);
+    gauge(&mut registry, "xxl_job_db_connections_max", "Database pool size limit", i64::from(snapshot.pool_max));
+    if let Some(process) = process::read() {
+        process.register(&mut registry);
+    }
+    registry
+}
+
+/// OpenMetrics text as the classic format 0.0.4: a counter family and its `# HELP`/`# TYPE` lines are
+/// named with `_total` there, an info family is a gauge named with `_info`, and there is no `# EOF`.
+/// Samples are written the same way in both.
+pub fn classic(open_metrics: &str) -> String {
+    let mut out = String::with_capacity(open_metrics.len());
+    // `# HELP` comes before `# TYPE`, which decides its name.
+    let mut help: Option<(&str, &str)> = None;
+    for line in open_metrics.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            help = rest.split_once(' ');
+            continue;
+        }
+        if let Some((name, kind)) = line.strip_prefix("# TYPE ").and_then(|rest| rest.split_once(' ')) {
+            let (name, kind) = match kind {
+                "counter" => (format!("{name}_total"), kind),
+                "info" => (format!("{name}_info"), "gauge"),
+                _ => (name.to_string(), kind),
+            };
+            if let Some((_, text)) = help.take() {
+                out.push_str(&format!("# HELP {name} {text}\n"));
+            }
+            out.push_str(&format!("# TYPE {name} {kind}\n"));
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 fn trigger_type_label(kind: TriggerType) -> &'static str {
@@ -265,73 +403,12 @@ fn capped(executors: &[(String, usize)]) -> Vec<(String, usize)> {
     sorted
 }
 
-/// A cumulative histogram with fixed upper bounds.
-struct Histogram<const N: usize> {
-    bounds: [f64; N],
-    /// Observations at or below each bound (not cumulative; summed when rendered), then above the last.
-    counts: [AtomicU64; N],
-    overflow: AtomicU64,
-    /// Microseconds, so the sum is an integer counter.
-    sum_micros: AtomicU64,
-}
-
-impl<const N: usize> Histogram<N> {
-    fn new(bounds: [f64; N]) -> Self {
-        Histogram { bounds, counts: std::array::from_fn(|_| AtomicU64::new(0)), overflow: AtomicU64::new(0), sum_micros: AtomicU64::new(0) }
-    }
-
-    fn observe(&self, seconds: f64) {
-        match self.bounds.iter().position(|bound| seconds <= *bound) {
-            Some(i) => self.counts[i].fetch_add(1, Ordering::Relaxed),
-            None => self.overflow.fetch_add(1, Ordering::Relaxed),
-        };
-        self.sum_micros.fetch_add((seconds * 1e6) as u64, Ordering::Relaxed);
-    }
-}
-
-/// The text being written.
-#[derive(Default)]
-struct Exposition {
-    text: String,
-}
-
-impl Exposition {
-    fn family(&mut self, name: &str, kind: &str, help: &str) {
-        let _ = writeln!(self.text, "# HELP {name} {help}\n# TYPE {name} {kind}");
-    }
-
-    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
-        self.text.push_str(name);
-        if !labels.is_empty() {
-            let pairs: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", escape_label(v))).collect();
-            let _ = write!(self.text, "{{{}}}", pairs.join(","));
-        }
-        let _ = writeln!(self.text, " {value}");
-    }
-
-    fn histogram<const N: usize>(&mut self, name: &str, help: &str, histogram: &Histogram<N>) {
-        self.family(name, "histogram", help);
-        let bucket = format!("{name}_bucket");
-        let mut cumulative = 0;
-        for (bound, count) in histogram.bounds.iter().zip(&histogram.counts) {
-            cumulative += count.load(Ordering::Relaxed);
-            self.sample(&bucket, &[("le", &bound.to_string())], cumulative as f64);
-        }
-        cumulative += histogram.overflow.load(Ordering::Relaxed);
-        self.sample(&bucket, &[("le", "+Inf")], cumulative as f64);
-        self.sample(&format!("{name}_sum"), &[], histogram.sum_micros.load(Ordering::Relaxed) as f64 / 1e6);
-        self.sample(&format!("{name}_count"), &[], cumulative as f64);
-    }
-}
-
-/// The format's three escapes in label values.
-fn escape_label(value: &str) -> String {
-    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
-}
-
 /// The standard `process_*` metrics, from Linux's procfs; absent elsewhere.
 mod process {
-    use super::Exposition;
+    use prometheus_client::metrics::counter::Counter;
+    use prometheus_client::metrics::gauge::Gauge;
+    use prometheus_client::registry::Registry;
+    use std::sync::atomic::AtomicU64;
 
     /// `/proc` reports times in USER_HZ, which Linux fixes at 100 for user space on every architecture.
     const TICKS_PER_SECOND: f64 = 100.0;
@@ -369,16 +446,19 @@ mod process {
     }
 
     impl Process {
-        pub(super) fn render(&self, out: &mut Exposition) {
-            for (name, kind, help, value) in [
-                ("process_cpu_seconds_total", "counter", "User and system CPU time spent, in seconds.", self.cpu_seconds),
-                ("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", self.resident_bytes),
-                ("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", self.virtual_bytes),
-                ("process_open_fds", "gauge", "Open file descriptors.", self.open_fds),
-                ("process_start_time_seconds", "gauge", "Start time of the process since the Unix epoch, in seconds.", self.start_time_seconds),
+        pub(super) fn register(&self, registry: &mut Registry) {
+            let cpu = Counter::<f64, AtomicU64>::default();
+            cpu.inc_by(self.cpu_seconds);
+            registry.register("process_cpu_seconds", "User and system CPU time spent, in seconds", cpu);
+            for (name, help, value) in [
+                ("process_resident_memory_bytes", "Resident memory size in bytes", self.resident_bytes),
+                ("process_virtual_memory_bytes", "Virtual memory size in bytes", self.virtual_bytes),
+                ("process_open_fds", "Open file descriptors", self.open_fds),
+                ("process_start_time_seconds", "Start time of the process since the Unix epoch, in seconds", self.start_time_seconds),
             ] {
-                out.family(name, kind, help);
-                out.sample(name, &[], value);
+                let gauge = Gauge::<f64, AtomicU64>::default();
+                gauge.set(value);
+                registry.register(name, help, gauge);
             }
         }
     }
@@ -410,16 +490,21 @@ mod tests {
         metrics.callbacks_received(3);
         metrics.callback_ignored(IgnoredCallback::AlreadyFinished);
         metrics.alarm("webhook:ops\"x", false);
+        metrics.alarm_channels(["email", "webhook:ops\"x"]);
+        for code in [200, 200, 500, 502, 0] {
+            metrics.job_result(code);
+        }
         let text = metrics.render(&Snapshot { lane_backlog: 7, pool_in_use: 2, pool_idle: 3, pool_max: 30, executors: vec![("app".into(), 2)] });
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"failure\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"manual\",result=\"failure\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_fire_lateness_seconds_bucket{le=\"0.005\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_fire_lateness_seconds_bucket{le=\"0.05\"}"), Some("2"));
-        assert_eq!(line(&text, "xxl_job_fire_lateness_seconds_bucket{le=\"10\"}"), Some("2"));
+        assert_eq!(line(&text, "xxl_job_fire_lateness_seconds_bucket{le=\"10.0\"}"), Some("2"));
         assert_eq!(line(&text, "xxl_job_fire_lateness_seconds_bucket{le=\"+Inf\"}"), Some("3"));
         assert_eq!(line(&text, "xxl_job_fire_lateness_seconds_count"), Some("3"));
-        assert_eq!(line(&text, "xxl_job_fire_lateness_seconds_sum"), Some("60.043"));
+        let sum: f64 = line(&text, "xxl_job_fire_lateness_seconds_sum").unwrap().parse().unwrap();
+        assert!((sum - 60.043).abs() < 1e-9, "{sum}");
         assert_eq!(line(&text, "xxl_job_trigger_rejections_total{lane=\"slow\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_trigger_lane_backlog"), Some("7"));
         assert_eq!(line(&text, "xxl_job_misfires_settled_total{strategy=\"DO_NOTHING\",reason=\"late\"}"), Some("2"));
@@ -427,12 +512,45 @@ mod tests {
         assert_eq!(line(&text, "xxl_job_callbacks_ignored_total{reason=\"already_finished\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_alarms_total{channel=\"webhook:ops\\\"x\",result=\"failed\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_db_connections{state=\"idle\"}"), Some("3"));
+        assert_eq!(line(&text, "xxl_job_alarms_total{channel=\"email\",result=\"sent\"}"), Some("0"), "known, never used");
+        assert_eq!(line(&text, "xxl_job_misfires_settled_total{strategy=\"FIRE_ONCE_NOW\",reason=\"collapsed\"}"), Some("0"));
+        assert_eq!(line(&text, "xxl_job_job_results_total{result=\"success\"}"), Some("2"));
+        assert_eq!(line(&text, "xxl_job_job_results_total{result=\"failure\"}"), Some("2"));
+        assert_eq!(line(&text, "xxl_job_job_results_total{result=\"timeout\"}"), Some("1"));
+        assert_eq!(line(&text, &format!("xxl_job_build_info{{version=\"{}\"}}", env!("CARGO_PKG_VERSION"))), Some("1"));
         assert_eq!(line(&text, "xxl_job_executors_online{appname=\"app\"}"), Some("2"));
         assert!(text.contains("# TYPE xxl_job_fire_lateness_seconds histogram\n"), "{text}");
         if cfg!(target_os = "linux") {
             assert!(line(&text, "process_open_fds").is_some_and(|v| v.parse::<f64>().unwrap() > 0.0), "{text}");
             assert!(line(&text, "process_start_time_seconds").is_some_and(|v| v.parse::<f64>().unwrap() > 1.6e9), "{text}");
         }
+    }
+
+    /// A label value cannot end its sample: AppNames come from executors.
+    #[test]
+    fn label_values_are_escaped() {
+        let metrics = Metrics::new();
+        let forged = "x\"} 1\nxxl_job_triggers_total{type=\"cron\",result=\"success\\";
+        let text = metrics.render(&Snapshot { executors: vec![(forged.into(), 1)], ..Snapshot::default() });
+        assert_eq!(line(&text, "xxl_job_executors_online{appname=\"x\\\"} 1\\nxxl_job_triggers_total{type=\\\"cron\\\",result=\\\"success\\\\\"}"), Some("1"), "{text}");
+        assert_eq!(text.lines().filter(|l| l.starts_with("xxl_job_triggers_total{type=\"cron\",result=\"success\"}")).count(), 1);
+    }
+
+    /// OpenMetrics names a counter family without `_total` and ends with `# EOF`; the classic format
+    /// names it with `_total` and has no `# EOF`; both write the same samples.
+    #[test]
+    fn both_formats() {
+        let metrics = Metrics::new();
+        metrics.trigger(TriggerType::Api, true);
+        let open = metrics.render_openmetrics(&Snapshot::default());
+        let classic = metrics.render(&Snapshot::default());
+        assert!(open.ends_with("# EOF\n") && !classic.contains("# EOF"), "{classic}");
+        assert!(open.contains("# TYPE xxl_job_triggers counter\n") && classic.contains("# TYPE xxl_job_triggers_total counter\n"));
+        assert!(open.contains("# TYPE xxl_job_build info\n") && classic.contains("# TYPE xxl_job_build_info gauge\n"));
+        assert!(classic.contains("# HELP xxl_job_triggers_total Triggers finished, by trigger type and /run result.\n"), "{classic}");
+        let samples = |text: &str| text.lines().filter(|l| !l.starts_with('#')).map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(samples(&open).len(), samples(&classic).len());
+        assert_eq!(line(&open, "xxl_job_triggers_total{type=\"api\",result=\"success\"}"), Some("1"));
     }
 
     #[test]
@@ -442,10 +560,13 @@ mod tests {
         metrics.run_sent(TriggerType::Cron, Some(1_000), 1_010);
         metrics.misfire_settled("DO_NOTHING", "late");
         metrics.alarm("email", true);
+        metrics.job_result(200);
         let text = metrics.render(&Snapshot::default());
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}"), Some("0"));
         assert_eq!(line(&text, "xxl_job_fire_lateness_seconds_count"), Some("0"));
-        assert!(!text.contains("xxl_job_misfires_settled_total{") && !text.contains("xxl_job_alarms_total{"), "{text}");
+        assert_eq!(line(&text, "xxl_job_misfires_settled_total{strategy=\"DO_NOTHING\",reason=\"late\"}"), Some("0"));
+        assert_eq!(line(&text, "xxl_job_job_results_total{result=\"success\"}"), Some("0"));
+        assert!(!text.contains("xxl_job_alarms_total{"), "{text}");
     }
 
     #[test]

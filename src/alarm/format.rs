@@ -138,7 +138,7 @@ fn slack(facts: &Facts) -> Value {
     })
 }
 
-/// The `json` channel's object (documented in the README); values unescaped, JSON encoding suffices.
+/// The `json` channel's object (documented in docs/alarms.md); values unescaped, JSON encoding suffices.
 fn plain_json(facts: &Facts, alarm: &Alarm) -> Value {
     let (job, log) = (&alarm.job, &alarm.log);
     json!({

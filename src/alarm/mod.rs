@@ -98,6 +98,7 @@ pub struct Alarms {
 
 impl Alarms {
     pub fn new(db: Db, channels: Vec<Arc<dyn AlarmChannel>>, console_url: &str, metrics: Arc<Metrics>) -> Alarms {
+        metrics.alarm_channels(channels.iter().map(|c| c.name()).chain([UNKNOWN_CHANNEL]));
         Alarms { db, channels: Arc::new(channels), console_url: console_url.trim_end_matches('/').into(), metrics }
     }
 

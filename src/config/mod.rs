@@ -7,6 +7,7 @@ mod keys;
 mod properties;
 mod sections;
 mod sources;
+mod text;
 #[cfg(test)]
 mod tests;
 

@@ -2,6 +2,7 @@
 
 use super::keys::WEBHOOK_PREFIX;
 use super::sources::{FieldValue, Sources};
+use super::text::parse_bool;
 use super::{
     jdbc, AlarmConfig, ConfigError, DataSourceConfig, ForwardHeaders, Lang, MailConfig, PoolConfig, Secret, ServerConfig,
     TriggerPoolConfig, WebhookConfig, WebhookKind,
@@ -396,15 +397,6 @@ fn parse_level(s: &str) -> Result<&'static str, String> {
         "error" | "fatal" => Ok("error"),
         "off" => Ok("off"),
         _ => Err("expected trace, debug, info, warn, error or off".into()),
-    }
-}
-
-/// Spring's string-to-boolean conversion.
-pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" | "1" => Ok(true),
-        "false" | "no" | "off" | "0" => Ok(false),
-        _ => Err("expected true or false".into()),
     }
 }
 

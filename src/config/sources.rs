@@ -2,7 +2,7 @@
 //! Boot's precedence, relaxed names and `${NAME:default}` placeholders.
 
 use super::keys::{self, canonical, KeySpec, KEYS};
-use super::{jdbc, properties, ConfigError};
+use super::{properties, text, ConfigError};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -49,7 +49,7 @@ impl Raw {
     pub(crate) fn invalid(&self, reason: impl Into<String>) -> ConfigError {
         ConfigError::Invalid {
             key: self.spec.name,
-            value: (!self.spec.secret).then(|| jdbc::redact(&self.value)),
+            value: (!self.spec.secret).then(|| text::redact(&self.value)),
             origin: self.origin.to_string(),
             reason: reason.into(),
         }

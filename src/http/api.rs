@@ -4,7 +4,7 @@
 //! method, token, URI, then the body. The body is read only after the token check, and never beyond
 //! [`MAX_BODY`].
 
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::domain::{is_blank, HandleCallbackParam, RegistryParam, ReturnT};
 use crate::metrics::IgnoredCallback;
 use crate::scheduler::complete::CallbackOutcome;
@@ -133,9 +133,9 @@ async fn callback(state: &AppState, body: &[u8]) -> ReturnT<String> {
     state.metrics.callbacks_received(items.len());
     match state.completer.callback(&items).await {
         Ok(outcomes) => {
-            for outcome in outcomes {
+            for (item, outcome) in items.iter().zip(outcomes) {
                 match outcome {
-                    CallbackOutcome::Finished => {}
+                    CallbackOutcome::Finished => state.metrics.job_result(item.handle_code),
                     CallbackOutcome::UnknownLog => state.metrics.callback_ignored(IgnoredCallback::UnknownLog),
                     CallbackOutcome::AlreadyFinished => state.metrics.callback_ignored(IgnoredCallback::AlreadyFinished),
                 }

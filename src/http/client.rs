@@ -15,10 +15,10 @@ use std::net::{IpAddr, SocketAddr};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientAddr(pub IpAddr);
 
-impl FromRequestParts<crate::app::AppState> for ClientAddr {
+impl FromRequestParts<crate::http::state::AppState> for ClientAddr {
     type Rejection = (StatusCode, &'static str);
 
-    async fn from_request_parts(parts: &mut Parts, state: &crate::app::AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(parts: &mut Parts, state: &crate::http::state::AppState) -> Result<Self, Self::Rejection> {
         let Some(ConnectInfo(peer)) = parts.extensions.get::<ConnectInfo<SocketAddr>>() else {
             return Err((StatusCode::INTERNAL_SERVER_ERROR, "the server was started without connection info"));
         };

@@ -1,6 +1,6 @@
 //! `{context}/actuator/health`, as Spring Boot's actuator answers it (no details).
 
-use crate::app::AppState;
+use crate::http::state::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;

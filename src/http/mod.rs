@@ -6,8 +6,9 @@ pub mod console;
 mod health;
 mod prometheus;
 pub mod openapi;
+pub mod state;
 
-use crate::app::AppState;
+pub use state::AppState;
 use axum::extract::Request;
 use axum::response::Redirect;
 use axum::routing::get;

@@ -1,22 +1,22 @@
-//! `{context}/actuator/prometheus`: the metrics in Prometheus's text format, where Spring Boot's actuator
-//! serves them. Like health, it needs no login: scrapers do not log in, and it shows counts, not data.
+//! `{context}/actuator/prometheus`: the metrics where Spring Boot's actuator serves them, in OpenMetrics
+//! for a scraper whose `Accept` names it (Prometheus does), else in the classic text format. Like health,
+//! it needs no login: scrapers do not log in, and it shows counts, not data.
 
-use crate::app::AppState;
-use crate::metrics::Snapshot;
+use crate::http::state::AppState;
+use crate::metrics::{Snapshot, OPENMETRICS_FORMAT, TEXT_FORMAT};
 use crate::workers::registry::{group_addresses, DEAD_TIMEOUT_SECS};
 use axum::extract::State;
-use axum::http::header::CONTENT_TYPE;
+use axum::http::header::{ACCEPT, CONTENT_TYPE};
+use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
-
-const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/prometheus", get(scrape)).route("/prometheus/", get(scrape))
 }
 
-async fn scrape(State(state): State<AppState>) -> impl IntoResponse {
+async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> impl IntoResponse {
     let (pool_in_use, pool_idle, pool_max) = state.db.pool_stats();
     let executors = match state.db.live_registrations(DEAD_TIMEOUT_SECS, state.clock.now_ms()).await {
         Ok(rows) => group_addresses(rows).into_iter().map(|(app_name, addresses)| (app_name, addresses.len())).collect(),
@@ -27,5 +27,39 @@ async fn scrape(State(state): State<AppState>) -> impl IntoResponse {
         }
     };
     let snapshot = Snapshot { lane_backlog: state.triggers.backlog(), pool_in_use, pool_idle, pool_max, executors };
-    ([(CONTENT_TYPE, TEXT_FORMAT)], state.metrics.render(&snapshot))
+    if wants_openmetrics(&headers) {
+        ([(CONTENT_TYPE, OPENMETRICS_FORMAT)], state.metrics.render_openmetrics(&snapshot))
+    } else {
+        ([(CONTENT_TYPE, TEXT_FORMAT)], state.metrics.render(&snapshot))
+    }
+}
+
+/// Whether `Accept` names OpenMetrics with a non-zero weight (Prometheus sends it first, with the text
+/// format as a fallback).
+fn wants_openmetrics(headers: &HeaderMap) -> bool {
+    headers.get_all(ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).any(|range| {
+        let mut parts = range.split(';').map(str::trim);
+        let openmetrics = parts.next().is_some_and(|media| media.eq_ignore_ascii_case("application/openmetrics-text"));
+        openmetrics && !parts.any(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f64>().ok()) == Some(0.0))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn openmetrics_when_asked_for() {
+        let accept = |value: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(ACCEPT, HeaderValue::from_static(value));
+            wants_openmetrics(&headers)
+        };
+        assert!(accept("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"));
+        assert!(!accept("text/plain;version=0.0.4"));
+        assert!(!accept("application/openmetrics-text; q=0"));
+        assert!(!accept("*/*"));
+        assert!(!wants_openmetrics(&HeaderMap::new()));
+    }
 }

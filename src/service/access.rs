@@ -1,9 +1,8 @@
 //! Who acts: a user as stored now, with the group rights of its role (spec console 3.3).
 
-use crate::app::AppState;
 use crate::domain::java_split;
 use crate::storage::JobUser;
-use super::ServiceError;
+use super::{ServiceContext, ServiceError};
 
 /// The user of a request, as stored in the database now (console session or API token alike).
 #[derive(Debug, Clone)]
@@ -21,7 +20,7 @@ impl LoginUser {
     }
 
     /// Fails with 2.4.2's permission message, naming the user, unless the group is permitted.
-    pub fn ensure_access(&self, state: &AppState, group: i32) -> Result<(), ServiceError> {
+    pub fn ensure_access(&self, state: &ServiceContext, group: i32) -> Result<(), ServiceError> {
         if self.can_access(group) {
             Ok(())
         } else {

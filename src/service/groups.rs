@@ -2,8 +2,7 @@
 //! administrator every group, others the groups their `permission` grants), managed by administrators
 //! only, with 2.4.2's checks.
 
-use super::{LoginUser, ServiceError};
-use crate::app::AppState;
+use super::{LoginUser, ServiceContext, ServiceError};
 use crate::domain::{is_blank, java_split};
 use crate::storage::JobGroup;
 use crate::workers::registry::{fitting_list, group_addresses, ADDRESS_LIST_MAX_BYTES, DEAD_TIMEOUT_SECS};
@@ -15,7 +14,7 @@ pub const ALL: i64 = 100_000;
 
 /// The groups of one page whose AppName and title contain the filters, and the total.
 pub async fn list(
-    state: &AppState,
+    state: &ServiceContext,
     user: &LoginUser,
     app_name: Option<String>,
     title: Option<String>,
@@ -33,7 +32,7 @@ pub async fn list(
 }
 
 /// Group `id` if the user may see it.
-pub async fn get(state: &AppState, user: &LoginUser, id: i32) -> Result<JobGroup, ServiceError> {
+pub async fn get(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobGroup, ServiceError> {
     user.ensure_access(state, id)?;
     let Some(group) = state.db.load_group(id).await? else {
         return Err(ServiceError::NotFound(format!("{}{}", state.i18n.get("jobinfo_field_jobgroup"), state.i18n.get("system_not_found"))));
@@ -62,7 +61,7 @@ pub struct GroupForm {
 impl GroupForm {
     /// The checks of save and update, in 2.4.2's order; markup is refused on both (2.4.2 forgets it on
     /// update).
-    fn validate(&self, state: &AppState) -> Result<(), ServiceError> {
+    fn validate(&self, state: &ServiceContext) -> Result<(), ServiceError> {
         let t = |key| state.i18n.get(key);
         let invalid = |text: String| Err(ServiceError::Invalid(text));
         let has_markup = |s: &str| s.contains('<') || s.contains('>');
@@ -109,7 +108,7 @@ impl GroupForm {
 }
 
 /// Managing executors is for administrators.
-fn ensure_admin(state: &AppState, user: &LoginUser) -> Result<(), ServiceError> {
+fn ensure_admin(state: &ServiceContext, user: &LoginUser) -> Result<(), ServiceError> {
     if user.is_admin() {
         Ok(())
     } else {
@@ -118,7 +117,7 @@ fn ensure_admin(state: &AppState, user: &LoginUser) -> Result<(), ServiceError> 
 }
 
 /// Creates a group; returns its id.
-pub async fn add(state: &AppState, user: &LoginUser, form: GroupForm) -> Result<i32, ServiceError> {
+pub async fn add(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Result<i32, ServiceError> {
     ensure_admin(state, user)?;
     form.validate(state)?;
     let group = JobGroup {
@@ -136,7 +135,7 @@ pub async fn add(state: &AppState, user: &LoginUser, form: GroupForm) -> Result<
 }
 
 /// Changes group `form.id`; an automatic group takes its live registrations at once.
-pub async fn update(state: &AppState, user: &LoginUser, form: GroupForm) -> Result<(), ServiceError> {
+pub async fn update(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Result<(), ServiceError> {
     ensure_admin(state, user)?;
     form.validate(state)?;
     let now = state.clock.now_ms();
@@ -163,7 +162,7 @@ pub async fn update(state: &AppState, user: &LoginUser, form: GroupForm) -> Resu
 }
 
 /// Deletes an empty group, unless it is the last one.
-pub async fn remove(state: &AppState, user: &LoginUser, id: i32) -> Result<(), ServiceError> {
+pub async fn remove(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<(), ServiceError> {
     ensure_admin(state, user)?;
     let t = |key| state.i18n.get(key).to_string();
     if !state.db.jobs_by_group(id).await?.is_empty() {

@@ -1,8 +1,7 @@
 //! Job operations (spec console 1.3): list, add, update, remove, start, stop, run once and schedule
 //! previews, with 2.4.2's checks in 2.4.2's order and the group permission on every one.
 
-use super::{LoginUser, ServiceError};
-use crate::app::AppState;
+use super::{LoginUser, ServiceContext, ServiceError};
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{next_time, MisfireStrategy, ScheduleType};
 use crate::domain::{is_blank, java_split, TriggerRequest, TriggerType, BLOCK_STRATEGIES, GLUE_TYPES};
@@ -23,7 +22,7 @@ pub struct JobQuery {
 }
 
 /// The jobs of one page and the total, within the groups the user may see.
-pub async fn list(state: &AppState, user: &LoginUser, query: JobQuery, offset: i64, limit: i64) -> Result<(Vec<JobInfo>, i64), ServiceError> {
+pub async fn list(state: &ServiceContext, user: &LoginUser, query: JobQuery, offset: i64, limit: i64) -> Result<(Vec<JobInfo>, i64), ServiceError> {
     // 2.4.2 lists every group's jobs to anyone; here a user sees only the groups granted to him.
     if query.job_group > 0 {
         user.ensure_access(state, query.job_group)?;
@@ -82,7 +81,7 @@ pub struct JobForm {
 
 /// The checks add and update share (spec rows 1–6 of update, 2–5 and 8–11 of add), in 2.4.2's order.
 struct Checks<'a> {
-    state: &'a AppState,
+    state: &'a ServiceContext,
     user: &'a LoginUser,
 }
 
@@ -161,7 +160,7 @@ impl Checks<'_> {
 }
 
 /// Creates a stopped job; returns its id.
-pub async fn add(state: &AppState, user: &LoginUser, form: JobForm) -> Result<i32, ServiceError> {
+pub async fn add(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<i32, ServiceError> {
     user.ensure_access(state, form.job_group)?;
     let checks = Checks { state, user };
     if state.db.load_group(form.job_group).await?.is_none() {
@@ -220,7 +219,7 @@ pub async fn add(state: &AppState, user: &LoginUser, form: JobForm) -> Result<i3
 }
 
 /// Changes job `form.id`; the GLUE type and source stay. Returns the job as written.
-pub async fn update(state: &AppState, user: &LoginUser, form: JobForm) -> Result<JobInfo, ServiceError> {
+pub async fn update(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<JobInfo, ServiceError> {
     user.ensure_access(state, form.job_group)?;
     let checks = Checks { state, user };
     checks.desc_and_author(&form)?;
@@ -264,24 +263,24 @@ pub async fn update(state: &AppState, user: &LoginUser, form: JobForm) -> Result
 }
 
 /// The job of `id` if the user may act on its group; `None` for an unknown id.
-pub async fn find(state: &AppState, user: &LoginUser, id: i32) -> Result<Option<JobInfo>, ServiceError> {
+pub async fn find(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<Option<JobInfo>, ServiceError> {
     let Some(job) = state.db.load_job(id).await? else { return Ok(None) };
     user.ensure_access(state, job.job_group)?;
     Ok(Some(job))
 }
 
 /// The job of `id` if the user may act on its group; unknown ids are refused.
-pub async fn get(state: &AppState, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
+pub async fn get(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
     find(state, user, id).await?.ok_or_else(|| unknown_job(state))
 }
 
 /// The refusal of an id that names no job.
-pub fn unknown_job(state: &AppState) -> ServiceError {
+pub fn unknown_job(state: &ServiceContext) -> ServiceError {
     ServiceError::NotFound(format!("{}{}", state.i18n.get("jobinfo_field_id"), state.i18n.get("system_not_found")))
 }
 
 /// Deletes the job with its logs and GLUE history; returns whether it existed.
-pub async fn remove(state: &AppState, user: &LoginUser, id: i32) -> Result<bool, ServiceError> {
+pub async fn remove(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<bool, ServiceError> {
     let Some(job) = find(state, user, id).await? else { return Ok(false) };
     state.db.delete_job(job.id).await?;
     state.db.delete_logs_of_job(job.id).await?;
@@ -289,7 +288,7 @@ pub async fn remove(state: &AppState, user: &LoginUser, id: i32) -> Result<bool,
     Ok(true)
 }
 
-pub async fn stop(state: &AppState, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
+pub async fn stop(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
     let mut job = get(state, user, id).await?;
     job.trigger_status = 0;
     job.trigger_last_time = 0;
@@ -299,7 +298,7 @@ pub async fn stop(state: &AppState, user: &LoginUser, id: i32) -> Result<JobInfo
     Ok(job)
 }
 
-pub async fn start(state: &AppState, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
+pub async fn start(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
     let mut job = get(state, user, id).await?;
     let i18n = &state.i18n;
     if matches!(ScheduleType::from_name(&job.schedule_type), None | Some(ScheduleType::None)) {
@@ -320,7 +319,7 @@ pub async fn start(state: &AppState, user: &LoginUser, id: i32) -> Result<JobInf
 /// Runs job `id` once: with `executor_param` instead of the job's parameter when given, on
 /// `address_list` instead of the group's addresses when non-blank (only addresses of the job's group).
 pub async fn trigger(
-    state: &AppState,
+    state: &ServiceContext,
     user: &LoginUser,
     id: i32,
     executor_param: Option<String>,
@@ -353,7 +352,7 @@ pub async fn trigger(
 
 /// The next `count` fire times of a schedule after now, as `yyyy-MM-dd HH:mm:ss` in the cron zone;
 /// fewer when the schedule ends.
-pub fn next_fire_times(state: &AppState, schedule_type: &str, conf: Option<&str>, count: usize) -> Result<Vec<String>, ServiceError> {
+pub fn next_fire_times(state: &ServiceContext, schedule_type: &str, conf: Option<&str>, count: usize) -> Result<Vec<String>, ServiceError> {
     let zone = state.cron_zone();
     let mut times = Vec::new();
     let mut from = state.clock.now_ms();

@@ -1,8 +1,7 @@
 //! Trigger-log operations (spec console 1.4): list, read, the executor's rolling log, and kill, with
 //! the group permission checked on each.
 
-use super::{LoginUser, ServiceError};
-use crate::app::AppState;
+use super::{LoginUser, ServiceContext, ServiceError};
 use crate::domain::callback::{truncate_utf16, MAX_HANDLE_MSG_UTF16};
 use crate::domain::ReturnT;
 use crate::storage::{JobLog, LogFilter, LogStatusFilter};
@@ -22,7 +21,7 @@ pub struct LogQuery {
 
 /// The logs of one page and the total. The group must be permitted, and so must the job's own group
 /// when a job is named.
-pub async fn list(state: &AppState, user: &LoginUser, query: LogQuery, offset: i64, limit: i64) -> Result<(Vec<JobLog>, i64), ServiceError> {
+pub async fn list(state: &ServiceContext, user: &LoginUser, query: LogQuery, offset: i64, limit: i64) -> Result<(Vec<JobLog>, i64), ServiceError> {
     ensure_scope(state, user, query.job_group, query.job_id).await?;
     let filter = LogFilter {
         job_group: query.job_group,
@@ -36,7 +35,7 @@ pub async fn list(state: &AppState, user: &LoginUser, query: LogQuery, offset: i
 }
 
 /// The logs of a group, or of one job, are the user's to see or clear.
-pub async fn ensure_scope(state: &AppState, user: &LoginUser, job_group: i32, job_id: i32) -> Result<(), ServiceError> {
+pub async fn ensure_scope(state: &ServiceContext, user: &LoginUser, job_group: i32, job_id: i32) -> Result<(), ServiceError> {
     user.ensure_access(state, job_group)?;
     if job_id > 0 {
         // 2.4.2 drops the group filter for a job id: the job's own group must be permitted as well.
@@ -48,7 +47,7 @@ pub async fn ensure_scope(state: &AppState, user: &LoginUser, job_group: i32, jo
 }
 
 /// The log of `id` if the user may see its group.
-pub async fn get(state: &AppState, user: &LoginUser, id: i64) -> Result<JobLog, ServiceError> {
+pub async fn get(state: &ServiceContext, user: &LoginUser, id: i64) -> Result<JobLog, ServiceError> {
     let Some(log) = state.db.load_log(id).await? else {
         return Err(ServiceError::NotFound(state.i18n.get("joblog_logid_unvalid").to_string()));
     };
@@ -68,7 +67,7 @@ pub struct LogLines {
 }
 
 /// The executor's log of trigger `id` from line `from_line`, with the executor's own code and message.
-pub async fn rolling(state: &AppState, user: &LoginUser, id: i64, from_line: i32) -> Result<ReturnT<LogLines>, ServiceError> {
+pub async fn rolling(state: &ServiceContext, user: &LoginUser, id: i64, from_line: i32) -> Result<ReturnT<LogLines>, ServiceError> {
     let log = get(state, user, id).await?;
     let trigger_time = log.trigger_time.map(|t| state.db.zone().to_epoch_ms(t)).unwrap_or(0);
     let address = log.executor_address.clone().unwrap_or_default();
@@ -84,7 +83,7 @@ pub async fn rolling(state: &AppState, user: &LoginUser, id: i64, from_line: i32
 
 /// Asks the executor to kill the run of log `id` and records the kill as its result; returns the
 /// executor's message.
-pub async fn kill(state: &AppState, user: &LoginUser, id: i64) -> Result<Option<String>, ServiceError> {
+pub async fn kill(state: &ServiceContext, user: &LoginUser, id: i64) -> Result<Option<String>, ServiceError> {
     let i18n = &state.i18n;
     let log = get(state, user, id).await?;
     if state.db.load_job(log.job_id).await?.is_none() {

@@ -10,7 +10,41 @@ pub mod tokens;
 
 pub use access::LoginUser;
 
-use crate::storage::StorageError;
+use crate::executor::ExecutorClient;
+use crate::i18n::I18n;
+use crate::scheduler::complete::Completer;
+use crate::scheduler::TriggerSink;
+use crate::storage::{Db, StorageError};
+use crate::time::{Clock, Zone, CRON_ZONE};
+use chrono::NaiveDateTime;
+use std::sync::Arc;
+
+/// What the rules reach: built once by `app`, wrapped by the HTTP state. Only what a rule uses.
+#[derive(Clone)]
+pub struct ServiceContext {
+    pub db: Db,
+    pub i18n: I18n,
+    pub clock: Arc<dyn Clock>,
+    /// Where manual triggers go.
+    pub triggers: Arc<dyn TriggerSink>,
+    /// Finishes a run (a killed log ends as failed).
+    pub completer: Completer,
+    /// Reads executors' logs and kills their runs.
+    pub executors: ExecutorClient,
+}
+
+impl ServiceContext {
+    /// The zone cron expressions and schedule previews are evaluated in.
+    pub fn cron_zone(&self) -> Zone {
+        CRON_ZONE
+    }
+
+    /// A wall-clock time typed into the console, as the stored DATETIME of the same instant: the Java
+    /// admin parses form dates in the JVM's zone and the driver writes them in `serverTimezone`.
+    pub fn stored_time(&self, typed: NaiveDateTime) -> NaiveDateTime {
+        self.db.datetime(self.cron_zone().to_epoch_ms(typed))
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {

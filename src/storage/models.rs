@@ -1,17 +1,21 @@
 //! Rows of the eight xxl-job tables, field for column. DATETIME columns stay wall-clock values
 //! ([`chrono::NaiveDateTime`]); [`crate::time::Zone`] turns them into instants. TINYINT columns are
 //! `i16`: PostgreSQL has no one-byte integer (its ports use int2, which sqlx does not decode as `i8`), and
-//! MySQL and SQLite decode a TINYINT as any wider integer.
+//! MySQL and SQLite decode a TINYINT as any wider integer. The console's JSON (spec console 8.1) is these
+//! rows with Java's field names; their dates are left to the console's views, which need the zone.
 
 use chrono::NaiveDateTime;
 
 /// `xxl_job_info`
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct JobInfo {
     pub id: i32,
     pub job_group: i32,
     pub job_desc: String,
+    #[serde(skip)]
     pub add_time: Option<NaiveDateTime>,
+    #[serde(skip)]
     pub update_time: Option<NaiveDateTime>,
     pub author: Option<String>,
     pub alarm_email: Option<String>,
@@ -27,7 +31,9 @@ pub struct JobInfo {
     pub glue_type: String,
     pub glue_source: Option<String>,
     pub glue_remark: Option<String>,
+    #[serde(skip)]
     pub glue_updatetime: Option<NaiveDateTime>,
+    #[serde(rename = "childJobId")]
     pub child_jobid: Option<String>,
     pub trigger_status: i16,
     pub trigger_last_time: i64,
@@ -48,7 +54,8 @@ pub struct ScheduledJob {
 }
 
 /// `xxl_job_log`
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct JobLog {
     pub id: i64,
     pub job_group: i32,
@@ -58,9 +65,11 @@ pub struct JobLog {
     pub executor_param: Option<String>,
     pub executor_sharding_param: Option<String>,
     pub executor_fail_retry_count: i32,
+    #[serde(skip)]
     pub trigger_time: Option<NaiveDateTime>,
     pub trigger_code: i32,
     pub trigger_msg: Option<String>,
+    #[serde(skip)]
     pub handle_time: Option<NaiveDateTime>,
     pub handle_code: i32,
     pub handle_msg: Option<String>,
@@ -126,13 +135,16 @@ impl JobLog {
 }
 
 /// `xxl_job_group`
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct JobGroup {
     pub id: i32,
+    #[serde(rename = "appname")]
     pub app_name: String,
     pub title: String,
     pub address_type: i16,
     pub address_list: Option<String>,
+    #[serde(skip)]
     pub update_time: Option<NaiveDateTime>,
 }
 

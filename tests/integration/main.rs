@@ -58,12 +58,13 @@ fn main() {
         eprintln!("note: {} not found; the reference comparisons are ignored", schema::reference_script_path().display());
     }
     let browser = support::browser::browser_availability();
-    // The README's REST examples are curl commands, run as written.
+    // The documented REST examples (docs/rest-api.md) are curl commands, run as written.
     let curl = std::process::Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
     let private_mariadb = support::private_mariadb::availability().map(drop);
     let private_postgres = support::private_postgres::availability().map(drop);
     let galera = support::galera::availability();
     let nginx = support::nginx::availability();
+    let promtool = std::process::Command::new(metrics::PROMTOOL).arg("--version").output().is_ok_and(|o| o.status.success());
     let cases = alarm::cases()
         .into_iter()
         .chain(api::cases())
@@ -91,6 +92,7 @@ fn main() {
             let needs_browser = case.name.starts_with("browser::");
             let needs_curl = case.name.contains("readme");
             let needs_nginx = case.name.contains("nginx");
+            let needs_promtool = case.name.contains("promtool");
             // The fault suite and the high-availability tests start servers of their own and do not use the shared ones.
             let needs_private_mariadb = case.name.starts_with("faults::") || case.name.starts_with("ha::mariadb");
             let needs_private_postgres = case.name.starts_with("ha::postgres");
@@ -101,7 +103,7 @@ fn main() {
             } else if needs_private_postgres {
                 private_postgres.is_err()
             } else {
-                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err())
+                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err()) || (needs_promtool && !promtool)
             };
             trials.push(trial.with_ignored_flag(skip));
         }
@@ -141,12 +143,19 @@ fn main() {
         }
         eprintln!("note: the reverse-proxy tests are ignored: {reason}");
     }
+    if !promtool {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("promtool is required in CI but unavailable");
+            std::process::exit(1);
+        }
+        eprintln!("note: the promtool check of the metrics is ignored: {} is not installed", metrics::PROMTOOL);
+    }
     if !curl {
         if std::env::var_os("CI").is_some() {
             eprintln!("curl is required in CI but unavailable");
             std::process::exit(1);
         }
-        eprintln!("note: the README's curl examples are ignored: curl is not installed");
+        eprintln!("note: the documented curl examples are ignored: curl is not installed");
     }
     for (backend, up) in &servers {
         if let Err(reason) = up {

@@ -4,12 +4,17 @@ use crate::support::fixtures::{every_second_job, insert, job, manual_group};
 use crate::support::{eventually, Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
 use crate::{ensure, ensure_eq, Case, TestResult, ALL};
 use libtest_mimic::Failed;
+use std::io::Write;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 use xxl_job_admin::domain::{TriggerRequest, TriggerType};
 use xxl_job_admin::storage::LogFilter;
 
 pub fn cases() -> Vec<Case> {
-    vec![Case { name: "metrics::counters_move_after_triggers", backends: ALL, run: |b| Box::pin(counters_move_after_triggers(b)) }]
+    vec![
+        Case { name: "metrics::counters_move_after_triggers", backends: ALL, run: |b| Box::pin(counters_move_after_triggers(b)) },
+        Case { name: "metrics::promtool_accepts_the_exposition", backends: &[Backend::Sqlite], run: |b| Box::pin(promtool_accepts_the_exposition(b)) },
+    ]
 }
 
 /// The exposition text, after checking the content type.
@@ -38,6 +43,8 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
         "# TYPE xxl_job_misfires_settled_total counter",
         "# TYPE xxl_job_callbacks_received_total counter",
         "# TYPE xxl_job_callbacks_ignored_total counter",
+        "# TYPE xxl_job_job_results_total counter",
+        "# TYPE xxl_job_build_info gauge",
         "# TYPE xxl_job_executors_online gauge",
         "# TYPE xxl_job_alarms_total counter",
         "# TYPE xxl_job_schedule_pass_seconds histogram",
@@ -52,6 +59,17 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
     }
     let manual_ok = "xxl_job_triggers_total{type=\"manual\",result=\"success\"}";
     ensure_eq!(sample(&before, manual_ok), Some(0.0));
+    // Every known label set is there before its first event, so `increase()` sees the first one.
+    for series in [
+        "xxl_job_misfires_settled_total{strategy=\"DO_NOTHING\",reason=\"late\"}",
+        "xxl_job_misfires_settled_total{strategy=\"FIRE_ONCE_NOW\",reason=\"collapsed\"}",
+        "xxl_job_alarms_total{channel=\"email\",result=\"failed\"}",
+        "xxl_job_alarms_total{channel=\"unknown\",result=\"failed\"}",
+        "xxl_job_job_results_total{result=\"timeout\"}",
+    ] {
+        ensure_eq!(sample(&before, series), Some(0.0), "{series}");
+    }
+    ensure_eq!(sample(&before, &format!("xxl_job_build_info{{version=\"{}\"}}", env!("CARGO_PKG_VERSION"))), Some(1.0));
 
     // An executor that registers, accepts /run and calls back.
     let executor = FakeExecutor::start(Behaviour { callback: Some((app.base.clone(), 200)), ..Behaviour::default() }).await?;
@@ -86,6 +104,9 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
     ensure!(sample(&after, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}").is_some_and(|n| n >= 2.0), "{after}");
     ensure!(sample(&after, "xxl_job_callbacks_received_total").is_some_and(|n| n >= 2.0), "{after}");
     ensure_eq!(sample(&after, "xxl_job_callbacks_ignored_total{reason=\"unknown_log\"}"), Some(1.0));
+    // The manual run's success, as its executor reported it; the ignored item is not a result.
+    ensure!(sample(&after, "xxl_job_job_results_total{result=\"success\"}").is_some_and(|n| n >= 1.0), "{after}");
+    ensure_eq!(sample(&after, "xxl_job_job_results_total{result=\"failure\"}"), Some(0.0));
     ensure_eq!(sample(&after, "xxl_job_executors_online{appname=\"metrics-app\"}"), Some(1.0));
     ensure!(sample(&after, "xxl_job_schedule_pass_seconds_count").is_some_and(|n| n >= 1.0), "{after}");
     ensure!(sample(&after, "xxl_job_schedule_lock_wait_seconds_count").is_some_and(|n| n >= 1.0), "{after}");
@@ -113,3 +134,48 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
     app.stop().await;
     Ok(())
 }
+
+/// Prometheus's own checker (`promtool check metrics`, Debian package prometheus) reads the classic
+/// exposition without an error or a lint; the family names are checked here too, as Prometheus parses
+/// them. A scraper asking for OpenMetrics gets it, with the same series.
+async fn promtool_accepts_the_exposition(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.alarm.webhook.ops.type=json", "--xxl.job.alarm.webhook.ops.url=http://127.0.0.1:9/hook"]).await?;
+    let text = scrape(&app).await?;
+    // Prometheus asks for OpenMetrics first: it gets it, with the same samples.
+    let accept = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+    let response = app.http.get(app.url("/actuator/prometheus")).header("accept", accept).send().await.context("scrape OpenMetrics")?;
+    let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    ensure!(content_type.starts_with("application/openmetrics-text; version=1.0.0"), "content type {content_type:?}");
+    let open = response.text().await.context("OpenMetrics body")?;
+    app.stop().await;
+    ensure!(open.ends_with("# EOF\n") && open.contains("# TYPE xxl_job_triggers counter\n"), "{open}");
+    let series = |text: &str| text.lines().filter(|l| !l.starts_with('#')).filter_map(|l| l.rsplit_once(' ')).map(|(s, _)| s.to_string()).collect::<std::collections::BTreeSet<_>>();
+    ensure_eq!(series(&open).len(), series(&text).len());
+    let mut child = Command::new(PROMTOOL)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("run promtool")?;
+    child.stdin.take().context("promtool's stdin")?.write_all(text.as_bytes()).context("feed promtool")?;
+    let output = child.wait_with_output().context("promtool's verdict")?;
+    let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    ensure!(output.status.success() && said.trim().is_empty(), "promtool: {said}\n{text}");
+    // Each sample belongs to the family declared before it (its name, or a histogram's suffixes).
+    let mut family = String::new();
+    for line in text.lines() {
+        if let Some(declared) = line.strip_prefix("# TYPE ") {
+            family = declared.split(' ').next().unwrap_or_default().to_string();
+        } else if !line.starts_with('#') {
+            let name = line.split(['{', ' ']).next().unwrap_or_default();
+            let owned = [family.as_str(), &format!("{family}_bucket"), &format!("{family}_sum"), &format!("{family}_count")].contains(&name);
+            ensure!(owned, "sample {name} outside its family {family}");
+        }
+    }
+    Ok(())
+}
+
+/// Where Debian's package prometheus installs its checker.
+pub const PROMTOOL: &str = "/usr/bin/promtool";

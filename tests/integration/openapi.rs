@@ -390,10 +390,10 @@ async fn restricted_token_is_confined_to_its_groups(backend: Backend) -> TestRes
     Ok(())
 }
 
-/// The README's REST API example: the shell block after the `<!-- openapi-example -->` marker.
+/// The documented REST API example (docs/rest-api.md): the shell block after the `<!-- openapi-example -->` marker.
 fn readme_example() -> Result<String, libtest_mimic::Failed> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).context("README.md")?;
-    let (_, after) = readme.split_once("<!-- openapi-example -->").context("the README's openapi-example marker")?;
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/rest-api.md")).context("docs/rest-api.md")?;
+    let (_, after) = readme.split_once("<!-- openapi-example -->").context("docs/rest-api.md's openapi-example marker")?;
     let block = after.split_once("```sh\n").context("a sh block")?.1;
     Ok(block.split_once("```").context("the block's end")?.0.to_string())
 }

@@ -1,5 +1,6 @@
 //! `spring.datasource.url`: JDBC (MySQL Connector/J, MariaDB, PostgreSQL), sqlx-style and SQLite URLs.
-//! This file dispatches on the scheme and masks passwords; each dialect's URL form is parsed beside it.
+//! This file dispatches on the scheme; each dialect's URL form is parsed beside it (passwords are masked
+//! by `config::text::redact`).
 
 mod mysql;
 mod postgres;
@@ -9,8 +10,6 @@ use super::{DbTarget, HostPort};
 use chrono_tz::Tz;
 use percent_encoding::percent_decode_str;
 use std::path::Path;
-
-const MASK: &str = "******";
 
 #[derive(Debug)]
 pub(crate) struct Datasource {
@@ -125,41 +124,6 @@ fn decode(s: &str, what: &str) -> Result<String, String> {
         .map_err(|_| format!("{what} is not UTF-8 after percent-decoding"))
 }
 
-/// The URL with any password (user-info or `password=` parameter) masked, for messages.
-pub(crate) fn redact(url: &str) -> String {
-    let (main, query) = match url.split_once('?') {
-        Some((main, query)) => (main, Some(query)),
-        None => (url, None),
-    };
-    let mut out = match main.find("//") {
-        Some(start) => {
-            let authority_start = start + 2;
-            let authority_end = main[authority_start..].find('/').map_or(main.len(), |i| authority_start + i);
-            let authority = &main[authority_start..authority_end];
-            match authority.rsplit_once('@') {
-                Some((userinfo, hosts)) if userinfo.contains(':') => {
-                    let user = userinfo.split(':').next().unwrap_or_default();
-                    format!("{}{user}:{MASK}@{hosts}{}", &main[..authority_start], &main[authority_end..])
-                }
-                _ => main.to_string(),
-            }
-        }
-        None => main.to_string(),
-    };
-    if let Some(query) = query {
-        let params: Vec<String> = query
-            .split('&')
-            .map(|pair| match pair.split_once('=') {
-                Some((name, _)) if name.trim().eq_ignore_ascii_case("password") => format!("{name}={MASK}"),
-                _ => pair.to_string(),
-            })
-            .collect();
-        out.push('?');
-        out.push_str(&params.join("&"));
-    }
-    out
-}
-
 #[cfg(test)]
 fn ok(url: &str) -> Datasource {
     parse(url, Path::new("/work")).unwrap_or_else(|e| panic!("{url}: {e}"))
@@ -196,16 +160,5 @@ mod tests {
             let e = err(url);
             assert!(!e.contains("hunter2"), "{e}");
         }
-    }
-
-    #[test]
-    fn redaction() {
-        assert_eq!(redact("mysql://u:hunter2@db/x?a=1"), "mysql://u:******@db/x?a=1");
-        assert_eq!(
-            redact("jdbc:mysql://db/x?user=u&password=hunter2&a=1"),
-            "jdbc:mysql://db/x?user=u&password=******&a=1"
-        );
-        assert_eq!(redact("mysql://u@db/x"), "mysql://u@db/x");
-        assert_eq!(redact("sqlite:x.db"), "sqlite:x.db");
     }
 }

@@ -134,7 +134,7 @@ impl Params {
             let value = decode(value, &format!("parameter `{name}`"))?;
             let canonical: String =
                 name.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect();
-            let flag = |value: &str| crate::config::sections::parse_bool(value).map_err(|e| format!("parameter `{name}`: {e}"));
+            let flag = |value: &str| crate::config::text::parse_bool(value).map_err(|e| format!("parameter `{name}`: {e}"));
             let millis = |value: &str| {
                 let ms = value
                     .trim()

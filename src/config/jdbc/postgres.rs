@@ -58,7 +58,7 @@ pub(super) fn parse(url: &str, scheme_end: usize) -> Result<Datasource, String> 
             "user" => username = Some(value).filter(|u| !u.is_empty()),
             "password" => password = Some(value),
             "sslmode" => ssl_mode = Some(ssl_mode_of(&value)?),
-            "ssl" => ssl_flag = Some(crate::config::sections::parse_bool(&value).map_err(|e| format!("parameter `{name}`: {e}"))?),
+            "ssl" => ssl_flag = Some(crate::config::text::parse_bool(&value).map_err(|e| format!("parameter `{name}`: {e}"))?),
             "currentschema" => schema = Some(value).filter(|s| !s.trim().is_empty()),
             "servertimezone" => server_timezone = Some(value),
             "options" => settings.extend(session_settings(&value)?),
@@ -70,7 +70,7 @@ pub(super) fn parse(url: &str, scheme_end: usize) -> Result<Datasource, String> 
                     .map_err(|_| format!("parameter `{name}`: `{value}` is not a number of seconds"))?;
             }
             "loadbalancehosts" => {
-                let shuffle = crate::config::sections::parse_bool(&value).map_err(|e| format!("parameter `{name}`: {e}"))?;
+                let shuffle = crate::config::text::parse_bool(&value).map_err(|e| format!("parameter `{name}`: {e}"))?;
                 if shuffle && hosts.len() > 1 {
                     warnings.push(
                         "spring.datasource.url: loadBalanceHosts=true is not followed: hosts are tried in the order written"

@@ -5,7 +5,7 @@ use super::params::Params;
 use super::session::{self, md5_hex};
 use super::throttle::wait_secs;
 use super::{changes_state_post_only, OrJson};
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
 use crate::i18n::I18n;

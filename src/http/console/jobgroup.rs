@@ -5,7 +5,7 @@ use super::error::{ConsoleError, JsonError};
 use super::params::Params;
 use super::views::{GroupView, Page};
 use super::{changes_state, JsonResult, LoginUser, OrJson};
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::domain::ReturnT;
 use crate::service::groups::{self, GroupForm};
 use axum::extract::State;

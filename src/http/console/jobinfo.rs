@@ -5,7 +5,7 @@ use super::error::ConsoleError;
 use super::params::Params;
 use super::views::{JobView, Page};
 use super::{changes_state, JsonResult, LoginUser, OrJson};
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::domain::ReturnT;
 use crate::service::jobs::{self, JobForm, JobQuery};
 use axum::extract::State;

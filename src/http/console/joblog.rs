@@ -5,7 +5,7 @@ use super::error::JsonError;
 use super::params::Params;
 use super::views::{JobView, LogView, Page};
 use super::{changes_state, JsonResult, LoginUser, OrJson};
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::domain::html::escape;
 use crate::domain::ReturnT;
 use crate::service::logs::{self, LogLines, LogQuery};

@@ -13,11 +13,12 @@ mod render;
 mod return_to;
 pub mod secret;
 pub mod session;
+pub mod state;
 pub mod throttle;
 mod users;
 pub mod views;
 
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::storage::JobUser;
 use axum::extract::{FromRequestParts, Request, State};
 use axum::handler::Handler;
@@ -28,32 +29,15 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{on, post, MethodFilter, MethodRouter};
 use axum::{Extension, Router};
-use crate::i18n::I18n;
 use error::{ConsoleError, JsonError};
-use origin::{OriginPolicy, Sender};
+use origin::Sender;
 use std::sync::Arc;
-use session::{Binding, EndedSessions, SessionSecret, COOKIE_NAME};
-use throttle::LoginThrottle;
+use session::{Binding, COOKIE_NAME};
 use tower_sessions::Session;
 
 /// The user of a gated request; the console and the REST API share its rights.
 pub use crate::service::LoginUser;
-
-/// Console-only state shared by every instance of the handlers.
-pub struct ConsoleState {
-    pub secret: SessionSecret,
-    pub throttle: LoginThrottle,
-    pub ended: EndedSessions,
-    pub origins: OriginPolicy,
-    /// The console's language, for the refusals its middleware answers.
-    pub i18n: I18n,
-}
-
-impl ConsoleState {
-    pub fn new(secret: SessionSecret, origins: OriginPolicy, i18n: I18n) -> ConsoleState {
-        ConsoleState { secret, throttle: LoginThrottle::default(), ended: EndedSessions::default(), origins, i18n }
-    }
-}
+use state::ConsoleState;
 
 impl<S: Send + Sync> FromRequestParts<S> for LoginUser {
     type Rejection = ConsoleError;

@@ -7,7 +7,7 @@ use super::return_to;
 use super::session::DEFAULT_PASSWORD_MD5;
 use super::views::JobView;
 use super::{changes_state, cookie, current_user, JsonResult, LoginUser, OrJson};
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{MisfireStrategy, ScheduleType};
 use crate::domain::trigger_msg::block_title_key;

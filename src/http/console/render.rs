@@ -1,7 +1,7 @@
 //! Server-rendered pages: minijinja templates and static assets, both embedded in the binary.
 
 use super::error::PageError;
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::storage::JobUser;
 use axum::extract::Path;
 use axum::http::{header, StatusCode};

@@ -5,7 +5,7 @@
 //! whitespace or control character, no `.`/`..` segment, encoded or not), so the parameter cannot send a
 //! visitor to another site (an open redirect) nor outside the console.
 
-use crate::app::AppState;
+use crate::http::state::AppState;
 use axum::extract::{OriginalUri, Request, State};
 use axum::http::header::LOCATION;
 use axum::http::{HeaderValue, Method, StatusCode};

@@ -8,7 +8,7 @@
 //! login; it authenticates only while the stored user still matches it, so a password change ends every
 //! session of that user on every admin.
 
-use crate::storage::JobUser;
+use crate::storage::{Db, JobUser};
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -181,6 +181,27 @@ impl EndedSessions {
 
 /// md5 of `123456`, the password of the initial `admin` row of the 2.4 schema script.
 pub const DEFAULT_PASSWORD_MD5: &str = "e10adc3949ba59abbe56e057f20f883e";
+
+/// Names the administrators that still have the schema's default password, with the login that works
+/// until it is changed: on a fresh database that is how a newcomer gets in, anywhere else a warning.
+pub async fn warn_about_default_passwords(db: &Db) {
+    // Every administrator in one page: a few rows on any real installation.
+    const ALL: i64 = i64::MAX;
+    let admins = match db.page_users(&None, 1, 0, ALL).await {
+        Ok((admins, _)) => admins,
+        Err(e) => {
+            tracing::warn!("could not check the administrators for the default password: {e}");
+            return;
+        }
+    };
+    for admin in admins.iter().filter(|user| user.password == DEFAULT_PASSWORD_MD5) {
+        tracing::warn!(
+            "administrator '{name}' still has the default password: log in as {name} / 123456 and change it \
+             (user menu, top right) before anyone else does",
+            name = admin.username
+        );
+    }
+}
 
 /// Lowercase hex MD5 of the password bytes, the `xxl_job_user.password` format.
 pub fn md5_hex(password: &str) -> String {

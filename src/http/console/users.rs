@@ -7,7 +7,7 @@ use super::session::md5_hex;
 use super::views::{Page, UserView};
 use super::{changes_state, changes_state_post_only, JsonResult, LoginUser, OrJson};
 use super::auth::throttled;
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::http::client::ClientAddr;
 use crate::domain::{is_blank, ReturnT};
 use crate::storage::JobUser;

@@ -14,116 +14,47 @@ pub fn json_date(zone: Zone, value: Option<NaiveDateTime>) -> Option<String> {
     Some(utc.format("%Y-%m-%dT%H:%M:%S%.3f+00:00").to_string())
 }
 
+/// A job as the console and the REST API show it: the row, with its dates as instants.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JobView {
-    pub id: i32,
-    pub job_group: i32,
-    pub job_desc: String,
+    #[serde(flatten)]
+    pub job: JobInfo,
     pub add_time: Option<String>,
     pub update_time: Option<String>,
-    pub author: Option<String>,
-    pub alarm_email: Option<String>,
-    pub schedule_type: String,
-    pub schedule_conf: Option<String>,
-    pub misfire_strategy: String,
-    pub executor_route_strategy: Option<String>,
-    pub executor_handler: Option<String>,
-    pub executor_param: Option<String>,
-    pub executor_block_strategy: Option<String>,
-    pub executor_timeout: i32,
-    pub executor_fail_retry_count: i32,
-    pub glue_type: String,
-    pub glue_source: Option<String>,
-    pub glue_remark: Option<String>,
     pub glue_updatetime: Option<String>,
-    pub child_job_id: Option<String>,
-    pub trigger_status: i16,
-    pub trigger_last_time: i64,
-    pub trigger_next_time: i64,
 }
 
 impl JobView {
     pub fn new(job: JobInfo, zone: Zone) -> JobView {
-        JobView {
-            id: job.id,
-            job_group: job.job_group,
-            job_desc: job.job_desc,
-            add_time: json_date(zone, job.add_time),
-            update_time: json_date(zone, job.update_time),
-            author: job.author,
-            alarm_email: job.alarm_email,
-            schedule_type: job.schedule_type,
-            schedule_conf: job.schedule_conf,
-            misfire_strategy: job.misfire_strategy,
-            executor_route_strategy: job.executor_route_strategy,
-            executor_handler: job.executor_handler,
-            executor_param: job.executor_param,
-            executor_block_strategy: job.executor_block_strategy,
-            executor_timeout: job.executor_timeout,
-            executor_fail_retry_count: job.executor_fail_retry_count,
-            glue_type: job.glue_type,
-            glue_source: job.glue_source,
-            glue_remark: job.glue_remark,
-            glue_updatetime: json_date(zone, job.glue_updatetime),
-            child_job_id: job.child_jobid,
-            trigger_status: job.trigger_status,
-            trigger_last_time: job.trigger_last_time,
-            trigger_next_time: job.trigger_next_time,
-        }
+        let (add_time, update_time, glue_updatetime) = (job.add_time, job.update_time, job.glue_updatetime);
+        JobView { job, add_time: json_date(zone, add_time), update_time: json_date(zone, update_time), glue_updatetime: json_date(zone, glue_updatetime) }
     }
 }
 
+/// A log row, with its dates as instants.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LogView {
-    pub id: i64,
-    pub job_group: i32,
-    pub job_id: i32,
-    pub executor_address: Option<String>,
-    pub executor_handler: Option<String>,
-    pub executor_param: Option<String>,
-    pub executor_sharding_param: Option<String>,
-    pub executor_fail_retry_count: i32,
+    #[serde(flatten)]
+    pub log: JobLog,
     pub trigger_time: Option<String>,
-    pub trigger_code: i32,
-    pub trigger_msg: Option<String>,
     pub handle_time: Option<String>,
-    pub handle_code: i32,
-    pub handle_msg: Option<String>,
-    pub alarm_status: i16,
 }
 
 impl LogView {
     pub fn new(log: JobLog, zone: Zone) -> LogView {
-        LogView {
-            id: log.id,
-            job_group: log.job_group,
-            job_id: log.job_id,
-            executor_address: log.executor_address,
-            executor_handler: log.executor_handler,
-            executor_param: log.executor_param,
-            executor_sharding_param: log.executor_sharding_param,
-            executor_fail_retry_count: log.executor_fail_retry_count,
-            trigger_time: json_date(zone, log.trigger_time),
-            trigger_code: log.trigger_code,
-            trigger_msg: log.trigger_msg,
-            handle_time: json_date(zone, log.handle_time),
-            handle_code: log.handle_code,
-            handle_msg: log.handle_msg,
-            alarm_status: log.alarm_status,
-        }
+        let (trigger_time, handle_time) = (json_date(zone, log.trigger_time), json_date(zone, log.handle_time));
+        LogView { log, trigger_time, handle_time }
     }
 }
 
+/// An executor group, with its update time as an instant and its addresses as a list.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupView {
-    pub id: i32,
-    pub appname: String,
-    pub title: String,
-    pub address_type: i16,
-    pub address_list: Option<String>,
+    #[serde(flatten)]
+    pub group: JobGroup,
     pub update_time: Option<String>,
     pub registry_list: Option<Vec<String>>,
 }
@@ -135,15 +66,7 @@ impl GroupView {
             .as_deref()
             .filter(|l| !l.trim().is_empty())
             .map(|l| java_split(l).into_iter().map(str::to_string).collect());
-        GroupView {
-            id: group.id,
-            appname: group.app_name,
-            title: group.title,
-            address_type: group.address_type,
-            address_list: group.address_list,
-            update_time: json_date(zone, group.update_time),
-            registry_list,
-        }
+        GroupView { update_time: json_date(zone, group.update_time), group, registry_list }
     }
 }
 
@@ -188,6 +111,47 @@ mod tests {
         let stored = NaiveDateTime::parse_from_str("2018-11-03 22:21:31", "%Y-%m-%d %H:%M:%S").unwrap();
         assert_eq!(json_date(shanghai, Some(stored)).as_deref(), Some("2018-11-03T14:21:31.000+00:00"));
         assert_eq!(json_date(shanghai, None), None);
+    }
+
+    fn keys(value: impl Serialize) -> Vec<String> {
+        let mut keys: Vec<String> = serde_json::to_value(value).unwrap().as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    }
+
+    fn sorted(names: &str) -> Vec<String> {
+        let mut names: Vec<String> = names.split_whitespace().map(str::to_string).collect();
+        names.sort();
+        names
+    }
+
+    /// 2.4.2's field names (spec console 8.1), each once: the row's own and the dates the view adds.
+    #[test]
+    fn views_keep_the_java_field_names() {
+        let stored = NaiveDateTime::parse_from_str("2018-11-03 14:21:31", "%Y-%m-%d %H:%M:%S").unwrap();
+        let job = JobView::new(JobInfo { add_time: Some(stored), child_jobid: Some("2".into()), ..JobInfo::sample(1) }, Zone::Named(chrono_tz::UTC));
+        assert_eq!(
+            keys(&job),
+            sorted(
+                "id jobGroup jobDesc addTime updateTime author alarmEmail scheduleType scheduleConf misfireStrategy \
+                 executorRouteStrategy executorHandler executorParam executorBlockStrategy executorTimeout \
+                 executorFailRetryCount glueType glueSource glueRemark glueUpdatetime childJobId triggerStatus \
+                 triggerLastTime triggerNextTime"
+            )
+        );
+        let json = serde_json::to_value(&job).unwrap();
+        assert_eq!(json["addTime"], "2018-11-03T14:21:31.000+00:00");
+        assert_eq!(json["childJobId"], "2");
+        assert_eq!(json["updateTime"], serde_json::Value::Null);
+        assert_eq!(
+            keys(LogView::new(JobLog::sample(1), Zone::System)),
+            sorted(
+                "id jobGroup jobId executorAddress executorHandler executorParam executorShardingParam \
+                 executorFailRetryCount triggerTime triggerCode triggerMsg handleTime handleCode handleMsg alarmStatus"
+            )
+        );
+        let group = JobGroup { id: 1, app_name: "a".into(), title: "t".into(), address_type: 0, address_list: None, update_time: None };
+        assert_eq!(keys(GroupView::new(group, Zone::System)), sorted("id appname title addressType addressList updateTime registryList"));
     }
 
     #[test]

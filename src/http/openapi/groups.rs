@@ -1,7 +1,7 @@
 //! `/groups`: the executor groups a token's user may see; administrators create, change and delete them.
 
 use super::{paging, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::http::console::views::GroupView;
 use crate::service::groups::{self, GroupForm};
 use axum::extract::State;

@@ -1,7 +1,7 @@
 //! `/jobs`: list, read, create, change, delete, start, stop, run once, and preview fire times.
 
 use super::{paging, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::http::console::views::JobView;
 use crate::service::jobs::{self, JobForm, JobQuery};
 use axum::extract::State;

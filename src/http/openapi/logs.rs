@@ -1,7 +1,7 @@
 //! `/logs`: trigger logs, the executor's log of a run, and killing a run.
 
 use super::{paging, ApiError, ApiResult, ApiUser, ErrorBody, Id, Listing, QueryParams};
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::http::console::views::LogView;
 use crate::service::logs::{self, LogLines, LogQuery};
 use crate::service::ServiceError;

@@ -7,7 +7,7 @@ mod groups;
 mod jobs;
 mod logs;
 
-use crate::app::AppState;
+use crate::http::state::AppState;
 use crate::http::console::params::MAX_FORM_BODY;
 use crate::http::console::views::{GroupView, JobView, LogView};
 use crate::service::groups::GroupForm;

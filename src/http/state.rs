@@ -1,0 +1,41 @@
+//! What every request handler can reach: the services' context, and what only HTTP needs.
+
+use crate::config::Config;
+use crate::http::console::state::ConsoleState;
+use crate::metrics::Metrics;
+use crate::service::tokens::ApiTokens;
+use crate::service::ServiceContext;
+use crate::storage::StorageError;
+use crate::workers::registry::RegistryQueue;
+use std::ops::Deref;
+use std::sync::Arc;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub services: ServiceContext,
+    pub config: Arc<Config>,
+    /// Executors' registrations, written in batches.
+    pub registry: RegistryQueue,
+    pub console: Arc<ConsoleState>,
+    /// Signs and checks the REST API's personal tokens.
+    pub api_tokens: ApiTokens,
+    pub metrics: Arc<Metrics>,
+}
+
+impl AppState {
+    pub async fn build(services: ServiceContext, config: Arc<Config>, registry: RegistryQueue, metrics: Arc<Metrics>) -> Result<AppState, StorageError> {
+        let console = Arc::new(ConsoleState::build(&config, &services.db, services.i18n.clone()).await?);
+        // API tokens are keyed by the session secret: valid on every admin whose sessions are.
+        let api_tokens = ApiTokens::new(&console.secret.derive("api-token"));
+        Ok(AppState { services, config, registry, console, api_tokens, metrics })
+    }
+}
+
+/// Handlers use the services' context (`state.db`, `jobs::add(&state, …)`) through the HTTP state.
+impl Deref for AppState {
+    type Target = ServiceContext;
+
+    fn deref(&self) -> &ServiceContext {
+        &self.services
+    }
+}
