@@ -8,7 +8,7 @@ use crate::http::{self, AppState};
 use crate::i18n::I18n;
 use crate::metrics::Metrics;
 use crate::scheduler::complete::Completer;
-use crate::scheduler::trigger::{admin_address, TriggerPool};
+use crate::scheduler::trigger::{admin_address, LaneServices, TriggerPool};
 use crate::scheduler::{Engine, TriggerSink};
 use crate::service::ServiceContext;
 use crate::storage::{self, Db, SchemaOutcome};
@@ -98,7 +98,11 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let owner = Owner::random();
     tracing::info!("this admin plans as admin {} (see docs/failure-behaviour.md)", owner.id());
     let (pool, pool_tasks) =
-        TriggerPool::start(db.clone(), i18n.clone(), executors.clone(), clock.clone(), &config, metrics.clone(), owner, lanes_shutdown);
+        TriggerPool::start(
+            LaneServices { db: db.clone(), i18n: i18n.clone(), executors: executors.clone(), clock: clock.clone(), metrics: metrics.clone(), owner },
+            &config,
+            lanes_shutdown,
+        );
     let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
     let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone());
     let (registry_queue, registry_writers) = RegistryQueue::start(db.clone(), clock.clone(), config.registry_max_per_app);

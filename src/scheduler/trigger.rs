@@ -150,6 +150,17 @@ impl<K: std::hash::Hash + Eq + Copy> Summary<K> {
     }
 }
 
+/// What the lanes use, given by whoever starts them.
+pub struct LaneServices {
+    pub db: Db,
+    pub i18n: I18n,
+    pub executors: ExecutorClient,
+    pub clock: Arc<dyn Clock>,
+    pub metrics: Arc<Metrics>,
+    /// This admin, as named in the rows it sends (see [`Owner`]).
+    pub owner: Owner,
+}
+
 /// The two lanes; cheap to clone.
 #[derive(Clone)]
 pub struct TriggerPool {
@@ -188,16 +199,8 @@ impl SlowJobs {
 impl TriggerPool {
     /// Starts both lanes. They run until `shutdown` (or until every handle is dropped), then finish what
     /// is queued.
-    pub fn start(
-        db: Db,
-        i18n: I18n,
-        executors: ExecutorClient,
-        clock: Arc<dyn Clock>,
-        config: &Config,
-        metrics: Arc<Metrics>,
-        owner: Owner,
-        shutdown: Shutdown,
-    ) -> (TriggerPool, Vec<JoinHandle<()>>) {
+    pub fn start(lanes: LaneServices, config: &Config, shutdown: Shutdown) -> (TriggerPool, Vec<JoinHandle<()>>) {
+        let LaneServices { db, i18n, executors, clock, metrics, owner } = lanes;
         let (results, results_rx) = mpsc::unbounded_channel();
         let counts = Arc::new(Counts::default());
         let flusher = tokio::spawn(flush_counts(counts.clone(), clock.clone(), shutdown.clone()));
