@@ -1,4 +1,5 @@
-//! The HTTP surface: the executor API and operations endpoints, all under the context path.
+//! The HTTP surface: the executor API and operations endpoints, all under the context path (the executor API
+//! also at the root, for 3.x executors).
 
 mod api;
 pub mod client;
@@ -34,6 +35,7 @@ pub fn router(state: AppState) -> Router {
         // axum matches a nested root route at `{context}` only; the console's home is `{context}/`.
         // The rewrite must happen before routing, hence a service around the router.
         let home = format!("{context}/");
+        let api_context = context == "/api" || context.starts_with("/api/");
         // The bare host is where people type first: send them to the console.
         let console_home = home.clone();
         let nested = Router::new().nest(&context, inner);
@@ -46,8 +48,15 @@ pub fn router(state: AppState) -> Router {
             }
             request
         };
-        Router::new()
-            .route("/", get(move || async move { Redirect::to(&console_home) }))
-            .fallback_service(MapRequestLayer::new(rewrite).layer(nested))
+        let root = Router::new().route("/", get(move || async move { Redirect::to(&console_home) }));
+        // Executors of 3.4.1 and later default to an admin address without a context path: they post
+        // `/api/registry` and `/api/callback` at the root. Same handler, same token check; only a context path
+        // that is itself `/api…` keeps the root's `/api/` for the console.
+        let root = if api_context {
+            root
+        } else {
+            root.merge(api::routes().with_state(state.clone()))
+        };
+        root.fallback_service(MapRequestLayer::new(rewrite).layer(nested))
     }
 }
