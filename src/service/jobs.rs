@@ -176,9 +176,10 @@ pub async fn add(state: &AppState, user: &LoginUser, form: JobForm) -> Result<i3
     if glue_type == "BEAN" && is_blank(form.executor_handler.as_deref()) {
         return Err(ServiceError::Invalid(format!("{}JobHandler", checks.t("system_please_input"))));
     }
+    // Never NULL: the console always sends both fields, and a Java admin's GLUE IDE breaks on NULL (spec 4.9).
     let glue_source = match glue_type.as_str() {
-        "GLUE_SHELL" => form.glue_source.as_ref().map(|s| s.replace('\r', "")),
-        _ => form.glue_source.clone(),
+        "GLUE_SHELL" => form.glue_source.as_deref().unwrap_or_default().replace('\r', ""),
+        _ => form.glue_source.clone().unwrap_or_default(),
     };
     checks.strategies(&form)?;
     let child_jobid = checks.children(&form).await?;
@@ -202,8 +203,8 @@ pub async fn add(state: &AppState, user: &LoginUser, form: JobForm) -> Result<i3
         executor_timeout: form.executor_timeout,
         executor_fail_retry_count: form.executor_fail_retry_count,
         glue_type,
-        glue_source,
-        glue_remark: form.glue_remark,
+        glue_source: Some(glue_source),
+        glue_remark: Some(form.glue_remark.unwrap_or_default()),
         glue_updatetime: Some(now),
         child_jobid,
         // A new job is stopped; 2.4.2 would bind these from the request, which lets a script schedule
@@ -325,6 +326,7 @@ pub async fn trigger(
     id: i32,
     executor_param: Option<String>,
     address_list: Option<String>,
+    trigger_type: TriggerType,
 ) -> Result<(), ServiceError> {
     let i18n = &state.i18n;
     let Some(job) = state.db.load_job(id).await? else {
@@ -347,7 +349,7 @@ pub async fn trigger(
             return Err(ServiceError::Invalid(format!("{label}: {stranger}")));
         }
     }
-    state.triggers.submit(TriggerRequest { executor_param, address_list, ..TriggerRequest::of_job(job.id, TriggerType::Manual) });
+    state.triggers.submit(TriggerRequest { executor_param, address_list, ..TriggerRequest::of_job(job.id, trigger_type) });
     Ok(())
 }
 

@@ -1,11 +1,12 @@
 //! `/groups`: the executor groups a token's user may see; administrators create, change and delete them.
 
-use super::{paging, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
+use super::{location, paging, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
 use crate::app::AppState;
 use crate::http::console::views::GroupView;
 use crate::service::groups::{self, GroupForm};
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::response::IntoResponse;
 use axum::Json;
 use serde::Deserialize;
 
@@ -44,10 +45,10 @@ pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): 
 /// Creates an executor group (administrators only).
 #[utoipa::path(operation_id = "createGroup", post, path = "/groups", tag = "groups", request_body = GroupForm,
     responses((status = 201, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
-pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<GroupForm>) -> ApiResult<(StatusCode, Json<GroupView>)> {
+pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<GroupForm>) -> ApiResult<impl IntoResponse> {
     let id = groups::add(&state, &user, form).await?;
     let group = groups::get(&state, &user, id).await?;
-    Ok((StatusCode::CREATED, Json(GroupView::new(group, state.db.zone()))))
+    Ok((StatusCode::CREATED, location(&state, &format!("/groups/{id}")), Json(GroupView::new(group, state.db.zone()))))
 }
 
 /// Replaces an executor group's settings (administrators only); an automatic group takes its live

@@ -1,11 +1,14 @@
 //! `/jobs`: list, read, create, change, delete, start, stop, run once, and preview fire times.
 
-use super::{paging, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
+use super::{etag, location, paging, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
 use crate::app::AppState;
+use crate::domain::TriggerType;
 use crate::http::console::views::JobView;
 use crate::service::jobs::{self, JobForm, JobQuery};
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::header::{ETAG, IF_MATCH};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
@@ -51,28 +54,44 @@ pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryPa
 
 /// Creates a job, stopped. Same rules and messages as the console's job form.
 #[utoipa::path(operation_id = "createJob", post, path = "/jobs", tag = "jobs", request_body = JobForm,
-    responses((status = 201, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
-pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<JobForm>) -> ApiResult<(StatusCode, Json<JobView>)> {
+    responses((status = 201, body = JobView, headers(("Location" = String, description = "the new job's URL"), ("ETag" = String))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<JobForm>) -> ApiResult<impl IntoResponse> {
     let id = jobs::add(&state, &user, form).await?;
-    let job = jobs::get(&state, &user, id).await?;
-    Ok((StatusCode::CREATED, Json(JobView::new(job, state.db.zone()))))
+    let job = JobView::new(jobs::get(&state, &user, id).await?, state.db.zone());
+    Ok((StatusCode::CREATED, location(&state, &format!("/jobs/{id}")), [(ETAG, etag(&job))], Json(job)))
 }
 
 /// One job.
-#[utoipa::path(operation_id = "getJob", get, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id")),
-    responses((status = 200, body = JobView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
-    let job = jobs::get(&state, &user, id).await?;
-    Ok(Json(JobView::new(job, state.db.zone())))
+#[utoipa::path(operation_id = "getJob", get, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
+    responses((status = 200, body = JobView, headers(("ETag" = String, description = "send it back in If-Match to update only this version"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<impl IntoResponse> {
+    let job = JobView::new(jobs::get(&state, &user, id).await?, state.db.zone());
+    Ok(([(ETAG, etag(&job))], Json(job)))
 }
 
 /// Replaces a job's settings (all of the form's fields; the GLUE type and source stay as they are).
 /// A running job whose schedule changes is rescheduled.
-#[utoipa::path(operation_id = "updateJob", put, path = "/jobs/{id}", tag = "jobs", request_body = JobForm, params(("id" = i32, Path, description = "job id")),
-    responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn update(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(form): JsonBody<JobForm>) -> ApiResult<Json<JobView>> {
-    let job = jobs::update(&state, &user, JobForm { id, ..form }).await?;
-    Ok(Json(JobView::new(job, state.db.zone())))
+#[utoipa::path(operation_id = "updateJob", put, path = "/jobs/{id}", tag = "jobs", request_body = JobForm,
+    params(("id" = i32, Path, description = "job id", minimum = 1), ("If-Match" = Option<String>, Header, description = "the ETag of the job as read; another one is a 412")),
+    responses((status = 200, body = JobView, headers(("ETag" = String))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 412, body = ErrorBody, description = "the job changed since it was read"), (status = 415, body = ErrorBody)))]
+pub async fn update(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i32>,
+    headers: HeaderMap,
+    JsonBody(form): JsonBody<JobForm>,
+) -> ApiResult<impl IntoResponse> {
+    // Two people editing one job: the second save, made on a stale read, is refused instead of undoing the
+    // first. Checked just before the write, which leaves only the moment between the two.
+    if let Some(expected) = headers.get(IF_MATCH).map(|v| v.to_str().unwrap_or_default()) {
+        let current = etag(&JobView::new(jobs::get(&state, &user, id).await?, state.db.zone()));
+        if expected.trim() != "*" && !expected.split(',').any(|tag| tag.trim() == current) {
+            return Err(ApiError::PreconditionFailed);
+        }
+    }
+    let job = JobView::new(jobs::update(&state, &user, JobForm { id, ..form }).await?, state.db.zone());
+    Ok(([(ETAG, etag(&job))], Json(job)))
 }
 
 /// Deletes a job with its trigger logs and GLUE history.
@@ -116,7 +135,7 @@ pub struct TriggerBody {
 #[utoipa::path(operation_id = "triggerJob", post, path = "/jobs/{id}/trigger", tag = "jobs", request_body = TriggerBody, params(("id" = i32, Path, description = "job id")),
     responses((status = 202, description = "queued"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn trigger(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(body): JsonBody<TriggerBody>) -> ApiResult<StatusCode> {
-    jobs::trigger(&state, &user, id, body.executor_param, body.address_list).await?;
+    jobs::trigger(&state, &user, id, body.executor_param, body.address_list, TriggerType::Api).await?;
     Ok(StatusCode::ACCEPTED)
 }
 

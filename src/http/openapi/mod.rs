@@ -15,8 +15,9 @@ use crate::service::jobs::JobForm;
 use crate::service::logs::LogLines;
 use crate::service::tokens::TokenError;
 use crate::service::{LoginUser, ServiceError};
+use axum::extract::rejection::JsonRejection;
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Request};
-use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use axum::http::header::{HeaderName, AUTHORIZATION, LOCATION, WWW_AUTHENTICATE};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -49,6 +50,7 @@ pub fn routes() -> Router<AppState> {
         .route("/logs/{id}/rolling", get(logs::rolling))
         .route("/logs/{id}/kill", post(logs::kill))
         .route("/{*unknown}", any(|| async { ApiError::NotFoundRoute }))
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         // GLUE sources may be as large as the console accepts them.
         .layer(DefaultBodyLimit::max(MAX_FORM_BODY));
     Router::new().nest(BASE, api)
@@ -121,6 +123,12 @@ pub enum ApiError {
     BadRequest(String),
     #[error("no such resource")]
     NotFoundRoute,
+    #[error("the request body must be JSON: Content-Type: application/json")]
+    UnsupportedMediaType,
+    #[error("method not allowed here")]
+    MethodNotAllowed,
+    #[error("the job changed since it was read (If-Match does not match its ETag): read it again")]
+    PreconditionFailed,
     #[error(transparent)]
     Service(#[from] ServiceError),
 }
@@ -138,6 +146,9 @@ impl ApiError {
             ApiError::BadRequest(_) | ApiError::Service(ServiceError::Invalid(_)) => StatusCode::BAD_REQUEST,
             ApiError::Service(ServiceError::Forbidden(_)) => StatusCode::FORBIDDEN,
             ApiError::NotFoundRoute | ApiError::Service(ServiceError::NotFound(_)) => StatusCode::NOT_FOUND,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             ApiError::Service(ServiceError::Conflict(_)) => StatusCode::CONFLICT,
             ApiError::Service(ServiceError::Executor(_)) => StatusCode::BAD_GATEWAY,
             ApiError::Service(ServiceError::Failed | ServiceError::Storage(_)) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -186,42 +197,103 @@ impl FromRequestParts<AppState> for ApiUser {
     }
 }
 
-/// A JSON body; malformed ones are a 400 with serde's reason.
+/// A JSON body; malformed ones are a 400 with serde's reason (which names an unknown or mistyped field), a
+/// body that is not `application/json` a 415, and a string holding NUL a 400 naming its field (PostgreSQL
+/// cannot store NUL in text, MySQL and SQLite would keep it; refused everywhere alike).
 pub struct JsonBody<T>(pub T);
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+impl<T: DeserializeOwned> FromRequest<AppState> for JsonBody<T> {
     type Rejection = ApiError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let Json(value) = Json::<T>::from_request(request, state).await.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let Json(value) = Json::<serde_json::Value>::from_request(request, state).await.map_err(|e| match e {
+            JsonRejection::MissingJsonContentType(_) => ApiError::UnsupportedMediaType,
+            other => ApiError::BadRequest(other.body_text()),
+        })?;
+        if let Some(field) = nul_in_json(&value, "") {
+            return Err(nul_refused(state, &field));
+        }
+        let value = serde_json::from_value(value).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
         Ok(JsonBody(value))
     }
 }
 
-/// Query parameters; malformed ones are a 400.
-pub struct QueryParams<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for QueryParams<T> {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let axum::extract::Query(value) =
-            axum::extract::Query::<T>::from_request_parts(parts, state).await.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-        Ok(QueryParams(value))
+/// Where a string holding NUL sits in `value` (`jobDesc`, `items[2]`), keys included.
+fn nul_in_json(value: &serde_json::Value, path: &str) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => text.contains('\0').then(|| path.to_string()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| nul_in_json(v, &format!("{path}[{i}]"))),
+        Value::Object(map) => map.iter().find_map(|(key, v)| {
+            let here = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            if key.contains('\0') { Some(here) } else { nul_in_json(v, &here) }
+        }),
+        _ => None,
     }
 }
 
-/// A resource id from the path; not a number is a 400.
-pub struct Id<T>(pub T);
+fn nul_refused(state: &AppState, field: &str) -> ApiError {
+    ApiError::BadRequest(state.i18n.format("system_nul_refused", &[&field.replace('\0', "\\0")]))
+}
 
-impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Id<T> {
+/// Query parameters; malformed ones are a 400 naming the parameter in the admin's language.
+pub struct QueryParams<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequestParts<AppState> for QueryParams<T> {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let axum::extract::Path(value) =
-            axum::extract::Path::<T>::from_request_parts(parts, state).await.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let pairs: Vec<(String, String)> = parts
+            .uri
+            .query()
+            .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+            .unwrap_or_default();
+        if let Some((name, _)) = pairs.iter().find(|(name, value)| name.contains('\0') || value.contains('\0')) {
+            return Err(nul_refused(state, name));
+        }
+        match axum::extract::Query::<T>::try_from_uri(&parts.uri) {
+            Ok(axum::extract::Query(value)) => Ok(QueryParams(value)),
+            Err(rejection) => Err(match culprit::<T>(&pairs) {
+                Some(name) => ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&name])),
+                None => ApiError::BadRequest(rejection.body_text()),
+            }),
+        }
+    }
+}
+
+/// The first parameter that alone fails to bind: serde's own text names no field for a mistyped number.
+fn culprit<T: DeserializeOwned>(pairs: &[(String, String)]) -> Option<String> {
+    pairs.iter().find_map(|(name, value)| {
+        let query = url::form_urlencoded::Serializer::new(String::new()).append_pair(name, value).finish();
+        let uri: axum::http::Uri = format!("/?{query}").parse().ok()?;
+        axum::extract::Query::<T>::try_from_uri(&uri).is_err().then(|| name.clone())
+    })
+}
+
+/// A resource id from the path; not a number (or out of range) is a 400 naming `id`.
+pub struct Id<T>(pub T);
+
+impl<T: DeserializeOwned + Send> FromRequestParts<AppState> for Id<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path(value) = axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&"id"])))?;
         Ok(Id(value))
     }
+}
+
+/// The `Location` of a resource created at `{BASE}{path}`.
+pub fn location(state: &AppState, path: &str) -> [(HeaderName, String); 1] {
+    [(LOCATION, format!("{}{BASE}{path}", state.config.server.context_path))]
+}
+
+/// A strong validator of what a GET answers: the SHA-256 of its JSON, quoted.
+pub fn etag(view: &impl Serialize) -> String {
+    use sha2::Digest;
+    let json = serde_json::to_vec(view).unwrap_or_default();
+    format!("\"{}\"", hex::encode(&sha2::Sha256::digest(&json)[..16]))
 }
 
 /// One page of a list.
