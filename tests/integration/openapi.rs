@@ -492,7 +492,7 @@ async fn the_edge_refuses_what_the_contract_forbids(backend: Backend) -> TestRes
 /// Where a write went: `Location` on a creation, the run's log on a trigger (typed API), an `ETag` that a
 /// stale edit cannot match, and the console's '' in the GLUE columns.
 async fn writes_answer_where_they_went(backend: Backend) -> TestResult {
-    let (_db, app, admin, api) = as_admin(backend).await?;
+    let (_db, app, _admin, api) = as_admin(backend).await?;
 
     let created = api.post("/jobs", new_job(1)).await?;
     ensure_eq!(created.status, 201, "{}", created.body);
