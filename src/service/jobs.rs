@@ -50,23 +50,30 @@ pub struct JobForm {
     #[schema(ignore)]
     pub id: i32,
     /// The executor group (its id).
+    #[schema(required = true, minimum = 1)]
     pub job_group: i32,
+    #[schema(required = true, pattern = "\\S")]
     pub job_desc: Option<String>,
+    #[schema(required = true, pattern = "\\S")]
     pub author: Option<String>,
     /// E-mail addresses, comma-separated.
     pub alarm_email: Option<String>,
     /// `NONE`, `CRON` or `FIX_RATE`.
+    #[schema(required = true, schema_with = crate::http::openapi::enums::schedule_type)]
     pub schedule_type: Option<String>,
     /// A Quartz cron expression, or the FIX_RATE interval in seconds.
     pub schedule_conf: Option<String>,
     /// `DO_NOTHING` or `FIRE_ONCE_NOW`.
+    #[schema(required = true, schema_with = crate::http::openapi::enums::misfire_strategy)]
     pub misfire_strategy: Option<String>,
     /// `FIRST`, `LAST`, `ROUND`, `RANDOM`, `CONSISTENT_HASH`, `LEAST_FREQUENTLY_USED`,
     /// `LEAST_RECENTLY_USED`, `FAILOVER`, `BUSYOVER` or `SHARDING_BROADCAST`.
+    #[schema(required = true, schema_with = crate::http::openapi::enums::route_strategy)]
     pub executor_route_strategy: Option<String>,
     pub executor_handler: Option<String>,
     pub executor_param: Option<String>,
     /// `SERIAL_EXECUTION`, `DISCARD_LATER` or `COVER_EARLY`.
+    #[schema(required = true, schema_with = crate::http::openapi::enums::block_strategy)]
     pub executor_block_strategy: Option<String>,
     /// Seconds; 0 = none.
     pub executor_timeout: i32,
@@ -75,6 +82,7 @@ pub struct JobForm {
     pub child_job_id: Option<String>,
     /// `BEAN`, `GLUE_GROOVY`, `GLUE_SHELL`, `GLUE_PYTHON`, `GLUE_PHP`, `GLUE_NODEJS` or `GLUE_POWERSHELL`;
     /// fixed once the job exists.
+    #[schema(schema_with = crate::http::openapi::enums::glue_type)]
     pub glue_type: Option<String>,
     pub glue_source: Option<String>,
     pub glue_remark: Option<String>,

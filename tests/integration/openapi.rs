@@ -522,7 +522,7 @@ async fn writes_answer_where_they_went(backend: Backend) -> TestResult {
     ensure_eq!(api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({}))).await?, Value::Null);
     let log = eventually(Duration::from_secs(10), "the API trigger's log", || async {
         let page = api.expect(200, api.get(&format!("/logs?jobId={id}&jobGroup=1"))).await.ok()?;
-        (page["items"][0]["triggerCode"] != 0).then(|| page["items"][0].clone())
+        page["items"][0]["triggerCode"].as_i64().filter(|code| *code != 0).map(|_| page["items"][0].clone())
     })
     .await?;
     let api_type = I18n::new("en").get("jobconf_trigger_type_api").to_string();

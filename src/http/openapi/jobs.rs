@@ -1,6 +1,6 @@
 //! `/jobs`: list, read, create, change, delete, start, stop, run once, and preview fire times.
 
-use super::{etag, location, paging, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
+use super::{etag, location, paging, within, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
 use crate::app::AppState;
 use crate::domain::TriggerType;
 use crate::http::console::views::JobView;
@@ -20,8 +20,10 @@ const MAX_PREVIEW: usize = 100;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct JobListQuery {
     /// Executor group id; 0 or absent = every permitted group.
+    #[param(minimum = 0)]
     job_group: Option<i32>,
     /// 0 stopped, 1 running; -1 or absent = both.
+    #[param(minimum = -1, maximum = 1)]
     trigger_status: Option<i32>,
     /// Description contains this.
     job_desc: Option<String>,
@@ -30,8 +32,10 @@ pub struct JobListQuery {
     /// Author contains this.
     author: Option<String>,
     /// Rows to skip (default 0).
+    #[param(minimum = 0)]
     offset: Option<i64>,
     /// Rows to answer, 1 to 1000 (default 20).
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<i64>,
 }
 
@@ -40,6 +44,8 @@ pub struct JobListQuery {
     responses((status = 200, body = Listing<JobView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryParams(query): QueryParams<JobListQuery>) -> ApiResult<Json<Listing<JobView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
+    within(&state, "jobGroup", query.job_group, 0..=i32::MAX)?;
+    within(&state, "triggerStatus", query.trigger_status, -1..=1)?;
     let filter = JobQuery {
         job_group: query.job_group.unwrap_or(0),
         trigger_status: query.trigger_status.unwrap_or(-1),
@@ -95,8 +101,8 @@ pub async fn update(
 }
 
 /// Deletes a job with its trigger logs and GLUE history.
-#[utoipa::path(operation_id = "deleteJob", delete, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id")),
-    responses((status = 204, description = "deleted"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(operation_id = "deleteJob", delete, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
+    responses((status = 204, description = "deleted"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn delete(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<StatusCode> {
     if jobs::remove(&state, &user, id).await? {
         Ok(StatusCode::NO_CONTENT)
@@ -106,7 +112,7 @@ pub async fn delete(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id
 }
 
 /// Schedules a job: it fires from five seconds on.
-#[utoipa::path(operation_id = "startJob", post, path = "/jobs/{id}/start", tag = "jobs", params(("id" = i32, Path, description = "job id")),
+#[utoipa::path(operation_id = "startJob", post, path = "/jobs/{id}/start", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the job has no schedule")))]
 pub async fn start(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
     let job = jobs::start(&state, &user, id).await?;
@@ -114,8 +120,8 @@ pub async fn start(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id)
 }
 
 /// Unschedules a job.
-#[utoipa::path(operation_id = "stopJob", post, path = "/jobs/{id}/stop", tag = "jobs", params(("id" = i32, Path, description = "job id")),
-    responses((status = 200, body = JobView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(operation_id = "stopJob", post, path = "/jobs/{id}/stop", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
+    responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn stop(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
     let job = jobs::stop(&state, &user, id).await?;
     Ok(Json(JobView::new(job, state.db.zone())))
@@ -132,7 +138,7 @@ pub struct TriggerBody {
 }
 
 /// Runs a job once, now. The run is queued: its outcome appears in the trigger logs.
-#[utoipa::path(operation_id = "triggerJob", post, path = "/jobs/{id}/trigger", tag = "jobs", request_body = TriggerBody, params(("id" = i32, Path, description = "job id")),
+#[utoipa::path(operation_id = "triggerJob", post, path = "/jobs/{id}/trigger", tag = "jobs", request_body = TriggerBody, params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 202, description = "queued"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn trigger(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(body): JsonBody<TriggerBody>) -> ApiResult<StatusCode> {
     jobs::trigger(&state, &user, id, body.executor_param, body.address_list, TriggerType::Api).await?;
@@ -144,6 +150,7 @@ pub async fn trigger(State(state): State<AppState>, ApiUser(user): ApiUser, Id(i
 #[serde(deny_unknown_fields)]
 pub struct PreviewQuery {
     /// How many, 1 to 100 (default 5).
+    #[param(minimum = 1, maximum = 100)]
     count: Option<usize>,
 }
 
@@ -155,7 +162,7 @@ pub struct FireTimes {
 }
 
 /// The next fire times of a job's schedule, from now (whether or not the job is running).
-#[utoipa::path(operation_id = "nextFireTimes", get, path = "/jobs/{id}/next-fire-times", tag = "jobs", params(("id" = i32, Path, description = "job id"), PreviewQuery),
+#[utoipa::path(operation_id = "nextFireTimes", get, path = "/jobs/{id}/next-fire-times", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1), PreviewQuery),
     responses((status = 200, body = FireTimes), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn next_fire_times(
     State(state): State<AppState>,

@@ -284,6 +284,39 @@ impl<T: DeserializeOwned + Send> FromRequestParts<AppState> for Id<T> {
     }
 }
 
+/// Enumerations of the document, from the domain's own lists so the two cannot drift.
+pub mod enums {
+    use crate::domain::routing::RouteStrategy;
+    use crate::domain::schedule::{MisfireStrategy, ScheduleType};
+    use crate::domain::{BLOCK_STRATEGIES, GLUE_TYPES};
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    use utoipa::openapi::Object;
+
+    fn names(names: impl IntoIterator<Item = &'static str>) -> Object {
+        ObjectBuilder::new().schema_type(Type::String).enum_values(Some(names)).build()
+    }
+
+    pub fn schedule_type() -> Object {
+        names(ScheduleType::ALL.map(ScheduleType::name))
+    }
+
+    pub fn misfire_strategy() -> Object {
+        names(MisfireStrategy::ALL.map(MisfireStrategy::name))
+    }
+
+    pub fn route_strategy() -> Object {
+        names(RouteStrategy::ALL.map(RouteStrategy::name))
+    }
+
+    pub fn block_strategy() -> Object {
+        names(BLOCK_STRATEGIES)
+    }
+
+    pub fn glue_type() -> Object {
+        names(GLUE_TYPES.map(|(name, _)| name))
+    }
+}
+
 /// The `Location` of a resource created at `{BASE}{path}`.
 pub fn location(state: &AppState, path: &str) -> [(HeaderName, String); 1] {
     [(LOCATION, format!("{}{BASE}{path}", state.config.server.context_path))]
@@ -302,6 +335,14 @@ pub struct Listing<T> {
     /// How many match the filters in all.
     pub total: i64,
     pub items: Vec<T>,
+}
+
+/// A number parameter within what the document declares; outside it, a 400 naming it.
+pub fn within(state: &AppState, name: &str, value: Option<i32>, range: std::ops::RangeInclusive<i32>) -> ApiResult<()> {
+    match value {
+        Some(value) if !range.contains(&value) => Err(ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&name]))),
+        _ => Ok(()),
+    }
 }
 
 /// `offset` from 0, `limit` from 1 to [`MAX_LIMIT`].
@@ -340,6 +381,34 @@ mod tests {
             "/jobs/{id}/next-fire-times", "/logs", "/logs/{id}", "/logs/{id}/rolling", "/logs/{id}/kill"]
         {
             assert!(paths.contains_key(path), "{path} documented");
+        }
+    }
+
+    #[test]
+    fn the_document_declares_what_the_server_enforces() {
+        let doc = serde_json::to_value(openapi_document("")).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let required = |schema: &str| schemas[schema]["required"].as_array().cloned().unwrap_or_default();
+        for field in ["jobGroup", "jobDesc", "author", "scheduleType", "misfireStrategy", "executorRouteStrategy", "executorBlockStrategy"] {
+            assert!(required("JobForm").contains(&serde_json::json!(field)), "JobForm requires {field}");
+        }
+        assert!(required("GroupForm").contains(&serde_json::json!("appname")));
+        let appname = &schemas["GroupForm"]["properties"]["appname"];
+        assert_eq!((appname["minLength"].as_i64(), appname["maxLength"].as_i64()), (Some(4), Some(64)));
+        let job = &schemas["JobForm"]["properties"];
+        assert_eq!(job["scheduleType"]["enum"], serde_json::json!(["NONE", "CRON", "FIX_RATE"]));
+        assert_eq!(job["executorRouteStrategy"]["enum"].as_array().map(Vec::len), Some(10));
+        assert_eq!(job["executorBlockStrategy"]["enum"].as_array().map(Vec::len), Some(3));
+        assert_eq!(job["glueType"]["enum"].as_array().map(Vec::len), Some(7));
+        let list = doc["paths"]["/jobs"]["get"]["parameters"].as_array().unwrap();
+        let param = |name: &str| list.iter().find(|p| p["name"] == name).unwrap()["schema"].clone();
+        assert_eq!((param("limit")["minimum"].as_f64(), param("limit")["maximum"].as_f64()), (Some(1.0), Some(1000.0)));
+        assert_eq!(param("offset")["minimum"].as_f64(), Some(0.0));
+        assert_eq!((param("triggerStatus")["minimum"].as_f64(), param("triggerStatus")["maximum"].as_f64()), (Some(-1.0), Some(1.0)));
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                assert!(op["responses"]["400"].is_object(), "{method} {path} declares its 400");
+            }
         }
     }
 
