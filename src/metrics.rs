@@ -39,6 +39,8 @@ pub struct Metrics {
     callbacks_received: AtomicU64,
     /// Unknown log, already finished.
     callbacks_ignored: [AtomicU64; 2],
+    /// Registrations of a new AppName refused for `xxl.job.registry.max-apps`.
+    registrations_refused: AtomicU64,
     /// By channel, then sent / failed.
     alarms: Mutex<BTreeMap<String, [u64; 2]>>,
     schedule_pass: Histogram<{ PASS_BUCKETS.len() }>,
@@ -91,6 +93,7 @@ impl Metrics {
             misfires: Mutex::default(),
             callbacks_received: AtomicU64::new(0),
             callbacks_ignored: Default::default(),
+            registrations_refused: AtomicU64::new(0),
             alarms: Mutex::default(),
             schedule_pass: Histogram::new(PASS_BUCKETS),
             lock_wait: Histogram::new(PASS_BUCKETS),
@@ -162,6 +165,13 @@ impl Metrics {
         self.callbacks_ignored[why as usize].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// A registration refused because its AppName would be one too many.
+    pub fn registration_refused(&self) {
+        if self.enabled {
+            self.registrations_refused.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// An alarm sent (or not) on `channel` (`email`, `webhook:<name>`, or `unknown` for a name no channel has).
     pub fn alarm(&self, channel: &str, delivered: bool) {
         if !self.enabled {
@@ -214,6 +224,8 @@ impl Metrics {
         for (reason, count) in ["unknown_log", "already_finished"].iter().zip(&self.callbacks_ignored) {
             out.sample("xxl_job_callbacks_ignored_total", &[("reason", reason)], load(count));
         }
+        out.family("xxl_job_registrations_refused_total", "counter", "Executor registrations refused, by reason.");
+        out.sample("xxl_job_registrations_refused_total", &[("reason", "max_apps")], load(&self.registrations_refused));
         out.family("xxl_job_executors_online", "gauge", "Live executor registrations per AppName.");
         for (app_name, count) in capped(&snapshot.executors) {
             out.sample("xxl_job_executors_online", &[("appname", &app_name)], count as f64);

@@ -22,6 +22,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "api::blank_token_disables_the_check", backends: ALL, run: |b| Box::pin(blank_token_disables_the_check(b)) },
         Case { name: "api::health_reports_the_database", backends: ALL, run: |b| Box::pin(health_reports_the_database(b)) },
         Case { name: "api::database_restart_is_survived", backends: SERVERS, run: |b| Box::pin(database_restart_is_survived(b)) },
+        Case { name: "api::the_number_of_app_names_is_capped", backends: ALL, run: |b| Box::pin(the_number_of_app_names_is_capped(b)) },
         Case { name: "api::executors_of_the_3x_line", backends: ALL, run: |b| Box::pin(executors_of_the_3x_line(b)) },
         Case { name: "api::registry_reaches_the_group_within_35_s", backends: SERVERS, run: |b| Box::pin(registry_reaches_the_group_within_35_s(b)) },
     ]
@@ -327,6 +328,30 @@ async fn executors_of_the_3x_line(backend: Backend) -> TestResult {
     ensure_eq!((row.handle_code, row.handle_msg.as_deref()), (200, Some("done")));
     let tail = console.post("/joblog/logDetailCat", &[("logId", &running.to_string()), ("fromLineNum", "3")]).await?;
     ensure_eq!(tail["content"]["end"], true, "{tail}");
+    app.stop().await;
+    Ok(())
+}
+
+/// A token holder cannot fill the registry with AppNames: past `xxl.job.registry.max-apps` a new one is
+/// refused with a message saying why, and counted; the AppNames already there keep registering.
+async fn the_number_of_app_names_is_capped(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.registry.max-apps=2"]).await?;
+    let executor = app.executor_client();
+    for name in ["capped-app-a", "capped-app-b"] {
+        ensure_eq!(executor.registry(name, "http://10.0.0.40:9999/").await?.code(), 200);
+    }
+    eventually(Duration::from_secs(5), "two AppNames registered", || async {
+        (app.app.db.live_registrations(3600, now_ms()).await.ok()?.len() == 2).then_some(())
+    })
+    .await?;
+    let refused = executor.registry("capped-app-c", "http://10.0.0.40:9999/").await?;
+    ensure_eq!(refused.code(), 500);
+    ensure!(refused.msg().contains("xxl.job.registry.max-apps (2)") && refused.msg().contains("capped-app-c"), "{}", refused.msg());
+    ensure_eq!(executor.registry("capped-app-a", "http://10.0.0.41:9999/").await?.code(), 200, "a known AppName grows");
+    ensure_eq!(executor.registry("capped-app-b", "http://10.0.0.40:9999/").await?.code(), 200, "and beats");
+    let scrape = app.http.get(app.url("/actuator/prometheus")).send().await.context("scrape")?.text().await.context("text")?;
+    ensure!(scrape.contains("xxl_job_registrations_refused_total{reason=\"max_apps\"} 1"), "{scrape}");
     app.stop().await;
     Ok(())
 }
