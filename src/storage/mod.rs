@@ -8,6 +8,7 @@ mod connect;
 mod glue;
 mod groups;
 mod jobs;
+mod logouts;
 mod logs;
 mod models;
 mod ownership;
@@ -27,6 +28,7 @@ pub use ownership::{JobRowState, OwnedRow};
 pub use session_lock::SessionLock;
 pub use registry::{Registered, RegistryKey};
 pub use models::*;
+pub use logouts::{logout_row, LOGOUT_PREFIX};
 pub use schedule_lock::{ScheduleLock, ScheduleUpdate, SESSION_SECRET_PREFIX};
 pub use schema::SchemaOutcome;
 

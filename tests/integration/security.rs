@@ -13,7 +13,7 @@ use serde_json::json;
 use std::collections::HashSet;
 use std::time::Duration;
 use xxl_job_admin::i18n::I18n;
-use xxl_job_admin::storage::{RegistryKey, SESSION_SECRET_PREFIX};
+use xxl_job_admin::storage::{RegistryKey, LOGOUT_PREFIX, SESSION_SECRET_PREFIX};
 use xxl_job_admin::workers::registry::{monitor_pass, ADDRESS_LIST_MAX_BYTES};
 
 pub fn cases() -> Vec<Case> {
@@ -35,6 +35,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "security::other_groups_are_out_of_reach", backends: ALL, run: |b| Box::pin(other_groups_are_out_of_reach(b)) },
         Case { name: "security::input_stays_data", backends: ALL, run: |b| Box::pin(input_stays_data(b)) },
         Case { name: "security::executor_api_checks_token_and_size", backends: ALL, run: |b| Box::pin(executor_api_checks_token_and_size(b)) },
+        Case { name: "security::logout_ends_the_session_on_every_admin", backends: SERVERS, run: |b| Box::pin(logout_ends_the_session_on_every_admin(b)) },
         Case { name: "security::a_refused_post_keeps_its_connection", backends: &[Backend::Sqlite], run: |b| Box::pin(a_refused_post_keeps_its_connection(b)) },
     ]
 }
@@ -711,5 +712,29 @@ async fn a_refused_post_keeps_its_connection(backend: Backend) -> TestResult {
     let (status, _) = late_body(&mut stream, "GET /xxl-job-admin/actuator/health HTTP/1.1\r\nHost: localhost\r\n\r\n", "").await?;
     ensure!(status.contains("200"), "the next request on the same connection: {status}");
     app.stop().await;
+    Ok(())
+}
+
+/// Two admins of one database: a session ended on one (logout) no longer works on the other, through the
+/// `logout:` rows of `xxl_job_lock`; other sessions go on; a password change ends them everywhere.
+async fn logout_ends_the_session_on_every_admin(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let (one, two) = (TestApp::start(&db, &[]).await?, TestApp::start(&db, &[]).await?);
+    let leaving = admin(&one).await?;
+    let staying = admin(&one).await?;
+    let mut copy = ConsoleClient::new(&two.base);
+    copy.cookie = leaving.cookie.clone();
+    ensure_eq!(copy.get("/").await?.status, 200, "one session, both admins");
+    ensure_eq!(leaving.request(Method::POST, "/logout", &[], &[]).await?.status, 200);
+    ensure_eq!(copy.get("/").await?.status, 302, "ended on the other admin too");
+    let mut other = ConsoleClient::new(&two.base);
+    other.cookie = staying.cookie.clone();
+    ensure_eq!(other.get("/").await?.status, 200, "other sessions go on");
+    let rows: Vec<String> = secret_rows(&db).await?.into_iter().filter(|r| r.starts_with(LOGOUT_PREFIX)).collect();
+    ensure_eq!(rows.len(), 1, "one row per ended session: {rows:?}");
+    ensure_eq!(staying.post("/user/updatePwd", &[("oldPassword", "123456"), ("password", "changed-1")]).await?["code"], 200);
+    ensure_eq!(other.get("/").await?.status, 302, "a password change on one admin ends the session on the other");
+    one.stop().await;
+    two.stop().await;
     Ok(())
 }
