@@ -5,7 +5,7 @@ use super::{LoginUser, ServiceError};
 use crate::app::AppState;
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{next_time, MisfireStrategy, ScheduleType};
-use crate::domain::{is_blank, java_split, TriggerRequest, TriggerType, BLOCK_STRATEGIES, GLUE_TYPES};
+use crate::domain::{is_blank, java_split, LogIdSink, TriggerRequest, TriggerType, BLOCK_STRATEGIES, GLUE_TYPES};
 use crate::storage::{JobFilter, JobInfo};
 use serde::Deserialize;
 
@@ -335,6 +335,7 @@ pub async fn trigger(
     executor_param: Option<String>,
     address_list: Option<String>,
     trigger_type: TriggerType,
+    on_log_id: Option<LogIdSink>,
 ) -> Result<(), ServiceError> {
     let i18n = &state.i18n;
     let Some(job) = state.db.load_job(id).await? else {
@@ -357,7 +358,7 @@ pub async fn trigger(
             return Err(ServiceError::Invalid(format!("{label}: {stranger}")));
         }
     }
-    state.triggers.submit(TriggerRequest { executor_param, address_list, ..TriggerRequest::of_job(job.id, trigger_type) });
+    state.triggers.submit(TriggerRequest { executor_param, address_list, on_log_id, ..TriggerRequest::of_job(job.id, trigger_type) });
     Ok(())
 }
 

@@ -212,8 +212,8 @@ async fn job_endpoints(backend: Backend) -> TestResult {
     ensure_eq!(refused["message"], msg(&["schedule_type_none_limit_start"]), "a job without a schedule cannot start");
 
     // Run once: with a parameter, then with the job's own; only the group's addresses.
-    ensure_eq!(api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({"executorParam": "api=1"}))).await?, Value::Null);
-    ensure_eq!(api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({"addressList": executor.address}))).await?, Value::Null);
+    ensure!(api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({"executorParam": "api=1"}))).await?["logId"].is_i64(), "a log id");
+    ensure!(api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({"addressList": executor.address}))).await?["logId"].is_i64(), "a log id");
     let runs = eventually(Duration::from_secs(10), "two runs", || async {
         let runs = executor.calls_to("/run");
         (runs.len() >= 2).then_some(runs)
@@ -519,12 +519,16 @@ async fn writes_answer_where_they_went(backend: Backend) -> TestResult {
     ensure_eq!(api.expect(200, api.send(reqwest::Method::PUT, &format!("/jobs/{id}"), Some(second), &[("If-Match", &fresh)])).await?["jobDesc"], "second editor");
 
     // A trigger is typed API; a run that never reached an executor has an empty, ended log.
-    ensure_eq!(api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({}))).await?, Value::Null);
+    let triggered = api.post(&format!("/jobs/{id}/trigger"), json!({})).await?;
+    ensure_eq!(triggered.status, 202, "{}", triggered.body);
+    let log_id = triggered.body["logId"].as_i64().context("logId")?;
+    ensure_eq!(triggered.header("location"), Some(format!("/xxl-job-admin/openapi/v1/logs/{log_id}")));
     let log = eventually(Duration::from_secs(10), "the API trigger's log", || async {
-        let page = api.expect(200, api.get(&format!("/logs?jobId={id}&jobGroup=1"))).await.ok()?;
-        page["items"][0]["triggerCode"].as_i64().filter(|code| *code != 0).map(|_| page["items"][0].clone())
+        let log = api.expect(200, api.get(&format!("/logs/{log_id}"))).await.ok()?;
+        log["triggerCode"].as_i64().filter(|code| *code != 0).map(|_| log)
     })
     .await?;
+    ensure_eq!(log["jobId"], id);
     let api_type = I18n::new("en").get("jobconf_trigger_type_api").to_string();
     ensure!(log["triggerMsg"].as_str().is_some_and(|m| m.contains(&api_type)), "{log}");
     let lines = api.expect(200, api.get(&format!("/logs/{}/rolling?fromLine=1", log["id"]))).await?;

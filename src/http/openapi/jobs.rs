@@ -2,13 +2,13 @@
 
 use super::{etag, location, paging, within, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
 use crate::app::AppState;
-use crate::domain::TriggerType;
+use crate::domain::{LogIdSink, TriggerType};
 use crate::http::console::views::JobView;
 use crate::service::jobs::{self, JobForm, JobQuery};
 use axum::extract::State;
 use axum::http::header::{ETAG, IF_MATCH};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
@@ -137,12 +137,37 @@ pub struct TriggerBody {
     address_list: Option<String>,
 }
 
-/// Runs a job once, now. The run is queued: its outcome appears in the trigger logs.
+/// How long a trigger's answer waits for its log row (written first thing in the trigger pipeline).
+const LOG_ID_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The run a trigger queued.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Triggered {
+    /// Its trigger log (`GET /logs/{logId}`); null when the run was not queued in time (the trigger queue
+    /// is full, or the job was deleted meanwhile).
+    pub log_id: Option<i64>,
+}
+
+/// Runs a job once, now, with the trigger type API. The run is queued; its log is at `Location`.
 #[utoipa::path(operation_id = "triggerJob", post, path = "/jobs/{id}/trigger", tag = "jobs", request_body = TriggerBody, params(("id" = i32, Path, description = "job id", minimum = 1)),
-    responses((status = 202, description = "queued"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn trigger(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(body): JsonBody<TriggerBody>) -> ApiResult<StatusCode> {
-    jobs::trigger(&state, &user, id, body.executor_param, body.address_list, TriggerType::Api).await?;
-    Ok(StatusCode::ACCEPTED)
+    responses((status = 202, body = Triggered, description = "queued", headers(("Location" = String, description = "the run's trigger log"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)))]
+pub async fn trigger(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(body): JsonBody<TriggerBody>) -> ApiResult<Response> {
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let sender = std::sync::Mutex::new(Some(sender));
+    // A broadcast writes one row per shard: the first one answers.
+    let sink = LogIdSink(std::sync::Arc::new(move |log_id| {
+        if let Some(sender) = sender.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = sender.send(log_id);
+        }
+    }));
+    jobs::trigger(&state, &user, id, body.executor_param, body.address_list, TriggerType::Api, Some(sink)).await?;
+    let log_id = tokio::time::timeout(LOG_ID_WAIT, receiver).await.ok().and_then(Result::ok);
+    let answer = (StatusCode::ACCEPTED, Json(Triggered { log_id }));
+    Ok(match log_id {
+        Some(log_id) => (location(&state, &format!("/logs/{log_id}")), answer).into_response(),
+        None => answer.into_response(),
+    })
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]

@@ -71,7 +71,7 @@ pub fn routes() -> Router<AppState> {
         jobs::next_fire_times,
         logs::list, logs::get, logs::rolling, logs::kill,
     ),
-    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::FireTimes, logs::Killed, logs::LogStatus)),
+    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::Triggered, jobs::FireTimes, logs::Killed, logs::LogStatus)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     tags(
