@@ -478,6 +478,12 @@ async fn the_edge_refuses_what_the_contract_forbids(backend: Backend) -> TestRes
     ensure_eq!(api.expect(400, api.get("/jobs?limit=many")).await?, invalid("limit"));
     ensure_eq!(api.expect(400, api.get("/logs/1/rolling?fromLine=0")).await?, invalid("fromLine"));
     ensure_eq!(api.expect(200, api.get("/logs?from=2024-01-01T00:00:00%2B08:00&to=2099-01-01T00:00:00Z")).await?["total"], 0, "ISO 8601 with an offset");
+    let mut misspelt = new_job(1);
+    misspelt["jobDesk"] = json!("typo");
+    let refused = api.expect(400, api.post("/jobs", misspelt)).await?;
+    ensure!(refused["message"].as_str().is_some_and(|m| m.contains("`jobDesk`")), "{refused}");
+    let read = api.expect(200, api.get("/jobs/1")).await?;
+    ensure_eq!(api.expect(200, api.put("/jobs/1", read.clone())).await?["id"], 1, "a job as read goes back unchanged: {read}");
     let unknown = api.expect(400, api.get("/jobs?colour=red")).await?;
     ensure!(unknown["message"].as_str().is_some_and(|m| m.contains("colour")), "{unknown}");
 

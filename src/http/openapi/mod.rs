@@ -24,6 +24,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use serde::de::DeserializeOwned;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
 use serde::Serialize;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::server::Server;
@@ -202,7 +204,7 @@ impl FromRequestParts<AppState> for ApiUser {
 /// cannot store NUL in text, MySQL and SQLite would keep it; refused everywhere alike).
 pub struct JsonBody<T>(pub T);
 
-impl<T: DeserializeOwned> FromRequest<AppState> for JsonBody<T> {
+impl<T: DeserializeOwned + utoipa::ToSchema> FromRequest<AppState> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
@@ -213,9 +215,43 @@ impl<T: DeserializeOwned> FromRequest<AppState> for JsonBody<T> {
         if let Some(field) = nul_in_json(&value, "") {
             return Err(nul_refused(state, &field));
         }
+        if let Some(refusal) = unknown_field(&T::name(), &value) {
+            return Err(refusal);
+        }
         let value = serde_json::from_value(value).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
         Ok(JsonBody(value))
     }
+}
+
+/// Forms whose resource, as read, may be sent back changed: the read-only fields of the view are accepted
+/// (and ignored) beside the form's own.
+const READ_BACK: [(&str, &str); 2] = [("JobForm", "JobView"), ("GroupForm", "GroupView")];
+
+/// The property names of each schema of the document, read once.
+fn schema_fields() -> &'static HashMap<String, BTreeSet<String>> {
+    static FIELDS: OnceLock<HashMap<String, BTreeSet<String>>> = OnceLock::new();
+    FIELDS.get_or_init(|| {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+        let schemas = doc["components"]["schemas"].as_object().cloned().unwrap_or_default();
+        schemas
+            .into_iter()
+            .map(|(name, schema)| {
+                let fields = schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
+                (name, fields)
+            })
+            .collect()
+    })
+}
+
+/// A misspelt field would otherwise be dropped without a word; it is refused with its name.
+fn unknown_field(schema: &str, value: &serde_json::Value) -> Option<ApiError> {
+    let object = value.as_object()?;
+    let fields = schema_fields();
+    let own = fields.get(schema)?;
+    let view = READ_BACK.iter().find(|(form, _)| *form == schema).and_then(|(_, view)| fields.get(*view));
+    let unknown = object.keys().find(|key| !own.contains(*key) && !view.is_some_and(|v| v.contains(*key)))?;
+    let known: Vec<&str> = own.iter().map(String::as_str).collect();
+    Some(ApiError::BadRequest(format!("unknown field `{unknown}`; {schema} has {}", known.join(", "))))
 }
 
 /// Where a string holding NUL sits in `value` (`jobDesc`, `items[2]`), keys included.
