@@ -1162,6 +1162,7 @@ async fn user_manager_endpoints(backend: Backend) -> TestResult {
         (vec![("oldPassword", "dave-pw"), ("password", " ab ")], length.clone()),
         (vec![("oldPassword", "wrong-pw"), ("password", "dave-new")], msg(&["change_pwd_field_oldpwd", "system_unvalid"])),
         (vec![("oldPassword", " dave-pw"), ("password", "dave-new")], msg(&["change_pwd_field_oldpwd", "system_unvalid"])),
+        (vec![("oldPassword", "dave-pw"), ("password", "dave-pw")], msg(&["change_pwd_same"])),
     ];
     for (form, expected) in &pwd_cases {
         ensure_eq!(dave_client.post("/user/updatePwd", form).await?, fail(expected.clone()), "{form:?}");
