@@ -3,6 +3,7 @@
 
 use super::{LoginUser, ServiceError};
 use crate::app::AppState;
+use crate::alarm::Targets;
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{next_time, MisfireStrategy, ScheduleType};
 use crate::domain::{is_blank, java_split, LogIdSink, TriggerRequest, TriggerType, BLOCK_STRATEGIES, GLUE_TYPES};
@@ -146,6 +147,19 @@ impl Checks<'_> {
         Ok(())
     }
 
+    /// A `webhook:<name>` no channel has would fail every alarm unseen: refused with the configured names.
+    fn alarm_channels(&self, form: &JobForm) -> Result<(), ServiceError> {
+        let configured: Vec<&str> = self.state.config.alarm.webhooks.iter().map(|w| w.name.as_str()).collect();
+        let targets = Targets::parse(form.alarm_email.as_deref());
+        match targets.webhooks.iter().find(|name| !configured.contains(&name.as_str())) {
+            Some(unknown) => {
+                let known = if configured.is_empty() { "-".to_string() } else { configured.join(", ") };
+                Err(ServiceError::Invalid(self.state.i18n.format("jobinfo_alarm_unknown_channel", &[unknown, &known])))
+            }
+            None => Ok(()),
+        }
+    }
+
     /// Child job ids: each an existing job the user may access; returns the list re-joined.
     async fn children(&self, form: &JobForm) -> Result<Option<String>, ServiceError> {
         let Some(list) = form.child_job_id.as_deref().filter(|c| !is_blank(Some(c))) else {
@@ -190,6 +204,7 @@ pub async fn add(state: &AppState, user: &LoginUser, form: JobForm) -> Result<i3
         _ => form.glue_source.clone().unwrap_or_default(),
     };
     checks.strategies(&form)?;
+    checks.alarm_channels(&form)?;
     let child_jobid = checks.children(&form).await?;
 
     let now = state.db.datetime(state.clock.now_ms());
@@ -235,6 +250,7 @@ pub async fn update(state: &AppState, user: &LoginUser, form: JobForm) -> Result
     checks.desc_and_author(&form)?;
     checks.schedule(&form, &["schedule_type", "system_unvalid"])?;
     checks.strategies(&form)?;
+    checks.alarm_channels(&form)?;
     let child_jobid = checks.children(&form).await?;
     if state.db.load_group(form.job_group).await?.is_none() {
         return Err(checks.fail(&["jobinfo_field_jobgroup", "system_unvalid"]));

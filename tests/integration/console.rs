@@ -623,7 +623,7 @@ async fn job_list_paging_filters_and_shape(backend: Backend) -> TestResult {
 }
 
 /// A complete, valid job form for group 1.
-fn job_form() -> Vec<(&'static str, &'static str)> {
+pub(crate) fn job_form() -> Vec<(&'static str, &'static str)> {
     vec![
         ("jobGroup", "1"), ("jobDesc", "d"), ("author", "a"), ("alarmEmail", ""), ("scheduleType", "CRON"),
         ("scheduleConf", "0 0 0 * * ?"), ("misfireStrategy", "DO_NOTHING"), ("executorRouteStrategy", "FIRST"),
