@@ -119,7 +119,8 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     };
     workers.extend(engine.start(&config, &shutdown));
 
-    let services = ServiceContext { db: db.clone(), i18n, clock, triggers: triggers.clone(), completer, executors };
+    let alarm_channels = Arc::new(config.alarm.webhooks.iter().map(|w| w.name.clone()).collect());
+    let services = ServiceContext { db: db.clone(), i18n, clock, triggers: triggers.clone(), completer, executors, alarm_channels };
     let state = AppState::build(services, config.clone(), registry_queue, metrics).await?;
     tracing::info!("xxl-job-admin listening on {addr}; console: {}", clickable_console_url(addr, &config.server.context_path));
     http::console::session::warn_about_default_passwords(&db).await;

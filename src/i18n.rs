@@ -326,7 +326,10 @@ mod tests {
     #[test]
     fn only_the_templates_the_server_fills_have_slots() {
         // The console's refusals name the sender or the path they refused.
-        let filled = ["login_throttled", "system_cross_site_refused", "system_get_needs_console", "system_post_only"];
+        let filled = [
+            "jobinfo_alarm_unknown_channel", "login_throttled", "system_cross_site_refused", "system_get_needs_console", "system_nul_refused", "system_param_invalid",
+            "system_post_only",
+        ];
         for i18n in all_languages() {
             for (key, value) in i18n.all() {
                 let has_slots = !slots(value.as_str().unwrap_or_default()).is_empty();

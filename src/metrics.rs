@@ -83,6 +83,8 @@ pub struct Metrics {
     job_results: [Counter; JOB_RESULTS.len()],
     /// Unknown log, already finished.
     callbacks_ignored: [Counter; 2],
+    /// Registrations of a new AppName refused for `xxl.job.registry.max-apps`.
+    registrations_refused: Counter,
     alarms: Family<Labels, Counter>,
     schedule_pass: Histogram,
     lock_wait: Histogram,
@@ -175,6 +177,13 @@ impl Metrics {
             "reason",
             ["unknown_log", "already_finished"],
         );
+        let [registrations_refused] = counters(
+            &mut registry,
+            "xxl_job_registrations_refused",
+            "Executor registrations refused, by reason",
+            "reason",
+            ["max_apps"],
+        );
         let alarms = Family::<Labels, Counter>::default();
         registry.register("xxl_job_alarms", "Alarms by channel and outcome", alarms.clone());
         let schedule_pass =
@@ -191,6 +200,7 @@ impl Metrics {
             callbacks_received,
             job_results,
             callbacks_ignored,
+            registrations_refused,
             alarms,
             schedule_pass,
             lock_wait,
@@ -277,6 +287,13 @@ impl Metrics {
             return;
         }
         self.callbacks_ignored[why as usize].inc();
+    }
+
+    /// A registration refused because its AppName would be one too many.
+    pub fn registration_refused(&self) {
+        if self.enabled {
+            self.registrations_refused.inc();
+        }
     }
 
     /// An alarm sent (or not) on `channel` (`email`, `webhook:<name>`, or `unknown` for a name no channel has).

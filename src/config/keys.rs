@@ -74,6 +74,7 @@ pub(crate) const KEYS: &[KeySpec] = &[
         "origins (scheme://host[:port], comma-separated) whose pages may change data in the console besides its own, e.g. a front end served elsewhere",
     ),
     key("xxl.job.registry.max-per-app", Some("1000"), "most executor registrations kept per AppName (at least 1)"),
+    key("xxl.job.registry.max-apps", Some("1000"), "most distinct AppNames executors may register (at least 1); a new AppName past it is refused"),
     key("xxl.job.i18n", Some("zh_CN"), "language: zh_CN, zh_TC or en"),
     key("xxl.job.triggerpool.fast.max", Some("200"), "fast trigger pool size (values below 200 mean 200)"),
     key("xxl.job.triggerpool.slow.max", Some("100"), "slow trigger pool size (values below 100 mean 100)"),

@@ -32,6 +32,8 @@ pub struct Config {
     pub trusted_origins: Vec<String>,
     /// `xxl.job.registry.max-per-app`: registrations kept per AppName.
     pub registry_max_per_app: u32,
+    /// `xxl.job.registry.max-apps`: distinct AppNames executors may register.
+    pub registry_max_apps: u32,
     pub i18n: Lang,
     pub trigger_pool: TriggerPoolConfig,
     /// `None` when log cleaning is disabled (`xxl.job.logretentiondays` below 7).
@@ -393,7 +395,8 @@ impl Config {
             access_token: sections::access_token(&sources)?,
             session_secret: sections::session_secret(&sources)?,
             trusted_origins: sections::trusted_origins(&sources)?,
-            registry_max_per_app: sections::registry_max_per_app(&sources)?,
+            registry_max_per_app: sections::at_least_one(&sources, "xxl.job.registry.max-per-app")?,
+            registry_max_apps: sections::at_least_one(&sources, "xxl.job.registry.max-apps")?,
             i18n: sections::lang(&sources, &mut warnings)?,
             trigger_pool: sections::trigger_pool(&sources)?,
             log_retention_days: sections::log_retention_days(&sources)?,
@@ -490,6 +493,7 @@ impl Config {
                 if self.trusted_origins.is_empty() { "(none: the console's own origin only)".to_string() } else { self.trusted_origins.join(", ") },
             ),
             ("xxl.job.registry.max-per-app", self.registry_max_per_app.to_string()),
+            ("xxl.job.registry.max-apps", self.registry_max_apps.to_string()),
             ("xxl.job.i18n", self.i18n.code().to_string()),
             ("xxl.job.triggerpool.fast.max", effective(pools.fast_max, pools.fast_max_configured)),
             ("xxl.job.triggerpool.slow.max", effective(pools.slow_max, pools.slow_max_configured)),

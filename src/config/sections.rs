@@ -314,8 +314,9 @@ fn trusted_origin(entry: &str) -> Result<String, String> {
     Ok(url.origin().ascii_serialization())
 }
 
-pub(crate) fn registry_max_per_app(src: &Sources) -> Result<u32, ConfigError> {
-    src.required("xxl.job.registry.max-per-app", |s| match parse_number::<u32>(s)? {
+/// A registry cap: a count of at least 1.
+pub(crate) fn at_least_one(src: &Sources, key: &'static str) -> Result<u32, ConfigError> {
+    src.required(key, |s| match parse_number::<u32>(s)? {
         0 => Err("at least 1".into()),
         n => Ok(n),
     })

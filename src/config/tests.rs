@@ -641,6 +641,8 @@ fn security_settings() {
     assert!(e.contains("xxl.job.session.secret") && e.contains("at least 32") && !e.contains("short-secret"), "{e}");
 
     assert_eq!(config(&["--xxl.job.registry.max-per-app=5"]).registry_max_per_app, 5);
+    assert_eq!((config(&[]).registry_max_apps, config(&["--xxl.job.registry.max-apps=7"]).registry_max_apps), (1000, 7));
+    assert!(error(&["--xxl.job.registry.max-apps=0"]).contains("at least 1"));
     assert!(error(&["--xxl.job.registry.max-per-app=0"]).contains("at least 1"));
     assert!(error(&["--xxl.job.registry.max-per-app=-1"]).contains("xxl.job.registry.max-per-app"));
 }

@@ -62,7 +62,28 @@ pub struct TriggerRequest {
     pub address_list: Option<String>,
     /// Set for the fires a schedule pass planned: their instant and the log row written with the plan.
     pub planned: Option<PlannedFire>,
+    /// Told the id of the trigger's (first) log row once it exists, for a caller that answers with it.
+    pub on_log_id: Option<LogIdSink>,
 }
+
+/// Receives a trigger's log id. Dropped unused when the trigger never gets a row (queue full, job gone).
+#[derive(Clone)]
+pub struct LogIdSink(pub std::sync::Arc<dyn Fn(i64) + Send + Sync>);
+
+impl std::fmt::Debug for LogIdSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LogIdSink")
+    }
+}
+
+/// Requests are equal whatever their sinks: a sink is where an answer goes, not what is asked.
+impl PartialEq for LogIdSink {
+    fn eq(&self, _: &LogIdSink) -> bool {
+        true
+    }
+}
+
+impl Eq for LogIdSink {}
 
 /// A fire planned by a schedule pass. Its log row is inserted in the pass's transaction, together with the
 /// job's next time, so a plan never exists only in the memory of one admin.
@@ -90,6 +111,7 @@ impl TriggerRequest {
             executor_param: None,
             address_list: None,
             planned: None,
+            on_log_id: None,
         }
     }
 }

@@ -80,6 +80,18 @@ pub struct LogResult {
     pub is_end: bool,
 }
 
+impl LogResult {
+    /// A read from past the last line answers `toLineNum: 0` on 3.x executors (2.x answer the last line's
+    /// number). Read as "nothing new up to `fromLineNum - 1`", so the next read asks for the same line again
+    /// instead of starting over at line 1.
+    fn past_the_end(mut self) -> LogResult {
+        if self.to_line_num < self.from_line_num {
+            self.to_line_num = self.from_line_num.saturating_sub(1).max(0);
+        }
+        self
+    }
+}
+
 /// The body of `/idleBeat` and `/kill`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -87,13 +99,15 @@ struct JobIdParam {
     job_id: i32,
 }
 
-/// The body of `/log`; `logDateTim` (sic) is the Java field name.
+/// The body of `/log`; `logDateTim` (sic) is the 2.x field name, `logDateTime` the one of 3.x's `LogRequest`.
+/// Both are sent: each executor line reads its own and ignores the other (Gson skips unknown fields).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct LogParam {
     log_date_tim: i64,
     log_id: i64,
     from_line_num: i32,
+    log_date_time: i64,
 }
 
 /// One pooled HTTP client for all executors, cheap to clone.
@@ -148,8 +162,9 @@ impl ExecutorClient {
 
     /// Lines of an execution's log file from `from_line_num` (1-based) on.
     pub async fn log(&self, address: &str, log_date_tim: i64, log_id: i64, from_line_num: i32) -> ReturnT<LogResult> {
-        let param = LogParam { log_date_tim, log_id, from_line_num };
-        self.call(address, "log", &param, &[], |value| LogResult::deserialize(value).ok()).await
+        let param = LogParam { log_date_tim, log_id, from_line_num, log_date_time: log_date_tim };
+        self.call(address, "log", &param, &[], |value| LogResult::deserialize(value).ok().map(LogResult::past_the_end))
+            .await
     }
 
     async fn call<T>(
@@ -295,11 +310,13 @@ pub(crate) fn describe(error: &reqwest::Error) -> String {
 }
 
 /// Parses a reply as `ReturnT` whatever its Content-Type (executors answer `text/html`). A missing `code` reads
-/// as 0 and is passed on as is, as in 2.4.2.
+/// as 0 and is passed on as is, as in 2.4.2. Executors of 3.3.0 and later answer `{"code","msg","data"}`:
+/// `data` stands in for a missing or null `content`.
 fn parse_reply<T>(url: &str, text: &str, read_content: fn(Value) -> Option<T>) -> Result<ReturnT<T>, String> {
     let reply = serde_json::from_str::<Value>(text)
         .ok()
         .filter(Value::is_object)
+        .map(data_as_content)
         .and_then(|object| ReturnT::<Value>::deserialize(object).ok())
         .and_then(|raw| {
             let content = match raw.content {
@@ -309,6 +326,15 @@ fn parse_reply<T>(url: &str, text: &str, read_content: fn(Value) -> Option<T>) -
             Some(ReturnT { code: raw.code, msg: raw.msg, content })
         });
     reply.ok_or_else(|| format!("xxl-job remoting (url={url}) response content invalid({}).", excerpt(text)))
+}
+
+fn data_as_content(mut object: Value) -> Value {
+    if object.get("content").is_none_or(Value::is_null) {
+        if let Some(data) = object.get_mut("data").map(Value::take) {
+            object["content"] = data;
+        }
+    }
+    object
 }
 
 /// A string `content`, read as Gson reads a `String` field: numbers and booleans become their text.

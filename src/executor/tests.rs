@@ -246,7 +246,7 @@ async fn idle_beat_kill_and_log_send_their_bodies() {
         [
             ("/idleBeat".to_string(), r#"{"jobId":5}"#.to_string()),
             ("/kill".to_string(), r#"{"jobId":6}"#.to_string()),
-            ("/log".to_string(), r#"{"logDateTim":1700000000000,"logId":42,"fromLineNum":1}"#.to_string()),
+            ("/log".to_string(), r#"{"logDateTim":1700000000000,"logId":42,"fromLineNum":1,"logDateTime":1700000000000}"#.to_string()),
         ]
     );
 }
@@ -486,4 +486,39 @@ async fn https_addresses_speak_tls() {
     assert!(result.msg.unwrap().starts_with("xxl-job remoting error("));
     // A TLS ClientHello starts with the handshake record type 0x16.
     assert_eq!(server.await.unwrap(), 0x16);
+}
+
+#[tokio::test]
+async fn replies_of_3x_executors_carry_data_instead_of_content() {
+    let executor = fake_executor(|seen| match seen.uri.path() {
+        "/log" => java_reply(
+            r#"{"code":200,"msg":"Success","data":{"fromLineNum":1,"toLineNum":2,"logContent":"one\ntwo\n","isEnd":false}}"#,
+        ),
+        _ => java_reply(r#"{"code":200,"msg":"Success","data":"job thread already killed."}"#),
+    })
+    .await;
+    let client = ExecutorClient::new("");
+    let log = client.log(&executor.base, 0, 9, 1).await;
+    assert_eq!(
+        log,
+        ReturnT {
+            code: 200,
+            msg: Some("Success".into()),
+            content: Some(LogResult { from_line_num: 1, to_line_num: 2, log_content: Some("one\ntwo\n".into()), is_end: false })
+        }
+    );
+    let kill = client.kill(&executor.base, 6).await;
+    assert_eq!(kill.content.as_deref(), Some("job thread already killed."));
+    // `content` wins when both are present.
+    assert_eq!(parse_reply("u", r#"{"code":200,"content":"c","data":"d"}"#, string_content).unwrap().content.as_deref(), Some("c"));
+}
+
+#[tokio::test]
+async fn a_read_past_the_end_keeps_its_place() {
+    let executor = fake_executor(|_| {
+        java_reply(r#"{"code":200,"msg":"Success","data":{"fromLineNum":5,"toLineNum":0,"logContent":"","isEnd":false}}"#)
+    })
+    .await;
+    let content = ExecutorClient::new("").log(&executor.base, 0, 9, 5).await.content.unwrap();
+    assert_eq!((content.from_line_num, content.to_line_num), (5, 4));
 }

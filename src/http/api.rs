@@ -119,9 +119,37 @@ async fn registry(state: &AppState, body: &[u8], op: fn(RegistryKey) -> Registry
         }
     }
     let key = RegistryKey { registry_group: group, registry_key: key, registry_value: value };
-    match state.registry.push(op(key)).await {
+    let op = op(key);
+    if let RegistryOp::Register(key) = &op {
+        if let Some(refusal) = too_many_apps(state, key).await {
+            return ReturnT::fail(refusal);
+        }
+    }
+    match state.registry.push(op).await {
         Ok(()) => ReturnT::success(),
         Err(full) => ReturnT::fail(full.to_string()),
+    }
+}
+
+/// A token holder could otherwise fill the registry with any number of AppNames. Checked here, not in the
+/// queue, so the executor reads the refusal; only a new AppName costs the count. Fails open on a database
+/// error (the write would fail the same way), and concurrent new AppNames may pass the cap by a few.
+async fn too_many_apps(state: &AppState, key: &RegistryKey) -> Option<String> {
+    let max = state.config.registry_max_apps;
+    match state.db.registry_new_app_among(&key.registry_group, &key.registry_key).await {
+        Ok(Some(apps)) if apps >= i64::from(max) => {
+            state.metrics.registration_refused();
+            Some(format!(
+                "registration refused: {apps} AppNames are registered, the most xxl.job.registry.max-apps ({max}) allows; \
+                 AppName {} is not registered",
+                key.registry_key
+            ))
+        }
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!("registry: counting AppNames failed: {e}");
+            None
+        }
     }
 }
 

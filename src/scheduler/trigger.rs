@@ -513,6 +513,9 @@ async fn prepare(
                 Some(fire) => fire.log_id,
                 None => new_ids.next()?,
             };
+            if let Some(sink) = &p.prepared.request.on_log_id {
+                (sink.0)(log_id);
+            }
             let planned_ms = p.prepared.request.planned.map(|f| f.at_ms);
             Some(Shard {
                 prepared: p.prepared,

@@ -49,10 +49,13 @@ pub struct GroupForm {
     #[schema(ignore)]
     pub id: i32,
     /// The executors' AppName, 4 to 64 characters.
+    #[schema(required = true, min_length = 4, max_length = 64, pattern = "\\S")]
     pub appname: Option<String>,
     /// Display name, at most 12 characters.
+    #[schema(required = true, min_length = 1, max_length = 12, pattern = "\\S")]
     pub title: Option<String>,
     /// 0: addresses from executor registration; 1: the manual `addressList`.
+    #[schema(minimum = 0, maximum = 1)]
     pub address_type: i8,
     /// Comma-separated executor addresses (manual groups).
     pub address_list: Option<String>,

@@ -2,9 +2,10 @@
 //! previews, with 2.4.2's checks in 2.4.2's order and the group permission on every one.
 
 use super::{LoginUser, ServiceContext, ServiceError};
+use crate::alarm::Targets;
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{next_time, MisfireStrategy, ScheduleType};
-use crate::domain::{is_blank, java_split, TriggerRequest, TriggerType, BLOCK_STRATEGIES, GLUE_TYPES};
+use crate::domain::{is_blank, java_split, LogIdSink, TriggerRequest, TriggerType, BLOCK_STRATEGIES, GLUE_TYPES};
 use crate::storage::{JobFilter, JobInfo};
 use serde::Deserialize;
 
@@ -49,23 +50,30 @@ pub struct JobForm {
     #[schema(ignore)]
     pub id: i32,
     /// The executor group (its id).
+    #[schema(required = true, minimum = 1)]
     pub job_group: i32,
+    #[schema(required = true, pattern = "\\S")]
     pub job_desc: Option<String>,
+    #[schema(required = true, pattern = "\\S")]
     pub author: Option<String>,
     /// E-mail addresses, comma-separated.
     pub alarm_email: Option<String>,
     /// `NONE`, `CRON` or `FIX_RATE`.
+    #[schema(required = true, schema_with = super::schema::schedule_type)]
     pub schedule_type: Option<String>,
     /// A Quartz cron expression, or the FIX_RATE interval in seconds.
     pub schedule_conf: Option<String>,
     /// `DO_NOTHING` or `FIRE_ONCE_NOW`.
+    #[schema(required = true, schema_with = super::schema::misfire_strategy)]
     pub misfire_strategy: Option<String>,
     /// `FIRST`, `LAST`, `ROUND`, `RANDOM`, `CONSISTENT_HASH`, `LEAST_FREQUENTLY_USED`,
     /// `LEAST_RECENTLY_USED`, `FAILOVER`, `BUSYOVER` or `SHARDING_BROADCAST`.
+    #[schema(required = true, schema_with = super::schema::route_strategy)]
     pub executor_route_strategy: Option<String>,
     pub executor_handler: Option<String>,
     pub executor_param: Option<String>,
     /// `SERIAL_EXECUTION`, `DISCARD_LATER` or `COVER_EARLY`.
+    #[schema(required = true, schema_with = super::schema::block_strategy)]
     pub executor_block_strategy: Option<String>,
     /// Seconds; 0 = none.
     pub executor_timeout: i32,
@@ -74,6 +82,7 @@ pub struct JobForm {
     pub child_job_id: Option<String>,
     /// `BEAN`, `GLUE_GROOVY`, `GLUE_SHELL`, `GLUE_PYTHON`, `GLUE_PHP`, `GLUE_NODEJS` or `GLUE_POWERSHELL`;
     /// fixed once the job exists.
+    #[schema(schema_with = super::schema::glue_type)]
     pub glue_type: Option<String>,
     pub glue_source: Option<String>,
     pub glue_remark: Option<String>,
@@ -137,6 +146,19 @@ impl Checks<'_> {
         Ok(())
     }
 
+    /// A `webhook:<name>` no channel has would fail every alarm unseen: refused with the configured names.
+    fn alarm_channels(&self, form: &JobForm) -> Result<(), ServiceError> {
+        let configured: Vec<&str> = self.state.alarm_channels.iter().map(String::as_str).collect();
+        let targets = Targets::parse(form.alarm_email.as_deref());
+        match targets.webhooks.iter().find(|name| !configured.contains(&name.as_str())) {
+            Some(unknown) => {
+                let known = if configured.is_empty() { "-".to_string() } else { configured.join(", ") };
+                Err(ServiceError::Invalid(self.state.i18n.format("jobinfo_alarm_unknown_channel", &[unknown, &known])))
+            }
+            None => Ok(()),
+        }
+    }
+
     /// Child job ids: each an existing job the user may access; returns the list re-joined.
     async fn children(&self, form: &JobForm) -> Result<Option<String>, ServiceError> {
         let Some(list) = form.child_job_id.as_deref().filter(|c| !is_blank(Some(c))) else {
@@ -175,11 +197,13 @@ pub async fn add(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Res
     if glue_type == "BEAN" && is_blank(form.executor_handler.as_deref()) {
         return Err(ServiceError::Invalid(format!("{}JobHandler", checks.t("system_please_input"))));
     }
+    // Never NULL: the console always sends both fields, and a Java admin's GLUE IDE breaks on NULL (spec 4.9).
     let glue_source = match glue_type.as_str() {
-        "GLUE_SHELL" => form.glue_source.as_ref().map(|s| s.replace('\r', "")),
-        _ => form.glue_source.clone(),
+        "GLUE_SHELL" => form.glue_source.as_deref().unwrap_or_default().replace('\r', ""),
+        _ => form.glue_source.clone().unwrap_or_default(),
     };
     checks.strategies(&form)?;
+    checks.alarm_channels(&form)?;
     let child_jobid = checks.children(&form).await?;
 
     let now = state.db.datetime(state.clock.now_ms());
@@ -201,8 +225,8 @@ pub async fn add(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Res
         executor_timeout: form.executor_timeout,
         executor_fail_retry_count: form.executor_fail_retry_count,
         glue_type,
-        glue_source,
-        glue_remark: form.glue_remark,
+        glue_source: Some(glue_source),
+        glue_remark: Some(form.glue_remark.unwrap_or_default()),
         glue_updatetime: Some(now),
         child_jobid,
         // A new job is stopped; 2.4.2 would bind these from the request, which lets a script schedule
@@ -225,6 +249,7 @@ pub async fn update(state: &ServiceContext, user: &LoginUser, form: JobForm) -> 
     checks.desc_and_author(&form)?;
     checks.schedule(&form, &["schedule_type", "system_unvalid"])?;
     checks.strategies(&form)?;
+    checks.alarm_channels(&form)?;
     let child_jobid = checks.children(&form).await?;
     if state.db.load_group(form.job_group).await?.is_none() {
         return Err(checks.fail(&["jobinfo_field_jobgroup", "system_unvalid"]));
@@ -324,6 +349,8 @@ pub async fn trigger(
     id: i32,
     executor_param: Option<String>,
     address_list: Option<String>,
+    trigger_type: TriggerType,
+    on_log_id: Option<LogIdSink>,
 ) -> Result<(), ServiceError> {
     let i18n = &state.i18n;
     let Some(job) = state.db.load_job(id).await? else {
@@ -346,7 +373,7 @@ pub async fn trigger(
             return Err(ServiceError::Invalid(format!("{label}: {stranger}")));
         }
     }
-    state.triggers.submit(TriggerRequest { executor_param, address_list, ..TriggerRequest::of_job(job.id, TriggerType::Manual) });
+    state.triggers.submit(TriggerRequest { executor_param, address_list, on_log_id, ..TriggerRequest::of_job(job.id, trigger_type) });
     Ok(())
 }
 

@@ -6,6 +6,7 @@ mod access;
 pub mod groups;
 pub mod jobs;
 pub mod logs;
+pub mod schema;
 pub mod tokens;
 
 pub use access::LoginUser;
@@ -31,6 +32,8 @@ pub struct ServiceContext {
     pub completer: Completer,
     /// Reads executors' logs and kills their runs.
     pub executors: ExecutorClient,
+    /// The names of the configured alarm channels (`webhook:<name>` in a job's alarm field).
+    pub alarm_channels: Arc<Vec<String>>,
 }
 
 impl ServiceContext {

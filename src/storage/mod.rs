@@ -9,6 +9,7 @@ mod failover;
 mod glue;
 mod groups;
 mod jobs;
+mod logouts;
 mod logs;
 mod models;
 mod ownership;
@@ -28,6 +29,7 @@ pub use ownership::{JobRowState, OwnedRow};
 pub use session_lock::SessionLock;
 pub use registry::{Registered, RegistryKey};
 pub use models::*;
+pub use logouts::{logout_row, LOGOUT_PREFIX};
 pub use schedule_lock::{ScheduleLock, ScheduleUpdate, SESSION_SECRET_PREFIX};
 pub use schema::SchemaOutcome;
 

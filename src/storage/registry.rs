@@ -57,6 +57,20 @@ impl Db {
         Ok(Registered::Added)
     }
 
+    /// Whether `registry_key` has a registration in `registry_group`, and, when it has none, how many
+    /// distinct AppNames do (read for the total cap only when a new AppName asks).
+    pub async fn registry_new_app_among(&self, registry_group: &str, registry_key: &str) -> Result<Option<i64>> {
+        let (group, app) = (Arg::Text(registry_group.to_string()), Arg::Text(registry_key.to_string()));
+        let known = self
+            .scalar("SELECT COUNT(*) FROM xxl_job_registry WHERE registry_group = ? AND registry_key = ?", &[group.clone(), app])
+            .await?;
+        if known > 0 {
+            return Ok(None);
+        }
+        let apps = self.scalar("SELECT COUNT(DISTINCT registry_key) FROM xxl_job_registry WHERE registry_group = ?", &[group]).await?;
+        Ok(Some(apps))
+    }
+
     pub async fn registry_delete(&self, key: &RegistryKey) -> Result<u64> {
         self.execute(
             "DELETE FROM xxl_job_registry WHERE registry_group = ? AND registry_key = ? AND registry_value = ?",

@@ -662,7 +662,8 @@
         if (!$form.length) {
             return;
         }
-        $('#changePwdBtn').on('click', function (e) {
+        // The default-password warning opens the same dialog.
+        $('#changePwdBtn, #defaultPasswordChange').on('click', function (e) {
             e.preventDefault();
             XJ.showModal($modal, $form);
         });
@@ -719,6 +720,19 @@
             $form.find('.form-group').show();
             $submit.show();
             XJ.showModal($modal, $form);
+        });
+        // Scripts need the absolute address; the page knows only its path.
+        var $base = $('#apiTokenBase');
+        $base.text(window.location.origin + $base.data('path'));
+        $('#apiTokenCopy').on('click', function () {
+            var token = $('#apiTokenValue').val();
+            if (navigator.clipboard && window.isSecureContext) {
+                navigator.clipboard.writeText(token);
+            } else {
+                // Plain http: the clipboard API is unavailable, the selection still copies.
+                $('#apiTokenValue').trigger('focus').trigger('select');
+                document.execCommand('copy');
+            }
         });
         $modal.on('hidden.bs.modal', function () {
             $('#apiTokenValue').val('');

@@ -1,7 +1,9 @@
 //! The executor → admin API (spec 1) as real executors use it.
 
 use crate::support::proxy::Proxy;
-use crate::support::{eventually, now_ms, Backend, Context, TestApp, TestDb, TOKEN};
+use crate::support::console::ConsoleClient;
+use crate::support::fixtures::log;
+use crate::support::{eventually, now_ms, Backend, Behaviour, Context, FakeExecutor, JavaExecutorClient, TestApp, TestDb, LOG_CONTENT, TOKEN};
 use crate::{ensure, ensure_eq, Case, TestResult, ALL, SERVERS};
 use serde_json::json;
 use std::time::Duration;
@@ -20,6 +22,8 @@ pub fn cases() -> Vec<Case> {
         Case { name: "api::blank_token_disables_the_check", backends: ALL, run: |b| Box::pin(blank_token_disables_the_check(b)) },
         Case { name: "api::health_reports_the_database", backends: ALL, run: |b| Box::pin(health_reports_the_database(b)) },
         Case { name: "api::database_restart_is_survived", backends: SERVERS, run: |b| Box::pin(database_restart_is_survived(b)) },
+        Case { name: "api::the_number_of_app_names_is_capped", backends: ALL, run: |b| Box::pin(the_number_of_app_names_is_capped(b)) },
+        Case { name: "api::executors_of_the_3x_line", backends: ALL, run: |b| Box::pin(executors_of_the_3x_line(b)) },
         Case { name: "api::registry_reaches_the_group_within_35_s", backends: SERVERS, run: |b| Box::pin(registry_reaches_the_group_within_35_s(b)) },
     ]
 }
@@ -280,6 +284,74 @@ async fn database_restart_is_survived(backend: Backend) -> TestResult {
     ensure!(proxy.accepted() > connections, "the admin opened new connections");
     let health = app.http.get(app.url("/actuator/health")).send().await.context("health")?;
     ensure_eq!(health.status().as_u16(), 200);
+    app.stop().await;
+    Ok(())
+}
+
+/// A 3.4.1+ executor posts at the root (its default admin address has no context path) and answers
+/// `{"code","msg","data"}`; its rolling log must read as a 2.x executor's does.
+async fn executors_of_the_3x_line(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let root = JavaExecutorClient::new(&format!("http://{}", app.app.addr), Some(TOKEN));
+    let reply = root.registry(APP, "http://10.0.0.31:9999/").await?;
+    ensure_eq!((reply.status, reply.body.clone()), (200, json!({"code": 200, "msg": null, "content": null})));
+    eventually(Duration::from_secs(5), "the root registration", || async {
+        (registrations(&app).await == ["http://10.0.0.31:9999/"]).then_some(())
+    })
+    .await?;
+    let forged = root.with_token(Some("wrong")).registry(APP, "http://10.0.0.32:9999/").await?;
+    ensure_eq!((forged.code(), forged.msg()), (500, "The access token is wrong.".to_string()));
+    ensure_eq!(root.registry_remove(APP, "http://10.0.0.31:9999/").await?.code(), 200);
+    ensure_eq!(root.post_raw("jobinfo", "").await?.msg(), "invalid request, uri-mapping(jobinfo) not found.");
+
+    let store = &app.app.db;
+    // Stored times keep whole seconds.
+    let at = now_ms() / 1000 * 1000;
+    let executor = FakeExecutor::start(Behaviour { wire_3x: true, ..Behaviour::default() }).await?;
+    let running = log(store, 1, 1, at, 200, 0, &executor.address).await?;
+    let mut console = ConsoleClient::new(&app.base);
+    ensure_eq!(console.login("admin", "123456", false).await?["code"], 200);
+    let lines = console.post("/joblog/logDetailCat", &[("logId", &running.to_string()), ("fromLineNum", "1")]).await?;
+    ensure_eq!((lines["code"].clone(), lines["content"]["toLineNum"].clone()), (json!(200), json!(2)), "{lines}");
+    let escaped = LOG_CONTENT.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('\'', "&#39;");
+    ensure_eq!(lines["content"]["logContent"], escaped.as_str());
+    // Past the end the executor answers `toLineNum: 0`: the next read stays at line 3, and the run is still on.
+    let tail = console.post("/joblog/logDetailCat", &[("logId", &running.to_string()), ("fromLineNum", "3")]).await?;
+    ensure_eq!((tail["content"]["fromLineNum"].clone(), tail["content"]["toLineNum"].clone(), tail["content"]["end"].clone()), (json!(3), json!(2), json!(false)), "{tail}");
+    let asked = executor.calls_to("/log");
+    ensure_eq!((asked[0].body["logDateTim"].clone(), asked[0].body["logDateTime"].clone()), (json!(at), json!(at)));
+
+    // The run's result, reported at the root, ends it; then the tail is the end.
+    ensure_eq!(root.callback(&[(running, 200, Some("done"))]).await?.code(), 200);
+    let row = store.load_log(running).await.context("load")?.context("log")?;
+    ensure_eq!((row.handle_code, row.handle_msg.as_deref()), (200, Some("done")));
+    let tail = console.post("/joblog/logDetailCat", &[("logId", &running.to_string()), ("fromLineNum", "3")]).await?;
+    ensure_eq!(tail["content"]["end"], true, "{tail}");
+    app.stop().await;
+    Ok(())
+}
+
+/// A token holder cannot fill the registry with AppNames: past `xxl.job.registry.max-apps` a new one is
+/// refused with a message saying why, and counted; the AppNames already there keep registering.
+async fn the_number_of_app_names_is_capped(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.registry.max-apps=2"]).await?;
+    let executor = app.executor_client();
+    for name in ["capped-app-a", "capped-app-b"] {
+        ensure_eq!(executor.registry(name, "http://10.0.0.40:9999/").await?.code(), 200);
+    }
+    eventually(Duration::from_secs(5), "two AppNames registered", || async {
+        (app.app.db.live_registrations(3600, now_ms()).await.ok()?.len() == 2).then_some(())
+    })
+    .await?;
+    let refused = executor.registry("capped-app-c", "http://10.0.0.40:9999/").await?;
+    ensure_eq!(refused.code(), 500);
+    ensure!(refused.msg().contains("xxl.job.registry.max-apps (2)") && refused.msg().contains("capped-app-c"), "{}", refused.msg());
+    ensure_eq!(executor.registry("capped-app-a", "http://10.0.0.41:9999/").await?.code(), 200, "a known AppName grows");
+    ensure_eq!(executor.registry("capped-app-b", "http://10.0.0.40:9999/").await?.code(), 200, "and beats");
+    let scrape = app.http.get(app.url("/actuator/prometheus")).send().await.context("scrape")?.text().await.context("text")?;
+    ensure!(scrape.contains("xxl_job_registrations_refused_total{reason=\"max_apps\"} 1"), "{scrape}");
     app.stop().await;
     Ok(())
 }

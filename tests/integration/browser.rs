@@ -377,7 +377,7 @@ async fn api_token_dialog(backend: Backend) -> TestResult {
     in_browser!(app.base, "browser-api-token", |browser| {
         login(&browser, "admin", "123456").await?;
         let issue = |days: &'static str| {
-            let browser = &browser;
+            let (browser, base) = (&browser, &base);
             async move {
                 browser.click("#userMenuToggle").await?;
                 browser.click("#apiTokenBtn").await?;
@@ -388,6 +388,10 @@ async fn api_token_dialog(backend: Backend) -> TestResult {
                 browser.click("#apiTokenSubmit").await?;
                 let token = browser.until("the new token", "var v = document.querySelector('#apiTokenValue').value; return v ? v : null;").await?;
                 let expiry = browser.text("#apiTokenExpiry").await?;
+                // Where to send it: the absolute base URL, and the document's link; a Copy button.
+                let shown = browser.text("#apiTokenBase").await?;
+                ensure_eq!(shown, format!("{}/openapi/v1", base), "the REST base URL, absolute");
+                browser.visible("#apiTokenCopy").await?;
                 browser.script("jQuery('#apiTokenModal').modal('hide'); return true;", vec![]).await?;
                 browser.until("the dialog closed", "return jQuery('#apiTokenModal').is(':visible') ? null : true;").await?;
                 Ok::<_, Failed>((token.as_str().unwrap_or_default().to_string(), expiry))
@@ -487,6 +491,11 @@ async fn first_look_cron_builder_dashboard_glue_note(backend: Backend) -> TestRe
             )
             .await?;
         ensure_eq!(cut, json!([]), "info box texts cut off");
+        let heights = browser
+            .script("return Array.from(document.querySelectorAll('#dashboard .xj-even-row .info-box')).map(function (e) { return e.offsetHeight; });", vec![])
+            .await?;
+        let heights: Vec<i64> = heights.as_array().map(|h| h.iter().filter_map(|v| v.as_i64()).collect()).unwrap_or_default();
+        ensure!(heights.len() == 3 && heights.windows(2).all(|w| w[0] == w[1]), "even info boxes: {heights:?}");
 
         browser.goto("/jobinfo").await?;
         browser.click("#jobAdd").await?;

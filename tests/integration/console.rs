@@ -13,6 +13,7 @@ use xxl_job_admin::i18n::I18n;
 pub fn cases() -> Vec<Case> {
     vec![
         Case { name: "console::login_gate_and_logout", backends: ALL, run: |b| Box::pin(login_gate_and_logout(b)) },
+        Case { name: "console::the_console_points_to_what_it_offers", backends: &[Backend::Sqlite], run: |b| Box::pin(the_console_points_to_what_it_offers(b)) },
         Case { name: "console::forged_and_legacy_cookies_never_authenticate", backends: ALL, run: |b| Box::pin(forged_and_legacy_cookies_never_authenticate(b)) },
         Case { name: "console::cross_site_requests_are_refused", backends: ALL, run: |b| Box::pin(cross_site_requests_are_refused(b)) },
         Case { name: "console::password_change_ends_every_session", backends: ALL, run: |b| Box::pin(password_change_ends_every_session(b)) },
@@ -623,7 +624,34 @@ async fn job_list_paging_filters_and_shape(backend: Backend) -> TestResult {
 }
 
 /// A complete, valid job form for group 1.
-fn job_form() -> Vec<(&'static str, &'static str)> {
+/// What the console shows to find the REST API and to leave the default password: the token dialog's
+/// base URL, OpenAPI link, Copy and Close; the warning's link to the password dialog; even dashboard boxes.
+async fn the_console_points_to_what_it_offers(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let client = admin(&app).await?;
+    let page = client.get("/").await?;
+    ensure_eq!(page.status, 200);
+    // The templates escape `/` in values.
+    let body = page.body.replace("&#x2f;", "/");
+    let t = en();
+    for expected in [
+        r#"data-path="/xxl-job-admin/openapi/v1""#.to_string(),
+        format!(r#"href="/xxl-job-admin/openapi/v1/openapi.json" target="_blank" rel="noopener">{}</a>"#, t.get("api_token_openapi")),
+        r#"id="apiTokenCopy""#.to_string(),
+        format!(r#"data-dismiss="modal">{}</button>"#, t.get("system_close")),
+        format!(r#"id="defaultPasswordChange">{}</a>"#, t.get("change_pwd")),
+        r#"class="row xj-even-row""#.to_string(),
+    ] {
+        ensure!(body.contains(&expected), "the page lacks {expected}");
+    }
+    let openapi = client.get("/openapi/v1/openapi.json").await?;
+    ensure_eq!(openapi.status, 200, "the link leads to the document");
+    app.stop().await;
+    Ok(())
+}
+
+pub(crate) fn job_form() -> Vec<(&'static str, &'static str)> {
     vec![
         ("jobGroup", "1"), ("jobDesc", "d"), ("author", "a"), ("alarmEmail", ""), ("scheduleType", "CRON"),
         ("scheduleConf", "0 0 0 * * ?"), ("misfireStrategy", "DO_NOTHING"), ("executorRouteStrategy", "FIRST"),
@@ -1162,6 +1190,7 @@ async fn user_manager_endpoints(backend: Backend) -> TestResult {
         (vec![("oldPassword", "dave-pw"), ("password", " ab ")], length.clone()),
         (vec![("oldPassword", "wrong-pw"), ("password", "dave-new")], msg(&["change_pwd_field_oldpwd", "system_unvalid"])),
         (vec![("oldPassword", " dave-pw"), ("password", "dave-new")], msg(&["change_pwd_field_oldpwd", "system_unvalid"])),
+        (vec![("oldPassword", "dave-pw"), ("password", "dave-pw")], msg(&["change_pwd_same"])),
     ];
     for (form, expected) in &pwd_cases {
         ensure_eq!(dave_client.post("/user/updatePwd", form).await?, fail(expected.clone()), "{form:?}");

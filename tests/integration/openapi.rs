@@ -17,6 +17,8 @@ pub fn cases() -> Vec<Case> {
         Case { name: "openapi::job_endpoints", backends: ALL, run: |b| Box::pin(job_endpoints(b)) },
         Case { name: "openapi::log_and_group_endpoints", backends: ALL, run: |b| Box::pin(log_and_group_endpoints(b)) },
         Case { name: "openapi::restricted_token_is_confined_to_its_groups", backends: ALL, run: |b| Box::pin(restricted_token_is_confined_to_its_groups(b)) },
+        Case { name: "openapi::the_edge_refuses_what_the_contract_forbids", backends: ALL, run: |b| Box::pin(the_edge_refuses_what_the_contract_forbids(b)) },
+        Case { name: "openapi::writes_answer_where_they_went", backends: ALL, run: |b| Box::pin(writes_answer_where_they_went(b)) },
         Case { name: "openapi::document_and_readme_examples", backends: ALL, run: |b| Box::pin(document_and_readme_examples(b)) },
     ]
 }
@@ -210,8 +212,8 @@ async fn job_endpoints(backend: Backend) -> TestResult {
     ensure_eq!(refused["message"], msg(&["schedule_type_none_limit_start"]), "a job without a schedule cannot start");
 
     // Run once: with a parameter, then with the job's own; only the group's addresses.
-    ensure_eq!(api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({"executorParam": "api=1"}))).await?, Value::Null);
-    ensure_eq!(api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({"addressList": executor.address}))).await?, Value::Null);
+    ensure!(api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({"executorParam": "api=1"}))).await?["logId"].is_i64(), "a log id");
+    ensure!(api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({"addressList": executor.address}))).await?["logId"].is_i64(), "a log id");
     let runs = eventually(Duration::from_secs(10), "two runs", || async {
         let runs = executor.calls_to("/run");
         (runs.len() >= 2).then_some(runs)
@@ -438,6 +440,105 @@ async fn document_and_readme_examples(backend: Backend) -> TestResult {
     })
     .await?;
     ensure_eq!(manual.executor_param.as_deref(), Some("date=2026-01-31"));
+    app.stop().await;
+    Ok(())
+}
+
+/// A fresh admin with its administrator logged in to the console and holding an API token.
+async fn as_admin(backend: Backend) -> Result<(TestDb, TestApp, ConsoleClient, RestClient), libtest_mimic::Failed> {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let admin = console(&app, "admin", "123456").await?;
+    let api = RestClient::issued_by(&app.base, &admin, None).await?;
+    Ok((db, app, admin, api))
+}
+
+/// NUL characters, mistyped numbers, other media types and methods: refused at the edge, alike on every
+/// backend, with a 400 (415, 405) whose message names the field in the admin's language.
+async fn the_edge_refuses_what_the_contract_forbids(backend: Backend) -> TestResult {
+    let (_db, app, admin, api) = as_admin(backend).await?;
+    let t = I18n::new("en");
+    let nul = |field: &str| refusal(400, "Bad Request", &t.format("system_nul_refused", &[&field]));
+    let invalid = |field: &str| refusal(400, "Bad Request", &t.format("system_param_invalid", &[&field]));
+
+    let mut job = new_job(1);
+    job["jobDesc"] = json!("a\u{0}b");
+    ensure_eq!(api.expect(400, api.post("/jobs", job)).await?, nul("jobDesc"));
+    ensure_eq!(api.expect(400, api.get("/jobs?jobDesc=%00")).await?, nul("jobDesc"));
+    ensure_eq!(api.expect(400, api.get("/logs?from=2024-01-01%2000:00:00%00")).await?, nul("from"));
+    let mut group = json!({"appname": "nul-app", "title": "t", "addressType": 0});
+    group["title"] = json!("\u{0}");
+    ensure_eq!(api.expect(400, api.post("/groups", group)).await?, nul("title"));
+    let page = admin.request(reqwest::Method::POST, "/jobinfo/pageList", &[("jobGroup", "1"), ("triggerStatus", "-1"), ("jobDesc", "\u{0}")], &[]).await?;
+    ensure_eq!((page.status, page.json()?["message"].clone()), (400, json!(t.format("system_nul_refused", &[&"jobDesc"]))));
+    ensure!(app.app.db.load_job(2).await.context("load")?.is_none(), "nothing was stored");
+
+    // Framework texts become the admin's own, naming the field.
+    ensure_eq!(api.expect(400, api.get("/jobs/2147483648")).await?, invalid("id"));
+    ensure_eq!(api.expect(400, api.get("/jobs?limit=many")).await?, invalid("limit"));
+    ensure_eq!(api.expect(400, api.get("/logs/1/rolling?fromLine=0")).await?, invalid("fromLine"));
+    ensure_eq!(api.expect(200, api.get("/logs?from=2024-01-01T00:00:00%2B08:00&to=2099-01-01T00:00:00Z")).await?["total"], 0, "ISO 8601 with an offset");
+    let mut misspelt = new_job(1);
+    misspelt["jobDesk"] = json!("typo");
+    let refused = api.expect(400, api.post("/jobs", misspelt)).await?;
+    ensure!(refused["message"].as_str().is_some_and(|m| m.contains("`jobDesk`")), "{refused}");
+    let read = api.expect(200, api.get("/jobs/1")).await?;
+    ensure_eq!(api.expect(200, api.put("/jobs/1", read.clone())).await?["id"], 1, "a job as read goes back unchanged: {read}");
+    let unknown = api.expect(400, api.get("/jobs?colour=red")).await?;
+    ensure!(unknown["message"].as_str().is_some_and(|m| m.contains("colour")), "{unknown}");
+
+    let plain = api.send(reqwest::Method::POST, "/jobs", None, &[("Content-Type", "text/plain")]).await?;
+    ensure_eq!((plain.status, plain.body["status"].clone()), (415, json!(415)));
+    let patch = api.send(reqwest::Method::PATCH, "/jobs/1", None, &[]).await?;
+    ensure_eq!((patch.status, patch.body["error"].clone()), (405, json!("Method Not Allowed")));
+    app.stop().await;
+    Ok(())
+}
+
+/// Where a write went: `Location` on a creation, the run's log on a trigger (typed API), an `ETag` that a
+/// stale edit cannot match, and the console's '' in the GLUE columns.
+async fn writes_answer_where_they_went(backend: Backend) -> TestResult {
+    let (_db, app, _admin, api) = as_admin(backend).await?;
+
+    let created = api.post("/jobs", new_job(1)).await?;
+    ensure_eq!(created.status, 201, "{}", created.body);
+    let id = created.body["id"].as_i64().context("id")?;
+    ensure_eq!(created.header("location"), Some(format!("/xxl-job-admin/openapi/v1/jobs/{id}")));
+    let stored = app.app.db.load_job(id as i32).await.context("load")?.context("job")?;
+    ensure_eq!((stored.glue_source.as_deref(), stored.glue_remark.as_deref()), (Some(""), Some("")));
+    let group = api.post("/groups", json!({"appname": "located-app", "title": "Located", "addressType": 0})).await?;
+    ensure_eq!(group.header("location"), Some(format!("/xxl-job-admin/openapi/v1/groups/{}", group.body["id"])));
+
+    // Two editors read the same version; the second save is refused, then succeeds on a fresh read.
+    let read = api.get(&format!("/jobs/{id}")).await?;
+    let tag = read.header("etag").context("ETag")?;
+    ensure_eq!(Some(tag.clone()), created.header("etag"));
+    let mut first = new_job(1);
+    first["jobDesc"] = json!("first editor");
+    let saved = api.send(reqwest::Method::PUT, &format!("/jobs/{id}"), Some(first), &[("If-Match", &tag)]).await?;
+    ensure_eq!(saved.status, 200, "{}", saved.body);
+    let mut second = new_job(1);
+    second["jobDesc"] = json!("second editor");
+    let stale = api.send(reqwest::Method::PUT, &format!("/jobs/{id}"), Some(second.clone()), &[("If-Match", &tag)]).await?;
+    ensure_eq!((stale.status, stale.body["status"].clone()), (412, json!(412)));
+    let fresh = saved.header("etag").context("ETag of the save")?;
+    ensure_eq!(api.expect(200, api.send(reqwest::Method::PUT, &format!("/jobs/{id}"), Some(second), &[("If-Match", &fresh)])).await?["jobDesc"], "second editor");
+
+    // A trigger is typed API; a run that never reached an executor has an empty, ended log.
+    let triggered = api.post(&format!("/jobs/{id}/trigger"), json!({})).await?;
+    ensure_eq!(triggered.status, 202, "{}", triggered.body);
+    let log_id = triggered.body["logId"].as_i64().context("logId")?;
+    ensure_eq!(triggered.header("location"), Some(format!("/xxl-job-admin/openapi/v1/logs/{log_id}")));
+    let log = eventually(Duration::from_secs(10), "the API trigger's log", || async {
+        let log = api.expect(200, api.get(&format!("/logs/{log_id}"))).await.ok()?;
+        log["triggerCode"].as_i64().filter(|code| *code != 0).map(|_| log)
+    })
+    .await?;
+    ensure_eq!(log["jobId"], id);
+    let api_type = I18n::new("en").get("jobconf_trigger_type_api").to_string();
+    ensure!(log["triggerMsg"].as_str().is_some_and(|m| m.contains(&api_type)), "{log}");
+    let lines = api.expect(200, api.get(&format!("/logs/{}/rolling?fromLine=1", log["id"]))).await?;
+    ensure_eq!(lines, json!({"fromLineNum": 1, "toLineNum": 0, "logContent": null, "end": true}));
     app.stop().await;
     Ok(())
 }

@@ -13,7 +13,7 @@ use serde_json::json;
 use std::collections::HashSet;
 use std::time::Duration;
 use xxl_job_admin::i18n::I18n;
-use xxl_job_admin::storage::{RegistryKey, SESSION_SECRET_PREFIX};
+use xxl_job_admin::storage::{RegistryKey, LOGOUT_PREFIX, SESSION_SECRET_PREFIX};
 use xxl_job_admin::workers::registry::{monitor_pass, ADDRESS_LIST_MAX_BYTES};
 
 pub fn cases() -> Vec<Case> {
@@ -35,6 +35,8 @@ pub fn cases() -> Vec<Case> {
         Case { name: "security::other_groups_are_out_of_reach", backends: ALL, run: |b| Box::pin(other_groups_are_out_of_reach(b)) },
         Case { name: "security::input_stays_data", backends: ALL, run: |b| Box::pin(input_stays_data(b)) },
         Case { name: "security::executor_api_checks_token_and_size", backends: ALL, run: |b| Box::pin(executor_api_checks_token_and_size(b)) },
+        Case { name: "security::logout_ends_the_session_on_every_admin", backends: SERVERS, run: |b| Box::pin(logout_ends_the_session_on_every_admin(b)) },
+        Case { name: "security::a_refused_post_keeps_its_connection", backends: &[Backend::Sqlite], run: |b| Box::pin(a_refused_post_keeps_its_connection(b)) },
     ]
 }
 
@@ -662,5 +664,79 @@ async fn executor_api_checks_token_and_size(backend: Backend) -> TestResult {
     let rows = app.app.db.live_registrations(3600, now_ms()).await.context("rows")?;
     ensure!(rows.iter().all(|r| r.registry_key != "token-app"), "nothing registered without the token");
     app.stop().await;
+    Ok(())
+}
+
+/// One request on a raw connection: the headers, a pause, then the body (as clients that wait for the
+/// socket to drain do); answers the status line and whether the server said `Connection: close`.
+async fn late_body(stream: &mut tokio::net::TcpStream, head: &str, body: &str) -> Result<(String, bool), Failed> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream.write_all(head.as_bytes()).await.context("headers")?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stream.write_all(body.as_bytes()).await.context("the body, written after the headers")?;
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 4096];
+    // Every answer here is small: read until its headers and its whole (Content-Length) body are in.
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut chunk)).await.context("answer in time")?.context("read")?;
+        ensure!(n > 0, "connection closed before an answer: {:?}", String::from_utf8_lossy(&reply));
+        reply.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&reply).to_string();
+        if let Some((head, rest)) = text.split_once("\r\n\r\n") {
+            let length = head.lines().find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)));
+            if rest.len() >= length.unwrap_or(0) {
+                let close = head.to_ascii_lowercase().contains("connection: close");
+                return Ok((head.lines().next().unwrap_or_default().to_string(), close));
+            }
+        }
+    }
+}
+
+/// A POST refused before its body was read (no token, no session) must leave the kept-alive connection
+/// usable for the next request. (The executor API answers its refusals with `Connection: close`.)
+async fn a_refused_post_keeps_its_connection(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let mut stream = tokio::net::TcpStream::connect(app.app.addr).await.context("connect")?;
+    let body = r#"{"jobGroup":1}"#;
+    for (path, content_type, expected) in [
+        ("/xxl-job-admin/openapi/v1/jobs", "application/json", "401"),
+        ("/xxl-job-admin/jobinfo/add", "application/x-www-form-urlencoded", "302"),
+    ] {
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        let (status, close) = late_body(&mut stream, &head, body).await?;
+        ensure!(status.contains(expected), "{path}: {status}");
+        ensure!(!close, "{path}: the connection stays open");
+    }
+    let (status, _) = late_body(&mut stream, "GET /xxl-job-admin/actuator/health HTTP/1.1\r\nHost: localhost\r\n\r\n", "").await?;
+    ensure!(status.contains("200"), "the next request on the same connection: {status}");
+    app.stop().await;
+    Ok(())
+}
+
+/// Two admins of one database: a session ended on one (logout) no longer works on the other, through the
+/// `logout:` rows of `xxl_job_lock`; other sessions go on; a password change ends them everywhere.
+async fn logout_ends_the_session_on_every_admin(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let (one, two) = (TestApp::start(&db, &[]).await?, TestApp::start(&db, &[]).await?);
+    let leaving = admin(&one).await?;
+    let staying = admin(&one).await?;
+    let mut copy = ConsoleClient::new(&two.base);
+    copy.cookie = leaving.cookie.clone();
+    ensure_eq!(copy.get("/").await?.status, 200, "one session, both admins");
+    ensure_eq!(leaving.request(Method::POST, "/logout", &[], &[]).await?.status, 200);
+    ensure_eq!(copy.get("/").await?.status, 302, "ended on the other admin too");
+    let mut other = ConsoleClient::new(&two.base);
+    other.cookie = staying.cookie.clone();
+    ensure_eq!(other.get("/").await?.status, 200, "other sessions go on");
+    let rows: Vec<String> = secret_rows(&db).await?.into_iter().filter(|r| r.starts_with(LOGOUT_PREFIX)).collect();
+    ensure_eq!(rows.len(), 1, "one row per ended session: {rows:?}");
+    ensure_eq!(staying.post("/user/updatePwd", &[("oldPassword", "123456"), ("password", "changed-1")]).await?["code"], 200);
+    ensure_eq!(other.get("/").await?.status, 302, "a password change on one admin ends the session on the other");
+    one.stop().await;
+    two.stop().await;
     Ok(())
 }

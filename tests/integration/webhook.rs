@@ -1,6 +1,8 @@
 //! Webhook alarms against an HTTP server that plays DingTalk, WeCom, Feishu, Slack and a JSON endpoint,
 //! checking each message's shape and the robots' signatures; and channels that are down or hang.
 
+use crate::console::job_form;
+use crate::support::console::ConsoleClient;
 use crate::alarm::{alarmed_log, start_app, trigger_failing_job, APP_NAME, DEAD_EXECUTOR, GROUP_TITLE, JOB_DESC};
 use crate::metrics::{sample, scrape};
 use crate::support::fixtures::{every_second_job, insert, manual_group};
@@ -16,6 +18,7 @@ use xxl_job_admin::storage::JobLog;
 pub fn cases() -> Vec<Case> {
     vec![
         Case { name: "webhook::each_channel_gets_its_own_signed_format", backends: ALL, run: |b| Box::pin(each_channel_gets_its_own_signed_format(b)) },
+        Case { name: "webhook::a_job_names_only_configured_channels", backends: &[Backend::Sqlite], run: |b| Box::pin(a_job_names_only_configured_channels(b)) },
         Case { name: "webhook::down_and_hanging_channels_fail_the_alarm_only", backends: ALL, run: |b| Box::pin(down_and_hanging_channels_fail_the_alarm_only(b)) },
     ]
 }
@@ -165,6 +168,27 @@ async fn down_and_hanging_channels_fail_the_alarm_only(backend: Backend) -> Test
     ensure_eq!(sample(&metrics, "xxl_job_alarms_total{channel=\"webhook:down\",result=\"failed\"}"), Some(1.0));
     ensure_eq!(sample(&metrics, "xxl_job_alarms_total{channel=\"webhook:hang\",result=\"failed\"}"), Some(1.0));
     ensure_eq!(sample(&metrics, "xxl_job_alarms_total{channel=\"webhook:fine\",result=\"sent\"}"), Some(2.0));
+    app.stop().await;
+    Ok(())
+}
+
+/// A `webhook:<name>` no channel has would make every alarm of the job fail unseen: saving it is refused
+/// with the configured channels, in the job's form and over REST alike (one service).
+async fn a_job_names_only_configured_channels(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = start_app(&db, &channel("ops-hook", "json", "http://127.0.0.1:9/hook")).await?;
+    let mut console = ConsoleClient::new(&app.base);
+    ensure_eq!(console.login("admin", "123456", false).await?["code"], 200);
+    let with_alarm = |alarm: &'static str| {
+        let mut form = job_form();
+        form.retain(|(name, _)| *name != "alarmEmail");
+        form.push(("alarmEmail", alarm));
+        form
+    };
+    let refused = console.post("/jobinfo/add", &with_alarm("ops@x.test, webhook:nope")).await?;
+    let expected = I18n::new("en").format("jobinfo_alarm_unknown_channel", &[&"nope", &"opshook"]);
+    ensure_eq!((refused["code"].clone(), refused["msg"].clone()), (serde_json::json!(500), serde_json::json!(expected)));
+    ensure_eq!(console.post("/jobinfo/add", &with_alarm("ops@x.test, webhook:Ops_Hook")).await?["code"], 200);
     app.stop().await;
     Ok(())
 }

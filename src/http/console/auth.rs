@@ -60,7 +60,7 @@ async fn login(State(state): State<AppState>, ClientAddr(address): ClientAddr, s
 }
 
 async fn logout(State(state): State<AppState>, session: Session) -> Result<Json<ReturnT<()>>, JsonError> {
-    session::end(&session, &state.console.ended, state.clock.now_ms()).await.or_json(&state)?;
+    session::end(&session, &state.console.ended, &state.db, state.clock.now_ms()).await.or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }
 

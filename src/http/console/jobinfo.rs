@@ -6,7 +6,7 @@ use super::params::Params;
 use super::views::{JobView, Page};
 use super::{changes_state, JsonResult, LoginUser, OrJson};
 use crate::http::state::AppState;
-use crate::domain::ReturnT;
+use crate::domain::{ReturnT, TriggerType};
 use crate::service::jobs::{self, JobForm, JobQuery};
 use axum::extract::State;
 use axum::routing::any;
@@ -106,7 +106,7 @@ async fn start(State(state): State<AppState>, user: LoginUser, params: Params) -
 async fn trigger(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
     let id: i32 = params.required("id").or_json(&state)?;
     let executor_param = Some(params.string("executorParam").unwrap_or_default());
-    jobs::trigger(&state, &user, id, executor_param, params.string("addressList")).await.or_json(&state)?;
+    jobs::trigger(&state, &user, id, executor_param, params.string("addressList"), TriggerType::Manual, None).await.or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }
 

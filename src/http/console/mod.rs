@@ -206,7 +206,7 @@ async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -
 /// The logged-in user of a session, if any.
 pub async fn current_user(state: &AppState, session: &Session) -> Result<Option<JobUser>, ConsoleError> {
     let console = &state.console;
-    let Some(login) = session::login_of(session, &console.ended, state.clock.now_ms()).await? else { return Ok(None) };
+    let Some(login) = session::login_of(session, &console.ended, &state.db, state.clock.now_ms()).await? else { return Ok(None) };
     let Some(user) = state.db.load_user(login.uid).await? else { return Ok(None) };
     Ok(console.secret.binding_matches(&login.binding, &user, Binding::Password).then_some(user))
 }

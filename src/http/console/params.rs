@@ -4,6 +4,7 @@
 //! a number the first value.
 
 use super::error::ConsoleError;
+use crate::http::state::AppState;
 use axum::extract::{FromRequest, Multipart, Request};
 use axum::http::header::CONTENT_TYPE;
 use std::collections::HashMap;
@@ -56,10 +57,10 @@ fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, ConsoleErro
     value.trim().parse().map_err(|_| ConsoleError::BadRequest(format!("parameter '{name}' is not a valid number")))
 }
 
-impl<S: Send + Sync> FromRequest<S> for Params {
+impl FromRequest<AppState> for Params {
     type Rejection = ConsoleError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let mut pairs: Vec<(String, String)> = request
             .uri()
             .query()
@@ -83,6 +84,11 @@ impl<S: Send + Sync> FromRequest<S> for Params {
                 .await
                 .map_err(|_| ConsoleError::BadRequest(format!("form body larger than {MAX_FORM_BODY} bytes")))?;
             pairs.extend(url::form_urlencoded::parse(&body).into_owned());
+        }
+        // PostgreSQL cannot store NUL in text (MySQL and SQLite would): refused on every backend alike.
+        if let Some((name, _)) = pairs.iter().find(|(name, value)| name.contains('\0') || value.contains('\0')) {
+            let name = name.replace('\0', "\\0");
+            return Err(ConsoleError::BadRequest(state.i18n.format("system_nul_refused", &[&name])));
         }
         Ok(Params::from_pairs(pairs))
     }

@@ -8,7 +8,8 @@
 //! login; it authenticates only while the stored user still matches it, so a password change ends every
 //! session of that user on every admin.
 
-use crate::storage::{Db, JobUser};
+use super::error::ConsoleError;
+use crate::storage::{logout_row, Db, JobUser};
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -142,26 +143,34 @@ pub async fn begin(session: &Session, secret: &SessionSecret, user: &JobUser, re
     session.insert(LOGIN_KEY, login).await
 }
 
-/// The login of an unexpired session not ended by logout here.
-pub async fn login_of(session: &Session, ended: &EndedSessions, now_ms: i64) -> Result<Option<Login>, SessionError> {
-    if session.id().is_some_and(|id| ended.contains(id)) {
+/// The login of an unexpired session not ended by logout on any admin of the database.
+pub async fn login_of(session: &Session, ended: &EndedSessions, db: &Db, now_ms: i64) -> Result<Option<Login>, ConsoleError> {
+    let Some(id) = session.id() else { return Ok(None) };
+    if ended.contains(id) {
         return Ok(None);
     }
-    Ok(session.get::<Login>(LOGIN_KEY).await?.filter(|login| login.is_current(now_ms)))
+    let Some(login) = session.get::<Login>(LOGIN_KEY).await?.filter(|login| login.is_current(now_ms)) else { return Ok(None) };
+    // Ended on another admin: remembered here too, so a replayed cookie costs one lookup.
+    if db.logout_recorded(&logout_row(login.exp, &id.to_string())).await? {
+        ended.insert(id, login.exp, now_ms);
+        return Ok(None);
+    }
+    Ok(Some(login))
 }
 
-/// Ends the session: the cookie is cleared, and a copy of it no longer authenticates on this admin.
-pub async fn end(session: &Session, ended: &EndedSessions, now_ms: i64) -> Result<(), SessionError> {
+/// Ends the session: the cookie is cleared, and a copy of it no longer authenticates on any admin of the
+/// database (see [`crate::storage::LOGOUT_PREFIX`]).
+pub async fn end(session: &Session, ended: &EndedSessions, db: &Db, now_ms: i64) -> Result<(), ConsoleError> {
     let Some(id) = session.id() else { return Ok(()) };
     if let Some(login) = session.get::<Login>(LOGIN_KEY).await? {
         ended.insert(id, login.exp, now_ms);
+        db.record_logout(&logout_row(login.exp, &id.to_string()), now_ms).await?;
     }
-    session.flush().await
+    Ok(session.flush().await?)
 }
 
-/// Sessions ended by logout before their expiry, kept in memory until they would have expired anyway.
-/// Other admins never learn of them: there is no table to share them through without changing the 2.4
-/// schema (a password change, in contrast, ends sessions everywhere).
+/// Sessions ended by logout before their expiry, known to this admin (ended here or found ended in the
+/// database), kept in memory until they would have expired anyway.
 #[derive(Default)]
 pub struct EndedSessions {
     ended: Mutex<HashMap<Id, i64>>,

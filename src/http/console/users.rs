@@ -132,6 +132,10 @@ async fn update_pwd(State(state): State<AppState>, login: LoginUser, ClientAddr(
     }
     throttle.record_success(login.0.id, address);
     let user = &login.0;
+    // Asked after the old password, so it tells nothing that one did not.
+    if md5_hex(&new) == user.password {
+        return Err(ConsoleError::msg(t("change_pwd_same"))).or_json(&state);
+    }
     state.db.update_user(user.id, Some(&md5_hex(&new)), user.role, user.permission.as_deref()).await.or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }

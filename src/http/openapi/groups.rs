@@ -1,11 +1,12 @@
 //! `/groups`: the executor groups a token's user may see; administrators create, change and delete them.
 
-use super::{paging, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
+use super::{location, paging, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
 use crate::http::state::AppState;
 use crate::http::console::views::GroupView;
 use crate::service::groups::{self, GroupForm};
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::response::IntoResponse;
 use axum::Json;
 use serde::Deserialize;
 
@@ -18,8 +19,10 @@ pub struct GroupQuery {
     /// Title contains this.
     title: Option<String>,
     /// Rows to skip (default 0).
+    #[param(minimum = 0)]
     offset: Option<i64>,
     /// Rows to answer, 1 to 1000 (default 20).
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<i64>,
 }
 
@@ -34,8 +37,8 @@ pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryPa
 }
 
 /// One executor group.
-#[utoipa::path(operation_id = "getGroup", get, path = "/groups/{id}", tag = "groups", params(("id" = i32, Path, description = "group id")),
-    responses((status = 200, body = GroupView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(operation_id = "getGroup", get, path = "/groups/{id}", tag = "groups", params(("id" = i32, Path, description = "group id", minimum = 1)),
+    responses((status = 200, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<GroupView>> {
     let group = groups::get(&state, &user, id).await?;
     Ok(Json(GroupView::new(group, state.db.zone())))
@@ -44,15 +47,15 @@ pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): 
 /// Creates an executor group (administrators only).
 #[utoipa::path(operation_id = "createGroup", post, path = "/groups", tag = "groups", request_body = GroupForm,
     responses((status = 201, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
-pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<GroupForm>) -> ApiResult<(StatusCode, Json<GroupView>)> {
+pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<GroupForm>) -> ApiResult<impl IntoResponse> {
     let id = groups::add(&state, &user, form).await?;
     let group = groups::get(&state, &user, id).await?;
-    Ok((StatusCode::CREATED, Json(GroupView::new(group, state.db.zone()))))
+    Ok((StatusCode::CREATED, location(&state, &format!("/groups/{id}")), Json(GroupView::new(group, state.db.zone()))))
 }
 
 /// Replaces an executor group's settings (administrators only); an automatic group takes its live
 /// registrations at once.
-#[utoipa::path(operation_id = "updateGroup", put, path = "/groups/{id}", tag = "groups", request_body = GroupForm, params(("id" = i32, Path, description = "group id")),
+#[utoipa::path(operation_id = "updateGroup", put, path = "/groups/{id}", tag = "groups", request_body = GroupForm, params(("id" = i32, Path, description = "group id", minimum = 1)),
     responses((status = 200, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn update(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(form): JsonBody<GroupForm>) -> ApiResult<Json<GroupView>> {
     groups::get(&state, &user, id).await?;
@@ -62,8 +65,8 @@ pub async fn update(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id
 }
 
 /// Deletes an executor group without jobs, unless it is the last one (administrators only).
-#[utoipa::path(operation_id = "deleteGroup", delete, path = "/groups/{id}", tag = "groups", params(("id" = i32, Path, description = "group id")),
-    responses((status = 204, description = "deleted"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the group has jobs, or is the last one")))]
+#[utoipa::path(operation_id = "deleteGroup", delete, path = "/groups/{id}", tag = "groups", params(("id" = i32, Path, description = "group id", minimum = 1)),
+    responses((status = 204, description = "deleted"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the group has jobs, or is the last one")))]
 pub async fn delete(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<StatusCode> {
     groups::get(&state, &user, id).await?;
     groups::remove(&state, &user, id).await?;

@@ -1,11 +1,14 @@
 //! `/jobs`: list, read, create, change, delete, start, stop, run once, and preview fire times.
 
-use super::{paging, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
+use super::{etag, location, paging, within, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
 use crate::http::state::AppState;
+use crate::domain::{LogIdSink, TriggerType};
 use crate::http::console::views::JobView;
 use crate::service::jobs::{self, JobForm, JobQuery};
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::header::{ETAG, IF_MATCH};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
@@ -17,8 +20,10 @@ const MAX_PREVIEW: usize = 100;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct JobListQuery {
     /// Executor group id; 0 or absent = every permitted group.
+    #[param(minimum = 0)]
     job_group: Option<i32>,
     /// 0 stopped, 1 running; -1 or absent = both.
+    #[param(minimum = -1, maximum = 1)]
     trigger_status: Option<i32>,
     /// Description contains this.
     job_desc: Option<String>,
@@ -27,8 +32,10 @@ pub struct JobListQuery {
     /// Author contains this.
     author: Option<String>,
     /// Rows to skip (default 0).
+    #[param(minimum = 0)]
     offset: Option<i64>,
     /// Rows to answer, 1 to 1000 (default 20).
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<i64>,
 }
 
@@ -37,6 +44,8 @@ pub struct JobListQuery {
     responses((status = 200, body = Listing<JobView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryParams(query): QueryParams<JobListQuery>) -> ApiResult<Json<Listing<JobView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
+    within(&state, "jobGroup", query.job_group, 0..=i32::MAX)?;
+    within(&state, "triggerStatus", query.trigger_status, -1..=1)?;
     let filter = JobQuery {
         job_group: query.job_group.unwrap_or(0),
         trigger_status: query.trigger_status.unwrap_or(-1),
@@ -51,33 +60,49 @@ pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryPa
 
 /// Creates a job, stopped. Same rules and messages as the console's job form.
 #[utoipa::path(operation_id = "createJob", post, path = "/jobs", tag = "jobs", request_body = JobForm,
-    responses((status = 201, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
-pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<JobForm>) -> ApiResult<(StatusCode, Json<JobView>)> {
+    responses((status = 201, body = JobView, headers(("Location" = String, description = "the new job's URL"), ("ETag" = String))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<JobForm>) -> ApiResult<impl IntoResponse> {
     let id = jobs::add(&state, &user, form).await?;
-    let job = jobs::get(&state, &user, id).await?;
-    Ok((StatusCode::CREATED, Json(JobView::new(job, state.db.zone()))))
+    let job = JobView::new(jobs::get(&state, &user, id).await?, state.db.zone());
+    Ok((StatusCode::CREATED, location(&state, &format!("/jobs/{id}")), [(ETAG, etag(&job))], Json(job)))
 }
 
 /// One job.
-#[utoipa::path(operation_id = "getJob", get, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id")),
-    responses((status = 200, body = JobView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
-    let job = jobs::get(&state, &user, id).await?;
-    Ok(Json(JobView::new(job, state.db.zone())))
+#[utoipa::path(operation_id = "getJob", get, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
+    responses((status = 200, body = JobView, headers(("ETag" = String, description = "send it back in If-Match to update only this version"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<impl IntoResponse> {
+    let job = JobView::new(jobs::get(&state, &user, id).await?, state.db.zone());
+    Ok(([(ETAG, etag(&job))], Json(job)))
 }
 
 /// Replaces a job's settings (all of the form's fields; the GLUE type and source stay as they are).
 /// A running job whose schedule changes is rescheduled.
-#[utoipa::path(operation_id = "updateJob", put, path = "/jobs/{id}", tag = "jobs", request_body = JobForm, params(("id" = i32, Path, description = "job id")),
-    responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn update(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(form): JsonBody<JobForm>) -> ApiResult<Json<JobView>> {
-    let job = jobs::update(&state, &user, JobForm { id, ..form }).await?;
-    Ok(Json(JobView::new(job, state.db.zone())))
+#[utoipa::path(operation_id = "updateJob", put, path = "/jobs/{id}", tag = "jobs", request_body = JobForm,
+    params(("id" = i32, Path, description = "job id", minimum = 1), ("If-Match" = Option<String>, Header, description = "the ETag of the job as read; another one is a 412")),
+    responses((status = 200, body = JobView, headers(("ETag" = String))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 412, body = ErrorBody, description = "the job changed since it was read"), (status = 415, body = ErrorBody)))]
+pub async fn update(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i32>,
+    headers: HeaderMap,
+    JsonBody(form): JsonBody<JobForm>,
+) -> ApiResult<impl IntoResponse> {
+    // Two people editing one job: the second save, made on a stale read, is refused instead of undoing the
+    // first. Checked just before the write, which leaves only the moment between the two.
+    if let Some(expected) = headers.get(IF_MATCH).map(|v| v.to_str().unwrap_or_default()) {
+        let current = etag(&JobView::new(jobs::get(&state, &user, id).await?, state.db.zone()));
+        if expected.trim() != "*" && !expected.split(',').any(|tag| tag.trim() == current) {
+            return Err(ApiError::PreconditionFailed);
+        }
+    }
+    let job = JobView::new(jobs::update(&state, &user, JobForm { id, ..form }).await?, state.db.zone());
+    Ok(([(ETAG, etag(&job))], Json(job)))
 }
 
 /// Deletes a job with its trigger logs and GLUE history.
-#[utoipa::path(operation_id = "deleteJob", delete, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id")),
-    responses((status = 204, description = "deleted"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(operation_id = "deleteJob", delete, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
+    responses((status = 204, description = "deleted"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn delete(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<StatusCode> {
     if jobs::remove(&state, &user, id).await? {
         Ok(StatusCode::NO_CONTENT)
@@ -87,7 +112,7 @@ pub async fn delete(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id
 }
 
 /// Schedules a job: it fires from five seconds on.
-#[utoipa::path(operation_id = "startJob", post, path = "/jobs/{id}/start", tag = "jobs", params(("id" = i32, Path, description = "job id")),
+#[utoipa::path(operation_id = "startJob", post, path = "/jobs/{id}/start", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the job has no schedule")))]
 pub async fn start(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
     let job = jobs::start(&state, &user, id).await?;
@@ -95,8 +120,8 @@ pub async fn start(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id)
 }
 
 /// Unschedules a job.
-#[utoipa::path(operation_id = "stopJob", post, path = "/jobs/{id}/stop", tag = "jobs", params(("id" = i32, Path, description = "job id")),
-    responses((status = 200, body = JobView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(operation_id = "stopJob", post, path = "/jobs/{id}/stop", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
+    responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn stop(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
     let job = jobs::stop(&state, &user, id).await?;
     Ok(Json(JobView::new(job, state.db.zone())))
@@ -112,12 +137,37 @@ pub struct TriggerBody {
     address_list: Option<String>,
 }
 
-/// Runs a job once, now. The run is queued: its outcome appears in the trigger logs.
-#[utoipa::path(operation_id = "triggerJob", post, path = "/jobs/{id}/trigger", tag = "jobs", request_body = TriggerBody, params(("id" = i32, Path, description = "job id")),
-    responses((status = 202, description = "queued"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn trigger(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(body): JsonBody<TriggerBody>) -> ApiResult<StatusCode> {
-    jobs::trigger(&state, &user, id, body.executor_param, body.address_list).await?;
-    Ok(StatusCode::ACCEPTED)
+/// How long a trigger's answer waits for its log row (written first thing in the trigger pipeline).
+const LOG_ID_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The run a trigger queued.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Triggered {
+    /// Its trigger log (`GET /logs/{logId}`); null when the run was not queued in time (the trigger queue
+    /// is full, or the job was deleted meanwhile).
+    pub log_id: Option<i64>,
+}
+
+/// Runs a job once, now, with the trigger type API. The run is queued; its log is at `Location`.
+#[utoipa::path(operation_id = "triggerJob", post, path = "/jobs/{id}/trigger", tag = "jobs", request_body = TriggerBody, params(("id" = i32, Path, description = "job id", minimum = 1)),
+    responses((status = 202, body = Triggered, description = "queued", headers(("Location" = String, description = "the run's trigger log"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)))]
+pub async fn trigger(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(body): JsonBody<TriggerBody>) -> ApiResult<Response> {
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let sender = std::sync::Mutex::new(Some(sender));
+    // A broadcast writes one row per shard: the first one answers.
+    let sink = LogIdSink(std::sync::Arc::new(move |log_id| {
+        if let Some(sender) = sender.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = sender.send(log_id);
+        }
+    }));
+    jobs::trigger(&state, &user, id, body.executor_param, body.address_list, TriggerType::Api, Some(sink)).await?;
+    let log_id = tokio::time::timeout(LOG_ID_WAIT, receiver).await.ok().and_then(Result::ok);
+    let answer = (StatusCode::ACCEPTED, Json(Triggered { log_id }));
+    Ok(match log_id {
+        Some(log_id) => (location(&state, &format!("/logs/{log_id}")), answer).into_response(),
+        None => answer.into_response(),
+    })
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -125,6 +175,7 @@ pub async fn trigger(State(state): State<AppState>, ApiUser(user): ApiUser, Id(i
 #[serde(deny_unknown_fields)]
 pub struct PreviewQuery {
     /// How many, 1 to 100 (default 5).
+    #[param(minimum = 1, maximum = 100)]
     count: Option<usize>,
 }
 
@@ -136,7 +187,7 @@ pub struct FireTimes {
 }
 
 /// The next fire times of a job's schedule, from now (whether or not the job is running).
-#[utoipa::path(operation_id = "nextFireTimes", get, path = "/jobs/{id}/next-fire-times", tag = "jobs", params(("id" = i32, Path, description = "job id"), PreviewQuery),
+#[utoipa::path(operation_id = "nextFireTimes", get, path = "/jobs/{id}/next-fire-times", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1), PreviewQuery),
     responses((status = 200, body = FireTimes), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn next_fire_times(
     State(state): State<AppState>,

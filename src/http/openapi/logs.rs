@@ -1,6 +1,6 @@
 //! `/logs`: trigger logs, the executor's log of a run, and killing a run.
 
-use super::{paging, ApiError, ApiResult, ApiUser, ErrorBody, Id, Listing, QueryParams};
+use super::{paging, within, ApiError, ApiResult, ApiUser, ErrorBody, Id, Listing, QueryParams};
 use crate::http::state::AppState;
 use crate::http::console::views::LogView;
 use crate::service::logs::{self, LogLines, LogQuery};
@@ -41,25 +41,36 @@ impl LogStatus {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct LogListQuery {
     /// Executor group id; 0 or absent = every group (administrators only, like the console).
+    #[param(minimum = 0)]
     job_group: Option<i32>,
     /// Only this job's logs (its group must be permitted too).
+    #[param(minimum = 0)]
     job_id: Option<i32>,
     status: Option<LogStatus>,
-    /// Triggered at or after, `yyyy-MM-dd HH:mm:ss` in the admin's time zone.
+    /// Triggered at or after: `yyyy-MM-dd HH:mm:ss` in the admin's time zone, or ISO 8601 with an offset.
     from: Option<String>,
-    /// Triggered at or before, `yyyy-MM-dd HH:mm:ss` in the admin's time zone.
+    /// Triggered at or before: `yyyy-MM-dd HH:mm:ss` in the admin's time zone, or ISO 8601 with an offset.
     to: Option<String>,
     /// Rows to skip (default 0).
+    #[param(minimum = 0)]
     offset: Option<i64>,
     /// Rows to answer, 1 to 1000 (default 20).
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<i64>,
 }
 
-fn wall_clock(name: &str, value: Option<String>) -> ApiResult<Option<NaiveDateTime>> {
+/// `yyyy-MM-dd HH:mm:ss` in the admin's time zone, or an ISO 8601 date-time with its offset (as the API
+/// writes times), taken to the admin's zone.
+fn wall_clock(state: &AppState, name: &str, value: Option<String>) -> ApiResult<Option<NaiveDateTime>> {
     value
         .map(|text| {
-            NaiveDateTime::parse_from_str(text.trim(), "%Y-%m-%d %H:%M:%S")
-                .map_err(|_| ApiError::BadRequest(format!("{name} must be yyyy-MM-dd HH:mm:ss, not {text:?}")))
+            let text = text.trim();
+            NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S")
+                .ok()
+                .or_else(|| chrono::DateTime::parse_from_rfc3339(text).ok().map(|t| state.db.datetime(t.timestamp_millis())))
+                .ok_or_else(|| {
+                    ApiError::BadRequest(format!("{name} must be yyyy-MM-dd HH:mm:ss or ISO 8601 with an offset, not {text:?}"))
+                })
         })
         .transpose()
 }
@@ -69,12 +80,14 @@ fn wall_clock(name: &str, value: Option<String>) -> ApiResult<Option<NaiveDateTi
     responses((status = 200, body = Listing<LogView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryParams(query): QueryParams<LogListQuery>) -> ApiResult<Json<Listing<LogView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
+    within(&state, "jobGroup", query.job_group, 0..=i32::MAX)?;
+    within(&state, "jobId", query.job_id, 0..=i32::MAX)?;
     let filter = LogQuery {
         job_group: query.job_group.unwrap_or(0),
         job_id: query.job_id.unwrap_or(0),
         status: query.status.unwrap_or_default().code(),
-        trigger_time_from: wall_clock("from", query.from)?,
-        trigger_time_to: wall_clock("to", query.to)?,
+        trigger_time_from: wall_clock(&state, "from", query.from)?,
+        trigger_time_to: wall_clock(&state, "to", query.to)?,
     };
     let (found, total) = logs::list(&state, &user, filter, offset, limit).await?;
     let zone = state.db.zone();
@@ -82,8 +95,8 @@ pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryPa
 }
 
 /// One trigger log.
-#[utoipa::path(operation_id = "getLog", get, path = "/logs/{id}", tag = "logs", params(("id" = i64, Path, description = "log id")),
-    responses((status = 200, body = LogView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(operation_id = "getLog", get, path = "/logs/{id}", tag = "logs", params(("id" = i64, Path, description = "log id", minimum = 1)),
+    responses((status = 200, body = LogView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i64>) -> ApiResult<Json<LogView>> {
     let log = logs::get(&state, &user, id).await?;
     Ok(Json(LogView::new(log, state.db.zone())))
@@ -94,19 +107,30 @@ pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): 
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RollingQuery {
     /// First line to read (default 1); ask again from `toLineNum + 1` until `end`.
+    #[param(minimum = 1)]
     from_line: Option<i32>,
 }
 
-/// The executor's log of a run, read from the executor that ran it (plain text, not HTML).
-#[utoipa::path(operation_id = "rollingLog", get, path = "/logs/{id}/rolling", tag = "logs", params(("id" = i64, Path, description = "log id"), RollingQuery),
-    responses((status = 200, body = LogLines), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 502, body = ErrorBody, description = "the executor failed or is unreachable")))]
+/// The executor's log of a run, read from the executor that ran it (plain text, not HTML). A run that never
+/// reached an executor has an empty, ended log.
+#[utoipa::path(operation_id = "rollingLog", get, path = "/logs/{id}/rolling", tag = "logs", params(("id" = i64, Path, description = "log id", minimum = 1), RollingQuery),
+    responses((status = 200, body = LogLines), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 502, body = ErrorBody, description = "the executor failed or is unreachable")))]
 pub async fn rolling(
     State(state): State<AppState>,
     ApiUser(user): ApiUser,
     Id(id): Id<i64>,
     QueryParams(query): QueryParams<RollingQuery>,
 ) -> ApiResult<Json<LogLines>> {
-    let result = logs::rolling(&state, &user, id, query.from_line.unwrap_or(1)).await?;
+    let from_line = query.from_line.unwrap_or(1);
+    if from_line < 1 {
+        return Err(ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&"fromLine"])));
+    }
+    let log = logs::get(&state, &user, id).await?;
+    if crate::domain::is_blank(log.executor_address.as_deref()) {
+        // The run never reached an executor: there is no log to read, and none will come.
+        return Ok(Json(LogLines { from_line_num: from_line, to_line_num: from_line - 1, log_content: None, end: true }));
+    }
+    let result = logs::rolling(&state, &user, id, from_line).await?;
     match result.content {
         Some(lines) if result.is_success() => Ok(Json(lines)),
         _ => Err(ServiceError::Executor(result.msg).into()),
@@ -120,8 +144,8 @@ pub struct Killed {
 }
 
 /// Kills a run on its executor and records it as failed by hand.
-#[utoipa::path(operation_id = "killLog", post, path = "/logs/{id}/kill", tag = "logs", params(("id" = i64, Path, description = "log id")),
-    responses((status = 200, body = Killed), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the trigger failed: nothing runs"), (status = 502, body = ErrorBody, description = "the executor refused or is unreachable")))]
+#[utoipa::path(operation_id = "killLog", post, path = "/logs/{id}/kill", tag = "logs", params(("id" = i64, Path, description = "log id", minimum = 1)),
+    responses((status = 200, body = Killed), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the trigger failed: nothing runs"), (status = 502, body = ErrorBody, description = "the executor refused or is unreachable")))]
 pub async fn kill(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i64>) -> ApiResult<Json<Killed>> {
     let message = logs::kill(&state, &user, id).await?;
     Ok(Json(Killed { message }))

@@ -15,14 +15,17 @@ use crate::service::jobs::JobForm;
 use crate::service::logs::LogLines;
 use crate::service::tokens::TokenError;
 use crate::service::{LoginUser, ServiceError};
+use axum::extract::rejection::JsonRejection;
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Request};
-use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use axum::http::header::{HeaderName, AUTHORIZATION, LOCATION, WWW_AUTHENTICATE};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use serde::de::DeserializeOwned;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
 use serde::Serialize;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::server::Server;
@@ -49,6 +52,7 @@ pub fn routes() -> Router<AppState> {
         .route("/logs/{id}/rolling", get(logs::rolling))
         .route("/logs/{id}/kill", post(logs::kill))
         .route("/{*unknown}", any(|| async { ApiError::NotFoundRoute }))
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         // GLUE sources may be as large as the console accepts them.
         .layer(DefaultBodyLimit::max(MAX_FORM_BODY));
     Router::new().nest(BASE, api)
@@ -69,7 +73,7 @@ pub fn routes() -> Router<AppState> {
         jobs::next_fire_times,
         logs::list, logs::get, logs::rolling, logs::kill,
     ),
-    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::FireTimes, logs::Killed, logs::LogStatus)),
+    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::Triggered, jobs::FireTimes, logs::Killed, logs::LogStatus)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     tags(
@@ -121,6 +125,12 @@ pub enum ApiError {
     BadRequest(String),
     #[error("no such resource")]
     NotFoundRoute,
+    #[error("the request body must be JSON: Content-Type: application/json")]
+    UnsupportedMediaType,
+    #[error("method not allowed here")]
+    MethodNotAllowed,
+    #[error("the job changed since it was read (If-Match does not match its ETag): read it again")]
+    PreconditionFailed,
     #[error(transparent)]
     Service(#[from] ServiceError),
 }
@@ -138,6 +148,9 @@ impl ApiError {
             ApiError::BadRequest(_) | ApiError::Service(ServiceError::Invalid(_)) => StatusCode::BAD_REQUEST,
             ApiError::Service(ServiceError::Forbidden(_)) => StatusCode::FORBIDDEN,
             ApiError::NotFoundRoute | ApiError::Service(ServiceError::NotFound(_)) => StatusCode::NOT_FOUND,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             ApiError::Service(ServiceError::Conflict(_)) => StatusCode::CONFLICT,
             ApiError::Service(ServiceError::Executor(_)) => StatusCode::BAD_GATEWAY,
             ApiError::Service(ServiceError::Failed | ServiceError::Storage(_)) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -186,42 +199,137 @@ impl FromRequestParts<AppState> for ApiUser {
     }
 }
 
-/// A JSON body; malformed ones are a 400 with serde's reason.
+/// A JSON body; malformed ones are a 400 with serde's reason (which names an unknown or mistyped field), a
+/// body that is not `application/json` a 415, and a string holding NUL a 400 naming its field (PostgreSQL
+/// cannot store NUL in text, MySQL and SQLite would keep it; refused everywhere alike).
 pub struct JsonBody<T>(pub T);
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+impl<T: DeserializeOwned + utoipa::ToSchema> FromRequest<AppState> for JsonBody<T> {
     type Rejection = ApiError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let Json(value) = Json::<T>::from_request(request, state).await.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let Json(value) = Json::<serde_json::Value>::from_request(request, state).await.map_err(|e| match e {
+            JsonRejection::MissingJsonContentType(_) => ApiError::UnsupportedMediaType,
+            other => ApiError::BadRequest(other.body_text()),
+        })?;
+        if let Some(field) = nul_in_json(&value, "") {
+            return Err(nul_refused(state, &field));
+        }
+        if let Some(refusal) = unknown_field(&T::name(), &value) {
+            return Err(refusal);
+        }
+        let value = serde_json::from_value(value).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
         Ok(JsonBody(value))
     }
 }
 
-/// Query parameters; malformed ones are a 400.
-pub struct QueryParams<T>(pub T);
+/// Forms whose resource, as read, may be sent back changed: the read-only fields of the view are accepted
+/// (and ignored) beside the form's own.
+const READ_BACK: [(&str, &str); 2] = [("JobForm", "JobView"), ("GroupForm", "GroupView")];
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for QueryParams<T> {
-    type Rejection = ApiError;
+/// The property names of each schema of the document, read once.
+fn schema_fields() -> &'static HashMap<String, BTreeSet<String>> {
+    static FIELDS: OnceLock<HashMap<String, BTreeSet<String>>> = OnceLock::new();
+    FIELDS.get_or_init(|| {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+        let schemas = doc["components"]["schemas"].as_object().cloned().unwrap_or_default();
+        schemas
+            .into_iter()
+            .map(|(name, schema)| {
+                let fields = schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
+                (name, fields)
+            })
+            .collect()
+    })
+}
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let axum::extract::Query(value) =
-            axum::extract::Query::<T>::from_request_parts(parts, state).await.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-        Ok(QueryParams(value))
+/// A misspelt field would otherwise be dropped without a word; it is refused with its name.
+fn unknown_field(schema: &str, value: &serde_json::Value) -> Option<ApiError> {
+    let object = value.as_object()?;
+    let fields = schema_fields();
+    let own = fields.get(schema)?;
+    let view = READ_BACK.iter().find(|(form, _)| *form == schema).and_then(|(_, view)| fields.get(*view));
+    let unknown = object.keys().find(|key| !own.contains(*key) && !view.is_some_and(|v| v.contains(*key)))?;
+    let known: Vec<&str> = own.iter().map(String::as_str).collect();
+    Some(ApiError::BadRequest(format!("unknown field `{unknown}`; {schema} has {}", known.join(", "))))
+}
+
+/// Where a string holding NUL sits in `value` (`jobDesc`, `items[2]`), keys included.
+fn nul_in_json(value: &serde_json::Value, path: &str) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => text.contains('\0').then(|| path.to_string()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| nul_in_json(v, &format!("{path}[{i}]"))),
+        Value::Object(map) => map.iter().find_map(|(key, v)| {
+            let here = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            if key.contains('\0') { Some(here) } else { nul_in_json(v, &here) }
+        }),
+        _ => None,
     }
 }
 
-/// A resource id from the path; not a number is a 400.
-pub struct Id<T>(pub T);
+fn nul_refused(state: &AppState, field: &str) -> ApiError {
+    ApiError::BadRequest(state.i18n.format("system_nul_refused", &[&field.replace('\0', "\\0")]))
+}
 
-impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Id<T> {
+/// Query parameters; malformed ones are a 400 naming the parameter in the admin's language.
+pub struct QueryParams<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequestParts<AppState> for QueryParams<T> {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let axum::extract::Path(value) =
-            axum::extract::Path::<T>::from_request_parts(parts, state).await.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let pairs: Vec<(String, String)> = parts
+            .uri
+            .query()
+            .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+            .unwrap_or_default();
+        if let Some((name, _)) = pairs.iter().find(|(name, value)| name.contains('\0') || value.contains('\0')) {
+            return Err(nul_refused(state, name));
+        }
+        match axum::extract::Query::<T>::try_from_uri(&parts.uri) {
+            Ok(axum::extract::Query(value)) => Ok(QueryParams(value)),
+            Err(rejection) => Err(match culprit::<T>(&pairs) {
+                Some(name) => ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&name])),
+                None => ApiError::BadRequest(rejection.body_text()),
+            }),
+        }
+    }
+}
+
+/// The first parameter that alone fails to bind: serde's own text names no field for a mistyped number.
+fn culprit<T: DeserializeOwned>(pairs: &[(String, String)]) -> Option<String> {
+    pairs.iter().find_map(|(name, value)| {
+        let query = url::form_urlencoded::Serializer::new(String::new()).append_pair(name, value).finish();
+        let uri: axum::http::Uri = format!("/?{query}").parse().ok()?;
+        axum::extract::Query::<T>::try_from_uri(&uri).is_err().then(|| name.clone())
+    })
+}
+
+/// A resource id from the path; not a number (or out of range) is a 400 naming `id`.
+pub struct Id<T>(pub T);
+
+impl<T: DeserializeOwned + Send> FromRequestParts<AppState> for Id<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path(value) = axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&"id"])))?;
         Ok(Id(value))
     }
+}
+
+/// The `Location` of a resource created at `{BASE}{path}`.
+pub fn location(state: &AppState, path: &str) -> [(HeaderName, String); 1] {
+    [(LOCATION, format!("{}{BASE}{path}", state.config.server.context_path))]
+}
+
+/// A strong validator of what a GET answers: the SHA-256 of its JSON, quoted.
+pub fn etag(view: &impl Serialize) -> String {
+    use sha2::Digest;
+    let json = serde_json::to_vec(view).unwrap_or_default();
+    format!("\"{}\"", hex::encode(&sha2::Sha256::digest(&json)[..16]))
 }
 
 /// One page of a list.
@@ -230,6 +338,14 @@ pub struct Listing<T> {
     /// How many match the filters in all.
     pub total: i64,
     pub items: Vec<T>,
+}
+
+/// A number parameter within what the document declares; outside it, a 400 naming it.
+pub fn within(state: &AppState, name: &str, value: Option<i32>, range: std::ops::RangeInclusive<i32>) -> ApiResult<()> {
+    match value {
+        Some(value) if !range.contains(&value) => Err(ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&name]))),
+        _ => Ok(()),
+    }
 }
 
 /// `offset` from 0, `limit` from 1 to [`MAX_LIMIT`].
@@ -268,6 +384,34 @@ mod tests {
             "/jobs/{id}/next-fire-times", "/logs", "/logs/{id}", "/logs/{id}/rolling", "/logs/{id}/kill"]
         {
             assert!(paths.contains_key(path), "{path} documented");
+        }
+    }
+
+    #[test]
+    fn the_document_declares_what_the_server_enforces() {
+        let doc = serde_json::to_value(openapi_document("")).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let required = |schema: &str| schemas[schema]["required"].as_array().cloned().unwrap_or_default();
+        for field in ["jobGroup", "jobDesc", "author", "scheduleType", "misfireStrategy", "executorRouteStrategy", "executorBlockStrategy"] {
+            assert!(required("JobForm").contains(&serde_json::json!(field)), "JobForm requires {field}");
+        }
+        assert!(required("GroupForm").contains(&serde_json::json!("appname")));
+        let appname = &schemas["GroupForm"]["properties"]["appname"];
+        assert_eq!((appname["minLength"].as_i64(), appname["maxLength"].as_i64()), (Some(4), Some(64)));
+        let job = &schemas["JobForm"]["properties"];
+        assert_eq!(job["scheduleType"]["enum"], serde_json::json!(["NONE", "CRON", "FIX_RATE"]));
+        assert_eq!(job["executorRouteStrategy"]["enum"].as_array().map(Vec::len), Some(10));
+        assert_eq!(job["executorBlockStrategy"]["enum"].as_array().map(Vec::len), Some(3));
+        assert_eq!(job["glueType"]["enum"].as_array().map(Vec::len), Some(7));
+        let list = doc["paths"]["/jobs"]["get"]["parameters"].as_array().unwrap();
+        let param = |name: &str| list.iter().find(|p| p["name"] == name).unwrap()["schema"].clone();
+        assert_eq!((param("limit")["minimum"].as_f64(), param("limit")["maximum"].as_f64()), (Some(1.0), Some(1000.0)));
+        assert_eq!(param("offset")["minimum"].as_f64(), Some(0.0));
+        assert_eq!((param("triggerStatus")["minimum"].as_f64(), param("triggerStatus")["maximum"].as_f64()), (Some(-1.0), Some(1.0)));
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                assert!(op["responses"]["400"].is_object(), "{method} {path} declares its 400");
+            }
         }
     }
 

@@ -129,11 +129,13 @@ pub struct Behaviour {
     pub hang: bool,
     /// After accepting `/run`, report this result to the admin by callback, as a Java executor does.
     pub callback: Option<(String, i32)>,
+    /// Answer as executors of 3.3.0 and later: `{"code","msg","data"}`, and `toLineNum: 0` past a log's end.
+    pub wire_3x: bool,
 }
 
 impl Default for Behaviour {
     fn default() -> Self {
-        Behaviour { token: Some(super::TOKEN.to_string()), run_code: 200, beat_code: 200, hang: false, callback: None }
+        Behaviour { token: Some(super::TOKEN.to_string()), run_code: 200, beat_code: 200, hang: false, callback: None, wire_3x: false }
     }
 }
 
@@ -222,5 +224,20 @@ async fn handle(State(inner): State<Arc<Inner>>, uri: Uri, headers: HeaderMap, b
             other => json!({"code": 500, "msg": format!("invalid request, uri-mapping({other}) not found.")}),
         }
     };
+    let reply = if behaviour.wire_3x { in_3x_form(&path, &body, reply) } else { reply };
     (StatusCode::OK, [(header::CONTENT_TYPE, "text/html;charset=UTF-8")], reply.to_string())
+}
+
+/// The same reply as a 3.3.0+ executor writes it: xxl-tool's `Response` (`code`, `msg`, `data`; `msg` is
+/// "Success" on success) through Gson, which leaves null fields out. Its log reader answers `toLineNum: 0`
+/// when asked from past the last line.
+fn in_3x_form(path: &str, request: &Value, reply: Value) -> Value {
+    let code = reply["code"].clone();
+    let mut answer = json!({"code": code, "msg": reply.get("msg").cloned().unwrap_or_else(|| json!("Success"))});
+    if path == "/log" && request["fromLineNum"].as_i64().is_some_and(|from| from > 2) {
+        answer["data"] = json!({"fromLineNum": request["fromLineNum"], "toLineNum": 0, "logContent": "", "isEnd": false});
+    } else if let Some(content) = reply.get("content") {
+        answer["data"] = content.clone();
+    }
+    answer
 }

@@ -11,12 +11,19 @@ pub struct RestClient {
     pub token: Option<String>,
 }
 
-/// An answer: the status, the JSON body (`null` when empty) and the `WWW-Authenticate` header.
+/// An answer: the status, the JSON body (`null` when empty), the `WWW-Authenticate` header and all headers.
 #[derive(Debug)]
 pub struct RestReply {
     pub status: u16,
     pub body: Value,
     pub www_authenticate: Option<String>,
+    pub headers: reqwest::header::HeaderMap,
+}
+
+impl RestReply {
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
+    }
 }
 
 impl RestClient {
@@ -48,9 +55,10 @@ impl RestClient {
         let response = request.send().await.context(&format!("{method} {path}"))?;
         let status = response.status().as_u16();
         let www_authenticate = response.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).map(str::to_string);
+        let headers = response.headers().clone();
         let text = response.text().await.context("body")?;
         let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).context(&format!("{method} {path}: JSON expected, got {text:?}"))? };
-        Ok(RestReply { status, body, www_authenticate })
+        Ok(RestReply { status, body, www_authenticate, headers })
     }
 
     pub async fn get(&self, path: &str) -> Result<RestReply, Failed> {
