@@ -233,14 +233,24 @@ fn schema_fields() -> &'static HashMap<String, BTreeSet<String>> {
     FIELDS.get_or_init(|| {
         let doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
         let schemas = doc["components"]["schemas"].as_object().cloned().unwrap_or_default();
-        schemas
-            .into_iter()
-            .map(|(name, schema)| {
-                let fields = schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
-                (name, fields)
-            })
-            .collect()
+        schemas.iter().map(|(name, schema)| (name.clone(), properties(schema, &schemas, 0))).collect()
     })
+}
+
+/// The property names of a schema, with those of the schemas it is composed of (`allOf`, `$ref`): a view
+/// is its row plus a few fields.
+fn properties(schema: &serde_json::Value, schemas: &serde_json::Map<String, serde_json::Value>, depth: usize) -> BTreeSet<String> {
+    let mut fields: BTreeSet<String> = schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
+    if depth > 8 {
+        return fields;
+    }
+    if let Some(target) = schema["$ref"].as_str().and_then(|r| r.rsplit('/').next()).and_then(|name| schemas.get(name)) {
+        fields.extend(properties(target, schemas, depth + 1));
+    }
+    for part in schema["allOf"].as_array().into_iter().flatten() {
+        fields.extend(properties(part, schemas, depth + 1));
+    }
+    fields
 }
 
 /// A misspelt field would otherwise be dropped without a word; it is refused with its name.
