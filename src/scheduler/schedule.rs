@@ -96,6 +96,9 @@ impl Default for TimerWheel {
     }
 }
 
+/// A pass that lost to another admin's is tried again after this.
+const CONFLICT_RETRY: Duration = Duration::from_millis(20);
+
 /// What the schedule loop needs.
 pub struct Scheduler {
     pub db: Db,
@@ -137,6 +140,15 @@ impl Scheduler {
             let (found, full) = tokio::select! {
                 result = self.pass() => match result {
                     Ok(summary) => (summary.jobs > 0, summary.full),
+                    Err(e) if e.is_conflict() => {
+                        // Another admin planned meanwhile (on Galera: committed first); its plan is read
+                        // at once, not a second later.
+                        tracing::debug!("schedule pass gave way to another admin's: {e}");
+                        if !shutdown.sleep(CONFLICT_RETRY).await {
+                            break;
+                        }
+                        continue;
+                    }
                     Err(e) => {
                         tracing::error!("schedule pass failed: {e}");
                         (true, false)

@@ -43,6 +43,8 @@ const MAX_BATCH: usize = 500;
 const PREPARING_BATCHES: usize = 2;
 /// Trigger results written per statement (in chunks of the storage layer's batch size).
 const WRITE_BATCH: usize = 1_000;
+/// Pause before trying a batch again after it lost to another admin's transaction.
+const CONFLICT_RETRY: Duration = Duration::from_millis(20);
 /// Pause between attempts while the database is unreachable (preparing a batch, writing results).
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
 /// How long the result writer keeps retrying one batch; after that the lost-result sweep settles it.
@@ -349,6 +351,9 @@ async fn run_batch(
     let shards = loop {
         match prepare(&context, &requests, &sending, &mut decided).await {
             Ok(shards) => break shards,
+            // Another admin's transaction on the same rows won (a Galera certification conflict, a
+            // deadlock): the next attempt sees its result, so it is made at once.
+            Err(e) if e.is_conflict() => tokio::time::sleep(CONFLICT_RETRY).await,
             Err(e) => {
                 context.counts.wait(requests.len() as u64, context.clock.now_ms(), &e);
                 tokio::time::sleep(RETRY_PAUSE).await;

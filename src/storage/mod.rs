@@ -58,6 +58,21 @@ pub enum StorageError {
 
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;
 
+impl StorageError {
+    /// The database gave up this transaction for another one that touched the same rows: a deadlock, a
+    /// serialization failure, or a Galera certification conflict (MySQL error 1213, SQLSTATE 40001 or
+    /// 40P01). Another admin got there first; trying again at once reads what it wrote.
+    pub fn is_conflict(&self) -> bool {
+        match self {
+            StorageError::Database(sqlx::Error::Database(e)) => {
+                matches!(e.code().as_deref(), Some("40001" | "40P01"))
+                    || e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().is_some_and(|e| e.number() == 1213)
+            }
+            _ => false,
+        }
+    }
+}
+
 /// The database of the admin: a connection pool, how its backend speaks, and the zone its DATETIME
 /// columns are written in.
 #[derive(Clone)]
