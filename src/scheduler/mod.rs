@@ -9,19 +9,37 @@ pub mod trigger;
 use crate::config::Config;
 use crate::domain::TriggerRequest;
 use crate::i18n::I18n;
-use crate::storage::Db;
-use crate::time::{Clock, CRON_ZONE};
+use crate::storage::{Db, JobRowState};
+use crate::time::{Clock, Zone, CRON_ZONE};
 use crate::workers::report::ReportWorker;
 use crate::workers::Shutdown;
 use crate::alarm::Alarms;
 use crate::metrics::Metrics;
-use crate::domain::ownership::Owner;
+use crate::domain::ownership::{ran, JobRow, Owner};
+use crate::domain::schedule::MisfireStrategy;
 use complete::Completer;
 use liveness::Liveness;
 use monitors::{FailMonitor, LostMonitor, ResultSweeper};
 use schedule::{Scheduler, TimerWheel};
 use std::sync::Arc;
 use tokio::task::JoinHandle;
+
+/// A pass or batch that lost to another admin's transaction (a Galera certification conflict, a deadlock)
+/// is tried again after this: the next attempt reads what the winner wrote.
+const CONFLICT_RETRY: std::time::Duration = std::time::Duration::from_millis(20);
+
+fn fires_once_now(misfire_strategy: &str) -> bool {
+    MisfireStrategy::from_name(misfire_strategy) == Some(MisfireStrategy::FireOnceNow)
+}
+
+/// A job's log row as the settlement of late fires weighs it.
+fn job_row(row: &JobRowState, zone: Zone) -> JobRow {
+    JobRow {
+        id: row.id,
+        trigger_time_ms: row.trigger_time.map_or(0, |t| zone.to_epoch_ms(t)),
+        ran: ran(row.trigger_code, row.handle_code, row.trigger_msg.as_deref()),
+    }
+}
 
 /// Where triggers go to be run (the trigger pools, spec 4.2). Submitting never blocks the caller.
 pub trait TriggerSink: Send + Sync + 'static {

@@ -2,8 +2,7 @@
 
 use crate::alarm::Alarms;
 use super::complete::Completer;
-use super::TriggerSink;
-use crate::domain::schedule::MisfireStrategy;
+use super::{fires_once_now, TriggerSink};
 use crate::domain::trigger_msg::retry_block;
 use crate::domain::{java_split, PlannedFire, TriggerRequest, TriggerType};
 use crate::i18n::I18n;
@@ -194,7 +193,7 @@ impl ResultSweeper {
         let mut settled = 0;
         for job_id in job_ids.iter().copied() {
             let fire_once_now = jobs.get(&job_id).is_some_and(|job| {
-                job.trigger_status == 1 && MisfireStrategy::from_name(&job.misfire_strategy) == Some(MisfireStrategy::FireOnceNow)
+                job.trigger_status == 1 && fires_once_now(&job.misfire_strategy)
             });
             // FIRE_ONCE_NOW: the newest lost row becomes the job's one compensation, sent (and claimed
             // against every other admin) by the lanes; the older ones are settled as lost.

@@ -5,11 +5,11 @@
 //! released, so a failed pass never fires anything twice. Planned fires wait in a timer wheel keyed by
 //! the millisecond, not 2.4.2's one-second ring, so a job fires at its planned instant.
 
-use super::TriggerSink;
+use super::{fires_once_now, job_row, TriggerSink, CONFLICT_RETRY};
 use crate::domain::misfire::DropReason;
-use crate::domain::ownership::{misfired_since_last_run, ran, JobRow, Owner};
+use crate::domain::ownership::{misfired_since_last_run, JobRow, Owner};
 use crate::domain::protocol::FAIL_CODE;
-use crate::domain::schedule::{plan_job, CronCache, MisfireStrategy, PRE_READ_MS};
+use crate::domain::schedule::{plan_job, CronCache, PRE_READ_MS};
 use crate::i18n::I18n;
 use super::monitors::{alarm_status, LOST_RESULT_AFTER_MS};
 use crate::domain::{PlannedFire, TriggerRequest, TriggerType};
@@ -95,9 +95,6 @@ impl Default for TimerWheel {
         TimerWheel::new()
     }
 }
-
-/// A pass that lost to another admin's is tried again after this.
-const CONFLICT_RETRY: Duration = Duration::from_millis(20);
 
 /// What the schedule loop needs.
 pub struct Scheduler {
@@ -234,7 +231,7 @@ impl Scheduler {
         }
         let rows = lock.job_rows(&missed, now_time - LOST_RESULT_AFTER_MS).await?;
         let zone = self.db.zone();
-        let at_ms = |r: &JobRowState| r.trigger_time.map_or(0, |t| zone.to_epoch_ms(t));
+        let at_ms = |r: &JobRowState| job_row(r, zone).trigger_time_ms;
         let mut collapsed = Vec::new();
         let mut kept = Vec::with_capacity(fires.len());
         for mut fire in fires {
@@ -245,12 +242,12 @@ impl Scheduler {
             let job_rows: Vec<JobRow> = rows
                 .iter()
                 .filter(|r| r.job_id == fire.job_id)
-                .map(|r| JobRow { id: r.id, trigger_time_ms: at_ms(r), ran: ran(r.trigger_code, r.handle_code, r.trigger_msg.as_deref()) })
+                .map(|r| job_row(r, zone))
                 .collect();
             if job_rows.iter().any(|r| r.ran && r.trigger_time_ms >= fire.at) {
                 continue;
             }
-            let fire_once_now = jobs.iter().any(|j| j.id == fire.job_id && MisfireStrategy::from_name(&j.misfire_strategy) == Some(MisfireStrategy::FireOnceNow));
+            let fire_once_now = jobs.iter().any(|j| j.id == fire.job_id && fires_once_now(&j.misfire_strategy));
             if fire_once_now && misfired_since_last_run(&job_rows, i64::MAX, now_time) {
                 fire.kind = TriggerType::Misfire;
             }

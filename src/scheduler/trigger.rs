@@ -5,19 +5,18 @@
 //! times in the current minute goes to the slow lane, so a dead or hanging executor cannot starve the
 //! others.
 
-use super::TriggerSink;
+use super::{fires_once_now, job_row, TriggerSink, CONFLICT_RETRY};
 use crate::config::Config;
 use crate::domain::routing::{RouteStrategy, Router};
 use crate::domain::misfire::{release, DropReason, Release, MISFIRE_THRESHOLD_MS};
-use crate::domain::ownership::{decide_late, is_late, ran, JobRow, Late, Owner};
-use crate::domain::schedule::MisfireStrategy;
+use crate::domain::ownership::{decide_late, is_late, JobRow, Late, Owner};
 use crate::domain::trigger_msg::{block_title_key, call_report, TriggerReport};
 use crate::domain::protocol::FAIL_CODE;
 use crate::domain::{is_blank, java_split, PlannedFire, ReturnT, TriggerRequest, TriggerType};
 use crate::executor::{ExecutorClient, FireHeaders, TriggerParam};
 use crate::i18n::I18n;
 use crate::metrics::{Lane, Metrics};
-use crate::storage::{Db, JobGroup, JobInfo, JobRowState, NewLog, Result, TriggerInfo};
+use crate::storage::{Db, JobGroup, JobInfo, NewLog, Result, TriggerInfo};
 use super::monitors::{alarm_status, LOST_RESULT_AFTER_MS};
 use crate::time::{Clock, CRON_ZONE};
 use crate::workers::Shutdown;
@@ -43,8 +42,6 @@ const MAX_BATCH: usize = 500;
 const PREPARING_BATCHES: usize = 2;
 /// Trigger results written per statement (in chunks of the storage layer's batch size).
 const WRITE_BATCH: usize = 1_000;
-/// Pause before trying a batch again after it lost to another admin's transaction.
-const CONFLICT_RETRY: Duration = Duration::from_millis(20);
 /// Pause between attempts while the database is unreachable (preparing a batch, writing results).
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
 /// How long the result writer keeps retrying one batch; after that the lost-result sweep settles it.
@@ -450,7 +447,7 @@ async fn prepare(
         match judge(context, job, &fire) {
             Err(reason) => dropped.push((fire.log_id, reason)),
             Ok(()) if is_late(&fire, now) || request.trigger_type == TriggerType::Misfire => {
-                late.push(LateFire { fire, job_id: request.job_id, fire_once_now: job.is_some_and(fires_once_now) })
+                late.push(LateFire { fire, job_id: request.job_id, fire_once_now: job.is_some_and(|j| fires_once_now(&j.misfire_strategy)) })
             }
             Ok(()) => on_time.push(fire.log_id),
         }
@@ -536,10 +533,6 @@ async fn prepare(
         .collect())
 }
 
-fn fires_once_now(job: &JobInfo) -> bool {
-    MisfireStrategy::from_name(&job.misfire_strategy) == Some(MisfireStrategy::FireOnceNow)
-}
-
 /// A planned fire settled under the schedule lock.
 struct LateFire {
     fire: PlannedFire,
@@ -582,11 +575,6 @@ async fn settle_late(context: &TriggerContext, late: &[LateFire], sending: &str,
     // Back to the oldest row a FIRE_ONCE_NOW job's compensation may stand for.
     let rows = lock.job_rows(&job_ids, since.min(now - LOST_RESULT_AFTER_MS)).await?;
     let zone = context.db.zone();
-    let state = |r: &JobRowState| JobRow {
-        id: r.id,
-        trigger_time_ms: r.trigger_time.map_or(0, |t| zone.to_epoch_ms(t)),
-        ran: ran(r.trigger_code, r.handle_code, r.trigger_msg.as_deref()),
-    };
     let (mut send, mut compensate, mut collapsed, mut misfired) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for LateFire { fire, job_id, fire_once_now } in late {
         let Some(own) = rows.iter().find(|r| r.id == fire.log_id) else { continue };
@@ -594,7 +582,7 @@ async fn settle_late(context: &TriggerContext, late: &[LateFire], sending: &str,
         if own.trigger_code != 0 || own.handle_code != 0 || own.trigger_msg.as_deref() != Some(context.planned.as_str()) {
             continue;
         }
-        let others: Vec<JobRow> = rows.iter().filter(|r| r.job_id == *job_id && r.id != fire.log_id).map(state).collect();
+        let others: Vec<JobRow> = rows.iter().filter(|r| r.job_id == *job_id && r.id != fire.log_id).map(|r| job_row(r, zone)).collect();
         match decide_late(fire, &others, now, *fire_once_now) {
             Late::Send => send.push(fire.log_id),
             Late::Compensate => compensate.push(fire.log_id),
@@ -656,7 +644,7 @@ async fn recheck_late(context: &TriggerContext, mut shard: Shard) -> Option<Shar
     if shard.trigger_type == TriggerType::Misfire || now - fire.at_ms <= MISFIRE_THRESHOLD_MS {
         return Some(shard);
     }
-    if fires_once_now(&shard.prepared.job) {
+    if fires_once_now(&shard.prepared.job.misfire_strategy) {
         shard.trigger_type = TriggerType::Misfire;
         shard.trigger_time = now;
         return Some(shard);

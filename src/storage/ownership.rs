@@ -6,10 +6,10 @@
 //! so two admins never both act on one row, whatever they believe about each other.
 
 use super::sql::{self, Dialect, On};
+use super::recovery::UNSENT;
 use super::{placeholders, Arg, Db, Result, ScheduleLock, IN_LIST_MAX};
 use chrono::NaiveDateTime;
 
-const UNSENT: &str = "trigger_code = 0 AND handle_code = 0";
 
 /// A row of a job, as the settlement of a late fire reads it.
 #[derive(Debug, Clone, sqlx::FromRow)]

@@ -9,7 +9,8 @@ use super::{placeholders, Arg, Db, Result, IN_LIST_MAX};
 use super::sql::{self, On};
 use chrono::NaiveDateTime;
 
-const UNSENT: &str = "trigger_code = 0 AND handle_code = 0";
+/// A row without a trigger result or a handle result: planned, or being sent.
+pub(super) const UNSENT: &str = "trigger_code = 0 AND handle_code = 0";
 
 impl Db {
     /// Removes the rows of planned fires that will not be sent (the job was stopped, or the misfire rule
