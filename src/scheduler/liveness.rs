@@ -170,23 +170,27 @@ impl Liveness {
         if let Some(row) = registry_row {
             lock.unregister_admin(row).await?;
         }
-        lock.commit().await?;
-        if planned.is_empty() && sending.is_empty() {
-            return Ok(());
-        }
-        tracing::warn!(
-            "admin {} is gone: {} of its planned fire(s) taken over, {} it was sending left to their callbacks",
-            victim.id(),
-            planned.len(),
-            sending.len()
-        );
+        let committed = lock.commit().await;
+        let taken = planned.len();
         let zone = self.db.zone();
+        // On the wheel even when the COMMIT got no answer, as it may have been written: a row that was not
+        // still names the dead admin, so it is not sent from here (rows are marked only if they name this
+        // admin), and the next attempt takes it over again.
         self.wheel.schedule(planned.into_iter().map(|row| {
             let at = row.trigger_time.map_or(now, |t| zone.to_epoch_ms(t));
             // Planned "now": a fire already due is late and is settled with the job's other rows.
             let fire = PlannedFire { at_ms: at, planned_at_ms: now, log_id: row.id, marked: false };
             (at.max(now), TriggerRequest { planned: Some(fire), ..TriggerRequest::of_job(row.job_id, TriggerType::Cron) })
         }));
+        committed?;
+        if taken == 0 && sending.is_empty() {
+            return Ok(());
+        }
+        tracing::warn!(
+            "admin {} is gone: {taken} of its planned fire(s) taken over, {} it was sending left to their callbacks",
+            victim.id(),
+            sending.len()
+        );
         let uncertain: Vec<i64> = sending.iter().map(|r| r.id).collect();
         if !uncertain.is_empty() {
             let (db, msg) = (self.db.clone(), self.i18n.get("joblog_trigger_uncertain").to_string());

@@ -21,7 +21,7 @@ use complete::Completer;
 use liveness::Liveness;
 use monitors::{FailMonitor, LostMonitor, ResultSweeper};
 use schedule::{Scheduler, TimerWheel};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
 
 /// A pass or batch that lost to another admin's transaction (a Galera certification conflict, a deadlock)
@@ -108,6 +108,7 @@ impl Engine {
             planned: self.owner.planned(),
             catching_up: self.owner.sending(0),
             i18n: self.i18n.clone(),
+            unanswered: Mutex::default(),
         };
         vec![
             tokio::spawn(fail.run(shutdown.clone())),

@@ -114,6 +114,9 @@ pub struct Scheduler {
     pub catching_up: String,
     /// The language of the messages of rows settled unsent.
     pub i18n: I18n,
+    /// The fires of a pass whose COMMIT got no answer (the connection died with it): the next pass finds
+    /// out whether their rows exist and, if so, sends them (see [`Scheduler::confirm_unanswered`]).
+    pub unanswered: Mutex<Vec<(i64, TriggerRequest)>>,
 }
 
 /// The outcome of one pass.
@@ -176,6 +179,7 @@ impl Scheduler {
         let started = Instant::now();
         let mut lock = self.db.lock_schedule().await?;
         self.metrics.lock_wait(started.elapsed());
+        self.confirm_unanswered(&mut lock).await?;
         let now_time = self.clock.now_ms();
         let jobs = lock.due_jobs(now_time + PRE_READ_MS, self.pre_read_count).await?;
         let (fires, updates, skipped) = self.plan(&jobs, now_time);
@@ -191,10 +195,6 @@ impl Scheduler {
             .collect();
         let mut log_ids = lock.insert_logs(&rows[..catching_up], &self.catching_up).await?;
         log_ids.extend(lock.insert_logs(&rows[catching_up..], &self.planned).await?);
-        lock.commit().await?;
-        if skipped > 0 {
-            tracing::warn!("{skipped} job(s) missed a fire by more than {PRE_READ_MS} ms: skipped by their misfire strategy DO_NOTHING");
-        }
         let summary = PassSummary {
             jobs: jobs.len(),
             full: jobs.len() as i64 >= self.pre_read_count,
@@ -202,21 +202,60 @@ impl Scheduler {
             planned: fires.iter().filter(|f| f.release_at != now_time).count(),
             updated,
         };
-        let mut planned = Vec::with_capacity(summary.planned);
-        for (fire, log_id) in fires.into_iter().zip(log_ids) {
-            let request = TriggerRequest {
-                planned: Some(PlannedFire { at_ms: fire.at, planned_at_ms: now_time, log_id, marked: fire.is_catch_up() }),
-                ..TriggerRequest::of_job(fire.job_id, fire.kind)
-            };
-            if fire.release_at == now_time {
-                self.triggers.submit(request);
-            } else {
-                planned.push((fire.release_at, request));
-            }
+        let released: Vec<(i64, TriggerRequest)> = fires
+            .into_iter()
+            .zip(log_ids)
+            .map(|(fire, log_id)| {
+                let planned = PlannedFire { at_ms: fire.at, planned_at_ms: now_time, log_id, marked: fire.is_catch_up() };
+                (fire.release_at, TriggerRequest { planned: Some(planned), ..TriggerRequest::of_job(fire.job_id, fire.kind) })
+            })
+            .collect();
+        if let Err(e) = lock.commit().await {
+            // A failed statement before it rolled the pass back; a COMMIT without an answer may have
+            // been written: its rows name this admin, which no other takes over while it lives.
+            self.unanswered.lock().unwrap_or_else(|e| e.into_inner()).extend(released);
+            return Err(e);
+        }
+        if skipped > 0 {
+            tracing::warn!("{skipped} job(s) missed a fire by more than {PRE_READ_MS} ms: skipped by their misfire strategy DO_NOTHING");
+        }
+        let (now, planned): (Vec<_>, Vec<_>) = released.into_iter().partition(|(at, _)| *at == now_time);
+        for (_, request) in now {
+            self.triggers.submit(request);
         }
         self.wheel.schedule(planned);
         self.metrics.schedule_pass(started.elapsed());
         Ok(summary)
+    }
+
+    /// Sends the fires of an unanswered COMMIT whose rows turn out to exist (it was written): they go
+    /// through the wheel like any other, and the lanes settle the late ones with their jobs' other rows.
+    async fn confirm_unanswered(&self, lock: &mut ScheduleLock) -> crate::storage::Result<()> {
+        let unanswered = std::mem::take(&mut *self.unanswered.lock().unwrap_or_else(|e| e.into_inner()));
+        let Some(since) = unanswered.iter().map(|(at, _)| *at).min() else { return Ok(()) };
+        let rows = match lock.rows_marked(&self.planned, &self.catching_up, since).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                self.unanswered.lock().unwrap_or_else(|e| e.into_inner()).extend(unanswered);
+                return Err(e);
+            }
+        };
+        let zone = self.db.zone();
+        // Rows of the same id, job and time (to the second the column keeps): ids of a pass rolled back
+        // are not handed out again by the servers that can lose an answer, but that is theirs to promise.
+        let written: std::collections::HashMap<i64, (i32, i64)> =
+            rows.into_iter().map(|r| (r.id, (r.job_id, r.trigger_time.map_or(0, |t| zone.to_epoch_ms(t))))).collect();
+        let confirmed: Vec<(i64, TriggerRequest)> = unanswered
+            .into_iter()
+            .filter(|(at, r)| {
+                r.planned.and_then(|p| written.get(&p.log_id)).is_some_and(|(job_id, row_ms)| *job_id == r.job_id && (row_ms - at).abs() < 1000)
+            })
+            .collect();
+        if !confirmed.is_empty() {
+            tracing::warn!("{} fire(s) of a pass whose commit got no answer were written after all: sent now", confirmed.len());
+            self.wheel.schedule(confirmed);
+        }
+        Ok(())
     }
 
     /// The fires of jobs whose next time was missed (a stall) stand for every late fire of theirs: the

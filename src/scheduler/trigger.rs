@@ -64,6 +64,7 @@ pub struct TriggerContext {
     /// This admin (see [`Owner`]), and its marker of the rows it planned.
     pub owner: Owner,
     pub planned: String,
+    catch_ups: Arc<CatchUps>,
 }
 
 /// Events logged as per-second summaries rather than a line each.
@@ -149,6 +150,34 @@ impl<K: std::hash::Hash + Eq + Copy> Summary<K> {
     }
 }
 
+/// The catch-up fires of passes (a job's one run after a stall, see `Scheduler::catch_up`) released and
+/// not yet sent, by job. While the lanes are slow (a database just back) the job's next regular fire can
+/// reach its turn first: it then takes the catch-up's place, as the compensation when the catch-up was
+/// one, and the catch-up is not sent. So the job runs once, not twice within a second.
+#[derive(Default)]
+struct CatchUps(Mutex<HashMap<i32, (i64, TriggerType)>>);
+
+impl CatchUps {
+    fn released(&self, request: &TriggerRequest) {
+        if let Some(fire) = request.planned.filter(|f| f.marked) {
+            self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(request.job_id, (fire.log_id, request.trigger_type));
+        }
+    }
+
+    /// The type to send a planned fire as when its turn comes, or `None` when a later fire of its job went
+    /// first in its place.
+    fn turn(&self, job_id: i32, fire: &PlannedFire, trigger_type: TriggerType) -> Option<TriggerType> {
+        let mut pending = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match pending.get(&job_id) {
+            Some((log_id, _)) if fire.marked && *log_id != fire.log_id => None,
+            Some(_) if fire.marked => pending.remove(&job_id).map(|_| trigger_type),
+            Some(_) => pending.remove(&job_id).map(|(_, kind)| kind),
+            None if fire.marked => None,
+            None => Some(trigger_type),
+        }
+    }
+}
+
 /// What the lanes use, given by whoever starts them.
 pub struct LaneServices {
     pub db: Db,
@@ -169,6 +198,7 @@ pub struct TriggerPool {
     clock: Arc<dyn Clock>,
     rejections: Arc<Mutex<Rejections>>,
     metrics: Arc<Metrics>,
+    catch_ups: Arc<CatchUps>,
 }
 
 /// Per-job counts of slow triggers in the current minute.
@@ -202,6 +232,7 @@ impl TriggerPool {
         let LaneServices { db, i18n, executors, clock, metrics, owner } = lanes;
         let (results, results_rx) = mpsc::unbounded_channel();
         let counts = Arc::new(Counts::default());
+        let catch_ups = Arc::new(CatchUps::default());
         let flusher = tokio::spawn(flush_counts(counts.clone(), clock.clone(), shutdown.clone()));
         let writer = tokio::spawn(write_trigger_infos(db.clone(), results_rx));
         let context = Arc::new(TriggerContext {
@@ -216,6 +247,7 @@ impl TriggerPool {
             metrics: metrics.clone(),
             owner,
             planned: owner.planned(),
+            catch_ups: catch_ups.clone(),
         });
         let slow_jobs = Arc::new(Mutex::new(SlowJobs::default()));
         let (fast, fast_rx) = mpsc::channel(LANE_QUEUE);
@@ -227,7 +259,7 @@ impl TriggerPool {
             writer,
             flusher,
         ];
-        (TriggerPool { fast, slow, slow_jobs, clock, rejections: Arc::default(), metrics }, lanes)
+        (TriggerPool { fast, slow, slow_jobs, clock, rejections: Arc::default(), metrics, catch_ups }, lanes)
     }
 }
 
@@ -235,6 +267,7 @@ impl TriggerSink for TriggerPool {
     fn submit(&self, request: TriggerRequest) {
         let slow = self.slow_jobs.lock().is_ok_and(|s| s.is_slow(request.job_id));
         let lane = if slow { &self.slow } else { &self.fast };
+        self.catch_ups.released(&request);
         if let Err(e) = lane.try_send(request) {
             let request = match e {
                 mpsc::error::TrySendError::Full(r) | mpsc::error::TrySendError::Closed(r) => r,
@@ -362,6 +395,7 @@ async fn run_batch(
         let (context, slow_jobs) = (context.clone(), slow_jobs.clone());
         tokio::spawn(async move {
             let job_id = shard.prepared.job.id;
+            let Some(shard) = take_turn(&context, shard).await else { return };
             // Waiting for a permit can make a planned fire late: judged again just before it is sent.
             let Some(shard) = recheck_late(&context, shard).await else { return };
             // The trigger's own time (routing and `/run`), as 2.4.2 measures it in its pool thread: not
@@ -578,12 +612,19 @@ async fn settle_late(context: &TriggerContext, late: &[LateFire], sending: &str,
     let (mut send, mut compensate, mut collapsed, mut misfired) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for LateFire { fire, job_id, fire_once_now } in late {
         let Some(own) = rows.iter().find(|r| r.id == fire.log_id) else { continue };
-        // Taken over by another admin, or settled: not this admin's to decide.
-        if own.trigger_code != 0 || own.handle_code != 0 || own.trigger_msg.as_deref() != Some(context.planned.as_str()) {
+        if own.trigger_code != 0 || own.handle_code != 0 {
+            continue;
+        }
+        // Marked by an earlier attempt of this batch whose COMMIT got no answer: decided, and to be sent.
+        let marked = own.trigger_msg.as_deref() == Some(sending);
+        // Taken over by another admin: not this admin's to decide.
+        if !marked && own.trigger_msg.as_deref() != Some(context.planned.as_str()) {
             continue;
         }
         let others: Vec<JobRow> = rows.iter().filter(|r| r.job_id == *job_id && r.id != fire.log_id).map(|r| job_row(r, zone)).collect();
         match decide_late(fire, &others, now, *fire_once_now) {
+            Late::Compensate if marked => _ = decided.insert(fire.log_id, TriggerType::Misfire),
+            _ if marked => _ = decided.insert(fire.log_id, TriggerType::Cron),
             Late::Send => send.push(fire.log_id),
             Late::Compensate => compensate.push(fire.log_id),
             Late::Collapsed => collapsed.push((fire.log_id, *fire_once_now)),
@@ -632,6 +673,24 @@ async fn settle_dropped(context: &TriggerContext, dropped: &[(i64, DropReason)],
             context.counts.drop_fires(reason, n, now);
         }
     }
+}
+
+/// Gives a planned fire its turn among its job's fires (see [`CatchUps`]); a catch-up fire a later fire
+/// replaced is settled as collapsed into it.
+async fn take_turn(context: &TriggerContext, mut shard: Shard) -> Option<Shard> {
+    let Some(fire) = shard.fire else { return Some(shard) };
+    if let Some(kind) = context.catch_ups.turn(shard.prepared.job.id, &fire, shard.trigger_type) {
+        shard.trigger_type = kind;
+        return Some(shard);
+    }
+    let now = context.clock.now_ms();
+    if let Err(e) = context.db.settle_unsent(&[fire.log_id], FAIL_CODE, context.i18n.get("joblog_skipped_collapsed"), alarm_status::NOT_NEEDED).await {
+        tracing::warn!(log_id = fire.log_id, "collapsed fire left to the lost-result sweep: {e}");
+    }
+    context.counts.drop_fires(DropReason::Collapsed, 1, now);
+    let strategy = if fires_once_now(&shard.prepared.job.misfire_strategy) { "FIRE_ONCE_NOW" } else { "DO_NOTHING" };
+    context.metrics.misfires_settled(strategy, "collapsed", 1);
+    None
 }
 
 /// Judges a planned fire again after it waited for a permit (a hung executor can hold the lane's permits):
@@ -861,6 +920,27 @@ pub(crate) fn admin_address() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_regular_fire_that_overtakes_a_catch_up_replaces_it() {
+        let fire = |log_id, marked| PlannedFire { at_ms: 0, planned_at_ms: 0, log_id, marked };
+        let catch_up = |log_id| TriggerRequest { planned: Some(fire(log_id, true)), ..TriggerRequest::of_job(7, TriggerType::Misfire) };
+        let catch_ups = CatchUps::default();
+        catch_ups.released(&catch_up(1));
+        assert_eq!(catch_ups.turn(7, &fire(1, true), TriggerType::Misfire), Some(TriggerType::Misfire), "its turn in order");
+        assert_eq!(catch_ups.turn(7, &fire(2, false), TriggerType::Cron), Some(TriggerType::Cron), "then the regular fires");
+
+        catch_ups.released(&catch_up(3));
+        assert_eq!(catch_ups.turn(8, &fire(4, false), TriggerType::Cron), Some(TriggerType::Cron), "other jobs are not concerned");
+        assert_eq!(catch_ups.turn(7, &fire(5, false), TriggerType::Cron), Some(TriggerType::Misfire), "overtaken: the compensation");
+        assert_eq!(catch_ups.turn(7, &fire(3, true), TriggerType::Misfire), None, "the catch-up is not sent");
+        assert_eq!(catch_ups.turn(7, &fire(6, false), TriggerType::Cron), Some(TriggerType::Cron));
+
+        catch_ups.released(&catch_up(9));
+        catch_ups.released(&catch_up(10));
+        assert_eq!(catch_ups.turn(7, &fire(9, true), TriggerType::Misfire), None, "a newer catch-up of the job stands for it");
+        assert_eq!(catch_ups.turn(7, &fire(10, true), TriggerType::Misfire), Some(TriggerType::Misfire));
+    }
 
     #[test]
     fn sharding_params_need_exactly_two_integers() {
