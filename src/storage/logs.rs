@@ -1,6 +1,7 @@
 //! `xxl_job_log` statements (spec 7.3).
 
 use super::{placeholders, restrict_groups, Arg, Db, DayCounts, JobLog, Result, IN_LIST_MAX};
+use super::sql::RowsUpdate;
 use crate::time::Zone;
 use chrono::NaiveDateTime;
 
@@ -306,9 +307,8 @@ pub(super) fn log_inserts<'a>(zone: Zone, rows: &'a [NewLog], marker: Option<&'a
     })
 }
 
-/// Rows per batched INSERT/UPDATE of log rows: few statements, and the `CASE id WHEN … END` lists of
-/// [`Db::update_trigger_infos`] stay short (their cost grows with the square of the rows).
-const LOG_BATCH: usize = 200;
+/// Rows per batched INSERT/UPDATE of log rows.
+const LOG_BATCH: usize = RowsUpdate::MAX_ROWS;
 
 impl Db {
     /// Creates the rows of several triggers, all at `trigger_time_ms`, before anything is sent (spec 4.3
@@ -328,8 +328,8 @@ impl Db {
     }
 
     /// Writes the trigger columns of several rows (what [`Db::update_trigger_info`] writes for one), one
-    /// UPDATE per 200 rows. A column whose value is the same in every row is bound once; the others
-    /// become `CASE id WHEN ? THEN ? … END`. Returns the rows matched.
+    /// UPDATE per 200 rows. A column whose value is the same in every row is bound once; the others are
+    /// read from a derived table of the rows' values. Returns the rows matched.
     pub async fn update_trigger_infos(&self, rows: &[(i64, TriggerInfo)]) -> Result<u64> {
         let mut written = 0;
         for chunk in rows.chunks(LOG_BATCH) {
@@ -366,29 +366,20 @@ impl Db {
         self.load_by_ids("SELECT id, job_id, handle_code, handle_msg FROM xxl_job_log", ids).await
     }
 
-    /// `UPDATE xxl_job_log SET <columns> WHERE id IN (ids)`, with per-row values by CASE where they differ.
+    /// `UPDATE xxl_job_log SET <columns> WHERE id IN (ids)`; a column whose value differs between rows
+    /// takes each row's own (see [`RowsUpdate`]).
     async fn update_columns(&self, ids: &[i64], columns: &[(&str, Vec<Arg>)]) -> Result<u64> {
-        let mut sets = Vec::with_capacity(columns.len());
-        let mut args: Vec<Arg> = Vec::new();
-        for (name, cells) in columns {
-            let uniform = cells.windows(2).all(|w| w[0] == w[1]);
-            if uniform {
-                sets.push(format!("{name} = ?"));
-                args.push(cells[0].clone());
-            } else {
-                sets.push(format!("{name} = CASE id {} END", vec!["WHEN ? THEN ?"; ids.len()].join(" ")));
-                for (id, cell) in ids.iter().zip(cells) {
-                    args.push(Arg::Int(*id));
-                    args.push(cell.clone());
-                }
-            }
+        let (uniform, varying): (Vec<_>, Vec<_>) = columns.iter().partition(|(_, cells)| cells.windows(2).all(|w| w[0] == w[1]));
+        let mut sets: Vec<String> = uniform.iter().map(|(name, _)| format!("{name} = ?")).collect();
+        let set_args: Vec<Arg> = uniform.iter().map(|(_, cells)| cells[0].clone()).collect();
+        if varying.is_empty() {
+            let sql = format!("UPDATE xxl_job_log SET {} WHERE id IN ({})", sets.join(", "), placeholders(ids.len()));
+            let args: Vec<Arg> = set_args.into_iter().chain(ids.iter().map(|id| Arg::Int(*id))).collect();
+            return self.execute(&sql, &args).await;
         }
-        let sql = format!(
-            "UPDATE xxl_job_log SET {} WHERE id IN ({})",
-            sets.join(", "),
-            placeholders(ids.len())
-        );
-        args.extend(ids.iter().map(|id| Arg::Int(*id)));
+        sets.extend(varying.iter().enumerate().map(|(k, (name, _))| format!("{name} = v.c{k}")));
+        let rows = ids.iter().enumerate().map(|(row, id)| (*id, varying.iter().map(|(_, cells)| cells[row].clone()).collect())).collect();
+        let (sql, args) = RowsUpdate { table: "xxl_job_log", sets: &sets, set_args, rows, condition: "" }.build(&self.dialect);
         self.execute(&sql, &args).await
     }
 }
@@ -427,7 +418,7 @@ mod batch_tests {
             assert_eq!(db.load_log(*id).await.unwrap().unwrap().job_id, *job);
         }
 
-        // Mixed values take the CASE path, equal ones are bound once; both must land on the right rows.
+        // Mixed values come from the derived table, equal ones are bound once; both must land on the right rows.
         let updates: Vec<(i64, TriggerInfo)> =
             ids.iter().map(|id| (*id, info(if id % 2 == 0 { 200 } else { 500 }, &format!("msg {id}")))).collect();
         assert_eq!(db.update_trigger_infos(&updates).await.unwrap(), 450);

@@ -9,8 +9,8 @@
 //! The same table keeps one more row, the console's session secret (see [`SESSION_SECRET_PREFIX`]).
 
 use super::logs::{log_inserts, NewLog};
-use super::sql::{self, Dialect, On, Tx};
-use super::{placeholders, Arg, Db, Result, ScheduledJob};
+use super::sql::{self, Dialect, On, RowsUpdate, Tx};
+use super::{Arg, Db, Result, ScheduledJob};
 use crate::time::Zone;
 
 /// `xxl_job_lock.lock_name` of the row holding the console's session secret is this prefix followed by
@@ -22,8 +22,6 @@ const SCHEDULE_LOCK: &str = "schedule_lock";
 /// The lock row's name for a moment inside a Galera pass (never committed).
 const WRITING_LOCK: &str = "schedule_lock#";
 
-/// Rows per batched UPDATE, well under every backend's placeholder limit.
-const UPDATE_BATCH: usize = 500;
 
 /// The schedule lock, held until [`ScheduleLock::commit`] (or released by rollback when dropped).
 pub struct ScheduleLock {
@@ -129,20 +127,18 @@ impl ScheduleLock {
     /// Writes the pass's results in batches; returns how many rows were written.
     pub async fn update_schedules(&mut self, updates: &[ScheduleUpdate]) -> Result<u64> {
         let mut written = 0;
-        for batch in updates.chunks(UPDATE_BATCH) {
-            let case = format!("CASE id {} END", vec!["WHEN ? THEN ?"; batch.len()].join(" "));
-            let sql = format!(
-                "UPDATE xxl_job_info SET trigger_status = {case}, trigger_last_time = {case}, \
-                 trigger_next_time = {case} WHERE id IN ({}) AND trigger_status = 1 AND trigger_next_time = {case}",
-                placeholders(batch.len()),
-            );
-            let id = |u: &ScheduleUpdate| Arg::Int(u.id.into());
-            let mut args = Vec::with_capacity(batch.len() * 9);
-            args.extend(batch.iter().flat_map(|u| [id(u), Arg::Int(u.trigger_status.into())]));
-            args.extend(batch.iter().flat_map(|u| [id(u), Arg::Int(u.trigger_last_time)]));
-            args.extend(batch.iter().flat_map(|u| [id(u), Arg::Int(u.trigger_next_time)]));
-            args.extend(batch.iter().map(id));
-            args.extend(batch.iter().flat_map(|u| [id(u), Arg::Int(u.expected_next_time)]));
+        for batch in updates.chunks(RowsUpdate::MAX_ROWS) {
+            let rows = batch
+                .iter()
+                .map(|u| {
+                    let values = [u.trigger_status.into(), u.trigger_last_time, u.trigger_next_time, u.expected_next_time];
+                    (u.id.into(), values.into_iter().map(Arg::Int).collect())
+                })
+                .collect();
+            let sets = ["trigger_status = v.c0", "trigger_last_time = v.c1", "trigger_next_time = v.c2"].map(String::from);
+            // Only a job still as the pass read it: a console change meanwhile wins.
+            let condition = "xxl_job_info.trigger_status = 1 AND xxl_job_info.trigger_next_time = v.c3";
+            let (sql, args) = RowsUpdate { table: "xxl_job_info", sets: &sets, set_args: Vec::new(), rows, condition }.build(&self.dialect);
             written += sql::execute(On::Tx(&mut self.tx), &self.dialect, &sql, &args).await?;
         }
         Ok(written)

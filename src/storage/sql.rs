@@ -128,10 +128,69 @@ pub(crate) struct Dialect {
     pub like: &'static str,
     /// The type name that makes `CAST(x AS …)` a 64-bit integer.
     pub bigint: &'static str,
+    /// How an UPDATE joins the table of per-row values it takes its values from.
+    pub update_join: UpdateJoin,
     /// A MariaDB Galera node (`wsrep_on`), probed at start: row locks hold on one node only, so the schedule
     /// lock also writes its row (see [`super::ScheduleLock`]) and session locks say nothing about admins on
     /// other nodes.
     pub galera: bool,
+}
+
+/// The two spellings of an UPDATE that reads another table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UpdateJoin {
+    /// MySQL/MariaDB: `UPDATE t JOIN (…) v ON t.id = v.id SET …`.
+    Join,
+    /// PostgreSQL and SQLite (3.33+): `UPDATE t SET … FROM (…) v WHERE t.id = v.id`.
+    From,
+}
+
+/// An UPDATE of many rows, each with values of its own, taken from a derived table `v(id, c0, c1, …)`
+/// joined on the key: one key lookup per row, where `CASE id WHEN …` lists made the database compare
+/// every row with every id (their cost grew with the square of the batch).
+pub(crate) struct RowsUpdate<'a> {
+    pub table: &'static str,
+    /// The assignments; `v.c0`, `v.c1`, … are a row's own values.
+    pub sets: &'a [String],
+    /// The arguments of `sets`, in order.
+    pub set_args: Vec<Arg>,
+    /// Each row's id and values (`c0`, `c1`, …); at most [`RowsUpdate::MAX_ROWS`].
+    pub rows: Vec<(i64, Vec<Arg>)>,
+    /// More conditions on the row, without arguments (`v.cN` allowed); empty for none.
+    pub condition: &'a str,
+}
+
+impl RowsUpdate<'_> {
+    /// SQLite allows 500 terms in a compound SELECT.
+    pub const MAX_ROWS: usize = 200;
+
+    /// The statement and its arguments as `dialect` spells them.
+    pub fn build(self, dialect: &Dialect) -> (String, Vec<Arg>) {
+        let width = self.rows.first().map_or(0, |(_, values)| values.len());
+        // The key is cast so that it compares as the primary key's type and the join uses the key.
+        let first = std::iter::once(format!("CAST(? AS {}) AS id", dialect.bigint))
+            .chain((0..width).map(|k| format!("? AS c{k}")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let other = format!("SELECT {}", vec!["?"; width + 1].join(", "));
+        let derived = std::iter::once(format!("SELECT {first}"))
+            .chain(std::iter::repeat_n(other, self.rows.len().saturating_sub(1)))
+            .collect::<Vec<_>>()
+            .join(" UNION ALL ");
+        let values = self.rows.into_iter().flat_map(|(id, values)| std::iter::once(Arg::Int(id)).chain(values));
+        let (table, sets) = (self.table, self.sets.join(", "));
+        let condition = if self.condition.is_empty() { String::new() } else { format!(" AND {}", self.condition) };
+        match dialect.update_join {
+            UpdateJoin::Join => (
+                format!("UPDATE {table} JOIN ({derived}) v ON {table}.id = v.id SET {sets} WHERE 1 = 1{condition}"),
+                values.chain(self.set_args).collect(),
+            ),
+            UpdateJoin::From => (
+                format!("UPDATE {table} SET {sets} FROM ({derived}) v WHERE {table}.id = v.id{condition}"),
+                self.set_args.into_iter().chain(values).collect(),
+            ),
+        }
+    }
 }
 
 /// The schedule lock row, the very lock the Java admin takes (spec 4.1).
@@ -150,6 +209,7 @@ impl Dialect {
         returning: false,
         like: "LIKE",
         bigint: "SIGNED",
+        update_join: UpdateJoin::Join,
         galera: false,
     };
 
@@ -165,6 +225,7 @@ impl Dialect {
         // ASCII-case-insensitive already.
         like: "LIKE",
         bigint: "INTEGER",
+        update_join: UpdateJoin::From,
         galera: false,
     };
 
@@ -182,6 +243,7 @@ impl Dialect {
         returning: true,
         like: "ILIKE",
         bigint: "BIGINT",
+        update_join: UpdateJoin::From,
         galera: false,
     };
 

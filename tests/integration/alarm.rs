@@ -312,17 +312,9 @@ async fn report_rows(db: &Db, from: NaiveDateTime, to: NaiveDateTime) -> Result<
         .collect())
 }
 
-/// The database without an admin running on it: no monitor touches the rows a test writes.
-async fn open_db(db: &TestDb) -> Result<Db, Failed> {
-    let args = vec![format!("--spring.datasource.url={}", db.url)];
-    let cwd = tempfile::tempdir().context("temp dir")?;
-    let loaded = xxl_job_admin::config::Config::load(&args, Vec::<(String, String)>::new(), cwd.path()).context("config")?;
-    Ok(xxl_job_admin::storage::connect(&loaded.config.datasource).await.context("connect")?.0)
-}
-
 async fn report_counts_today_and_two_days_before(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
-    let store = open_db(&db).await?;
+    let store = db.open().await?;
     let now = at((2020, 3, 15), (10, 30, 0));
     // (day, time, trigger_code, handle_code)
     let logs: &[(Day, Time, i32, i32)] = &[
@@ -411,7 +403,7 @@ async fn log_count(db: &Db) -> Result<i64, Failed> {
 
 async fn retention_deletes_old_logs_in_batches(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
-    let store = open_db(&db).await?;
+    let store = db.open().await?;
     let now = at((2020, 3, 15), (10, 30, 0));
     // 2 500 old logs: three delete batches of at most 1 000.
     let old_ms = store.zone().to_epoch_ms(at((2020, 2, 1), (12, 0, 0)));

@@ -24,6 +24,7 @@ mod openapi;
 mod scheduler;
 mod schema;
 mod security;
+mod storage;
 mod support;
 mod webhook;
 
@@ -80,6 +81,7 @@ fn main() {
         .chain(scheduler::cases())
         .chain(schema::cases())
         .chain(security::cases())
+        .chain(storage::cases())
         .chain(webhook::cases());
     let mut trials = Vec::new();
     for case in cases {

@@ -124,6 +124,17 @@ pub struct TestDb {
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 impl TestDb {
+    /// The data layer on this database, without an admin running on it: no monitor touches the rows a
+    /// test writes. The schema is made as the admin makes it.
+    pub async fn open(&self) -> Result<xxl_job_admin::storage::Db, Failed> {
+        let args = vec![format!("--spring.datasource.url={}", self.url)];
+        let cwd = tempfile::tempdir().map_err(|e| Failed::from(format!("temp dir: {e}")))?;
+        let loaded = xxl_job_admin::config::Config::load(&args, Vec::<(String, String)>::new(), cwd.path())
+            .map_err(|e| Failed::from(format!("config: {e}")))?;
+        let (db, _) = xxl_job_admin::storage::connect(&loaded.config.datasource).await.map_err(|e| Failed::from(format!("connect: {e}")))?;
+        Ok(db)
+    }
+
     /// A database that does not exist yet (MySQL, PostgreSQL) or an empty file path (SQLite).
     pub fn fresh(backend: Backend) -> Result<TestDb, Failed> {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);

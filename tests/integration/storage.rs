@@ -1,0 +1,67 @@
+//! The data layer's batched statements of the trigger path, on every backend: each row gets its own
+//! values, whatever mix of equal, different and NULL values a batch carries.
+
+use crate::support::{Backend, Context, TestDb};
+use crate::{ensure_eq, Case, TestResult, ALL};
+use xxl_job_admin::storage::TriggerInfo;
+
+pub fn cases() -> Vec<Case> {
+    vec![Case {
+        name: "storage::batched_trigger_results_land_on_their_rows",
+        backends: ALL,
+        run: |b| Box::pin(batched_trigger_results_land_on_their_rows(b)),
+    }]
+}
+
+/// More rows than one statement takes (200), so the batches' edges are crossed too.
+const ROWS: i64 = 450;
+const T: i64 = 1_700_000_000_000;
+
+fn info(row: i64) -> TriggerInfo {
+    TriggerInfo {
+        trigger_time_ms: T + (row % 3) * 1_000,
+        trigger_code: if row % 2 == 0 { 200 } else { 500 },
+        trigger_msg: Some(format!("msg {row}")),
+        executor_address: (row % 5 != 0).then(|| format!("http://e{}:9999/", row % 4)),
+        executor_handler: Some("handler".into()),
+        executor_param: None,
+        executor_sharding_param: (row % 7 == 0).then(|| "0/2".to_string()),
+        executor_fail_retry_count: 2,
+    }
+}
+
+async fn batched_trigger_results_land_on_their_rows(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let store = db.open().await?;
+    let rows: Vec<(i32, i32)> = (0..ROWS as i32).map(|i| (1, 100 + i)).collect();
+    let ids = store.insert_logs(&rows, T).await.context("insert")?;
+    ensure_eq!(ids.len() as i64, ROWS);
+    let updates: Vec<(i64, TriggerInfo)> = ids.iter().enumerate().map(|(row, id)| (*id, info(row as i64))).collect();
+    ensure_eq!(store.update_trigger_infos(&updates).await.context("update")?, ROWS as u64);
+    for (row, (id, expected)) in updates.iter().enumerate() {
+        let log = store.load_log(*id).await.context("load")?.context("row")?;
+        let zone = store.zone();
+        let got = (
+            log.job_id,
+            log.trigger_time.map(|t| zone.to_epoch_ms(t)),
+            log.trigger_code,
+            log.trigger_msg.clone(),
+            log.executor_address.clone(),
+            log.executor_sharding_param.clone(),
+            log.executor_param.clone(),
+            log.executor_fail_retry_count,
+        );
+        let wanted = (
+            100 + row as i32,
+            Some(expected.trigger_time_ms),
+            expected.trigger_code,
+            expected.trigger_msg.clone(),
+            expected.executor_address.clone(),
+            expected.executor_sharding_param.clone(),
+            None,
+            2,
+        );
+        ensure_eq!(got, wanted, "row {row} (log {id})");
+    }
+    Ok(())
+}
