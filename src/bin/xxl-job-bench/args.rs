@@ -17,6 +17,10 @@ Modes (one per run):
   sustained (default): N jobs firing every second, one row per storage × phase × job count
   --burst N[,N...]    N jobs all due once at the same instant, one row per storage × N
   --raw-only          the MariaDB ceiling: the admin's per-trigger writes issued without the admin
+  --peer PATH         sustained, aligned, beside the peer: first the ratch-job executable at PATH (started
+                      in a fresh temporary data directory, the executor registered to it, the jobs created
+                      through its open API), then the admin rows, then the ratios ours / peer
+                      [jobs default: 10000]
 
 Options:
   --jobs N[,N...]     job counts of the sustained mode          [default: 1000,5000,10000]
@@ -38,6 +42,8 @@ Build both programs with --release for meaningful numbers:
 ";
 
 const DEFAULT_JOBS: [usize; 3] = [1_000, 5_000, 10_000];
+/// The shape the peer's figures are quoted at (issue 22): 10,000 jobs due at the top of every second.
+const DEFAULT_PEER_JOBS: [usize; 1] = [10_000];
 const DEFAULT_SECONDS: u64 = 30;
 const DEFAULT_WARMUP: u64 = 10;
 /// The servers, with the superuser and port each is installed with.
@@ -107,6 +113,8 @@ pub struct Options {
     pub mysql: ServerTarget,
     pub postgres: ServerTarget,
     pub admin: Option<PathBuf>,
+    /// The ratch-job executable to measure first (sustained, aligned rows only).
+    pub peer: Option<PathBuf>,
     pub keep: bool,
 }
 
@@ -136,6 +144,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     let mut mysql = MYSQL.default_target();
     let mut postgres = POSTGRES.default_target();
     let mut admin = None;
+    let mut peer = None;
     let mut keep = false;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -155,11 +164,23 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
             "--mysql" => mysql = MYSQL.parse(&value()?)?,
             "--postgres" => postgres = POSTGRES.parse(&value()?)?,
             "--admin" => admin = Some(PathBuf::from(value()?)),
+            "--peer" => peer = Some(PathBuf::from(value()?)),
             "--raw-only" | "--keep" if inline.is_some() => return Err(format!("{name} takes no value")),
             "--raw-only" => raw_only = true,
             "--keep" => keep = true,
             _ => return Err(format!("unknown argument `{arg}`")),
         }
+    }
+    if peer.is_some() {
+        if burst.is_some() || raw_only {
+            return Err("--peer measures the sustained mode: drop --burst and --raw-only".into());
+        }
+        // The peer's CRON has whole seconds only, so its jobs cannot be spread over the second.
+        if phases.as_ref().is_some_and(|p| p != &[Phase::Aligned]) {
+            return Err("--peer measures the aligned phase only: drop --phase or give --phase aligned".into());
+        }
+        phases = Some(vec![Phase::Aligned]);
+        jobs = jobs.or_else(|| Some(DEFAULT_PEER_JOBS.to_vec()));
     }
     let workload = match (burst, raw_only) {
         (Some(_), true) => return Err("--burst and --raw-only are different modes; choose one".into()),
@@ -189,6 +210,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         mysql,
         postgres,
         admin,
+        peer,
         keep,
     })))
 }
@@ -285,7 +307,7 @@ mod tests {
         let o = run(&[]);
         assert_eq!(o.workload, Workload::Sustained { jobs: vec![1_000, 5_000, 10_000], phases: vec![Phase::Aligned, Phase::Spread] });
         assert_eq!(o.storages, vec![Storage::MySql, Storage::Sqlite]);
-        assert_eq!((o.seconds, o.warmup, o.keep, o.admin), (30, 10, false, None));
+        assert_eq!((o.seconds, o.warmup, o.keep, o.admin, o.peer), (30, 10, false, None, None));
         assert_eq!(o.mysql, ServerTarget { host: "127.0.0.1".into(), port: 3306, user: "root".into(), password: None });
         assert_eq!(o.postgres, ServerTarget { host: "127.0.0.1".into(), port: 5432, user: "postgres".into(), password: None });
     }
@@ -321,6 +343,18 @@ mod tests {
         assert!(parse(&args(&["--raw-only", "--storage", "sqlite"])).is_err());
         assert!(parse(&args(&["--raw-only", "--storage", "postgres"])).is_err());
         assert!(parse(&args(&["--raw-only", "--phase", "spread"])).is_err());
+    }
+
+    #[test]
+    fn peer_mode_is_sustained_and_aligned() {
+        let o = run(&["--peer", "/tmp/ratchjob", "--storage", "sqlite"]);
+        assert_eq!(o.workload, Workload::Sustained { jobs: vec![10_000], phases: vec![Phase::Aligned] });
+        assert_eq!((o.peer, o.storages), (Some(PathBuf::from("/tmp/ratchjob")), vec![Storage::Sqlite]));
+        let o = run(&["--peer=/tmp/ratchjob", "--jobs", "200", "--phase", "aligned", "--seconds", "10"]);
+        assert_eq!(o.workload, Workload::Sustained { jobs: vec![200], phases: vec![Phase::Aligned] });
+        for bad in [&["--peer", "x", "--phase", "spread"][..], &["--peer", "x", "--burst", "10"], &["--peer", "x", "--raw-only"], &["--peer"]] {
+            assert!(parse(&args(bad)).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

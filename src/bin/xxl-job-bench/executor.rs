@@ -1,6 +1,8 @@
 //! An executor that does no work: `/run` is acknowledged at once and its result reported by callback,
 //! the way a Java executor answers and reports a job that finishes instantly. It records each `/run`
-//! with the planned instant and trigger type the admin sends beside the body.
+//! with the planned instant and trigger type the admin sends beside the body. Against the admin its
+//! address is written into the jobs' group; against the peer, which finds executors only by
+//! registration, it registers the way a Java executor does.
 
 use super::stats::Fire;
 use axum::body::Bytes;
@@ -28,6 +30,10 @@ const CALLBACK_TIMEOUT: Duration = Duration::from_secs(3);
 /// Java executors do not cap batches, but the admin refuses bodies over 1 MiB; items are ~60 bytes.
 /// The cap keeps a backlog measurable instead of turning it into permanently refused batches.
 const MAX_CALLBACK_BATCH: usize = 10_000;
+/// The Java executor's registry beat (`RegistryConfig.BEAT_TIMEOUT`).
+const REGISTRY_BEAT: Duration = Duration::from_secs(30);
+/// Until the first registration is accepted (the scheduler may still be starting), it is tried this often.
+const REGISTRY_RETRY: Duration = Duration::from_millis(200);
 /// Bounds the memory of the analysis (40 bytes a fire): 100,000 jobs for 100 s.
 const MAX_RECORDED_FIRES: usize = 10_000_000;
 
@@ -38,6 +44,15 @@ struct RunParam {
     job_id: i32,
     log_id: i64,
     log_date_time: i64,
+}
+
+/// The body of `/api/registry` (`RegistryParam`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Registration<'a> {
+    registry_group: &'static str,
+    registry_key: &'a str,
+    registry_value: &'a str,
 }
 
 /// One `HandleCallbackParam`; the message is omitted, as Gson omits a null success message.
@@ -63,6 +78,7 @@ struct Shared {
     pending: Mutex<VecDeque<CallbackItem>>,
     callbacks_applied: AtomicU64,
     callback_failures: AtomicU64,
+    registrations: AtomicU64,
 }
 
 /// Counters of the executor so far.
@@ -111,6 +127,29 @@ impl FastExecutor {
     pub fn record_between(&self, from_us: i64, until_us: i64) {
         self.shared.record_from_us.store(from_us, Ordering::Relaxed);
         self.shared.record_until_us.store(until_us, Ordering::Relaxed);
+    }
+
+    /// Registers under `app_name` at `registry_url` now and every [`REGISTRY_BEAT`], as the Java
+    /// executor's registry thread does; [`FastExecutor::registered`] says when the first was accepted.
+    pub fn register(&mut self, client: reqwest::Client, registry_url: String, app_name: String) {
+        let (shared, address, mut stop) = (self.shared.clone(), self.address.clone(), self.stop.subscribe());
+        self.tasks.push(tokio::spawn(async move {
+            let body = Registration { registry_group: "EXECUTOR", registry_key: &app_name, registry_value: &address };
+            loop {
+                if post_json(&client, &registry_url, &shared.token, &body).await {
+                    shared.registrations.fetch_add(1, Ordering::Relaxed);
+                }
+                let pause = if shared.registrations.load(Ordering::Relaxed) > 0 { REGISTRY_BEAT } else { REGISTRY_RETRY };
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = stop.wait_for(|s| *s) => return,
+                }
+            }
+        }));
+    }
+
+    pub fn registered(&self) -> bool {
+        self.shared.registrations.load(Ordering::Relaxed) > 0
     }
 
     pub fn take_fires(&self) -> Vec<Fire> {
@@ -207,7 +246,7 @@ async fn send_callbacks(shared: Arc<Shared>, client: reqwest::Client, url: Strin
         if batch.is_empty() {
             continue;
         }
-        if post_batch(&client, &url, &shared.token, &batch).await {
+        if post_json(&client, &url, &shared.token, &batch).await {
             shared.callbacks_applied.fetch_add(batch.len() as u64, Ordering::Relaxed);
         } else {
             shared.callback_failures.fetch_add(1, Ordering::Relaxed);
@@ -219,8 +258,9 @@ async fn send_callbacks(shared: Arc<Shared>, client: reqwest::Client, url: Strin
     }
 }
 
-async fn post_batch(client: &reqwest::Client, url: &str, token: &str, batch: &[CallbackItem]) -> bool {
-    let Ok(body) = serde_json::to_vec(batch) else { return false };
+/// Posts `body` as an executor posts to the admin; true when the answer is code 200.
+async fn post_json(client: &reqwest::Client, url: &str, token: &str, body: &impl Serialize) -> bool {
+    let Ok(body) = serde_json::to_vec(body) else { return false };
     let sent = client
         .post(url)
         .header(TOKEN_HEADER, token)
@@ -232,5 +272,50 @@ async fn post_batch(client: &reqwest::Client, url: &str, token: &str, batch: &[C
     match sent {
         Ok(response) => response.json::<ReturnT<String>>().await.is_ok_and(|r| r.is_success()),
         Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A registry that records the bodies it is sent and accepts them (after refusing the first, as a
+    /// scheduler still starting does).
+    async fn registry() -> (String, Arc<Mutex<Vec<(Option<String>, serde_json::Value)>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = seen.clone();
+        let app = Router::new().route(
+            "/api/registry",
+            post(move |headers: HeaderMap, body: Bytes| async move {
+                let token = headers.get(TOKEN_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
+                let mut seen = record.lock().unwrap();
+                seen.push((token, serde_json::from_slice(&body).unwrap()));
+                if seen.len() == 1 { r#"{"code":500,"msg":"not ready"}"# } else { r#"{"code":200}"# }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/api/registry", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (url, seen)
+    }
+
+    #[tokio::test]
+    async fn registers_as_a_java_executor_until_accepted() {
+        let (url, seen) = registry().await;
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let mut executor = FastExecutor::start("secret", "http://127.0.0.1:9/api/callback".into(), client.clone()).await.unwrap();
+        executor.register(client, url, "bench-app".into());
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !executor.registered() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(executor.registered());
+        let address = executor.address.clone();
+        executor.stop().await;
+        let seen = seen.lock().unwrap().clone();
+        // Refused once, then accepted, then quiet until the next beat.
+        assert_eq!(seen.len(), 2);
+        let body = serde_json::json!({"registryGroup": "EXECUTOR", "registryKey": "bench-app", "registryValue": address});
+        assert!(seen.iter().all(|(token, sent)| token.as_deref() == Some("secret") && *sent == body), "{seen:?}");
     }
 }

@@ -8,11 +8,13 @@
 //! for which instant and when it arrived, the log table what completed, `/proc` the CPU of the admin and
 //! the database server (for PostgreSQL its postmaster and the backends it forked) and the admin's memory,
 //! and MariaDB its statement counters. `--raw-only` issues the admin's writes without the admin, for the
-//! ceiling MariaDB allows.
+//! ceiling MariaDB allows. `--peer` first measures ratch-job the same way (see `peer`), then states the
+//! admin's figures as ratios to it.
 
 mod args;
 mod db;
 mod executor;
+mod peer;
 mod process;
 mod raw;
 mod report;
@@ -21,9 +23,9 @@ mod stats;
 use args::{Command, Options, Phase, Storage, Workload, USAGE};
 use db::{Counters, RowDb, Servers, Shape};
 use executor::{ExecutorCounts, FastExecutor};
-use process::{cpu_ticks, own_cpu_ticks, peak_rss_kib, AdminProcess, MachineTicks, ServerProcess};
-use report::{Measured, Row, RunResult, Usage};
-use stats::Grid;
+use process::{cpu_ticks, own_cpu_ticks, peak_rss_kib, AdminProcess, LogStreams, MachineTicks, ServerProcess};
+use report::{Measured, Row, RunResult, Scheduler, Usage};
+use stats::{Fire, Grid};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -83,28 +85,34 @@ struct Context {
 /// One row to measure.
 #[derive(Debug, Clone, Copy)]
 struct Plan {
-    storage: Storage,
+    scheduler: Scheduler,
     kind: Kind,
     jobs: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
 enum Kind {
-    Admin(Shape),
+    /// The jobs of `Shape` on a scheduler (the admin, or the peer).
+    Scheduled(Shape),
     RawCeiling,
 }
 
 fn plans(options: &Options) -> Vec<Plan> {
     let mut plans = Vec::new();
+    if let (Some(_), Workload::Sustained { jobs, .. }) = (&options.peer, &options.workload) {
+        let shape = Kind::Scheduled(Shape::Sustained(Phase::Aligned));
+        plans.extend(jobs.iter().map(|&jobs| Plan { scheduler: Scheduler::Peer, kind: shape, jobs }));
+    }
     for &storage in &options.storages {
+        let scheduler = Scheduler::Admin(storage);
         match &options.workload {
             Workload::Sustained { jobs, phases } => {
                 for &phase in phases {
-                    plans.extend(jobs.iter().map(|&jobs| Plan { storage, kind: Kind::Admin(Shape::Sustained(phase)), jobs }));
+                    plans.extend(jobs.iter().map(|&jobs| Plan { scheduler, kind: Kind::Scheduled(Shape::Sustained(phase)), jobs }));
                 }
             }
-            Workload::Burst(sizes) => plans.extend(sizes.iter().map(|&jobs| Plan { storage, kind: Kind::Admin(Shape::Burst), jobs })),
-            Workload::RawCeiling(jobs) => plans.extend(jobs.iter().map(|&jobs| Plan { storage, kind: Kind::RawCeiling, jobs })),
+            Workload::Burst(sizes) => plans.extend(sizes.iter().map(|&jobs| Plan { scheduler, kind: Kind::Scheduled(Shape::Burst), jobs })),
+            Workload::RawCeiling(jobs) => plans.extend(jobs.iter().map(|&jobs| Plan { scheduler, kind: Kind::RawCeiling, jobs })),
         }
     }
     plans
@@ -140,20 +148,20 @@ async fn bench(options: Options) -> u8 {
     let mut code = 0;
     for (n, plan) in plans(&options).into_iter().enumerate() {
         let name = format!("xxl_bench_{}_{n}", std::process::id());
-        let label = report::label(plan.storage, kind_name(plan.kind), plan.jobs);
+        let label = report::label(plan.scheduler, kind_name(plan.kind), plan.jobs);
         progress(format!("{label}: {name}"));
         let outcome = tokio::select! {
             outcome = run_row(&options, &context, plan, &name, &label) => Some(outcome),
             _ = tokio::signal::ctrl_c() => None,
         };
         // The row's admin process and executor were stopped (or killed, when dropped) by now.
-        if !options.keep {
-            if let Err(e) = context.servers.drop_database(plan.storage, &name).await {
+        if let (false, Scheduler::Admin(storage)) = (options.keep, plan.scheduler) {
+            if let Err(e) = context.servers.drop_database(storage, &name).await {
                 progress(e);
             }
         }
         match outcome {
-            Some(Ok(measured)) => rows.push(Row { storage: plan.storage, jobs: plan.jobs, measured }),
+            Some(Ok(measured)) => rows.push(Row { scheduler: plan.scheduler, jobs: plan.jobs, measured }),
             Some(Err(e)) => {
                 progress(format!("{label} failed: {e}"));
                 code = 1;
@@ -188,14 +196,18 @@ async fn bench(options: Options) -> u8 {
         ),
         Workload::RawCeiling(_) => format!("raw ceiling: {} s after {} s of ramp-up, {} connections", options.seconds, raw::RAMP.as_secs(), raw::CONNECTIONS),
     };
+    let settings = match &options.peer {
+        Some(exe) => format!("{settings}\n{}", peer::settings(exe)),
+        None => settings,
+    };
     print!("{}", report::render(&machine, &settings, &rows));
     code
 }
 
 fn kind_name(kind: Kind) -> &'static str {
     match kind {
-        Kind::Admin(Shape::Sustained(phase)) => phase.name(),
-        Kind::Admin(Shape::Burst) => "burst",
+        Kind::Scheduled(Shape::Sustained(phase)) => phase.name(),
+        Kind::Scheduled(Shape::Burst) => "burst",
         Kind::RawCeiling => "raw",
     }
 }
@@ -211,6 +223,9 @@ async fn prepare(options: &Options) -> Result<Context, String> {
             "no admin at {}: build both programs (`cargo build --release`) or pass --admin PATH",
             admin_exe.display()
         ));
+    }
+    if let Some(peer) = options.peer.as_ref().filter(|p| !p.is_file()) {
+        return Err(format!("--peer: no ratch-job executable at {}", peer.display()));
     }
     let (servers, notes) = Servers::connect(options).await?;
     notes.into_iter().for_each(progress);
@@ -242,17 +257,43 @@ async fn machine_facts(context: &Context, load: &str) -> String {
 }
 
 async fn run_row(options: &Options, context: &Context, plan: Plan, name: &str, label: &str) -> Result<Measured, String> {
-    let (db, datasource) =
-        RowDb::create(plan.storage, &context.servers, &context.workdir, name, raw::CONNECTIONS).await?;
-    let measured = measure_row(options, context, plan, &db, datasource, label).await;
+    let Scheduler::Admin(storage) = plan.scheduler else {
+        return measure_peer(options, context, plan.jobs, name, label).await;
+    };
+    let (db, datasource) = RowDb::create(storage, &context.servers, &context.workdir, name, raw::CONNECTIONS).await?;
+    let measured = measure_row(options, context, plan, storage, &db, datasource, label).await;
     db.close().await;
     measured
+}
+
+/// ratch-job with `jobs` aligned every-second jobs, measured over the same window as an admin row.
+async fn measure_peer(options: &Options, context: &Context, jobs: usize, name: &str, label: &str) -> Result<Measured, String> {
+    let exe = options.peer.as_deref().ok_or("no --peer executable")?;
+    let token = format!("{:032x}", rand::random::<u128>());
+    let ports = peer::Ports { api: free_port()?, console: free_port()?, cluster: free_port()? };
+    let base = format!("http://127.0.0.1:{}", ports.api);
+    let mut executor =
+        FastExecutor::start(&token, format!("{base}{}/api/callback", peer::XXL_PREFIX), context.client.clone()).await?;
+    let mut process = peer::spawn(exe, &context.workdir.join(name), &ports, &token)?;
+    executor.register(context.client.clone(), format!("{base}{}/api/registry", peer::XXL_PREFIX), peer::APP_NAME.into());
+    process.wait_until("accept the executor's registration", STARTUP_TIMEOUT, || async { executor.registered() }).await?;
+    let creating = std::time::Instant::now();
+    let ids = peer::create_jobs(&context.client, &base, jobs).await?;
+    progress(format!("{label}: {jobs} jobs created in {:.1} s; executor at {}", creating.elapsed().as_secs_f64(), executor.address));
+    // Each job fires from the whole second after its creation on, so all are due from the next one.
+    let start_ms = chrono::Utc::now().timestamp_millis().div_euclid(1000) * 1000 + 1000;
+    let grid = Grid { start_ms, jobs, first_job_id: db::FIRST_JOB_ID, phase: Phase::Aligned };
+    let run = Run { db: None, executor: &executor, admin_pid: process.pid(), db_process: None, grid, label };
+    let window = run.sustained(options.warmup, options.seconds).await;
+    let result = finish(process, executor, &grid, window, label, |fires| peer::planned(fires, &ids, db::FIRST_JOB_ID)).await?;
+    Ok(Measured::Sustained(result))
 }
 
 async fn measure_row(
     options: &Options,
     context: &Context,
     plan: Plan,
+    storage: Storage,
     db: &RowDb,
     datasource: db::Datasource,
     label: &str,
@@ -270,13 +311,13 @@ async fn measure_row(
     let executor = FastExecutor::start(&token, format!("{base}/api/callback"), context.client.clone()).await?;
     let seeding = std::time::Instant::now();
     let shape = match plan.kind {
-        Kind::Admin(shape) => shape,
+        Kind::Scheduled(shape) => shape,
         // The ceiling only needs job rows to write for; their schedule is its own.
         Kind::RawCeiling => Shape::Sustained(Phase::Spread),
     };
     db.seed(shape, plan.jobs, &executor.address).await?;
     progress(format!("{label}: seeded in {:.1} s; executor at {}", seeding.elapsed().as_secs_f64(), executor.address));
-    let Kind::Admin(shape) = plan.kind else {
+    let Kind::Scheduled(shape) = plan.kind else {
         let pool = db.mysql().ok_or("the raw ceiling needs MariaDB")?;
         db.activate(chrono::Utc::now().timestamp_millis()).await?;
         let workload = raw::Workload { executor_address: executor.address.clone(), jobs: db::next_times(pool).await? };
@@ -285,39 +326,53 @@ async fn measure_row(
         progress(format!("{label}: raw ceiling for {} s with {} connections", options.seconds, raw::CONNECTIONS));
         return Ok(Measured::Raw(raw::measure(pool, &server.pool, workload, options.seconds, server.process).await?));
     };
-    let mut admin = AdminProcess::spawn(&context.admin_exe, &admin_args, &datasource.env, &context.workdir)?;
+    let mut admin =
+        AdminProcess::spawn("the admin", &context.admin_exe, &admin_args, &datasource.env, &context.workdir, LogStreams::Both)?;
     admin.wait_healthy(&context.client, &format!("{base}/actuator/health"), STARTUP_TIMEOUT).await?;
     let now = chrono::Utc::now().timestamp_millis();
     let grid = Grid { start_ms: (now + LEAD_MS).div_euclid(1000) * 1000 + 1000, jobs: plan.jobs, first_job_id: db::FIRST_JOB_ID, phase: shape.phase() };
-    let db_process = context.servers.process(plan.storage);
-    let run = Run { db, executor: &executor, admin_pid: admin.pid(), db_process, grid, label };
+    let db_process = context.servers.process(storage);
+    let run = Run { db: Some(db), executor: &executor, admin_pid: admin.pid(), db_process, grid, label };
     let measured = match shape {
         Shape::Sustained(_) => run.sustained(options.warmup, options.seconds).await,
         Shape::Burst => run.burst().await,
     };
-    progress(format!("{label}: stopping the admin"));
-    let exit = match admin.stop().await {
-        Ok(status) => format!("admin {status} after SIGTERM"),
+    let result = finish(admin, executor, &grid, measured, label, |fires| fires).await?;
+    Ok(match shape {
+        Shape::Sustained(_) => Measured::Sustained(result),
+        Shape::Burst => Measured::Burst(result),
+    })
+}
+
+/// Stops the scheduler and the executor and analyses the window's fires, once `planned` has given each
+/// its planned instant (the admin sends it in a header; the peer's is derived).
+async fn finish(
+    mut scheduler: AdminProcess,
+    executor: FastExecutor,
+    grid: &Grid,
+    window: Result<Window, String>,
+    label: &str,
+    planned: impl FnOnce(Vec<Fire>) -> Vec<Fire>,
+) -> Result<RunResult, String> {
+    progress(format!("{label}: stopping the scheduler"));
+    let exit = match scheduler.stop().await {
+        Ok(status) => format!("{status} after SIGTERM"),
         Err(e) => e,
     };
-    let fires = executor.take_fires();
+    let fires = planned(executor.take_fires());
     executor.stop().await;
-    let window = measured?;
-    let result = RunResult {
-        phase: shape.phase(),
-        fires: stats::analyse(&grid, window.planned_ms, &fires),
+    let window = window?;
+    Ok(RunResult {
+        phase: grid.phase,
+        fires: stats::analyse(grid, window.planned_ms, &fires),
         seconds: window.seconds,
         usage: window.usage,
         peak_rss_kib: window.peak_rss_kib,
         logs: window.logs,
         backlog_at_end: window.backlog_at_end,
         executor: window.executor,
-        log: admin.log_summary(),
+        log: scheduler.log_summary(),
         exit,
-    };
-    Ok(match shape {
-        Shape::Sustained(_) => Measured::Sustained(result),
-        Shape::Burst => Measured::Burst(result),
     })
 }
 
@@ -335,9 +390,10 @@ struct Window {
     executor: ExecutorCounts,
 }
 
-/// A row whose admin is up and whose jobs are seeded, stopped.
+/// A row whose scheduler is up and whose jobs are seeded (or, for the peer, created and firing already).
 struct Run<'a> {
-    db: &'a RowDb,
+    /// None for the peer, whose records are its own.
+    db: Option<&'a RowDb>,
     executor: &'a FastExecutor,
     admin_pid: u32,
     db_process: Option<ServerProcess>,
@@ -353,9 +409,9 @@ impl Run<'_> {
         // Fires are released at their planned millisecond, so none of the window's arrives before it; the
         // analysis picks the window's by planned instant.
         self.executor.record_between((from - 1000) * 1000, (to + SETTLE_MS) * 1000);
-        self.db.activate(self.grid.start_ms).await?;
+        self.activate(self.grid.start_ms).await?;
         progress(format!(
-            "{}: admin pid {} up; first fire in {:.1} s, window {seconds} s after a {warmup} s warm-up",
+            "{}: scheduler pid {} up; first fire in {:.1} s, window {seconds} s after a {warmup} s warm-up",
             self.label,
             self.admin_pid,
             (self.grid.start_ms - chrono::Utc::now().timestamp_millis()) as f64 / 1000.0,
@@ -366,11 +422,14 @@ impl Run<'_> {
         let after = self.snapshot().await?;
         let backlog_at_end = self.executor.counts().backlog;
         sleep_until_ms(to + SETTLE_MS).await;
-        let logs = self.db.count_logs(db::utc_datetime(from), db::utc_datetime(to)).await?;
+        let logs = match self.db {
+            Some(db) => Some(db.count_logs(db::utc_datetime(from), db::utc_datetime(to)).await?),
+            None => None,
+        };
         let peak_rss_kib = peak_rss_kib(self.admin_pid);
         let usage = after.usage_since(&before);
         let executor = self.executor.counts();
-        Ok(Window { planned_ms: (from, to), seconds, usage, peak_rss_kib, logs: Some(logs), backlog_at_end, executor })
+        Ok(Window { planned_ms: (from, to), seconds, usage, peak_rss_kib, logs, backlog_at_end, executor })
     }
 
     /// N jobs due once at the grid's start: measured from the activation (planning included) until
@@ -379,7 +438,7 @@ impl Run<'_> {
         let at = self.grid.start_ms;
         self.executor.record_between(chrono::Utc::now().timestamp_micros(), (at + BURST_MAX_MS) * 1000);
         let before = self.snapshot().await?;
-        self.db.activate(at).await?;
+        self.activate(at).await?;
         progress(format!(
             "{}: admin pid {} up; {} jobs due at once in {:.1} s",
             self.label,
@@ -404,10 +463,22 @@ impl Run<'_> {
         Ok(Window { planned_ms: (at, at + 1000), seconds: 1, usage, peak_rss_kib, logs: None, backlog_at_end: 0, executor })
     }
 
+    /// Lets the seeded jobs fire from `start_ms`; the peer's fire from their creation.
+    async fn activate(&self, start_ms: i64) -> Result<(), String> {
+        match self.db {
+            Some(db) => db.activate(start_ms).await,
+            None => Ok(()),
+        }
+    }
+
     async fn snapshot(&self) -> Result<Snapshot, String> {
+        let counters = match self.db {
+            Some(db) => db.counters().await?,
+            None => None,
+        };
         Ok(Snapshot {
             at_ms: chrono::Utc::now().timestamp_millis(),
-            counters: self.db.counters().await?,
+            counters,
             admin: cpu_ticks(self.admin_pid),
             db: self.db_process.and_then(ServerProcess::cpu_ticks),
             own: own_cpu_ticks(),

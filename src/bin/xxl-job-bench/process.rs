@@ -1,7 +1,8 @@
-//! The admin as a child process (so its CPU and memory can be measured alone), and what `/proc` says
-//! about processes.
+//! The admin (or the peer, ratch-job) as a child process (so its CPU and memory can be measured alone),
+//! and what `/proc` says about processes.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -35,8 +36,19 @@ impl LogSummary {
 /// The admin's summary line for planned fires it did not send (`scheduler::trigger::settle_dropped`).
 const NOT_SENT: &str = " planned fire(s) not sent: ";
 
-/// A running admin; killed (SIGKILL) if dropped before [`AdminProcess::stop`].
+/// Where a child writes its log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogStreams {
+    /// The admin: `tracing` lines on stdout, panics on stderr.
+    Both,
+    /// ratch-job: `env_logger` lines on stderr; stdout has only its start-up banner.
+    Stderr,
+}
+
+/// A running admin (or peer); killed (SIGKILL) if dropped before [`AdminProcess::stop`].
 pub struct AdminProcess {
+    /// "the admin" or "ratch-job", for messages.
+    name: &'static str,
     child: Child,
     logs: Arc<Mutex<LogSummary>>,
     readers: Vec<std::thread::JoinHandle<()>>,
@@ -45,7 +57,14 @@ pub struct AdminProcess {
 impl AdminProcess {
     /// Starts `exe` with `args` in `cwd`. The admin's output is read by two threads that keep only
     /// counts and a few samples, so a flood of log lines can neither block the admin nor fill a disk.
-    pub fn spawn(exe: &Path, args: &[String], env: &[(String, String)], cwd: &Path) -> Result<AdminProcess, String> {
+    pub fn spawn(
+        name: &'static str,
+        exe: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: &Path,
+        streams: LogStreams,
+    ) -> Result<AdminProcess, String> {
         let mut command = Command::new(exe);
         command
             .args(args)
@@ -55,7 +74,7 @@ impl AdminProcess {
             .env("NO_COLOR", "1")
             .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
+            .stdout(if streams == LogStreams::Both { Stdio::piped() } else { Stdio::null() })
             .stderr(Stdio::piped());
         let mut child = command.spawn().map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
         let logs = Arc::new(Mutex::new(LogSummary::default()));
@@ -66,7 +85,7 @@ impl AdminProcess {
         if let Some(err) = child.stderr.take() {
             readers.push(read_log(err, logs.clone()));
         }
-        Ok(AdminProcess { child, logs, readers })
+        Ok(AdminProcess { name, child, logs, readers })
     }
 
     pub fn pid(&self) -> u32 {
@@ -75,20 +94,33 @@ impl AdminProcess {
 
     /// Polls the health endpoint until it answers `UP`, failing early if the admin exits.
     pub async fn wait_healthy(&mut self, client: &reqwest::Client, url: &str, timeout: Duration) -> Result<(), String> {
+        let up = || async {
+            match client.get(url).timeout(Duration::from_secs(2)).send().await {
+                Ok(response) => response.text().await.is_ok_and(|body| body.contains("\"UP\"")),
+                Err(_) => false,
+            }
+        };
+        self.wait_until(&format!("report UP at {url}"), timeout, up).await
+    }
+
+    /// Polls `ready` until it says yes, failing early if the process exits.
+    pub async fn wait_until<F: Future<Output = bool>>(
+        &mut self,
+        what: &str,
+        timeout: Duration,
+        mut ready: impl FnMut() -> F,
+    ) -> Result<(), String> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!("the admin exited during start-up ({status}); its log: {:?}", self.log_summary().samples));
+                let name = self.name;
+                return Err(format!("{name} exited during start-up ({status}); its log: {:?}", self.log_summary().samples));
             }
-            let up = match client.get(url).timeout(Duration::from_secs(2)).send().await {
-                Ok(response) => response.text().await.is_ok_and(|body| body.contains("\"UP\"")),
-                Err(_) => false,
-            };
-            if up {
+            if ready().await {
                 return Ok(());
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(format!("the admin did not report UP at {url} within {timeout:?}"));
+                return Err(format!("{} did not {what} within {timeout:?}", self.name));
             }
             tokio::time::sleep(POLL).await;
         }
@@ -113,17 +145,18 @@ impl AdminProcess {
         // std only sends SIGKILL; the pid cannot have been reused, since the child is not reaped yet.
         let sent = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
         if !sent.is_ok_and(|s| s.success()) {
-            self.child.kill().map_err(|e| format!("cannot stop the admin: {e}"))?;
+            self.child.kill().map_err(|e| format!("cannot stop {}: {e}", self.name))?;
         }
         let deadline = tokio::time::Instant::now() + STOP_TIMEOUT;
         loop {
-            if let Some(status) = self.child.try_wait().map_err(|e| format!("cannot wait for the admin: {e}"))? {
+            let name = self.name;
+            if let Some(status) = self.child.try_wait().map_err(|e| format!("cannot wait for {name}: {e}"))? {
                 return Ok(status);
             }
             if tokio::time::Instant::now() >= deadline {
                 let _ = self.child.kill();
-                let status = self.child.wait().map_err(|e| format!("cannot wait for the admin: {e}"))?;
-                return Err(format!("the admin ignored SIGTERM for {STOP_TIMEOUT:?} and was killed ({status})"));
+                let status = self.child.wait().map_err(|e| format!("cannot wait for {name}: {e}"))?;
+                return Err(format!("{name} ignored SIGTERM for {STOP_TIMEOUT:?} and was killed ({status})"));
             }
             tokio::time::sleep(POLL).await;
         }
@@ -169,15 +202,18 @@ enum Level {
     Error,
 }
 
-/// The level of a `tracing` line (`<timestamp>  WARN <message>`); other lines (panics, `eprintln!`)
-/// count as errors unless blank.
+/// Words that name a level, as `tracing` and `env_logger` write them.
+const LEVELS: [&str; 5] = ["ERROR", "WARN", "INFO", "DEBUG", "TRACE"];
+/// A level comes after the timestamp: one word for `tracing`, three for `env_logger` (date, time, offset).
+const LEVEL_WITHIN_WORDS: usize = 4;
+
+/// The level of a `tracing` line (`<timestamp>  WARN <message>`) or an `env_logger` one (`[<date> <time>
+/// <offset> WARN  <target>] <message>`); other lines (panics, `eprintln!`) count as errors unless blank.
 fn level_of(line: &str) -> Option<Level> {
     if line.trim().is_empty() {
         return None;
     }
-    let mut words = line.split_whitespace();
-    let first = words.next().unwrap_or_default();
-    let level = if first.chars().next().is_some_and(|c| c.is_ascii_digit()) { words.next() } else { Some(first) };
+    let level = line.trim_start_matches('[').split_whitespace().take(LEVEL_WITHIN_WORDS).find(|w| LEVELS.contains(w));
     match level {
         Some("WARN") => Some(Level::Warn),
         Some("INFO" | "DEBUG" | "TRACE") => None,
@@ -405,5 +441,8 @@ mod tests {
         assert_eq!(level_of("2025-01-01T00:00:00.000001Z  INFO listening"), None);
         assert_eq!(level_of("thread 'main' panicked at src/app.rs:1:1"), Some(Level::Error));
         assert_eq!(level_of("   "), None);
+        assert_eq!(level_of("[2026-11-25 16:59:19.092135 +00:00 WARN  ratchjob::raft::store::raftlog] empty"), Some(Level::Warn));
+        assert_eq!(level_of("[2026-11-25 16:59:54.002416 +00:00 ERROR ratchjob::task::request_actor] run task error"), Some(Level::Error));
+        assert_eq!(level_of("[2026-11-25 16:59:19.092135 +00:00 INFO  ratchjob] started"), None);
     }
 }

@@ -22,9 +22,33 @@ const TARGET_SQLITE_SMALL_RSS_MB: f64 = 40.0;
 /// A burst this large must be sent whole within the misfire threshold on MariaDB.
 const TARGET_BURST_JOBS: usize = 50_000;
 
+/// What a row measured: the admin on one storage, or the peer (ratch-job) with its own store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheduler {
+    Admin(Storage),
+    Peer,
+}
+
+impl Scheduler {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheduler::Admin(storage) => storage.name(),
+            Scheduler::Peer => "ratch-job",
+        }
+    }
+
+    /// The process whose CPU, memory and log a row reports.
+    fn process(self) -> &'static str {
+        match self {
+            Scheduler::Admin(_) => "admin",
+            Scheduler::Peer => "ratch-job",
+        }
+    }
+}
+
 /// Everything measured for one row.
 pub struct Row {
-    pub storage: Storage,
+    pub scheduler: Scheduler,
     pub jobs: usize,
     pub measured: Measured,
 }
@@ -113,8 +137,8 @@ impl RunResult {
 }
 
 /// `mysql aligned 10,000 jobs`.
-pub fn label(storage: Storage, kind: &str, jobs: usize) -> String {
-    format!("{} {kind} {} jobs", storage.name(), thousands(jobs as f64))
+pub fn label(scheduler: Scheduler, kind: &str, jobs: usize) -> String {
+    format!("{} {kind} {} jobs", scheduler.name(), thousands(jobs as f64))
 }
 
 fn ms(us: i64) -> f64 {
@@ -147,7 +171,7 @@ fn count(n: u64) -> String {
 }
 
 const SUSTAINED: [(&str, usize); 13] = [
-    ("storage", 7),
+    ("storage", 9),
     ("phase", 7),
     ("jobs", 7),
     ("sent/s", 8),
@@ -213,7 +237,7 @@ pub fn render(machine: &str, settings: &str, rows: &[Row]) -> String {
     for row in rows {
         match &row.measured {
             Measured::Sustained(r) => sustained.push(vec![
-                row.storage.name().to_string(),
+                row.scheduler.name().to_string(),
                 r.phase.name().to_string(),
                 thousands(row.jobs as f64),
                 thousands(r.sent_per_s()),
@@ -228,7 +252,7 @@ pub fn render(machine: &str, settings: &str, rows: &[Row]) -> String {
                 count(r.fires.missing),
             ]),
             Measured::Burst(r) => bursts.push(vec![
-                row.storage.name().to_string(),
+                row.scheduler.name().to_string(),
                 thousands(row.jobs as f64),
                 count(r.sent_once()),
                 count(r.fires.within_threshold),
@@ -259,11 +283,11 @@ pub fn render(machine: &str, settings: &str, rows: &[Row]) -> String {
         let _ = writeln!(
             out,
             "sent/s = /run requests standing for a planned instant of the window, per second; lateness = arrival at the\n\
-             executor − planned instant (header Xxl-Job-Planned-Time); CPU = % of one core over the window, and CPU time\n\
-             per /run sent (DB = the mariadbd process, or PostgreSQL's postmaster with its backends; SQLite runs inside\n\
-             the admin); RSS = the admin's peak (VmHWM); dup = /run requests beyond the first for one (job, planned\n\
-             instant); missing = (job, instant) pairs of the window without a /run (aligned: every whole second;\n\
-             spread: each job's phase + k s).\n"
+             executor − planned instant (header Xxl-Job-Planned-Time; ratch-job: its logDateTime, the second it fired\n\
+             for); CPU = % of one core over the window, and CPU time per /run sent (DB = the mariadbd process, or\n\
+             PostgreSQL's postmaster with its backends; SQLite runs inside the admin); RSS = the admin's (ratch-job's)\n\
+             peak (VmHWM); dup = /run requests beyond the first for one (job, planned instant); missing = (job,\n\
+             instant) pairs of the window without a /run (aligned: every whole second; spread: each job's phase + k s).\n"
         );
     }
     table(&mut out, &BURST, &bursts);
@@ -289,6 +313,7 @@ pub fn render(machine: &str, settings: &str, rows: &[Row]) -> String {
         details(&mut out, row);
     }
     targets(&mut out, rows);
+    ratios(&mut out, rows);
     out
 }
 
@@ -299,7 +324,7 @@ fn details(out: &mut String, row: &Row) {
         Measured::Raw(_) => return,
     };
     let f = &r.fires;
-    let _ = writeln!(out, "{}", label(row.storage, kind, row.jobs));
+    let _ = writeln!(out, "{}", label(row.scheduler, kind, row.jobs));
     let _ = writeln!(
         out,
         "  fires: {} (job, instant) planned; {} /run for them ({} pairs sent, {} duplicates, {} missing, {} off their \
@@ -314,12 +339,16 @@ fn details(out: &mut String, row: &Row) {
         count(f.unplanned),
         count(f.foreign),
     );
-    let not_sent: Vec<String> = r.log.not_sent.iter().map(|(reason, n)| format!("{reason}: {}", count(*n))).collect();
-    let _ = writeln!(
-        out,
-        "  planned fires the admin logged as not sent (whole run): {}",
-        if not_sent.is_empty() { "none".to_string() } else { not_sent.join(", ") }
-    );
+    // The peer logs no summary of unsent fires, and its logDateTime is the planned instant itself.
+    let peer = row.scheduler == Scheduler::Peer;
+    if !peer {
+        let not_sent: Vec<String> = r.log.not_sent.iter().map(|(reason, n)| format!("{reason}: {}", count(*n))).collect();
+        let _ = writeln!(
+            out,
+            "  planned fires the admin logged as not sent (whole run): {}",
+            if not_sent.is_empty() { "none".to_string() } else { not_sent.join(", ") }
+        );
+    }
     if let Some(logs) = &r.logs {
         let _ = writeln!(
             out,
@@ -333,12 +362,12 @@ fn details(out: &mut String, row: &Row) {
     let split = |p: Option<Percentiles>| {
         p.map_or_else(|| "-".to_string(), |p| format!("{:.1}/{:.1}/{:.1}", ms(p.p50), ms(p.p99), ms(p.max)))
     };
-    let _ = writeln!(
-        out,
-        "  lateness p50/p99/max ms: {} in all; planned → logDateTime (planning, wheel, lanes, loads) {}",
-        split(f.lateness),
-        split(f.to_log_time),
-    );
+    let to_log_time = match peer {
+        true => String::new(),
+        false => format!("; planned → logDateTime (planning, wheel, lanes, loads) {}", split(f.to_log_time)),
+    };
+    let _ = writeln!(out, "  lateness p50/p99/max ms: {} in all{to_log_time}", split(f.lateness));
+    let who = row.scheduler.process();
     let u = &r.usage;
     if !u.statements.is_empty() {
         let per_run = |n: u64| opt((f.sent > 0).then(|| n as f64 / f.sent as f64), 2);
@@ -364,7 +393,7 @@ fn details(out: &mut String, row: &Row) {
     let others = (|| Some(u.machine_busy_ticks?.saturating_sub(u.admin_ticks? + u.db_ticks.unwrap_or(0) + u.own_ticks?)))();
     let _ = writeln!(
         out,
-        "  CPU over {:.1} s (% of one core): admin {} ({} µs/run), database server {} ({} µs/run), bench {}, \
+        "  CPU over {:.1} s (% of one core): {who} {} ({} µs/run), database server {} ({} µs/run), bench {}, \
          other processes ≈ {}; machine busy {} of {}, iowait {}",
         u.elapsed_ms as f64 / 1000.0,
         opt(r.admin_cpu(), 0),
@@ -391,7 +420,7 @@ fn details(out: &mut String, row: &Row) {
     if e.unrecorded > 0 {
         let _ = writeln!(out, "  {} /run were not recorded (memory bound): the counts are incomplete", count(e.unrecorded));
     }
-    let _ = writeln!(out, "  admin log: {} warnings, {} errors; {}", r.log.warnings, r.log.errors, r.exit);
+    let _ = writeln!(out, "  {who} log: {} warnings, {} errors; {}", r.log.warnings, r.log.errors, r.exit);
     for sample in &r.log.samples {
         let _ = writeln!(out, "    | {}", truncate(sample, 200));
     }
@@ -422,6 +451,8 @@ fn at_most(what: &str, value: Option<f64>, limit: f64, unit: &str) -> String {
 
 /// The issue's goals for the rows that measure them (reported, not asserted).
 fn goals(row: &Row) -> Vec<String> {
+    // The peer is measured for the ratios; the targets are the admin's.
+    let Scheduler::Admin(storage) = row.scheduler else { return Vec::new() };
     let mut goals = Vec::new();
     match &row.measured {
         Measured::Sustained(r) => {
@@ -440,7 +471,7 @@ fn goals(row: &Row) -> Vec<String> {
                     Phase::Spread => TARGET_P99_SPREAD_MS,
                 };
                 goals.push(at_most("p99", r.lateness_ms(|l| l.p99), p99_limit, "ms"));
-                match row.storage {
+                match storage {
                     Storage::MySql => {
                         goals.push(at_most("admin", r.admin_us(), TARGET_ADMIN_US, "µs/trigger"));
                         goals.push(at_most("MariaDB", r.db_us(), TARGET_DB_US, "µs/trigger"));
@@ -453,13 +484,13 @@ fn goals(row: &Row) -> Vec<String> {
                     }
                 }
             }
-            if row.storage == Storage::Sqlite && row.jobs == TARGET_SQLITE_SMALL_JOBS {
+            if storage == Storage::Sqlite && row.jobs == TARGET_SQLITE_SMALL_JOBS {
                 goals.push(at_most("RSS", r.rss_mb(), TARGET_SQLITE_SMALL_RSS_MB, "MB"));
             }
         }
         Measured::Burst(r) => {
             goals.push(format!("no silent drops ({} untraced) {}", count(r.unaccounted()), verdict(r.unaccounted() == 0)));
-            if row.storage == Storage::MySql && row.jobs >= TARGET_BURST_JOBS {
+            if storage == Storage::MySql && row.jobs >= TARGET_BURST_JOBS {
                 let all = r.fires.within_threshold == r.fires.planned;
                 goals.push(format!(
                     "all sent within 5 s ({} of {}) {}",
@@ -484,12 +515,56 @@ fn targets(out: &mut String, rows: &[Row]) {
                 Measured::Burst(_) => "burst",
                 Measured::Raw(_) => "raw",
             };
-            (!goals.is_empty()).then(|| format!("  {}: {}", label(row.storage, kind, row.jobs), goals.join(" | ")))
+            (!goals.is_empty()).then(|| format!("  {}: {}", label(row.scheduler, kind, row.jobs), goals.join(" | ")))
         })
         .collect();
     if !lines.is_empty() {
         let _ = writeln!(out, "\nTargets (issue 11; reported, not asserted):\n{}", lines.join("\n"));
     }
+}
+
+const RATIOS: [(&str, usize); 7] =
+    [("storage", 9), ("phase", 7), ("jobs", 7), ("p99", 6), ("adm CPU", 7), ("DB CPU", 7), ("RSS", 6)];
+
+/// `ours / peer`, when both were measured and the peer's is not zero.
+fn ratio(ours: Option<f64>, peer: Option<f64>) -> Option<f64> {
+    let peer = peer.filter(|p| *p > 0.0)?;
+    Some(ours? / peer)
+}
+
+/// Each admin row against the peer's row of the same shape.
+fn ratios(out: &mut String, rows: &[Row]) {
+    fn sustained(row: &Row) -> Option<(Scheduler, usize, &RunResult)> {
+        match &row.measured {
+            Measured::Sustained(r) => Some((row.scheduler, row.jobs, r)),
+            _ => None,
+        }
+    }
+    let mut lines = Vec::new();
+    for (_, jobs, peer) in rows.iter().filter_map(sustained).filter(|(s, _, _)| *s == Scheduler::Peer) {
+        for (scheduler, _, ours) in rows.iter().filter_map(sustained).filter(|(s, j, r)| *s != Scheduler::Peer && *j == jobs && r.phase == peer.phase) {
+            let p99 = |r: &RunResult| r.lateness_ms(|l| l.p99);
+            lines.push(vec![
+                scheduler.name().to_string(),
+                ours.phase.name().to_string(),
+                thousands(jobs as f64),
+                opt(ratio(p99(ours), p99(peer)), 2),
+                opt(ratio(ours.admin_cpu(), peer.admin_cpu()), 2),
+                opt(ratio(ours.db_cpu(), peer.admin_cpu()), 2),
+                opt(ratio(ours.rss_mb(), peer.rss_mb()), 2),
+            ]);
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nRatios to ratch-job measured in this run (ours / peer; below 1 is better):");
+    table(out, &RATIOS, &lines);
+    let _ = writeln!(
+        out,
+        "p99 = lateness p99; adm CPU = the admin's CPU / ratch-job's; DB CPU = the database server's CPU / ratch-job's\n\
+         (ratch-job keeps its records in its own process); RSS = peak RSS / ratch-job's."
+    );
 }
 
 #[cfg(test)]
@@ -509,6 +584,12 @@ mod tests {
     fn truncation_keeps_char_boundaries() {
         assert_eq!(truncate("触发失败了", 2), "触发…");
         assert_eq!(truncate("ok", 5), "ok");
+    }
+
+    #[test]
+    fn ratios_need_both_values() {
+        assert_eq!(ratio(Some(3.0), Some(2.0)), Some(1.5));
+        assert_eq!((ratio(None, Some(2.0)), ratio(Some(3.0), None), ratio(Some(3.0), Some(0.0))), (None, None, None));
     }
 
     #[test]
