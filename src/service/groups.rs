@@ -49,10 +49,10 @@ pub struct GroupForm {
     #[schema(ignore)]
     pub id: i32,
     /// The executors' AppName, 4 to 64 characters.
-    #[schema(required = true, min_length = 4, max_length = 64, pattern = "\\S")]
+    #[schema(required = true, nullable = false, min_length = 4, max_length = 64, pattern = r"^[^<>\x00]*[^\s<>\x00][^<>\x00]*$")]
     pub appname: Option<String>,
     /// Display name, at most 12 characters.
-    #[schema(required = true, min_length = 1, max_length = 12, pattern = "\\S")]
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 12, pattern = r"^[^<>\x00]*[^\s<>\x00][^<>\x00]*$")]
     pub title: Option<String>,
     /// 0: addresses from executor registration; 1: the manual `addressList`.
     #[schema(minimum = 0, maximum = 1)]
@@ -72,7 +72,9 @@ impl GroupForm {
         if is_blank(Some(appname)) {
             return invalid(format!("{}AppName", t("system_please_input")));
         }
-        let length = appname.encode_utf16().count();
+        // Characters, as the varchar column (utf8mb4) and the REST API's JSON Schema count them; 2.4.2 counts
+        // UTF-16 units, which differs only for characters beyond the BMP (emoji).
+        let length = appname.chars().count();
         if !(4..=64).contains(&length) {
             return invalid(t("jobgroup_field_appname_length").to_string());
         }
@@ -86,7 +88,7 @@ impl GroupForm {
         if has_markup(title) {
             return invalid(format!("{}{}", t("jobgroup_field_title"), t("system_unvalid")));
         }
-        if title.encode_utf16().count() > 12 {
+        if title.chars().count() > 12 {
             return invalid(t("jobgroup_field_title_length").to_string());
         }
         if self.address_type != 0 {

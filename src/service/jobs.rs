@@ -52,33 +52,34 @@ pub struct JobForm {
     /// The executor group (its id).
     #[schema(required = true, minimum = 1)]
     pub job_group: i32,
-    #[schema(required = true, pattern = "\\S")]
+    #[schema(required = true, nullable = false, pattern = r"^[^\x00]*[^\s\x00][^\x00]*$")]
     pub job_desc: Option<String>,
-    #[schema(required = true, pattern = "\\S")]
+    #[schema(required = true, nullable = false, pattern = r"^[^\x00]*[^\s\x00][^\x00]*$")]
     pub author: Option<String>,
     /// E-mail addresses, comma-separated.
     pub alarm_email: Option<String>,
     /// `NONE`, `CRON` or `FIX_RATE`.
-    #[schema(required = true, schema_with = super::schema::schedule_type)]
+    #[schema(required = true, nullable = false, schema_with = super::schema::schedule_type)]
     pub schedule_type: Option<String>,
     /// A Quartz cron expression, or the FIX_RATE interval in seconds.
     pub schedule_conf: Option<String>,
     /// `DO_NOTHING` or `FIRE_ONCE_NOW`.
-    #[schema(required = true, schema_with = super::schema::misfire_strategy)]
+    #[schema(required = true, nullable = false, schema_with = super::schema::misfire_strategy)]
     pub misfire_strategy: Option<String>,
     /// `FIRST`, `LAST`, `ROUND`, `RANDOM`, `CONSISTENT_HASH`, `LEAST_FREQUENTLY_USED`,
     /// `LEAST_RECENTLY_USED`, `FAILOVER`, `BUSYOVER` or `SHARDING_BROADCAST`.
-    #[schema(required = true, schema_with = super::schema::route_strategy)]
+    #[schema(required = true, nullable = false, schema_with = super::schema::route_strategy)]
     pub executor_route_strategy: Option<String>,
     pub executor_handler: Option<String>,
     pub executor_param: Option<String>,
     /// `SERIAL_EXECUTION`, `DISCARD_LATER` or `COVER_EARLY`.
-    #[schema(required = true, schema_with = super::schema::block_strategy)]
+    #[schema(required = true, nullable = false, schema_with = super::schema::block_strategy)]
     pub executor_block_strategy: Option<String>,
     /// Seconds; 0 = none.
     pub executor_timeout: i32,
     pub executor_fail_retry_count: i32,
     /// Ids of jobs to run after a success, comma-separated.
+    #[schema(pattern = r"^(?:\s*|\+?\d{1,9}(?:,\+?\d{1,9})*,*)$")]
     pub child_job_id: Option<String>,
     /// `BEAN`, `GLUE_GROOVY`, `GLUE_SHELL`, `GLUE_PYTHON`, `GLUE_PHP`, `GLUE_NODEJS` or `GLUE_POWERSHELL`;
     /// fixed once the job exists.
@@ -171,7 +172,7 @@ impl Checks<'_> {
                 return Err(ServiceError::Invalid(format!("{label}{}", self.t("system_unvalid"))));
             };
             let Some(child) = self.state.db.load_job(id).await? else {
-                return Err(ServiceError::Invalid(format!("{label}{}", self.t("system_not_found"))));
+                return Err(ServiceError::NotFound(format!("{label}{}", self.t("system_not_found"))));
             };
             if !self.user.can_access(child.job_group) {
                 return Err(ServiceError::Forbidden(format!("{label}{}", self.t("system_permission_limit"))));
@@ -185,8 +186,9 @@ impl Checks<'_> {
 pub async fn add(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<i32, ServiceError> {
     user.ensure_access(state, form.job_group)?;
     let checks = Checks { state, user };
+    // Not found, not invalid: the form is well made and names a group that is not (or no longer) there.
     if state.db.load_group(form.job_group).await?.is_none() {
-        return Err(checks.fail(&["system_please_choose", "jobinfo_field_jobgroup"]));
+        return Err(ServiceError::NotFound(checks.t("system_please_choose") + &checks.t("jobinfo_field_jobgroup")));
     }
     checks.desc_and_author(&form)?;
     checks.schedule(&form, &["schedule_type"])?;
@@ -252,7 +254,7 @@ pub async fn update(state: &ServiceContext, user: &LoginUser, form: JobForm) -> 
     checks.alarm_channels(&form)?;
     let child_jobid = checks.children(&form).await?;
     if state.db.load_group(form.job_group).await?.is_none() {
-        return Err(checks.fail(&["jobinfo_field_jobgroup", "system_unvalid"]));
+        return Err(ServiceError::NotFound(checks.t("jobinfo_field_jobgroup") + &checks.t("system_unvalid")));
     }
     let Some(mut job) = state.db.load_job(form.id).await? else {
         return Err(unknown_job(state));
@@ -370,7 +372,8 @@ pub async fn trigger(
             .unwrap_or_default();
         if let Some(stranger) = java_split(list.trim()).into_iter().find(|a| !known.contains(&a.trim().to_string())) {
             let label = format!("{}{}", i18n.get("jobgroup_field_registryList"), i18n.get("system_unvalid"));
-            return Err(ServiceError::Invalid(format!("{label}: {stranger}")));
+            // Not found, as a group or a child job named in a form: no executor of the group has it.
+            return Err(ServiceError::NotFound(format!("{label}: {stranger}")));
         }
     }
     state.triggers.submit(TriggerRequest { executor_param, address_list, on_log_id, ..TriggerRequest::of_job(job.id, trigger_type) });

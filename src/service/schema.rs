@@ -30,3 +30,58 @@ pub fn block_strategy() -> Object {
 pub fn glue_type() -> Object {
     names(GLUE_TYPES.map(|(name, _)| name))
 }
+
+/// A text with at least one character other than white space, and no NUL (the derive takes only literals:
+/// the forms write it out).
+const NOT_BLANK: &str = r"^[^\x00]*[^\s\x00][^\x00]*$";
+
+/// Any text without NUL.
+pub const NO_NUL: &str = r"^[^\x00]*$";
+
+/// A FIX_RATE interval: whole seconds from 1 to `i32::MAX`, as `Integer.valueOf` reads them.
+const SECONDS: &str = r"^\+?0*(?:[1-9]\d{0,8}|1\d{9}|20\d{8}|21[0-3]\d{7}|214[0-6]\d{6}|2147[0-3]\d{5}|21474[0-7]\d{4}|214748[0-2]\d{3}|2147483[0-5]\d{2}|21474836[0-3]\d|214748364[0-7])$";
+
+/// Manual executor addresses: comma-separated, none blank (trailing commas dropped, as Java's split does),
+/// no markup.
+const ADDRESSES: &str = r"^[^<>\x00,]*[^\s<>\x00,][^<>\x00,]*(?:,[^<>\x00,]*[^\s<>\x00,][^<>\x00,]*)*,*$";
+
+/// The rules of a form that tie one field to another, which the derive cannot write, by the form's schema
+/// name: one `anyOf` per rule, a branch per value of the deciding field (generators take a branch whole,
+/// where `if`/`then` they only approximate). Also the fields these rules describe on their own.
+pub fn conditions(form: &str) -> (Vec<serde_json::Value>, &'static [&'static str]) {
+    use serde_json::json;
+    let branch = |field: &str, value: serde_json::Value, properties: serde_json::Value, required: &[&str]| {
+        let mut properties = properties;
+        properties[field] = json!({ "const": value });
+        json!({ "properties": properties, "required": required })
+    };
+    match form {
+        "JobForm" => (
+            vec![json!({ "anyOf": [
+                // A cron expression is Quartz's grammar, which no pattern states; its format names it.
+                branch("scheduleType", json!("CRON"), json!({ "scheduleConf": { "type": "string", "format": "quartz-cron" } }), &["scheduleConf"]),
+                branch("scheduleType", json!("FIX_RATE"), json!({ "scheduleConf": { "type": "string", "pattern": SECONDS } }), &["scheduleConf"]),
+                branch("scheduleType", json!("NONE"), json!({ "scheduleConf": { "pattern": NO_NUL } }), &[]),
+            ] })],
+            &["scheduleConf"],
+        ),
+        "NewJob" => {
+            let others: Vec<&str> = GLUE_TYPES.iter().map(|(name, _)| *name).filter(|name| *name != "BEAN").collect();
+            (
+                vec![json!({ "required": ["glueType"], "anyOf": [
+                    branch("glueType", json!("BEAN"), json!({ "executorHandler": { "type": "string", "pattern": NOT_BLANK } }), &["executorHandler"]),
+                    { "properties": { "glueType": { "enum": others } } },
+                ] })],
+                &[],
+            )
+        }
+        "GroupForm" => (
+            vec![json!({ "anyOf": [
+                branch("addressType", json!(1), json!({ "addressList": { "type": "string", "pattern": ADDRESSES } }), &["addressList"]),
+                branch("addressType", json!(0), json!({ "addressList": { "pattern": NO_NUL } }), &[]),
+            ] })],
+            &["addressList"],
+        ),
+        _ => (Vec::new(), &[]),
+    }
+}

@@ -156,7 +156,8 @@ async fn job_endpoints(backend: Backend) -> TestResult {
     cron["scheduleType"] = json!("CRON");
     cron["scheduleConf"] = json!("not cron");
     ensure_eq!(api.expect(400, api.post("/jobs", cron)).await?["message"], format!("Cron{}", msg(&["system_unvalid"])));
-    ensure_eq!(api.expect(400, api.post("/jobs", new_job(999))).await?["message"], msg(&["system_please_choose", "jobinfo_field_jobgroup"]));
+    // A well-made form naming a group that is not there: not found, with the console's message.
+    ensure_eq!(api.expect(404, api.post("/jobs", new_job(999))).await?["message"], msg(&["system_please_choose", "jobinfo_field_jobgroup"]));
     let malformed = api.send(reqwest::Method::POST, "/jobs", None, &[("Content-Type", "application/json")]).await?;
     ensure_eq!(malformed.status, 400, "an empty body is malformed JSON");
     let mut wrong_type = new_job(group);
@@ -222,7 +223,7 @@ async fn job_endpoints(backend: Backend) -> TestResult {
     let mut params: Vec<String> = runs.iter().map(|r| r.body["executorParams"].as_str().unwrap_or("?").to_string()).collect();
     params.sort();
     ensure_eq!(params, vec!["api=1".to_string(), "own".to_string()]);
-    let stranger = api.expect(400, api.post(&format!("/jobs/{id}/trigger"), json!({"addressList": "http://10.9.9.9:9999/"}))).await?;
+    let stranger = api.expect(404, api.post(&format!("/jobs/{id}/trigger"), json!({"addressList": "http://10.9.9.9:9999/"}))).await?;
     ensure_eq!(stranger["message"], format!("{}: http://10.9.9.9:9999/", msg(&["jobgroup_field_registryList", "system_unvalid"])));
     ensure_eq!(api.expect(400, api.post(&format!("/jobs/{id}/trigger"), json!({"param": "x"}))).await?["status"], 400, "unknown fields");
     ensure_eq!(api.expect(404, api.post("/jobs/9999/trigger", json!({}))).await?["message"], msg(&["jobinfo_glue_jobid_unvalid"]));
@@ -313,6 +314,11 @@ async fn log_and_group_endpoints(backend: Backend) -> TestResult {
     let by_hand = format!("{}:", msg(&["joblog_kill_log_byman"]));
     ensure_eq!((row.handle_code, row.handle_msg.as_deref()), (500, Some(by_hand.as_str())));
     ensure_eq!(api.expect(409, api.post(&format!("/logs/{failed}/kill"), Value::Null)).await?["message"], msg(&["joblog_kill_log_limit"]));
+    // A failed trigger has no log on its executor, and will have none; one not triggered yet may.
+    let ended = json!({"fromLineNum": 1, "toLineNum": 0, "logContent": null, "end": true});
+    ensure_eq!(api.expect(200, api.get(&format!("/logs/{failed}/rolling"))).await?, ended);
+    let queued = log(store, group, job_id, at, 0, 0, "").await?;
+    ensure_eq!(api.expect(200, api.get(&format!("/logs/{queued}/rolling"))).await?["end"], false);
     let gone = log(store, group, job_id, at, 200, 0, "http://127.0.0.1:1/").await?;
     ensure_eq!(api.expect(502, api.get(&format!("/logs/{gone}/rolling"))).await?["status"], 502);
     ensure_eq!(api.expect(502, api.post(&format!("/logs/{gone}/kill"), Value::Null)).await?["status"], 502);
@@ -486,6 +492,12 @@ async fn the_edge_refuses_what_the_contract_forbids(backend: Backend) -> TestRes
     ensure_eq!(api.expect(200, api.put("/jobs/1", read.clone())).await?["id"], 1, "a job as read goes back unchanged: {read}");
     let unknown = api.expect(400, api.get("/jobs?colour=red")).await?;
     ensure!(unknown["message"].as_str().is_some_and(|m| m.contains("colour")), "{unknown}");
+    // JSON Schema's integers: `1.0` is one; what a view holds beside the form is ignored whatever it is, even NUL.
+    let mut whole = read.clone();
+    whole["jobGroup"] = json!(1.0);
+    whole["updateTime"] = json!({"nested": "\u{0}"});
+    ensure_eq!(api.expect(200, api.put("/jobs/1", whole)).await?["jobGroup"], 1);
+    ensure_eq!(api.expect(400, api.post("/jobs/1/trigger", json!([null]))).await?["message"], "the request body must be a JSON object");
 
     let plain = api.send(reqwest::Method::POST, "/jobs", None, &[("Content-Type", "text/plain")]).await?;
     ensure_eq!((plain.status, plain.body["status"].clone()), (415, json!(415)));

@@ -46,7 +46,7 @@ pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): 
 
 /// Creates an executor group (administrators only).
 #[utoipa::path(operation_id = "createGroup", post, path = "/groups", tag = "groups", request_body = GroupForm,
-    responses((status = 201, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 201, body = GroupView, headers(("Location" = String, description = "the new group's URL"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 415, body = ErrorBody)))]
 pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<GroupForm>) -> ApiResult<impl IntoResponse> {
     let id = groups::add(&state, &user, form).await?;
     let group = groups::get(&state, &user, id).await?;
@@ -56,7 +56,7 @@ pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonB
 /// Replaces an executor group's settings (administrators only); an automatic group takes its live
 /// registrations at once.
 #[utoipa::path(operation_id = "updateGroup", put, path = "/groups/{id}", tag = "groups", request_body = GroupForm, params(("id" = i32, Path, description = "group id", minimum = 1)),
-    responses((status = 200, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)))]
 pub async fn update(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(form): JsonBody<GroupForm>) -> ApiResult<Json<GroupView>> {
     groups::get(&state, &user, id).await?;
     groups::update(&state, &user, GroupForm { id, ..form }).await?;

@@ -60,7 +60,8 @@ pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryPa
 
 /// Creates a job, stopped. Same rules and messages as the console's job form.
 #[utoipa::path(operation_id = "createJob", post, path = "/jobs", tag = "jobs", request_body = JobForm,
-    responses((status = 201, body = JobView, headers(("Location" = String, description = "the new job's URL"), ("ETag" = String))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 201, body = JobView, headers(("Location" = String, description = "the new job's URL"), ("ETag" = String))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody, description = "the executor group or a child job named does not exist"), (status = 415, body = ErrorBody)))]
 pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<JobForm>) -> ApiResult<impl IntoResponse> {
     let id = jobs::add(&state, &user, form).await?;
     let job = JobView::new(jobs::get(&state, &user, id).await?, state.db.zone());

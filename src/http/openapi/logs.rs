@@ -1,6 +1,7 @@
 //! `/logs`: trigger logs, the executor's log of a run, and killing a run.
 
 use super::{paging, within, ApiError, ApiResult, ApiUser, ErrorBody, Id, Listing, QueryParams};
+use crate::domain::protocol::SUCCESS_CODE;
 use crate::http::state::AppState;
 use crate::http::console::views::LogView;
 use crate::service::logs::{self, LogLines, LogQuery};
@@ -48,8 +49,10 @@ pub struct LogListQuery {
     job_id: Option<i32>,
     status: Option<LogStatus>,
     /// Triggered at or after: `yyyy-MM-dd HH:mm:ss` in the admin's time zone, or ISO 8601 with an offset.
+    #[param(pattern = r"^(?:\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)|(?:\d{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)(?: (?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d|T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d))$")]
     from: Option<String>,
     /// Triggered at or before: `yyyy-MM-dd HH:mm:ss` in the admin's time zone, or ISO 8601 with an offset.
+    #[param(pattern = r"^(?:\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)|(?:\d{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)(?: (?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d|T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d))$")]
     to: Option<String>,
     /// Rows to skip (default 0).
     #[param(minimum = 0)]
@@ -112,7 +115,8 @@ pub struct RollingQuery {
 }
 
 /// The executor's log of a run, read from the executor that ran it (plain text, not HTML). A run that never
-/// reached an executor has an empty, ended log.
+/// reached an executor, or whose trigger failed, has an empty, ended log; one not triggered yet an empty log
+/// that goes on.
 #[utoipa::path(operation_id = "rollingLog", get, path = "/logs/{id}/rolling", tag = "logs", params(("id" = i64, Path, description = "log id", minimum = 1), RollingQuery),
     responses((status = 200, body = LogLines), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 502, body = ErrorBody, description = "the executor failed or is unreachable")))]
 pub async fn rolling(
@@ -126,9 +130,11 @@ pub async fn rolling(
         return Err(ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&"fromLine"])));
     }
     let log = logs::get(&state, &user, id).await?;
-    if crate::domain::is_blank(log.executor_address.as_deref()) {
-        // The run never reached an executor: there is no log to read, and none will come.
-        return Ok(Json(LogLines { from_line_num: from_line, to_line_num: from_line - 1, log_content: None, end: true }));
+    if crate::domain::is_blank(log.executor_address.as_deref()) || log.trigger_code != SUCCESS_CODE {
+        // Not triggered yet (code 0): nothing to read so far, ask again. A trigger that failed, or found no
+        // executor: there is no log, and none will come.
+        let end = log.trigger_code != 0;
+        return Ok(Json(LogLines { from_line_num: from_line, to_line_num: from_line - 1, log_content: None, end }));
     }
     let result = logs::rolling(&state, &user, id, from_line).await?;
     match result.content {

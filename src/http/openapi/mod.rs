@@ -94,11 +94,70 @@ impl utoipa::Modify for BearerAuth {
 }
 
 /// The OpenAPI 3 document, with this admin's context path as its server.
-pub fn openapi_document(context_path: &str) -> utoipa::openapi::OpenApi {
+pub fn openapi_document(context_path: &str) -> serde_json::Value {
     let mut doc = ApiDoc::openapi();
     doc.info.version = env!("CARGO_PKG_VERSION").to_string();
     doc.servers = Some(vec![Server::new(format!("{context_path}{BASE}"))]);
+    let mut doc = serde_json::to_value(doc).unwrap_or_default();
+    declare_edge(&mut doc);
     doc
+}
+
+/// What [`JsonBody`], [`QueryParams`] and the forms' rules hold every request to, written into the document
+/// where the derive cannot say it: no text holds NUL, a body names only the fields of its form (or of the
+/// view it was read as), and the rules that tie one field to another. A new job also needs its GLUE type, and
+/// its JobHandler when it is a BEAN job (a change keeps the job's GLUE type, so only creation checks them).
+fn declare_edge(doc: &mut serde_json::Value) {
+    use serde_json::{json, Value};
+    let mut bodies = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object_mut().into_iter().flatten() {
+        for (method, operation) in item.as_object_mut().into_iter().flatten() {
+            for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
+                without_nul(&mut parameter["schema"]);
+            }
+            let Some(body) = operation.pointer_mut("/requestBody/content/application~1json/schema") else { continue };
+            bodies.extend(body["$ref"].as_str().and_then(|r| r.rsplit('/').next()).map(str::to_string));
+            if (path.as_str(), method.as_str()) == ("/jobs", "post") {
+                *body = json!({ "$ref": "#/components/schemas/NewJob" });
+            }
+        }
+    }
+    let fields = schema_fields();
+    let schemas = &mut doc["components"]["schemas"];
+    for name in bodies {
+        let schema = &mut schemas[&name];
+        // A field whose shape depends on another is described by its rules alone: a second pattern beside
+        // them would hide a `format` from generators.
+        let (rules, ruled) = crate::service::schema::conditions(&name);
+        for (field, property) in schema.get_mut("properties").and_then(Value::as_object_mut).into_iter().flatten() {
+            if !ruled.contains(&field.as_str()) {
+                without_nul(property);
+            }
+        }
+        if schema["additionalProperties"] != Value::Bool(false) {
+            let view = READ_BACK.iter().find(|(form, _)| *form == name).and_then(|(_, view)| fields.get(*view));
+            let names: BTreeSet<&String> = fields.get(&name).into_iter().chain(view).flatten().collect();
+            schema["propertyNames"] = json!({ "enum": names });
+        }
+        if !rules.is_empty() {
+            schema["allOf"] = Value::from(rules);
+        }
+    }
+    let mut new_job = vec![json!({ "$ref": "#/components/schemas/JobForm" })];
+    new_job.extend(crate::service::schema::conditions("NewJob").0);
+    schemas["NewJob"] = json!({ "description": "A new job: the job form, with its GLUE type, and the JobHandler of a BEAN job.", "allOf": new_job });
+}
+
+/// A text schema of no narrower shape gets the pattern that refuses NUL.
+fn without_nul(schema: &mut serde_json::Value) {
+    let is_text = match &schema["type"] {
+        serde_json::Value::String(t) => t == "string",
+        serde_json::Value::Array(types) => types.iter().any(|t| t == "string"),
+        _ => false,
+    };
+    if is_text && schema.get("enum").is_none() && schema.get("pattern").is_none() && schema.get("format").is_none() {
+        schema["pattern"] = serde_json::Value::from(crate::service::schema::NO_NUL);
+    }
 }
 
 /// The document needs no token: it describes, it does not act.
@@ -212,11 +271,19 @@ impl<T: DeserializeOwned + utoipa::ToSchema> FromRequest<AppState> for JsonBody<
             JsonRejection::MissingJsonContentType(_) => ApiError::UnsupportedMediaType,
             other => ApiError::BadRequest(other.body_text()),
         })?;
+        let serde_json::Value::Object(mut fields) = integral(value) else {
+            // serde would read a struct from an array too; the document says object.
+            return Err(ApiError::BadRequest("the request body must be a JSON object".into()));
+        };
+        if let Some(refusal) = unknown_field(&T::name(), &fields) {
+            return Err(refusal);
+        }
+        // The read-only fields of a view sent back are ignored whatever they hold, so they are not checked.
+        let own = schema_fields().get(T::name().as_ref());
+        fields.retain(|key, _| own.is_none_or(|own| own.contains(key)));
+        let value = serde_json::Value::Object(fields);
         if let Some(field) = nul_in_json(&value, "") {
             return Err(nul_refused(state, &field));
-        }
-        if let Some(refusal) = unknown_field(&T::name(), &value) {
-            return Err(refusal);
         }
         let value = serde_json::from_value(value).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
         Ok(JsonBody(value))
@@ -254,14 +321,29 @@ fn properties(schema: &serde_json::Value, schemas: &serde_json::Map<String, serd
 }
 
 /// A misspelt field would otherwise be dropped without a word; it is refused with its name.
-fn unknown_field(schema: &str, value: &serde_json::Value) -> Option<ApiError> {
-    let object = value.as_object()?;
+fn unknown_field(schema: &str, object: &serde_json::Map<String, serde_json::Value>) -> Option<ApiError> {
     let fields = schema_fields();
     let own = fields.get(schema)?;
     let view = READ_BACK.iter().find(|(form, _)| *form == schema).and_then(|(_, view)| fields.get(*view));
     let unknown = object.keys().find(|key| !own.contains(*key) && !view.is_some_and(|v| v.contains(*key)))?;
     let known: Vec<&str> = own.iter().map(String::as_str).collect();
-    Some(ApiError::BadRequest(format!("unknown field `{unknown}`; {schema} has {}", known.join(", "))))
+    Some(ApiError::BadRequest(format!("unknown field `{}`; {schema} has {}", unknown.replace('\0', "\\0"), known.join(", "))))
+}
+
+/// JSON Schema's integers include `1.0`: numbers without a fraction become integers before serde, which
+/// would refuse a float for an integer field.
+fn integral(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => match n.as_f64() {
+            // Within ±2^53 an f64 holds every integer exactly; beyond, it stays a float for serde to refuse.
+            Some(f) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => Value::from(f as i64),
+            _ => Value::Number(n),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(integral).collect()),
+        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, integral(v))).collect()),
+        other => other,
+    }
 }
 
 /// Where a string holding NUL sits in `value` (`jobDesc`, `items[2]`), keys included.
@@ -423,6 +505,16 @@ mod tests {
                 assert!(op["responses"]["400"].is_object(), "{method} {path} declares its 400");
             }
         }
+        // What the derive cannot say: no NUL, the names a body may use, the rules between fields.
+        assert_eq!(job["alarmEmail"]["pattern"], crate::service::schema::NO_NUL);
+        assert_eq!(param("jobDesc")["pattern"], crate::service::schema::NO_NUL);
+        let names = schemas["JobForm"]["propertyNames"]["enum"].as_array().unwrap();
+        assert!(names.contains(&serde_json::json!("jobDesc")) && names.contains(&serde_json::json!("updateTime")), "form and view fields");
+        let cron = &schemas["JobForm"]["allOf"][0]["anyOf"][0];
+        assert_eq!((cron["properties"]["scheduleType"]["const"].as_str(), cron["properties"]["scheduleConf"]["format"].as_str()), (Some("CRON"), Some("quartz-cron")));
+        assert!(job["scheduleConf"].get("pattern").is_none(), "the rules alone describe scheduleConf");
+        assert_eq!(doc["paths"]["/jobs"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/NewJob");
+        assert_eq!(schemas["NewJob"]["allOf"][1]["required"], serde_json::json!(["glueType"]));
     }
 
     fn collect_refs(value: &serde_json::Value, refs: &mut Vec<String>) {
