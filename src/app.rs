@@ -107,20 +107,20 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone());
     let (registry_queue, registry_writers) = RegistryQueue::start(db.clone(), clock.clone(), config.registry_max_per_app);
     let mut workers = vec![tokio::spawn(registry::run_monitor(db.clone(), clock.clone(), shutdown.clone()))];
+    let alarms = Alarms::from_config(db.clone(), &config, &i18n, clock.clone(), &console_url(&config, addr), metrics.clone())?;
     let engine = Engine {
         db: db.clone(),
         i18n: i18n.clone(),
         completer: completer.clone(),
         triggers: triggers.clone(),
-        alarms: Alarms::from_config(db.clone(), &config, &i18n, clock.clone(), &console_url(&config, addr), metrics.clone())?,
+        alarms: alarms.clone(),
         clock: clock.clone(),
         metrics: metrics.clone(),
         owner,
     };
     workers.extend(engine.start(&config, &shutdown));
 
-    let alarm_channels = Arc::new(config.alarm.webhooks.iter().map(|w| w.name.clone()).collect());
-    let services = ServiceContext { db: db.clone(), i18n, clock, triggers: triggers.clone(), completer, executors, alarm_channels };
+    let services = ServiceContext { db: db.clone(), i18n, clock, triggers: triggers.clone(), completer, executors, alarms };
     let state = AppState::build(services, config.clone(), registry_queue, metrics).await?;
     tracing::info!("xxl-job-admin listening on {addr}; console: {}", clickable_console_url(addr, &config.server.context_path));
     http::console::session::warn_about_default_passwords(&db).await;

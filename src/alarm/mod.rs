@@ -141,6 +141,31 @@ impl Alarms {
         };
         deliver(&self.channels, Arc::new(alarm), &self.metrics).await
     }
+
+    /// The names of the webhook channels (`webhook:<name>` in a job's alarm field), canonical.
+    pub fn webhook_names(&self) -> Vec<String> {
+        self.channels.iter().filter_map(|c| c.name().strip_prefix(WEBHOOK_ENTRY)).map(str::to_string).collect()
+    }
+
+    /// Sends a made-up failed run to the webhook channel `name`, as the console's test button asks: no
+    /// job or log behind it, not counted in the metrics. True when it was delivered; `None` when no
+    /// channel has that name.
+    pub async fn test(&self, name: &str, job_desc: String, message: String, now_ms: i64) -> Option<bool> {
+        let name = canonical_channel(name);
+        let label = format!("{WEBHOOK_ENTRY}{name}");
+        let channel = self.channels.iter().find(|c| c.name() == label)?;
+        let alarm = Alarm {
+            job: JobInfo { id: 0, job_desc, ..JobInfo::sample(0) },
+            log: JobLog { job_id: 0, trigger_code: 500, trigger_msg: Some(message), ..JobLog::sample(0) },
+            group: None,
+            // There is no log to link to: the link leads back to the channels.
+            log_url: format!("{}/alarm", self.console_url),
+            trigger_time_ms: Some(now_ms),
+            handle_time_ms: None,
+            targets: Targets { emails: Vec::new(), webhooks: vec![name] },
+        };
+        Some(channel.send(&alarm).await)
+    }
 }
 
 /// Sends `alarm` on every channel it concerns, concurrently, so one slow channel costs its own timeout

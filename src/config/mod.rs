@@ -250,6 +250,36 @@ impl WebhookConfig {
         format!("{} to {host}{signed}, groups: {groups}, timeout {} ms", self.kind.name(), self.timeout_ms)
     }
 
+    /// The URL as the console shows it: scheme, host, port and the path's plain words; every other path
+    /// segment, every query value and a password become `***`, since robots carry their token in any of
+    /// them (`/robot/send?access_token=…`, `/bot/v2/hook/…`, `/services/T…/B…/…`).
+    pub fn redacted_url(&self) -> String {
+        const HIDDEN: &str = "***";
+        let Ok(url) = url::Url::parse(self.url.expose()) else { return HIDDEN.to_string() };
+        let word = |segment: &str| {
+            segment.is_empty()
+                || (segment.len() <= 24 && segment.chars().all(|c| c.is_ascii_lowercase() || "-_.".contains(c)))
+                || (segment.len() <= 3 && segment.starts_with('v') && segment[1..].chars().all(|c| c.is_ascii_digit()))
+        };
+        let mut shown = format!("{}://", url.scheme());
+        if !url.username().is_empty() {
+            shown.push_str(url.username());
+            shown.push_str(if url.password().is_some() { ":***@" } else { "@" });
+        }
+        shown.push_str(url.host_str().unwrap_or(""));
+        if let Some(port) = url.port() {
+            shown.push_str(&format!(":{port}"));
+        }
+        let path: Vec<&str> = url.path().split('/').map(|s| if word(s) { s } else { HIDDEN }).collect();
+        shown.push_str(&path.join("/"));
+        let query: Vec<String> = url.query_pairs().map(|(key, _)| format!("{key}={HIDDEN}")).collect();
+        if !query.is_empty() {
+            shown.push('?');
+            shown.push_str(&query.join("&"));
+        }
+        shown
+    }
+
     /// Whether failed jobs of the executor `app_name` go to this channel by configuration.
     pub fn covers(&self, app_name: &str) -> bool {
         self.groups.iter().any(|g| g == "*" || g == app_name)

@@ -749,6 +749,19 @@ fn webhook_channels_from_arguments_file_and_environment() {
 }
 
 #[test]
+fn webhook_urls_are_shown_without_their_tokens() {
+    let shown = |url: &str| {
+        let c = config(&["--xxl.job.alarm.webhook.a.type=json", &format!("--xxl.job.alarm.webhook.a.url={url}")]);
+        c.alarm.webhooks[0].redacted_url()
+    };
+    assert_eq!(shown("https://oapi.dingtalk.com/robot/send?access_token=T0K3N"), "https://oapi.dingtalk.com/robot/send?access_token=***");
+    assert_eq!(shown("https://open.feishu.cn/open-apis/bot/v2/hook/4f1c-88ab"), "https://open.feishu.cn/open-apis/bot/v2/hook/***");
+    assert_eq!(shown("https://hooks.slack.com/services/T000/B000/XXXX"), "https://hooks.slack.com/services/***/***/***");
+    assert_eq!(shown("http://ops:pa55@10.0.0.1:8080/alarm?k=v&t=1"), "http://ops:***@10.0.0.1:8080/alarm?k=***&t=***");
+    assert_eq!(shown("https://alerts.example.com/xxl-job/"), "https://alerts.example.com/xxl-job/");
+}
+
+#[test]
 fn webhook_mistakes_are_named() {
     let missing = error(&["--xxl.job.alarm.webhook.ops.type=wecom"]);
     assert!(missing.contains("xxl.job.alarm.webhook.ops.url") && missing.contains("missing"), "{missing}");

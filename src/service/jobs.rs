@@ -149,7 +149,8 @@ impl Checks<'_> {
 
     /// A `webhook:<name>` no channel has would fail every alarm unseen: refused with the configured names.
     fn alarm_channels(&self, form: &JobForm) -> Result<(), ServiceError> {
-        let configured: Vec<&str> = self.state.alarm_channels.iter().map(String::as_str).collect();
+        let names = self.state.alarms.webhook_names();
+        let configured: Vec<&str> = names.iter().map(String::as_str).collect();
         let targets = Targets::parse(form.alarm_email.as_deref());
         match targets.webhooks.iter().find(|name| !configured.contains(&name.as_str())) {
             Some(unknown) => {

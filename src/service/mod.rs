@@ -11,6 +11,7 @@ pub mod tokens;
 
 pub use access::LoginUser;
 
+use crate::alarm::Alarms;
 use crate::executor::ExecutorClient;
 use crate::i18n::I18n;
 use crate::scheduler::complete::Completer;
@@ -32,8 +33,8 @@ pub struct ServiceContext {
     pub completer: Completer,
     /// Reads executors' logs and kills their runs.
     pub executors: ExecutorClient,
-    /// The names of the configured alarm channels (`webhook:<name>` in a job's alarm field).
-    pub alarm_channels: Arc<Vec<String>>,
+    /// The alarm channels: their names (`webhook:<name>` in a job's alarm field), and the console's test.
+    pub alarms: Alarms,
 }
 
 impl ServiceContext {

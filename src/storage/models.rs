@@ -76,10 +76,9 @@ pub struct JobLog {
     pub alarm_status: i16,
 }
 
-#[cfg(test)]
 impl JobInfo {
     /// A stopped BEAN job of group 1 with schedule NONE and every optional column empty, for unit tests
-    /// to adjust with struct update syntax.
+    /// and the console's test alarm to adjust with struct update syntax.
     pub fn sample(id: i32) -> JobInfo {
         JobInfo {
             id,
@@ -110,9 +109,9 @@ impl JobInfo {
     }
 }
 
-#[cfg(test)]
 impl JobLog {
-    /// A log of job 1 in group 1 with no trigger or handle result yet, for unit tests to adjust.
+    /// A log of job 1 in group 1 with no trigger or handle result yet, for unit tests and the console's
+    /// test alarm to adjust.
     pub fn sample(id: i64) -> JobLog {
         JobLog {
             id,

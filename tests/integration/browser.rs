@@ -19,6 +19,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "browser::language_follows_configuration", backends: SQLITE, run: |b| Box::pin(language_follows_configuration(b)) },
         Case { name: "browser::user_password_and_clear_log_dialogs", backends: SQLITE, run: |b| Box::pin(user_password_and_clear_log_dialogs(b)) },
         Case { name: "browser::api_token_dialog", backends: SQLITE, run: |b| Box::pin(api_token_dialog(b)) },
+        Case { name: "browser::alarm_channels_page_sends_a_test", backends: SQLITE, run: |b| Box::pin(alarm_channels_page_sends_a_test(b)) },
         Case { name: "browser::deep_link_and_long_password_survive_login", backends: SQLITE, run: |b| Box::pin(deep_link_and_long_password_survive_login(b)) },
         Case { name: "browser::first_look_cron_builder_dashboard_glue_note", backends: SQLITE, run: |b| Box::pin(first_look_cron_builder_dashboard_glue_note(b)) },
         Case { name: "browser::behind_nginx_job_flow_and_dialogs", backends: SQLITE, run: |b| Box::pin(behind_nginx_job_flow_and_dialogs(b)) },
@@ -407,6 +408,35 @@ async fn api_token_dialog(backend: Backend) -> TestResult {
             let api = crate::support::rest::RestClient::new(&base, Some(&token));
             ensure_eq!(api.get("/groups").await?.status, 200, "the dialog's token authenticates");
         }
+        no_injected_script(&browser).await?;
+        Ok(())
+    })?;
+    app.stop().await;
+    Ok(())
+}
+
+/// The alarm channels page, reached from the menu: a channel with its hidden token, and its test button,
+/// whose alarm reaches the receiver the test runs and whose answer the page shows.
+async fn alarm_channels_page_sends_a_test(backend: Backend) -> TestResult {
+    let receiver = crate::support::webhook::WebhookServer::start().await?;
+    let db = TestDb::fresh(backend)?;
+    let url = format!("--xxl.job.alarm.webhook.ops.url={}/json?token=T0K3N", receiver.base);
+    let app = TestApp::start(&db, &["--xxl.job.i18n=en", "--xxl.job.alarm.webhook.ops.type=json", &url]).await?;
+    let t = I18n::new("en");
+    in_browser!(app.base, "browser-alarm-channels", |browser| {
+        login(&browser, "admin", "123456").await?;
+        browser.click("#nav-alarm a").await?;
+        browser.until("the alarm channels page", "return document.body.dataset.page === 'alarm' ? true : null;").await?;
+        let row = browser.text("#alarm_channels tbody tr").await?;
+        ensure!(row.contains("webhook:ops") && row.contains("json") && row.contains("/json?token=***") && !row.contains("T0K3N"), "{row}");
+        browser.click(".xj-alarm-test[data-name='ops']").await?;
+        let expected = t.format("alarm_channel_test_sent", &[&"ops"]);
+        browser
+            .until("the answer", &format!("var d = document.querySelector('.layui-layer-content'); return d && d.textContent.includes({}) ? true : null;", json!(expected)))
+            .await?;
+        let received = receiver.received("/json");
+        ensure_eq!(received.len(), 1, "one test alarm");
+        ensure_eq!(received[0].body["jobDesc"], json!(t.get("alarm_test_job_desc")));
         no_injected_script(&browser).await?;
         Ok(())
     })?;

@@ -484,7 +484,7 @@ fn ok(content: serde_json::Value) -> serde_json::Value {
 
 /// Whether a page answer is the standalone error page showing `message` (every other page carries the
 /// whole i18n bundle, so finding a message's text alone proves nothing).
-fn is_error_page(page: &crate::support::console::PageReply, message: &str) -> bool {
+pub(crate) fn is_error_page(page: &crate::support::console::PageReply, message: &str) -> bool {
     page.status == 200
         && page.content_type.starts_with("text/html")
         && page.body.contains("System Error")

@@ -1,7 +1,7 @@
 //! Webhook alarms against an HTTP server that plays DingTalk, WeCom, Feishu, Slack and a JSON endpoint,
 //! checking each message's shape and the robots' signatures; and channels that are down or hang.
 
-use crate::console::job_form;
+use crate::console::{is_error_page, job_form};
 use crate::support::console::ConsoleClient;
 use crate::alarm::{alarmed_log, start_app, trigger_failing_job, APP_NAME, DEAD_EXECUTOR, GROUP_TITLE, JOB_DESC};
 use crate::metrics::{sample, scrape};
@@ -20,6 +20,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "webhook::each_channel_gets_its_own_signed_format", backends: ALL, run: |b| Box::pin(each_channel_gets_its_own_signed_format(b)) },
         Case { name: "webhook::a_job_names_only_configured_channels", backends: &[Backend::Sqlite], run: |b| Box::pin(a_job_names_only_configured_channels(b)) },
         Case { name: "webhook::down_and_hanging_channels_fail_the_alarm_only", backends: ALL, run: |b| Box::pin(down_and_hanging_channels_fail_the_alarm_only(b)) },
+        Case { name: "webhook::the_console_lists_channels_and_tests_them", backends: &[Backend::Sqlite], run: |b| Box::pin(the_console_lists_channels_and_tests_them(b)) },
     ]
 }
 
@@ -189,6 +190,59 @@ async fn a_job_names_only_configured_channels(backend: Backend) -> TestResult {
     let expected = I18n::new("en").format("jobinfo_alarm_unknown_channel", &[&"nope", &"opshook"]);
     ensure_eq!((refused["code"].clone(), refused["msg"].clone()), (serde_json::json!(500), serde_json::json!(expected)));
     ensure_eq!(console.post("/jobinfo/add", &with_alarm("ops@x.test, webhook:Ops_Hook")).await?["code"], 200);
+    app.stop().await;
+    Ok(())
+}
+
+/// The alarm channels page: every channel with its type and its URL without the token, a test alarm that
+/// reaches the robot signed as a real one, a refusal for a channel that is down or unknown; administrators only.
+async fn the_console_lists_channels_and_tests_them(backend: Backend) -> TestResult {
+    let server = WebhookServer::start().await?;
+    let down = closed_port().await?;
+    let db = TestDb::fresh(backend)?;
+    let mut args = channel("ops-team", "dingtalk", &format!("{}/dingtalk?access_token=T0K3N", server.base));
+    args.push(format!("--xxl.job.alarm.webhook.ops-team.secret={SECRET}"));
+    args.extend(channel("audit", "json", &format!("{}/json", server.base)));
+    args.push("--xxl.job.alarm.webhook.audit.groups=*".into());
+    args.extend(channel("gone", "json", &format!("http://127.0.0.1:{down}/alarm")));
+    let app = start_app(&db, &args).await?;
+    let t = I18n::new("en");
+    let mut admin = ConsoleClient::new(&app.base);
+    ensure_eq!(admin.login("admin", "123456", false).await?["code"], 200);
+
+    let page = admin.get("/alarm").await?;
+    ensure_eq!(page.status, 200);
+    // Every page carries the whole i18n bundle: the rows are recognised by their markup.
+    for expected in ["<code>webhook:opsteam</code>", "<code>webhook:audit</code>", "<code>webhook:gone</code>", "<td>dingtalk</td>", "access_token=***</code>",
+        &format!("<td>{}</td>", t.get("alarm_channel_groups_all")), "data-name=\"opsteam\""]
+    {
+        ensure!(page.body.contains(expected), "the page shows {expected:?}");
+    }
+    ensure!(!page.body.contains("T0K3N") && !page.body.contains(SECRET), "the page shows no secret");
+
+    let sent = admin.post("/alarm/test", &[("name", "opsteam")]).await?;
+    ensure_eq!((sent["code"].clone(), sent["msg"].clone()), (serde_json::json!(200), serde_json::json!(t.format("alarm_channel_test_sent", &[&"opsteam"]))));
+    // The robot checked the signature; the message says it is a test, sent by whom.
+    let received = only(&server, "/dingtalk")?;
+    let text = text(&received.body, "/markdown/text");
+    ensure!(text.contains(t.get("alarm_test_job_desc")) && text.contains(&t.format("alarm_test_message", &[&"admin"])), "{text}");
+
+    let failed = admin.post("/alarm/test", &[("name", "gone")]).await?;
+    ensure_eq!(failed["msg"], t.format("alarm_channel_test_failed", &[&"gone"]));
+    let unknown = admin.post("/alarm/test", &[("name", "nope")]).await?;
+    ensure_eq!(unknown["msg"], t.format("alarm_channel_unknown", &[&"nope"]));
+    ensure_eq!(server.received("/json").len(), 0, "a test goes to the channel asked for only");
+
+    let added = admin.post("/user/add", &[("username", "alice"), ("password", "alice-pw"), ("role", "0"), ("permission", "1")]).await?;
+    ensure_eq!(added["code"], 200);
+    let mut alice = ConsoleClient::new(&app.base);
+    ensure_eq!(alice.login("alice", "alice-pw", false).await?["code"], 200);
+    let refused = alice.post("/alarm/test", &[("name", "opsteam")]).await?;
+    ensure_eq!(refused["msg"], t.get("system_permission_limit"));
+    let page = alice.get("/alarm").await?;
+    ensure!(is_error_page(&page, t.get("system_permission_limit")) && !page.body.contains("webhook:opsteam"), "not for other users: {}", page.body);
+    ensure!(!alice.get("/jobinfo").await?.body.contains("nav-alarm"), "nor in their menu");
+    ensure_eq!(server.received("/dingtalk").len(), 1);
     app.stop().await;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! The web console (spec console): the same URLs, parameters and JSON as 2.4.2, behind a login gate,
 //! with every job-group permission check applied and cross-site requests refused.
 
+mod alarms;
 mod auth;
 pub mod error;
 mod jobgroup;
@@ -59,6 +60,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
             Router::new()
                 .merge(jobgroup::routes())
                 .merge(users::admin_routes())
+                .merge(alarms::admin_routes())
                 .route_layer(axum::middleware::from_fn_with_state(state.clone(), admin_only)),
         )
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), gate))

@@ -36,6 +36,7 @@ pub fn gated_routes() -> Router<AppState> {
         ("/joblog/logDetailPage", any(log_detail_page)),
         ("/jobgroup", any(jobgroup_page)),
         ("/user", any(user_page)),
+        ("/alarm", any(alarm_page)),
         ("/jobcode", any(jobcode_page)),
         ("/help", any(help_page)),
     ] {
@@ -275,6 +276,12 @@ async fn user_page(State(state): State<AppState>, user: LoginUser, headers: Head
         .map(|g| GroupChoice { id: g.id, appname: g.app_name, title: g.title })
         .collect();
     page(&state, &user, &headers, "user.html", context! { page => "user", groups => groups }).await
+}
+
+async fn alarm_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
+    require_admin(&state, &user)?;
+    let channels = super::alarms::channel_rows(&state);
+    page(&state, &user, &headers, "alarm.html", context! { page => "alarm", channels => channels }).await
 }
 
 #[derive(Serialize)]
