@@ -162,6 +162,32 @@ impl Document {
     }
 }
 
+/// The documents of a file, or of every `.json` and `.toml` file of a folder (in name order), as one
+/// document: a folder is applied in one transaction. Errors name the file.
+pub fn read_documents(path: &std::path::Path) -> Result<Document, FormatError> {
+    let unreadable = |path: &std::path::Path, e: std::io::Error| FormatError(format!("{}: {e}", path.display()));
+    let files = if path.is_dir() {
+        let mut files: Vec<_> = std::fs::read_dir(path)
+            .map_err(|e| unreadable(path, e))?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && Format::of_path(p).is_some())
+            .collect();
+        files.sort();
+        files
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let mut all = Document::default();
+    for file in files {
+        let format = Format::of_path(&file)
+            .ok_or_else(|| FormatError(format!("{}: the name must end in .json or .toml", file.display())))?;
+        let text = std::fs::read_to_string(&file).map_err(|e| unreadable(&file, e))?;
+        let doc = Document::parse(&text, format).map_err(|e| FormatError(format!("{}: {e}", file.display())))?;
+        all.executors.extend(doc.executors);
+    }
+    Ok(all)
+}
+
 /// The TOML parser's message, which already quotes the offending line, led by its line and column.
 fn toml_error(text: &str, error: &toml::de::Error) -> String {
     let Some(span) = error.span() else { return error.message().to_string() };
