@@ -8,6 +8,7 @@ use crate::i18n::I18n;
 use crate::storage::{Db, JobGroup};
 use crate::workers::registry::{fitting_list, group_addresses, ADDRESS_LIST_MAX_BYTES, DEAD_TIMEOUT_SECS};
 use serde::Deserialize;
+use std::collections::HashMap;
 
 /// A page length that holds every group. Executor groups are few (one per application), so a
 /// restricted user's page is cut from all matching groups rather than by a second SQL text.
@@ -166,8 +167,13 @@ pub async fn update(state: &ServiceContext, user: &LoginUser, form: GroupForm) -
 /// The live registrations of an automatic group, as the registry monitor would write them on its next
 /// pass, cut to what the column holds.
 pub(super) async fn live_addresses(db: &Db, app_name: &str, now_ms: i64) -> Result<Option<String>, ServiceError> {
+    Ok(live_address_lists(db, now_ms).await?.remove(app_name))
+}
+
+/// [`live_addresses`] of every AppName with a live registration.
+pub(super) async fn live_address_lists(db: &Db, now_ms: i64) -> Result<HashMap<String, String>, ServiceError> {
     let live = db.live_registrations(DEAD_TIMEOUT_SECS, now_ms).await?;
-    Ok(group_addresses(live).get(app_name).map(|set| fitting_list(set).0))
+    Ok(group_addresses(live).into_iter().map(|(app, set)| (app, fitting_list(&set).0)).collect())
 }
 
 /// Deletes an empty group, unless it is the last one.

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A whole file: the executors it declares, each with its jobs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Document {
     /// Singular in the file, so that TOML reads `[[executor]]`.
@@ -13,7 +13,7 @@ pub struct Document {
 }
 
 /// An executor group, keyed by its AppName.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Executor {
     pub app_name: String,
@@ -28,7 +28,7 @@ pub struct Executor {
     pub jobs: Vec<Job>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AddressType {
     #[default]
@@ -52,7 +52,7 @@ impl AddressType {
 
 /// A job: every field of the console's job dialog, GLUE source included. Empty text fields may be left
 /// out; they are stored as the console stores them, as ''.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Job {
     /// A name other jobs' `child_jobs` may use instead of the natural key; it is not stored.

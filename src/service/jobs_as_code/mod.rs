@@ -10,7 +10,7 @@ mod plan;
 pub use document::{natural_key, read_documents, AddressType, Document, Executor, Format, FormatError, Job};
 pub use plan::{Action, FieldDiff, Plan};
 
-use super::groups::{ensure_admin, live_addresses, GroupForm};
+use super::groups::{ensure_admin, live_address_lists, GroupForm};
 use super::jobs::{new_job, write_form, Checks, JobForm, START_DELAY_MS};
 use super::{LoginUser, ServiceContext, ServiceError};
 use crate::domain::schedule::{next_time, ScheduleType};
@@ -130,6 +130,8 @@ fn exported_job(job: &JobInfo, key_of: &HashMap<i32, String>) -> Job {
 /// under the schedule lock either way, so a refused document changes nothing.
 pub async fn apply(setting: &Setting<'_>, user: &LoginUser, doc: &Document, options: ApplyOptions) -> Result<Plan, ServiceError> {
     check_entries(setting, user, doc)?;
+    // Read before the lock: SQLite's pool has no second connection while the lock's transaction writes.
+    let live = live_address_lists(setting.db, setting.now_ms).await?;
     let mut lock = setting.db.lock_schedule().await?;
     let groups = lock.all_groups().await?;
     let mut jobs = Vec::new();
@@ -143,7 +145,7 @@ pub async fn apply(setting: &Setting<'_>, user: &LoginUser, doc: &Document, opti
         return Ok(plan);
     }
     let jobs_by_id: HashMap<i32, &JobInfo> = jobs.iter().map(|j| (j.id, j)).collect();
-    Writer { setting, doc, lock: &mut lock }.carry_out(&plan, &jobs_by_id).await?;
+    Writer { setting, doc, live: &live, lock: &mut lock }.carry_out(&plan, &jobs_by_id).await?;
     lock.commit().await?;
     Ok(plan)
 }
@@ -234,6 +236,8 @@ fn job_form(job_group: i32, job: &Job) -> JobForm {
 struct Writer<'a, 'b> {
     setting: &'a Setting<'b>,
     doc: &'a Document,
+    /// The live addresses of automatic executors, by AppName.
+    live: &'a HashMap<String, String>,
     lock: &'a mut ScheduleLock,
 }
 
@@ -247,7 +251,7 @@ impl Writer<'_, '_> {
             // An automatic group's addresses are its live registrations, as the console's update takes them.
             let address_list = match executor.address_type {
                 AddressType::Manual => Some(plan::address_list(executor)),
-                AddressType::Auto => live_addresses(self.setting.db, &executor.app_name, now_ms).await?,
+                AddressType::Auto => self.live.get(&executor.app_name).cloned(),
             };
             let group = JobGroup {
                 id: step.group_id.unwrap_or(0),

@@ -9,7 +9,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     Create,
@@ -19,14 +19,14 @@ pub enum Action {
 }
 
 /// One field that differs: its name in the document, the stored value and the document's.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct FieldDiff {
     pub field: &'static str,
     pub from: String,
     pub to: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct ExecutorStep {
     pub app_name: String,
     pub action: Action,
@@ -47,7 +47,7 @@ pub enum Child {
     Created(usize),
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct JobStep {
     /// The natural key, `app/description/handler`.
     pub job: String,
@@ -64,7 +64,7 @@ pub struct JobStep {
 }
 
 /// Every step of an apply, executors first, in the document's order, deletions last.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Plan {
     pub executors: Vec<ExecutorStep>,
     pub jobs: Vec<JobStep>,
