@@ -396,7 +396,7 @@ mod tests {
         }
         let paths = doc["paths"].as_object().unwrap();
         for path in ["/groups", "/groups/{id}", "/jobs", "/jobs/{id}", "/jobs/{id}/start", "/jobs/{id}/stop", "/jobs/{id}/trigger",
-            "/jobs/{id}/next-fire-times", "/logs", "/logs/{id}", "/logs/{id}/rolling", "/logs/{id}/kill"]
+            "/jobs/{id}/next-fire-times", "/logs", "/logs/{id}", "/logs/{id}/rolling", "/logs/{id}/kill", "/export", "/apply"]
         {
             assert!(paths.contains_key(path), "{path} documented");
         }

@@ -69,7 +69,7 @@ pub async fn export(setting: &Setting<'_>, user: &LoginUser, apps: &[String]) ->
     }
     // Children may live in groups not exported: named by their natural keys all the same.
     let exported: HashMap<i32, &JobInfo> = jobs_of.iter().flatten().map(|j| (j.id, j)).collect();
-    let mut child_ids: Vec<i32> = jobs_of.iter().flatten().flat_map(|j| child_ids(j)).filter(|id| !exported.contains_key(id)).collect();
+    let mut child_ids: Vec<i32> = jobs_of.iter().flatten().flat_map(child_ids).filter(|id| !exported.contains_key(id)).collect();
     child_ids.sort_unstable();
     child_ids.dedup();
     let outside = db.load_jobs(&child_ids).await?;
