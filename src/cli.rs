@@ -108,7 +108,11 @@ pub fn run(
             "export" => jobs_as_code::export(&setting, &user, &request.groups).await.map(|doc| doc.render(format)),
             _ => match read_documents(request.file.as_deref().unwrap_or(Path::new(""))) {
                 Ok(doc) => jobs_as_code::apply(&setting, &user, &doc, request.options).await.map(|plan| {
-                    let verb = if request.options.dry_run { "planned (dry run, nothing written)" } else { "applied" };
+                    let verb = match (request.options.dry_run, plan.changes()) {
+                        (true, _) => "planned (dry run, nothing written)",
+                        (false, 0) => "nothing to change",
+                        (false, _) => "applied",
+                    };
                     format!("{plan}{verb}\n")
                 }),
                 Err(e) => Err(ServiceError::Invalid(e.to_string())),

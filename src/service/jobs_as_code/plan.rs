@@ -381,6 +381,16 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_example_plans_on_an_empty_database() {
+        let docs = include_str!("../../../docs/jobs-as-code.md");
+        let example = docs.split("```toml\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
+        let doc = super::super::Document::parse(example, super::super::Format::Toml).unwrap();
+        let plan = make(&doc, &[], &[], false).unwrap();
+        assert_eq!(plan.changes(), 5);
+        assert_eq!(plan.jobs[0].children, [Child::Created(1)]);
+    }
+
+    #[test]
     fn contradictions_name_the_entry_and_field() {
         let groups = [group(1, "app")];
         let twice = doc("app", vec![job("d", "h"), job("d", "h")]);
