@@ -308,6 +308,16 @@ async fn restricted_user(backend: Backend) -> TestResult {
     ensure_eq!(status, 403, "{body}");
     ensure_eq!(export_all(&admin_api).await?, everything, "refused applies changed nothing");
 
+    // The console's export and upload: the same limits.
+    let foreign_export = ops.get(&format!("/jobinfo/export?jobGroup={}", other["id"])).await?;
+    ensure_eq!(foreign_export.json()?["code"], 500, "{}", foreign_export.body);
+    let own_export = ops.get("/jobinfo/export?jobGroup=1").await?;
+    ensure_eq!(own_export.headers.get("content-disposition").and_then(|v| v.to_str().ok()), Some("attachment; filename=\"xxl-job-executor-sample.toml\""));
+    ensure_eq!(own_export.body, mine);
+    let upload = ops.post("/jobinfo/apply", &[("document", foreign), ("format", "toml"), ("dryRun", "true")]).await?;
+    ensure_eq!(upload["code"], 500, "{upload}");
+    ensure!(upload["msg"].as_str().is_some_and(|m| m.contains("other-app")), "{upload}");
+
     let changed = mine.replace("author = \"XXL\"", "author = \"ops-user\"");
     let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &changed))).await?;
     ensure_eq!(status, 200, "{body}");

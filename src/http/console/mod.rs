@@ -2,6 +2,7 @@
 //! with every job-group permission check applied and cross-site requests refused.
 
 mod auth;
+mod code;
 pub mod error;
 mod jobgroup;
 mod jobinfo;
@@ -52,6 +53,7 @@ impl<S: Send + Sync> FromRequestParts<S> for LoginUser {
 pub fn routes(state: AppState) -> Router<AppState> {
     let data = Router::new()
         .merge(jobinfo::routes())
+        .merge(code::routes())
         .merge(joblog::routes())
         .merge(users::any_user_routes())
         .merge(pages::gated_data_routes())
