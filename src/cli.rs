@@ -16,6 +16,17 @@ const USAGE: i32 = 2;
 /// Exit status of a command that ran and failed (the database, the file, a refused document).
 const FAILED: i32 = 1;
 
+const USAGE_TEXT: &str = "\
+Usage: xxl-job-admin export [--group APP]... [-o FILE.json|FILE.toml] [--KEY=VALUE ...]
+       xxl-job-admin apply -f FILE|FOLDER [--dry-run] [--prune] [--KEY=VALUE ...]
+
+export writes the executors (all, or each --group) and their jobs as a document, JSON on standard output
+without -o. apply creates what the document has and the database lacks, updates what differs and, with
+--prune, deletes the jobs of its executors that it does not list; --dry-run prints the plan only.
+The database is the server's: the same configuration file, environment and --KEY=VALUE arguments.
+Exit status: 0 done or planned, 1 failed, 2 bad arguments. See docs/jobs-as-code.md.
+";
+
 /// What the command line asks, apart from the configuration.
 #[derive(Debug, Default)]
 struct Request {
@@ -67,6 +78,10 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        let _ = out.write_all(USAGE_TEXT.as_bytes());
+        return 0;
+    }
     let request = match parse(command, args, cwd) {
         Ok(request) => request,
         Err(reason) => {

@@ -138,6 +138,8 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     ensure!(text(&bad.stderr).contains("bad.toml: line 3"), "{}", text(&bad.stderr));
     let usage = cli(&b, &["apply", "-f", "a.toml", "--force"], dir.path())?;
     ensure_eq!(usage.status.code(), Some(2), "{}", text(&usage.stderr));
+    let help = cli(&b, &["apply", "--help"], dir.path())?;
+    ensure!(help.status.success() && text(&help.stdout).contains("--dry-run"), "{}", text(&help.stdout));
     let yaml = cli(&b, &["export", "-o", "a.yaml"], dir.path())?;
     ensure_eq!(yaml.status.code(), Some(2));
 
