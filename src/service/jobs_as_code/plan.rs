@@ -221,6 +221,17 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
                 }
             }
         }
+        // A child pruned away would leave its parent naming a job that no longer exists.
+        let deleted: HashMap<i32, &str> =
+            plan.jobs.iter().filter(|s| s.action == Action::Delete).filter_map(|s| Some((s.id?, s.job.as_str()))).collect();
+        for step in &plan.jobs {
+            if let Some(child) = step.children.iter().find_map(|c| match c {
+                Child::Stored(id) => deleted.get(id),
+                Child::Created(_) => None,
+            }) {
+                return Err(PlanError(format!("job {:?}: child_jobs: {child:?} is not in the file, so prune would delete it", step.job)));
+            }
+        }
     }
     Ok(plan)
 }
@@ -353,6 +364,10 @@ mod tests {
         let pruned = make(&d, &groups, &rows, true).unwrap();
         let deleted: Vec<_> = pruned.jobs.iter().filter(|s| s.action == Action::Delete).map(|s| (s.job.as_str(), s.id)).collect();
         assert_eq!(deleted, [("app/old/h", Some(5))]);
+        d.executors[0].jobs[0].child_jobs = vec!["app/old/h".into()];
+        let e = make(&d, &groups, &rows, true).unwrap_err();
+        assert_eq!(e.0, "job \"app/new/h\": child_jobs: \"app/old/h\" is not in the file, so prune would delete it");
+        assert!(make(&d, &groups, &rows, false).is_ok(), "without prune the child stays");
     }
 
     #[test]
