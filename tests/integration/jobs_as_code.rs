@@ -146,6 +146,18 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     let after = cli(&b, &["export", "-o", "after.toml"], dir.path())?;
     ensure_eq!(after.status.code(), Some(0));
     ensure_eq!(std::fs::read_to_string(dir.path().join("after.toml")).context("after.toml")?, document, "dry run and bad files wrote nothing");
+
+    // A changed GLUE source is saved as the GLUE IDE saves it: with a history version.
+    std::fs::write(dir.path().join("d.toml"), document.replace("rm -rf /tmp/x", "rm -rf /tmp/y")).context("d.toml")?;
+    let glue = cli(&b, &["apply", "-f", "d.toml"], dir.path())?;
+    ensure!(glue.status.success() && text(&glue.stdout).contains("    glue_source: "), "{}", text(&glue.stdout));
+    let app_b = TestApp::start(&b, &[]).await?;
+    let shell_b = app_b.app.db.jobs_by_group(1).await.context("jobs")?.into_iter().find(|j| j.job_desc == "clean tmp").context("clean tmp")?;
+    ensure_eq!(shell_b.glue_source.as_deref(), Some("#!/bin/sh\nrm -rf /tmp/y\n"));
+    let history = app_b.app.db.glues_of_job(shell_b.id).await.context("history")?;
+    ensure_eq!(history.len(), 1);
+    ensure_eq!((history[0].glue_source.as_deref(), history[0].glue_remark.as_str()), (Some("#!/bin/sh\nrm -rf /tmp/y\n"), "shell v1"));
+    app_b.stop().await;
     Ok(())
 }
 

@@ -299,8 +299,8 @@ impl Writer<'_, '_> {
                     self.lock.update_job(&row).await?;
                     row
                 }
-                (_, current) => {
-                    ids[index] = current.map_or(0, |c| c.id);
+                // Unchanged: nothing to write, and no child refers to it as created.
+                _ => {
                     written.push(None);
                     continue;
                 }
@@ -326,7 +326,8 @@ impl Writer<'_, '_> {
         let glue_source = super::jobs::stored_glue_source(&form.glue_type, form.glue_source.as_deref());
         let glue_remark = form.glue_remark.clone();
         write_form(row, form, Some(children), now_ms, now, CRON_ZONE).map_err(|()| self.invalid_schedule(key, "schedule_conf"))?;
-        if row.glue_source.as_deref().unwrap_or_default() != glue_source || row.glue_remark != glue_remark {
+        let stored_remark = row.glue_remark.as_deref().unwrap_or_default();
+        if row.glue_source.as_deref().unwrap_or_default() != glue_source || stored_remark != glue_remark.as_deref().unwrap_or_default() {
             row.glue_source = Some(glue_source);
             row.glue_remark = glue_remark;
             row.glue_updatetime = Some(now);
