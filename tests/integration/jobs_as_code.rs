@@ -242,7 +242,7 @@ async fn rest_apply(backend: Backend) -> TestResult {
 
     let before = export_all(&api).await?;
     refused(&api, "[[executor]]\napp_name = \"reports-app\"\ntitle = [\n", "line 3", &before).await?;
-    refused(&api, &REPORTS.replace("0 0 6 * * ?", "0 0 6 * *"), "job \"reports-app/daily report/dailyReport\": Cron", &before).await?;
+    refused(&api, &REPORTS.replace("0 0 6 * * ?", "0 0 6 * *"), "job \"reports-app/daily report/dailyReport\" (line 6): Cron", &before).await?;
     refused(&api, &REPORTS.replace("[\"archive\"]", "[\"nowhere-app/x/y\"]"), "child_jobs: \"nowhere-app/x/y\" names no job", &before).await?;
     refused(&api, &REPORTS.replace("author = \"ops\"\nschedule_type = \"NONE\"", "author = \"ops\"\nowner = \"x\"\nschedule_type = \"NONE\""), "unknown field `owner`", &before).await?;
     // Checked only while writing, after the new executor's row: the whole apply is rolled back.

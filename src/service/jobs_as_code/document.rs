@@ -26,6 +26,9 @@ pub struct Executor {
     pub addresses: Vec<String>,
     #[serde(default, rename = "job", skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<Job>,
+    /// Where the entry starts in a TOML file, for messages.
+    #[serde(skip)]
+    pub line: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -93,6 +96,9 @@ pub struct Job {
     /// 1 running, 0 stopped; absent leaves the state alone (a new job is stopped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger_status: Option<i16>,
+    /// Where the entry starts in a TOML file, for messages.
+    #[serde(skip)]
+    pub line: Option<usize>,
 }
 
 fn do_nothing() -> String {
@@ -106,6 +112,23 @@ fn bean() -> String {
 /// The natural key of a job: `app/description/handler`, how child jobs are named across databases.
 pub fn natural_key(app_name: &str, description: &str, handler: &str) -> String {
     format!("{app_name}/{description}/{handler}")
+}
+
+/// ` (line N)` when the entry's line is known.
+fn at(line: Option<usize>) -> String {
+    line.map_or(String::new(), |line| format!(" (line {line})"))
+}
+
+impl Executor {
+    /// The entry as messages name it: `executor "app" (line N)`.
+    pub fn name(&self) -> String {
+        format!("executor {:?}{}", self.app_name, at(self.line))
+    }
+
+    /// A job of this executor as messages name it: `job "app/description/handler" (line N)`.
+    pub fn job_name(&self, job: &Job) -> String {
+        format!("job {:?}{}", natural_key(&self.app_name, &job.description, &job.handler), at(job.line))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,7 +173,33 @@ impl Document {
         match format {
             // serde_json's messages end with "at line L column C".
             Format::Json => serde_json::from_str(text).map_err(|e| FormatError(e.to_string())),
-            Format::Toml => toml::from_str(text).map_err(|e| FormatError(toml_error(text, &e))),
+            Format::Toml => {
+                let mut doc: Document = toml::from_str(text).map_err(|e| FormatError(toml_error(text, &e)))?;
+                doc.mark_lines(text);
+                Ok(doc)
+            }
+        }
+    }
+
+    /// Notes where each executor and job of a TOML text starts; serde_json keeps no positions.
+    fn mark_lines(&mut self, text: &str) {
+        #[derive(Deserialize)]
+        struct Positions {
+            #[serde(default)]
+            executor: Vec<toml::Spanned<ExecutorAt>>,
+        }
+        #[derive(Deserialize)]
+        struct ExecutorAt {
+            #[serde(default)]
+            job: Vec<toml::Spanned<serde::de::IgnoredAny>>,
+        }
+        let Ok(positions) = toml::from_str::<Positions>(text) else { return };
+        let line = |offset: usize| Some(text[..offset.min(text.len())].matches('\n').count() + 1);
+        for (executor, at) in self.executors.iter_mut().zip(positions.executor) {
+            executor.line = line(at.span().start);
+            for (job, job_at) in executor.jobs.iter_mut().zip(&at.get_ref().job) {
+                job.line = line(job_at.span().start);
+            }
         }
     }
 
@@ -222,6 +271,7 @@ mod tests {
                     trigger_status: Some(1),
                     ..Job::default()
                 }],
+                line: None,
             }],
         }
     }
@@ -230,7 +280,12 @@ mod tests {
     fn both_formats_round_trip() {
         for format in [Format::Json, Format::Toml] {
             let text = sample().render(format);
-            assert_eq!(Document::parse(&text, format).unwrap(), sample(), "{text}");
+            let mut parsed = Document::parse(&text, format).unwrap();
+            for executor in &mut parsed.executors {
+                executor.line = None;
+                executor.jobs.iter_mut().for_each(|j| j.line = None);
+            }
+            assert_eq!(parsed, sample(), "{text}");
         }
         assert!(sample().render(Format::Toml).contains("[[executor.job]]"));
     }
@@ -243,6 +298,8 @@ mod tests {
         let job = &doc.executors[0].jobs[0];
         assert_eq!((job.glue_type.as_str(), job.misfire_strategy.as_str(), job.trigger_status), ("BEAN", "DO_NOTHING", None));
         assert_eq!(doc.executors[0].address_type, AddressType::Auto);
+        assert_eq!((doc.executors[0].line, job.line), (Some(1), Some(4)));
+        assert_eq!(doc.executors[0].job_name(job), "job \"a-app/d/h\" (line 4)");
     }
 
     #[test]

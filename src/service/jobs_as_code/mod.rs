@@ -92,6 +92,7 @@ pub async fn export(setting: &Setting<'_>, user: &LoginUser, apps: &[String]) ->
                 AddressType::Manual => group.address_list.as_deref().map(crate::domain::java_split).unwrap_or_default().into_iter().map(str::to_string).collect(),
             },
             jobs: jobs.iter().map(|j| exported_job(j, &key_of)).collect(),
+            line: None,
         })
         .collect();
     Ok(Document { executors })
@@ -123,6 +124,7 @@ fn exported_job(job: &JobInfo, key_of: &HashMap<i32, String>) -> Job {
         glue_source: text(&job.glue_source),
         glue_remark: text(&job.glue_remark),
         trigger_status: Some(job.trigger_status),
+        line: None,
     }
 }
 
@@ -155,10 +157,10 @@ pub async fn apply(setting: &Setting<'_>, user: &LoginUser, doc: &Document, opti
 fn check_entries(setting: &Setting<'_>, user: &LoginUser, doc: &Document) -> Result<(), ServiceError> {
     let checks = Checks { i18n: setting.i18n, alarm_channels: setting.alarm_channels, db: setting.db, user };
     for executor in &doc.executors {
-        let at = |e: ServiceError| ServiceError::Invalid(format!("executor {:?}: {e}", executor.app_name));
+        let at = |e: ServiceError| ServiceError::Invalid(format!("{}: {e}", executor.name()));
         group_form(executor).validate(setting.i18n).map_err(at)?;
         for job in &executor.jobs {
-            let at = |e: ServiceError| ServiceError::Invalid(format!("job {:?}: {e}", plan::key_of(executor, job)));
+            let at = |e: ServiceError| ServiceError::Invalid(format!("{}: {e}", executor.job_name(job)));
             checks.new_job_fields(&job_form(0, job)).map_err(at)?;
             match job.trigger_status {
                 None | Some(0) => {}

@@ -126,7 +126,7 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
     let mut seen_apps = HashMap::new();
     for (e, executor) in doc.executors.iter().enumerate() {
         if seen_apps.insert(executor.app_name.as_str(), e).is_some() {
-            return Err(PlanError(format!("executor {:?}: app_name: declared twice", executor.app_name)));
+            return Err(PlanError(format!("{}: app_name: declared twice", executor.name())));
         }
         let matching: Vec<&JobGroup> = groups.iter().filter(|g| g.app_name == executor.app_name).collect();
         let step = match matching.as_slice() {
@@ -136,7 +136,7 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
                 let action = if diffs.is_empty() { Action::Unchanged } else { Action::Update };
                 ExecutorStep { app_name: executor.app_name.clone(), action, diffs, group_id: Some(group.id), executor: e }
             }
-            _ => return Err(PlanError(format!("executor {:?}: app_name: {} stored groups have it; keep one", executor.app_name, matching.len()))),
+            _ => return Err(PlanError(format!("{}: app_name: {} stored groups have it; keep one", executor.name(), matching.len()))),
         };
         plan.executors.push(step);
     }
@@ -148,18 +148,19 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
         for (j, job) in executor.jobs.iter().enumerate() {
             let key = key_of(executor, job);
             let index = keys.len();
+            let name = executor.job_name(job);
             if by_name.insert(key.clone(), index).is_some() {
-                return Err(PlanError(format!("job {key:?}: declared twice (executor, description and handler must differ)")));
+                return Err(PlanError(format!("{name}: declared twice (executor, description and handler must differ)")));
             }
             if let Some(alias) = &job.key {
                 if by_name.insert(alias.clone(), index).is_some() {
-                    return Err(PlanError(format!("job {key:?}: key: {alias:?} names another job too")));
+                    return Err(PlanError(format!("{name}: key: {alias:?} names another job too")));
                 }
             }
             let found = match stored.get(&key).map(Vec::as_slice) {
                 None | Some([]) => None,
                 Some([one]) => Some(*one),
-                Some(many) => return Err(PlanError(format!("job {key:?}: {} stored jobs have this description and handler; keep one", many.len()))),
+                Some(many) => return Err(PlanError(format!("{name}: {} stored jobs have this description and handler; keep one", many.len()))),
             };
             keys.push((key, e, j, found));
         }
@@ -167,30 +168,28 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
 
     for (key, e, j, found) in &keys {
         let job = &doc.executors[*e].jobs[*j];
+        let name = doc.executors[*e].job_name(job);
         let mut children = Vec::new();
         let mut child_keys = Vec::new();
-        for name in &job.child_jobs {
-            let (child, child_key) = match by_name.get(name) {
+        for child in &job.child_jobs {
+            let (child_ref, child_key) = match by_name.get(child) {
                 Some(&index) => match keys[index].3 {
                     Some(stored) => (Child::Stored(stored.id), keys[index].0.clone()),
                     None => (Child::Created(index), keys[index].0.clone()),
                 },
-                None => match stored.get(name).map(Vec::as_slice) {
-                    Some([one]) => (Child::Stored(one.id), name.clone()),
-                    _ => return Err(PlanError(format!("job {key:?}: child_jobs: {name:?} names no job of the file or the database"))),
+                None => match stored.get(child).map(Vec::as_slice) {
+                    Some([one]) => (Child::Stored(one.id), child.clone()),
+                    _ => return Err(PlanError(format!("{name}: child_jobs: {child:?} names no job of the file or the database"))),
                 },
             };
-            children.push(child);
+            children.push(child_ref);
             child_keys.push(child_key);
         }
         let step = match found {
             None => JobStep { job: key.clone(), action: Action::Create, diffs: vec![], id: None, source: Some((*e, *j)), children },
             Some(stored_job) => {
                 if stored_job.glue_type != job.glue_type {
-                    return Err(PlanError(format!(
-                        "job {key:?}: glue_type: {:?} is stored; the GLUE type of a job cannot change",
-                        stored_job.glue_type
-                    )));
+                    return Err(PlanError(format!("{name}: glue_type: {:?} is stored; the GLUE type of a job cannot change", stored_job.glue_type)));
                 }
                 let stored_children: Vec<String> = stored_job
                     .child_jobid
