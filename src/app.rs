@@ -10,6 +10,7 @@ use crate::metrics::Metrics;
 use crate::scheduler::complete::Completer;
 use crate::scheduler::trigger::{admin_address, LaneServices, TriggerPool};
 use crate::scheduler::{Engine, TriggerSink};
+use crate::service::jobs_as_code::{self, ApplyOptions, Setting};
 use crate::service::ServiceContext;
 use crate::storage::{self, Db, SchemaOutcome};
 use crate::time::{Clock, SystemClock};
@@ -25,6 +26,8 @@ pub enum StartError {
     Storage(#[from] storage::StorageError),
     #[error(transparent)]
     Alarm(#[from] crate::alarm::AlarmSetupError),
+    #[error("xxl.job.apply.file: {0}")]
+    Apply(String),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
 }
@@ -86,6 +89,12 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let config = Arc::new(config);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let i18n = I18n::new(config.i18n.code());
+    if let Some(path) = &config.apply_file {
+        // Before the alarm channels exist: their names, as configured, are all a job's check needs.
+        let alarm_channels: Vec<String> = config.alarm.webhooks.iter().map(|w| w.name.clone()).collect();
+        let setting = Setting { db: &db, i18n: &i18n, alarm_channels: &alarm_channels, now_ms: clock.now_ms() };
+        apply_at_start(&setting, path).await?;
+    }
     let (stop_workers, shutdown) = shutdown_channel();
     let executors = ExecutorClient::new(config.access_token.expose());
     let metrics = Arc::new(Metrics::with_counting(config.server.prometheus));
@@ -140,6 +149,19 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         server_db.close().await;
     });
     Ok(RunningApp { addr, db, triggers, stop, server })
+}
+
+/// Applies `xxl.job.apply.file` before anything is scheduled. Under the schedule lock, so of admins
+/// starting together on one database one applies and the others find nothing left to change.
+async fn apply_at_start(setting: &Setting<'_>, path: &std::path::Path) -> Result<(), StartError> {
+    let failed = |e: &dyn std::fmt::Display| StartError::Apply(format!("{}: {e}", path.display()));
+    let doc = jobs_as_code::read_documents(path).map_err(|e| failed(&e))?;
+    let plan = jobs_as_code::apply(setting, &jobs_as_code::operator(), &doc, ApplyOptions::default()).await.map_err(|e| failed(&e))?;
+    match plan.changes() {
+        0 => tracing::info!("xxl.job.apply.file {}: nothing to change (applied already, here or by another admin)", path.display()),
+        n => tracing::info!("xxl.job.apply.file {}: applied {n} change(s):\n{plan}", path.display()),
+    }
+    Ok(())
 }
 
 /// Stops the loops, lets the registry writers drain their queue (the senders went with the router),

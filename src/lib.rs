@@ -6,6 +6,7 @@
 
 pub mod alarm;
 pub mod app;
+pub mod cli;
 pub mod config;
 pub mod cron;
 pub mod domain;

@@ -10,6 +10,11 @@ fn main() -> ExitCode {
             let code = xxl_job_admin::cron::cli::run(&args[1..], &mut std::io::stdout(), &mut std::io::stderr());
             ExitCode::from(code.clamp(0, 255) as u8)
         }
+        Some(command @ ("export" | "apply")) => {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+            let code = xxl_job_admin::cli::run(command, &args[1..], std::env::vars(), &cwd, &mut std::io::stdout(), &mut std::io::stderr());
+            ExitCode::from(code.clamp(0, 255) as u8)
+        }
         Some("--version" | "-V" | "version") => {
             println!("xxl-job-admin {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS

@@ -91,6 +91,8 @@ pub fn canonical_channel(name: &str) -> String {
 pub struct Alarms {
     db: Db,
     channels: Arc<Vec<Arc<dyn AlarmChannel>>>,
+    /// The names of the webhook channels, canonical.
+    webhook_names: Arc<[String]>,
     /// The console's URL without a trailing `/`.
     console_url: Arc<str>,
     metrics: Arc<Metrics>,
@@ -99,7 +101,8 @@ pub struct Alarms {
 impl Alarms {
     pub fn new(db: Db, channels: Vec<Arc<dyn AlarmChannel>>, console_url: &str, metrics: Arc<Metrics>) -> Alarms {
         metrics.alarm_channels(channels.iter().map(|c| c.name()).chain([UNKNOWN_CHANNEL]));
-        Alarms { db, channels: Arc::new(channels), console_url: console_url.trim_end_matches('/').into(), metrics }
+        let webhook_names = channels.iter().filter_map(|c| c.name().strip_prefix(WEBHOOK_ENTRY)).map(str::to_string).collect();
+        Alarms { db, channels: Arc::new(channels), webhook_names, console_url: console_url.trim_end_matches('/').into(), metrics }
     }
 
     /// E-mail and every configured webhook; `console_url` is where this admin's console is reached
@@ -143,8 +146,8 @@ impl Alarms {
     }
 
     /// The names of the webhook channels (`webhook:<name>` in a job's alarm field), canonical.
-    pub fn webhook_names(&self) -> Vec<String> {
-        self.channels.iter().filter_map(|c| c.name().strip_prefix(WEBHOOK_ENTRY)).map(str::to_string).collect()
+    pub fn webhook_names(&self) -> &[String] {
+        &self.webhook_names
     }
 
     /// Sends a made-up failed run to the webhook channel `name`, as the console's test button asks: no

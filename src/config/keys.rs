@@ -78,6 +78,11 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("xxl.job.i18n", Some("zh_CN"), "language: zh_CN, zh_TC or en"),
     key("xxl.job.triggerpool.fast.max", Some("200"), "fast trigger pool size (values below 200 mean 200)"),
     key("xxl.job.triggerpool.slow.max", Some("100"), "slow trigger pool size (values below 100 mean 100)"),
+    key(
+        "xxl.job.apply.file",
+        None,
+        "a jobs-as-code file (.json, .toml) or a folder of them, applied at every start (docs/jobs-as-code.md)",
+    ),
     key("xxl.job.logretentiondays", Some("30"), "days of job logs kept; below 7 disables cleaning"),
     key(
         "xxl.job.alarm.console-url",

@@ -42,6 +42,8 @@ pub struct Config {
     pub shutdown_grace: std::time::Duration,
     /// A `tracing` filter directive string built from `logging.level.*`.
     pub log_filter: String,
+    /// `xxl.job.apply.file`: a jobs-as-code file or folder applied at start.
+    pub apply_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -432,6 +434,7 @@ impl Config {
             log_retention_days: sections::log_retention_days(&sources)?,
             shutdown_grace: sections::shutdown_grace(&sources)?,
             log_filter: sections::log_filter(&sources)?,
+            apply_file: sources.text("xxl.job.apply.file")?.filter(|f| !f.trim().is_empty()).map(|f| cwd.join(f.trim())),
         };
         let (mut all_warnings, source_file) = sources.finish();
         all_warnings.append(&mut warnings);
@@ -533,6 +536,7 @@ impl Config {
             ),
             ("spring.lifecycle.timeout-per-shutdown-phase", format!("{:?}", self.shutdown_grace)),
             ("logging.level", self.log_filter.clone()),
+            ("xxl.job.apply.file", self.apply_file.as_ref().map_or_else(none, |f| f.display().to_string())),
             (
                 "xxl.job.alarm.console-url",
                 self.alarm.console_url.clone().unwrap_or_else(|| "(not set: this host's address)".to_string()),
@@ -561,8 +565,10 @@ fn effective(effective: u32, configured: i32) -> String {
 }
 
 /// The commands of the `xxl-job-admin` binary, for `--help`: name and one line of meaning.
-const COMMANDS: [(&str, &str); 4] = [
+const COMMANDS: [(&str, &str); 6] = [
     ("serve", "run the admin: console, executor API and scheduler (the default)"),
+    ("export", "write executors and jobs as a document: export [--group APP]... [-o FILE.json|FILE.toml]"),
+    ("apply", "create and update executors and jobs from a document: apply -f FILE|FOLDER [--dry-run] [--prune]"),
     ("cron", "print the next fire times of a cron expression (cron --help)"),
     ("help", "print this help (also -h, --help)"),
     ("version", "print the version (also -V, --version)"),

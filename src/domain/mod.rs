@@ -128,6 +128,9 @@ pub const GLUE_TYPES: [(&str, &str); 7] = [
 ];
 
 /// Block strategies (spec 3.4), enforced by executors; the admin validates and forwards them.
+/// GLUE source versions kept per job (the console's GLUE IDE shows them).
+pub const GLUE_HISTORY: i64 = 30;
+
 pub const BLOCK_STRATEGIES: [&str; 3] = ["SERIAL_EXECUTION", "DISCARD_LATER", "COVER_EARLY"];
 
 /// Splits a comma-separated list the way Java's `String.split(",")` does: trailing empty items dropped,

@@ -1,6 +1,7 @@
 //! Who acts: a user as stored now, with the group rights of its role (spec console 3.3).
 
 use crate::domain::java_split;
+use crate::i18n::I18n;
 use crate::storage::JobUser;
 use super::{ServiceContext, ServiceError};
 
@@ -21,10 +22,15 @@ impl LoginUser {
 
     /// Fails with 2.4.2's permission message, naming the user, unless the group is permitted.
     pub fn ensure_access(&self, state: &ServiceContext, group: i32) -> Result<(), ServiceError> {
+        self.ensure_access_with(&state.i18n, group)
+    }
+
+    /// [`Self::ensure_access`] with the messages at hand (the command line has no service context).
+    pub fn ensure_access_with(&self, i18n: &I18n, group: i32) -> Result<(), ServiceError> {
         if self.can_access(group) {
             Ok(())
         } else {
-            Err(ServiceError::Forbidden(format!("{}[username={}]", state.i18n.get("system_permission_limit"), self.0.username)))
+            Err(ServiceError::Forbidden(format!("{}[username={}]", i18n.get("system_permission_limit"), self.0.username)))
         }
     }
 

@@ -4,9 +4,11 @@
 
 use super::{LoginUser, ServiceContext, ServiceError};
 use crate::domain::{is_blank, java_split};
-use crate::storage::JobGroup;
+use crate::i18n::I18n;
+use crate::storage::{Db, JobGroup};
 use crate::workers::registry::{fitting_list, group_addresses, ADDRESS_LIST_MAX_BYTES, DEAD_TIMEOUT_SECS};
 use serde::Deserialize;
+use std::collections::HashMap;
 
 /// A page length that holds every group. Executor groups are few (one per application), so a
 /// restricted user's page is cut from all matching groups rather than by a second SQL text.
@@ -64,8 +66,8 @@ pub struct GroupForm {
 impl GroupForm {
     /// The checks of save and update, in 2.4.2's order; markup is refused on both (2.4.2 forgets it on
     /// update).
-    fn validate(&self, state: &ServiceContext) -> Result<(), ServiceError> {
-        let t = |key| state.i18n.get(key);
+    pub(super) fn validate(&self, i18n: &I18n) -> Result<(), ServiceError> {
+        let t = |key| i18n.get(key);
         let invalid = |text: String| Err(ServiceError::Invalid(text));
         let has_markup = |s: &str| s.contains('<') || s.contains('>');
         let appname = self.appname.as_deref().unwrap_or("");
@@ -113,18 +115,18 @@ impl GroupForm {
 }
 
 /// Managing executors is for administrators.
-fn ensure_admin(state: &ServiceContext, user: &LoginUser) -> Result<(), ServiceError> {
+pub(super) fn ensure_admin(i18n: &I18n, user: &LoginUser) -> Result<(), ServiceError> {
     if user.is_admin() {
         Ok(())
     } else {
-        Err(ServiceError::Forbidden(state.i18n.get("system_permission_limit").to_string()))
+        Err(ServiceError::Forbidden(i18n.get("system_permission_limit").to_string()))
     }
 }
 
 /// Creates a group; returns its id.
 pub async fn add(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Result<i32, ServiceError> {
-    ensure_admin(state, user)?;
-    form.validate(state)?;
+    ensure_admin(&state.i18n, user)?;
+    form.validate(&state.i18n)?;
     let group = JobGroup {
         id: 0,
         app_name: form.appname.unwrap_or_default(),
@@ -141,14 +143,12 @@ pub async fn add(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> R
 
 /// Changes group `form.id`; an automatic group takes its live registrations at once.
 pub async fn update(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Result<(), ServiceError> {
-    ensure_admin(state, user)?;
-    form.validate(state)?;
+    ensure_admin(&state.i18n, user)?;
+    form.validate(&state.i18n)?;
     let now = state.clock.now_ms();
     let app_name = form.appname.unwrap_or_default();
     let address_list = if form.address_type == 0 {
-        // As the registry monitor would on its next pass, cut to what the column holds.
-        let live = state.db.live_registrations(DEAD_TIMEOUT_SECS, now).await?;
-        group_addresses(live).get(&app_name).map(|set| fitting_list(set).0)
+        live_addresses(&state.db, &app_name, now).await?
     } else {
         form.address_list
     };
@@ -166,9 +166,21 @@ pub async fn update(state: &ServiceContext, user: &LoginUser, form: GroupForm) -
     }
 }
 
+/// The live registrations of an automatic group, as the registry monitor would write them on its next
+/// pass, cut to what the column holds.
+pub(super) async fn live_addresses(db: &Db, app_name: &str, now_ms: i64) -> Result<Option<String>, ServiceError> {
+    Ok(live_address_lists(db, now_ms).await?.remove(app_name))
+}
+
+/// [`live_addresses`] of every AppName with a live registration.
+pub(super) async fn live_address_lists(db: &Db, now_ms: i64) -> Result<HashMap<String, String>, ServiceError> {
+    let live = db.live_registrations(DEAD_TIMEOUT_SECS, now_ms).await?;
+    Ok(group_addresses(live).into_iter().map(|(app, set)| (app, fitting_list(&set).0)).collect())
+}
+
 /// Deletes an empty group, unless it is the last one.
 pub async fn remove(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<(), ServiceError> {
-    ensure_admin(state, user)?;
+    ensure_admin(&state.i18n, user)?;
     let t = |key| state.i18n.get(key).to_string();
     if !state.db.jobs_by_group(id).await?.is_empty() {
         return Err(ServiceError::Conflict(t("jobgroup_del_limit_0")));

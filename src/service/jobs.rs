@@ -6,11 +6,14 @@ use crate::alarm::Targets;
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{next_time, MisfireStrategy, ScheduleType};
 use crate::domain::{is_blank, java_split, LogIdSink, TriggerRequest, TriggerType, BLOCK_STRATEGIES, GLUE_TYPES};
-use crate::storage::{JobFilter, JobInfo};
+use crate::i18n::I18n;
+use crate::time::Zone;
+use chrono::NaiveDateTime;
+use crate::storage::{Db, JobFilter, JobInfo};
 use serde::Deserialize;
 
 /// A started or rescheduled job fires no sooner than this, outside the current pre-read window.
-const START_DELAY_MS: i64 = 5000;
+pub(super) const START_DELAY_MS: i64 = 5000;
 
 /// The job list's filters; `job_group` 0 and `trigger_status` -1 mean "any".
 #[derive(Debug, Clone, Default)]
@@ -89,22 +92,30 @@ pub struct JobForm {
     pub glue_remark: Option<String>,
 }
 
-/// The checks add and update share (spec rows 1–6 of update, 2–5 and 8–11 of add), in 2.4.2's order.
-struct Checks<'a> {
-    state: &'a ServiceContext,
-    user: &'a LoginUser,
+/// The checks add and update share (spec rows 1–6 of update, 2–5 and 8–11 of add), in 2.4.2's order;
+/// a declarative apply runs the same ones.
+pub(super) struct Checks<'a> {
+    pub i18n: &'a I18n,
+    /// The configured alarm channel names.
+    pub alarm_channels: &'a [String],
+    pub db: &'a Db,
+    pub user: &'a LoginUser,
 }
 
-impl Checks<'_> {
-    fn t(&self, key: &str) -> String {
-        self.state.i18n.get(key).to_string()
+impl<'a> Checks<'a> {
+    fn of(state: &'a ServiceContext, user: &'a LoginUser) -> Checks<'a> {
+        Checks { i18n: &state.i18n, alarm_channels: state.alarms.webhook_names(), db: &state.db, user }
     }
 
-    fn fail(&self, keys: &[&str]) -> ServiceError {
+    fn t(&self, key: &str) -> String {
+        self.i18n.get(key).to_string()
+    }
+
+    pub(super) fn fail(&self, keys: &[&str]) -> ServiceError {
         ServiceError::Invalid(keys.iter().map(|k| self.t(k)).collect::<String>())
     }
 
-    fn desc_and_author(&self, form: &JobForm) -> Result<(), ServiceError> {
+    pub(super) fn desc_and_author(&self, form: &JobForm) -> Result<(), ServiceError> {
         if is_blank(form.job_desc.as_deref()) {
             return Err(self.fail(&["system_please_input", "jobinfo_field_jobdesc"]));
         }
@@ -116,7 +127,7 @@ impl Checks<'_> {
 
     /// The schedule type and its configuration; the message for a missing FIX_RATE interval differs
     /// between add and update.
-    fn schedule(&self, form: &JobForm, fix_rate_missing: &[&str]) -> Result<(), ServiceError> {
+    pub(super) fn schedule(&self, form: &JobForm, fix_rate_missing: &[&str]) -> Result<(), ServiceError> {
         let schedule_type = form.schedule_type.as_deref().and_then(ScheduleType::from_name);
         let conf = form.schedule_conf.as_deref();
         match schedule_type {
@@ -134,7 +145,7 @@ impl Checks<'_> {
         }
     }
 
-    fn strategies(&self, form: &JobForm) -> Result<(), ServiceError> {
+    pub(super) fn strategies(&self, form: &JobForm) -> Result<(), ServiceError> {
         if form.executor_route_strategy.as_deref().and_then(RouteStrategy::from_name).is_none() {
             return Err(self.fail(&["jobinfo_field_executorRouteStrategy", "system_unvalid"]));
         }
@@ -148,17 +159,41 @@ impl Checks<'_> {
     }
 
     /// A `webhook:<name>` no channel has would fail every alarm unseen: refused with the configured names.
-    fn alarm_channels(&self, form: &JobForm) -> Result<(), ServiceError> {
-        let names = self.state.alarms.webhook_names();
-        let configured: Vec<&str> = names.iter().map(String::as_str).collect();
+    pub(super) fn alarm_channels(&self, form: &JobForm) -> Result<(), ServiceError> {
+        let configured: Vec<&str> = self.alarm_channels.iter().map(String::as_str).collect();
         let targets = Targets::parse(form.alarm_email.as_deref());
         match targets.webhooks.iter().find(|name| !configured.contains(&name.as_str())) {
             Some(unknown) => {
                 let known = if configured.is_empty() { "-".to_string() } else { configured.join(", ") };
-                Err(ServiceError::Invalid(self.state.i18n.format("jobinfo_alarm_unknown_channel", &[unknown, &known])))
+                Err(ServiceError::Invalid(self.i18n.format("jobinfo_alarm_unknown_channel", &[unknown, &known])))
             }
             None => Ok(()),
         }
+    }
+
+    /// The checks of a new job's own fields, in add's order; returns its GLUE type and the GLUE source to
+    /// store.
+    pub(super) fn new_job_fields(&self, form: &JobForm) -> Result<(String, String), ServiceError> {
+        self.desc_and_author(form)?;
+        self.schedule(form, &["schedule_type"])?;
+        let glue_type = form.glue_type.clone().filter(|g| GLUE_TYPES.iter().any(|(name, _)| name == g));
+        let Some(glue_type) = glue_type else {
+            return Err(self.fail(&["jobinfo_field_gluetype", "system_unvalid"]));
+        };
+        if glue_type == "BEAN" && is_blank(form.executor_handler.as_deref()) {
+            return Err(ServiceError::Invalid(format!("{}JobHandler", self.t("system_please_input"))));
+        }
+        self.strategies(form)?;
+        self.alarm_channels(form)?;
+        Ok((glue_type, stored_glue_source(&form.glue_type, form.glue_source.as_deref())))
+    }
+
+    /// The checks of a changed job's own fields, in update's order.
+    pub(super) fn changed_job_fields(&self, form: &JobForm) -> Result<(), ServiceError> {
+        self.desc_and_author(form)?;
+        self.schedule(form, &["schedule_type", "system_unvalid"])?;
+        self.strategies(form)?;
+        self.alarm_channels(form)
     }
 
     /// Child job ids: each an existing job the user may access; returns the list re-joined.
@@ -172,7 +207,7 @@ impl Checks<'_> {
             let Some(id) = item.parse::<i32>().ok().filter(|_| !is_blank(Some(item))) else {
                 return Err(ServiceError::Invalid(format!("{label}{}", self.t("system_unvalid"))));
             };
-            let Some(child) = self.state.db.load_job(id).await? else {
+            let Some(child) = self.db.load_job(id).await? else {
                 return Err(ServiceError::NotFound(format!("{label}{}", self.t("system_not_found"))));
             };
             if !self.user.can_access(child.job_group) {
@@ -183,34 +218,18 @@ impl Checks<'_> {
     }
 }
 
-/// Creates a stopped job; returns its id.
-pub async fn add(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<i32, ServiceError> {
-    user.ensure_access(state, form.job_group)?;
-    let checks = Checks { state, user };
-    // Not found, not invalid: the form is well made and names a group that is not (or no longer) there.
-    if state.db.load_group(form.job_group).await?.is_none() {
-        return Err(ServiceError::NotFound(checks.t("system_please_choose") + &checks.t("jobinfo_field_jobgroup")));
+/// The GLUE source as the console stores it: never NULL (the console always sends the field, and a Java
+/// admin's GLUE IDE breaks on NULL, spec 4.9); a shell script without carriage returns.
+pub(super) fn stored_glue_source(glue_type: &Option<String>, source: Option<&str>) -> String {
+    match glue_type.as_deref() {
+        Some("GLUE_SHELL") => source.unwrap_or_default().replace('\r', ""),
+        _ => source.unwrap_or_default().to_string(),
     }
-    checks.desc_and_author(&form)?;
-    checks.schedule(&form, &["schedule_type"])?;
-    let glue_type = form.glue_type.clone().filter(|g| GLUE_TYPES.iter().any(|(name, _)| name == g));
-    let Some(glue_type) = glue_type else {
-        return Err(checks.fail(&["jobinfo_field_gluetype", "system_unvalid"]));
-    };
-    if glue_type == "BEAN" && is_blank(form.executor_handler.as_deref()) {
-        return Err(ServiceError::Invalid(format!("{}JobHandler", checks.t("system_please_input"))));
-    }
-    // Never NULL: the console always sends both fields, and a Java admin's GLUE IDE breaks on NULL (spec 4.9).
-    let glue_source = match glue_type.as_str() {
-        "GLUE_SHELL" => form.glue_source.as_deref().unwrap_or_default().replace('\r', ""),
-        _ => form.glue_source.clone().unwrap_or_default(),
-    };
-    checks.strategies(&form)?;
-    checks.alarm_channels(&form)?;
-    let child_jobid = checks.children(&form).await?;
+}
 
-    let now = state.db.datetime(state.clock.now_ms());
-    let job = JobInfo {
+/// A new, stopped job of the add form, as the console stores it.
+pub(super) fn new_job(form: JobForm, glue_type: String, glue_source: String, child_jobid: Option<String>, now: NaiveDateTime) -> JobInfo {
+    JobInfo {
         id: 0,
         job_group: form.job_group,
         job_desc: form.job_desc.unwrap_or_default(),
@@ -237,7 +256,21 @@ pub async fn add(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Res
         trigger_status: 0,
         trigger_last_time: 0,
         trigger_next_time: 0,
-    };
+    }
+}
+
+/// Creates a stopped job; returns its id.
+pub async fn add(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<i32, ServiceError> {
+    user.ensure_access(state, form.job_group)?;
+    let checks = Checks::of(state, user);
+    // Not found, not invalid: the form is well made and names a group that is not (or no longer) there.
+    if state.db.load_group(form.job_group).await?.is_none() {
+        return Err(ServiceError::NotFound(checks.t("system_please_choose") + &checks.t("jobinfo_field_jobgroup")));
+    }
+    let (glue_type, glue_source) = checks.new_job_fields(&form)?;
+    let child_jobid = checks.children(&form).await?;
+
+    let job = new_job(form, glue_type, glue_source, child_jobid, state.db.datetime(state.clock.now_ms()));
     let id = state.db.insert_job(&job).await?;
     if id < 1 {
         return Err(checks.fail(&["jobinfo_field_add", "system_fail"]));
@@ -248,11 +281,8 @@ pub async fn add(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Res
 /// Changes job `form.id`; the GLUE type and source stay. Returns the job as written.
 pub async fn update(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<JobInfo, ServiceError> {
     user.ensure_access(state, form.job_group)?;
-    let checks = Checks { state, user };
-    checks.desc_and_author(&form)?;
-    checks.schedule(&form, &["schedule_type", "system_unvalid"])?;
-    checks.strategies(&form)?;
-    checks.alarm_channels(&form)?;
+    let checks = Checks::of(state, user);
+    checks.changed_job_fields(&form)?;
     let child_jobid = checks.children(&form).await?;
     if state.db.load_group(form.job_group).await?.is_none() {
         return Err(ServiceError::NotFound(checks.t("jobinfo_field_jobgroup") + &checks.t("system_unvalid")));
@@ -262,13 +292,29 @@ pub async fn update(state: &ServiceContext, user: &LoginUser, form: JobForm) -> 
     };
     // 2.4.2 checks only the target group, so a job could be pulled out of a group one may not touch.
     user.ensure_access(state, job.job_group)?;
+    let now_ms = state.clock.now_ms();
+    write_form(&mut job, form, child_jobid, now_ms, state.db.datetime(now_ms), state.cron_zone())
+        .map_err(|()| checks.fail(&["schedule_type", "system_unvalid"]))?;
+    state.db.update_job(&job).await?;
+    Ok(job)
+}
+
+/// Writes the update form's fields onto `job`, as the console's update does; a running job whose schedule
+/// changed is rescheduled from `now_ms`. `Err` when the new schedule has no next fire time.
+pub(super) fn write_form(
+    job: &mut JobInfo,
+    form: JobForm,
+    child_jobid: Option<String>,
+    now_ms: i64,
+    now: NaiveDateTime,
+    zone: Zone,
+) -> Result<(), ()> {
     let schedule_type = form.schedule_type.clone().unwrap_or_default();
     let changed = job.schedule_type != schedule_type || job.schedule_conf != form.schedule_conf;
-    let now_ms = state.clock.now_ms();
     if job.trigger_status == 1 && changed {
-        match next_time(&schedule_type, form.schedule_conf.as_deref(), now_ms + START_DELAY_MS, state.cron_zone()) {
+        match next_time(&schedule_type, form.schedule_conf.as_deref(), now_ms + START_DELAY_MS, zone) {
             Ok(Some(next)) => job.trigger_next_time = next,
-            _ => return Err(checks.fail(&["schedule_type", "system_unvalid"])),
+            _ => return Err(()),
         }
     }
     job.job_group = form.job_group;
@@ -285,9 +331,8 @@ pub async fn update(state: &ServiceContext, user: &LoginUser, form: JobForm) -> 
     job.executor_timeout = form.executor_timeout;
     job.executor_fail_retry_count = form.executor_fail_retry_count;
     job.child_jobid = child_jobid;
-    job.update_time = Some(state.db.datetime(now_ms));
-    state.db.update_job(&job).await?;
-    Ok(job)
+    job.update_time = Some(now);
+    Ok(())
 }
 
 /// The job of `id` if the user may act on its group; `None` for an unknown id.

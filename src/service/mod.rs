@@ -5,6 +5,7 @@
 mod access;
 pub mod groups;
 pub mod jobs;
+pub mod jobs_as_code;
 pub mod logs;
 pub mod schema;
 pub mod tokens;

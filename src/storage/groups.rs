@@ -1,6 +1,7 @@
 //! `xxl_job_group` statements (spec 7.6).
 
-use super::{contains, Arg, Db, JobGroup, Result};
+use super::sql::{self, On};
+use super::{contains, Arg, Db, JobGroup, Result, ScheduleLock};
 
 const GROUP_ORDER: &str = " ORDER BY app_name, title, id ASC";
 
@@ -13,6 +14,17 @@ fn written_columns(group: &JobGroup) -> Vec<Arg> {
         Arg::OptText(group.address_list.clone()),
         Arg::OptDateTime(group.update_time),
     ]
+}
+
+const INSERT_GROUP: &str =
+    "INSERT INTO xxl_job_group (app_name, title, address_type, address_list, update_time) VALUES (?, ?, ?, ?, ?)";
+const UPDATE_GROUP: &str =
+    "UPDATE xxl_job_group SET app_name = ?, title = ?, address_type = ?, address_list = ?, update_time = ? WHERE id = ?";
+
+fn update_args(group: &JobGroup) -> Vec<Arg> {
+    let mut args = written_columns(group);
+    args.push(Arg::Int(group.id.into()));
+    args
 }
 
 impl Db {
@@ -30,25 +42,12 @@ impl Db {
     }
 
     pub async fn insert_group(&self, group: &JobGroup) -> Result<i32> {
-        let id = self
-            .insert_id(
-                "INSERT INTO xxl_job_group (app_name, title, address_type, address_list, update_time) VALUES (?, ?, ?, ?, ?)",
-                &written_columns(group),
-            )
-            .await?;
-        Ok(id as i32)
+        Ok(self.insert_id(INSERT_GROUP, &written_columns(group)).await? as i32)
     }
 
     /// Full-row update; returns the rows matched.
     pub async fn update_group(&self, group: &JobGroup) -> Result<u64> {
-        let mut args = written_columns(group);
-        args.push(Arg::Int(group.id.into()));
-        self.execute(
-            "UPDATE xxl_job_group SET app_name = ?, title = ?, address_type = ?, address_list = ?, update_time = ? \
-             WHERE id = ?",
-            &args,
-        )
-        .await
+        self.execute(UPDATE_GROUP, &update_args(group)).await
     }
 
     /// Writes only the address list of a group, so a concurrent console edit of its title survives the
@@ -87,5 +86,23 @@ impl Db {
     /// The groups with these ids (missing ones are simply absent).
     pub async fn load_groups(&self, ids: &[i32]) -> Result<Vec<JobGroup>> {
         self.load_by_ids("SELECT * FROM xxl_job_group", ids).await
+    }
+}
+
+/// The statements of a declarative apply, inside the schedule lock's transaction.
+impl ScheduleLock {
+    pub async fn all_groups(&mut self) -> Result<Vec<JobGroup>> {
+        let (tx, dialect) = self.parts();
+        sql::fetch_all(On::Tx(tx), dialect, &format!("SELECT * FROM xxl_job_group{GROUP_ORDER}"), &[]).await
+    }
+
+    pub async fn insert_group(&mut self, group: &JobGroup) -> Result<i32> {
+        let (tx, dialect) = self.parts();
+        Ok(sql::insert_ids(On::Tx(tx), dialect, INSERT_GROUP, &written_columns(group), 1).await?[0] as i32)
+    }
+
+    pub async fn update_group(&mut self, group: &JobGroup) -> Result<u64> {
+        let (tx, dialect) = self.parts();
+        sql::execute(On::Tx(tx), dialect, UPDATE_GROUP, &update_args(group)).await
     }
 }

@@ -1,6 +1,7 @@
 //! `xxl_job_info` statements (spec 7.2).
 
-use super::{contains, restrict_groups, Arg, Db, JobInfo, Result};
+use super::sql::{self, Dialect, On};
+use super::{contains, restrict_groups, Arg, Db, JobInfo, Result, ScheduleLock};
 
 /// The console's job list filters; zero/negative numbers and empty strings mean "any".
 #[derive(Debug, Clone, Default)]
@@ -51,6 +52,9 @@ const UPDATE_JOB: &str = "UPDATE xxl_job_info SET job_group = ?, job_desc = ?, u
      executor_fail_retry_count = ?, glue_type = ?, glue_source = ?, glue_remark = ?, glue_updatetime = ?, \
      child_jobid = ?, trigger_status = ?, trigger_last_time = ?, trigger_next_time = ? WHERE id = ?";
 
+const DELETE_JOB: &str = "DELETE FROM xxl_job_info WHERE id = ?";
+const JOBS_OF_GROUP: &str = "SELECT * FROM xxl_job_info WHERE job_group = ? ORDER BY id";
+
 /// The columns both INSERT_JOB and UPDATE_JOB write, in their order.
 fn written_columns(job: &JobInfo) -> Vec<Arg> {
     vec![
@@ -79,6 +83,18 @@ fn written_columns(job: &JobInfo) -> Vec<Arg> {
     ]
 }
 
+async fn insert_job(on: On<'_>, dialect: &Dialect, job: &JobInfo) -> Result<i32> {
+    let mut args = vec![Arg::OptDateTime(job.add_time)];
+    args.extend(written_columns(job));
+    Ok(sql::insert_ids(on, dialect, INSERT_JOB, &args, 1).await?[0] as i32)
+}
+
+async fn update_job(on: On<'_>, dialect: &Dialect, job: &JobInfo) -> Result<u64> {
+    let mut args = written_columns(job);
+    args.push(Arg::Int(job.id.into()));
+    sql::execute(on, dialect, UPDATE_JOB, &args).await
+}
+
 impl Db {
     pub async fn load_job(&self, id: i32) -> Result<Option<JobInfo>> {
         self.fetch_optional("SELECT * FROM xxl_job_info WHERE id = ?", &[Arg::Int(id.into())]).await
@@ -92,25 +108,20 @@ impl Db {
 
     /// Inserts every column but `id`; returns the generated id.
     pub async fn insert_job(&self, job: &JobInfo) -> Result<i32> {
-        let mut args = vec![Arg::OptDateTime(job.add_time)];
-        args.extend(written_columns(job));
-        let id = self.insert_id(INSERT_JOB, &args).await?;
-        Ok(id as i32)
+        insert_job(On::Pool(&self.pool), &self.dialect, job).await
     }
 
     /// Writes every column but `id` and `add_time`; returns the rows matched.
     pub async fn update_job(&self, job: &JobInfo) -> Result<u64> {
-        let mut args = written_columns(job);
-        args.push(Arg::Int(job.id.into()));
-        self.execute(UPDATE_JOB, &args).await
+        update_job(On::Pool(&self.pool), &self.dialect, job).await
     }
 
     pub async fn delete_job(&self, id: i32) -> Result<u64> {
-        self.execute("DELETE FROM xxl_job_info WHERE id = ?", &[Arg::Int(id.into())]).await
+        self.execute(DELETE_JOB, &[Arg::Int(id.into())]).await
     }
 
     pub async fn jobs_by_group(&self, job_group: i32) -> Result<Vec<JobInfo>> {
-        self.fetch_all("SELECT * FROM xxl_job_info WHERE job_group = ?", &[Arg::Int(job_group.into())]).await
+        self.fetch_all(JOBS_OF_GROUP, &[Arg::Int(job_group.into())]).await
     }
 
     pub async fn count_jobs(&self) -> Result<i64> {
@@ -122,5 +133,33 @@ impl Db {
     /// The jobs with these ids (missing ones are simply absent), in one statement per 1,000 ids.
     pub async fn load_jobs(&self, ids: &[i32]) -> Result<Vec<JobInfo>> {
         self.load_by_ids("SELECT * FROM xxl_job_info", ids).await
+    }
+}
+
+/// The statements of a declarative apply, inside the schedule lock's transaction (one transaction for a
+/// whole apply: all of it or nothing).
+impl ScheduleLock {
+    pub async fn jobs_by_group(&mut self, job_group: i32) -> Result<Vec<JobInfo>> {
+        let (tx, dialect) = self.parts();
+        sql::fetch_all(On::Tx(tx), dialect, JOBS_OF_GROUP, &[Arg::Int(job_group.into())]).await
+    }
+
+    pub async fn insert_job(&mut self, job: &JobInfo) -> Result<i32> {
+        let (tx, dialect) = self.parts();
+        insert_job(On::Tx(tx), dialect, job).await
+    }
+
+    pub async fn update_job(&mut self, job: &JobInfo) -> Result<u64> {
+        let (tx, dialect) = self.parts();
+        update_job(On::Tx(tx), dialect, job).await
+    }
+
+    /// Deletes a job with its logs and GLUE history, as the console's delete does.
+    pub async fn delete_job(&mut self, id: i32) -> Result<()> {
+        let (tx, dialect) = self.parts();
+        for statement in [DELETE_JOB, super::logs::DELETE_LOGS_OF_JOB, super::glue::DELETE_GLUES_OF_JOB] {
+            sql::execute(On::Tx(tx), dialect, statement, &[Arg::Int(id.into())]).await?;
+        }
+        Ok(())
     }
 }

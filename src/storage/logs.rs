@@ -5,6 +5,8 @@ use super::sql::RowsUpdate;
 use crate::time::Zone;
 use chrono::NaiveDateTime;
 
+pub(super) const DELETE_LOGS_OF_JOB: &str = "DELETE FROM xxl_job_log WHERE job_id = ?";
+
 /// What a callback reads of a log row.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct HandleState {
@@ -249,7 +251,7 @@ impl Db {
     }
 
     pub async fn delete_logs_of_job(&self, job_id: i32) -> Result<u64> {
-        self.execute("DELETE FROM xxl_job_log WHERE job_id = ?", &[Arg::Int(job_id.into())]).await
+        self.execute(DELETE_LOGS_OF_JOB, &[Arg::Int(job_id.into())]).await
     }
 
     /// One page of logs, newest trigger first, and the number matching the filter.

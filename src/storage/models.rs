@@ -179,6 +179,21 @@ pub struct LogGlue {
     pub update_time: Option<NaiveDateTime>,
 }
 
+impl LogGlue {
+    /// The version a job's GLUE source now is, recorded at `now` (what the GLUE IDE saves).
+    pub fn of_job(job: &JobInfo, now: NaiveDateTime) -> LogGlue {
+        LogGlue {
+            id: 0,
+            job_id: job.id,
+            glue_type: Some(job.glue_type.clone()),
+            glue_source: job.glue_source.clone(),
+            glue_remark: job.glue_remark.clone().unwrap_or_default(),
+            add_time: Some(now),
+            update_time: Some(now),
+        }
+    }
+}
+
 /// `xxl_job_log_report`
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct LogReport {

@@ -153,6 +153,11 @@ $(function () {
     var addForm = groupForm('add');
     var updateForm = groupForm('update');
 
+    // Jobs as code: every executor, with its jobs, as a document.
+    $('#jobgroupExport').on('click', function () {
+        window.location.href = XJ.url('/jobinfo/export');
+    });
+
     $('#jobgroupAdd').on('click', function () {
         addForm.show();
     });

@@ -485,4 +485,48 @@ $(function () {
         e.preventDefault();
         addForm.show(rowOf(this));
     });
+
+    // Jobs as code: the executor chosen above as a document, and a document planned or applied.
+    $('#jobExport').on('click', function () {
+        window.location.href = XJ.url('/jobinfo/export?jobGroup=' + encodeURIComponent($('#jobGroup').val() || 0));
+    });
+
+    $('#jobApply').on('click', function () {
+        XJ.showModal($('#applyModal'), $('#applyForm'));
+        $('#applyPlan').prop('hidden', true).text('');
+    });
+
+    $('#applyForm').on('submit', function (e) {
+        e.preventDefault();
+        var $form = $(this);
+        var file = $form.find('[name="document"]')[0].files[0];
+        if (!file) {
+            XJ.alertError(I18n.code_no_file);
+            return;
+        }
+        var $button = $('#applySubmit').prop('disabled', true);
+        var reader = new FileReader();
+        reader.onload = function () {
+            XJ.call('/jobinfo/apply', {
+                document: reader.result,
+                format: /\.json$/i.test(file.name) ? 'json' : 'toml',
+                dryRun: $form.find('[name="dryRun"]').prop('checked') ? 'true' : 'false',
+                prune: $form.find('[name="prune"]').prop('checked') ? 'true' : 'false'
+            }, {
+                success: function (result) {
+                    $('#applyPlan').prop('hidden', false).text(result.plan);
+                    if (result.applied) {
+                        reload(true);
+                    }
+                }
+            }).always(function () {
+                $button.prop('disabled', false);
+            });
+        };
+        reader.onerror = function () {
+            $button.prop('disabled', false);
+            XJ.alertError(I18n.code_no_file);
+        };
+        reader.readAsText(file);
+    });
 });

@@ -24,6 +24,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "browser::first_look_cron_builder_dashboard_glue_note", backends: SQLITE, run: |b| Box::pin(first_look_cron_builder_dashboard_glue_note(b)) },
         Case { name: "browser::behind_nginx_job_flow_and_dialogs", backends: SQLITE, run: |b| Box::pin(behind_nginx_job_flow_and_dialogs(b)) },
         Case { name: "browser::behind_nginx_every_action_and_other_origins", backends: SQLITE, run: |b| Box::pin(behind_nginx_every_action_and_other_origins(b)) },
+        Case { name: "browser::jobs_as_code_export_and_upload", backends: SQLITE, run: |b| Box::pin(jobs_as_code_export_and_upload(b)) },
     ]
 }
 
@@ -691,6 +692,48 @@ async fn behind_nginx_every_action_and_other_origins(backend: Backend) -> TestRe
     })?;
     let log = nginx.access_log();
     ensure!(log.contains("\"GET /xxl-job-admin/joblog/logKill?id="), "the GET kill went through nginx: {log}");
+    app.stop().await;
+    Ok(())
+}
+
+/// Jobs as code in the console: the job page's upload plans a document (dry run, nothing written), then
+/// applies it and lists the new job; the export buttons download the executors as a document.
+async fn jobs_as_code_export_and_upload(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+    let dir = tempfile::tempdir().context("temp dir")?;
+    let file = dir.path().join("reports.toml");
+    let document = "[[executor]]\napp_name = \"xxl-job-executor-sample\"\ntitle = \"示例执行器\"\n\n[[executor.job]]\n\
+                    description = \"uploaded job\"\nauthor = \"ops\"\nschedule_type = \"NONE\"\nroute_strategy = \"FIRST\"\n\
+                    handler = \"uploaded\"\nblock_strategy = \"SERIAL_EXECUTION\"\n";
+    std::fs::write(&file, document).context("write")?;
+    let path = file.display().to_string();
+    let db_handle = app.app.db.clone();
+    in_browser!(app.base, "browser-jobs-as-code", |browser| {
+        login(&browser, "admin", "123456").await?;
+        browser.goto("/jobinfo").await?;
+        // The export button's target, fetched by the page itself with its session.
+        let exported = browser
+            .script("return fetch(XJ.url('/jobinfo/export?jobGroup=1')).then(function (r) { return r.text(); });", vec![])
+            .await?;
+        ensure!(exported.as_str().is_some_and(|t| t.contains("app_name = \"xxl-job-executor-sample\"")), "{exported}");
+        browser.click("#jobApply").await?;
+        browser.visible("#applyModal").await?;
+        browser.visible("#applyForm [name=document]").await?.send_keys(&path).await.context("choose the file")?;
+        browser.click("#applySubmit").await?;
+        let plan = browser.until("the plan", "var t = jQuery('#applyPlan').text(); return t ? t : null;").await?;
+        ensure!(plan.as_str().is_some_and(|p| p.contains("+ job xxl-job-executor-sample/uploaded job/uploaded: create")), "{plan}");
+        ensure_eq!(db_handle.jobs_by_group(1).await.context("jobs")?.len(), 1, "a dry run writes nothing");
+        browser.script("jQuery('#applyForm [name=dryRun]').prop('checked', false); jQuery('#applyPlan').text(''); return true;", vec![]).await?;
+        browser.click("#applySubmit").await?;
+        browser.until("the applied plan", "var t = jQuery('#applyPlan').text(); return t.indexOf('1 change(s)') >= 0 ? t : null;").await?;
+        browser.until("the new job in the list", "return jQuery('#job_list').text().indexOf('uploaded job') >= 0 ? true : null;").await?;
+        ensure_eq!(db_handle.jobs_by_group(1).await.context("jobs")?.len(), 2);
+        no_injected_script(&browser).await?;
+        browser.goto("/jobgroup").await?;
+        browser.visible("#jobgroupExport").await?;
+        Ok(())
+    })?;
     app.stop().await;
     Ok(())
 }

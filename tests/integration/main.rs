@@ -19,6 +19,7 @@ mod failover;
 mod faults;
 mod galera;
 mod ha;
+mod jobs_as_code;
 mod metrics;
 mod openapi;
 mod scheduler;
@@ -76,6 +77,7 @@ fn main() {
         .chain(faults::cases())
         .chain(galera::cases())
         .chain(ha::cases())
+        .chain(jobs_as_code::cases())
         .chain(metrics::cases())
         .chain(openapi::cases())
         .chain(scheduler::cases())

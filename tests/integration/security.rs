@@ -153,6 +153,7 @@ fn state_changing(job_id: &str) -> Vec<(&'static str, Vec<(&'static str, String)
         ("/user/remove", vec![("id", s("2"))]),
         ("/user/updatePwd", vec![("oldPassword", s("123456")), ("password", s("stolen1"))]),
         ("/jobcode/save", vec![("id", s(job_id)), ("glueSource", s("x")), ("glueRemark", s("takeover"))]),
+        ("/jobinfo/apply", vec![("format", s("toml")), ("document", s("[[executor]]\napp_name = \"evil-app\"\ntitle = \"Evil\"\n"))]),
         ("/logout", vec![]),
     ]
 }
@@ -165,8 +166,9 @@ fn borrowed<'a>(form: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a st
     form.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
-/// Endpoints that change state over POST only: 2.4.2's `/logout` (and `/login`, not in the list).
-const POST_ONLY: &[&str] = &["/logout"];
+/// Endpoints that change state over POST only: 2.4.2's `/logout` (and `/login`, not in the list), and the
+/// jobs-as-code upload 2.4.2 does not have.
+const POST_ONLY: &[&str] = &["/logout", "/jobinfo/apply"];
 
 /// The console's JSON envelope of a refusal.
 fn envelope(code: u16, msg: String) -> serde_json::Value {

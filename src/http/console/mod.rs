@@ -3,6 +3,7 @@
 
 mod alarms;
 mod auth;
+mod code;
 pub mod error;
 mod jobgroup;
 mod jobinfo;
@@ -53,6 +54,7 @@ impl<S: Send + Sync> FromRequestParts<S> for LoginUser {
 pub fn routes(state: AppState) -> Router<AppState> {
     let data = Router::new()
         .merge(jobinfo::routes())
+        .merge(code::routes())
         .merge(joblog::routes())
         .merge(users::any_user_routes())
         .merge(pages::gated_data_routes())

@@ -11,7 +11,7 @@ use crate::http::state::AppState;
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{MisfireStrategy, ScheduleType};
 use crate::domain::trigger_msg::block_title_key;
-use crate::domain::{java_split, ReturnT, BLOCK_STRATEGIES, GLUE_TYPES};
+use crate::domain::{java_split, ReturnT, BLOCK_STRATEGIES, GLUE_HISTORY, GLUE_TYPES};
 use crate::service::groups;
 use crate::storage::LogGlue;
 use axum::extract::State;
@@ -25,8 +25,6 @@ use serde::Serialize;
 use std::collections::BTreeSet;
 use tower_sessions::Session;
 
-/// GLUE history kept per job.
-const GLUE_HISTORY: i64 = 30;
 
 pub fn gated_routes() -> Router<AppState> {
     let mut router = Router::new();
@@ -344,20 +342,10 @@ async fn jobcode_save(State(state): State<AppState>, user: LoginUser, params: Pa
     user.ensure_access(&state, job.job_group).or_json(&state)?;
     let now = state.db.datetime(state.clock.now_ms());
     job.glue_source = params.string("glueSource");
-    job.glue_remark = Some(remark.clone());
+    job.glue_remark = Some(remark);
     job.glue_updatetime = Some(now);
     job.update_time = Some(now);
     state.db.update_job(&job).await.or_json(&state)?;
-    let version = LogGlue {
-        id: 0,
-        job_id: job.id,
-        glue_type: Some(job.glue_type.clone()),
-        glue_source: job.glue_source.clone(),
-        glue_remark: remark,
-        add_time: Some(now),
-        update_time: Some(now),
-    };
-    state.db.insert_glue(&version).await.or_json(&state)?;
-    state.db.remove_old_glues(job.id, GLUE_HISTORY).await.or_json(&state)?;
+    state.db.save_glue(&LogGlue::of_job(&job, now), GLUE_HISTORY).await.or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }

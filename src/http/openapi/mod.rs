@@ -3,6 +3,7 @@
 //! Every rule, message and group permission is the console's, from [`crate::service`]; this module only
 //! binds JSON and maps refusals to HTTP statuses. Its OpenAPI 3 document is derived from these handlers.
 
+mod code;
 mod groups;
 mod jobs;
 mod logs;
@@ -47,6 +48,8 @@ pub fn routes() -> Router<AppState> {
         .route("/jobs/{id}/stop", post(jobs::stop))
         .route("/jobs/{id}/trigger", post(jobs::trigger))
         .route("/jobs/{id}/next-fire-times", get(jobs::next_fire_times))
+        .route("/export", get(code::export))
+        .route("/apply", post(code::apply))
         .route("/logs", get(logs::list))
         .route("/logs/{id}", get(logs::get))
         .route("/logs/{id}/rolling", get(logs::rolling))
@@ -72,14 +75,16 @@ pub fn routes() -> Router<AppState> {
         jobs::list, jobs::create, jobs::get, jobs::update, jobs::delete, jobs::start, jobs::stop, jobs::trigger,
         jobs::next_fire_times,
         logs::list, logs::get, logs::rolling, logs::kill,
+        code::export, code::apply,
     ),
-    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::Triggered, jobs::FireTimes, logs::Killed, logs::LogStatus)),
+    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::Triggered, jobs::FireTimes, logs::Killed, logs::LogStatus, code::Applied)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     tags(
         (name = "groups", description = "Executor groups: everyone reads the permitted ones, administrators manage them"),
         (name = "jobs", description = "Jobs: create, change, schedule, run"),
         (name = "logs", description = "Trigger logs and the executor's log of a run"),
+        (name = "jobs as code", description = "Executors and jobs exported to a document and applied from one (docs/jobs-as-code.md)"),
     )
 )]
 struct ApiDoc;
@@ -473,7 +478,7 @@ mod tests {
         }
         let paths = doc["paths"].as_object().unwrap();
         for path in ["/groups", "/groups/{id}", "/jobs", "/jobs/{id}", "/jobs/{id}/start", "/jobs/{id}/stop", "/jobs/{id}/trigger",
-            "/jobs/{id}/next-fire-times", "/logs", "/logs/{id}", "/logs/{id}/rolling", "/logs/{id}/kill"]
+            "/jobs/{id}/next-fire-times", "/logs", "/logs/{id}", "/logs/{id}/rolling", "/logs/{id}/kill", "/export", "/apply"]
         {
             assert!(paths.contains_key(path), "{path} documented");
         }

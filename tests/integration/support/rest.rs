@@ -61,6 +61,20 @@ impl RestClient {
         Ok(RestReply { status, body, www_authenticate, headers })
     }
 
+    /// A request with a text body of `content_type` (or none); the status and the text answered.
+    pub async fn text(&self, method: reqwest::Method, path: &str, body: Option<(&str, &str)>) -> Result<(u16, String), Failed> {
+        let mut request = self.http.request(method.clone(), format!("{}{path}", self.base));
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        if let Some((content_type, body)) = body {
+            request = request.header("Content-Type", content_type).body(body.to_string());
+        }
+        let response = request.send().await.context(&format!("{method} {path}"))?;
+        let status = response.status().as_u16();
+        Ok((status, response.text().await.context("body")?))
+    }
+
     pub async fn get(&self, path: &str) -> Result<RestReply, Failed> {
         self.send(reqwest::Method::GET, path, None, &[]).await
     }

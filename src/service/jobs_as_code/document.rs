@@ -1,0 +1,316 @@
+//! The jobs-as-code document: executors and their jobs under natural keys, never database ids, read and
+//! written as JSON or TOML. Only the shape lives here; the console's rules are checked by the apply.
+
+use serde::{Deserialize, Serialize};
+
+/// A whole file: the executors it declares, each with its jobs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Document {
+    /// Singular in the file, so that TOML reads `[[executor]]`.
+    #[serde(default, rename = "executor", skip_serializing_if = "Vec::is_empty")]
+    pub executors: Vec<Executor>,
+}
+
+/// An executor group, keyed by its AppName.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Executor {
+    pub app_name: String,
+    pub title: String,
+    /// `auto` (addresses from registration) or `manual` (the `addresses` below).
+    #[serde(default)]
+    pub address_type: AddressType,
+    /// Manual groups only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub addresses: Vec<String>,
+    #[serde(default, rename = "job", skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<Job>,
+    /// Where the entry starts in a TOML file, for messages.
+    #[serde(skip)]
+    pub line: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AddressType {
+    #[default]
+    Auto,
+    Manual,
+}
+
+impl AddressType {
+    /// `xxl_job_group.address_type`.
+    pub fn code(self) -> i8 {
+        match self {
+            AddressType::Auto => 0,
+            AddressType::Manual => 1,
+        }
+    }
+
+    pub fn of_code(code: i16) -> AddressType {
+        if code == 0 { AddressType::Auto } else { AddressType::Manual }
+    }
+}
+
+/// A job: every field of the console's job dialog, GLUE source included. Empty text fields may be left
+/// out; they are stored as the console stores them, as ''.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    /// A name other jobs' `child_jobs` may use instead of the natural key; it is not stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    pub description: String,
+    pub author: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub alarm_email: String,
+    /// `NONE`, `CRON` or `FIX_RATE`.
+    pub schedule_type: String,
+    /// The cron expression or the FIX_RATE seconds.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub schedule_conf: String,
+    #[serde(default = "do_nothing")]
+    pub misfire_strategy: String,
+    pub route_strategy: String,
+    /// The JobHandler (BEAN jobs).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub handler: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub param: String,
+    pub block_strategy: String,
+    /// Seconds; 0 = none.
+    #[serde(default)]
+    pub timeout: i32,
+    #[serde(default)]
+    pub fail_retry_count: i32,
+    /// Jobs run after a success: their `key`s or natural keys (`app/description/handler`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub child_jobs: Vec<String>,
+    #[serde(default = "bean")]
+    pub glue_type: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub glue_source: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub glue_remark: String,
+    /// 1 running, 0 stopped; absent leaves the state alone (a new job is stopped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_status: Option<i16>,
+    /// Where the entry starts in a TOML file, for messages.
+    #[serde(skip)]
+    pub line: Option<usize>,
+}
+
+fn do_nothing() -> String {
+    "DO_NOTHING".into()
+}
+
+fn bean() -> String {
+    "BEAN".into()
+}
+
+/// The natural key of a job: `app/description/handler`, how child jobs are named across databases.
+pub fn natural_key(app_name: &str, description: &str, handler: &str) -> String {
+    format!("{app_name}/{description}/{handler}")
+}
+
+/// ` (line N)` when the entry's line is known.
+fn at(line: Option<usize>) -> String {
+    line.map_or(String::new(), |line| format!(" (line {line})"))
+}
+
+impl Executor {
+    /// The entry as messages name it: `executor "app" (line N)`.
+    pub fn name(&self) -> String {
+        format!("executor {:?}{}", self.app_name, at(self.line))
+    }
+
+    /// A job of this executor as messages name it: `job "app/description/handler" (line N)`.
+    pub fn job_name(&self, job: &Job) -> String {
+        format!("job {:?}{}", natural_key(&self.app_name, &job.description, &job.handler), at(job.line))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Toml,
+}
+
+impl Format {
+    /// The format a file name's extension names: `.json` or `.toml`.
+    pub fn of_path(path: &std::path::Path) -> Option<Format> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "json" => Some(Format::Json),
+            "toml" => Some(Format::Toml),
+            _ => None,
+        }
+    }
+
+    pub fn of_name(name: &str) -> Option<Format> {
+        match name.to_ascii_lowercase().as_str() {
+            "json" => Some(Format::Json),
+            "toml" => Some(Format::Toml),
+            _ => None,
+        }
+    }
+
+    pub fn media_type(self) -> &'static str {
+        match self {
+            Format::Json => "application/json",
+            Format::Toml => "application/toml",
+        }
+    }
+}
+
+/// A document that does not parse: the parser's reason, with the line (and column) it stopped at.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct FormatError(String);
+
+impl Document {
+    pub fn parse(text: &str, format: Format) -> Result<Document, FormatError> {
+        match format {
+            // serde_json's messages end with "at line L column C".
+            Format::Json => serde_json::from_str(text).map_err(|e| FormatError(e.to_string())),
+            Format::Toml => {
+                let mut doc: Document = toml::from_str(text).map_err(|e| FormatError(toml_error(text, &e)))?;
+                doc.mark_lines(text);
+                Ok(doc)
+            }
+        }
+    }
+
+    /// Notes where each executor and job of a TOML text starts; serde_json keeps no positions.
+    fn mark_lines(&mut self, text: &str) {
+        #[derive(Deserialize)]
+        struct Positions {
+            #[serde(default)]
+            executor: Vec<toml::Spanned<ExecutorAt>>,
+        }
+        #[derive(Deserialize)]
+        struct ExecutorAt {
+            #[serde(default)]
+            job: Vec<toml::Spanned<serde::de::IgnoredAny>>,
+        }
+        let Ok(positions) = toml::from_str::<Positions>(text) else { return };
+        let line = |offset: usize| Some(text[..offset.min(text.len())].matches('\n').count() + 1);
+        for (executor, at) in self.executors.iter_mut().zip(positions.executor) {
+            executor.line = line(at.span().start);
+            for (job, job_at) in executor.jobs.iter_mut().zip(&at.get_ref().job) {
+                job.line = line(job_at.span().start);
+            }
+        }
+    }
+
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Json => serde_json::to_string_pretty(self).map(|s| s + "\n").unwrap_or_default(),
+            Format::Toml => toml::to_string_pretty(self).unwrap_or_default(),
+        }
+    }
+}
+
+/// The documents of a file, or of every `.json` and `.toml` file of a folder (in name order), as one
+/// document: a folder is applied in one transaction. Errors name the file.
+pub fn read_documents(path: &std::path::Path) -> Result<Document, FormatError> {
+    let unreadable = |path: &std::path::Path, e: std::io::Error| FormatError(format!("{}: {e}", path.display()));
+    let files = if path.is_dir() {
+        let mut files: Vec<_> = std::fs::read_dir(path)
+            .map_err(|e| unreadable(path, e))?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && Format::of_path(p).is_some())
+            .collect();
+        files.sort();
+        files
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let mut all = Document::default();
+    for file in files {
+        let format = Format::of_path(&file)
+            .ok_or_else(|| FormatError(format!("{}: the name must end in .json or .toml", file.display())))?;
+        let text = std::fs::read_to_string(&file).map_err(|e| unreadable(&file, e))?;
+        let doc = Document::parse(&text, format).map_err(|e| FormatError(format!("{}: {e}", file.display())))?;
+        all.executors.extend(doc.executors);
+    }
+    Ok(all)
+}
+
+/// The TOML parser's message, which already quotes the offending line, led by its line and column.
+fn toml_error(text: &str, error: &toml::de::Error) -> String {
+    let Some(span) = error.span() else { return error.message().to_string() };
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("line {line} column {column}: {}", error.message())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Document {
+        Document {
+            executors: vec![Executor {
+                app_name: "billing".into(),
+                title: "Billing".into(),
+                address_type: AddressType::Manual,
+                addresses: vec!["http://10.0.0.1:9999/".into()],
+                jobs: vec![Job {
+                    description: "nightly invoices".into(),
+                    author: "ops".into(),
+                    schedule_type: "CRON".into(),
+                    schedule_conf: "0 0 2 * * ?".into(),
+                    misfire_strategy: "DO_NOTHING".into(),
+                    route_strategy: "FIRST".into(),
+                    handler: "invoices".into(),
+                    block_strategy: "SERIAL_EXECUTION".into(),
+                    child_jobs: vec!["billing/mail/mailer".into()],
+                    glue_type: "BEAN".into(),
+                    trigger_status: Some(1),
+                    ..Job::default()
+                }],
+                line: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn both_formats_round_trip() {
+        for format in [Format::Json, Format::Toml] {
+            let text = sample().render(format);
+            let mut parsed = Document::parse(&text, format).unwrap();
+            for executor in &mut parsed.executors {
+                executor.line = None;
+                executor.jobs.iter_mut().for_each(|j| j.line = None);
+            }
+            assert_eq!(parsed, sample(), "{text}");
+        }
+        assert!(sample().render(Format::Toml).contains("[[executor.job]]"));
+    }
+
+    #[test]
+    fn defaults_fill_what_a_short_file_leaves_out() {
+        let text = "[[executor]]\napp_name = \"a-app\"\ntitle = \"A\"\n[[executor.job]]\ndescription = \"d\"\nauthor = \"me\"\n\
+                    schedule_type = \"NONE\"\nroute_strategy = \"FIRST\"\nblock_strategy = \"SERIAL_EXECUTION\"\nhandler = \"h\"\n";
+        let doc = Document::parse(text, Format::Toml).unwrap();
+        let job = &doc.executors[0].jobs[0];
+        assert_eq!((job.glue_type.as_str(), job.misfire_strategy.as_str(), job.trigger_status), ("BEAN", "DO_NOTHING", None));
+        assert_eq!(doc.executors[0].address_type, AddressType::Auto);
+        assert_eq!((doc.executors[0].line, job.line), (Some(1), Some(4)));
+        assert_eq!(doc.executors[0].job_name(job), "job \"a-app/d/h\" (line 4)");
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_field() {
+        let toml = "[[executor]]\napp_name = \"a-app\"\ntitle = \"A\"\ncolour = \"red\"\n";
+        let e = Document::parse(toml, Format::Toml).unwrap_err().to_string();
+        assert!(e.starts_with("line 4 column 1:") && e.contains("colour"), "{e}");
+        let json = "{\"executor\": [{\"app_name\": \"a-app\",\n \"title\": 7}]}";
+        let e = Document::parse(json, Format::Json).unwrap_err().to_string();
+        assert!(e.contains("line 2"), "{e}");
+        assert_eq!(Format::of_path(std::path::Path::new("jobs.TOML")), Some(Format::Toml));
+        assert_eq!(Format::of_path(std::path::Path::new("jobs.yaml")), None);
+    }
+}

@@ -1,0 +1,377 @@
+//! Jobs as code (docs/jobs-as-code.md): executors and jobs exported to a document keyed by natural keys,
+//! and a document applied declaratively: what is missing is created, what differs updated, the rest left
+//! alone (or, with prune, the named executors' other jobs deleted). Every entry passes the console's own
+//! checks and group permissions; the whole apply is one transaction, taken under the schedule lock so that
+//! admins sharing a database apply one at a time and each sees what the previous one wrote.
+
+mod document;
+mod plan;
+
+pub use document::{natural_key, read_documents, AddressType, Document, Executor, Format, FormatError, Job};
+pub use plan::{Action, FieldDiff, Plan};
+
+use super::groups::{ensure_admin, live_address_lists, GroupForm};
+use super::jobs::{new_job, write_form, Checks, JobForm, START_DELAY_MS};
+use super::{LoginUser, ServiceContext, ServiceError};
+use crate::domain::schedule::{next_time, ScheduleType};
+use crate::domain::GLUE_HISTORY;
+use crate::i18n::I18n;
+use crate::storage::{Db, JobGroup, JobInfo, JobUser, LogGlue, ScheduleLock};
+use crate::time::CRON_ZONE;
+use plan::Child;
+use std::collections::HashMap;
+
+/// What an export or an apply reads and checks with: the database, the console's messages and the
+/// configured alarm channels (the command line has them without a running admin).
+pub struct Setting<'a> {
+    pub db: &'a Db,
+    pub i18n: &'a I18n,
+    pub alarm_channels: &'a [String],
+    /// The instant the apply writes as `update_time`.
+    pub now_ms: i64,
+}
+
+impl<'a> Setting<'a> {
+    pub fn of(state: &'a ServiceContext) -> Setting<'a> {
+        Setting { db: &state.db, i18n: &state.i18n, alarm_channels: state.alarms.webhook_names(), now_ms: state.clock.now_ms() }
+    }
+}
+
+/// Who acts for the command line and `xxl.job.apply.file`: whoever holds the database's configuration
+/// already holds every row, so an administrator.
+pub fn operator() -> LoginUser {
+    LoginUser(JobUser { id: 0, username: "(configuration)".into(), password: String::new(), role: 1, permission: None })
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApplyOptions {
+    /// Plan only: nothing is written.
+    pub dry_run: bool,
+    /// Delete the jobs of the document's executors that the document does not list.
+    pub prune: bool,
+}
+
+/// The executors named `apps` (every one when empty) that the user may see, with their jobs.
+pub async fn export(setting: &Setting<'_>, user: &LoginUser, apps: &[String]) -> Result<Document, ServiceError> {
+    let db = setting.db;
+    let groups = db.all_groups().await?;
+    for app in apps {
+        let Some(group) = groups.iter().find(|g| &g.app_name == app) else {
+            return Err(ServiceError::NotFound(format!("executor {app:?}: no executor has this app_name")));
+        };
+        user.ensure_access_with(setting.i18n, group.id)?;
+    }
+    let chosen: Vec<&JobGroup> =
+        groups.iter().filter(|g| user.can_access(g.id) && (apps.is_empty() || apps.contains(&g.app_name))).collect();
+    let mut jobs_of = Vec::with_capacity(chosen.len());
+    for group in &chosen {
+        jobs_of.push(db.jobs_by_group(group.id).await?);
+    }
+    // Children may live in groups not exported: named by their natural keys all the same.
+    let exported: HashMap<i32, &JobInfo> = jobs_of.iter().flatten().map(|j| (j.id, j)).collect();
+    let mut child_ids: Vec<i32> = jobs_of.iter().flatten().flat_map(child_ids).filter(|id| !exported.contains_key(id)).collect();
+    child_ids.sort_unstable();
+    child_ids.dedup();
+    let outside = db.load_jobs(&child_ids).await?;
+    let app_of: HashMap<i32, &str> = groups.iter().map(|g| (g.id, g.app_name.as_str())).collect();
+    let key_of: HashMap<i32, String> = exported
+        .values()
+        .copied()
+        .chain(outside.iter())
+        .map(|j| (j.id, natural_key(app_of.get(&j.job_group).copied().unwrap_or(""), &j.job_desc, j.executor_handler.as_deref().unwrap_or(""))))
+        .collect();
+    let executors = chosen
+        .iter()
+        .zip(jobs_of)
+        .map(|(group, jobs)| Executor {
+            app_name: group.app_name.clone(),
+            title: group.title.clone(),
+            address_type: AddressType::of_code(group.address_type),
+            addresses: match AddressType::of_code(group.address_type) {
+                AddressType::Auto => vec![],
+                AddressType::Manual => group.address_list.as_deref().map(crate::domain::java_split).unwrap_or_default().into_iter().map(str::to_string).collect(),
+            },
+            jobs: jobs.iter().map(|j| exported_job(j, &key_of)).collect(),
+            line: None,
+        })
+        .collect();
+    Ok(Document { executors })
+}
+
+fn child_ids(job: &JobInfo) -> Vec<i32> {
+    job.child_jobid.as_deref().map(crate::domain::java_split).unwrap_or_default().iter().filter_map(|id| id.trim().parse().ok()).collect()
+}
+
+fn exported_job(job: &JobInfo, key_of: &HashMap<i32, String>) -> Job {
+    let text = |value: &Option<String>| value.clone().unwrap_or_default();
+    Job {
+        key: None,
+        description: job.job_desc.clone(),
+        author: text(&job.author),
+        alarm_email: text(&job.alarm_email),
+        schedule_type: job.schedule_type.clone(),
+        schedule_conf: text(&job.schedule_conf),
+        misfire_strategy: job.misfire_strategy.clone(),
+        route_strategy: text(&job.executor_route_strategy),
+        handler: text(&job.executor_handler),
+        param: text(&job.executor_param),
+        block_strategy: text(&job.executor_block_strategy),
+        timeout: job.executor_timeout,
+        fail_retry_count: job.executor_fail_retry_count,
+        // A child deleted since is left out: it could not be applied anywhere.
+        child_jobs: child_ids(job).iter().filter_map(|id| key_of.get(id).cloned()).collect(),
+        glue_type: job.glue_type.clone(),
+        glue_source: text(&job.glue_source),
+        glue_remark: text(&job.glue_remark),
+        trigger_status: Some(job.trigger_status),
+        line: None,
+    }
+}
+
+/// Plans the document against the database and, unless `dry_run`, carries the plan out; one transaction
+/// under the schedule lock either way, so a refused document changes nothing.
+pub async fn apply(setting: &Setting<'_>, user: &LoginUser, doc: &Document, options: ApplyOptions) -> Result<Plan, ServiceError> {
+    check_entries(setting, user, doc)?;
+    // Read before the lock: SQLite's pool has no second connection while the lock's transaction writes.
+    let live = live_address_lists(setting.db, setting.now_ms).await?;
+    let mut lock = setting.db.lock_schedule().await?;
+    let groups = lock.all_groups().await?;
+    let mut jobs = Vec::new();
+    for group in &groups {
+        jobs.extend(lock.jobs_by_group(group.id).await?);
+    }
+    let plan = plan::make(doc, &groups, &jobs, options.prune).map_err(|e| ServiceError::Invalid(e.0))?;
+    check_permissions(setting.i18n, user, &plan, &jobs)?;
+    if options.dry_run || plan.changes() == 0 {
+        // Dropping the lock rolls back: nothing was written.
+        return Ok(plan);
+    }
+    let jobs_by_id: HashMap<i32, &JobInfo> = jobs.iter().map(|j| (j.id, j)).collect();
+    Writer { setting, doc, live: &live, lock: &mut lock }.carry_out(&plan, &jobs_by_id).await?;
+    lock.commit().await?;
+    Ok(plan)
+}
+
+/// The console's checks of every entry, before anything is read: the executor form's, the job form's
+/// (add's, which include update's), and the start's refusal of a job without a schedule.
+fn check_entries(setting: &Setting<'_>, user: &LoginUser, doc: &Document) -> Result<(), ServiceError> {
+    let checks = Checks { i18n: setting.i18n, alarm_channels: setting.alarm_channels, db: setting.db, user };
+    for executor in &doc.executors {
+        let at = |e: ServiceError| ServiceError::Invalid(format!("{}: {e}", executor.name()));
+        group_form(executor).validate(setting.i18n).map_err(at)?;
+        for job in &executor.jobs {
+            let at = |e: ServiceError| ServiceError::Invalid(format!("{}: {e}", executor.job_name(job)));
+            checks.new_job_fields(&job_form(0, job)).map_err(at)?;
+            match job.trigger_status {
+                None | Some(0) => {}
+                Some(1) if job.schedule_type == ScheduleType::None.name() => {
+                    return Err(at(ServiceError::Invalid(format!("trigger_status: {}", setting.i18n.get("schedule_type_none_limit_start")))));
+                }
+                Some(1) => {}
+                Some(other) => return Err(at(ServiceError::Invalid(format!("trigger_status: {other} is neither 0 (stopped) nor 1 (running)")))),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Executors are managed by administrators only; everyone acts only within the groups granted to them,
+/// children included (as the console checks a child job id).
+fn check_permissions(i18n: &I18n, user: &LoginUser, plan: &Plan, jobs: &[JobInfo]) -> Result<(), ServiceError> {
+    for step in &plan.executors {
+        let at = |e: ServiceError| ServiceError::Forbidden(format!("executor {:?}: {e}", step.app_name));
+        if step.action != Action::Unchanged {
+            ensure_admin(i18n, user).map_err(at)?;
+        }
+        if let Some(id) = step.group_id {
+            user.ensure_access_with(i18n, id).map_err(at)?;
+        }
+    }
+    let group_of: HashMap<i32, i32> = jobs.iter().map(|j| (j.id, j.job_group)).collect();
+    for step in &plan.jobs {
+        for child in &step.children {
+            let Child::Stored(id) = child else { continue };
+            if let Some(group) = group_of.get(id) {
+                let at = |e: ServiceError| ServiceError::Forbidden(format!("job {:?}: child_jobs: {e}", step.job));
+                user.ensure_access_with(i18n, *group).map_err(at)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn group_form(executor: &Executor) -> GroupForm {
+    GroupForm {
+        id: 0,
+        appname: Some(executor.app_name.clone()),
+        title: Some(executor.title.clone()),
+        address_type: executor.address_type.code(),
+        address_list: Some(plan::address_list(executor)),
+    }
+}
+
+/// The job dialog's form for a document job, every field sent as the console's dialog sends it.
+fn job_form(job_group: i32, job: &Job) -> JobForm {
+    JobForm {
+        id: 0,
+        job_group,
+        job_desc: Some(job.description.clone()),
+        author: Some(job.author.clone()),
+        alarm_email: Some(job.alarm_email.clone()),
+        schedule_type: Some(job.schedule_type.clone()),
+        schedule_conf: Some(job.schedule_conf.clone()),
+        misfire_strategy: Some(job.misfire_strategy.clone()),
+        executor_route_strategy: Some(job.route_strategy.clone()),
+        executor_handler: Some(job.handler.clone()),
+        executor_param: Some(job.param.clone()),
+        executor_block_strategy: Some(job.block_strategy.clone()),
+        executor_timeout: job.timeout,
+        executor_fail_retry_count: job.fail_retry_count,
+        child_job_id: None,
+        glue_type: Some(job.glue_type.clone()),
+        glue_source: Some(job.glue_source.clone()),
+        glue_remark: Some(job.glue_remark.clone()),
+    }
+}
+
+/// Carries a plan out inside the lock's transaction.
+struct Writer<'a, 'b> {
+    setting: &'a Setting<'b>,
+    doc: &'a Document,
+    /// The live addresses of automatic executors, by AppName.
+    live: &'a HashMap<String, String>,
+    lock: &'a mut ScheduleLock,
+}
+
+impl Writer<'_, '_> {
+    async fn carry_out(&mut self, plan: &Plan, stored: &HashMap<i32, &JobInfo>) -> Result<(), ServiceError> {
+        let now_ms = self.setting.now_ms;
+        let now = self.setting.db.datetime(now_ms);
+        let mut group_ids = vec![0; self.doc.executors.len()];
+        for step in &plan.executors {
+            let executor = &self.doc.executors[step.executor];
+            // An automatic group's addresses are its live registrations, as the console's update takes them.
+            let address_list = match executor.address_type {
+                AddressType::Manual => Some(plan::address_list(executor)),
+                AddressType::Auto => self.live.get(&executor.app_name).cloned(),
+            };
+            let group = JobGroup {
+                id: step.group_id.unwrap_or(0),
+                app_name: executor.app_name.clone(),
+                title: executor.title.clone(),
+                address_type: executor.address_type.code().into(),
+                address_list,
+                update_time: Some(now),
+            };
+            group_ids[step.executor] = match step.action {
+                Action::Create => self.lock.insert_group(&group).await?,
+                Action::Update => {
+                    self.lock.update_group(&group).await?;
+                    group.id
+                }
+                Action::Unchanged | Action::Delete => group.id,
+            };
+        }
+
+        // Jobs first without the children this apply creates; their ids are known once all are written.
+        let mut ids = vec![0; plan.jobs.len()];
+        let mut written = Vec::with_capacity(plan.jobs.len());
+        for (index, step) in plan.jobs.iter().enumerate() {
+            let Some((e, j)) = step.source else {
+                if let Some(id) = step.id {
+                    self.lock.delete_job(id).await?;
+                }
+                written.push(None);
+                continue;
+            };
+            let job = &self.doc.executors[e].jobs[j];
+            let form = job_form(group_ids[e], job);
+            let children = child_list(&step.children, &ids);
+            let row = match (step.action, step.id.and_then(|id| stored.get(&id))) {
+                (Action::Create, _) => {
+                    let glue_source = super::jobs::stored_glue_source(&form.glue_type, form.glue_source.as_deref());
+                    let mut row = new_job(form, job.glue_type.clone(), glue_source, Some(children), now);
+                    self.set_status(&mut row, job.trigger_status, &step.job)?;
+                    row.id = self.lock.insert_job(&row).await?;
+                    row
+                }
+                (Action::Update, Some(current)) => {
+                    let mut row = (*current).clone();
+                    self.update_row(&mut row, job, form, children, &step.job).await?;
+                    self.lock.update_job(&row).await?;
+                    row
+                }
+                // Unchanged: nothing to write, and no child refers to it as created.
+                _ => {
+                    written.push(None);
+                    continue;
+                }
+            };
+            ids[index] = row.id;
+            written.push(Some(row));
+        }
+        for (step, row) in plan.jobs.iter().zip(written) {
+            let Some(mut row) = row else { continue };
+            let children = Some(child_list(&step.children, &ids));
+            if step.children.iter().any(|c| matches!(c, Child::Created(_))) && row.child_jobid != children {
+                row.child_jobid = children;
+                self.lock.update_job(&row).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The update form's fields, then the GLUE source as the GLUE IDE saves it (with a history version),
+    /// then the running state as start and stop set it.
+    async fn update_row(&mut self, row: &mut JobInfo, job: &Job, form: JobForm, children: String, key: &str) -> Result<(), ServiceError> {
+        let (now_ms, now) = (self.setting.now_ms, self.setting.db.datetime(self.setting.now_ms));
+        let glue_source = super::jobs::stored_glue_source(&form.glue_type, form.glue_source.as_deref());
+        let glue_remark = form.glue_remark.clone();
+        write_form(row, form, Some(children), now_ms, now, CRON_ZONE).map_err(|()| self.invalid_schedule(key, "schedule_conf"))?;
+        let stored_remark = row.glue_remark.as_deref().unwrap_or_default();
+        if row.glue_source.as_deref().unwrap_or_default() != glue_source || stored_remark != glue_remark.as_deref().unwrap_or_default() {
+            row.glue_source = Some(glue_source);
+            row.glue_remark = glue_remark;
+            row.glue_updatetime = Some(now);
+            if row.glue_type != "BEAN" {
+                self.lock.save_glue(&LogGlue::of_job(row, now), GLUE_HISTORY).await?;
+            }
+        }
+        self.set_status(row, job.trigger_status, key)
+    }
+
+    fn set_status(&self, row: &mut JobInfo, status: Option<i16>, key: &str) -> Result<(), ServiceError> {
+        match status {
+            Some(1) if row.trigger_status != 1 => {
+                let from = self.setting.now_ms + START_DELAY_MS;
+                let Ok(Some(next)) = next_time(&row.schedule_type, row.schedule_conf.as_deref(), from, CRON_ZONE) else {
+                    return Err(self.invalid_schedule(key, "trigger_status"));
+                };
+                (row.trigger_status, row.trigger_last_time, row.trigger_next_time) = (1, 0, next);
+            }
+            Some(0) if row.trigger_status != 0 => (row.trigger_status, row.trigger_last_time, row.trigger_next_time) = (0, 0, 0),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A schedule with no next fire time, as start and update refuse it.
+    fn invalid_schedule(&self, key: &str, field: &str) -> ServiceError {
+        let i18n = self.setting.i18n;
+        ServiceError::Invalid(format!("job {key:?}: {field}: {}{}", i18n.get("schedule_type"), i18n.get("system_unvalid")))
+    }
+}
+
+/// `child_jobid` as the console stores it: ids joined by commas, with the ids of jobs created so far.
+fn child_list(children: &[Child], ids: &[i32]) -> String {
+    children
+        .iter()
+        .map(|c| match c {
+            Child::Stored(id) => *id,
+            Child::Created(index) => ids[*index],
+        })
+        .filter(|id| *id > 0)
+        .map(|id| id.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}

@@ -1,0 +1,418 @@
+//! What an apply would do: the document matched against the rows read, by natural keys, as a list of
+//! steps (create, update with the fields that differ, delete, unchanged). Pure: no database, no clock.
+
+use super::document::{natural_key, AddressType, Document, Executor, Job};
+use crate::domain::java_split;
+use crate::service::jobs::stored_glue_source;
+use crate::storage::{JobGroup, JobInfo};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Create,
+    Update,
+    Delete,
+    Unchanged,
+}
+
+/// One field that differs: its name in the document, the stored value and the document's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct FieldDiff {
+    pub field: &'static str,
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct ExecutorStep {
+    pub app_name: String,
+    pub action: Action,
+    pub diffs: Vec<FieldDiff>,
+    /// The group as stored; `None` when it is to be created.
+    #[serde(skip)]
+    pub group_id: Option<i32>,
+    /// Its position in the document.
+    #[serde(skip)]
+    pub executor: usize,
+}
+
+/// A job's child, as the apply will write it: a stored job's id, or a job this apply creates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Child {
+    Stored(i32),
+    /// Index in [`Plan::jobs`].
+    Created(usize),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct JobStep {
+    /// The natural key, `app/description/handler`.
+    pub job: String,
+    pub action: Action,
+    pub diffs: Vec<FieldDiff>,
+    /// The stored job; `None` when it is to be created.
+    #[serde(skip)]
+    pub id: Option<i32>,
+    /// (executor, job) positions in the document; `None` for a deletion.
+    #[serde(skip)]
+    pub source: Option<(usize, usize)>,
+    #[serde(skip)]
+    pub children: Vec<Child>,
+}
+
+/// Every step of an apply, executors first, in the document's order, deletions last.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct Plan {
+    pub executors: Vec<ExecutorStep>,
+    pub jobs: Vec<JobStep>,
+}
+
+impl Plan {
+    /// Steps that write something.
+    pub fn changes(&self) -> usize {
+        let executors = self.executors.iter().filter(|s| s.action != Action::Unchanged).count();
+        executors + self.jobs.iter().filter(|s| s.action != Action::Unchanged).count()
+    }
+}
+
+impl fmt::Display for Plan {
+    /// One line per step (`+` create, `~` update, `-` delete, `=` unchanged), each differing field below
+    /// its update.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lines = self.executors.iter().map(|s| ("executor", &s.app_name, s.action, &s.diffs));
+        for (what, name, action, diffs) in lines.chain(self.jobs.iter().map(|s| ("job", &s.job, s.action, &s.diffs))) {
+            let (sign, verb) = match action {
+                Action::Create => ('+', "create"),
+                Action::Update => ('~', "update"),
+                Action::Delete => ('-', "delete"),
+                Action::Unchanged => ('=', "unchanged"),
+            };
+            writeln!(f, "{sign} {what} {name}: {verb}")?;
+            for diff in diffs {
+                writeln!(f, "    {}: {:?} -> {:?}", diff.field, diff.from, diff.to)?;
+            }
+        }
+        writeln!(f, "{} change(s)", self.changes())
+    }
+}
+
+/// A document entry the rows or the rest of the document contradict; the message names the entry and field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+/// The natural key of a document job.
+pub fn key_of(executor: &Executor, job: &Job) -> String {
+    natural_key(&executor.app_name, &job.description, &job.handler)
+}
+
+/// Matches the document against `groups` and the `jobs` of every group; with `prune`, the stored jobs of
+/// the named executors that the document does not list are deleted.
+pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) -> Result<Plan, PlanError> {
+    let app_of: HashMap<i32, &str> = groups.iter().map(|g| (g.id, g.app_name.as_str())).collect();
+    let stored_key = |job: &JobInfo| {
+        natural_key(app_of.get(&job.job_group).copied().unwrap_or(""), &job.job_desc, job.executor_handler.as_deref().unwrap_or(""))
+    };
+    let mut stored: HashMap<String, Vec<&JobInfo>> = HashMap::new();
+    for job in jobs {
+        stored.entry(stored_key(job)).or_default().push(job);
+    }
+    let key_of_id: HashMap<i32, String> = jobs.iter().map(|j| (j.id, stored_key(j))).collect();
+
+    let mut plan = Plan::default();
+    let mut seen_apps = HashMap::new();
+    for (e, executor) in doc.executors.iter().enumerate() {
+        if seen_apps.insert(executor.app_name.as_str(), e).is_some() {
+            return Err(PlanError(format!("{}: app_name: declared twice", executor.name())));
+        }
+        let matching: Vec<&JobGroup> = groups.iter().filter(|g| g.app_name == executor.app_name).collect();
+        let step = match matching.as_slice() {
+            [] => ExecutorStep { app_name: executor.app_name.clone(), action: Action::Create, diffs: vec![], group_id: None, executor: e },
+            [group] => {
+                let diffs = executor_diffs(group, executor);
+                let action = if diffs.is_empty() { Action::Unchanged } else { Action::Update };
+                ExecutorStep { app_name: executor.app_name.clone(), action, diffs, group_id: Some(group.id), executor: e }
+            }
+            _ => return Err(PlanError(format!("{}: app_name: {} stored groups have it; keep one", executor.name(), matching.len()))),
+        };
+        plan.executors.push(step);
+    }
+
+    // Every document job first, so children can name jobs declared after them.
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    let mut keys = Vec::new();
+    for (e, executor) in doc.executors.iter().enumerate() {
+        for (j, job) in executor.jobs.iter().enumerate() {
+            let key = key_of(executor, job);
+            let index = keys.len();
+            let name = executor.job_name(job);
+            if by_name.insert(key.clone(), index).is_some() {
+                return Err(PlanError(format!("{name}: declared twice (executor, description and handler must differ)")));
+            }
+            if let Some(alias) = &job.key {
+                if by_name.insert(alias.clone(), index).is_some() {
+                    return Err(PlanError(format!("{name}: key: {alias:?} names another job too")));
+                }
+            }
+            let found = match stored.get(&key).map(Vec::as_slice) {
+                None | Some([]) => None,
+                Some([one]) => Some(*one),
+                Some(many) => return Err(PlanError(format!("{name}: {} stored jobs have this description and handler; keep one", many.len()))),
+            };
+            keys.push((key, e, j, found));
+        }
+    }
+
+    for (key, e, j, found) in &keys {
+        let job = &doc.executors[*e].jobs[*j];
+        let name = doc.executors[*e].job_name(job);
+        let mut children = Vec::new();
+        let mut child_keys = Vec::new();
+        for child in &job.child_jobs {
+            let (child_ref, child_key) = match by_name.get(child) {
+                Some(&index) => match keys[index].3 {
+                    Some(stored) => (Child::Stored(stored.id), keys[index].0.clone()),
+                    None => (Child::Created(index), keys[index].0.clone()),
+                },
+                None => match stored.get(child).map(Vec::as_slice) {
+                    Some([one]) => (Child::Stored(one.id), child.clone()),
+                    _ => return Err(PlanError(format!("{name}: child_jobs: {child:?} names no job of the file or the database"))),
+                },
+            };
+            children.push(child_ref);
+            child_keys.push(child_key);
+        }
+        let step = match found {
+            None => JobStep { job: key.clone(), action: Action::Create, diffs: vec![], id: None, source: Some((*e, *j)), children },
+            Some(stored_job) => {
+                if stored_job.glue_type != job.glue_type {
+                    return Err(PlanError(format!("{name}: glue_type: {:?} is stored; the GLUE type of a job cannot change", stored_job.glue_type)));
+                }
+                let stored_children: Vec<String> = stored_job
+                    .child_jobid
+                    .as_deref()
+                    .map(java_split)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|id| id.trim().parse().ok().and_then(|id: i32| key_of_id.get(&id).cloned()).unwrap_or_else(|| format!("#{id}")))
+                    .collect();
+                let mut diffs = job_diffs(stored_job, job);
+                if stored_children != child_keys {
+                    diffs.push(FieldDiff { field: "child_jobs", from: stored_children.join(", "), to: child_keys.join(", ") });
+                }
+                let action = if diffs.is_empty() { Action::Unchanged } else { Action::Update };
+                JobStep { job: key.clone(), action, diffs, id: Some(stored_job.id), source: Some((*e, *j)), children }
+            }
+        };
+        plan.jobs.push(step);
+    }
+
+    if prune {
+        for step in &plan.executors {
+            let Some(group_id) = step.group_id else { continue };
+            for job in jobs.iter().filter(|j| j.job_group == group_id) {
+                let key = stored_key(job);
+                if !keys.iter().any(|(k, ..)| *k == key) {
+                    plan.jobs.push(JobStep { job: key, action: Action::Delete, diffs: vec![], id: Some(job.id), source: None, children: vec![] });
+                }
+            }
+        }
+        // A child pruned away would leave its parent naming a job that no longer exists.
+        let deleted: HashMap<i32, &str> =
+            plan.jobs.iter().filter(|s| s.action == Action::Delete).filter_map(|s| Some((s.id?, s.job.as_str()))).collect();
+        for step in &plan.jobs {
+            if let Some(child) = step.children.iter().find_map(|c| match c {
+                Child::Stored(id) => deleted.get(id),
+                Child::Created(_) => None,
+            }) {
+                return Err(PlanError(format!("job {:?}: child_jobs: {child:?} is not in the file, so prune would delete it", step.job)));
+            }
+        }
+    }
+    Ok(plan)
+}
+
+/// The manual addresses as the column holds them.
+pub fn address_list(executor: &Executor) -> String {
+    executor.addresses.join(",")
+}
+
+fn executor_diffs(group: &JobGroup, executor: &Executor) -> Vec<FieldDiff> {
+    let mut diffs = Vec::new();
+    let mut differ = |field, from: String, to: String| {
+        if from != to {
+            diffs.push(FieldDiff { field, from, to });
+        }
+    };
+    differ("title", group.title.clone(), executor.title.clone());
+    let stored_type = AddressType::of_code(group.address_type);
+    differ("address_type", format!("{stored_type:?}").to_lowercase(), format!("{:?}", executor.address_type).to_lowercase());
+    if executor.address_type == AddressType::Manual {
+        differ("addresses", group.address_list.clone().unwrap_or_default(), address_list(executor));
+    }
+    diffs
+}
+
+/// The fields of the job dialog that differ, NULL and '' alike (the console writes '' where a Java
+/// admin's rows may hold NULL); the key fields (description, handler) match by construction.
+fn job_diffs(stored: &JobInfo, job: &Job) -> Vec<FieldDiff> {
+    let text = |value: &Option<String>| value.clone().unwrap_or_default();
+    let glue_source = stored_glue_source(&Some(job.glue_type.clone()), Some(&job.glue_source));
+    let pairs = [
+        ("author", text(&stored.author), job.author.clone()),
+        ("alarm_email", text(&stored.alarm_email), job.alarm_email.clone()),
+        ("schedule_type", stored.schedule_type.clone(), job.schedule_type.clone()),
+        ("schedule_conf", text(&stored.schedule_conf), job.schedule_conf.clone()),
+        ("misfire_strategy", stored.misfire_strategy.clone(), job.misfire_strategy.clone()),
+        ("route_strategy", text(&stored.executor_route_strategy), job.route_strategy.clone()),
+        ("param", text(&stored.executor_param), job.param.clone()),
+        ("block_strategy", text(&stored.executor_block_strategy), job.block_strategy.clone()),
+        ("timeout", stored.executor_timeout.to_string(), job.timeout.to_string()),
+        ("fail_retry_count", stored.executor_fail_retry_count.to_string(), job.fail_retry_count.to_string()),
+        ("glue_source", text(&stored.glue_source), glue_source),
+        ("glue_remark", text(&stored.glue_remark), job.glue_remark.clone()),
+    ];
+    let mut diffs: Vec<FieldDiff> =
+        pairs.into_iter().filter(|(_, from, to)| from != to).map(|(field, from, to)| FieldDiff { field, from, to }).collect();
+    if let Some(status) = job.trigger_status.filter(|s| *s != stored.trigger_status) {
+        diffs.push(FieldDiff { field: "trigger_status", from: stored.trigger_status.to_string(), to: status.to_string() });
+    }
+    diffs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(id: i32, app: &str) -> JobGroup {
+        JobGroup { id, app_name: app.into(), title: "T".into(), address_type: 0, address_list: None, update_time: None }
+    }
+
+    fn stored(id: i32, group: i32, desc: &str, handler: &str) -> JobInfo {
+        JobInfo {
+            job_group: group,
+            job_desc: desc.into(),
+            author: Some("me".into()),
+            alarm_email: Some(String::new()),
+            executor_route_strategy: Some("FIRST".into()),
+            executor_handler: Some(handler.into()),
+            executor_param: Some(String::new()),
+            executor_block_strategy: Some("SERIAL_EXECUTION".into()),
+            glue_source: Some(String::new()),
+            glue_remark: Some(String::new()),
+            child_jobid: Some(String::new()),
+            ..JobInfo::sample(id)
+        }
+    }
+
+    fn job(desc: &str, handler: &str) -> Job {
+        Job {
+            description: desc.into(),
+            author: "me".into(),
+            schedule_type: "NONE".into(),
+            misfire_strategy: "DO_NOTHING".into(),
+            route_strategy: "FIRST".into(),
+            handler: handler.into(),
+            block_strategy: "SERIAL_EXECUTION".into(),
+            glue_type: "BEAN".into(),
+            ..Job::default()
+        }
+    }
+
+    fn doc(app: &str, jobs: Vec<Job>) -> Document {
+        Document { executors: vec![Executor { app_name: app.into(), title: "T".into(), jobs, ..Executor::default() }] }
+    }
+
+    #[test]
+    fn equal_rows_are_unchanged_and_null_equals_empty() {
+        let mut row = stored(5, 1, "d", "h");
+        row.alarm_email = None;
+        let plan = make(&doc("app", vec![job("d", "h")]), &[group(1, "app")], &[row], false).unwrap();
+        assert_eq!(plan.executors[0].action, Action::Unchanged);
+        assert_eq!((plan.jobs[0].action, plan.jobs[0].id), (Action::Unchanged, Some(5)));
+        assert_eq!(plan.changes(), 0);
+    }
+
+    #[test]
+    fn differing_fields_are_listed_with_both_values() {
+        let changed = Job { schedule_type: "CRON".into(), schedule_conf: "0 0 * * * ?".into(), timeout: 7, trigger_status: Some(1), ..job("d", "h") };
+        let mut d = doc("app", vec![changed]);
+        d.executors[0].title = "New".into();
+        let plan = make(&d, &[group(1, "app")], &[stored(5, 1, "d", "h")], false).unwrap();
+        assert_eq!(plan.executors[0].diffs, vec![FieldDiff { field: "title", from: "T".into(), to: "New".into() }]);
+        let fields: Vec<&str> = plan.jobs[0].diffs.iter().map(|d| d.field).collect();
+        assert_eq!(fields, ["schedule_type", "schedule_conf", "timeout", "trigger_status"]);
+        assert_eq!(plan.jobs[0].action, Action::Update);
+        let text = plan.to_string();
+        assert!(text.contains("~ job app/d/h: update\n    schedule_type: \"NONE\" -> \"CRON\""), "{text}");
+        assert!(text.ends_with("2 change(s)\n"), "{text}");
+    }
+
+    #[test]
+    fn new_executors_and_jobs_are_created_and_prune_deletes_only_in_named_executors() {
+        let groups = [group(1, "app"), group(2, "other")];
+        let rows = [stored(5, 1, "old", "h"), stored(6, 2, "elsewhere", "h")];
+        let mut d = doc("app", vec![job("new", "h")]);
+        d.executors.push(Executor { app_name: "fresh".into(), title: "F".into(), jobs: vec![job("x", "y")], ..Executor::default() });
+        let kept = make(&d, &groups, &rows, false).unwrap();
+        assert_eq!(kept.jobs.iter().map(|s| s.action).collect::<Vec<_>>(), [Action::Create, Action::Create]);
+        assert_eq!(kept.executors[1].action, Action::Create);
+        let pruned = make(&d, &groups, &rows, true).unwrap();
+        let deleted: Vec<_> = pruned.jobs.iter().filter(|s| s.action == Action::Delete).map(|s| (s.job.as_str(), s.id)).collect();
+        assert_eq!(deleted, [("app/old/h", Some(5))]);
+        d.executors[0].jobs[0].child_jobs = vec!["app/old/h".into()];
+        let e = make(&d, &groups, &rows, true).unwrap_err();
+        assert_eq!(e.0, "job \"app/new/h\": child_jobs: \"app/old/h\" is not in the file, so prune would delete it");
+        assert!(make(&d, &groups, &rows, false).is_ok(), "without prune the child stays");
+    }
+
+    #[test]
+    fn children_resolve_by_key_natural_key_or_stored_row() {
+        let parent = Job { child_jobs: vec!["second".into(), "app/first/h".into(), "other/elsewhere/h".into()], ..job("parent", "p") };
+        let second = Job { key: Some("second".into()), ..job("second", "s") };
+        let d = doc("app", vec![parent, job("first", "h"), second]);
+        let groups = [group(1, "app"), group(2, "other")];
+        let plan = make(&d, &groups, &[stored(5, 1, "first", "h"), stored(6, 2, "elsewhere", "h")], false).unwrap();
+        assert_eq!(plan.jobs[0].children, [Child::Created(2), Child::Stored(5), Child::Stored(6)]);
+        let bad = doc("app", vec![Job { child_jobs: vec!["nobody".into()], ..job("a", "b") }]);
+        let e = make(&bad, &groups, &[], false).unwrap_err();
+        assert_eq!(e.0, "job \"app/a/b\": child_jobs: \"nobody\" names no job of the file or the database");
+    }
+
+    #[test]
+    fn stored_children_are_compared_by_key() {
+        let mut parent = stored(5, 1, "parent", "p");
+        parent.child_jobid = Some("6".into());
+        let rows = [parent, stored(6, 1, "child", "c")];
+        let same = doc("app", vec![Job { child_jobs: vec!["app/child/c".into()], ..job("parent", "p") }, job("child", "c")]);
+        assert_eq!(make(&same, &[group(1, "app")], &rows, false).unwrap().changes(), 0);
+        let none = doc("app", vec![job("parent", "p"), job("child", "c")]);
+        let plan = make(&none, &[group(1, "app")], &rows, false).unwrap();
+        assert_eq!(plan.jobs[0].diffs, vec![FieldDiff { field: "child_jobs", from: "app/child/c".into(), to: String::new() }]);
+    }
+
+    #[test]
+    fn the_documented_example_plans_on_an_empty_database() {
+        let docs = include_str!("../../../docs/jobs-as-code.md");
+        let example = docs.split("```toml\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
+        let doc = super::super::Document::parse(example, super::super::Format::Toml).unwrap();
+        let plan = make(&doc, &[], &[], false).unwrap();
+        assert_eq!(plan.changes(), 5);
+        assert_eq!(plan.jobs[0].children, [Child::Created(1)]);
+    }
+
+    #[test]
+    fn contradictions_name_the_entry_and_field() {
+        let groups = [group(1, "app")];
+        let twice = doc("app", vec![job("d", "h"), job("d", "h")]);
+        assert!(make(&twice, &groups, &[], false).unwrap_err().0.starts_with("job \"app/d/h\": declared twice"));
+        let glue = doc("app", vec![Job { glue_type: "GLUE_SHELL".into(), ..job("d", "h") }]);
+        let e = make(&glue, &groups, &[stored(5, 1, "d", "h")], false).unwrap_err();
+        assert!(e.0.starts_with("job \"app/d/h\": glue_type:"), "{e}");
+        let ambiguous = make(&doc("app", vec![]), &[group(1, "app"), group(2, "app")], &[], false).unwrap_err();
+        assert!(ambiguous.0.starts_with("executor \"app\": app_name: 2 stored groups"), "{ambiguous}");
+    }
+}

@@ -1,0 +1,342 @@
+//! Jobs as code (docs/jobs-as-code.md): `xxl-job-admin export` and `apply` on a real database, the REST
+//! API's `/export` and `/apply`, `xxl.job.apply.file` at start, and a restricted user's limits.
+
+use crate::support::console::ConsoleClient;
+use crate::support::rest::RestClient;
+use crate::support::{Backend, Context, TestApp, TestDb};
+use crate::{ensure, ensure_eq, Case, TestResult, ALL};
+use libtest_mimic::Failed;
+use reqwest::Method;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::{Command, Output};
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        Case { name: "jobs_as_code::cli_round_trip_dry_run_idempotence_and_exit_status", backends: ALL, run: |b| Box::pin(cli_round_trip(b)) },
+        Case { name: "jobs_as_code::rest_apply_plan_prune_and_refusals_change_nothing", backends: ALL, run: |b| Box::pin(rest_apply(b)) },
+        Case { name: "jobs_as_code::apply_file_at_start_once_for_two_admins", backends: ALL, run: |b| Box::pin(apply_file_at_start(b)) },
+        Case { name: "jobs_as_code::restricted_user_stays_within_granted_executors", backends: ALL, run: |b| Box::pin(restricted_user(b)) },
+    ]
+}
+
+const BINARY: &str = env!("CARGO_BIN_EXE_xxl-job-admin");
+
+/// The command as an operator runs it, on `db`, with no configuration from this process's environment.
+fn cli(db: &TestDb, args: &[&str], dir: &Path) -> Result<Output, Failed> {
+    Command::new(BINARY)
+        .args(args)
+        .arg(format!("--spring.datasource.url={}", db.url))
+        .arg("--xxl.job.i18n=en")
+        .current_dir(dir)
+        .env_clear()
+        .output()
+        .context("run xxl-job-admin")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+async fn admin_api(app: &TestApp) -> Result<RestClient, Failed> {
+    let mut admin = ConsoleClient::new(&app.base);
+    ensure_eq!(admin.login("admin", "123456", false).await?["code"], 200);
+    RestClient::issued_by(&app.base, &admin, None).await
+}
+
+fn job_body(group: &Value, desc: &str, handler: &str, cron: &str) -> Value {
+    json!({
+        "jobGroup": group, "jobDesc": desc, "author": "ops", "alarmEmail": "ops@example.com",
+        "scheduleType": "CRON", "scheduleConf": cron, "misfireStrategy": "FIRE_ONCE_NOW",
+        "executorRouteStrategy": "ROUND", "executorHandler": handler, "executorParam": "p=1",
+        "executorBlockStrategy": "DISCARD_LATER", "executorTimeout": 30, "executorFailRetryCount": 2,
+        "glueType": "BEAN", "glueRemark": "first version"
+    })
+}
+
+/// Jobs made in one database through the API, exported by the command, applied to an empty database and
+/// exported again: the same document. A second apply changes nothing; a dry run plans and writes nothing;
+/// a bad file fails with its line and exit status 1, a bad command line with 2.
+async fn cli_round_trip(backend: Backend) -> TestResult {
+    let dir = tempfile::tempdir().context("temp dir")?;
+    let a = TestDb::fresh(backend)?;
+    let app = TestApp::start(&a, &[]).await?;
+    let api = admin_api(&app).await?;
+    let group = api
+        .expect(201, api.post("/groups", json!({"appname": "billing-app", "title": "Billing", "addressType": 1, "addressList": "http://10.0.0.1:9999,http://10.0.0.2:9999"})))
+        .await?;
+    let mailer = api.expect(201, api.post("/jobs", job_body(&group["id"], "send mail", "mailer", "0 0 3 * * ?"))).await?;
+    let mut parent = job_body(&group["id"], "invoices", "invoicer", "0 0 2 * * ?");
+    parent["childJobId"] = json!(mailer["id"].to_string());
+    let parent = api.expect(201, api.post("/jobs", parent)).await?;
+    api.expect(200, api.post(&format!("/jobs/{}/start", parent["id"]), json!({}))).await?;
+    let shell = json!({
+        "jobGroup": 1, "jobDesc": "clean tmp", "author": "ops", "scheduleType": "FIX_RATE", "scheduleConf": "60",
+        "misfireStrategy": "DO_NOTHING", "executorRouteStrategy": "FIRST", "executorBlockStrategy": "SERIAL_EXECUTION",
+        "glueType": "GLUE_SHELL", "glueSource": "#!/bin/sh\nrm -rf /tmp/x\n", "glueRemark": "shell v1"
+    });
+    let shell = api.expect(201, api.post("/jobs", shell)).await?;
+    // A child declared after its parent in the document: mailer's child is the shell job of the sample executor.
+    let mut mailer_update = job_body(&group["id"], "send mail", "mailer", "0 0 3 * * ?");
+    mailer_update["childJobId"] = json!(shell["id"].to_string());
+    api.expect(200, api.put(&format!("/jobs/{}", mailer["id"]), mailer_update)).await?;
+    app.stop().await;
+
+    let exported = cli(&a, &["export", "-o", "a.toml"], dir.path())?;
+    ensure_eq!(exported.status.code(), Some(0), "{}", text(&exported.stderr));
+    let document = std::fs::read_to_string(dir.path().join("a.toml")).context("a.toml")?;
+    ensure!(document.contains("child_jobs = [\"billing-app/send mail/mailer\"]"), "{document}");
+    ensure!(document.contains("addresses = [\n    \"http://10.0.0.1:9999\",") || document.contains("addresses = [\"http://10.0.0.1:9999\""), "{document}");
+    ensure!(document.contains("#!/bin/sh") && document.contains("glue_remark = \"shell v1\""), "{document}");
+    let json_out = cli(&a, &["export", "--group", "billing-app"], dir.path())?;
+    let json_doc: Value = serde_json::from_slice(&json_out.stdout).context("JSON on stdout")?;
+    ensure_eq!(json_doc["executor"].as_array().map(Vec::len), Some(1));
+
+    let b = TestDb::fresh(backend)?;
+    let applied = cli(&b, &["apply", "-f", "a.toml"], dir.path())?;
+    let out = text(&applied.stdout);
+    ensure_eq!(applied.status.code(), Some(0), "{out}{}", text(&applied.stderr));
+    ensure!(out.contains("+ executor billing-app: create") && out.contains("+ job billing-app/invoices/invoicer: create"), "{out}");
+    ensure!(out.contains("= job xxl-job-executor-sample/测试任务1/demoJobHandler: unchanged") && out.contains("4 change(s)"), "{out}");
+    let again = cli(&b, &["export", "-o", "b.toml"], dir.path())?;
+    ensure_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    ensure_eq!(std::fs::read_to_string(dir.path().join("b.toml")).context("b.toml")?, document);
+
+    // Stored as the console stores: '' where the form sent nothing, times set, the started job scheduled.
+    let app_b = TestApp::start(&b, &[]).await?;
+    let groups = app_b.app.db.all_groups().await.context("groups")?;
+    let billing = groups.iter().find(|g| g.app_name == "billing-app").context("billing-app")?;
+    ensure_eq!(billing.address_list.as_deref(), Some("http://10.0.0.1:9999,http://10.0.0.2:9999"));
+    let jobs = app_b.app.db.jobs_by_group(billing.id).await.context("jobs")?;
+    let invoices = jobs.iter().find(|j| j.job_desc == "invoices").context("invoices")?;
+    ensure_eq!(invoices.glue_source.as_deref(), Some(""));
+    ensure_eq!(invoices.glue_remark.as_deref(), Some("first version"));
+    ensure!(invoices.add_time.is_some() && invoices.update_time.is_some() && invoices.glue_updatetime.is_some(), "{invoices:?}");
+    ensure!(invoices.trigger_status == 1 && invoices.trigger_next_time > 0, "{invoices:?}");
+    let mailer_b = jobs.iter().find(|j| j.job_desc == "send mail").context("send mail")?;
+    ensure_eq!(invoices.child_jobid, Some(mailer_b.id.to_string()));
+    let shell_b = app_b.app.db.jobs_by_group(1).await.context("jobs")?.into_iter().find(|j| j.job_desc == "clean tmp").context("clean tmp")?;
+    ensure_eq!(mailer_b.child_jobid, Some(shell_b.id.to_string()), "a child created after its parent");
+    ensure_eq!(shell_b.glue_source.as_deref(), Some("#!/bin/sh\nrm -rf /tmp/x\n"));
+    ensure_eq!((mailer_b.trigger_status, mailer_b.trigger_next_time), (0, 0));
+    app_b.stop().await;
+
+    let second = cli(&b, &["apply", "-f", "a.toml"], dir.path())?;
+    ensure_eq!(second.status.code(), Some(0));
+    ensure!(text(&second.stdout).contains("\n0 change(s)"), "{}", text(&second.stdout));
+
+    std::fs::write(dir.path().join("c.toml"), document.replace("0 0 3 * * ?", "0 30 3 * * ?")).context("c.toml")?;
+    let planned = cli(&b, &["apply", "-f", "c.toml", "--dry-run"], dir.path())?;
+    let out = text(&planned.stdout);
+    ensure_eq!(planned.status.code(), Some(0), "{}", text(&planned.stderr));
+    ensure!(out.contains("~ job billing-app/send mail/mailer: update\n    schedule_conf: \"0 0 3 * * ?\" -> \"0 30 3 * * ?\""), "{out}");
+    ensure!(out.contains("1 change(s)") && out.contains("dry run"), "{out}");
+
+    std::fs::write(dir.path().join("bad.toml"), "[[executor]]\napp_name = \"billing-app\"\ntitle = \n").context("bad.toml")?;
+    let bad = cli(&b, &["apply", "-f", "bad.toml"], dir.path())?;
+    ensure_eq!(bad.status.code(), Some(1));
+    ensure!(text(&bad.stderr).contains("bad.toml: line 3"), "{}", text(&bad.stderr));
+    let usage = cli(&b, &["apply", "-f", "a.toml", "--force"], dir.path())?;
+    ensure_eq!(usage.status.code(), Some(2), "{}", text(&usage.stderr));
+    let help = cli(&b, &["apply", "--help"], dir.path())?;
+    ensure!(help.status.success() && text(&help.stdout).contains("--dry-run"), "{}", text(&help.stdout));
+    let yaml = cli(&b, &["export", "-o", "a.yaml"], dir.path())?;
+    ensure_eq!(yaml.status.code(), Some(2));
+
+    let after = cli(&b, &["export", "-o", "after.toml"], dir.path())?;
+    ensure_eq!(after.status.code(), Some(0));
+    ensure_eq!(std::fs::read_to_string(dir.path().join("after.toml")).context("after.toml")?, document, "dry run and bad files wrote nothing");
+
+    // A changed GLUE source is saved as the GLUE IDE saves it: with a history version.
+    std::fs::write(dir.path().join("d.toml"), document.replace("rm -rf /tmp/x", "rm -rf /tmp/y")).context("d.toml")?;
+    let glue = cli(&b, &["apply", "-f", "d.toml"], dir.path())?;
+    ensure!(glue.status.success() && text(&glue.stdout).contains("    glue_source: "), "{}", text(&glue.stdout));
+    let app_b = TestApp::start(&b, &[]).await?;
+    let shell_b = app_b.app.db.jobs_by_group(1).await.context("jobs")?.into_iter().find(|j| j.job_desc == "clean tmp").context("clean tmp")?;
+    ensure_eq!(shell_b.glue_source.as_deref(), Some("#!/bin/sh\nrm -rf /tmp/y\n"));
+    let history = app_b.app.db.glues_of_job(shell_b.id).await.context("history")?;
+    ensure_eq!(history.len(), 1);
+    ensure_eq!((history[0].glue_source.as_deref(), history[0].glue_remark.as_str()), (Some("#!/bin/sh\nrm -rf /tmp/y\n"), "shell v1"));
+    app_b.stop().await;
+    Ok(())
+}
+
+const REPORTS: &str = r#"
+[[executor]]
+app_name = "reports-app"
+title = "Reports"
+
+[[executor.job]]
+description = "daily report"
+author = "ops"
+schedule_type = "CRON"
+schedule_conf = "0 0 6 * * ?"
+route_strategy = "ROUND"
+handler = "dailyReport"
+block_strategy = "DISCARD_LATER"
+child_jobs = ["archive"]
+trigger_status = 1
+
+[[executor.job]]
+key = "archive"
+description = "archive"
+author = "ops"
+schedule_type = "NONE"
+route_strategy = "FIRST"
+handler = "archiver"
+block_strategy = "SERIAL_EXECUTION"
+"#;
+
+const TOML: &str = "application/toml";
+
+async fn export_all(api: &RestClient) -> Result<String, Failed> {
+    let (status, body) = api.text(Method::GET, "/export?format=toml", None).await?;
+    ensure_eq!(status, 200, "{body}");
+    Ok(body)
+}
+
+/// `400` whose message contains `part`, and the database as it was.
+async fn refused(api: &RestClient, doc: &str, part: &str, before: &str) -> TestResult {
+    let (status, body) = api.text(Method::POST, "/apply", Some((TOML, doc))).await?;
+    ensure_eq!(status, 400, "{body}");
+    let message = serde_json::from_str::<Value>(&body).context("error body")?["message"].as_str().unwrap_or("").to_string();
+    ensure!(message.contains(part), "{part:?} in {message}");
+    ensure_eq!(export_all(api).await?, before, "a refused document changes nothing");
+    Ok(())
+}
+
+/// The REST API: a dry run plans without writing, an apply creates (children by key, started state), a
+/// second apply changes nothing, prune deletes only within the named executor, and refused documents
+/// (malformed, a bad cron, an unknown child, a schedule that never fires while the executor would already
+/// have been created) leave everything as it was.
+async fn rest_apply(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let api = admin_api(&app).await?;
+    let empty = export_all(&api).await?;
+
+    let (status, body) = api.text(Method::POST, "/apply?dryRun=true", Some((TOML, REPORTS))).await?;
+    ensure_eq!(status, 200, "{body}");
+    let plan: Value = serde_json::from_str(&body).context("plan")?;
+    ensure_eq!(plan["applied"], false);
+    ensure_eq!(plan["changes"], 3);
+    ensure_eq!(plan["executors"][0], json!({"app_name": "reports-app", "action": "create", "diffs": []}));
+    ensure_eq!(export_all(&api).await?, empty, "a dry run writes nothing");
+
+    let applied = api.text(Method::POST, "/apply", Some((TOML, REPORTS))).await?;
+    let plan: Value = serde_json::from_str(&applied.1).context("plan")?;
+    ensure_eq!((plan["applied"].clone(), plan["changes"].clone()), (json!(true), json!(3)), "{plan}");
+    let jobs = api.expect(200, api.get("/jobs?jobDesc=r")).await?;
+    let daily = jobs["items"].as_array().context("items")?.iter().find(|j| j["jobDesc"] == "daily report").context("daily")?.clone();
+    let archive = jobs["items"].as_array().context("items")?.iter().find(|j| j["jobDesc"] == "archive").context("archive")?.clone();
+    ensure_eq!(daily["childJobId"], archive["id"].to_string());
+    ensure_eq!(daily["triggerStatus"], 1);
+    ensure_eq!(archive["triggerStatus"], 0);
+
+    let again: Value = serde_json::from_str(&api.text(Method::POST, "/apply", Some((TOML, REPORTS))).await?.1).context("plan")?;
+    ensure_eq!((again["applied"].clone(), again["changes"].clone()), (json!(false), json!(0)), "{again}");
+    let (status, exported_json) = api.text(Method::GET, "/export?group=reports-app", None).await?;
+    ensure_eq!(status, 200);
+    let round: Value = serde_json::from_str(&api.text(Method::POST, "/apply", Some(("application/json", &exported_json))).await?.1).context("plan")?;
+    ensure_eq!(round["changes"], 0, "{round}");
+
+    let before = export_all(&api).await?;
+    refused(&api, "[[executor]]\napp_name = \"reports-app\"\ntitle = [\n", "line 3", &before).await?;
+    refused(&api, &REPORTS.replace("0 0 6 * * ?", "0 0 6 * *"), "job \"reports-app/daily report/dailyReport\" (line 6): Cron", &before).await?;
+    refused(&api, &REPORTS.replace("[\"archive\"]", "[\"nowhere-app/x/y\"]"), "child_jobs: \"nowhere-app/x/y\" names no job", &before).await?;
+    refused(&api, &REPORTS.replace("author = \"ops\"\nschedule_type = \"NONE\"", "author = \"ops\"\nowner = \"x\"\nschedule_type = \"NONE\""), "unknown field `owner`", &before).await?;
+    // Checked only while writing, after the new executor's row: the whole apply is rolled back.
+    let never = REPORTS.replace("reports-app", "later-app").replace("0 0 6 * * ?", "0 0 0 1 1 ? 2020");
+    refused(&api, &never, "trigger_status", &before).await?;
+    let (status, _) = api.text(Method::POST, "/apply", Some(("text/plain", REPORTS))).await?;
+    ensure_eq!(status, 415);
+
+    let pruned_doc = REPORTS.split("[[executor.job]]\nkey = \"archive\"").next().context("first part")?.replace("child_jobs = [\"archive\"]\n", "");
+    let (status, body) = api.text(Method::POST, "/apply?prune=true&dryRun=true", Some((TOML, &pruned_doc))).await?;
+    ensure_eq!(status, 200, "{body}");
+    let plan: Value = serde_json::from_str(&body).context("plan")?;
+    ensure_eq!(plan["jobs"][1], json!({"job": "reports-app/archive/archiver", "action": "delete", "diffs": []}));
+    ensure_eq!(plan["jobs"][0]["diffs"], json!([{"field": "child_jobs", "from": "reports-app/archive/archiver", "to": ""}]));
+    ensure_eq!(export_all(&api).await?, before);
+    let (status, body) = api.text(Method::POST, "/apply?prune=true", Some((TOML, &pruned_doc))).await?;
+    ensure_eq!(status, 200, "{body}");
+    let all = api.expect(200, api.get("/jobs")).await?;
+    let names: Vec<&str> = all["items"].as_array().context("items")?.iter().filter_map(|j| j["jobDesc"].as_str()).collect();
+    ensure_eq!(names, vec!["daily report", "测试任务1"], "prune kept the other executor's job");
+    app.stop().await;
+    Ok(())
+}
+
+/// `xxl.job.apply.file` naming a folder: applied at start; a second admin starting on the same database
+/// finds nothing to change and creates no duplicate.
+async fn apply_file_at_start(backend: Backend) -> TestResult {
+    let dir = tempfile::tempdir().context("temp dir")?;
+    std::fs::write(dir.path().join("reports.toml"), REPORTS).context("write")?;
+    std::fs::write(dir.path().join("notes.txt"), "not a document").context("write")?;
+    let db = TestDb::fresh(backend)?;
+    let setting = format!("--xxl.job.apply.file={}", dir.path().display());
+    let first = TestApp::start(&db, &[&setting]).await?;
+    let second = TestApp::start(&db, &[&setting]).await?;
+    let groups = first.app.db.all_groups().await.context("groups")?;
+    let reports: Vec<_> = groups.iter().filter(|g| g.app_name == "reports-app").collect();
+    ensure_eq!(reports.len(), 1);
+    ensure_eq!(first.app.db.jobs_by_group(reports[0].id).await.context("jobs")?.len(), 2);
+    second.stop().await;
+    first.stop().await;
+    std::fs::write(dir.path().join("broken.toml"), "[[executor]\n").context("write")?;
+    let refused = TestApp::start(&db, &[&setting]).await;
+    ensure!(refused.as_ref().err().is_some_and(|e| format!("{e:?}").contains("broken.toml")), "a bad file stops the start");
+    Ok(())
+}
+
+/// A role-0 user granted the sample executor exports only it, applies within it, and is refused the
+/// executor not granted, a new executor, and a child job in a foreign executor.
+async fn restricted_user(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let admin_api = admin_api(&app).await?;
+    let other = admin_api.expect(201, admin_api.post("/groups", json!({"appname": "other-app", "title": "Other"}))).await?;
+    admin_api.expect(201, admin_api.post("/jobs", job_body(&other["id"], "secret", "hidden", "0 0 1 * * ?"))).await?;
+    let mut admin = ConsoleClient::new(&app.base);
+    admin.login("admin", "123456", false).await?;
+    let added = admin.post("/user/add", &[("username", "ops-user"), ("password", "secret-1"), ("role", "0"), ("permission", "1")]).await?;
+    ensure_eq!(added["code"], 200, "{added}");
+    let mut ops = ConsoleClient::new(&app.base);
+    ensure_eq!(ops.login("ops-user", "secret-1", false).await?["code"], 200);
+    let api = RestClient::issued_by(&app.base, &ops, None).await?;
+
+    let mine = export_all(&api).await?;
+    ensure!(mine.contains("xxl-job-executor-sample") && !mine.contains("other-app"), "{mine}");
+    ensure_eq!(api.text(Method::GET, "/export?group=other-app", None).await?.0, 403);
+    ensure_eq!(api.text(Method::GET, "/export?group=missing-app", None).await?.0, 404);
+    let everything = export_all(&admin_api).await?;
+
+    let foreign = "[[executor]]\napp_name = \"other-app\"\ntitle = \"Other\"\n";
+    let (status, body) = api.text(Method::POST, "/apply", Some((TOML, foreign))).await?;
+    ensure_eq!(status, 403, "{body}");
+    ensure!(body.contains("executor \\\"other-app\\\""), "{body}");
+    let (status, body) = api.text(Method::POST, "/apply", Some((TOML, "[[executor]]\napp_name = \"brand-new-app\"\ntitle = \"New\"\n"))).await?;
+    ensure_eq!(status, 403, "only administrators create executors: {body}");
+    let with_foreign_child = mine.replace("trigger_status = 0", "trigger_status = 0\nchild_jobs = [\"other-app/secret/hidden\"]");
+    let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &with_foreign_child))).await?;
+    ensure_eq!(status, 403, "{body}");
+    ensure_eq!(export_all(&admin_api).await?, everything, "refused applies changed nothing");
+
+    // The console's export and upload: the same limits.
+    let foreign_export = ops.get(&format!("/jobinfo/export?jobGroup={}", other["id"])).await?;
+    ensure_eq!(foreign_export.json()?["code"], 500, "{}", foreign_export.body);
+    let own_export = ops.get("/jobinfo/export?jobGroup=1").await?;
+    ensure_eq!(own_export.headers.get("content-disposition").and_then(|v| v.to_str().ok()), Some("attachment; filename=\"xxl-job-executor-sample.toml\""));
+    ensure_eq!(own_export.body, mine);
+    let upload = ops.post("/jobinfo/apply", &[("document", foreign), ("format", "toml"), ("dryRun", "true")]).await?;
+    ensure_eq!(upload["code"], 500, "{upload}");
+    ensure!(upload["msg"].as_str().is_some_and(|m| m.contains("other-app")), "{upload}");
+
+    let changed = mine.replace("author = \"XXL\"", "author = \"ops-user\"");
+    let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &changed))).await?;
+    ensure_eq!(status, 200, "{body}");
+    ensure!(body.contains("\"field\":\"author\""), "{body}");
+    ensure_eq!(export_all(&api).await?, changed);
+    app.stop().await;
+    Ok(())
+}
