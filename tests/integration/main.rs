@@ -90,7 +90,13 @@ fn main() {
         for &backend in case.backends {
             let name = format!("{}::{}", case.name, backend.name());
             let run = case.run;
-            let trial = Trial::test(name, move || run_case(run, backend));
+            let alone = RUN_ALONE.iter().any(|suite| case.name.starts_with(suite));
+            let trial = Trial::test(name, move || {
+                // The timed suites measure lateness in milliseconds: no other test shares the cores meanwhile.
+                let _alone = alone.then(|| TURNS.write().unwrap_or_else(|e| e.into_inner()));
+                let _shared = (!alone).then(|| TURNS.read().unwrap_or_else(|e| e.into_inner()));
+                run_case(run, backend)
+            });
             // The reference script lives in shared/, beside the repository, not in it.
             let needs_reference = case.name.contains("reference");
             let needs_browser = case.name.starts_with("browser::");
@@ -172,6 +178,14 @@ fn main() {
     }
     libtest_mimic::run(&args, trials).exit();
 }
+
+/// Suites that run with no other test beside them: they kill and start admins and database servers and
+/// hold fires to limits of 100 ms, which another test's admins on the same two cores would break.
+const RUN_ALONE: [&str; 4] = ["faults::", "failover::", "galera::", "ha::"];
+
+/// Taken for reading by every other test, for writing by those of [`RUN_ALONE`] (writers go first once
+/// they wait, so they do not starve).
+static TURNS: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 fn run_case(run: fn(Backend) -> TestFuture, backend: Backend) -> TestResult {
     let runtime = tokio::runtime::Builder::new_multi_thread()
