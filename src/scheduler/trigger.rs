@@ -683,14 +683,19 @@ async fn take_turn(context: &TriggerContext, mut shard: Shard) -> Option<Shard> 
         shard.trigger_type = kind;
         return Some(shard);
     }
-    let now = context.clock.now_ms();
-    if let Err(e) = context.db.settle_unsent(&[fire.log_id], FAIL_CODE, context.i18n.get("joblog_skipped_collapsed"), alarm_status::NOT_NEEDED).await {
-        tracing::warn!(log_id = fire.log_id, "collapsed fire left to the lost-result sweep: {e}");
-    }
-    context.counts.drop_fires(DropReason::Collapsed, 1, now);
     let strategy = if fires_once_now(&shard.prepared.job.misfire_strategy) { "FIRE_ONCE_NOW" } else { "DO_NOTHING" };
-    context.metrics.misfires_settled(strategy, "collapsed", 1);
+    settle_unsent_fire(context, fire.log_id, DropReason::Collapsed, ("joblog_skipped_collapsed", strategy, "collapsed")).await;
     None
+}
+
+/// Gives one planned fire that is not sent the result that says why, and counts it: `(message key,
+/// misfire strategy, metric reason)`.
+async fn settle_unsent_fire(context: &TriggerContext, log_id: i64, reason: DropReason, (key, strategy, counted_as): (&str, &str, &str)) {
+    if let Err(e) = context.db.settle_unsent(&[log_id], FAIL_CODE, context.i18n.get(key), alarm_status::NOT_NEEDED).await {
+        tracing::warn!(log_id, "fire not sent ({}) left to the lost-result sweep: {e}", reason.label());
+    }
+    context.counts.drop_fires(reason, 1, context.clock.now_ms());
+    context.metrics.misfires_settled(strategy, counted_as, 1);
 }
 
 /// Judges a planned fire again after it waited for a permit (a hung executor can hold the lane's permits):
@@ -708,12 +713,7 @@ async fn recheck_late(context: &TriggerContext, mut shard: Shard) -> Option<Shar
         shard.trigger_time = now;
         return Some(shard);
     }
-    let msg = context.i18n.get("joblog_skipped_misfire");
-    if let Err(e) = context.db.settle_unsent(&[fire.log_id], FAIL_CODE, msg, alarm_status::NOT_NEEDED).await {
-        tracing::warn!(log_id = fire.log_id, "late fire left to the lost-result sweep: {e}");
-    }
-    context.counts.drop_fires(DropReason::Misfire, 1, now);
-    context.metrics.misfires_settled("DO_NOTHING", "at_release", 1);
+    settle_unsent_fire(context, fire.log_id, DropReason::Misfire, ("joblog_skipped_misfire", "DO_NOTHING", "at_release")).await;
     None
 }
 
