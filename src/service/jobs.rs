@@ -448,45 +448,36 @@ pub async fn trigger(
 ) -> Result<(), ServiceError> {
     // What the run was asked with: the parameter and addresses are the request's, not the job's.
     let asked = serde_json::json!({ "executorParam": executor_param, "addressList": address_list, "triggerType": trigger_type.name() });
-    let result = submit(state, user, id, executor_param, address_list, trigger_type, on_log_id).await;
-    let desc = result.as_ref().ok().map(|job: &JobInfo| job.job_desc.clone());
+    let result: Result<JobInfo, ServiceError> = async {
+        let i18n = &state.i18n;
+        let Some(job) = state.db.load_job(id).await? else {
+            return Err(ServiceError::NotFound(i18n.get("jobinfo_glue_jobid_unvalid").to_string()));
+        };
+        if !user.can_access(job.job_group) {
+            return Err(ServiceError::Forbidden(i18n.get("system_permission_limit").to_string()));
+        }
+        let address_list = address_list.filter(|a| !a.trim().is_empty());
+        if let Some(list) = &address_list {
+            // 2.4.2 sends /run, with the access token, to any host named here; only the group's own
+            // executors are accepted.
+            let group = state.db.load_group(job.job_group).await?;
+            let known: Vec<String> = group
+                .and_then(|g| g.address_list)
+                .map(|l| java_split(&l).iter().map(|a| a.trim().to_string()).collect())
+                .unwrap_or_default();
+            if let Some(stranger) = java_split(list.trim()).into_iter().find(|a| !known.contains(&a.trim().to_string())) {
+                let label = format!("{}{}", i18n.get("jobgroup_field_registryList"), i18n.get("system_unvalid"));
+                // Not found, as a group or a child job named in a form: no executor of the group has it.
+                return Err(ServiceError::NotFound(format!("{label}: {stranger}")));
+            }
+        }
+        state.triggers.submit(TriggerRequest { executor_param, address_list, on_log_id, ..TriggerRequest::of_job(job.id, trigger_type) });
+        Ok(job)
+    }
+    .await;
+    let desc = result.as_ref().ok().map(|job| job.job_desc.clone());
     let target = job_target(id, desc.as_deref());
     state.audit.done(user, "job.trigger", target, |_| changes(None, Some(&asked)), result).map(drop)
-}
-
-async fn submit(
-    state: &ServiceContext,
-    user: &LoginUser,
-    id: i32,
-    executor_param: Option<String>,
-    address_list: Option<String>,
-    trigger_type: TriggerType,
-    on_log_id: Option<LogIdSink>,
-) -> Result<JobInfo, ServiceError> {
-    let i18n = &state.i18n;
-    let Some(job) = state.db.load_job(id).await? else {
-        return Err(ServiceError::NotFound(i18n.get("jobinfo_glue_jobid_unvalid").to_string()));
-    };
-    if !user.can_access(job.job_group) {
-        return Err(ServiceError::Forbidden(i18n.get("system_permission_limit").to_string()));
-    }
-    let address_list = address_list.filter(|a| !a.trim().is_empty());
-    if let Some(list) = &address_list {
-        // 2.4.2 sends /run, with the access token, to any host named here; only the group's own
-        // executors are accepted.
-        let group = state.db.load_group(job.job_group).await?;
-        let known: Vec<String> = group
-            .and_then(|g| g.address_list)
-            .map(|l| java_split(&l).iter().map(|a| a.trim().to_string()).collect())
-            .unwrap_or_default();
-        if let Some(stranger) = java_split(list.trim()).into_iter().find(|a| !known.contains(&a.trim().to_string())) {
-            let label = format!("{}{}", i18n.get("jobgroup_field_registryList"), i18n.get("system_unvalid"));
-            // Not found, as a group or a child job named in a form: no executor of the group has it.
-            return Err(ServiceError::NotFound(format!("{label}: {stranger}")));
-        }
-    }
-    state.triggers.submit(TriggerRequest { executor_param, address_list, on_log_id, ..TriggerRequest::of_job(job.id, trigger_type) });
-    Ok(job)
 }
 
 /// The next `count` fire times of a schedule after now, as `yyyy-MM-dd HH:mm:ss` in the cron zone;
