@@ -1,7 +1,8 @@
 //! The audit trail (docs/audit.md): each console and REST operation leaves its event in the JSON-lines
 //! file with actor, address, kind, target, outcome and changed fields; failed sign-ins and permission
 //! refusals are events; no password, hash, token or cookie reaches the file; the console's audit page
-//! reads and filters it; the webhook receives events and a hanging one slows nothing.
+//! reads and filters it; the webhook receives events and a hanging one slows nothing; the address honours
+//! `server.forward-headers-strategy`.
 
 use crate::support::console::ConsoleClient;
 use crate::support::fixtures::log;
@@ -153,6 +154,7 @@ async fn console_operations_leave_events(backend: Backend) -> TestResult {
     let auditee = logged_in(&app, "auditee", "second-secret").await?;
     ensure_eq!(auditee.post("/jobgroup/save", &[("appname", "sneaky-app"), ("title", "x")]).await?["code"], 500);
     ensure_eq!(auditee.post("/jobinfo/stop", &[("id", &jid)]).await?["code"], 500);
+    ensure_eq!(auditee.post("/joblog/clearLog", &[("jobGroup", &gid), ("jobId", "0"), ("type", "9")]).await?["code"], 500);
     ok(&auditee, "/user/updatePwd", &[("oldPassword", "second-secret"), ("password", "third-secret")]).await?;
     let issued = ok(&admin, "/user/apiToken", &[]).await?;
     let token = issued["content"]["token"].as_str().context("token")?.to_string();
@@ -209,9 +211,10 @@ async fn console_operations_leave_events(backend: Backend) -> TestResult {
     let page = one(&all, "access.refused", "refused", |e| e["target"]["name"] == "/jobgroup/save")?;
     by(page, "auditee", "console")?;
     ensure_eq!(page["target"]["type"], "endpoint");
-    one(&all, "access.refused", "refused", |e| e["target"] == json!({"type": "group", "id": group.id}))?;
-    let refused_stop = one(&all, "job.stop", "refused", |_| true)?;
-    by(refused_stop, "auditee", "console")?;
+    let group_refusals = all.iter().filter(|e| e["kind"] == "access.refused" && e["target"] == json!({"type": "group", "id": group.id})).count();
+    ensure_eq!(group_refusals, 2, "the stop and the clearing were refused the group");
+    by(one(&all, "job.stop", "refused", |_| true)?, "auditee", "console")?;
+    by(one(&all, "log.clear", "refused", |_| true)?, "auditee", "console")?;
     change(one(&all, "user.password", "success", |_| true)?, "password", json!("***"), json!("***"))?;
     let issue = one(&all, "token.issue", "success", |_| true)?;
     ensure!(issue["target"]["id"].as_str().is_some_and(|id| !id.is_empty()), "a token is named by its id: {issue}");
@@ -348,6 +351,8 @@ async fn the_page_reads_and_filters_the_file(backend: Backend) -> TestResult {
     ensure_eq!(refused["code"], 500, "{refused}");
     let html = admin.get("/audit").await?;
     ensure!(html.status == 200 && html.body.contains("audit.jsonl") && html.body.contains("audit_list"), "{}", html.body);
+    ensure!(html.body.contains(">Outcome</th>") && html.body.contains("<th>Target</th>") && html.body.contains("nav-audit"), "{}", html.body);
+    ensure!(!reader.get("/jobinfo").await?.body.contains("nav-audit"), "not in a user's menu");
     app.stop().await;
 
     // Without a file, the page and its data say so.
@@ -369,9 +374,11 @@ async fn the_webhook_receives_events(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let receiver = WebhookServer::start().await?;
     let url = format!("--xxl.job.audit.webhook.url={}/json?token=hook-secret", receiver.base);
-    let app = TestApp::start(&db, &[&url]).await?;
-    let mut client = ConsoleClient::new(&app.base);
-    client.login("admin", "wrong-one", false).await?;
+    // Behind a proxy the admin trusts, the address is the one the proxy names.
+    let app = TestApp::start(&db, &[&url, "--server.forward-headers-strategy=framework"]).await?;
+    let client = ConsoleClient::new(&app.base);
+    let forwarded = [("X-Forwarded-For", "203.0.113.7")];
+    client.request(reqwest::Method::POST, "/login", &[("userName", "admin"), ("password", "wrong-one")], &forwarded).await?;
     logged_in(&app, "admin", "123456").await?;
     let received = eventually(Duration::from_secs(10), "two events at the webhook", || async {
         let received = receiver.received("/json");
@@ -380,6 +387,8 @@ async fn the_webhook_receives_events(backend: Backend) -> TestResult {
     .await?;
     ensure_eq!(received[0].body["kind"], "signin");
     ensure_eq!(received[0].body["outcome"], "failure");
+    ensure_eq!(received[0].body["address"], "203.0.113.7");
+    ensure_eq!(received[1].body["address"], "127.0.0.1");
     ensure_eq!(received[1].body["outcome"], "success");
     ensure_eq!(received[1].body["actor"]["userName"], "admin");
     app.stop().await;

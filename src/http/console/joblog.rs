@@ -1,7 +1,8 @@
 //! The trigger log's endpoints (spec console 1.4), with the group permission checked everywhere; the
 //! rules of list, detail and kill in [`crate::service::logs`], shared with the REST API.
 
-use super::error::{ConsoleError, JsonError};
+use super::error::JsonError;
+use crate::service::ServiceError;
 use crate::service::audit::Target;
 use serde_json::json;
 use super::params::Params;
@@ -93,7 +94,7 @@ async fn clear_log(State(state): State<AppState>, user: LoginUser, params: Param
 }
 
 /// Deletes the logs `kind` names; returns how many.
-async fn clear(state: &AppState, user: &LoginUser, job_group: i32, job_id: i32, kind: i32) -> Result<u64, ConsoleError> {
+async fn clear(state: &AppState, user: &LoginUser, job_group: i32, job_id: i32, kind: i32) -> Result<u64, ServiceError> {
     logs::ensure_scope(state, user, job_group, job_id).await?;
     let now = state.db.zone().to_naive_exact(state.clock.now_ms());
     let months_ago = |m: u32| now.checked_sub_months(Months::new(m));
@@ -107,7 +108,7 @@ async fn clear(state: &AppState, user: &LoginUser, job_group: i32, job_id: i32, 
         7 => (None, 30_000),
         8 => (None, 100_000),
         9 => (None, 0),
-        _ => return Err(ConsoleError::msg(state.i18n.get("joblog_clean_type_unvalid"))),
+        _ => return Err(ServiceError::Invalid(state.i18n.get("joblog_clean_type_unvalid").to_string())),
     };
     // Non-admins asking for every group (0) clear only their own groups' logs.
     let groups: Vec<i32> = match (job_group, user.permitted_groups()) {
