@@ -122,3 +122,40 @@ fn start_webhook(url: String) -> Result<mpsc::Sender<String>, SinkError> {
     });
     Ok(sender)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_queue_drops_and_counts_instead_of_waiting() {
+        let (sender, _receiver) = mpsc::channel::<String>(1);
+        let sinks = Sinks { file: None, webhook: Some(Queue { sender, dropped: AtomicU64::new(0), name: "webhook" }) };
+        for n in 0..3 {
+            sinks.send(format!("{{\"n\":{n}}}"));
+        }
+        assert_eq!(sinks.webhook.as_ref().map(|q| q.dropped.load(Ordering::Relaxed)), Some(2));
+    }
+
+    #[test]
+    fn the_file_gets_one_line_per_event_appended() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::fs::write(&path, "{\"old\":true}\n").unwrap();
+        let config = AuditConfig { file: Some(path.clone()), webhook: None };
+        let sinks = Sinks::start(&config).unwrap();
+        sinks.send("{\"a\":1}".into());
+        sinks.send("{\"b\":2}".into());
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let text = loop {
+            let text = std::fs::read_to_string(&path).unwrap();
+            if text.lines().count() == 3 || std::time::Instant::now() > deadline {
+                break text;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(text, "{\"old\":true}\n{\"a\":1}\n{\"b\":2}\n");
+        let missing = AuditConfig { file: Some(dir.path().join("no/such/folder/audit.jsonl")), webhook: None };
+        assert!(matches!(Sinks::start(&missing), Err(SinkError::File { .. })));
+    }
+}
