@@ -3,7 +3,6 @@
 use crate::domain::java_split;
 use crate::i18n::I18n;
 use crate::storage::JobUser;
-use super::audit::Target;
 use super::{ServiceContext, ServiceError};
 use std::net::IpAddr;
 
@@ -37,7 +36,7 @@ impl LoginUser {
     pub fn ensure_access(&self, state: &ServiceContext, group: i32) -> Result<(), ServiceError> {
         let result = self.ensure_access_with(&state.i18n, group);
         if let Err(ServiceError::Forbidden(msg)) = &result {
-            state.audit.refused(self, Target::new("group", group, None), msg);
+            state.audit.refused_group(self, group, msg);
         }
         result
     }

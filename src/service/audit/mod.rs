@@ -246,10 +246,15 @@ impl Audit {
         });
     }
 
-    /// A request refused for lack of permission: the page or endpoint (`what`), or the group asked for.
+    /// A request refused for lack of permission: the page or endpoint, or the group asked for.
     pub fn refused(&self, user: &LoginUser, target: Target, message: &str) {
         let event = Event { outcome: Outcome::Refused, message: Some(message.to_string()), ..Event::by(user, "access.refused", Some(target)) };
         self.record(event);
+    }
+
+    /// A request refused an executor group the user is not granted.
+    pub fn refused_group(&self, user: &LoginUser, group: i32, message: &str) {
+        self.refused(user, Target::new("group", group, None), message);
     }
 }
 
