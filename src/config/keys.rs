@@ -83,6 +83,13 @@ pub(crate) const KEYS: &[KeySpec] = &[
         None,
         "a jobs-as-code file (.json, .toml) or a folder of them, applied at every start (docs/jobs-as-code.md)",
     ),
+    key(
+        "xxl.job.audit.file",
+        None,
+        "audit trail: a JSON-lines file every change and sign-in is appended to, created if missing (docs/audit.md); not set = no file",
+    ),
+    // May carry a token in its path or query: never shown.
+    secret("xxl.job.audit.webhook.url", None, "audit trail: an http(s) URL each audit event is POSTed to as JSON, in the background"),
     key("xxl.job.logretentiondays", Some("30"), "days of job logs kept; below 7 disables cleaning"),
     key(
         "xxl.job.alarm.console-url",

@@ -44,6 +44,16 @@ pub struct Config {
     pub log_filter: String,
     /// `xxl.job.apply.file`: a jobs-as-code file or folder applied at start.
     pub apply_file: Option<std::path::PathBuf>,
+    pub audit: AuditConfig,
+}
+
+/// Where audit events go besides the log (`xxl.job.audit.*`, docs/audit.md).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AuditConfig {
+    /// `xxl.job.audit.file`, absolute; `None` = no file.
+    pub file: Option<PathBuf>,
+    /// `xxl.job.audit.webhook.url`: a secret, as the URL may carry a token.
+    pub webhook: Option<Secret>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -252,40 +262,45 @@ impl WebhookConfig {
         format!("{} to {host}{signed}, groups: {groups}, timeout {} ms", self.kind.name(), self.timeout_ms)
     }
 
-    /// The URL as the console shows it: scheme, host, port and the path's plain words; every other path
-    /// segment, every query value and a password become `***`, since robots carry their token in any of
-    /// them (`/robot/send?access_token=…`, `/bot/v2/hook/…`, `/services/T…/B…/…`).
+    /// The URL as the console shows it (see [`redact_url`]).
     pub fn redacted_url(&self) -> String {
-        const HIDDEN: &str = "***";
-        let Ok(url) = url::Url::parse(self.url.expose()) else { return HIDDEN.to_string() };
-        let word = |segment: &str| {
-            segment.is_empty()
-                || (segment.len() <= 24 && segment.chars().all(|c| c.is_ascii_lowercase() || "-_.".contains(c)))
-                || (segment.len() <= 3 && segment.starts_with('v') && segment[1..].chars().all(|c| c.is_ascii_digit()))
-        };
-        let mut shown = format!("{}://", url.scheme());
-        if !url.username().is_empty() {
-            shown.push_str(url.username());
-            shown.push_str(if url.password().is_some() { ":***@" } else { "@" });
-        }
-        shown.push_str(url.host_str().unwrap_or(""));
-        if let Some(port) = url.port() {
-            shown.push_str(&format!(":{port}"));
-        }
-        let path: Vec<&str> = url.path().split('/').map(|s| if word(s) { s } else { HIDDEN }).collect();
-        shown.push_str(&path.join("/"));
-        let query: Vec<String> = url.query_pairs().map(|(key, _)| format!("{key}={HIDDEN}")).collect();
-        if !query.is_empty() {
-            shown.push('?');
-            shown.push_str(&query.join("&"));
-        }
-        shown
+        redact_url(self.url.expose())
     }
 
     /// Whether failed jobs of the executor `app_name` go to this channel by configuration.
     pub fn covers(&self, app_name: &str) -> bool {
         self.groups.iter().any(|g| g == "*" || g == app_name)
     }
+}
+
+/// A URL as it may be shown: scheme, host, port and the path's plain words; every other path segment,
+/// every query value and a password become `***`, since robots and webhooks carry their token in any of
+/// them (`/robot/send?access_token=…`, `/bot/v2/hook/…`, `/services/T…/B…/…`).
+pub fn redact_url(url: &str) -> String {
+    const HIDDEN: &str = "***";
+    let Ok(url) = url::Url::parse(url) else { return HIDDEN.to_string() };
+    let word = |segment: &str| {
+        segment.is_empty()
+            || (segment.len() <= 24 && segment.chars().all(|c| c.is_ascii_lowercase() || "-_.".contains(c)))
+            || (segment.len() <= 3 && segment.starts_with('v') && segment[1..].chars().all(|c| c.is_ascii_digit()))
+    };
+    let mut shown = format!("{}://", url.scheme());
+    if !url.username().is_empty() {
+        shown.push_str(url.username());
+        shown.push_str(if url.password().is_some() { ":***@" } else { "@" });
+    }
+    shown.push_str(url.host_str().unwrap_or(""));
+    if let Some(port) = url.port() {
+        shown.push_str(&format!(":{port}"));
+    }
+    let path: Vec<&str> = url.path().split('/').map(|s| if word(s) { s } else { HIDDEN }).collect();
+    shown.push_str(&path.join("/"));
+    let query: Vec<String> = url.query_pairs().map(|(key, _)| format!("{key}={HIDDEN}")).collect();
+    if !query.is_empty() {
+        shown.push('?');
+        shown.push_str(&query.join("&"));
+    }
+    shown
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -435,6 +450,7 @@ impl Config {
             shutdown_grace: sections::shutdown_grace(&sources)?,
             log_filter: sections::log_filter(&sources)?,
             apply_file: sources.text("xxl.job.apply.file")?.filter(|f| !f.trim().is_empty()).map(|f| cwd.join(f.trim())),
+            audit: sections::audit(&sources, cwd)?,
         };
         let (mut all_warnings, source_file) = sources.finish();
         all_warnings.append(&mut warnings);
@@ -537,6 +553,8 @@ impl Config {
             ("spring.lifecycle.timeout-per-shutdown-phase", format!("{:?}", self.shutdown_grace)),
             ("logging.level", self.log_filter.clone()),
             ("xxl.job.apply.file", self.apply_file.as_ref().map_or_else(none, |f| f.display().to_string())),
+            ("xxl.job.audit.file", self.audit.file.as_ref().map_or("(not set: audit events go to the log only)".to_string(), |f| f.display().to_string())),
+            ("xxl.job.audit.webhook.url", self.audit.webhook.as_ref().map_or_else(none, |url| redact_url(url.expose()))),
             (
                 "xxl.job.alarm.console-url",
                 self.alarm.console_url.clone().unwrap_or_else(|| "(not set: this host's address)".to_string()),

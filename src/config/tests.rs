@@ -823,3 +823,18 @@ fn help_names_the_bench_program_and_no_bench_command() {
     assert!(help.contains("target/release/xxl-job-bench"), "{help}");
     assert!(help.contains("xxl.job.console.trusted-origins (XXL_JOB_CONSOLE_TRUSTEDORIGINS)"), "{help}");
 }
+
+#[test]
+fn audit_keys_take_a_file_and_a_secret_webhook() {
+    let d = dir();
+    let loaded = load(d.path(), &["--xxl.job.audit.file=logs/audit.jsonl", "--xxl.job.audit.webhook.url=https://siem.example.com/hook/T0KEN123?key=s3cr3t"], &[]).unwrap();
+    let audit = &loaded.config.audit;
+    assert_eq!(audit.file.as_deref(), Some(d.path().join("logs/audit.jsonl").as_path()));
+    let text = format!("{:?}\n{}\n{}", loaded.config, loaded.config.redacted_summary(), help_text(100));
+    assert!(!text.contains("T0KEN123") && !text.contains("s3cr3t"), "{text}");
+    assert!(text.contains("xxl.job.audit.webhook.url = https://siem.example.com/hook/***?key=***"), "{text}");
+    assert!(text.contains("xxl.job.audit.file (XXL_JOB_AUDIT_FILE)"), "documented in --help: {text}");
+    assert_eq!(config(&[]).audit, AuditConfig::default());
+    let refused = error(&["--xxl.job.audit.webhook.url=ftp://host/x?token=s3cr3t"]);
+    assert!(refused.contains("xxl.job.audit.webhook.url") && !refused.contains("s3cr3t"), "{refused}");
+}

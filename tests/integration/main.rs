@@ -12,6 +12,7 @@
 
 mod alarm;
 mod api;
+mod audit;
 mod browser;
 mod cli;
 mod console;
@@ -70,6 +71,7 @@ fn main() {
     let cases = alarm::cases()
         .into_iter()
         .chain(api::cases())
+        .chain(audit::cases())
         .chain(browser::cases())
         .chain(cli::cases())
         .chain(console::cases())

@@ -4,7 +4,9 @@ use super::error::{ConsoleError, JsonError};
 use super::params::Params;
 use super::session::{self, md5_hex};
 use super::throttle::wait_secs;
-use super::{changes_state_post_only, OrJson};
+use super::{changes_state_post_only, current_user, LoginUser, OrJson};
+use crate::service::audit::{Event, METHOD_PASSWORD};
+use crate::service::Origin;
 use crate::http::state::AppState;
 use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
@@ -43,24 +45,31 @@ async fn login(State(state): State<AppState>, ClientAddr(address): ClientAddr, s
     // Counted per account found, whatever spelling of the name found it.
     let account = user.as_ref().map(|u| u.id);
     if let Some(wait) = throttle.wait_ms(account, address, now) {
-        tracing::warn!(username, %address, "login refused: too many failed attempts");
+        state.audit.sign_in(&username, account, METHOD_PASSWORD, address, Some("too many failed attempts"));
         return Err(throttled(i18n, wait)).or_json(&state);
     }
     // Password as sent, untrimmed, as 2.4.2 hashes it.
     let valid = user.as_ref().is_some_and(|u| bool::from(md5_hex(&password).as_bytes().ct_eq(u.password.as_bytes())));
     let Some(user) = user.filter(|_| valid) else {
         throttle.record_failure(account, address, now);
-        tracing::info!(username, %address, "failed login");
+        let reason = if account.is_some() { "wrong password" } else { "no such user" };
+        state.audit.sign_in(&username, account, METHOD_PASSWORD, address, Some(reason));
         return Err(ConsoleError::msg(i18n.get("login_param_unvalid"))).or_json(&state);
     };
     throttle.record_success(user.id, address);
     let remember = params.string("ifRemember").as_deref() == Some("on");
     session::begin(&session, &state.console.secret, &user, remember, now).await.or_json(&state)?;
+    state.audit.sign_in(&user.username, Some(user.id), METHOD_PASSWORD, address, None);
     Ok(Json(ReturnT::success()))
 }
 
-async fn logout(State(state): State<AppState>, session: Session) -> Result<Json<ReturnT<()>>, JsonError> {
+async fn logout(State(state): State<AppState>, ClientAddr(address): ClientAddr, session: Session) -> Result<Json<ReturnT<()>>, JsonError> {
+    let user = current_user(&state, &session).await.or_json(&state)?;
     session::end(&session, &state.console.ended, &state.db, state.clock.now_ms()).await.or_json(&state)?;
+    if let Some(user) = user {
+        let user = LoginUser(user, Origin { address: Some(address), token_id: None });
+        state.audit.record(Event::by(&user, "signout", None));
+    }
     Ok(Json(ReturnT::success()))
 }
 

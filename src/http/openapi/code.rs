@@ -85,7 +85,7 @@ pub async fn apply(State(state): State<AppState>, ApiUser(user): ApiUser, uri: U
     if let Some(field) = serde_json::to_value(&doc).ok().and_then(|v| nul_in_json(&v, "")) {
         return Err(nul_refused(&state, &field));
     }
-    let plan = jobs_as_code::apply(&Setting::of(&state), &user, &doc, options).await?;
+    let plan = jobs_as_code::apply_for(&state, &user, &doc, options).await?;
     let changes = plan.changes();
     Ok(Json(Applied { applied: !options.dry_run && changes > 0, changes, plan }))
 }

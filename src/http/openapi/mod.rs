@@ -15,7 +15,10 @@ use crate::service::groups::GroupForm;
 use crate::service::jobs::JobForm;
 use crate::service::logs::LogLines;
 use crate::service::tokens::TokenError;
-use crate::service::{LoginUser, ServiceError};
+use crate::http::client::request_address;
+use crate::service::audit::METHOD_TOKEN;
+use crate::service::{LoginUser, Origin, ServiceError};
+use crate::storage::JobUser;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Request};
 use axum::http::header::{HeaderName, AUTHORIZATION, LOCATION, WWW_AUTHENTICATE};
@@ -250,17 +253,38 @@ impl FromRequestParts<AppState> for ApiUser {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let address = request_address(state.config.server.forward_headers, &parts.extensions, &parts.headers);
         let header = parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok());
         let token = header
             .and_then(|v| v.split_once(' '))
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim())
-            .ok_or_else(|| ApiError::Unauthorized("an API token is required: Authorization: Bearer <token>".into()))?;
-        let claims = state.api_tokens.verify(token, state.clock.now_ms())?;
-        let user = state.db.load_user(claims.uid).await.map_err(ServiceError::from)?.ok_or(TokenError::Revoked)?;
-        state.api_tokens.check_user(&claims, &user)?;
-        Ok(ApiUser(LoginUser(user)))
+            .map(|(_, token)| token.trim());
+        let result = match token {
+            Some(token) => authenticate(state, token).await,
+            None => Err((None, ApiError::Unauthorized("an API token is required: Authorization: Bearer <token>".into()))),
+        };
+        match result {
+            Ok((user, token_id)) => Ok(ApiUser(LoginUser(user, Origin { address, token_id: Some(token_id) }))),
+            Err((uid, error)) => {
+                // A refused token is a failed sign-in; its text is never recorded.
+                if let (Some(address), ApiError::Unauthorized(reason)) = (address, &error) {
+                    state.audit.sign_in("(token)", uid, METHOD_TOKEN, address, Some(reason));
+                }
+                Err(error)
+            }
+        }
     }
+}
+
+/// The user of a token, as stored now, and the token's id; on refusal, the user id the token named
+/// when its signature held.
+async fn authenticate(state: &AppState, token: &str) -> Result<(JobUser, String), (Option<i32>, ApiError)> {
+    let claims = state.api_tokens.verify(token, state.clock.now_ms()).map_err(|e| (None, e.into()))?;
+    let refused = |e: ApiError| (Some(claims.uid), e);
+    let user = state.db.load_user(claims.uid).await.map_err(|e| refused(ServiceError::from(e).into()))?;
+    let user = user.ok_or_else(|| refused(TokenError::Revoked.into()))?;
+    state.api_tokens.check_user(&claims, &user).map_err(|e| refused(e.into()))?;
+    Ok((user, claims.id().to_string()))
 }
 
 /// A JSON body; malformed ones are a 400 with serde's reason (which names an unknown or mistyped field), a

@@ -12,7 +12,8 @@ pub use plan::{Action, FieldDiff, Plan};
 
 use super::groups::{ensure_admin, live_address_lists, GroupForm};
 use super::jobs::{new_job, write_form, Checks, JobForm, START_DELAY_MS};
-use super::{LoginUser, ServiceContext, ServiceError};
+use super::audit::Target;
+use super::{LoginUser, Origin, ServiceContext, ServiceError};
 use crate::domain::schedule::{next_time, ScheduleType};
 use crate::domain::GLUE_HISTORY;
 use crate::i18n::I18n;
@@ -40,7 +41,7 @@ impl<'a> Setting<'a> {
 /// Who acts for the command line and `xxl.job.apply.file`: whoever holds the database's configuration
 /// already holds every row, so an administrator.
 pub fn operator() -> LoginUser {
-    LoginUser(JobUser { id: 0, username: "(configuration)".into(), password: String::new(), role: 1, permission: None })
+    LoginUser(JobUser { id: 0, username: "(configuration)".into(), password: String::new(), role: 1, permission: None }, Origin::default())
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -126,6 +127,19 @@ fn exported_job(job: &JobInfo, key_of: &HashMap<i32, String>) -> Job {
         trigger_status: Some(job.trigger_status),
         line: None,
     }
+}
+
+/// [`apply`] for a console or API request; unless a dry run, an audit event names the document's
+/// executors and carries the plan.
+pub async fn apply_for(state: &ServiceContext, user: &LoginUser, doc: &Document, options: ApplyOptions) -> Result<Plan, ServiceError> {
+    let result = apply(&Setting::of(state), user, doc, options).await;
+    if options.dry_run {
+        return result;
+    }
+    let apps: Vec<&str> = doc.executors.iter().map(|e| e.app_name.as_str()).collect();
+    let target = Target::named("document", apps.join(","));
+    let plan = |plan: &Plan| Some(serde_json::json!({ "plan": { "before": null, "after": plan }, "prune": { "before": null, "after": options.prune } }));
+    state.audit.done(user, "code.apply", target, plan, result)
 }
 
 /// Plans the document against the database and, unless `dry_run`, carries the plan out; one transaction
