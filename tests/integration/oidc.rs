@@ -411,11 +411,18 @@ async fn fake_provider(forgery: Forgery) -> Result<Arc<FakeState>, Failed> {
     Ok(state)
 }
 
-async fn signs_in_with_an_es256_token_and_pkce(backend: Backend) -> TestResult {
-    let provider = fake_provider(Forgery::None).await?;
+/// The provider written here, lying as told, and an admin using it: the provider, the admin, its origin,
+/// and its database (kept until the test ends).
+async fn with_fake_provider(backend: Backend, forgery: Forgery, extra: &[&str]) -> Result<(Arc<FakeState>, TestApp, String, TestDb), Failed> {
+    let provider = fake_provider(forgery).await?;
     let db = TestDb::fresh(backend)?;
-    let app = start_admin(&db, &admin_args(&provider.issuer, &[])).await?;
-    let admin = app.base.replace("/xxl-job-admin", "");
+    let app = start_admin(&db, &admin_args(&provider.issuer, extra)).await?;
+    let origin = app.base.replace("/xxl-job-admin", "");
+    Ok((provider, app, origin, db))
+}
+
+async fn signs_in_with_an_es256_token_and_pkce(backend: Backend) -> TestResult {
+    let (provider, app, admin, _db) = with_fake_provider(backend, Forgery::None, &[]).await?;
     let mut browser = Browser::new();
     let landing = browser.sign_in(&admin, &admin, "dave").await?;
     ensure!(landing.signed_in(), "{landing:?}");
@@ -429,10 +436,7 @@ async fn signs_in_with_an_es256_token_and_pkce(backend: Backend) -> TestResult {
 
 /// A key the admin has not seen is fetched, but not twice within 10 s.
 async fn a_new_signing_key_is_fetched_at_most_every_10_s(backend: Backend) -> TestResult {
-    let provider = fake_provider(Forgery::None).await?;
-    let db = TestDb::fresh(backend)?;
-    let app = start_admin(&db, &admin_args(&provider.issuer, &[])).await?;
-    let admin = app.base.replace("/xxl-job-admin", "");
+    let (provider, app, admin, _db) = with_fake_provider(backend, Forgery::None, &[]).await?;
     ensure!(Browser::new().sign_in(&admin, &admin, "dave").await?.signed_in(), "signed with k1");
     provider.rotated.store(true, Ordering::SeqCst);
     ensure!(!Browser::new().sign_in(&admin, &admin, "dave").await?.signed_in(), "k2 within 10 s of reading the keys");
@@ -453,10 +457,7 @@ async fn ensure_refused(app: &TestApp, browser: &mut Browser, landing: Landing) 
 }
 
 async fn refuses(backend: Backend, forgery: Forgery) -> TestResult {
-    let provider = fake_provider(forgery).await?;
-    let db = TestDb::fresh(backend)?;
-    let app = start_admin(&db, &admin_args(&provider.issuer, &[])).await?;
-    let admin = app.base.replace("/xxl-job-admin", "");
+    let (_provider, app, admin, _db) = with_fake_provider(backend, forgery, &[]).await?;
     let mut browser = Browser::new();
     let landing = browser.sign_in(&admin, &admin, "dave").await?;
     ensure_refused(&app, &mut browser, landing).await?;
@@ -465,11 +466,9 @@ async fn refuses(backend: Backend, forgery: Forgery) -> TestResult {
 }
 
 async fn refuses_a_wrong_state(backend: Backend) -> TestResult {
-    let provider = fake_provider(Forgery::None).await?;
-    let db = TestDb::fresh(backend)?;
-    let app = start_admin(&db, &admin_args(&provider.issuer, &[])).await?;
+    let (_provider, app, admin, _db) = with_fake_provider(backend, Forgery::None, &[]).await?;
     let mut browser = Browser::new();
-    browser.admin = app.base.replace("/xxl-job-admin", "");
+    browser.admin = admin;
     let (_, to_provider, _) = browser.send(&format!("{PUBLIC}/xxl-job-admin/auth/oidc/login"), None).await?;
     let (_, back, _) = browser.send(&to_provider.context("to the provider")?, None).await?;
     let back = back.context("back to the admin")?;
@@ -488,9 +487,7 @@ async fn refuses_a_wrong_state(backend: Backend) -> TestResult {
 }
 
 async fn password_login_disabled_refuses_the_form(backend: Backend) -> TestResult {
-    let provider = fake_provider(Forgery::None).await?;
-    let db = TestDb::fresh(backend)?;
-    let app = start_admin(&db, &admin_args(&provider.issuer, &["--xxl.job.auth.password.enabled=false"])).await?;
+    let (_provider, app, _, _db) = with_fake_provider(backend, Forgery::None, &["--xxl.job.auth.password.enabled=false"]).await?;
     let answer: Value = app.http.post(app.url("/login")).form(&[("userName", "admin"), ("password", "123456")]).send().await.context("login")?.json().await.context("json")?;
     ensure_eq!(answer["code"], 500, "{answer}");
     ensure!(answer["msg"].as_str().is_some_and(|m| m.contains("turned off")), "{answer}");
