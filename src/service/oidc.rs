@@ -87,6 +87,7 @@ struct Metadata {
     authorization_endpoint: String,
     token_endpoint: String,
     jwks_uri: String,
+    userinfo_endpoint: Option<String>,
     #[serde(default)]
     token_endpoint_auth_methods_supported: Vec<String>,
 }
@@ -203,8 +204,32 @@ impl Oidc {
             return Err(OidcError::Provider(format!("token request: HTTP {status}, {error}")));
         }
         let id_token = body.get("id_token").and_then(Value::as_str).ok_or_else(|| OidcError::Provider("the token response has no id_token".into()))?;
-        let claims = self.verify(id_token, &pending.nonce, now_ms).await?;
+        let mut claims = self.verify(id_token, &pending.nonce, now_ms).await?;
+        let access_token = body.get("access_token").and_then(Value::as_str);
+        if let (Some(endpoint), Some(access_token)) = (&metadata.userinfo_endpoint, access_token) {
+            self.add_userinfo(&mut claims, endpoint, access_token).await?;
+        }
         self.identity(&claims)
+    }
+
+    /// Providers that keep the ID token small (oidc-provider, Okta's org server, Entra ID without
+    /// optional claims) give the user name or groups at the userinfo endpoint only (Core 5.4): asked
+    /// only when a configured claim is missing, and trusted only for the same `sub` (Core 5.3.2).
+    async fn add_userinfo(&self, claims: &mut Map<String, Value>, endpoint: &str, access_token: &str) -> Result<(), OidcError> {
+        let wanted = [Some(&self.config.username_claim), self.config.groups_claim.as_ref()];
+        if wanted.into_iter().flatten().all(|claim| claims.contains_key(claim)) {
+            return Ok(());
+        }
+        let failed = |e: reqwest::Error| OidcError::Provider(format!("userinfo: {e}"));
+        let response = self.http.get(endpoint).bearer_auth(access_token).send().await.map_err(failed)?.error_for_status().map_err(failed)?;
+        let info: Map<String, Value> = response.json().await.map_err(failed)?;
+        if info.get("sub").is_none() || info.get("sub") != claims.get("sub") {
+            return Err(OidcError::Refused("the userinfo answer is about another subject than the ID token".into()));
+        }
+        for (name, value) in info {
+            claims.entry(name).or_insert(value);
+        }
+        Ok(())
     }
 
     fn secret_in_form(metadata: &Metadata) -> bool {
