@@ -154,7 +154,9 @@ async fn complete(state: &AppState, headers: &HeaderMap, params: &Params) -> Res
         .ok_or_else(|| OidcError::Refused("no sign-in in progress in this browser (no cookie, or older than ten minutes)".into()))?;
     if let Some(error) = params.string("error") {
         let description = params.string("error_description").unwrap_or_default();
-        return Err(OidcError::Denied(format!("{error} {description}").trim().to_string()));
+        // Anyone can send these to the callback: kept short and on one line for the log.
+        let said: String = format!("{error} {description}").chars().filter(|c| !c.is_control()).take(200).collect();
+        return Err(OidcError::Denied(said.trim().to_string()));
     }
     let (Some(returned_state), Some(code)) = (params.string("state"), params.string("code")) else {
         return Err(OidcError::Refused("the callback has no state or no code".into()));
