@@ -2,6 +2,7 @@
 //! a `.properties` file < environment variables < `--key=value` arguments, with Spring's key names,
 //! relaxed matching and placeholders, so an existing xxl-job-admin configuration works unchanged.
 
+mod auth;
 mod jdbc;
 mod keys;
 mod properties;
@@ -11,6 +12,7 @@ mod text;
 #[cfg(test)]
 mod tests;
 
+pub use auth::{AuthConfig, OidcConfig};
 use chrono_tz::Tz;
 use sources::Sources;
 use std::fmt;
@@ -45,6 +47,8 @@ pub struct Config {
     /// `xxl.job.apply.file`: a jobs-as-code file or folder applied at start.
     pub apply_file: Option<std::path::PathBuf>,
     pub audit: AuditConfig,
+    /// `xxl.job.auth.*`: how people sign in to the console.
+    pub auth: AuthConfig,
 }
 
 /// Where audit events go besides the log (`xxl.job.audit.*`, docs/audit.md).
@@ -451,6 +455,7 @@ impl Config {
             log_filter: sections::log_filter(&sources)?,
             apply_file: sources.text("xxl.job.apply.file")?.filter(|f| !f.trim().is_empty()).map(|f| cwd.join(f.trim())),
             audit: sections::audit(&sources, cwd)?,
+            auth: auth::auth(&sources)?,
         };
         let (mut all_warnings, source_file) = sources.finish();
         all_warnings.append(&mut warnings);
@@ -561,6 +566,7 @@ impl Config {
             ),
         ];
         let webhooks: Vec<(String, String)> = self.alarm.webhooks.iter().map(|w| (format!("xxl.job.alarm.webhook.{}", w.name), w.summary())).collect();
+        lines.extend(self.auth.summary());
         lines.extend(webhooks.iter().map(|(key, value)| (key.as_str(), value.clone())));
         lines.iter().map(|(key, value)| format!("{key} = {value}\n")).collect()
     }

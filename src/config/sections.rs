@@ -230,7 +230,7 @@ pub(crate) fn alarm(src: &Sources, warnings: &mut Vec<String>) -> Result<AlarmCo
     Ok(AlarmConfig { console_url, webhooks })
 }
 
-fn http_url(s: &str) -> Result<url::Url, String> {
+pub(super) fn http_url(s: &str) -> Result<url::Url, String> {
     let url = url::Url::parse(s.trim()).map_err(|e| format!("not a URL: {e}"))?;
     match url.scheme() {
         "http" | "https" if url.host_str().is_some() => Ok(url),

@@ -8,6 +8,7 @@ pub mod groups;
 pub mod jobs;
 pub mod jobs_as_code;
 pub mod logs;
+pub mod oidc;
 pub mod schema;
 pub mod tokens;
 

@@ -32,6 +32,9 @@ pub fn throttled(i18n: &I18n, wait_ms: i64) -> ConsoleError {
 
 async fn login(State(state): State<AppState>, ClientAddr(address): ClientAddr, session: Session, params: Params) -> Result<Json<ReturnT<()>>, JsonError> {
     let i18n = &state.i18n;
+    if !state.config.auth.password_enabled {
+        return Err(ConsoleError::msg(i18n.get("login_password_disabled"))).or_json(&state);
+    }
     let (username, password) = (params.string("userName"), params.string("password"));
     let (Some(username), Some(password)) = (username, password) else {
         return Err(ConsoleError::msg(i18n.get("login_param_empty"))).or_json(&state);

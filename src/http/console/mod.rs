@@ -9,6 +9,7 @@ pub mod error;
 mod jobgroup;
 mod jobinfo;
 mod joblog;
+mod oidc;
 pub mod origin;
 mod pages;
 pub mod params;
@@ -16,6 +17,7 @@ mod render;
 mod return_to;
 pub mod secret;
 pub mod session;
+mod sign_in;
 pub mod state;
 pub mod throttle;
 mod users;
@@ -77,6 +79,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), return_to::remember_page));
     Router::new()
         .merge(auth::routes())
+        .merge(oidc::routes())
         .merge(pages::public_routes())
         .merge(data)
         .merge(pages)

@@ -3,7 +3,7 @@
 use super::error::{ConsoleError, PageError};
 use super::params::Params;
 use super::render::{render, script_json};
-use super::return_to;
+use super::{oidc, return_to};
 use super::session::DEFAULT_PASSWORD_MD5;
 use super::views::JobView;
 use super::{changes_state, cookie, current_user, JsonResult, LoginUser, OrJson};
@@ -211,7 +211,16 @@ async fn to_login(State(state): State<AppState>, session: Session, params: Param
     if current_user(&state, &session).await.or_page(&state)?.is_some() {
         return Ok(Redirect::to(&return_to).into_response());
     }
-    Ok(render(&state, None, false, "login.html", context! { page => "login", return_to => return_to })?.into_response())
+    let auth = &state.config.auth;
+    let model = context! {
+        page => "login",
+        return_to => return_to,
+        password_login => auth.password_enabled,
+        oidc_name => auth.oidc.as_ref().map(|oidc| oidc.provider_name.clone()),
+        oidc_login => format!("{context}{}?{}={}", oidc::START_PATH, return_to::PARAM, return_to::param_value(&return_to)),
+        oidc_failed => params.string(oidc::FAILED_PARAM).is_some(),
+    };
+    Ok(render(&state, None, false, "login.html", model)?.into_response())
 }
 
 async fn help_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {

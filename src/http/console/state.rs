@@ -6,6 +6,7 @@ use super::session::{EndedSessions, SessionSecret};
 use super::throttle::LoginThrottle;
 use crate::config::Config;
 use crate::i18n::I18n;
+use crate::service::oidc::Oidc;
 use crate::storage::{Db, StorageError};
 
 /// Console-only state shared by every instance of the handlers.
@@ -16,6 +17,8 @@ pub struct ConsoleState {
     pub origins: OriginPolicy,
     /// The console's language, for the refusals its middleware answers.
     pub i18n: I18n,
+    /// The OpenID Connect sign-in, when `xxl.job.auth.oidc.issuer` is set.
+    pub oidc: Option<Oidc>,
 }
 
 impl ConsoleState {
@@ -23,6 +26,7 @@ impl ConsoleState {
     pub async fn build(config: &Config, db: &Db, i18n: I18n) -> Result<ConsoleState, StorageError> {
         let secret = secret::resolve(config, db).await?;
         let origins = OriginPolicy::new(config.trusted_origins.clone());
-        Ok(ConsoleState { secret, throttle: LoginThrottle::default(), ended: EndedSessions::default(), origins, i18n })
+        let oidc = config.auth.oidc.clone().map(Oidc::new);
+        Ok(ConsoleState { secret, throttle: LoginThrottle::default(), ended: EndedSessions::default(), origins, i18n, oidc })
     }
 }
