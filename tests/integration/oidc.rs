@@ -421,11 +421,27 @@ async fn with_fake_provider(backend: Backend, forgery: Forgery, extra: &[&str]) 
     Ok((provider, app, origin, db))
 }
 
+/// Waits for the audit file to hold a sign-in event of the provider with `outcome`.
+async fn audited_sign_in(file: &std::path::Path, user: &str, outcome: &str) -> TestResult {
+    crate::support::eventually(Duration::from_secs(10), &format!("an oidc sign-in event ({outcome})"), || async {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).any(|e| {
+            e["kind"] == "signin" && e["method"] == "oidc" && e["outcome"] == outcome && e["actor"]["userName"] == user
+        })
+        .then_some(())
+    })
+    .await
+}
+
 async fn signs_in_with_an_es256_token_and_pkce(backend: Backend) -> TestResult {
-    let (provider, app, admin, _db) = with_fake_provider(backend, Forgery::None, &[]).await?;
+    let dir = tempfile::tempdir()?;
+    let audit = dir.path().join("audit.jsonl");
+    let audit_arg = format!("--xxl.job.audit.file={}", audit.display());
+    let (provider, app, admin, _db) = with_fake_provider(backend, Forgery::None, &[&audit_arg]).await?;
     let mut browser = Browser::new();
     let landing = browser.sign_in(&admin, &admin, "dave").await?;
     ensure!(landing.signed_in(), "{landing:?}");
+    audited_sign_in(&audit, "dave", "success").await?;
     ensure!(browser.console_opens().await?, "dave's session");
     ensure_eq!(*provider.bad_verifiers.lock().unwrap(), 0);
     ensure_eq!(user(&app.app.db, "dave").await?.password, NO_PASSWORD);
@@ -457,10 +473,14 @@ async fn ensure_refused(app: &TestApp, browser: &mut Browser, landing: Landing) 
 }
 
 async fn refuses(backend: Backend, forgery: Forgery) -> TestResult {
-    let (_provider, app, admin, _db) = with_fake_provider(backend, forgery, &[]).await?;
+    let dir = tempfile::tempdir()?;
+    let audit = dir.path().join("audit.jsonl");
+    let audit_arg = format!("--xxl.job.audit.file={}", audit.display());
+    let (_provider, app, admin, _db) = with_fake_provider(backend, forgery, &[&audit_arg]).await?;
     let mut browser = Browser::new();
     let landing = browser.sign_in(&admin, &admin, "dave").await?;
     ensure_refused(&app, &mut browser, landing).await?;
+    audited_sign_in(&audit, "(oidc)", "failure").await?;
     app.stop().await;
     Ok(())
 }
