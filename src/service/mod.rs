@@ -6,6 +6,7 @@ mod access;
 pub mod groups;
 pub mod jobs;
 pub mod jobs_as_code;
+pub mod login;
 pub mod logs;
 pub mod schema;
 pub mod tokens;

@@ -6,6 +6,7 @@ use super::session::{EndedSessions, SessionSecret};
 use super::throttle::LoginThrottle;
 use crate::config::Config;
 use crate::i18n::I18n;
+use crate::ldap::Directory;
 use crate::storage::{Db, StorageError};
 
 /// Console-only state shared by every instance of the handlers.
@@ -16,13 +17,15 @@ pub struct ConsoleState {
     pub origins: OriginPolicy,
     /// The console's language, for the refusals its middleware answers.
     pub i18n: I18n,
+    /// Checks console passwords when `xxl.job.auth.ldap.*` is configured.
+    pub ldap: Option<Directory>,
 }
 
 impl ConsoleState {
     /// The session secret as configured, or the one kept for this database (see `secret::resolve`).
-    pub async fn build(config: &Config, db: &Db, i18n: I18n) -> Result<ConsoleState, StorageError> {
+    pub async fn build(config: &Config, db: &Db, i18n: I18n, ldap: Option<Directory>) -> Result<ConsoleState, StorageError> {
         let secret = secret::resolve(config, db).await?;
         let origins = OriginPolicy::new(config.trusted_origins.clone());
-        Ok(ConsoleState { secret, throttle: LoginThrottle::default(), ended: EndedSessions::default(), origins, i18n })
+        Ok(ConsoleState { secret, throttle: LoginThrottle::default(), ended: EndedSessions::default(), origins, i18n, ldap })
     }
 }
