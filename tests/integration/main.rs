@@ -8,7 +8,7 @@
 //! server instead, and needs `mariadb-install-db` and `mariadbd` (package mariadb-server); so do the
 //! high-availability tests, which also start PostgreSQL servers of their own (package postgresql) and a
 //! MariaDB Galera cluster (packages galera-4 and rsync). The reverse-proxy tests run a private nginx
-//! (package nginx).
+//! (package nginx), the LDAP login tests a private OpenLDAP server (packages slapd and ldap-utils).
 
 mod alarm;
 mod api;
@@ -20,6 +20,7 @@ mod faults;
 mod galera;
 mod ha;
 mod jobs_as_code;
+mod ldap;
 mod metrics;
 mod openapi;
 mod scheduler;
@@ -66,6 +67,7 @@ fn main() {
     let private_postgres = support::private_postgres::availability().map(drop);
     let galera = support::galera::availability();
     let nginx = support::nginx::availability();
+    let slapd = support::slapd::availability();
     let promtool = std::process::Command::new(metrics::PROMTOOL).arg("--version").output().is_ok_and(|o| o.status.success());
     let cases = alarm::cases()
         .into_iter()
@@ -78,6 +80,7 @@ fn main() {
         .chain(galera::cases())
         .chain(ha::cases())
         .chain(jobs_as_code::cases())
+        .chain(ldap::cases())
         .chain(metrics::cases())
         .chain(openapi::cases())
         .chain(scheduler::cases())
@@ -103,6 +106,7 @@ fn main() {
             let needs_curl = case.name.contains("readme");
             let needs_nginx = case.name.contains("nginx");
             let needs_promtool = case.name.contains("promtool");
+            let needs_slapd = case.name.starts_with("ldap::");
             // The fault suite and the high-availability tests start servers of their own and do not use the shared ones.
             let needs_private_mariadb = case.name.starts_with("faults::") || case.name.starts_with("ha::mariadb");
             let needs_private_postgres = case.name.starts_with("ha::postgres");
@@ -113,7 +117,7 @@ fn main() {
             } else if needs_private_postgres {
                 private_postgres.is_err()
             } else {
-                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err()) || (needs_promtool && !promtool)
+                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err()) || (needs_promtool && !promtool) || (needs_slapd && slapd.is_err())
             };
             trials.push(trial.with_ignored_flag(skip));
         }
@@ -152,6 +156,13 @@ fn main() {
             std::process::exit(1);
         }
         eprintln!("note: the reverse-proxy tests are ignored: {reason}");
+    }
+    if let Err(reason) = &slapd {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("slapd and ldapadd are required in CI but unavailable: {reason}");
+            std::process::exit(1);
+        }
+        eprintln!("note: the LDAP login tests are ignored: {reason}");
     }
     if !promtool {
         if std::env::var_os("CI").is_some() {
