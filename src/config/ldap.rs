@@ -175,11 +175,12 @@ fn filter(s: &str, placeholders: &[&str]) -> Result<String, String> {
     Ok(s.to_string())
 }
 
-/// `GROUP=APP[,APP...]` entries separated by `;`.
+/// `GROUP=APP[,APP...]` entries separated by `;`; GROUP may be a DN (split at the last `=`, since
+/// AppNames have none).
 fn group_executors(s: &str) -> Result<Vec<(String, Vec<String>)>, String> {
     let mut mapping = Vec::new();
     for entry in s.split(';').map(str::trim).filter(|e| !e.is_empty()) {
-        let Some((group, apps)) = entry.split_once('=') else {
+        let Some((group, apps)) = entry.rsplit_once('=') else {
             return Err(format!("`{entry}` is not GROUP=APPNAME[,APPNAME...]"));
         };
         let apps: Vec<String> = apps.split(',').map(str::trim).filter(|a| !a.is_empty()).map(str::to_string).collect();
@@ -217,6 +218,8 @@ mod tests {
         let mapping = group_executors("ops=order-app, billing-app ; dev=sample-app;").unwrap();
         assert_eq!(mapping, vec![("ops".into(), vec!["order-app".into(), "billing-app".into()]), ("dev".into(), vec!["sample-app".into()])]);
         assert_eq!(format_mapping(&mapping), "ops=order-app,billing-app;dev=sample-app");
+        let by_dn = group_executors("cn=ops,ou=groups,dc=example,dc=com=order-app,billing-app").unwrap();
+        assert_eq!(by_dn, vec![("cn=ops,ou=groups,dc=example,dc=com".into(), vec!["order-app".into(), "billing-app".into()])]);
         assert!(group_executors("ops").is_err());
         assert!(group_executors("ops=").is_err());
         assert!(group_executors("=app").is_err());
