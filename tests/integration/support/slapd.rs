@@ -4,7 +4,8 @@
 //!
 //! The directory: a service account `cn=reader`, users `alice` (groups admins and ops), `bob` (dev) and
 //! `carol` (none), and a person whose uid is `*`, all under `dc=example,dc=com`. The memberof overlay
-//! gives users their `memberOf` values, as Active Directory does.
+//! gives users their `memberOf` values, as Active Directory does, and a referral under the people makes
+//! every user search answer a continuation reference besides the entries, as Active Directory's do.
 
 use super::nginx::free_port;
 use super::Context;
@@ -101,7 +102,8 @@ impl Slapd {
         let mut last = String::new();
         for _ in 0..100 {
             let output = Command::new(LDAPADD)
-                .args(["-x", "-H", &self.ldap_url, "-D", ROOT, "-w", ROOT_PASSWORD, "-f"])
+                // -M (ManageDsaIT): the referral is added as an entry, not followed.
+                .args(["-x", "-M", "-H", &self.ldap_url, "-D", ROOT, "-w", ROOT_PASSWORD, "-f"])
                 .arg(&ldif)
                 .output()
                 .context("ldapadd")?;
@@ -144,6 +146,9 @@ fn directory() -> String {
         let password = format!("{uid}-pw");
         ldif.push_str(&format!("dn: {}\nobjectClass: inetOrgPerson\nuid: {uid}\ncn: {uid}\nsn: {uid}\nuserPassword: {password}\n\n", user_dn(uid)));
     }
+    ldif.push_str(&format!(
+        "dn: ou=elsewhere,{PEOPLE}\nobjectClass: referral\nobjectClass: extensibleObject\nou: elsewhere\nref: ldap://directory.invalid/ou=elsewhere,{PEOPLE}\n\n"
+    ));
     for (group, members) in [("admins", &["alice"][..]), ("ops", &["alice"]), ("dev", &["bob"])] {
         ldif.push_str(&format!("dn: cn={group},{GROUPS}\nobjectClass: groupOfNames\ncn: {group}\n"));
         for member in members {
