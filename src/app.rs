@@ -12,6 +12,7 @@ use crate::scheduler::complete::Completer;
 use crate::scheduler::trigger::{admin_address, LaneServices, TriggerPool};
 use crate::scheduler::{Engine, TriggerSink};
 use crate::service::jobs_as_code::{self, ApplyOptions, Setting};
+use crate::service::audit::Audit;
 use crate::service::ServiceContext;
 use crate::storage::{self, Db, SchemaOutcome};
 use crate::time::{Clock, SystemClock};
@@ -31,6 +32,8 @@ pub enum StartError {
     Ldap(#[from] crate::ldap::LdapSetupError),
     #[error("xxl.job.apply.file: {0}")]
     Apply(String),
+    #[error(transparent)]
+    Audit(#[from] crate::service::audit::SinkError),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
 }
@@ -93,6 +96,8 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let config = Arc::new(config);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let i18n = I18n::new(config.i18n.code());
+    // Before anything can change: a file that cannot be opened stops the start.
+    let audit = Audit::start(&config.audit, clock.clone())?;
     if let Some(path) = &config.apply_file {
         // Before the alarm channels exist: their names, as configured, are all a job's check needs.
         let alarm_channels: Vec<String> = config.alarm.webhooks.iter().map(|w| w.name.clone()).collect();
@@ -133,7 +138,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     };
     workers.extend(engine.start(&config, &shutdown));
 
-    let services = ServiceContext { db: db.clone(), i18n, clock, triggers: triggers.clone(), completer, executors, alarms };
+    let services = ServiceContext { db: db.clone(), i18n, clock, triggers: triggers.clone(), completer, executors, alarms, audit };
     let state = AppState::build(services, config.clone(), registry_queue, metrics, ldap).await?;
     tracing::info!("xxl-job-admin listening on {addr}; console: {}", clickable_console_url(addr, &config.server.context_path));
     http::console::session::warn_about_default_passwords(&db).await;

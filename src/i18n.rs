@@ -325,9 +325,9 @@ mod tests {
 
     #[test]
     fn only_the_templates_the_server_fills_have_slots() {
-        // The console's refusals name the sender or the path they refused.
+        // The console's refusals name the sender or the path they refused; the login page names the provider.
         let filled = [
-            "alarm_channel_test_failed", "alarm_channel_test_sent", "alarm_channel_unknown", "alarm_test_message", "jobinfo_alarm_unknown_channel", "login_throttled", "system_cross_site_refused", "system_get_needs_console", "system_nul_refused", "system_param_invalid",
+            "alarm_channel_test_failed", "alarm_channel_test_sent", "alarm_channel_unknown", "alarm_test_message", "jobinfo_alarm_unknown_channel", "login_oidc_btn", "login_throttled", "system_cross_site_refused", "system_get_needs_console", "system_nul_refused", "system_param_invalid",
             "system_post_only",
         ];
         for i18n in all_languages() {

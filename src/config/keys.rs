@@ -83,6 +83,13 @@ pub(crate) const KEYS: &[KeySpec] = &[
         None,
         "a jobs-as-code file (.json, .toml) or a folder of them, applied at every start (docs/jobs-as-code.md)",
     ),
+    key(
+        "xxl.job.audit.file",
+        None,
+        "audit trail: a JSON-lines file every change and sign-in is appended to, created if missing (docs/audit.md); not set = no file",
+    ),
+    // May carry a token in its path or query: never shown.
+    secret("xxl.job.audit.webhook.url", None, "audit trail: an http(s) URL each audit event is POSTed to as JSON, in the background"),
     key("xxl.job.logretentiondays", Some("30"), "days of job logs kept; below 7 disables cleaning"),
     key(
         "xxl.job.alarm.console-url",
@@ -124,6 +131,24 @@ pub(crate) const KEYS: &[KeySpec] = &[
         "true: a name LDAP does not know, or any name while LDAP is unreachable, may log in with its password in xxl_job_user",
     ),
     key("xxl.job.auth.ldap.timeout", Some("5000"), "ms allowed for one LDAP login (connect, binds and searches)"),
+    key("xxl.job.auth.password.enabled", Some("true"), "console sign-in with a user name and password; false leaves OpenID Connect only"),
+    key("xxl.job.auth.oidc.issuer", None, "OpenID Connect: the provider's issuer URL (its /.well-known/openid-configuration is read); set to enable the login"),
+    key("xxl.job.auth.oidc.client-id", None, "OpenID Connect: the client id registered for this console"),
+    secret("xxl.job.auth.oidc.client-secret", None, "OpenID Connect: the client secret; not set = a public client (PKCE only)"),
+    key(
+        "xxl.job.auth.oidc.redirect-uri",
+        None,
+        "OpenID Connect: the callback to register, https://HOST/CONTEXT/auth/oidc/callback (default: from each request's Host and X-Forwarded-Proto)",
+    ),
+    key("xxl.job.auth.oidc.scopes", Some("openid profile"), "OpenID Connect: scopes asked for, space- or comma-separated (openid is always added)"),
+    key("xxl.job.auth.oidc.provider-name", Some("OpenID Connect"), "OpenID Connect: the name on the login page's button"),
+    key("xxl.job.auth.oidc.username-claim", Some("preferred_username"), "OpenID Connect: the ID token claim used as the user name"),
+    key(
+        "xxl.job.auth.oidc.groups-claim",
+        None,
+        "OpenID Connect: the ID token claim listing the user's groups; set, every sign-in sets the role (admin-groups) and the executors (groups named as their AppName); not set, an administrator sets them",
+    ),
+    key("xxl.job.auth.oidc.admin-groups", None, "OpenID Connect: groups whose members are administrators, comma-separated"),
     key("logging.level.root", Some("info"), "log level: trace, debug, info, warn, error or off"),
     key("logging.level.com.xxl.job", None, "log level of the admin's own messages"),
 ];

@@ -2,6 +2,7 @@
 //! a `.properties` file < environment variables < `--key=value` arguments, with Spring's key names,
 //! relaxed matching and placeholders, so an existing xxl-job-admin configuration works unchanged.
 
+mod auth;
 mod jdbc;
 mod keys;
 mod ldap;
@@ -12,6 +13,7 @@ mod text;
 #[cfg(test)]
 mod tests;
 
+pub use auth::{AuthConfig, OidcConfig};
 use chrono_tz::Tz;
 pub use ldap::{LdapConfig, LdapTls};
 use sources::Sources;
@@ -48,6 +50,18 @@ pub struct Config {
     pub apply_file: Option<std::path::PathBuf>,
     /// `xxl.job.auth.ldap.*`: `None` unless an LDAP server is configured.
     pub ldap: Option<LdapConfig>,
+    pub audit: AuditConfig,
+    /// `xxl.job.auth.*`: how people sign in to the console.
+    pub auth: AuthConfig,
+}
+
+/// Where audit events go besides the log (`xxl.job.audit.*`, docs/audit.md).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AuditConfig {
+    /// `xxl.job.audit.file`, absolute; `None` = no file.
+    pub file: Option<PathBuf>,
+    /// `xxl.job.audit.webhook.url`: a secret, as the URL may carry a token.
+    pub webhook: Option<Secret>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -256,40 +270,45 @@ impl WebhookConfig {
         format!("{} to {host}{signed}, groups: {groups}, timeout {} ms", self.kind.name(), self.timeout_ms)
     }
 
-    /// The URL as the console shows it: scheme, host, port and the path's plain words; every other path
-    /// segment, every query value and a password become `***`, since robots carry their token in any of
-    /// them (`/robot/send?access_token=…`, `/bot/v2/hook/…`, `/services/T…/B…/…`).
+    /// The URL as the console shows it (see [`redact_url`]).
     pub fn redacted_url(&self) -> String {
-        const HIDDEN: &str = "***";
-        let Ok(url) = url::Url::parse(self.url.expose()) else { return HIDDEN.to_string() };
-        let word = |segment: &str| {
-            segment.is_empty()
-                || (segment.len() <= 24 && segment.chars().all(|c| c.is_ascii_lowercase() || "-_.".contains(c)))
-                || (segment.len() <= 3 && segment.starts_with('v') && segment[1..].chars().all(|c| c.is_ascii_digit()))
-        };
-        let mut shown = format!("{}://", url.scheme());
-        if !url.username().is_empty() {
-            shown.push_str(url.username());
-            shown.push_str(if url.password().is_some() { ":***@" } else { "@" });
-        }
-        shown.push_str(url.host_str().unwrap_or(""));
-        if let Some(port) = url.port() {
-            shown.push_str(&format!(":{port}"));
-        }
-        let path: Vec<&str> = url.path().split('/').map(|s| if word(s) { s } else { HIDDEN }).collect();
-        shown.push_str(&path.join("/"));
-        let query: Vec<String> = url.query_pairs().map(|(key, _)| format!("{key}={HIDDEN}")).collect();
-        if !query.is_empty() {
-            shown.push('?');
-            shown.push_str(&query.join("&"));
-        }
-        shown
+        redact_url(self.url.expose())
     }
 
     /// Whether failed jobs of the executor `app_name` go to this channel by configuration.
     pub fn covers(&self, app_name: &str) -> bool {
         self.groups.iter().any(|g| g == "*" || g == app_name)
     }
+}
+
+/// A URL as it may be shown: scheme, host, port and the path's plain words; every other path segment,
+/// every query value and a password become `***`, since robots and webhooks carry their token in any of
+/// them (`/robot/send?access_token=…`, `/bot/v2/hook/…`, `/services/T…/B…/…`).
+pub fn redact_url(url: &str) -> String {
+    const HIDDEN: &str = "***";
+    let Ok(url) = url::Url::parse(url) else { return HIDDEN.to_string() };
+    let word = |segment: &str| {
+        segment.is_empty()
+            || (segment.len() <= 24 && segment.chars().all(|c| c.is_ascii_lowercase() || "-_.".contains(c)))
+            || (segment.len() <= 3 && segment.starts_with('v') && segment[1..].chars().all(|c| c.is_ascii_digit()))
+    };
+    let mut shown = format!("{}://", url.scheme());
+    if !url.username().is_empty() {
+        shown.push_str(url.username());
+        shown.push_str(if url.password().is_some() { ":***@" } else { "@" });
+    }
+    shown.push_str(url.host_str().unwrap_or(""));
+    if let Some(port) = url.port() {
+        shown.push_str(&format!(":{port}"));
+    }
+    let path: Vec<&str> = url.path().split('/').map(|s| if word(s) { s } else { HIDDEN }).collect();
+    shown.push_str(&path.join("/"));
+    let query: Vec<String> = url.query_pairs().map(|(key, _)| format!("{key}={HIDDEN}")).collect();
+    if !query.is_empty() {
+        shown.push('?');
+        shown.push_str(&query.join("&"));
+    }
+    shown
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -440,6 +459,8 @@ impl Config {
             log_filter: sections::log_filter(&sources)?,
             apply_file: sources.text("xxl.job.apply.file")?.filter(|f| !f.trim().is_empty()).map(|f| cwd.join(f.trim())),
             ldap: ldap::ldap(&sources, cwd, &mut warnings)?,
+            audit: sections::audit(&sources, cwd)?,
+            auth: auth::auth(&sources)?,
         };
         let (mut all_warnings, source_file) = sources.finish();
         all_warnings.append(&mut warnings);
@@ -542,6 +563,8 @@ impl Config {
             ("spring.lifecycle.timeout-per-shutdown-phase", format!("{:?}", self.shutdown_grace)),
             ("logging.level", self.log_filter.clone()),
             ("xxl.job.apply.file", self.apply_file.as_ref().map_or_else(none, |f| f.display().to_string())),
+            ("xxl.job.audit.file", self.audit.file.as_ref().map_or("(not set: audit events go to the log only)".to_string(), |f| f.display().to_string())),
+            ("xxl.job.audit.webhook.url", self.audit.webhook.as_ref().map_or_else(none, |url| redact_url(url.expose()))),
             (
                 "xxl.job.alarm.console-url",
                 self.alarm.console_url.clone().unwrap_or_else(|| "(not set: this host's address)".to_string()),
@@ -549,6 +572,7 @@ impl Config {
             ("xxl.job.auth.ldap", self.ldap.as_ref().map_or("(not set: console passwords are checked in xxl_job_user)".to_string(), LdapConfig::to_string)),
         ];
         let webhooks: Vec<(String, String)> = self.alarm.webhooks.iter().map(|w| (format!("xxl.job.alarm.webhook.{}", w.name), w.summary())).collect();
+        lines.extend(self.auth.summary());
         lines.extend(webhooks.iter().map(|(key, value)| (key.as_str(), value.clone())));
         lines.iter().map(|(key, value)| format!("{key} = {value}\n")).collect()
     }

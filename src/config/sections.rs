@@ -4,7 +4,7 @@ use super::keys::WEBHOOK_PREFIX;
 use super::sources::{FieldValue, Sources};
 use super::text::parse_bool;
 use super::{
-    jdbc, AlarmConfig, ConfigError, DataSourceConfig, ForwardHeaders, Lang, MailConfig, PoolConfig, Secret, ServerConfig,
+    jdbc, AlarmConfig, AuditConfig, ConfigError, DataSourceConfig, ForwardHeaders, Lang, MailConfig, PoolConfig, Secret, ServerConfig,
     TriggerPoolConfig, WebhookConfig, WebhookKind,
 };
 use std::net::{IpAddr, Ipv4Addr};
@@ -230,7 +230,7 @@ pub(crate) fn alarm(src: &Sources, warnings: &mut Vec<String>) -> Result<AlarmCo
     Ok(AlarmConfig { console_url, webhooks })
 }
 
-fn http_url(s: &str) -> Result<url::Url, String> {
+pub(super) fn http_url(s: &str) -> Result<url::Url, String> {
     let url = url::Url::parse(s.trim()).map_err(|e| format!("not a URL: {e}"))?;
     match url.scheme() {
         "http" | "https" if url.host_str().is_some() => Ok(url),
@@ -312,6 +312,19 @@ fn trusted_origin(entry: &str) -> Result<String, String> {
         return Err(format!("`{entry}` is not an origin: write scheme://host[:port], without a path"));
     }
     Ok(url.origin().ascii_serialization())
+}
+
+/// `xxl.job.audit.*`: the file relative to `cwd`, the webhook an http(s) URL (its value never in a message).
+pub(crate) fn audit(src: &Sources, cwd: &Path) -> Result<AuditConfig, ConfigError> {
+    let file = src.text("xxl.job.audit.file")?.filter(|f| !f.trim().is_empty()).map(|f| cwd.join(f.trim()));
+    let webhook = match src.raw("xxl.job.audit.webhook.url")?.filter(|raw| !raw.value.trim().is_empty()) {
+        None => None,
+        Some(raw) => match http_url(&raw.value) {
+            Ok(url) => Some(Secret(url.to_string())),
+            Err(reason) => return Err(raw.invalid(reason)),
+        },
+    };
+    Ok(AuditConfig { file, webhook })
 }
 
 /// A registry cap: a count of at least 1.

@@ -857,3 +857,60 @@ fn ldap_is_off_until_a_url_is_set_and_its_password_never_shows() {
     assert!(error(&["--xxl.job.auth.ldap.group-executors=ops"]).contains("GROUP=APPNAME"));
     assert!(error(&["--xxl.job.auth.ldap.timeout=5"]).contains("100 to 120000"));
 }
+
+#[test]
+fn audit_keys_take_a_file_and_a_secret_webhook() {
+    let d = dir();
+    let loaded = load(d.path(), &["--xxl.job.audit.file=logs/audit.jsonl", "--xxl.job.audit.webhook.url=https://siem.example.com/hook/T0KEN123?key=s3cr3t"], &[]).unwrap();
+    let audit = &loaded.config.audit;
+    assert_eq!(audit.file.as_deref(), Some(d.path().join("logs/audit.jsonl").as_path()));
+    let text = format!("{:?}\n{}\n{}", loaded.config, loaded.config.redacted_summary(), help_text(100));
+    assert!(!text.contains("T0KEN123") && !text.contains("s3cr3t"), "{text}");
+    assert!(text.contains("xxl.job.audit.webhook.url = https://siem.example.com/hook/***?key=***"), "{text}");
+    assert!(text.contains("xxl.job.audit.file (XXL_JOB_AUDIT_FILE)"), "documented in --help: {text}");
+    assert_eq!(config(&[]).audit, AuditConfig::default());
+    let refused = error(&["--xxl.job.audit.webhook.url=ftp://host/x?token=s3cr3t"]);
+    assert!(refused.contains("xxl.job.audit.webhook.url") && !refused.contains("s3cr3t"), "{refused}");
+}
+
+#[test]
+fn openid_connect_from_keys_and_environment_with_the_secret_masked() {
+    let c = config(&[]);
+    assert_eq!(c.auth, AuthConfig { password_enabled: true, oidc: None });
+    let d = dir();
+    let env = [("XXL_JOB_AUTH_OIDC_CLIENT_SECRET", "oidcpw-1"), ("XXL_JOB_AUTH_OIDC_GROUPS_CLAIM", "groups")];
+    let args = [
+        "--xxl.job.auth.oidc.issuer=https://sso.example.com/realms/ops",
+        "--xxl.job.auth.oidc.client-id=xxl-job",
+        "--xxl.job.auth.oidc.scopes=profile,groups",
+        "--xxl.job.auth.oidc.admin-groups=ops, xxl-admins",
+        "--xxl.job.auth.password.enabled=false",
+    ];
+    let loaded = load(d.path(), &args, &env).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let c = loaded.config;
+    let oidc = c.auth.oidc.as_ref().expect("configured");
+    assert!(!c.auth.password_enabled);
+    assert_eq!((oidc.issuer.as_str(), oidc.client_id.as_str()), ("https://sso.example.com/realms/ops", "xxl-job"));
+    assert_eq!(oidc.client_secret.as_ref().map(Secret::expose), Some("oidcpw-1"));
+    assert_eq!(oidc.scopes, ["openid", "profile", "groups"]);
+    assert_eq!((oidc.provider_name.as_str(), oidc.username_claim.as_str(), oidc.redirect_uri.as_deref()), ("OpenID Connect", "preferred_username", None));
+    assert_eq!((oidc.groups_claim.as_deref(), oidc.admin_groups.clone()), (Some("groups"), vec!["ops".to_string(), "xxl-admins".to_string()]));
+    let text = format!("{c:?}\n{}", c.redacted_summary());
+    assert!(!text.contains("oidcpw"), "the client secret leaked:\n{text}");
+    assert!(text.contains("xxl.job.auth.oidc.client-secret = ******"), "{text}");
+    let help = help_text(200);
+    assert!(help.contains("XXL_JOB_AUTH_OIDC_CLIENTSECRET") && help.contains("xxl.job.auth.password.enabled"), "{help}");
+}
+
+#[test]
+fn openid_connect_settings_that_cannot_work_stop_the_start() {
+    assert!(error(&["--xxl.job.auth.password.enabled=false"]).contains("nobody could sign in"));
+    assert!(error(&["--xxl.job.auth.oidc.issuer=https://sso.example.com"]).contains("client-id is needed"));
+    assert!(error(&["--xxl.job.auth.oidc.client-id=x"]).contains("issuer is needed"));
+    assert!(error(&["--xxl.job.auth.oidc.issuer=sso.example.com", "--xxl.job.auth.oidc.client-id=x"]).contains("xxl.job.auth.oidc.issuer"));
+    let no_claim = error(&["--xxl.job.auth.oidc.issuer=https://sso", "--xxl.job.auth.oidc.client-id=x", "--xxl.job.auth.oidc.admin-groups=ops"]);
+    assert!(no_claim.contains("groups-claim"), "{no_claim}");
+    let secret = error(&["--xxl.job.auth.oidc.client-secret=oidcpw-2"]);
+    assert!(!secret.contains("oidcpw"), "{secret}");
+}

@@ -8,7 +8,7 @@
 use crate::config::ForwardHeaders;
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{Extensions, HeaderMap, StatusCode};
 use std::net::{IpAddr, SocketAddr};
 
 /// The client's address, per [`client_address`]. Needs the server's connect info.
@@ -19,11 +19,16 @@ impl FromRequestParts<crate::http::state::AppState> for ClientAddr {
     type Rejection = (StatusCode, &'static str);
 
     async fn from_request_parts(parts: &mut Parts, state: &crate::http::state::AppState) -> Result<Self, Self::Rejection> {
-        let Some(ConnectInfo(peer)) = parts.extensions.get::<ConnectInfo<SocketAddr>>() else {
-            return Err((StatusCode::INTERNAL_SERVER_ERROR, "the server was started without connection info"));
-        };
-        Ok(ClientAddr(client_address(state.config.server.forward_headers, peer.ip(), &parts.headers)))
+        request_address(state.config.server.forward_headers, &parts.extensions, &parts.headers)
+            .map(ClientAddr)
+            .ok_or((StatusCode::INTERNAL_SERVER_ERROR, "the server was started without connection info"))
     }
+}
+
+/// The client's address of a request whose extensions carry the server's connect info.
+pub fn request_address(strategy: ForwardHeaders, extensions: &Extensions, headers: &HeaderMap) -> Option<IpAddr> {
+    let ConnectInfo(peer) = extensions.get::<ConnectInfo<SocketAddr>>()?;
+    Some(client_address(strategy, peer.ip(), headers))
 }
 
 pub fn client_address(strategy: ForwardHeaders, peer: IpAddr, headers: &HeaderMap) -> IpAddr {

@@ -4,10 +4,21 @@ use crate::domain::java_split;
 use crate::i18n::I18n;
 use crate::storage::JobUser;
 use super::{ServiceContext, ServiceError};
+use std::net::IpAddr;
 
-/// The user of a request, as stored in the database now (console session or API token alike).
+/// The user of a request, as stored in the database now (console session or API token alike), and
+/// where the request came from, for the audit trail.
 #[derive(Debug, Clone)]
-pub struct LoginUser(pub JobUser);
+pub struct LoginUser(pub JobUser, pub Origin);
+
+/// Where a request came from, as the HTTP edge saw it; empty for the configuration's own changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// The client's address (`server.forward-headers-strategy` applied).
+    pub address: Option<IpAddr>,
+    /// The id of the API token acting, never its text; `None` for a console session.
+    pub token_id: Option<String>,
+}
 
 impl LoginUser {
     pub fn is_admin(&self) -> bool {
@@ -20,9 +31,14 @@ impl LoginUser {
             || self.0.permission.as_deref().is_some_and(|p| java_split(p).contains(&group.to_string().as_str()))
     }
 
-    /// Fails with 2.4.2's permission message, naming the user, unless the group is permitted.
+    /// Fails with 2.4.2's permission message, naming the user, unless the group is permitted; a refusal
+    /// is an audit event.
     pub fn ensure_access(&self, state: &ServiceContext, group: i32) -> Result<(), ServiceError> {
-        self.ensure_access_with(&state.i18n, group)
+        let result = self.ensure_access_with(&state.i18n, group);
+        if let Err(ServiceError::Forbidden(msg)) = &result {
+            state.audit.refused_group(self, group, msg);
+        }
+        result
     }
 
     /// [`Self::ensure_access`] with the messages at hand (the command line has no service context).
@@ -48,7 +64,7 @@ mod tests {
     use super::*;
 
     fn user(role: i16, permission: Option<&str>) -> LoginUser {
-        LoginUser(JobUser { id: 2, username: "u".into(), password: String::new(), role, permission: permission.map(str::to_string) })
+        LoginUser(JobUser { id: 2, username: "u".into(), password: String::new(), role, permission: permission.map(str::to_string) }, Origin::default())
     }
 
     #[test]

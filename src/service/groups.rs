@@ -2,6 +2,7 @@
 //! administrator every group, others the groups their `permission` grants), managed by administrators
 //! only, with 2.4.2's checks.
 
+use super::audit::{changes, Target};
 use super::{LoginUser, ServiceContext, ServiceError};
 use crate::domain::{is_blank, java_split};
 use crate::i18n::I18n;
@@ -123,8 +124,20 @@ pub(super) fn ensure_admin(i18n: &I18n, user: &LoginUser) -> Result<(), ServiceE
     }
 }
 
+/// A group as the audit trail names it.
+fn group_target(id: i32, app_name: Option<&str>) -> Target {
+    Target::new("group", id, app_name.map(str::to_string))
+}
+
 /// Creates a group; returns its id.
 pub async fn add(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Result<i32, ServiceError> {
+    let app_name = form.appname.clone();
+    let result = insert(state, user, form).await;
+    let target = group_target(result.as_ref().map_or(0, |group| group.id), app_name.as_deref());
+    state.audit.done(user, "group.add", target, |group| changes(None, Some(group)), result).map(|group| group.id)
+}
+
+async fn insert(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Result<JobGroup, ServiceError> {
     ensure_admin(&state.i18n, user)?;
     form.validate(&state.i18n)?;
     let group = JobGroup {
@@ -136,13 +149,20 @@ pub async fn add(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> R
         update_time: Some(state.db.datetime(state.clock.now_ms())),
     };
     match state.db.insert_group(&group).await? {
-        id if id > 0 => Ok(id),
+        id if id > 0 => Ok(JobGroup { id, ..group }),
         _ => Err(ServiceError::Failed),
     }
 }
 
 /// Changes group `form.id`; an automatic group takes its live registrations at once.
 pub async fn update(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Result<(), ServiceError> {
+    let target = group_target(form.id, form.appname.as_deref());
+    let before = state.db.load_group(form.id).await.ok().flatten();
+    let result = change(state, user, form).await;
+    state.audit.done(user, "group.update", target, |group| changes(before.as_ref(), Some(group)), result).map(drop)
+}
+
+async fn change(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Result<JobGroup, ServiceError> {
     ensure_admin(&state.i18n, user)?;
     form.validate(&state.i18n)?;
     let now = state.clock.now_ms();
@@ -162,7 +182,7 @@ pub async fn update(state: &ServiceContext, user: &LoginUser, form: GroupForm) -
     };
     match state.db.update_group(&group).await? {
         0 => Err(ServiceError::Failed),
-        _ => Ok(()),
+        _ => Ok(group),
     }
 }
 
@@ -180,6 +200,13 @@ pub(super) async fn live_address_lists(db: &Db, now_ms: i64) -> Result<HashMap<S
 
 /// Deletes an empty group, unless it is the last one.
 pub async fn remove(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<(), ServiceError> {
+    let before = state.db.load_group(id).await.ok().flatten();
+    let result = delete(state, user, id).await;
+    let target = group_target(id, before.as_ref().map(|group| group.app_name.as_str()));
+    state.audit.done(user, "group.remove", target, |_| changes(before.as_ref(), None), result)
+}
+
+async fn delete(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<(), ServiceError> {
     ensure_admin(&state.i18n, user)?;
     let t = |key| state.i18n.get(key).to_string();
     if !state.db.jobs_by_group(id).await?.is_empty() {

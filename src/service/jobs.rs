@@ -1,6 +1,7 @@
 //! Job operations (spec console 1.3): list, add, update, remove, start, stop, run once and schedule
 //! previews, with 2.4.2's checks in 2.4.2's order and the group permission on every one.
 
+use super::audit::{changes, Target};
 use super::{LoginUser, ServiceContext, ServiceError};
 use crate::alarm::Targets;
 use crate::domain::routing::RouteStrategy;
@@ -259,8 +260,20 @@ pub(super) fn new_job(form: JobForm, glue_type: String, glue_source: String, chi
     }
 }
 
+/// A job as the audit trail names it.
+fn job_target(id: i32, desc: Option<&str>) -> Target {
+    Target::new("job", id, desc.map(str::to_string))
+}
+
 /// Creates a stopped job; returns its id.
 pub async fn add(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<i32, ServiceError> {
+    let desc = form.job_desc.clone();
+    let result = insert(state, user, form).await;
+    let target = job_target(result.as_ref().map_or(0, |job| job.id), desc.as_deref());
+    state.audit.done(user, "job.add", target, |job| changes(None, Some(job)), result).map(|job| job.id)
+}
+
+async fn insert(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<JobInfo, ServiceError> {
     user.ensure_access(state, form.job_group)?;
     let checks = Checks::of(state, user);
     // Not found, not invalid: the form is well made and names a group that is not (or no longer) there.
@@ -270,16 +283,24 @@ pub async fn add(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Res
     let (glue_type, glue_source) = checks.new_job_fields(&form)?;
     let child_jobid = checks.children(&form).await?;
 
-    let job = new_job(form, glue_type, glue_source, child_jobid, state.db.datetime(state.clock.now_ms()));
-    let id = state.db.insert_job(&job).await?;
-    if id < 1 {
+    let mut job = new_job(form, glue_type, glue_source, child_jobid, state.db.datetime(state.clock.now_ms()));
+    job.id = state.db.insert_job(&job).await?;
+    if job.id < 1 {
         return Err(checks.fail(&["jobinfo_field_add", "system_fail"]));
     }
-    Ok(id)
+    Ok(job)
 }
 
 /// Changes job `form.id`; the GLUE type and source stay. Returns the job as written.
 pub async fn update(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<JobInfo, ServiceError> {
+    let target = job_target(form.id, form.job_desc.as_deref());
+    let before = state.db.load_job(form.id).await;
+    let result = change(state, user, form).await;
+    let before = before.ok().flatten();
+    state.audit.done(user, "job.update", target, |job| changes(before.as_ref(), Some(job)), result)
+}
+
+async fn change(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<JobInfo, ServiceError> {
     user.ensure_access(state, form.job_group)?;
     let checks = Checks::of(state, user);
     checks.changed_job_fields(&form)?;
@@ -354,6 +375,13 @@ pub fn unknown_job(state: &ServiceContext) -> ServiceError {
 
 /// Deletes the job with its logs and GLUE history; returns whether it existed.
 pub async fn remove(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<bool, ServiceError> {
+    let before = state.db.load_job(id).await.ok().flatten();
+    let result = delete(state, user, id).await;
+    let target = job_target(id, before.as_ref().map(|job| job.job_desc.as_str()));
+    state.audit.done(user, "job.remove", target, |_| changes(before.as_ref(), None), result)
+}
+
+async fn delete(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<bool, ServiceError> {
     let Some(job) = find(state, user, id).await? else { return Ok(false) };
     state.db.delete_job(job.id).await?;
     state.db.delete_logs_of_job(job.id).await?;
@@ -362,6 +390,12 @@ pub async fn remove(state: &ServiceContext, user: &LoginUser, id: i32) -> Result
 }
 
 pub async fn stop(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
+    let before = state.db.load_job(id).await.ok().flatten();
+    let result = unschedule(state, user, id).await;
+    audit_schedule(state, user, "job.stop", id, before, result)
+}
+
+async fn unschedule(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
     let mut job = get(state, user, id).await?;
     job.trigger_status = 0;
     job.trigger_last_time = 0;
@@ -372,6 +406,18 @@ pub async fn stop(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<J
 }
 
 pub async fn start(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
+    let before = state.db.load_job(id).await.ok().flatten();
+    let result = schedule(state, user, id).await;
+    audit_schedule(state, user, "job.start", id, before, result)
+}
+
+/// A start or stop as an audit event: the schedule fields before and after.
+fn audit_schedule(state: &ServiceContext, user: &LoginUser, kind: &'static str, id: i32, before: Option<JobInfo>, result: Result<JobInfo, ServiceError>) -> Result<JobInfo, ServiceError> {
+    let target = job_target(id, before.as_ref().map(|job| job.job_desc.as_str()));
+    state.audit.done(user, kind, target, |job| changes(before.as_ref(), Some(job)), result)
+}
+
+async fn schedule(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
     let mut job = get(state, user, id).await?;
     let i18n = &state.i18n;
     if matches!(ScheduleType::from_name(&job.schedule_type), None | Some(ScheduleType::None)) {
@@ -400,30 +446,38 @@ pub async fn trigger(
     trigger_type: TriggerType,
     on_log_id: Option<LogIdSink>,
 ) -> Result<(), ServiceError> {
-    let i18n = &state.i18n;
-    let Some(job) = state.db.load_job(id).await? else {
-        return Err(ServiceError::NotFound(i18n.get("jobinfo_glue_jobid_unvalid").to_string()));
-    };
-    if !user.can_access(job.job_group) {
-        return Err(ServiceError::Forbidden(i18n.get("system_permission_limit").to_string()));
-    }
-    let address_list = address_list.filter(|a| !a.trim().is_empty());
-    if let Some(list) = &address_list {
-        // 2.4.2 sends /run, with the access token, to any host named here; only the group's own
-        // executors are accepted.
-        let group = state.db.load_group(job.job_group).await?;
-        let known: Vec<String> = group
-            .and_then(|g| g.address_list)
-            .map(|l| java_split(&l).iter().map(|a| a.trim().to_string()).collect())
-            .unwrap_or_default();
-        if let Some(stranger) = java_split(list.trim()).into_iter().find(|a| !known.contains(&a.trim().to_string())) {
-            let label = format!("{}{}", i18n.get("jobgroup_field_registryList"), i18n.get("system_unvalid"));
-            // Not found, as a group or a child job named in a form: no executor of the group has it.
-            return Err(ServiceError::NotFound(format!("{label}: {stranger}")));
+    // What the run was asked with: the parameter and addresses are the request's, not the job's.
+    let asked = serde_json::json!({ "executorParam": executor_param, "addressList": address_list, "triggerType": trigger_type.name() });
+    let result: Result<JobInfo, ServiceError> = async {
+        let i18n = &state.i18n;
+        let Some(job) = state.db.load_job(id).await? else {
+            return Err(ServiceError::NotFound(i18n.get("jobinfo_glue_jobid_unvalid").to_string()));
+        };
+        if !user.can_access(job.job_group) {
+            return Err(ServiceError::Forbidden(i18n.get("system_permission_limit").to_string()));
         }
+        let address_list = address_list.filter(|a| !a.trim().is_empty());
+        if let Some(list) = &address_list {
+            // 2.4.2 sends /run, with the access token, to any host named here; only the group's own
+            // executors are accepted.
+            let group = state.db.load_group(job.job_group).await?;
+            let known: Vec<String> = group
+                .and_then(|g| g.address_list)
+                .map(|l| java_split(&l).iter().map(|a| a.trim().to_string()).collect())
+                .unwrap_or_default();
+            if let Some(stranger) = java_split(list.trim()).into_iter().find(|a| !known.contains(&a.trim().to_string())) {
+                let label = format!("{}{}", i18n.get("jobgroup_field_registryList"), i18n.get("system_unvalid"));
+                // Not found, as a group or a child job named in a form: no executor of the group has it.
+                return Err(ServiceError::NotFound(format!("{label}: {stranger}")));
+            }
+        }
+        state.triggers.submit(TriggerRequest { executor_param, address_list, on_log_id, ..TriggerRequest::of_job(job.id, trigger_type) });
+        Ok(job)
     }
-    state.triggers.submit(TriggerRequest { executor_param, address_list, on_log_id, ..TriggerRequest::of_job(job.id, trigger_type) });
-    Ok(())
+    .await;
+    let desc = result.as_ref().ok().map(|job| job.job_desc.clone());
+    let target = job_target(id, desc.as_deref());
+    state.audit.done(user, "job.trigger", target, |_| changes(None, Some(&asked)), result).map(drop)
 }
 
 /// The next `count` fire times of a schedule after now, as `yyyy-MM-dd HH:mm:ss` in the cron zone;

@@ -1,6 +1,7 @@
 //! Trigger-log operations (spec console 1.4): list, read, the executor's rolling log, and kill, with
 //! the group permission checked on each.
 
+use super::audit::Target;
 use super::{LoginUser, ServiceContext, ServiceError};
 use crate::domain::callback::{truncate_utf16, MAX_HANDLE_MSG_UTF16};
 use crate::domain::ReturnT;
@@ -84,6 +85,12 @@ pub async fn rolling(state: &ServiceContext, user: &LoginUser, id: i64, from_lin
 /// Asks the executor to kill the run of log `id` and records the kill as its result; returns the
 /// executor's message.
 pub async fn kill(state: &ServiceContext, user: &LoginUser, id: i64) -> Result<Option<String>, ServiceError> {
+    let result = stop_run(state, user, id).await;
+    let target = Target::new("log", id, None);
+    state.audit.done(user, "log.kill", target, |msg| Some(serde_json::json!({ "executorMessage": { "before": null, "after": msg } })), result)
+}
+
+async fn stop_run(state: &ServiceContext, user: &LoginUser, id: i64) -> Result<Option<String>, ServiceError> {
     let i18n = &state.i18n;
     let log = get(state, user, id).await?;
     if state.db.load_job(log.job_id).await?.is_none() {

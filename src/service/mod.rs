@@ -3,17 +3,20 @@
 //! [`ServiceError`] to its own envelope: the console to 2.4.2's ReturnT, the API to HTTP statuses.
 
 mod access;
+pub mod audit;
 pub mod groups;
 pub mod jobs;
 pub mod jobs_as_code;
 pub mod login;
 pub mod logs;
+pub mod oidc;
 pub mod schema;
 pub mod tokens;
 
-pub use access::LoginUser;
+pub use access::{LoginUser, Origin};
 
 use crate::alarm::Alarms;
+use audit::Audit;
 use crate::executor::ExecutorClient;
 use crate::i18n::I18n;
 use crate::scheduler::complete::Completer;
@@ -37,6 +40,8 @@ pub struct ServiceContext {
     pub executors: ExecutorClient,
     /// The alarm channels: their names (`webhook:<name>` in a job's alarm field), and the console's test.
     pub alarms: Alarms,
+    /// Where audit events go.
+    pub audit: Audit,
 }
 
 impl ServiceContext {

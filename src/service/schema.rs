@@ -41,6 +41,13 @@ pub const NO_NUL: &str = r"^[^\x00]*$";
 /// A FIX_RATE interval: whole seconds from 1 to `i32::MAX`, as `Integer.valueOf` reads them.
 const SECONDS: &str = r"^\+?0*(?:[1-9]\d{0,8}|1\d{9}|20\d{8}|21[0-3]\d{7}|214[0-6]\d{6}|2147[0-3]\d{5}|21474[0-7]\d{4}|214748[0-2]\d{3}|2147483[0-5]\d{2}|21474836[0-3]\d|214748364[0-7])$";
 
+/// A text with a character other than white space, and neither NUL nor markup: AppName and title.
+const NO_MARKUP: &str = r"^[^<>\x00]*[^\s<>\x00][^<>\x00]*$";
+
+/// One manual executor address of a jobs-as-code document: not blank, no markup, no comma (the addresses
+/// are joined with commas into one column).
+const ADDRESS: &str = r"^[^<>\x00,]*[^\s<>\x00,][^<>\x00,]*$";
+
 /// Manual executor addresses: comma-separated, none blank (trailing commas dropped, as Java's split does),
 /// no markup.
 const ADDRESSES: &str = r"^[^<>\x00,]*[^\s<>\x00,][^<>\x00,]*(?:,[^<>\x00,]*[^\s<>\x00,][^<>\x00,]*)*,*$";
@@ -82,6 +89,59 @@ pub fn conditions(form: &str) -> (Vec<serde_json::Value>, &'static [&'static str
             ] })],
             &["addressList"],
         ),
+        "AppliedJob" => {
+            let others: Vec<&str> = GLUE_TYPES.iter().map(|(name, _)| *name).filter(|name| *name != "BEAN").collect();
+            (
+                vec![
+                    // A job without a schedule cannot be set running.
+                    json!({ "anyOf": [
+                        branch("schedule_type", json!("CRON"), json!({ "schedule_conf": { "type": "string", "format": "quartz-cron" } }), &["schedule_conf"]),
+                        branch("schedule_type", json!("FIX_RATE"), json!({ "schedule_conf": { "type": "string", "pattern": SECONDS } }), &["schedule_conf"]),
+                        branch("schedule_type", json!("NONE"), json!({ "schedule_conf": { "pattern": NO_NUL }, "trigger_status": { "enum": [0, null] } }), &[]),
+                    ] }),
+                    // The GLUE type defaults to BEAN, which needs a JobHandler.
+                    json!({ "anyOf": [
+                        { "properties": { "glue_type": { "enum": others } }, "required": ["glue_type"] },
+                        { "properties": { "handler": { "type": "string", "pattern": NOT_BLANK } }, "required": ["handler"] },
+                    ] }),
+                ],
+                &["schedule_conf"],
+            )
+        }
+        "AppliedExecutor" => (
+            vec![json!({ "anyOf": [
+                branch("address_type", json!("manual"), json!({ "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "pattern": ADDRESS } } }), &["address_type", "addresses"]),
+                // `auto` is the default.
+                { "properties": { "address_type": { "const": "auto" } } },
+            ] })],
+            &[],
+        ),
         _ => (Vec::new(), &[]),
+    }
+}
+
+/// What `/apply` holds each field of a jobs-as-code entry to beyond its exported shape, by the exported
+/// schema's name (`Executor`, `Job`): the executor form's lengths, the job form's non-blank texts and
+/// enumerations, and `trigger_status` 0 or 1 (the columns' widths are the apply's own,
+/// `jobs_as_code::JOB_TEXT_WIDTHS`).
+pub fn applied_fields(schema: &str) -> serde_json::Value {
+    use serde_json::json;
+    let names = |object: Object| serde_json::to_value(object).unwrap_or_default();
+    match schema {
+        "Executor" => json!({
+            "app_name": { "minLength": 4, "maxLength": 64, "pattern": NO_MARKUP },
+            "title": { "minLength": 1, "maxLength": 12, "pattern": NO_MARKUP },
+        }),
+        "Job" => json!({
+            "description": { "pattern": NOT_BLANK },
+            "author": { "pattern": NOT_BLANK },
+            "schedule_type": names(schedule_type()),
+            "misfire_strategy": names(misfire_strategy()),
+            "route_strategy": names(route_strategy()),
+            "block_strategy": names(block_strategy()),
+            "glue_type": names(glue_type()),
+            "trigger_status": { "enum": [0, 1, null] },
+        }),
+        _ => json!({}),
     }
 }

@@ -36,6 +36,14 @@ pub struct TokenClaims {
     nonce: String,
 }
 
+impl TokenClaims {
+    /// What names the token in the audit trail: its random part, which proves nothing without the
+    /// signature.
+    pub fn id(&self) -> &str {
+        &self.nonce
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum TokenError {
     #[error("not an API token")]

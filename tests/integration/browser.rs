@@ -25,6 +25,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "browser::behind_nginx_job_flow_and_dialogs", backends: SQLITE, run: |b| Box::pin(behind_nginx_job_flow_and_dialogs(b)) },
         Case { name: "browser::behind_nginx_every_action_and_other_origins", backends: SQLITE, run: |b| Box::pin(behind_nginx_every_action_and_other_origins(b)) },
         Case { name: "browser::jobs_as_code_export_and_upload", backends: SQLITE, run: |b| Box::pin(jobs_as_code_export_and_upload(b)) },
+        Case { name: "browser::audit_page_lists_and_filters_events", backends: SQLITE, run: |b| Box::pin(audit_page_lists_and_filters_events(b)) },
     ]
 }
 
@@ -438,6 +439,34 @@ async fn alarm_channels_page_sends_a_test(backend: Backend) -> TestResult {
         let received = receiver.received("/json");
         ensure_eq!(received.len(), 1, "one test alarm");
         ensure_eq!(received[0].body["jobDesc"], json!(t.get("alarm_test_job_desc")));
+        no_injected_script(&browser).await?;
+        Ok(())
+    })?;
+    app.stop().await;
+    Ok(())
+}
+
+/// The audit trail page, reached from the menu: the events newest first, a hostile name shown as text,
+/// the kind and text filters.
+async fn audit_page_lists_and_filters_events(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let dir = tempfile::tempdir().context("dir")?;
+    let file = format!("--xxl.job.audit.file={}", dir.path().join("audit.jsonl").display());
+    let app = TestApp::start(&db, &["--xxl.job.i18n=en", &file]).await?;
+    let mut stranger = crate::support::console::ConsoleClient::new(&app.base);
+    stranger.login(XSS, "guess-1", false).await?;
+    let rows = "function () { return Array.from(document.querySelectorAll('#audit_list tbody tr')).map(function (r) { return r.textContent; }); }";
+    in_browser!(app.base, "browser-audit-page", |browser| {
+        login(&browser, "admin", "123456").await?;
+        browser.click("#nav-audit a").await?;
+        browser.until("the audit page", "return document.body.dataset.page === 'audit' ? true : null;").await?;
+        let listed = browser.until("two events", &format!("var rows = ({rows})(); return rows.length === 2 && rows[0].includes('signin') ? rows : null;")).await?;
+        ensure!(listed[0].as_str().is_some_and(|r| r.contains("admin") && r.contains("success")), "newest first: {listed}");
+        ensure!(listed[1].as_str().is_some_and(|r| r.contains(XSS) && r.contains("failure")), "the name as text: {listed}");
+        browser.script("$('#auditText').val('onerror'); $('#searchBtn').click();", vec![]).await?;
+        browser.until("one event", &format!("var rows = ({rows})(); return rows.length === 1 && rows[0].includes('failure') ? true : null;")).await?;
+        browser.script("$('#auditText').val(''); $('#auditKind').val('user.add').trigger('change');", vec![]).await?;
+        browser.until("no user event", "var td = document.querySelector('#audit_list tbody td.dataTables_empty'); return td ? true : null;").await?;
         no_injected_script(&browser).await?;
         Ok(())
     })?;

@@ -197,8 +197,13 @@ async fn export_all(api: &RestClient) -> Result<String, Failed> {
 
 /// `400` whose message contains `part`, and the database as it was.
 async fn refused(api: &RestClient, doc: &str, part: &str, before: &str) -> TestResult {
-    let (status, body) = api.text(Method::POST, "/apply", Some((TOML, doc))).await?;
-    ensure_eq!(status, 400, "{body}");
+    refused_with(api, "/apply", 400, doc, part, before).await
+}
+
+/// `status` from `POST path` whose message contains `part`, and the database as it was.
+async fn refused_with(api: &RestClient, path: &str, expected: u16, doc: &str, part: &str, before: &str) -> TestResult {
+    let (status, body) = api.text(Method::POST, path, Some((TOML, doc))).await?;
+    ensure_eq!(status, expected, "{body}");
     let message = serde_json::from_str::<Value>(&body).context("error body")?["message"].as_str().unwrap_or("").to_string();
     ensure!(message.contains(part), "{part:?} in {message}");
     ensure_eq!(export_all(api).await?, before, "a refused document changes nothing");
@@ -232,6 +237,13 @@ async fn rest_apply(backend: Backend) -> TestResult {
     ensure_eq!(daily["childJobId"], archive["id"].to_string());
     ensure_eq!(daily["triggerStatus"], 1);
     ensure_eq!(archive["triggerStatus"], 0);
+    // A Java admin reads these rows as its console's: '' wherever the file left a text out, never NULL.
+    let archive_id = archive["id"].as_i64().context("archive id")? as i32;
+    let row = app.app.db.load_job(archive_id).await.context("archive row")?.context("archive row")?;
+    let texts = [&row.author, &row.alarm_email, &row.schedule_conf, &row.executor_route_strategy, &row.executor_handler,
+        &row.executor_param, &row.executor_block_strategy, &row.glue_source, &row.glue_remark, &row.child_jobid];
+    ensure!(texts.iter().all(|t| t.is_some()), "no NULL text: {row:?}");
+    ensure!(row.add_time.is_some() && row.update_time.is_some() && row.glue_updatetime.is_some(), "{row:?}");
 
     let again: Value = serde_json::from_str(&api.text(Method::POST, "/apply", Some((TOML, REPORTS))).await?.1).context("plan")?;
     ensure_eq!((again["applied"].clone(), again["changes"].clone()), (json!(false), json!(0)), "{again}");
@@ -243,13 +255,36 @@ async fn rest_apply(backend: Backend) -> TestResult {
     let before = export_all(&api).await?;
     refused(&api, "[[executor]]\napp_name = \"reports-app\"\ntitle = [\n", "line 3", &before).await?;
     refused(&api, &REPORTS.replace("0 0 6 * * ?", "0 0 6 * *"), "job \"reports-app/daily report/dailyReport\" (line 6): Cron", &before).await?;
-    refused(&api, &REPORTS.replace("[\"archive\"]", "[\"nowhere-app/x/y\"]"), "child_jobs: \"nowhere-app/x/y\" names no job", &before).await?;
+    // A name that finds nothing is a 404 and names that collide a 409, as the job form's child ids and the
+    // stored job's version are.
+    refused_with(&api, "/apply", 404, &REPORTS.replace("[\"archive\"]", "[\"nowhere-app/x/y\"]"), "child_jobs: \"nowhere-app/x/y\" names no job", &before).await?;
+    refused_with(&api, "/apply", 409, &REPORTS.replace("key = \"archive\"\ndescription = \"archive\"", "key = \"archive\"\ndescription = \"daily report\"").replace("handler = \"archiver\"", "handler = \"dailyReport\""), "declared twice", &before).await?;
+    // Beyond the console's checks: what the columns would refuse with a database error, and an address that
+    // the comma-joined column would split.
+    refused(&api, &REPORTS.replace("author = \"ops\"\nschedule_type = \"CRON\"", &format!("author = \"{}\"\nschedule_type = \"CRON\"", "o".repeat(65))), "author: longer than the column's 64 characters", &before).await?;
+    let manual = "[[executor]]\napp_name = \"manual-app\"\ntitle = \"Manual\"\naddress_type = \"manual\"\naddresses = [\"http://127.0.0.1:9999,http://127.0.0.1:9998\"]\n";
+    refused(&api, manual, "addresses: \"http://127.0.0.1:9999,http://127.0.0.1:9998\"", &before).await?;
+    // The flags and the format as the OpenAPI document spells them: true or false, json or toml; a bare flag
+    // is refused rather than guessed.
+    for flag in ["dryRun", "dryRun=", "dryRun=yes", "prune=TRUE"] {
+        refused_with(&api, &format!("/apply?{flag}"), 400, REPORTS, "must be true or false", &before).await?;
+    }
+    for format in ["format=", "format=TOML", "format=yaml"] {
+        let (status, body) = api.text(Method::GET, &format!("/export?{format}"), None).await?;
+        ensure_eq!(status, 400, "{format}: {body}");
+    }
     refused(&api, &REPORTS.replace("author = \"ops\"\nschedule_type = \"NONE\"", "author = \"ops\"\nowner = \"x\"\nschedule_type = \"NONE\""), "unknown field `owner`", &before).await?;
     // Checked only while writing, after the new executor's row: the whole apply is rolled back.
     let never = REPORTS.replace("reports-app", "later-app").replace("0 0 6 * * ?", "0 0 0 1 1 ? 2020");
     refused(&api, &never, "trigger_status", &before).await?;
     let (status, _) = api.text(Method::POST, "/apply", Some(("text/plain", REPORTS))).await?;
     ensure_eq!(status, 415);
+    // JSON Schema's integers include 1.0, so the document's do too.
+    let mut integral: Value = serde_json::from_str(&exported_json).context("export")?;
+    integral["executor"][0]["job"][0]["timeout"] = json!(0.0);
+    let (status, body) = api.text(Method::POST, "/apply?dryRun=false", Some(("application/json", &integral.to_string()))).await?;
+    ensure_eq!(status, 200, "{body}");
+    ensure_eq!(serde_json::from_str::<Value>(&body).context("plan")?["changes"], 0, "{body}");
 
     let pruned_doc = REPORTS.split("[[executor.job]]\nkey = \"archive\"").next().context("first part")?.replace("child_jobs = [\"archive\"]\n", "");
     let (status, body) = api.text(Method::POST, "/apply?prune=true&dryRun=true", Some((TOML, &pruned_doc))).await?;
@@ -267,16 +302,20 @@ async fn rest_apply(backend: Backend) -> TestResult {
     Ok(())
 }
 
-/// `xxl.job.apply.file` naming a folder: applied at start; a second admin starting on the same database
-/// finds nothing to change and creates no duplicate.
+/// `xxl.job.apply.file` naming a folder: applied at start; two admins starting at once on the same
+/// database apply it one after the other under the schedule lock, so the second finds nothing to change
+/// and creates no duplicate.
 async fn apply_file_at_start(backend: Backend) -> TestResult {
     let dir = tempfile::tempdir().context("temp dir")?;
     std::fs::write(dir.path().join("reports.toml"), REPORTS).context("write")?;
     std::fs::write(dir.path().join("notes.txt"), "not a document").context("write")?;
     let db = TestDb::fresh(backend)?;
     let setting = format!("--xxl.job.apply.file={}", dir.path().display());
-    let first = TestApp::start(&db, &[&setting]).await?;
-    let second = TestApp::start(&db, &[&setting]).await?;
+    // The schema first: two admins creating it at once on an empty database is another matter than this.
+    TestApp::start(&db, &[]).await?.stop().await;
+    let args = [setting.as_str()];
+    let (first, second) = tokio::join!(TestApp::start(&db, &args), TestApp::start(&db, &args));
+    let (first, second) = (first?, second?);
     let groups = first.app.db.all_groups().await.context("groups")?;
     let reports: Vec<_> = groups.iter().filter(|g| g.app_name == "reports-app").collect();
     ensure_eq!(reports.len(), 1);

@@ -6,9 +6,10 @@
 use crate::support::console::ConsoleClient;
 use crate::support::nginx::free_port;
 use crate::support::slapd::{user_dn, Slapd, GROUPS, PEOPLE, READER, READER_PASSWORD};
-use crate::support::{Backend, Context, TestApp, TestDb};
+use crate::support::{eventually, Backend, Context, TestApp, TestDb};
 use crate::{ensure, ensure_eq, Case, TestResult};
 use serde_json::Value;
+use std::time::Duration;
 use xxl_job_admin::config::Config;
 use xxl_job_admin::i18n::I18n;
 use xxl_job_admin::ldap::{Directory, Verdict};
@@ -115,8 +116,12 @@ async fn login_creates_the_user_with_role_and_permissions_from_groups(backend: B
 async fn wrong_empty_unknown_and_injected_names_are_refused(backend: Backend) -> TestResult {
     let slapd = Slapd::start().await?;
     let db = TestDb::fresh(backend)?;
+    let audit = tempfile::tempdir().context("audit dir")?;
+    let audit_file = audit.path().join("audit.jsonl");
     let args = settings(&slapd.ldap_url);
-    let app = start(&db, &args).await?;
+    let mut audited = args.clone();
+    audited.push(format!("--xxl.job.audit.file={}", audit_file.display()));
+    let app = start(&db, &audited).await?;
     let refused = message("login_param_unvalid");
     for (name, password, why) in [
         ("alice", "bob-pw", "another user's password"),
@@ -135,6 +140,18 @@ async fn wrong_empty_unknown_and_injected_names_are_refused(backend: Backend) ->
     ensure_eq!(login(&app, "*", "*-pw").await?.0["code"], 200);
     ensure!(user(&app, "alic*").await?.is_none() && user(&app, "nobody").await?.is_none(), "no row for a refused name");
     ensure_eq!(login(&app, "alice", "").await?.0["msg"], message("login_param_empty"));
+    // Each attempt is an audit event of method ldap, the injected name recorded as typed.
+    eventually(Duration::from_secs(10), "the LDAP sign-in events", || async {
+        let text = std::fs::read_to_string(&audit_file).unwrap_or_default();
+        let events: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let signin = |user: &str, outcome: &str| {
+            events.iter().any(|e| e["kind"] == "signin" && e["method"] == "ldap" && e["outcome"] == outcome && e["actor"]["userName"] == user)
+        };
+        (signin("*", "success") && signin("*)(uid=alice", "failure") && signin("admin", "failure")).then_some(())
+    })
+    .await?;
+    let text = std::fs::read_to_string(&audit_file).context("audit file")?;
+    ensure!(!text.contains("alice-pw") && !text.contains(READER_PASSWORD), "a password in the audit file");
 
     // An empty password never reaches a bind (servers take a DN without a password as anonymous and
     // answer success): refused even with the directory stopped.

@@ -12,6 +12,7 @@
 
 mod alarm;
 mod api;
+mod audit;
 mod browser;
 mod cli;
 mod console;
@@ -22,6 +23,7 @@ mod ha;
 mod jobs_as_code;
 mod ldap;
 mod metrics;
+mod oidc;
 mod openapi;
 mod scheduler;
 mod schema;
@@ -68,10 +70,13 @@ fn main() {
     let galera = support::galera::availability();
     let nginx = support::nginx::availability();
     let slapd = support::slapd::availability();
+    // The OpenID Connect tests' real provider: Node and tools/oidc-provider's node_modules.
+    let oidc_provider = oidc::provider_availability();
     let promtool = std::process::Command::new(metrics::PROMTOOL).arg("--version").output().is_ok_and(|o| o.status.success());
     let cases = alarm::cases()
         .into_iter()
         .chain(api::cases())
+        .chain(audit::cases())
         .chain(browser::cases())
         .chain(cli::cases())
         .chain(console::cases())
@@ -82,6 +87,7 @@ fn main() {
         .chain(jobs_as_code::cases())
         .chain(ldap::cases())
         .chain(metrics::cases())
+        .chain(oidc::cases())
         .chain(openapi::cases())
         .chain(scheduler::cases())
         .chain(schema::cases())
@@ -107,6 +113,7 @@ fn main() {
             let needs_nginx = case.name.contains("nginx");
             let needs_promtool = case.name.contains("promtool");
             let needs_slapd = case.name.starts_with("ldap::");
+            let needs_oidc_provider = case.name.starts_with("oidc::provider_");
             // The fault suite and the high-availability tests start servers of their own and do not use the shared ones.
             let needs_private_mariadb = case.name.starts_with("faults::") || case.name.starts_with("ha::mariadb");
             let needs_private_postgres = case.name.starts_with("ha::postgres");
@@ -117,7 +124,7 @@ fn main() {
             } else if needs_private_postgres {
                 private_postgres.is_err()
             } else {
-                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err()) || (needs_promtool && !promtool) || (needs_slapd && slapd.is_err())
+                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err()) || (needs_promtool && !promtool) || (needs_slapd && slapd.is_err()) || (needs_oidc_provider && oidc_provider.is_err())
             };
             trials.push(trial.with_ignored_flag(skip));
         }
@@ -163,6 +170,13 @@ fn main() {
             std::process::exit(1);
         }
         eprintln!("note: the LDAP login tests are ignored: {reason}");
+    }
+    if let Err(reason) = &oidc_provider {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("the OpenID Provider of the OIDC tests is required in CI but unavailable: {reason}");
+            std::process::exit(1);
+        }
+        eprintln!("note: the OpenID Connect tests against a real provider are ignored: {reason}");
     }
     if !promtool {
         if std::env::var_os("CI").is_some() {

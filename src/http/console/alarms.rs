@@ -6,6 +6,7 @@ use super::params::Params;
 use super::{changes_state_post_only, JsonResult, LoginUser, OrJson};
 use crate::domain::ReturnT;
 use crate::http::state::AppState;
+use crate::service::audit::Target;
 use axum::extract::State;
 use axum::{Json, Router};
 use serde::Serialize;
@@ -43,9 +44,11 @@ async fn test(State(state): State<AppState>, login: LoginUser, params: Params) -
     let name = params.string("name").unwrap_or_default();
     let job_desc = i18n.get("alarm_test_job_desc").to_string();
     let message = i18n.format("alarm_test_message", &[&login.0.username]);
-    match state.alarms.test(&name, job_desc, message, state.clock.now_ms()).await {
-        None => Err(ConsoleError::msg(i18n.format("alarm_channel_unknown", &[&name]))).or_json(&state),
-        Some(false) => Err(ConsoleError::msg(i18n.format("alarm_channel_test_failed", &[&name]))).or_json(&state),
-        Some(true) => Ok(Json(ReturnT { msg: Some(i18n.format("alarm_channel_test_sent", &[&name])), ..ReturnT::success() })),
-    }
+    let result = match state.alarms.test(&name, job_desc, message, state.clock.now_ms()).await {
+        None => Err(ConsoleError::msg(i18n.format("alarm_channel_unknown", &[&name]))),
+        Some(false) => Err(ConsoleError::msg(i18n.format("alarm_channel_test_failed", &[&name]))),
+        Some(true) => Ok(()),
+    };
+    state.audit.done(&login, "alarm.test", Target::named("channel", name.as_str()), |()| None, result).or_json(&state)?;
+    Ok(Json(ReturnT { msg: Some(i18n.format("alarm_channel_test_sent", &[&name])), ..ReturnT::success() }))
 }

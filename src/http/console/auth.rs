@@ -4,7 +4,9 @@ use super::error::{ConsoleError, JsonError};
 use super::params::Params;
 use super::session;
 use super::throttle::wait_secs;
-use super::{changes_state_post_only, OrJson};
+use super::{changes_state_post_only, current_user, LoginUser, OrJson};
+use crate::service::audit::{Event, METHOD_LDAP, METHOD_PASSWORD};
+use crate::service::Origin;
 use crate::http::state::AppState;
 use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
@@ -32,6 +34,9 @@ pub fn throttled(i18n: &I18n, wait_ms: i64) -> ConsoleError {
 
 async fn login(State(state): State<AppState>, ClientAddr(address): ClientAddr, session: Session, params: Params) -> Result<Json<ReturnT<()>>, JsonError> {
     let i18n = &state.i18n;
+    if !state.config.auth.password_enabled {
+        return Err(ConsoleError::msg(i18n.get("login_password_disabled"))).or_json(&state);
+    }
     let (username, password) = (params.string("userName"), params.string("password"));
     let (Some(username), Some(password)) = (username, password) else {
         return Err(ConsoleError::msg(i18n.get("login_param_empty"))).or_json(&state);
@@ -70,34 +75,48 @@ enum Ending {
     Checked(Outcome),
 }
 
-/// Every sign-in attempt ends here, accepted or not: the throttle's count, the log line, and the
-/// answer. The one place to record sign-ins.
+/// Every sign-in attempt with a name and password ends here, accepted or not: the throttle's count,
+/// the audit event (which logs it), and the answer.
 fn settle(state: &AppState, attempt: &Attempt, ending: Ending) -> Result<JobUser, ConsoleError> {
     let (i18n, throttle) = (&state.i18n, &state.console.throttle);
     let Attempt { username, address, account, now } = *attempt;
+    // With a directory configured every attempt is an LDAP login, whatever decided it in the end.
+    let method = if state.console.ldap.is_some() { METHOD_LDAP } else { METHOD_PASSWORD };
     match ending {
         Ending::Checked(Outcome::SignedIn(user)) => {
             throttle.record_success(user.id, address);
+            state.audit.sign_in(&user.username, Some(user.id), method, address, None);
             Ok(user)
         }
         Ending::Throttled(wait) => {
-            tracing::warn!(username, %address, "login refused: too many failed attempts");
+            state.audit.sign_in(username, account, method, address, Some("too many failed attempts"));
             Err(throttled(i18n, wait))
         }
         Ending::Checked(Outcome::Refused) => {
             throttle.record_failure(account, address, now);
-            tracing::info!(username, %address, "failed login");
+            let reason = match (method, account) {
+                // Whether the directory knew the name is not told apart, here as in the answer.
+                (METHOD_LDAP, _) => "wrong user name or password",
+                (_, Some(_)) => "wrong password",
+                (_, None) => "no such user",
+            };
+            state.audit.sign_in(username, account, method, address, Some(reason));
             Err(ConsoleError::msg(i18n.get("login_param_unvalid")))
         }
         Ending::Checked(Outcome::DirectoryDown) => {
-            tracing::warn!(username, %address, "login refused: the LDAP server cannot answer");
+            state.audit.sign_in(username, account, method, address, Some("the LDAP server cannot answer"));
             Err(ConsoleError::msg(i18n.get("login_ldap_unavailable")))
         }
     }
 }
 
-async fn logout(State(state): State<AppState>, session: Session) -> Result<Json<ReturnT<()>>, JsonError> {
+async fn logout(State(state): State<AppState>, ClientAddr(address): ClientAddr, session: Session) -> Result<Json<ReturnT<()>>, JsonError> {
+    let user = current_user(&state, &session).await.or_json(&state)?;
     session::end(&session, &state.console.ended, &state.db, state.clock.now_ms()).await.or_json(&state)?;
+    if let Some(user) = user {
+        let user = LoginUser(user, Origin { address: Some(address), token_id: None });
+        state.audit.record(Event::by(&user, "signout", None));
+    }
     Ok(Json(ReturnT::success()))
 }
 

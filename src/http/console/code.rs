@@ -56,7 +56,7 @@ async fn apply(State(state): State<AppState>, user: LoginUser, params: Params) -
         Ok(doc) => doc,
         Err(e) => return Ok(Json(ReturnT::fail(e.to_string()))),
     };
-    let plan = jobs_as_code::apply(&Setting::of(&state), &user, &doc, options).await.or_json(&state)?;
+    let plan = jobs_as_code::apply_for(&state, &user, &doc, options).await.or_json(&state)?;
     let changes = plan.changes();
     Ok(Json(ReturnT::with_content(Applied { plan: plan.to_string(), changes, applied: !options.dry_run && changes > 0 })))
 }

@@ -4,6 +4,7 @@
 
 use crate::domain::html::escape;
 use crate::domain::ReturnT;
+use crate::service::audit::{Failure, Outcome};
 use crate::service::ServiceError;
 use crate::storage::StorageError;
 use axum::http::{header, StatusCode};
@@ -49,6 +50,15 @@ impl From<ServiceError> for ConsoleError {
             ServiceError::Executor(Some(msg)) => ConsoleError::Message(msg),
             ServiceError::Failed | ServiceError::Executor(None) => ConsoleError::Silent,
             ServiceError::Storage(e) => ConsoleError::Storage(e),
+        }
+    }
+}
+
+impl Failure for ConsoleError {
+    fn audited(&self) -> (Outcome, String) {
+        match self {
+            ConsoleError::Storage(_) | ConsoleError::Session(_) => (Outcome::Failure, "database or session error".to_string()),
+            other => (Outcome::Failure, other.message().unwrap_or_default()),
         }
     }
 }

@@ -2,6 +2,9 @@
 //! rules of list, detail and kill in [`crate::service::logs`], shared with the REST API.
 
 use super::error::JsonError;
+use crate::service::ServiceError;
+use crate::service::audit::Target;
+use serde_json::json;
 use super::params::Params;
 use super::views::{JobView, LogView, Page};
 use super::{changes_state, JsonResult, LoginUser, OrJson};
@@ -40,7 +43,7 @@ async fn jobs_by_group(State(state): State<AppState>, user: LoginUser, params: P
 }
 
 /// `yyyy-MM-dd HH:mm:ss - yyyy-MM-dd HH:mm:ss`; an unparsable side is not applied.
-fn parse_filter_time(filter_time: Option<&str>) -> (Option<NaiveDateTime>, Option<NaiveDateTime>) {
+pub(super) fn parse_filter_time(filter_time: Option<&str>) -> (Option<NaiveDateTime>, Option<NaiveDateTime>) {
     let Some((from, to)) = filter_time.and_then(|f| f.split_once(" - ")).filter(|(_, to)| !to.contains(" - ")) else {
         return (None, None);
     };
@@ -83,7 +86,16 @@ async fn clear_log(State(state): State<AppState>, user: LoginUser, params: Param
     let job_group: i32 = params.required("jobGroup").or_json(&state)?;
     let job_id: i32 = params.required("jobId").or_json(&state)?;
     let kind: i32 = params.required("type").or_json(&state)?;
-    logs::ensure_scope(&state, &user, job_group, job_id).await.or_json(&state)?;
+    let target = Target::new("logs", json!({ "jobGroup": job_group, "jobId": job_id }), None);
+    let result = clear(&state, &user, job_group, job_id, kind).await;
+    let deleted = |count: &u64| Some(json!({ "type": { "before": null, "after": kind }, "deleted": { "before": null, "after": count } }));
+    state.audit.done(&user, "log.clear", target, deleted, result).or_json(&state)?;
+    Ok(Json(ReturnT::success()))
+}
+
+/// Deletes the logs `kind` names; returns how many.
+async fn clear(state: &AppState, user: &LoginUser, job_group: i32, job_id: i32, kind: i32) -> Result<u64, ServiceError> {
+    logs::ensure_scope(state, user, job_group, job_id).await?;
     let now = state.db.zone().to_naive_exact(state.clock.now_ms());
     let months_ago = |m: u32| now.checked_sub_months(Months::new(m));
     let (before, keep) = match kind {
@@ -96,23 +108,24 @@ async fn clear_log(State(state): State<AppState>, user: LoginUser, params: Param
         7 => (None, 30_000),
         8 => (None, 100_000),
         9 => (None, 0),
-        _ => return Ok(Json(ReturnT::fail(state.i18n.get("joblog_clean_type_unvalid")))),
+        _ => return Err(ServiceError::Invalid(state.i18n.get("joblog_clean_type_unvalid").to_string())),
     };
     // Non-admins asking for every group (0) clear only their own groups' logs.
     let groups: Vec<i32> = match (job_group, user.permitted_groups()) {
         (0, Some(groups)) => groups,
         _ => vec![job_group],
     };
+    let mut deleted = 0;
     for group in groups {
         loop {
-            let ids = state.db.find_clear_log_ids(group, job_id, before, keep, CLEAR_BATCH).await.or_json(&state)?;
+            let ids = state.db.find_clear_log_ids(group, job_id, before, keep, CLEAR_BATCH).await?;
             if ids.is_empty() {
                 break;
             }
-            state.db.delete_logs(&ids).await.or_json(&state)?;
+            deleted += state.db.delete_logs(&ids).await?;
         }
     }
-    Ok(Json(ReturnT::success()))
+    Ok(deleted)
 }
 
 #[cfg(test)]

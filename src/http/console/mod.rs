@@ -2,12 +2,14 @@
 //! with every job-group permission check applied and cross-site requests refused.
 
 mod alarms;
+mod audit;
 mod auth;
 mod code;
 pub mod error;
 mod jobgroup;
 mod jobinfo;
 mod joblog;
+mod oidc;
 pub mod origin;
 mod pages;
 pub mod params;
@@ -15,6 +17,7 @@ mod render;
 mod return_to;
 pub mod secret;
 pub mod session;
+mod sign_in;
 pub mod state;
 pub mod throttle;
 mod users;
@@ -39,6 +42,9 @@ use tower_sessions::Session;
 
 /// The user of a gated request; the console and the REST API share its rights.
 pub use crate::service::LoginUser;
+use crate::http::client::request_address;
+use crate::service::audit::Target;
+use crate::service::Origin;
 use state::ConsoleState;
 
 impl<S: Send + Sync> FromRequestParts<S> for LoginUser {
@@ -63,6 +69,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
                 .merge(jobgroup::routes())
                 .merge(users::admin_routes())
                 .merge(alarms::admin_routes())
+                .merge(audit::admin_routes())
                 .route_layer(axum::middleware::from_fn_with_state(state.clone(), admin_only)),
         )
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), gate))
@@ -72,6 +79,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), return_to::remember_page));
     Router::new()
         .merge(auth::routes())
+        .merge(oidc::routes())
         .merge(pages::public_routes())
         .merge(data)
         .merge(pages)
@@ -199,7 +207,8 @@ async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -
     };
     match user {
         Ok(Some(user)) => {
-            request.extensions_mut().insert(LoginUser(user));
+            let address = request_address(state.config.server.forward_headers, request.extensions(), request.headers());
+            request.extensions_mut().insert(LoginUser(user, Origin { address, token_id: None }));
             next.run(request).await
         }
         Ok(None) => JsonError { error: ConsoleError::LoginRequired, context_path: state.config.server.context_path.clone() }.into_response(),
@@ -216,13 +225,21 @@ pub async fn current_user(state: &AppState, session: &Session) -> Result<Option<
 }
 
 async fn admin_only(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let admin = request.extensions().get::<LoginUser>().is_some_and(LoginUser::is_admin);
-    if admin {
-        next.run(request).await
-    } else {
-        let error = ConsoleError::msg(state.i18n.get("system_permission_limit"));
-        JsonError { error, context_path: state.config.server.context_path.clone() }.into_response()
+    match request.extensions().get::<LoginUser>() {
+        Some(user) if user.is_admin() => next.run(request).await,
+        user => {
+            let message = state.i18n.get("system_permission_limit");
+            if let Some(user) = user {
+                refused(&state, user, request.uri().path(), message);
+            }
+            JsonError { error: ConsoleError::msg(message), context_path: state.config.server.context_path.clone() }.into_response()
+        }
     }
+}
+
+/// A console request refused for lack of permission, as an audit event naming its path.
+pub fn refused(state: &AppState, user: &LoginUser, path: &str, message: &str) {
+    state.audit.refused(user, Target::named("endpoint", path), message);
 }
 
 /// A cookie's value from the `Cookie` headers.

@@ -3,7 +3,7 @@
 use super::error::{ConsoleError, PageError};
 use super::params::Params;
 use super::render::{render, script_json};
-use super::return_to;
+use super::{oidc, return_to};
 use super::session::DEFAULT_PASSWORD_MD5;
 use super::views::JobView;
 use super::{changes_state, cookie, current_user, JsonResult, LoginUser, OrJson};
@@ -12,6 +12,7 @@ use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{MisfireStrategy, ScheduleType};
 use crate::domain::trigger_msg::block_title_key;
 use crate::domain::{java_split, ReturnT, BLOCK_STRATEGIES, GLUE_HISTORY, GLUE_TYPES};
+use crate::service::audit::{self, changes, Target};
 use crate::service::groups;
 use crate::storage::LogGlue;
 use axum::extract::State;
@@ -35,6 +36,7 @@ pub fn gated_routes() -> Router<AppState> {
         ("/jobgroup", any(jobgroup_page)),
         ("/user", any(user_page)),
         ("/alarm", any(alarm_page)),
+        ("/audit", any(audit_page)),
         ("/jobcode", any(jobcode_page)),
         ("/help", any(help_page)),
     ] {
@@ -209,7 +211,16 @@ async fn to_login(State(state): State<AppState>, session: Session, params: Param
     if current_user(&state, &session).await.or_page(&state)?.is_some() {
         return Ok(Redirect::to(&return_to).into_response());
     }
-    Ok(render(&state, None, false, "login.html", context! { page => "login", return_to => return_to })?.into_response())
+    let auth = &state.config.auth;
+    let model = context! {
+        page => "login",
+        return_to => return_to,
+        password_login => auth.password_enabled,
+        oidc_name => auth.oidc.as_ref().map(|oidc| oidc.provider_name.clone()),
+        oidc_login => format!("{context}{}?{}={}", oidc::START_PATH, return_to::PARAM, return_to::param_value(&return_to)),
+        oidc_failed => params.string(oidc::FAILED_PARAM).is_some(),
+    };
+    Ok(render(&state, None, false, "login.html", model)?.into_response())
 }
 
 async fn help_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
@@ -250,21 +261,23 @@ async fn log_detail_page(State(state): State<AppState>, user: LoginUser, headers
     page(&state, &user, &headers, "joblog_detail.html", model).await
 }
 
-fn require_admin(state: &AppState, user: &LoginUser) -> Result<(), PageError> {
+fn require_admin(state: &AppState, user: &LoginUser, page: &str) -> Result<(), PageError> {
     if user.is_admin() {
         Ok(())
     } else {
-        Err(page_error(state, ConsoleError::msg(state.i18n.get("system_permission_limit"))))
+        let message = state.i18n.get("system_permission_limit");
+        super::refused(state, user, page, message);
+        Err(page_error(state, ConsoleError::msg(message)))
     }
 }
 
 async fn jobgroup_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
-    require_admin(&state, &user)?;
+    require_admin(&state, &user, "/jobgroup")?;
     page(&state, &user, &headers, "jobgroup.html", context! { page => "jobgroup" }).await
 }
 
 async fn user_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
-    require_admin(&state, &user)?;
+    require_admin(&state, &user, "/user")?;
     let groups: Vec<GroupChoice> = state
         .db
         .all_groups()
@@ -277,9 +290,15 @@ async fn user_page(State(state): State<AppState>, user: LoginUser, headers: Head
 }
 
 async fn alarm_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
-    require_admin(&state, &user)?;
+    require_admin(&state, &user, "/alarm")?;
     let channels = super::alarms::channel_rows(&state);
     page(&state, &user, &headers, "alarm.html", context! { page => "alarm", channels => channels }).await
+}
+
+async fn audit_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
+    require_admin(&state, &user, "/audit")?;
+    let file = state.audit.file().map(|path| path.display().to_string());
+    page(&state, &user, &headers, "audit.html", context! { page => "audit", audit_file => file, kinds => audit::KINDS }).await
 }
 
 #[derive(Serialize)]
@@ -340,12 +359,18 @@ async fn jobcode_save(State(state): State<AppState>, user: LoginUser, params: Pa
         return Ok(Json(ReturnT::fail(i18n.get("jobinfo_glue_jobid_unvalid"))));
     };
     user.ensure_access(&state, job.job_group).or_json(&state)?;
+    let before = job.clone();
     let now = state.db.datetime(state.clock.now_ms());
     job.glue_source = params.string("glueSource");
     job.glue_remark = Some(remark);
     job.glue_updatetime = Some(now);
     job.update_time = Some(now);
-    state.db.update_job(&job).await.or_json(&state)?;
-    state.db.save_glue(&LogGlue::of_job(&job, now), GLUE_HISTORY).await.or_json(&state)?;
+    let saved: Result<(), ConsoleError> = async {
+        state.db.update_job(&job).await?;
+        Ok(state.db.save_glue(&LogGlue::of_job(&job, now), GLUE_HISTORY).await?)
+    }
+    .await;
+    let target = Target::new("job", job.id, Some(job.job_desc.clone()));
+    state.audit.done(&user, "glue.save", target, |()| changes(Some(&before), Some(&job)), saved).or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }

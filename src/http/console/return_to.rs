@@ -36,13 +36,18 @@ pub async fn remember_page(State(state): State<AppState>, request: Request, next
     let is_home = wanted == context.as_str() || wanted == format!("{context}/");
     if is_get && to_login && !is_home {
         if let Some(target) = safe_return_path(context, wanted) {
-            let location = format!("{login}?{PARAM}={}", utf8_percent_encode(target, VALUE));
+            let location = format!("{login}?{PARAM}={}", param_value(target));
             if let Ok(value) = HeaderValue::from_str(&location) {
                 response.headers_mut().insert(LOCATION, value);
             }
         }
     }
     response
+}
+
+/// `path` encoded as the value of [`PARAM`].
+pub fn param_value(path: &str) -> String {
+    utf8_percent_encode(path, VALUE).to_string()
 }
 
 /// `candidate` if it is a same-site relative path under `context` (`""` or `/xxl-job-admin`), else None.

@@ -7,6 +7,7 @@ use super::throttle::LoginThrottle;
 use crate::config::Config;
 use crate::i18n::I18n;
 use crate::ldap::Directory;
+use crate::service::oidc::Oidc;
 use crate::storage::{Db, StorageError};
 
 /// Console-only state shared by every instance of the handlers.
@@ -19,6 +20,8 @@ pub struct ConsoleState {
     pub i18n: I18n,
     /// Checks console passwords when `xxl.job.auth.ldap.*` is configured.
     pub ldap: Option<Directory>,
+    /// The OpenID Connect sign-in, when `xxl.job.auth.oidc.issuer` is set.
+    pub oidc: Option<Oidc>,
 }
 
 impl ConsoleState {
@@ -26,6 +29,7 @@ impl ConsoleState {
     pub async fn build(config: &Config, db: &Db, i18n: I18n, ldap: Option<Directory>) -> Result<ConsoleState, StorageError> {
         let secret = secret::resolve(config, db).await?;
         let origins = OriginPolicy::new(config.trusted_origins.clone());
-        Ok(ConsoleState { secret, throttle: LoginThrottle::default(), ended: EndedSessions::default(), origins, i18n, ldap })
+        let oidc = config.auth.oidc.clone().map(Oidc::new);
+        Ok(ConsoleState { secret, throttle: LoginThrottle::default(), ended: EndedSessions::default(), origins, i18n, ldap, oidc })
     }
 }

@@ -15,7 +15,10 @@ use axum::extract::State;
 use axum::routing::any;
 use axum::{Json, Router};
 use chrono::NaiveDateTime;
+use crate::service::audit::{changes, Event, Target, HIDDEN};
 use serde::Serialize;
+use serde_json::{json, Value};
+use std::net::IpAddr;
 use subtle::ConstantTimeEq;
 
 pub fn admin_routes() -> Router<AppState> {
@@ -56,88 +59,128 @@ async fn page_list(State(state): State<AppState>, params: Params) -> Result<Json
     Ok(Json(Page::new(users.into_iter().map(UserView::from).collect(), total)))
 }
 
-async fn add(State(state): State<AppState>, params: Params) -> JsonResult<()> {
+/// A user as the audit trail shows it; its password hash is hidden by the trail's redaction.
+fn user_fields(user: &JobUser) -> Value {
+    json!({ "username": user.username, "password": user.password, "role": user.role, "permission": user.permission })
+}
+
+fn user_target(id: i32, name: Option<&str>) -> Target {
+    Target::new("user", id, name.map(str::to_string))
+}
+
+async fn add(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
+    let name = params.string("username").map(|n| n.trim().to_string());
+    let result = add_user(&state, &params).await;
+    let target = user_target(result.as_ref().map_or(0, |user| user.id), name.as_deref());
+    state.audit.done(&login, "user.add", target, |user| changes(None, Some(&user_fields(user))), result).or_json(&state)?;
+    Ok(Json(ReturnT::success()))
+}
+
+async fn add_user(state: &AppState, params: &Params) -> Result<JobUser, ConsoleError> {
     let t = |key| state.i18n.get(key);
     let username = params.string("username").unwrap_or_default();
     if is_blank(Some(&username)) {
-        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("user_username")))).or_json(&state);
+        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("user_username"))));
     }
     let username = username.trim().to_string();
     if !(4..=20).contains(&username.encode_utf16().count()) {
-        return Err(ConsoleError::msg(format!("{}[4-20]", t("system_lengh_limit")))).or_json(&state);
+        return Err(ConsoleError::msg(format!("{}[4-20]", t("system_lengh_limit"))));
     }
     let password = params.string("password").unwrap_or_default();
     if is_blank(Some(&password)) {
-        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("user_password")))).or_json(&state);
+        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("user_password"))));
     }
-    let password = checked_password(&state, &password).or_json(&state)?;
-    if state.db.load_user_by_name(&username).await.or_json(&state)?.is_some() {
-        return Err(ConsoleError::msg(t("user_username_repeat"))).or_json(&state);
+    let password = checked_password(state, &password)?;
+    if state.db.load_user_by_name(&username).await?.is_some() {
+        return Err(ConsoleError::msg(t("user_username_repeat")));
     }
-    let user = JobUser {
+    let mut user = JobUser {
         id: 0,
         username,
         password: md5_hex(&password),
-        role: params.number_or::<i8>("role", 0).or_json(&state)?.into(),
+        role: params.number_or::<i8>("role", 0)?.into(),
         permission: params.string("permission"),
     };
-    state.db.insert_user(&user).await.or_json(&state)?;
-    Ok(Json(ReturnT::success()))
+    user.id = state.db.insert_user(&user).await?;
+    Ok(user)
 }
 
 async fn update(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
     let id: i32 = params.number_or("id", 0).or_json(&state)?;
+    let before = state.db.load_user(id).await.or_json(&state)?;
+    let result = update_user(&state, &login, id, &params).await;
+    let target = user_target(id, before.as_ref().map(|user| user.username.as_str()));
+    let fields = |user: &Option<JobUser>| user.as_ref().map(user_fields);
+    state.audit.done(&login, "user.update", target, |after| changes(fields(&before).as_ref(), fields(after).as_ref()), result).or_json(&state)?;
+    Ok(Json(ReturnT::success()))
+}
+
+/// Returns the user as stored afterwards.
+async fn update_user(state: &AppState, login: &LoginUser, id: i32, params: &Params) -> Result<Option<JobUser>, ConsoleError> {
     // 2.4.2 compares the submitted name, so a request naming someone else could change oneself.
     if id == login.0.id || params.string("username").as_deref() == Some(login.0.username.as_str()) {
-        return Err(ConsoleError::msg(state.i18n.get("user_update_loginuser_limit"))).or_json(&state);
+        return Err(ConsoleError::msg(state.i18n.get("user_update_loginuser_limit")));
     }
     let password = match params.string("password").filter(|p| !is_blank(Some(p))) {
-        Some(password) => Some(md5_hex(&checked_password(&state, &password).or_json(&state)?)),
+        Some(password) => Some(md5_hex(&checked_password(state, &password)?)),
         None => None,
     };
-    let role: i16 = params.number_or::<i8>("role", 0).or_json(&state)?.into();
+    let role: i16 = params.number_or::<i8>("role", 0)?.into();
     let permission = params.string("permission");
-    state.db.update_user(id, password.as_deref(), role, permission.as_deref()).await.or_json(&state)?;
-    Ok(Json(ReturnT::success()))
+    state.db.update_user(id, password.as_deref(), role, permission.as_deref()).await?;
+    Ok(state.db.load_user(id).await?)
 }
 
 async fn remove(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
     let id: i32 = params.required("id").or_json(&state)?;
-    if id == login.0.id {
-        return Err(ConsoleError::msg(state.i18n.get("user_update_loginuser_limit"))).or_json(&state);
-    }
-    state.db.delete_user(id).await.or_json(&state)?;
+    let before = state.db.load_user(id).await.or_json(&state)?;
+    let target = user_target(id, before.as_ref().map(|user| user.username.as_str()));
+    let result = if id == login.0.id {
+        Err(ConsoleError::msg(state.i18n.get("user_update_loginuser_limit")))
+    } else {
+        state.db.delete_user(id).await.map_err(ConsoleError::from)
+    };
+    state.audit.done(&login, "user.remove", target, |_| changes(before.as_ref().map(user_fields).as_ref(), None), result).or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }
 
 /// The old-password check is a password oracle, so it is throttled and counted like a login.
 async fn update_pwd(State(state): State<AppState>, login: LoginUser, ClientAddr(address): ClientAddr, params: Params) -> JsonResult<()> {
+    let result = change_password(&state, &login, address, &params).await;
+    let target = user_target(login.0.id, Some(&login.0.username));
+    // Which password is none of the trail's business: only that it changed.
+    let changed = json!({ "password": { "before": HIDDEN, "after": HIDDEN } });
+    state.audit.done(&login, "user.password", target, |()| Some(changed), result).or_json(&state)?;
+    Ok(Json(ReturnT::success()))
+}
+
+async fn change_password(state: &AppState, login: &LoginUser, address: IpAddr, params: &Params) -> Result<(), ConsoleError> {
     let t = |key| state.i18n.get(key);
     let old = params.string("oldPassword").unwrap_or_default();
     if is_blank(Some(&old)) {
-        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("change_pwd_field_oldpwd")))).or_json(&state);
+        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("change_pwd_field_oldpwd"))));
     }
     let new = params.string("password").unwrap_or_default();
     if is_blank(Some(&new)) {
-        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("change_pwd_field_newpwd")))).or_json(&state);
+        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("change_pwd_field_newpwd"))));
     }
-    let new = checked_password(&state, &new).or_json(&state)?;
+    let new = checked_password(state, &new)?;
     let (throttle, now) = (&state.console.throttle, state.clock.now_ms());
     if let Some(wait) = throttle.wait_ms(Some(login.0.id), address, now) {
-        return Err(throttled(&state.i18n, wait)).or_json(&state);
+        return Err(throttled(&state.i18n, wait));
     }
     if !bool::from(md5_hex(&old).as_bytes().ct_eq(login.0.password.as_bytes())) {
         throttle.record_failure(Some(login.0.id), address, now);
-        return Err(ConsoleError::msg(format!("{}{}", t("change_pwd_field_oldpwd"), t("system_unvalid")))).or_json(&state);
+        return Err(ConsoleError::msg(format!("{}{}", t("change_pwd_field_oldpwd"), t("system_unvalid"))));
     }
     throttle.record_success(login.0.id, address);
     let user = &login.0;
     // Asked after the old password, so it tells nothing that one did not.
     if md5_hex(&new) == user.password {
-        return Err(ConsoleError::msg(t("change_pwd_same"))).or_json(&state);
+        return Err(ConsoleError::msg(t("change_pwd_same")));
     }
-    state.db.update_user(user.id, Some(&md5_hex(&new)), user.role, user.permission.as_deref()).await.or_json(&state)?;
-    Ok(Json(ReturnT::success()))
+    state.db.update_user(user.id, Some(&md5_hex(&new)), user.role, user.permission.as_deref()).await?;
+    Ok(())
 }
 
 /// A new personal API token, shown once: nothing is stored, so it cannot be shown again.
@@ -166,5 +209,10 @@ async fn api_token(State(state): State<AppState>, login: LoginUser, params: Para
     };
     let token = state.api_tokens.issue(&login.0, now, expires);
     let expire_time = expires.map(|ms| zone.to_naive_exact(ms).format("%Y-%m-%d %H:%M:%S").to_string());
+    // Named by its id, which the token's requests carry in their events too; never by its text.
+    let id = state.api_tokens.verify(&token, now).map(|claims| claims.id().to_string()).ok();
+    let issued = json!({ "expireTime": { "before": null, "after": expire_time } });
+    let event = Event::by(&login, "token.issue", Some(Target { kind: "token", id: id.map(Value::from), name: Some(login.0.username.clone()) }));
+    state.audit.record(event.changes(Some(issued)));
     Ok(Json(ReturnT::with_content(IssuedToken { token, expire_time })))
 }

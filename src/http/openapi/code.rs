@@ -1,8 +1,9 @@
 //! `/export` and `/apply`: jobs as code (docs/jobs-as-code.md) over the API, within the token user's groups.
 
-use super::{nul_in_json, nul_refused, ApiError, ApiResult, ApiUser, ErrorBody};
+use super::{integral, nul_in_json, nul_refused, ApiError, ApiResult, ApiUser, ErrorBody};
 use crate::http::state::AppState;
 use crate::service::jobs_as_code::{self, ApplyOptions, Document, Format, Plan, Setting};
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, Uri};
@@ -10,38 +11,62 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 
-/// The query's pairs, refusing any name not in `known`.
-fn query_pairs(uri: &Uri, known: &[&str]) -> ApiResult<Vec<(String, String)>> {
+/// The query's pairs, refusing any name not in `known` and any text holding NUL.
+fn query_pairs(state: &AppState, uri: &Uri, known: &[&str]) -> ApiResult<Vec<(String, String)>> {
     let pairs: Vec<(String, String)> = uri.query().map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
+    if let Some((name, _)) = pairs.iter().find(|(name, value)| name.contains('\0') || value.contains('\0')) {
+        return Err(nul_refused(state, name));
+    }
     match pairs.iter().find(|(name, _)| !known.contains(&name.as_str())) {
         Some((name, _)) => Err(ApiError::BadRequest(format!("unknown parameter `{name}`; this endpoint takes {}", known.join(", ")))),
         None => Ok(pairs),
     }
 }
 
-fn flag(pairs: &[(String, String)], name: &str) -> ApiResult<bool> {
-    match pairs.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str()) {
-        None | Some("false") => Ok(false),
-        Some("true" | "") => Ok(true),
-        Some(other) => Err(ApiError::BadRequest(format!("{name} must be true or false, not {other:?}"))),
+/// The last value of the parameter `name`, which must be one of `allowed` (as the document's enumeration
+/// spells them: no other case, no bare flag).
+fn one_of<'a>(pairs: &[(String, String)], name: &str, allowed: &[&'a str]) -> ApiResult<Option<&'a str>> {
+    let Some((_, value)) = pairs.iter().rev().find(|(n, _)| n == name) else { return Ok(None) };
+    match allowed.iter().find(|a| *a == value) {
+        Some(found) => Ok(Some(*found)),
+        None => Err(ApiError::BadRequest(format!("{name} must be {}, not {value:?}", allowed.join(" or ")))),
     }
+}
+
+fn flag(pairs: &[(String, String)], name: &str) -> ApiResult<bool> {
+    Ok(one_of(pairs, name, &["true", "false"])? == Some("true"))
+}
+
+/// The body as a document. JSON Schema's integers include `1.0`, which serde refuses for an integer field:
+/// a JSON body that fails is read again with such numbers made integers; any other fault keeps the first
+/// reading's message, with its line.
+fn read_document(body: &str, format: Format) -> ApiResult<Document> {
+    Document::parse(body, format)
+        .or_else(|first| match format {
+            Format::Json => serde_json::from_str(body).ok().map(integral).and_then(|value| serde_json::from_value(value).ok()).ok_or(first),
+            Format::Toml => Err(first),
+        })
+        .map_err(|e| ApiError::BadRequest(e.to_string()))
 }
 
 /// Exports executors and their jobs as a document keyed by natural keys: the named executors (repeat
 /// `group`), or every executor the token's user may see.
 #[utoipa::path(operation_id = "exportJobs", get, path = "/export", tag = "jobs as code",
     params(
-        ("group" = Option<Vec<String>>, Query, description = "an executor's app_name; repeat for several; absent = every permitted executor"),
-        ("format" = Option<String>, Query, description = "json (default) or toml"),
+        ("group" = Option<Vec<String>>, Query, explode, description = "an executor's app_name; repeat for several; absent = every permitted executor"),
+        ("format" = inline(Option<Format>), Query, description = "the answer's format: json (the default) or toml"),
     ),
     responses(
-        (status = 200, body = Document, description = "the document (TOML with format=toml)", content_type = "application/json"),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody, description = "no executor has a named app_name")))]
+        (status = 200, description = "the document: JSON, or TOML with format=toml", content((Document = "application/json"), (String = "application/toml"))),
+        (status = 400, body = ErrorBody, description = "an unknown parameter, a format other than json or toml, or a text holding NUL"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "a named executor is not granted to the token's user"),
+        (status = 404, body = ErrorBody, description = "no executor has a named app_name")))]
 pub async fn export(State(state): State<AppState>, ApiUser(user): ApiUser, uri: Uri) -> ApiResult<Response> {
-    let pairs = query_pairs(&uri, &["group", "format"])?;
-    let format = match pairs.iter().rev().find(|(n, _)| n == "format") {
-        None => Format::Json,
-        Some((_, name)) => Format::of_name(name).ok_or_else(|| ApiError::BadRequest(format!("format must be json or toml, not {name:?}")))?,
+    let pairs = query_pairs(&state, &uri, &["group", "format"])?;
+    let format = match one_of(&pairs, "format", &["json", "toml"])? {
+        Some("toml") => Format::Toml,
+        _ => Format::Json,
     };
     let groups: Vec<String> = pairs.into_iter().filter(|(n, _)| n == "group").map(|(_, v)| v).collect();
     let doc = jobs_as_code::export(&Setting::of(&state), &user, &groups).await?;
@@ -64,28 +89,38 @@ pub struct Applied {
 /// does not list. One transaction: a refused document changes nothing.
 #[utoipa::path(operation_id = "applyJobs", post, path = "/apply", tag = "jobs as code",
     params(
-        ("dryRun" = Option<bool>, Query, description = "only plan: nothing is written"),
-        ("prune" = Option<bool>, Query, description = "delete the jobs of the document's executors that it does not list"),
+        ("dryRun" = Option<bool>, Query, description = "true: only plan, nothing is written"),
+        ("prune" = Option<bool>, Query, description = "true: delete the jobs of the document's executors that it does not list"),
     ),
-    request_body(content = Document, description = "the document; TOML with Content-Type: application/toml", content_type = "application/json"),
-    responses((status = 200, body = Applied), (status = 400, body = ErrorBody, description = "the document does not parse or an entry is refused; the message names it"),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 415, body = ErrorBody)))]
-pub async fn apply(State(state): State<AppState>, ApiUser(user): ApiUser, uri: Uri, headers: HeaderMap, body: String) -> ApiResult<Json<Applied>> {
-    let pairs = query_pairs(&uri, &["dryRun", "prune"])?;
+    request_body(description = "the document, as an export writes it, JSON or TOML",
+        content((Document = "application/json"), (Document = "application/toml"), (Document = "text/toml"))),
+    responses(
+        (status = 200, body = Applied, description = "the plan, carried out unless dryRun"),
+        (status = 400, body = ErrorBody, description = "the document does not parse, or an entry fails the console's checks (the message names it, \
+            with its line in TOML); an unknown parameter, a flag other than true or false, a text holding NUL"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "an executor not granted to the token's user, a child job in one, or a change of an executor by a non-administrator"),
+        (status = 404, body = ErrorBody, description = "a child job that names no job of the document or the database"),
+        (status = 409, body = ErrorBody, description = "entries that collide: an executor or job declared twice, or stored twice under the name the \
+            document uses, a job's GLUE type other than the stored one, a child job that prune would delete"),
+        (status = 415, body = ErrorBody, description = "a body other than application/json, application/toml or text/toml")))]
+pub async fn apply(State(state): State<AppState>, ApiUser(user): ApiUser, uri: Uri, headers: HeaderMap, body: Bytes) -> ApiResult<Json<Applied>> {
+    let pairs = query_pairs(&state, &uri, &["dryRun", "prune"])?;
     let options = ApplyOptions { dry_run: flag(&pairs, "dryRun")?, prune: flag(&pairs, "prune")? };
     let media = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     let media = media.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     let format = match media.as_str() {
         "application/json" => Format::Json,
         "application/toml" | "text/toml" => Format::Toml,
-        _ => return Err(ApiError::UnsupportedMediaType),
+        _ => return Err(ApiError::UnsupportedMediaType("a document: Content-Type: application/json, application/toml or text/toml")),
     };
-    let doc = Document::parse(&body, format).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let body = std::str::from_utf8(&body).map_err(|_| ApiError::BadRequest("the document is not UTF-8 text".into()))?;
+    let doc = read_document(body, format)?;
     // PostgreSQL cannot store NUL in text: refused everywhere alike, naming the field.
     if let Some(field) = serde_json::to_value(&doc).ok().and_then(|v| nul_in_json(&v, "")) {
         return Err(nul_refused(&state, &field));
     }
-    let plan = jobs_as_code::apply(&Setting::of(&state), &user, &doc, options).await?;
+    let plan = jobs_as_code::apply_for(&state, &user, &doc, options).await?;
     let changes = plan.changes();
     Ok(Json(Applied { applied: !options.dry_run && changes > 0, changes, plan }))
 }

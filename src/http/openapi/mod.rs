@@ -15,7 +15,10 @@ use crate::service::groups::GroupForm;
 use crate::service::jobs::JobForm;
 use crate::service::logs::LogLines;
 use crate::service::tokens::TokenError;
-use crate::service::{LoginUser, ServiceError};
+use crate::http::client::request_address;
+use crate::service::audit::METHOD_TOKEN;
+use crate::service::{LoginUser, Origin, ServiceError};
+use crate::storage::JobUser;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Request};
 use axum::http::header::{HeaderName, AUTHORIZATION, LOCATION, WWW_AUTHENTICATE};
@@ -119,6 +122,15 @@ fn declare_edge(doc: &mut serde_json::Value) {
         for (method, operation) in item.as_object_mut().into_iter().flatten() {
             for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
                 without_nul(&mut parameter["schema"]);
+                if let Some(items) = parameter["schema"].get_mut("items") {
+                    without_nul(items);
+                }
+            }
+            if (path.as_str(), method.as_str()) == ("/apply", "post") {
+                for media in operation.pointer_mut("/requestBody/content").and_then(Value::as_object_mut).into_iter().flat_map(|m| m.values_mut()) {
+                    media["schema"] = json!({ "$ref": "#/components/schemas/AppliedDocument" });
+                }
+                continue;
             }
             let Some(body) = operation.pointer_mut("/requestBody/content/application~1json/schema") else { continue };
             bodies.extend(body["$ref"].as_str().and_then(|r| r.rsplit('/').next()).map(str::to_string));
@@ -148,9 +160,47 @@ fn declare_edge(doc: &mut serde_json::Value) {
             schema["allOf"] = Value::from(rules);
         }
     }
+    declare_applied(schemas);
     let mut new_job = vec![json!({ "$ref": "#/components/schemas/JobForm" })];
     new_job.extend(crate::service::schema::conditions("NewJob").0);
     schemas["NewJob"] = json!({ "description": "A new job: the job form, with its GLUE type, and the JobHandler of a BEAN job.", "allOf": new_job });
+}
+
+/// The schemas of a document sent to `/apply`: the exported shapes (`Document`, `Executor`, `Job`), each
+/// field held to what the apply checks of it and the rules between fields. An export answers the plain
+/// shapes: rows written by older versions or another admin need not pass today's checks to be read.
+fn declare_applied(schemas: &mut serde_json::Value) {
+    use serde_json::{json, Value};
+    const APPLIED: [(&str, &str); 3] = [("Document", "AppliedDocument"), ("Executor", "AppliedExecutor"), ("Job", "AppliedJob")];
+    for (plain, applied) in APPLIED {
+        let mut text = schemas[plain].to_string();
+        for (from, to) in APPLIED {
+            text = text.replace(&format!("\"#/components/schemas/{from}\""), &format!("\"#/components/schemas/{to}\""));
+        }
+        let Ok(mut schema) = serde_json::from_str::<Value>(&text) else { continue };
+        let mut fields = crate::service::schema::applied_fields(plain);
+        if plain == "Job" {
+            for (field, width) in crate::service::jobs_as_code::JOB_TEXT_WIDTHS {
+                fields[field]["maxLength"] = json!(width);
+            }
+        }
+        let (rules, ruled) = crate::service::schema::conditions(applied);
+        for (field, property) in schema.get_mut("properties").and_then(Value::as_object_mut).into_iter().flatten() {
+            for (key, value) in fields[field.as_str()].as_object().into_iter().flatten() {
+                property[key] = value.clone();
+            }
+            if !ruled.contains(&field.as_str()) {
+                without_nul(property);
+            }
+            if let Some(items) = property.get_mut("items") {
+                without_nul(items);
+            }
+        }
+        if !rules.is_empty() {
+            schema["allOf"] = Value::from(rules);
+        }
+        schemas[applied] = schema;
+    }
 }
 
 /// A text schema of no narrower shape gets the pattern that refuses NUL.
@@ -189,8 +239,9 @@ pub enum ApiError {
     BadRequest(String),
     #[error("no such resource")]
     NotFoundRoute,
-    #[error("the request body must be JSON: Content-Type: application/json")]
-    UnsupportedMediaType,
+    /// The media types the endpoint reads.
+    #[error("the request body must be {0}")]
+    UnsupportedMediaType(&'static str),
     #[error("method not allowed here")]
     MethodNotAllowed,
     #[error("the job changed since it was read (If-Match does not match its ETag): read it again")]
@@ -212,7 +263,7 @@ impl ApiError {
             ApiError::BadRequest(_) | ApiError::Service(ServiceError::Invalid(_)) => StatusCode::BAD_REQUEST,
             ApiError::Service(ServiceError::Forbidden(_)) => StatusCode::FORBIDDEN,
             ApiError::NotFoundRoute | ApiError::Service(ServiceError::NotFound(_)) => StatusCode::NOT_FOUND,
-            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             ApiError::Service(ServiceError::Conflict(_)) => StatusCode::CONFLICT,
@@ -250,17 +301,38 @@ impl FromRequestParts<AppState> for ApiUser {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let address = request_address(state.config.server.forward_headers, &parts.extensions, &parts.headers);
         let header = parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok());
         let token = header
             .and_then(|v| v.split_once(' '))
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim())
-            .ok_or_else(|| ApiError::Unauthorized("an API token is required: Authorization: Bearer <token>".into()))?;
-        let claims = state.api_tokens.verify(token, state.clock.now_ms())?;
-        let user = state.db.load_user(claims.uid).await.map_err(ServiceError::from)?.ok_or(TokenError::Revoked)?;
-        state.api_tokens.check_user(&claims, &user)?;
-        Ok(ApiUser(LoginUser(user)))
+            .map(|(_, token)| token.trim());
+        let result = match token {
+            Some(token) => authenticate(state, token).await,
+            None => Err((None, ApiError::Unauthorized("an API token is required: Authorization: Bearer <token>".into()))),
+        };
+        match result {
+            Ok((user, token_id)) => Ok(ApiUser(LoginUser(user, Origin { address, token_id: Some(token_id) }))),
+            Err((uid, error)) => {
+                // A refused token is a failed sign-in; its text is never recorded.
+                if let (Some(address), ApiError::Unauthorized(reason)) = (address, &error) {
+                    state.audit.sign_in("(token)", uid, METHOD_TOKEN, address, Some(reason));
+                }
+                Err(error)
+            }
+        }
     }
+}
+
+/// The user of a token, as stored now, and the token's id; on refusal, the user id the token named
+/// when its signature held.
+async fn authenticate(state: &AppState, token: &str) -> Result<(JobUser, String), (Option<i32>, ApiError)> {
+    let claims = state.api_tokens.verify(token, state.clock.now_ms()).map_err(|e| (None, e.into()))?;
+    let refused = |e: ApiError| (Some(claims.uid), e);
+    let user = state.db.load_user(claims.uid).await.map_err(|e| refused(ServiceError::from(e).into()))?;
+    let user = user.ok_or_else(|| refused(TokenError::Revoked.into()))?;
+    state.api_tokens.check_user(&claims, &user).map_err(|e| refused(e.into()))?;
+    Ok((user, claims.id().to_string()))
 }
 
 /// A JSON body; malformed ones are a 400 with serde's reason (which names an unknown or mistyped field), a
@@ -273,7 +345,7 @@ impl<T: DeserializeOwned + utoipa::ToSchema> FromRequest<AppState> for JsonBody<
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let Json(value) = Json::<serde_json::Value>::from_request(request, state).await.map_err(|e| match e {
-            JsonRejection::MissingJsonContentType(_) => ApiError::UnsupportedMediaType,
+            JsonRejection::MissingJsonContentType(_) => ApiError::UnsupportedMediaType("JSON: Content-Type: application/json"),
             other => ApiError::BadRequest(other.body_text()),
         })?;
         let serde_json::Value::Object(mut fields) = integral(value) else {
@@ -520,6 +592,42 @@ mod tests {
         assert!(job["scheduleConf"].get("pattern").is_none(), "the rules alone describe scheduleConf");
         assert_eq!(doc["paths"]["/jobs"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/NewJob");
         assert_eq!(schemas["NewJob"]["allOf"][1]["required"], serde_json::json!(["glueType"]));
+    }
+
+    #[test]
+    fn the_jobs_as_code_operations_declare_what_the_server_checks() {
+        let doc = serde_json::to_value(openapi_document("")).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let param = |path: &str, method: &str, name: &str| {
+            let list = doc["paths"][path][method]["parameters"].as_array().unwrap();
+            list.iter().find(|p| p["name"] == name).unwrap()["schema"].clone()
+        };
+        assert_eq!(param("/export", "get", "format")["enum"], serde_json::json!(["json", "toml"]));
+        assert_eq!(param("/export", "get", "group")["items"]["pattern"], crate::service::schema::NO_NUL);
+        assert_eq!((param("/apply", "post", "dryRun")["type"].as_str(), param("/apply", "post", "prune")["type"].as_str()), (Some("boolean"), Some("boolean")));
+        let export = &doc["paths"]["/export"]["get"]["responses"]["200"]["content"];
+        assert_eq!(export["application/json"]["schema"]["$ref"], "#/components/schemas/Document", "an export answers the plain shape");
+        assert!(export["application/toml"].is_object());
+        let apply = &doc["paths"]["/apply"]["post"];
+        for media in ["application/json", "application/toml", "text/toml"] {
+            assert_eq!(apply["requestBody"]["content"][media]["schema"]["$ref"], "#/components/schemas/AppliedDocument", "{media}");
+        }
+        for status in ["200", "400", "401", "403", "404", "409", "415"] {
+            assert!(apply["responses"][status].is_object(), "apply declares its {status}");
+        }
+        assert_eq!(schemas["AppliedDocument"]["properties"]["executor"]["items"]["$ref"], "#/components/schemas/AppliedExecutor");
+        let executor = &schemas["AppliedExecutor"];
+        assert_eq!(executor["properties"]["job"]["items"]["$ref"], "#/components/schemas/AppliedJob");
+        assert_eq!((executor["properties"]["app_name"]["minLength"].as_i64(), executor["properties"]["title"]["maxLength"].as_i64()), (Some(4), Some(12)));
+        assert_eq!(executor["allOf"][0]["anyOf"][0]["properties"]["addresses"]["minItems"], 1);
+        let job = &schemas["AppliedJob"];
+        assert_eq!(job["properties"]["author"]["maxLength"], 64);
+        assert_eq!(job["properties"]["trigger_status"]["enum"], serde_json::json!([0, 1, null]));
+        assert_eq!(job["properties"]["route_strategy"]["enum"].as_array().map(Vec::len), Some(10));
+        let none = &job["allOf"][0]["anyOf"][2]["properties"];
+        assert_eq!((none["schedule_type"]["const"].as_str(), none["trigger_status"]["enum"].clone()), (Some("NONE"), serde_json::json!([0, null])));
+        assert_eq!(job["allOf"][1]["anyOf"][1]["required"], serde_json::json!(["handler"]), "a BEAN job, the default, needs its JobHandler");
+        assert!(schemas["Job"]["properties"]["author"].get("maxLength").is_none(), "the exported shape is left as it is");
     }
 
     fn collect_refs(value: &serde_json::Value, refs: &mut Vec<String>) {

@@ -8,11 +8,12 @@ mod document;
 mod plan;
 
 pub use document::{natural_key, read_documents, AddressType, Document, Executor, Format, FormatError, Job};
-pub use plan::{Action, FieldDiff, Plan};
+pub use plan::{Action, FieldDiff, Plan, PlanError};
 
 use super::groups::{ensure_admin, live_address_lists, GroupForm};
 use super::jobs::{new_job, write_form, Checks, JobForm, START_DELAY_MS};
-use super::{LoginUser, ServiceContext, ServiceError};
+use super::audit::Target;
+use super::{LoginUser, Origin, ServiceContext, ServiceError};
 use crate::domain::schedule::{next_time, ScheduleType};
 use crate::domain::GLUE_HISTORY;
 use crate::i18n::I18n;
@@ -40,7 +41,7 @@ impl<'a> Setting<'a> {
 /// Who acts for the command line and `xxl.job.apply.file`: whoever holds the database's configuration
 /// already holds every row, so an administrator.
 pub fn operator() -> LoginUser {
-    LoginUser(JobUser { id: 0, username: "(configuration)".into(), password: String::new(), role: 1, permission: None })
+    LoginUser(JobUser { id: 0, username: "(configuration)".into(), password: String::new(), role: 1, permission: None }, Origin::default())
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -128,6 +129,19 @@ fn exported_job(job: &JobInfo, key_of: &HashMap<i32, String>) -> Job {
     }
 }
 
+/// [`apply`] for a console or API request; unless a dry run, an audit event names the document's
+/// executors and carries the plan.
+pub async fn apply_for(state: &ServiceContext, user: &LoginUser, doc: &Document, options: ApplyOptions) -> Result<Plan, ServiceError> {
+    let result = apply(&Setting::of(state), user, doc, options).await;
+    if options.dry_run {
+        return result;
+    }
+    let apps: Vec<&str> = doc.executors.iter().map(|e| e.app_name.as_str()).collect();
+    let target = Target::named("document", apps.join(","));
+    let plan = |plan: &Plan| Some(serde_json::json!({ "plan": { "before": null, "after": plan }, "prune": { "before": null, "after": options.prune } }));
+    state.audit.done(user, "code.apply", target, plan, result)
+}
+
 /// Plans the document against the database and, unless `dry_run`, carries the plan out; one transaction
 /// under the schedule lock either way, so a refused document changes nothing.
 pub async fn apply(setting: &Setting<'_>, user: &LoginUser, doc: &Document, options: ApplyOptions) -> Result<Plan, ServiceError> {
@@ -140,7 +154,10 @@ pub async fn apply(setting: &Setting<'_>, user: &LoginUser, doc: &Document, opti
     for group in &groups {
         jobs.extend(lock.jobs_by_group(group.id).await?);
     }
-    let plan = plan::make(doc, &groups, &jobs, options.prune).map_err(|e| ServiceError::Invalid(e.0))?;
+    let plan = plan::make(doc, &groups, &jobs, options.prune).map_err(|e| match e {
+        PlanError::NotFound(message) => ServiceError::NotFound(message),
+        PlanError::Conflict(message) => ServiceError::Conflict(message),
+    })?;
     check_permissions(setting.i18n, user, &plan, &jobs)?;
     if options.dry_run || plan.changes() == 0 {
         // Dropping the lock rolls back: nothing was written.
@@ -159,9 +176,19 @@ fn check_entries(setting: &Setting<'_>, user: &LoginUser, doc: &Document) -> Res
     for executor in &doc.executors {
         let at = |e: ServiceError| ServiceError::Invalid(format!("{}: {e}", executor.name()));
         group_form(executor).validate(setting.i18n).map_err(at)?;
+        // Joined with commas into one column, a blank address or one holding a comma would come back as
+        // other addresses than the file's.
+        if executor.address_type == AddressType::Manual {
+            if let Some(bad) = executor.addresses.iter().find(|a| crate::domain::is_blank(Some(a)) || a.contains(',')) {
+                return Err(at(ServiceError::Invalid(format!("addresses: {bad:?}: {}", setting.i18n.get("jobgroup_field_registryList_unvalid")))));
+            }
+        }
         for job in &executor.jobs {
             let at = |e: ServiceError| ServiceError::Invalid(format!("{}: {e}", executor.job_name(job)));
             checks.new_job_fields(&job_form(0, job)).map_err(at)?;
+            if let Some((field, width)) = too_wide(job) {
+                return Err(at(ServiceError::Invalid(format!("{field}: longer than the column's {width} characters"))));
+            }
             match job.trigger_status {
                 None | Some(0) => {}
                 Some(1) if job.schedule_type == ScheduleType::None.name() => {
@@ -173,6 +200,18 @@ fn check_entries(setting: &Setting<'_>, user: &LoginUser, doc: &Document) -> Res
         }
     }
     Ok(())
+}
+
+/// The widths of the job columns a document fills with free text (characters, as MySQL's utf8mb4 and
+/// PostgreSQL count them): a longer value would fail the insert with a database error instead of a message
+/// naming the field. The REST API's document states the same limits.
+pub const JOB_TEXT_WIDTHS: [(&str, usize); 7] =
+    [("description", 255), ("author", 64), ("alarm_email", 255), ("schedule_conf", 128), ("handler", 255), ("param", 512), ("glue_remark", 128)];
+
+/// The first field of `job` wider than its column, with that width.
+fn too_wide(job: &Job) -> Option<(&'static str, usize)> {
+    let values = [&job.description, &job.author, &job.alarm_email, &job.schedule_conf, &job.handler, &job.param, &job.glue_remark];
+    JOB_TEXT_WIDTHS.into_iter().zip(values).find(|((_, width), value)| value.chars().count() > *width).map(|(field, _)| field)
 }
 
 /// Executors are managed by administrators only; everyone acts only within the groups granted to them,
@@ -286,7 +325,7 @@ impl Writer<'_, '_> {
             };
             let job = &self.doc.executors[e].jobs[j];
             let form = job_form(group_ids[e], job);
-            let children = child_list(&step.children, &ids);
+            let children = child_list(&step.children, &ids, &step.job)?;
             let row = match (step.action, step.id.and_then(|id| stored.get(&id))) {
                 (Action::Create, _) => {
                     let glue_source = super::jobs::stored_glue_source(&form.glue_type, form.glue_source.as_deref());
@@ -312,7 +351,7 @@ impl Writer<'_, '_> {
         }
         for (step, row) in plan.jobs.iter().zip(written) {
             let Some(mut row) = row else { continue };
-            let children = Some(child_list(&step.children, &ids));
+            let children = Some(child_list(&step.children, &ids, &step.job)?);
             if step.children.iter().any(|c| matches!(c, Child::Created(_))) && row.child_jobid != children {
                 row.child_jobid = children;
                 self.lock.update_job(&row).await?;
@@ -362,9 +401,13 @@ impl Writer<'_, '_> {
     }
 }
 
-/// `child_jobid` as the console stores it: ids joined by commas, with the ids of jobs created so far.
-fn child_list(children: &[Child], ids: &[i32]) -> String {
-    children
+/// The width of `xxl_job_info.child_jobid`.
+const CHILD_LIST_WIDTH: usize = 255;
+
+/// `child_jobid` as the console stores it: ids joined by commas, with the ids of jobs created so far;
+/// refused, naming the job, when the ids do not fit the column.
+fn child_list(children: &[Child], ids: &[i32], key: &str) -> Result<String, ServiceError> {
+    let list = children
         .iter()
         .map(|c| match c {
             Child::Stored(id) => *id,
@@ -373,5 +416,9 @@ fn child_list(children: &[Child], ids: &[i32]) -> String {
         .filter(|id| *id > 0)
         .map(|id| id.to_string())
         .collect::<Vec<_>>()
-        .join(",")
+        .join(",");
+    if list.len() > CHILD_LIST_WIDTH {
+        return Err(ServiceError::Invalid(format!("job {key:?}: child_jobs: too many; their ids take more than {CHILD_LIST_WIDTH} characters")));
+    }
+    Ok(list)
 }

@@ -100,9 +100,18 @@ impl fmt::Display for Plan {
 }
 
 /// A document entry the rows or the rest of the document contradict; the message names the entry and field.
+/// Each entry passed the console's checks already: what is left is a name that finds nothing, or two that
+/// collide (the REST API's 404 and 409, as for a form naming a missing child or a job changed meanwhile).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PlanError(pub String);
+pub enum PlanError {
+    /// A child job named by no job of the file or the database.
+    #[error("{0}")]
+    NotFound(String),
+    /// Two entries of the file, or of the database, under one name; a stored job whose GLUE type differs;
+    /// a child that prune would delete.
+    #[error("{0}")]
+    Conflict(String),
+}
 
 /// The natural key of a document job.
 pub fn key_of(executor: &Executor, job: &Job) -> String {
@@ -126,7 +135,7 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
     let mut seen_apps = HashMap::new();
     for (e, executor) in doc.executors.iter().enumerate() {
         if seen_apps.insert(executor.app_name.as_str(), e).is_some() {
-            return Err(PlanError(format!("{}: app_name: declared twice", executor.name())));
+            return Err(PlanError::Conflict(format!("{}: app_name: declared twice", executor.name())));
         }
         let matching: Vec<&JobGroup> = groups.iter().filter(|g| g.app_name == executor.app_name).collect();
         let step = match matching.as_slice() {
@@ -136,7 +145,7 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
                 let action = if diffs.is_empty() { Action::Unchanged } else { Action::Update };
                 ExecutorStep { app_name: executor.app_name.clone(), action, diffs, group_id: Some(group.id), executor: e }
             }
-            _ => return Err(PlanError(format!("{}: app_name: {} stored groups have it; keep one", executor.name(), matching.len()))),
+            _ => return Err(PlanError::Conflict(format!("{}: app_name: {} stored groups have it; keep one", executor.name(), matching.len()))),
         };
         plan.executors.push(step);
     }
@@ -150,17 +159,17 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
             let index = keys.len();
             let name = executor.job_name(job);
             if by_name.insert(key.clone(), index).is_some() {
-                return Err(PlanError(format!("{name}: declared twice (executor, description and handler must differ)")));
+                return Err(PlanError::Conflict(format!("{name}: declared twice (executor, description and handler must differ)")));
             }
             if let Some(alias) = &job.key {
                 if by_name.insert(alias.clone(), index).is_some() {
-                    return Err(PlanError(format!("{name}: key: {alias:?} names another job too")));
+                    return Err(PlanError::Conflict(format!("{name}: key: {alias:?} names another job too")));
                 }
             }
             let found = match stored.get(&key).map(Vec::as_slice) {
                 None | Some([]) => None,
                 Some([one]) => Some(*one),
-                Some(many) => return Err(PlanError(format!("{name}: {} stored jobs have this description and handler; keep one", many.len()))),
+                Some(many) => return Err(PlanError::Conflict(format!("{name}: {} stored jobs have this description and handler; keep one", many.len()))),
             };
             keys.push((key, e, j, found));
         }
@@ -179,7 +188,7 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
                 },
                 None => match stored.get(child).map(Vec::as_slice) {
                     Some([one]) => (Child::Stored(one.id), child.clone()),
-                    _ => return Err(PlanError(format!("{name}: child_jobs: {child:?} names no job of the file or the database"))),
+                    _ => return Err(PlanError::NotFound(format!("{name}: child_jobs: {child:?} names no job of the file or the database"))),
                 },
             };
             children.push(child_ref);
@@ -189,7 +198,7 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
             None => JobStep { job: key.clone(), action: Action::Create, diffs: vec![], id: None, source: Some((*e, *j)), children },
             Some(stored_job) => {
                 if stored_job.glue_type != job.glue_type {
-                    return Err(PlanError(format!("{name}: glue_type: {:?} is stored; the GLUE type of a job cannot change", stored_job.glue_type)));
+                    return Err(PlanError::Conflict(format!("{name}: glue_type: {:?} is stored; the GLUE type of a job cannot change", stored_job.glue_type)));
                 }
                 let stored_children: Vec<String> = stored_job
                     .child_jobid
@@ -228,7 +237,7 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
                 Child::Stored(id) => deleted.get(id),
                 Child::Created(_) => None,
             }) {
-                return Err(PlanError(format!("job {:?}: child_jobs: {child:?} is not in the file, so prune would delete it", step.job)));
+                return Err(PlanError::Conflict(format!("job {:?}: child_jobs: {child:?} is not in the file, so prune would delete it", step.job)));
             }
         }
     }
@@ -365,7 +374,7 @@ mod tests {
         assert_eq!(deleted, [("app/old/h", Some(5))]);
         d.executors[0].jobs[0].child_jobs = vec!["app/old/h".into()];
         let e = make(&d, &groups, &rows, true).unwrap_err();
-        assert_eq!(e.0, "job \"app/new/h\": child_jobs: \"app/old/h\" is not in the file, so prune would delete it");
+        assert_eq!(e, PlanError::Conflict("job \"app/new/h\": child_jobs: \"app/old/h\" is not in the file, so prune would delete it".into()));
         assert!(make(&d, &groups, &rows, false).is_ok(), "without prune the child stays");
     }
 
@@ -379,7 +388,7 @@ mod tests {
         assert_eq!(plan.jobs[0].children, [Child::Created(2), Child::Stored(5), Child::Stored(6)]);
         let bad = doc("app", vec![Job { child_jobs: vec!["nobody".into()], ..job("a", "b") }]);
         let e = make(&bad, &groups, &[], false).unwrap_err();
-        assert_eq!(e.0, "job \"app/a/b\": child_jobs: \"nobody\" names no job of the file or the database");
+        assert_eq!(e, PlanError::NotFound("job \"app/a/b\": child_jobs: \"nobody\" names no job of the file or the database".into()));
     }
 
     #[test]
@@ -408,11 +417,11 @@ mod tests {
     fn contradictions_name_the_entry_and_field() {
         let groups = [group(1, "app")];
         let twice = doc("app", vec![job("d", "h"), job("d", "h")]);
-        assert!(make(&twice, &groups, &[], false).unwrap_err().0.starts_with("job \"app/d/h\": declared twice"));
+        assert!(make(&twice, &groups, &[], false).unwrap_err().to_string().starts_with("job \"app/d/h\": declared twice"));
         let glue = doc("app", vec![Job { glue_type: "GLUE_SHELL".into(), ..job("d", "h") }]);
         let e = make(&glue, &groups, &[stored(5, 1, "d", "h")], false).unwrap_err();
-        assert!(e.0.starts_with("job \"app/d/h\": glue_type:"), "{e}");
+        assert!(matches!(&e, PlanError::Conflict(m) if m.starts_with("job \"app/d/h\": glue_type:")), "{e}");
         let ambiguous = make(&doc("app", vec![]), &[group(1, "app"), group(2, "app")], &[], false).unwrap_err();
-        assert!(ambiguous.0.starts_with("executor \"app\": app_name: 2 stored groups"), "{ambiguous}");
+        assert!(ambiguous.to_string().starts_with("executor \"app\": app_name: 2 stored groups"), "{ambiguous}");
     }
 }
