@@ -6,6 +6,7 @@ use crate::domain::ownership::Owner;
 use crate::executor::ExecutorClient;
 use crate::http::{self, AppState};
 use crate::i18n::I18n;
+use crate::ldap::Directory;
 use crate::metrics::Metrics;
 use crate::scheduler::complete::Completer;
 use crate::scheduler::trigger::{admin_address, LaneServices, TriggerPool};
@@ -27,6 +28,8 @@ pub enum StartError {
     Storage(#[from] storage::StorageError),
     #[error(transparent)]
     Alarm(#[from] crate::alarm::AlarmSetupError),
+    #[error(transparent)]
+    Ldap(#[from] crate::ldap::LdapSetupError),
     #[error("xxl.job.apply.file: {0}")]
     Apply(String),
     #[error(transparent)]
@@ -79,6 +82,7 @@ impl RunningApp {
 /// Connects to the database, starts the workers and binds the HTTP server.
 pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     warn_about_token(&config);
+    let ldap = config.ldap.clone().map(Directory::new).transpose()?;
     let (db, outcome) = storage::connect(&config.datasource).await?;
     match outcome {
         SchemaOutcome::Created => tracing::info!("empty database: created the xxl-job 2.4 schema and initial rows"),
@@ -135,7 +139,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     workers.extend(engine.start(&config, &shutdown));
 
     let services = ServiceContext { db: db.clone(), i18n, clock, triggers: triggers.clone(), completer, executors, alarms, audit };
-    let state = AppState::build(services, config.clone(), registry_queue, metrics).await?;
+    let state = AppState::build(services, config.clone(), registry_queue, metrics, ldap).await?;
     tracing::info!("xxl-job-admin listening on {addr}; console: {}", clickable_console_url(addr, &config.server.context_path));
     http::console::session::warn_about_default_passwords(&db).await;
 

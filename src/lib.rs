@@ -13,6 +13,7 @@ pub mod domain;
 pub mod executor;
 pub mod http;
 pub mod i18n;
+pub mod ldap;
 pub mod metrics;
 pub mod scheduler;
 pub mod service;

@@ -5,6 +5,7 @@
 mod auth;
 mod jdbc;
 mod keys;
+mod ldap;
 mod properties;
 mod sections;
 mod sources;
@@ -14,6 +15,7 @@ mod tests;
 
 pub use auth::{AuthConfig, OidcConfig};
 use chrono_tz::Tz;
+pub use ldap::{LdapConfig, LdapTls};
 use sources::Sources;
 use std::fmt;
 use std::net::IpAddr;
@@ -46,6 +48,8 @@ pub struct Config {
     pub log_filter: String,
     /// `xxl.job.apply.file`: a jobs-as-code file or folder applied at start.
     pub apply_file: Option<std::path::PathBuf>,
+    /// `xxl.job.auth.ldap.*`: `None` unless an LDAP server is configured.
+    pub ldap: Option<LdapConfig>,
     pub audit: AuditConfig,
     /// `xxl.job.auth.*`: how people sign in to the console.
     pub auth: AuthConfig,
@@ -454,6 +458,7 @@ impl Config {
             shutdown_grace: sections::shutdown_grace(&sources)?,
             log_filter: sections::log_filter(&sources)?,
             apply_file: sources.text("xxl.job.apply.file")?.filter(|f| !f.trim().is_empty()).map(|f| cwd.join(f.trim())),
+            ldap: ldap::ldap(&sources, cwd, &mut warnings)?,
             audit: sections::audit(&sources, cwd)?,
             auth: auth::auth(&sources)?,
         };
@@ -564,6 +569,7 @@ impl Config {
                 "xxl.job.alarm.console-url",
                 self.alarm.console_url.clone().unwrap_or_else(|| "(not set: this host's address)".to_string()),
             ),
+            ("xxl.job.auth.ldap", self.ldap.as_ref().map_or("(not set: console passwords are checked in xxl_job_user)".to_string(), LdapConfig::to_string)),
         ];
         let webhooks: Vec<(String, String)> = self.alarm.webhooks.iter().map(|w| (format!("xxl.job.alarm.webhook.{}", w.name), w.summary())).collect();
         lines.extend(self.auth.summary());

@@ -825,6 +825,40 @@ fn help_names_the_bench_program_and_no_bench_command() {
 }
 
 #[test]
+fn ldap_is_off_until_a_url_is_set_and_its_password_never_shows() {
+    assert_eq!(config(&[]).ldap, None);
+    assert_eq!(config(&["--xxl.job.auth.ldap.bind-dn=cn=reader"]).ldap, None, "no url, no LDAP");
+    let d = dir();
+    let env = [("XXL_JOB_AUTH_LDAP_BINDPASSWORD", "ldappw"), ("XXL_JOB_AUTH_LDAP_URL", "ldap://dir.example.com")];
+    let args = ["--xxl.job.auth.ldap.bind-dn=cn=reader,dc=example,dc=com", "--xxl.job.auth.ldap.user-search-base=ou=people,dc=example,dc=com", "--xxl.job.auth.ldap.ca-file=ca.pem"];
+    let loaded = load(d.path(), &args, &env).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let c = loaded.config;
+    let ldap = c.ldap.clone().unwrap();
+    assert_eq!((ldap.url.as_str(), ldap.tls, ldap.fallback_to_local, ldap.timeout_ms), ("ldap://dir.example.com", LdapTls::StartTls, false, 5000));
+    assert_eq!((ldap.user_filter.as_str(), ldap.group_filter.as_str(), ldap.group_attribute.as_str()), ("(uid={0})", "(member={dn})", "memberOf"));
+    assert_eq!(ldap.ca_file, Some(d.path().join("ca.pem")));
+    assert_eq!(ldap.bind.as_ref().map(|(dn, pw)| (dn.as_str(), pw.expose())), Some(("cn=reader,dc=example,dc=com", "ldappw")));
+    let text = format!("{c:?}\n{}", c.redacted_summary());
+    assert!(!text.contains("ldappw"), "{text}");
+    assert!(text.contains("xxl.job.auth.ldap = ldap://dir.example.com (StartTLS, CAs from"), "{text}");
+
+    let base = "--xxl.job.auth.ldap.user-search-base=dc=x";
+    let ldaps = config(&["--xxl.job.auth.ldap.url=ldaps://dir:636", base]).ldap.unwrap();
+    assert_eq!((ldaps.tls, ldaps.bind), (LdapTls::Ldaps, None), "anonymous search");
+    let plain = ["--xxl.job.auth.ldap.url=ldap://dir", base, "--xxl.job.auth.ldap.starttls=false"];
+    assert!(warnings(&plain).iter().any(|w| w.contains("clear text")));
+    assert!(error(&["--xxl.job.auth.ldap.url=ldap://dir"]).contains("user-search-base"));
+    assert!(error(&["--xxl.job.auth.ldap.url=http://dir", base]).contains("ldap://"));
+    assert!(error(&["--xxl.job.auth.ldap.url=ldap://dir", base, "--xxl.job.auth.ldap.bind-dn=cn=r"]).contains("without xxl.job.auth.ldap.bind-password"));
+    let e = error(&["--xxl.job.auth.ldap.url=ldap://dir", base, "--xxl.job.auth.ldap.bind-password=ldappw"]);
+    assert!(e.contains("without xxl.job.auth.ldap.bind-dn") && !e.contains("ldappw"), "{e}");
+    assert!(error(&["--xxl.job.auth.ldap.user-search-filter=(uid=alice)"]).contains("{0}"), "checked even while LDAP is off");
+    assert!(error(&["--xxl.job.auth.ldap.group-executors=ops"]).contains("GROUP=APPNAME"));
+    assert!(error(&["--xxl.job.auth.ldap.timeout=5"]).contains("100 to 120000"));
+}
+
+#[test]
 fn audit_keys_take_a_file_and_a_secret_webhook() {
     let d = dir();
     let loaded = load(d.path(), &["--xxl.job.audit.file=logs/audit.jsonl", "--xxl.job.audit.webhook.url=https://siem.example.com/hook/T0KEN123?key=s3cr3t"], &[]).unwrap();

@@ -2,6 +2,7 @@
 
 use crate::config::Config;
 use crate::http::console::state::ConsoleState;
+use crate::ldap::Directory;
 use crate::metrics::Metrics;
 use crate::service::tokens::ApiTokens;
 use crate::service::ServiceContext;
@@ -23,8 +24,14 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub async fn build(services: ServiceContext, config: Arc<Config>, registry: RegistryQueue, metrics: Arc<Metrics>) -> Result<AppState, StorageError> {
-        let console = Arc::new(ConsoleState::build(&config, &services.db, services.i18n.clone()).await?);
+    pub async fn build(
+        services: ServiceContext,
+        config: Arc<Config>,
+        registry: RegistryQueue,
+        metrics: Arc<Metrics>,
+        ldap: Option<Directory>,
+    ) -> Result<AppState, StorageError> {
+        let console = Arc::new(ConsoleState::build(&config, &services.db, services.i18n.clone(), ldap).await?);
         // API tokens are keyed by the session secret: valid on every admin whose sessions are.
         let api_tokens = ApiTokens::new(&console.secret.derive("api-token"));
         Ok(AppState { services, config, registry, console, api_tokens, metrics })

@@ -7,6 +7,7 @@ pub mod audit;
 pub mod groups;
 pub mod jobs;
 pub mod jobs_as_code;
+pub mod login;
 pub mod logs;
 pub mod oidc;
 pub mod schema;

@@ -8,7 +8,7 @@
 //! server instead, and needs `mariadb-install-db` and `mariadbd` (package mariadb-server); so do the
 //! high-availability tests, which also start PostgreSQL servers of their own (package postgresql) and a
 //! MariaDB Galera cluster (packages galera-4 and rsync). The reverse-proxy tests run a private nginx
-//! (package nginx).
+//! (package nginx), the LDAP login tests a private OpenLDAP server (packages slapd and ldap-utils).
 
 mod alarm;
 mod api;
@@ -21,6 +21,7 @@ mod faults;
 mod galera;
 mod ha;
 mod jobs_as_code;
+mod ldap;
 mod metrics;
 mod oidc;
 mod openapi;
@@ -68,6 +69,7 @@ fn main() {
     let private_postgres = support::private_postgres::availability().map(drop);
     let galera = support::galera::availability();
     let nginx = support::nginx::availability();
+    let slapd = support::slapd::availability();
     // The OpenID Connect tests' real provider: Node and tools/oidc-provider's node_modules.
     let oidc_provider = oidc::provider_availability();
     let promtool = std::process::Command::new(metrics::PROMTOOL).arg("--version").output().is_ok_and(|o| o.status.success());
@@ -83,6 +85,7 @@ fn main() {
         .chain(galera::cases())
         .chain(ha::cases())
         .chain(jobs_as_code::cases())
+        .chain(ldap::cases())
         .chain(metrics::cases())
         .chain(oidc::cases())
         .chain(openapi::cases())
@@ -109,6 +112,7 @@ fn main() {
             let needs_curl = case.name.contains("readme");
             let needs_nginx = case.name.contains("nginx");
             let needs_promtool = case.name.contains("promtool");
+            let needs_slapd = case.name.starts_with("ldap::");
             let needs_oidc_provider = case.name.starts_with("oidc::provider_");
             // The fault suite and the high-availability tests start servers of their own and do not use the shared ones.
             let needs_private_mariadb = case.name.starts_with("faults::") || case.name.starts_with("ha::mariadb");
@@ -120,7 +124,7 @@ fn main() {
             } else if needs_private_postgres {
                 private_postgres.is_err()
             } else {
-                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err()) || (needs_promtool && !promtool) || (needs_oidc_provider && oidc_provider.is_err())
+                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err()) || (needs_promtool && !promtool) || (needs_slapd && slapd.is_err()) || (needs_oidc_provider && oidc_provider.is_err())
             };
             trials.push(trial.with_ignored_flag(skip));
         }
@@ -159,6 +163,13 @@ fn main() {
             std::process::exit(1);
         }
         eprintln!("note: the reverse-proxy tests are ignored: {reason}");
+    }
+    if let Err(reason) = &slapd {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("slapd and ldapadd are required in CI but unavailable: {reason}");
+            std::process::exit(1);
+        }
+        eprintln!("note: the LDAP login tests are ignored: {reason}");
     }
     if let Err(reason) = &oidc_provider {
         if std::env::var_os("CI").is_some() {

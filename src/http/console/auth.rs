@@ -2,19 +2,21 @@
 
 use super::error::{ConsoleError, JsonError};
 use super::params::Params;
-use super::session::{self, md5_hex};
+use super::session;
 use super::throttle::wait_secs;
 use super::{changes_state_post_only, current_user, LoginUser, OrJson};
-use crate::service::audit::{Event, METHOD_PASSWORD};
+use crate::service::audit::{Event, METHOD_LDAP, METHOD_PASSWORD};
 use crate::service::Origin;
 use crate::http::state::AppState;
 use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
 use crate::i18n::I18n;
+use crate::service::login::{self, Outcome};
+use crate::storage::JobUser;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::{Json, Router};
-use subtle::ConstantTimeEq;
+use std::net::IpAddr;
 use tower_sessions::Session;
 
 pub fn routes() -> Router<AppState> {
@@ -43,27 +45,69 @@ async fn login(State(state): State<AppState>, ClientAddr(address): ClientAddr, s
         return Err(ConsoleError::msg(i18n.get("login_param_empty"))).or_json(&state);
     }
     let now = state.clock.now_ms();
-    let throttle = &state.console.throttle;
     let user = state.db.load_user_by_name(&username).await.or_json(&state)?;
     // Counted per account found, whatever spelling of the name found it.
     let account = user.as_ref().map(|u| u.id);
-    if let Some(wait) = throttle.wait_ms(account, address, now) {
-        state.audit.sign_in(&username, account, METHOD_PASSWORD, address, Some("too many failed attempts"));
-        return Err(throttled(i18n, wait)).or_json(&state);
-    }
-    // Password as sent, untrimmed, as 2.4.2 hashes it.
-    let valid = user.as_ref().is_some_and(|u| bool::from(md5_hex(&password).as_bytes().ct_eq(u.password.as_bytes())));
-    let Some(user) = user.filter(|_| valid) else {
-        throttle.record_failure(account, address, now);
-        let reason = if account.is_some() { "wrong password" } else { "no such user" };
-        state.audit.sign_in(&username, account, METHOD_PASSWORD, address, Some(reason));
-        return Err(ConsoleError::msg(i18n.get("login_param_unvalid"))).or_json(&state);
+    let attempt = Attempt { username: &username, address, account, now };
+    let ending = match state.console.throttle.wait_ms(account, address, now) {
+        Some(wait) => Ending::Throttled(wait),
+        None => Ending::Checked(login::check(&state.db, state.console.ldap.as_ref(), user, &username, &password).await.or_json(&state)?),
     };
-    throttle.record_success(user.id, address);
+    let user = settle(&state, &attempt, ending).or_json(&state)?;
     let remember = params.string("ifRemember").as_deref() == Some("on");
     session::begin(&session, &state.console.secret, &user, remember, now).await.or_json(&state)?;
-    state.audit.sign_in(&user.username, Some(user.id), METHOD_PASSWORD, address, None);
     Ok(Json(ReturnT::success()))
+}
+
+/// One sign-in attempt with a name and password.
+struct Attempt<'a> {
+    username: &'a str,
+    address: IpAddr,
+    /// The id of the user row the name found.
+    account: Option<i32>,
+    now: i64,
+}
+
+/// How a sign-in attempt ended.
+enum Ending {
+    /// Refused unchecked: too many failures; the wait in ms.
+    Throttled(i64),
+    Checked(Outcome),
+}
+
+/// Every sign-in attempt with a name and password ends here, accepted or not: the throttle's count,
+/// the audit event (which logs it), and the answer.
+fn settle(state: &AppState, attempt: &Attempt, ending: Ending) -> Result<JobUser, ConsoleError> {
+    let (i18n, throttle) = (&state.i18n, &state.console.throttle);
+    let Attempt { username, address, account, now } = *attempt;
+    // With a directory configured every attempt is an LDAP login, whatever decided it in the end.
+    let method = if state.console.ldap.is_some() { METHOD_LDAP } else { METHOD_PASSWORD };
+    match ending {
+        Ending::Checked(Outcome::SignedIn(user)) => {
+            throttle.record_success(user.id, address);
+            state.audit.sign_in(&user.username, Some(user.id), method, address, None);
+            Ok(user)
+        }
+        Ending::Throttled(wait) => {
+            state.audit.sign_in(username, account, method, address, Some("too many failed attempts"));
+            Err(throttled(i18n, wait))
+        }
+        Ending::Checked(Outcome::Refused) => {
+            throttle.record_failure(account, address, now);
+            let reason = match (method, account) {
+                // Whether the directory knew the name is not told apart, here as in the answer.
+                (METHOD_LDAP, _) => "wrong user name or password",
+                (_, Some(_)) => "wrong password",
+                (_, None) => "no such user",
+            };
+            state.audit.sign_in(username, account, method, address, Some(reason));
+            Err(ConsoleError::msg(i18n.get("login_param_unvalid")))
+        }
+        Ending::Checked(Outcome::DirectoryDown) => {
+            state.audit.sign_in(username, account, method, address, Some("the LDAP server cannot answer"));
+            Err(ConsoleError::msg(i18n.get("login_ldap_unavailable")))
+        }
+    }
 }
 
 async fn logout(State(state): State<AppState>, ClientAddr(address): ClientAddr, session: Session) -> Result<Json<ReturnT<()>>, JsonError> {

@@ -9,6 +9,7 @@
 //! session of that user on every admin.
 
 use super::error::ConsoleError;
+pub use crate::service::login::md5_hex;
 use crate::storage::{logout_row, Db, JobUser};
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
@@ -212,11 +213,6 @@ pub async fn warn_about_default_passwords(db: &Db) {
     }
 }
 
-/// Lowercase hex MD5 of the password bytes, the `xxl_job_user.password` format.
-pub fn md5_hex(password: &str) -> String {
-    use md5::Digest as _;
-    hex::encode(md5::Md5::digest(password.as_bytes()))
-}
 
 #[cfg(test)]
 mod tests {

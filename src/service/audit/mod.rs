@@ -31,6 +31,8 @@ pub const HIDDEN: &str = "***";
 /// The sign-in methods: how a user proved who they are.
 pub const METHOD_PASSWORD: &str = "password";
 pub const METHOD_TOKEN: &str = "token";
+/// A console login whose password an LDAP directory checked (`xxl.job.auth.ldap.*`).
+pub const METHOD_LDAP: &str = "ldap";
 
 /// Every kind of event, for the audit page's filter; docs/audit.md says what each means.
 pub const KINDS: &[&str] = &[

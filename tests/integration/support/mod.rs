@@ -14,6 +14,7 @@ pub mod private_postgres;
 pub mod proxy;
 pub mod recorder;
 pub mod rest;
+pub mod slapd;
 pub mod smtp;
 pub mod webhook;
 
