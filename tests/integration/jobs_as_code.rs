@@ -311,7 +311,7 @@ async fn apply_file_at_start(backend: Backend) -> TestResult {
     std::fs::write(dir.path().join("notes.txt"), "not a document").context("write")?;
     let db = TestDb::fresh(backend)?;
     let setting = format!("--xxl.job.apply.file={}", dir.path().display());
-    // The schema first: two admins creating it at once on an empty database is another matter than this.
+    // The schema first: admins creating it together is schema::admins_starting_together_on_a_new_database_all_start.
     TestApp::start(&db, &[]).await?.stop().await;
     let args = [setting.as_str()];
     let (first, second) = tokio::join!(TestApp::start(&db, &args), TestApp::start(&db, &args));
