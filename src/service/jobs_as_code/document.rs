@@ -96,9 +96,43 @@ pub struct Job {
     /// 1 running, 0 stopped; absent leaves the state alone (a new job is stopped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger_status: Option<i16>,
+    /// The GLUE IDE's version history, newest first; absent leaves the stored history alone, present
+    /// (even empty) makes it exactly this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glue_history: Option<Vec<GlueVersion>>,
     /// Where the entry starts in a TOML file, for messages.
     #[serde(skip)]
     pub line: Option<usize>,
+}
+
+/// One row of a job's GLUE history (`xxl_job_logglue`), as the GLUE IDE's save writes it. Fields left
+/// out are the NULLs the columns allow.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlueVersion {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glue_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glue_source: Option<String>,
+    #[serde(default)]
+    pub glue_remark: String,
+    /// `yyyy-MM-dd HH:mm:ss`, the wall-clock time the database stores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub add_time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_time: Option<String>,
+}
+
+/// How history times are written: as the console shows them.
+pub const TIME_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
+
+/// A history time of a document: exactly [`TIME_FORMAT`] (no other spelling of the same instant, so the
+/// plan compares texts), in the years a MySQL DATETIME holds.
+pub fn parse_time(text: &str) -> Option<chrono::NaiveDateTime> {
+    use chrono::Datelike;
+    chrono::NaiveDateTime::parse_from_str(text, TIME_FORMAT)
+        .ok()
+        .filter(|t| (1000..=9999).contains(&t.year()) && t.format(TIME_FORMAT).to_string() == text)
 }
 
 fn do_nothing() -> String {
@@ -313,5 +347,13 @@ mod tests {
         assert!(e.contains("line 2"), "{e}");
         assert_eq!(Format::of_path(std::path::Path::new("jobs.TOML")), Some(Format::Toml));
         assert_eq!(Format::of_path(std::path::Path::new("jobs.yaml")), None);
+    }
+
+    #[test]
+    fn history_times_are_read_in_the_one_spelling_an_export_writes() {
+        assert!(parse_time("2024-02-29 23:59:59").is_some());
+        for bad in ["2024-2-29 23:59:59", "2023-02-29 00:00:00", "0999-01-01 00:00:00", "2024-01-01 00:00:00.5", " 2024-01-01 00:00:00", "2024-01-01T00:00:00"] {
+            assert!(parse_time(bad).is_none(), "{bad}");
+        }
     }
 }
