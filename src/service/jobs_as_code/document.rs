@@ -98,7 +98,7 @@ pub struct Job {
     pub trigger_status: Option<i16>,
     /// The GLUE IDE's version history, newest first; absent leaves the stored history alone, present
     /// (even empty) makes it exactly this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "versions")]
     pub glue_history: Option<Vec<GlueVersion>>,
     /// Where the entry starts in a TOML file, for messages.
     #[serde(skip)]
@@ -121,6 +121,17 @@ pub struct GlueVersion {
     pub add_time: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub update_time: Option<String>,
+}
+
+/// GLUE history versions, each a table: serde's derive would also read a list of values in field order,
+/// and every field of a version may be left out, so `[[]]` would pass for a version.
+fn versions<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<GlueVersion>>, D::Error> {
+    let Some(values) = Option::<Vec<serde_json::Value>>::deserialize(deserializer)? else { return Ok(None) };
+    let read = |(i, value): (usize, serde_json::Value)| match value {
+        serde_json::Value::Object(_) => serde_json::from_value(value).map_err(|e| format!("glue_history[{i}]: {e}")),
+        other => Err(format!("glue_history[{i}]: a table of a version's fields, not {other}")),
+    };
+    values.into_iter().enumerate().map(read).collect::<Result<_, _>>().map(Some).map_err(serde::de::Error::custom)
 }
 
 /// How history times are written: as the console shows them.
@@ -347,6 +358,23 @@ mod tests {
         assert!(e.contains("line 2"), "{e}");
         assert_eq!(Format::of_path(std::path::Path::new("jobs.TOML")), Some(Format::Toml));
         assert_eq!(Format::of_path(std::path::Path::new("jobs.yaml")), None);
+    }
+
+    #[test]
+    fn a_history_version_is_a_table_of_known_fields() {
+        let job = |history: &str| format!("{{\"executor\": [{{\"app_name\": \"a-app\", \"title\": \"A\", \"job\": [{{\"description\": \"d\", \"author\": \"me\", \"schedule_type\": \"NONE\", \"route_strategy\": \"FIRST\", \"block_strategy\": \"SERIAL_EXECUTION\", \"glue_history\": {history}}}]}}]}}");
+        let doc = Document::parse(&job("[{\"glue_remark\": \"v1\", \"glue_source\": null}]"), Format::Json).unwrap();
+        assert_eq!(doc.executors[0].jobs[0].glue_history, Some(vec![GlueVersion { glue_remark: "v1".into(), ..GlueVersion::default() }]));
+        assert_eq!(Document::parse(&job("null"), Format::Json).unwrap().executors[0].jobs[0].glue_history, None);
+        for bad in ["[[null, null]]", "[\"v1\"]", "[{\"remark\": \"v1\"}]"] {
+            let e = Document::parse(&job(bad), Format::Json).unwrap_err().to_string();
+            assert!(e.contains("glue_history[0]"), "{bad}: {e}");
+        }
+        let toml = "[[executor]]\napp_name = \"a-app\"\ntitle = \"A\"\n[[executor.job]]\ndescription = \"d\"\nauthor = \"me\"\n\
+                    schedule_type = \"NONE\"\nroute_strategy = \"FIRST\"\nblock_strategy = \"SERIAL_EXECUTION\"\n\
+                    [[executor.job.glue_history]]\nglue_remark = \"v1\"\nupdate_time = \"2024-01-02 03:04:05\"\n";
+        let doc = Document::parse(toml, Format::Toml).unwrap();
+        assert_eq!(doc.executors[0].jobs[0].glue_history.as_ref().map(|h| h[0].update_time.clone()), Some(Some("2024-01-02 03:04:05".into())));
     }
 
     #[test]
