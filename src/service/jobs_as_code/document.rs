@@ -119,6 +119,7 @@ pub struct GlueVersion {
     /// `yyyy-MM-dd HH:mm:ss`, the wall-clock time the database stores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub add_time: Option<String>,
+    /// As `add_time`; the GLUE IDE keeps the 30 versions last updated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub update_time: Option<String>,
 }
