@@ -17,11 +17,11 @@ const USAGE: i32 = 2;
 const FAILED: i32 = 1;
 
 const USAGE_TEXT: &str = "\
-Usage: xxl-job-admin export [--group APP]... [-o FILE.json|FILE.toml] [--KEY=VALUE ...]
+Usage: xxl-job-admin export [--group APP]... [--glue-history] [-o FILE.json|FILE.toml] [--KEY=VALUE ...]
        xxl-job-admin apply -f FILE|FOLDER [--dry-run] [--prune] [--KEY=VALUE ...]
 
 export writes the executors (all, or each --group) and their jobs as a document, JSON on standard output
-without -o. apply creates what the document has and the database lacks, updates what differs and, with
+without -o; --glue-history adds each GLUE job's version history. apply creates what the document has and the database lacks, updates what differs and, with
 --prune, deletes the jobs of its executors that it does not list; --dry-run prints the plan only.
 The database is the server's: the same configuration file, environment and --KEY=VALUE arguments.
 Exit status: 0 done or planned, 1 failed, 2 bad arguments. See docs/jobs-as-code.md.
@@ -31,6 +31,7 @@ Exit status: 0 done or planned, 1 failed, 2 bad arguments. See docs/jobs-as-code
 #[derive(Debug, Default)]
 struct Request {
     groups: Vec<String>,
+    glue_history: bool,
     output: Option<PathBuf>,
     file: Option<PathBuf>,
     options: ApplyOptions,
@@ -49,6 +50,7 @@ fn parse(command: &str, args: &[String], cwd: &Path) -> Result<Request, String> 
         let mut value = |what: &str| inline.clone().or_else(|| args.next().cloned()).ok_or_else(|| format!("{name} needs {what}"));
         match (command, name) {
             ("export", "--group" | "-g") => request.groups.push(value("an app_name")?),
+            ("export", "--glue-history") => request.glue_history = true,
             ("export", "--output" | "-o") => request.output = Some(cwd.join(value("a file name")?)),
             ("apply", "--file" | "-f") => request.file = Some(cwd.join(value("a file or folder")?)),
             ("apply", "--dry-run") => request.options.dry_run = true,
@@ -120,7 +122,7 @@ pub fn run(
         let setting = Setting { db: &db, i18n: &i18n, alarm_channels: &channels, now_ms: SystemClock.now_ms() };
         let user = jobs_as_code::operator();
         let done = match command {
-            "export" => jobs_as_code::export(&setting, &user, &request.groups).await.map(|doc| doc.render(format)),
+            "export" => jobs_as_code::export(&setting, &user, &request.groups, request.glue_history).await.map(|doc| doc.render(format)),
             _ => match read_documents(request.file.as_deref().unwrap_or(Path::new(""))) {
                 Ok(doc) => jobs_as_code::apply(&setting, &user, &doc, request.options).await.map(|plan| {
                     let verb = match (request.options.dry_run, plan.changes()) {
@@ -167,7 +169,9 @@ mod tests {
     fn tool_arguments_are_told_from_configuration_arguments() {
         let cwd = Path::new("/w");
         let r = parse("export", &args(&["--group", "a", "--group=b", "-o", "x.toml", "--spring.datasource.url=sqlite:d"]), cwd).unwrap();
-        assert_eq!(r.groups, ["a", "b"]);
+        assert_eq!((r.groups.as_slice(), r.glue_history), (["a".to_string(), "b".to_string()].as_slice(), false));
+        assert!(parse("export", &args(&["--glue-history"]), cwd).unwrap().glue_history);
+        assert!(parse("apply", &args(&["-f", "x", "--glue-history"]), cwd).is_err());
         assert_eq!(r.output, Some(PathBuf::from("/w/x.toml")));
         assert_eq!(r.config, ["--spring.datasource.url=sqlite:d"]);
         let r = parse("apply", &args(&["-f", "jobs", "--dry-run", "--prune", "--config", "a.properties"]), cwd).unwrap();

@@ -38,6 +38,9 @@ const NOT_BLANK: &str = r"^[^\x00]*[^\s\x00][^\x00]*$";
 /// Any text without NUL.
 pub const NO_NUL: &str = r"^[^\x00]*$";
 
+/// `yyyy-MM-dd HH:mm:ss`, a real date of the years a MySQL DATETIME holds (1000 to 9999).
+const WALL_CLOCK: &str = r"^(?:[1-9]\d{3}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)|(?:[1-9]\d(?:0[48]|[2468][048]|[13579][26])|(?:[2468][048]|[13579][26])00)-02-29) (?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d$";
+
 /// A FIX_RATE interval: whole seconds from 1 to `i32::MAX`, as `Integer.valueOf` reads them.
 const SECONDS: &str = r"^\+?0*(?:[1-9]\d{0,8}|1\d{9}|20\d{8}|21[0-3]\d{7}|214[0-6]\d{6}|2147[0-3]\d{5}|21474[0-7]\d{4}|214748[0-2]\d{3}|2147483[0-5]\d{2}|21474836[0-3]\d|214748364[0-7])$";
 
@@ -122,8 +125,9 @@ pub fn conditions(form: &str) -> (Vec<serde_json::Value>, &'static [&'static str
 
 /// What `/apply` holds each field of a jobs-as-code entry to beyond its exported shape, by the exported
 /// schema's name (`Executor`, `Job`): the executor form's lengths, the job form's non-blank texts and
-/// enumerations, and `trigger_status` 0 or 1 (the columns' widths are the apply's own,
-/// `jobs_as_code::JOB_TEXT_WIDTHS`).
+/// enumerations, `trigger_status` 0 or 1, at most the GLUE history the GLUE IDE keeps and its times as an
+/// export writes them (the columns' widths are the apply's own, `jobs_as_code::JOB_TEXT_WIDTHS` and
+/// `GLUE_REMARK_WIDTH`).
 pub fn applied_fields(schema: &str) -> serde_json::Value {
     use serde_json::json;
     let names = |object: Object| serde_json::to_value(object).unwrap_or_default();
@@ -141,6 +145,12 @@ pub fn applied_fields(schema: &str) -> serde_json::Value {
             "block_strategy": names(block_strategy()),
             "glue_type": names(glue_type()),
             "trigger_status": { "enum": [0, 1, null] },
+            "glue_history": { "maxItems": crate::domain::GLUE_HISTORY },
+        }),
+        "GlueVersion" => json!({
+            "glue_type": { "enum": GLUE_TYPES.iter().map(|(name, _)| json!(name)).chain([serde_json::Value::Null]).collect::<Vec<_>>() },
+            "add_time": { "pattern": WALL_CLOCK },
+            "update_time": { "pattern": WALL_CLOCK },
         }),
         _ => json!({}),
     }

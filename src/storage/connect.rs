@@ -32,6 +32,9 @@ const ER_BAD_DB_ERROR: u16 = 1049;
 
 /// PostgreSQL's SQLSTATE for "database already exists".
 const PG_DUPLICATE_DATABASE: &str = "42P04";
+/// PostgreSQL's "unique_violation": what `CREATE DATABASE` answers when a concurrent one of the same name
+/// commits while it runs (the catalogue's unique index, not the existence check, catches it).
+const PG_UNIQUE_VIOLATION: &str = "23505";
 
 /// The user when none is configured: the superuser every cluster starts with (MySQL's is `root`).
 const PG_DEFAULT_USER: &str = "postgres";
@@ -58,9 +61,10 @@ pub async fn connect(ds: &DataSourceConfig) -> Result<(Db, SchemaOutcome)> {
         }
     };
     let mut db = Db::new(pool, zone);
+    // Before the schema: whether session locks can guard its creation depends on it.
+    db.probe_galera().await?;
     let outcome = schema::ensure(&db).await?;
     db.probe_returning().await?;
-    db.probe_galera().await?;
     Ok((db, outcome))
 }
 
@@ -259,7 +263,7 @@ async fn create_postgres_database(server: PgConnectOptions, database: &str) -> R
     let sql = format!("CREATE DATABASE \"{}\" ENCODING 'UTF8' TEMPLATE template0", database.replace('"', "\"\""));
     match sqlx::query(&sql).execute(&mut conn).await {
         // Another admin starting beside us created it first.
-        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(PG_DUPLICATE_DATABASE) => Ok(()),
+        Err(sqlx::Error::Database(e)) if matches!(e.code().as_deref(), Some(PG_DUPLICATE_DATABASE | PG_UNIQUE_VIOLATION)) => Ok(()),
         other => other.map(drop).map_err(Into::into),
     }
 }

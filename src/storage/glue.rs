@@ -5,6 +5,8 @@ use super::{Arg, Db, LogGlue, Result, ScheduleLock};
 
 pub(super) const DELETE_GLUES_OF_JOB: &str = "DELETE FROM xxl_job_logglue WHERE job_id = ?";
 
+const GLUES_OF_JOB: &str = "SELECT * FROM xxl_job_logglue WHERE job_id = ? ORDER BY id DESC";
+
 const INSERT_GLUE: &str = "INSERT INTO xxl_job_logglue (job_id, glue_type, glue_source, glue_remark, add_time, update_time) \
      VALUES (?, ?, ?, ?, ?, ?)";
 
@@ -36,7 +38,7 @@ impl Db {
     }
 
     pub async fn glues_of_job(&self, job_id: i32) -> Result<Vec<LogGlue>> {
-        self.fetch_all("SELECT * FROM xxl_job_logglue WHERE job_id = ? ORDER BY id DESC", &[Arg::Int(job_id.into())]).await
+        self.fetch_all(GLUES_OF_JOB, &[Arg::Int(job_id.into())]).await
     }
 
     pub async fn delete_glues_of_job(&self, job_id: i32) -> Result<u64> {
@@ -49,5 +51,17 @@ impl ScheduleLock {
     pub async fn save_glue(&mut self, glue: &LogGlue, keep: i64) -> Result<()> {
         let (tx, dialect) = self.parts();
         save_glue(On::Tx(tx), dialect, glue, keep).await
+    }
+
+    /// [`Db::glues_of_job`] inside the lock's transaction.
+    pub async fn glues_of_job(&mut self, job_id: i32) -> Result<Vec<LogGlue>> {
+        let (tx, dialect) = self.parts();
+        sql::fetch_all(On::Tx(tx), dialect, GLUES_OF_JOB, &[Arg::Int(job_id.into())]).await
+    }
+
+    /// [`Db::delete_glues_of_job`] inside the lock's transaction.
+    pub async fn delete_glues_of_job(&mut self, job_id: i32) -> Result<u64> {
+        let (tx, dialect) = self.parts();
+        sql::execute(On::Tx(tx), dialect, DELETE_GLUES_OF_JOB, &[Arg::Int(job_id.into())]).await
     }
 }

@@ -54,6 +54,9 @@ pub enum StorageError {
          create them with the xxl-job 2.4 script or point the admin at an empty database"
     )]
     PartialSchema(String),
+    /// Another admin held the schema-creation lock for this many seconds without finishing.
+    #[error("another admin has been creating the xxl-job schema for {0} s without finishing; is it stuck?")]
+    SchemaLockTimeout(u64),
 }
 
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;

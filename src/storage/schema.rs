@@ -3,6 +3,7 @@
 //! No migration bookkeeping table is created: the database must stay exactly what the Java admin expects.
 
 use super::{Db, Result, StorageError};
+use std::time::Duration;
 
 const SEED: &str = include_str!("../../migrations/seed.sql");
 
@@ -26,13 +27,36 @@ pub enum SchemaOutcome {
     Existing { lock_row_present: bool },
 }
 
+/// The session lock held while one admin creates the schema, so admins starting together on an empty
+/// database do not both run the script: the MySQL lock name, and the PostgreSQL key ("xjsc", a first key of
+/// its own beside the admins' liveness locks).
+const SCHEMA_LOCK: (&str, (i32, i32)) = ("xxl-job-admin:schema", (0x786a_7363, 0));
+
+/// How long an admin waits for another to finish creating the schema: the script takes well under a
+/// second, so a longer wait means the other is stuck.
+const SCHEMA_LOCK_WAIT: Duration = Duration::from_secs(60);
+
 pub(super) async fn ensure(db: &Db) -> Result<SchemaOutcome> {
-    let present = existing_tables(db).await?;
-    if present.is_empty() {
-        for statement in statements(db.dialect.ddl).chain(statements(SEED)) {
-            db.execute(&statement, &[]).await?;
+    let mut present = existing_tables(db).await?;
+    // Some tables but not all may be another admin's creation under way: look again under its lock.
+    if present.len() < TABLES.len() {
+        // Session locks work before any table exists. SQLite has no server to hold one, and a Galera node
+        // refuses GET_LOCK: both create unlocked.
+        let lock = if db.has_session_locks() {
+            let (name, key) = SCHEMA_LOCK;
+            let lock = db.session_lock(name, key, SCHEMA_LOCK_WAIT).await?;
+            Some(lock.ok_or(StorageError::SchemaLockTimeout(SCHEMA_LOCK_WAIT.as_secs()))?)
+        } else {
+            None
+        };
+        let created = create_if_empty(db).await;
+        if let Some(lock) = lock {
+            lock.release().await;
         }
-        return Ok(SchemaOutcome::Created);
+        match created? {
+            None => return Ok(SchemaOutcome::Created),
+            Some(found) => present = found,
+        }
     }
     let missing: Vec<&str> = TABLES.iter().copied().filter(|t| !present.contains(&t.to_string())).collect();
     if !missing.is_empty() {
@@ -41,6 +65,19 @@ pub(super) async fn ensure(db: &Db) -> Result<SchemaOutcome> {
     check_column_types(db).await?;
     let lock_rows = db.scalar("SELECT COUNT(*) FROM xxl_job_lock WHERE lock_name = 'schedule_lock'", &[]).await?;
     Ok(SchemaOutcome::Existing { lock_row_present: lock_rows > 0 })
+}
+
+/// Runs the script on a database without any xxl-job table (`None`); otherwise the tables found, which
+/// another admin may have created while this one waited for the lock.
+async fn create_if_empty(db: &Db) -> Result<Option<Vec<String>>> {
+    let present = existing_tables(db).await?;
+    if !present.is_empty() {
+        return Ok(Some(present));
+    }
+    for statement in statements(db.dialect.ddl).chain(statements(SEED)) {
+        db.execute(&statement, &[]).await?;
+    }
+    Ok(None)
 }
 
 /// The xxl-job tables present, lower-cased (MySQL on Windows/macOS may report any case).

@@ -80,14 +80,24 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     let mut mailer_update = job_body(&group["id"], "send mail", "mailer", "0 0 3 * * ?");
     mailer_update["childJobId"] = json!(shell["id"].to_string());
     api.expect(200, api.put(&format!("/jobs/{}", mailer["id"]), mailer_update)).await?;
+    // Two versions saved in the GLUE IDE: the shell job's history, exported with --glue-history.
+    let mut console = ConsoleClient::new(&app.base);
+    console.login("admin", "123456", false).await?;
+    for (source, remark) in [("#!/bin/sh\nrm -rf /tmp/x\n", "shell v2"), ("#!/bin/sh\nrm -rf /tmp/x\n", "shell v3")] {
+        let saved = console.post("/jobcode/save", &[("id", &shell["id"].to_string()), ("glueSource", source), ("glueRemark", remark)]).await?;
+        ensure_eq!(saved["code"], 200, "{saved}");
+    }
     app.stop().await;
 
-    let exported = cli(&a, &["export", "-o", "a.toml"], dir.path())?;
+    let exported = cli(&a, &["export", "--glue-history", "-o", "a.toml"], dir.path())?;
     ensure_eq!(exported.status.code(), Some(0), "{}", text(&exported.stderr));
     let document = std::fs::read_to_string(dir.path().join("a.toml")).context("a.toml")?;
     ensure!(document.contains("child_jobs = [\"billing-app/send mail/mailer\"]"), "{document}");
     ensure!(document.contains("addresses = [\n    \"http://10.0.0.1:9999\",") || document.contains("addresses = [\"http://10.0.0.1:9999\""), "{document}");
-    ensure!(document.contains("#!/bin/sh") && document.contains("glue_remark = \"shell v1\""), "{document}");
+    ensure!(document.contains("#!/bin/sh") && document.contains("glue_remark = \"shell v3\""), "{document}");
+    let history_at = document.find("[[executor.job.glue_history]]").context("a history")?;
+    ensure!(document[history_at..].find("shell v3") < document[history_at..].find("shell v2"), "newest first: {document}");
+    ensure_eq!(document.matches("[[executor.job.glue_history]]").count(), 2, "{document}");
     let json_out = cli(&a, &["export", "--group", "billing-app"], dir.path())?;
     let json_doc: Value = serde_json::from_slice(&json_out.stdout).context("JSON on stdout")?;
     ensure_eq!(json_doc["executor"].as_array().map(Vec::len), Some(1));
@@ -98,7 +108,7 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     ensure_eq!(applied.status.code(), Some(0), "{out}{}", text(&applied.stderr));
     ensure!(out.contains("+ executor billing-app: create") && out.contains("+ job billing-app/invoices/invoicer: create"), "{out}");
     ensure!(out.contains("= job xxl-job-executor-sample/测试任务1/demoJobHandler: unchanged") && out.contains("4 change(s)"), "{out}");
-    let again = cli(&b, &["export", "-o", "b.toml"], dir.path())?;
+    let again = cli(&b, &["export", "--glue-history", "-o", "b.toml"], dir.path())?;
     ensure_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
     ensure_eq!(std::fs::read_to_string(dir.path().join("b.toml")).context("b.toml")?, document);
 
@@ -131,6 +141,16 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     ensure_eq!(planned.status.code(), Some(0), "{}", text(&planned.stderr));
     ensure!(out.contains("~ job billing-app/send mail/mailer: update\n    schedule_conf: \"0 0 3 * * ?\" -> \"0 30 3 * * ?\""), "{out}");
     ensure!(out.contains("1 change(s)") && out.contains("dry run"), "{out}");
+    std::fs::write(dir.path().join("h.toml"), document.replace("glue_remark = \"shell v2\"", "glue_remark = \"shell 2\"")).context("h.toml")?;
+    let planned = cli(&b, &["apply", "-f", "h.toml", "--dry-run"], dir.path())?;
+    let out = text(&planned.stdout);
+    ensure!(out.contains("~ job xxl-job-executor-sample/clean tmp/: update\n    glue_history: \"2 version(s): \\\"shell v3\\\" "), "{out}");
+    ensure!(out.contains(", \\\"shell 2\\\" ") && out.contains("1 change(s)"), "{out}");
+    let versions = "[[executor.job.glue_history]]\nglue_remark = \"v\"\n".repeat(30);
+    let long = document.replacen("[[executor.job.glue_history]]", &format!("{versions}[[executor.job.glue_history]]"), 1);
+    std::fs::write(dir.path().join("long.toml"), long).context("long.toml")?;
+    let long = cli(&b, &["apply", "-f", "long.toml"], dir.path())?;
+    ensure!(long.status.code() == Some(1) && text(&long.stderr).contains("glue_history: 32 versions"), "{}", text(&long.stderr));
 
     std::fs::write(dir.path().join("bad.toml"), "[[executor]]\napp_name = \"billing-app\"\ntitle = \n").context("bad.toml")?;
     let bad = cli(&b, &["apply", "-f", "bad.toml"], dir.path())?;
@@ -143,20 +163,32 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     let yaml = cli(&b, &["export", "-o", "a.yaml"], dir.path())?;
     ensure_eq!(yaml.status.code(), Some(2));
 
-    let after = cli(&b, &["export", "-o", "after.toml"], dir.path())?;
+    let after = cli(&b, &["export", "--glue-history", "-o", "after.toml"], dir.path())?;
     ensure_eq!(after.status.code(), Some(0));
     ensure_eq!(std::fs::read_to_string(dir.path().join("after.toml")).context("after.toml")?, document, "dry run and bad files wrote nothing");
 
-    // A changed GLUE source is saved as the GLUE IDE saves it: with a history version.
-    std::fs::write(dir.path().join("d.toml"), document.replace("rm -rf /tmp/x", "rm -rf /tmp/y")).context("d.toml")?;
+    // A document without history leaves the stored one alone, and a changed GLUE source is saved as the
+    // GLUE IDE saves it: with a history version, beside the two applied.
+    let plain = cli(&b, &["export", "-o", "plain.toml"], dir.path())?;
+    ensure_eq!(plain.status.code(), Some(0));
+    let plain = std::fs::read_to_string(dir.path().join("plain.toml")).context("plain.toml")?;
+    ensure!(!plain.contains("glue_history"), "{plain}");
+    std::fs::write(dir.path().join("d.toml"), plain.replace("rm -rf /tmp/x", "rm -rf /tmp/y")).context("d.toml")?;
     let glue = cli(&b, &["apply", "-f", "d.toml"], dir.path())?;
     ensure!(glue.status.success() && text(&glue.stdout).contains("    glue_source: "), "{}", text(&glue.stdout));
     let app_b = TestApp::start(&b, &[]).await?;
     let shell_b = app_b.app.db.jobs_by_group(1).await.context("jobs")?.into_iter().find(|j| j.job_desc == "clean tmp").context("clean tmp")?;
     ensure_eq!(shell_b.glue_source.as_deref(), Some("#!/bin/sh\nrm -rf /tmp/y\n"));
     let history = app_b.app.db.glues_of_job(shell_b.id).await.context("history")?;
-    ensure_eq!(history.len(), 1);
-    ensure_eq!((history[0].glue_source.as_deref(), history[0].glue_remark.as_str()), (Some("#!/bin/sh\nrm -rf /tmp/y\n"), "shell v1"));
+    let remarks: Vec<&str> = history.iter().map(|v| v.glue_remark.as_str()).collect();
+    ensure_eq!(remarks, ["shell v3", "shell v3", "shell v2"]);
+    ensure_eq!(history[0].glue_source.as_deref(), Some("#!/bin/sh\nrm -rf /tmp/y\n"));
+    // The REST API's export with glueHistory=true is the command's.
+    let with_history = cli(&b, &["export", "--glue-history", "-o", "e.toml"], dir.path())?;
+    ensure_eq!(with_history.status.code(), Some(0));
+    let (status, body) = admin_api(&app_b).await?.text(Method::GET, "/export?format=toml&glueHistory=true", None).await?;
+    ensure_eq!(status, 200, "{body}");
+    ensure_eq!(body, std::fs::read_to_string(dir.path().join("e.toml")).context("e.toml")?);
     app_b.stop().await;
     Ok(())
 }
@@ -311,7 +343,7 @@ async fn apply_file_at_start(backend: Backend) -> TestResult {
     std::fs::write(dir.path().join("notes.txt"), "not a document").context("write")?;
     let db = TestDb::fresh(backend)?;
     let setting = format!("--xxl.job.apply.file={}", dir.path().display());
-    // The schema first: two admins creating it at once on an empty database is another matter than this.
+    // The schema first: admins creating it together is schema::admins_starting_together_on_a_new_database_all_start.
     TestApp::start(&db, &[]).await?.stop().await;
     let args = [setting.as_str()];
     let (first, second) = tokio::join!(TestApp::start(&db, &args), TestApp::start(&db, &args));

@@ -16,6 +16,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "schema::empty_database_gets_the_reference_schema", backends: MYSQL_ONLY, run: |b| Box::pin(empty_database_gets_the_reference_schema(b)) },
         Case { name: "schema::reference_database_is_left_unchanged", backends: MYSQL_ONLY, run: |b| Box::pin(reference_database_is_left_unchanged(b)) },
         Case { name: "schema::new_database_gets_every_table_and_the_initial_rows", backends: ALL, run: |b| Box::pin(new_database_gets_every_table_and_the_initial_rows(b)) },
+        Case { name: "schema::admins_starting_together_on_a_new_database_all_start", backends: SERVERS, run: |b| Box::pin(admins_starting_together(b)) },
         Case { name: "schema::partial_schema_refuses_to_start", backends: SERVERS, run: |b| Box::pin(partial_schema_refuses_to_start(b)) },
         Case { name: "schema::postgres_gets_the_intended_schema", backends: POSTGRES_ONLY, run: |b| Box::pin(postgres_gets_the_intended_schema(b)) },
         Case { name: "schema::postgres_database_with_the_tables_is_left_unchanged", backends: POSTGRES_ONLY, run: |b| Box::pin(postgres_database_with_the_tables_is_left_unchanged(b)) },
@@ -182,6 +183,20 @@ async fn new_database_gets_every_table_and_the_initial_rows(backend: Backend) ->
     let app = TestApp::start(&db, &[]).await?;
     ensure_eq!(app.app.db.count_jobs().await.context("count")?, 2);
     app.stop().await;
+    Ok(())
+}
+
+/// Three admins started at once on a database that does not exist yet: one creates the database and the
+/// schema, the others wait for it and find them made; all start, and the initial rows are there once.
+async fn admins_starting_together(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let (a, b, c) = tokio::join!(TestApp::start(&db, &[]), TestApp::start(&db, &[]), TestApp::start(&db, &[]));
+    let started = [a, b, c].into_iter().collect::<Result<Vec<_>, _>>()?;
+    ensure_eq!(started[0].app.db.count_jobs().await.context("count")?, 1);
+    ensure_eq!(started[1].app.db.all_groups().await.context("groups")?.len(), 1);
+    for app in started {
+        app.stop().await;
+    }
     Ok(())
 }
 

@@ -35,7 +35,9 @@ schemathesis.openapi.format("quartz-cron", quartz_cron())
 # The fields of a jobs-as-code document whose null means "absent" (`Option` in the admin): TOML has no
 # null, so they are left out. Any other null is written as a bare `null`, which TOML does not parse,
 # so a document that JSON would refuse for its null is refused in TOML too.
-NULL_MEANS_ABSENT = {"key", "trigger_status"}
+NULL_MEANS_ABSENT = {"key", "trigger_status", "glue_history"}
+# The same inside a GLUE history version, whose nullable columns are `Option`s too.
+NULL_MEANS_ABSENT_IN_VERSION = {"glue_type", "glue_source", "add_time", "update_time"}
 
 
 def toml_string(text):
@@ -51,7 +53,8 @@ def toml_string(text):
     return '"' + "".join(escaped) + '"'
 
 
-def toml_value(value):
+def toml_value(value, within=None):
+    """`within`: the key the value (or, for a list, its items) is the value of."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -68,14 +71,16 @@ def toml_value(value):
     if isinstance(value, str):
         return toml_string(value)
     if isinstance(value, list):
-        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+        return "[" + ", ".join(toml_value(item, within) for item in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{toml_string(str(k))} = {toml_value(v)}" for k, v in value.items() if not absent(k, v)) + "}"
+        pairs = (f"{toml_string(str(k))} = {toml_value(v, k)}" for k, v in value.items() if not absent(k, v, within))
+        return "{" + ", ".join(pairs) + "}"
     return "null"
 
 
-def absent(key, value):
-    return value is None and key in NULL_MEANS_ABSENT
+def absent(key, value, within=None):
+    names = NULL_MEANS_ABSENT_IN_VERSION if within == "glue_history" else NULL_MEANS_ABSENT
+    return value is None and key in names
 
 
 @schemathesis.serializer("application/toml", "text/toml")
@@ -83,5 +88,5 @@ def toml_document(ctx, value):
     """A document as TOML: the top-level table's keys one per line, every nested value inline."""
     if not isinstance(value, dict):
         return toml_value(value).encode("utf-8", "surrogatepass")
-    lines = [f"{toml_string(str(k))} = {toml_value(v)}" for k, v in value.items() if not absent(k, v)]
+    lines = [f"{toml_string(str(k))} = {toml_value(v, k)}" for k, v in value.items() if not absent(k, v)]
     return "\n".join(lines).encode("utf-8", "surrogatepass")

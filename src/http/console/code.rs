@@ -28,7 +28,7 @@ async fn export(State(state): State<AppState>, user: LoginUser, params: Params) 
         0 => vec![],
         id => vec![groups::get(&state, &user, id).await.or_json(&state)?.app_name],
     };
-    let doc = jobs_as_code::export(&Setting::of(&state), &user, &apps).await.or_json(&state)?;
+    let doc = jobs_as_code::export(&Setting::of(&state), &user, &apps, false).await.or_json(&state)?;
     // Only characters every browser keeps in a file name.
     let stem: String = apps.first().map_or("xxl-job", String::as_str).chars().filter(|c| c.is_ascii_alphanumeric() || "._-".contains(*c)).collect();
     let extension = if format == Format::Json { "json" } else { "toml" };

@@ -55,6 +55,7 @@ fn read_document(body: &str, format: Format) -> ApiResult<Document> {
     params(
         ("group" = Option<Vec<String>>, Query, explode, description = "an executor's app_name; repeat for several; absent = every permitted executor"),
         ("format" = inline(Option<Format>), Query, description = "the answer's format: json (the default) or toml"),
+        ("glueHistory" = Option<bool>, Query, description = "true: each GLUE job's version history too (`glue_history`, newest first)"),
     ),
     responses(
         (status = 200, description = "the document: JSON, or TOML with format=toml", content((Document = "application/json"), (String = "application/toml"))),
@@ -63,13 +64,14 @@ fn read_document(body: &str, format: Format) -> ApiResult<Document> {
         (status = 403, body = ErrorBody, description = "a named executor is not granted to the token's user"),
         (status = 404, body = ErrorBody, description = "no executor has a named app_name")))]
 pub async fn export(State(state): State<AppState>, ApiUser(user): ApiUser, uri: Uri) -> ApiResult<Response> {
-    let pairs = query_pairs(&state, &uri, &["group", "format"])?;
+    let pairs = query_pairs(&state, &uri, &["group", "format", "glueHistory"])?;
+    let glue_history = flag(&pairs, "glueHistory")?;
     let format = match one_of(&pairs, "format", &["json", "toml"])? {
         Some("toml") => Format::Toml,
         _ => Format::Json,
     };
     let groups: Vec<String> = pairs.into_iter().filter(|(n, _)| n == "group").map(|(_, v)| v).collect();
-    let doc = jobs_as_code::export(&Setting::of(&state), &user, &groups).await?;
+    let doc = jobs_as_code::export(&Setting::of(&state), &user, &groups, glue_history).await?;
     Ok(([(CONTENT_TYPE, format.media_type())], doc.render(format)).into_response())
 }
 

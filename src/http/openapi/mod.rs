@@ -171,7 +171,8 @@ fn declare_edge(doc: &mut serde_json::Value) {
 /// shapes: rows written by older versions or another admin need not pass today's checks to be read.
 fn declare_applied(schemas: &mut serde_json::Value) {
     use serde_json::{json, Value};
-    const APPLIED: [(&str, &str); 3] = [("Document", "AppliedDocument"), ("Executor", "AppliedExecutor"), ("Job", "AppliedJob")];
+    const APPLIED: [(&str, &str); 4] =
+        [("Document", "AppliedDocument"), ("Executor", "AppliedExecutor"), ("Job", "AppliedJob"), ("GlueVersion", "AppliedGlueVersion")];
     for (plain, applied) in APPLIED {
         let mut text = schemas[plain].to_string();
         for (from, to) in APPLIED {
@@ -183,6 +184,9 @@ fn declare_applied(schemas: &mut serde_json::Value) {
             for (field, width) in crate::service::jobs_as_code::JOB_TEXT_WIDTHS {
                 fields[field]["maxLength"] = json!(width);
             }
+        }
+        if plain == "GlueVersion" {
+            fields["glue_remark"]["maxLength"] = json!(crate::service::jobs_as_code::GLUE_REMARK_WIDTH);
         }
         let (rules, ruled) = crate::service::schema::conditions(applied);
         for (field, property) in schema.get_mut("properties").and_then(Value::as_object_mut).into_iter().flatten() {

@@ -96,9 +96,55 @@ pub struct Job {
     /// 1 running, 0 stopped; absent leaves the state alone (a new job is stopped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger_status: Option<i16>,
+    /// The GLUE IDE's version history, newest first; absent leaves the stored history alone, present
+    /// (even empty) makes it exactly this.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "versions")]
+    pub glue_history: Option<Vec<GlueVersion>>,
     /// Where the entry starts in a TOML file, for messages.
     #[serde(skip)]
     pub line: Option<usize>,
+}
+
+/// One row of a job's GLUE history (`xxl_job_logglue`), as the GLUE IDE's save writes it. Fields left
+/// out are the NULLs the columns allow.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlueVersion {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glue_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glue_source: Option<String>,
+    #[serde(default)]
+    pub glue_remark: String,
+    /// `yyyy-MM-dd HH:mm:ss`, the wall-clock time the database stores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub add_time: Option<String>,
+    /// As `add_time`; the GLUE IDE keeps the 30 versions last updated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_time: Option<String>,
+}
+
+/// GLUE history versions, each a table: serde's derive would also read a list of values in field order,
+/// and every field of a version may be left out, so `[[]]` would pass for a version.
+fn versions<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<GlueVersion>>, D::Error> {
+    let Some(values) = Option::<Vec<serde_json::Value>>::deserialize(deserializer)? else { return Ok(None) };
+    let read = |(i, value): (usize, serde_json::Value)| match value {
+        serde_json::Value::Object(_) => serde_json::from_value(value).map_err(|e| format!("glue_history[{i}]: {e}")),
+        other => Err(format!("glue_history[{i}]: a table of a version's fields, not {other}")),
+    };
+    values.into_iter().enumerate().map(read).collect::<Result<_, _>>().map(Some).map_err(serde::de::Error::custom)
+}
+
+/// How history times are written: as the console shows them.
+pub const TIME_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
+
+/// A history time of a document: exactly [`TIME_FORMAT`] (no other spelling of the same instant, so the
+/// plan compares texts), in the years a MySQL DATETIME holds.
+pub fn parse_time(text: &str) -> Option<chrono::NaiveDateTime> {
+    use chrono::Datelike;
+    chrono::NaiveDateTime::parse_from_str(text, TIME_FORMAT)
+        .ok()
+        .filter(|t| (1000..=9999).contains(&t.year()) && t.format(TIME_FORMAT).to_string() == text)
 }
 
 fn do_nothing() -> String {
@@ -313,5 +359,30 @@ mod tests {
         assert!(e.contains("line 2"), "{e}");
         assert_eq!(Format::of_path(std::path::Path::new("jobs.TOML")), Some(Format::Toml));
         assert_eq!(Format::of_path(std::path::Path::new("jobs.yaml")), None);
+    }
+
+    #[test]
+    fn a_history_version_is_a_table_of_known_fields() {
+        let job = |history: &str| format!("{{\"executor\": [{{\"app_name\": \"a-app\", \"title\": \"A\", \"job\": [{{\"description\": \"d\", \"author\": \"me\", \"schedule_type\": \"NONE\", \"route_strategy\": \"FIRST\", \"block_strategy\": \"SERIAL_EXECUTION\", \"glue_history\": {history}}}]}}]}}");
+        let doc = Document::parse(&job("[{\"glue_remark\": \"v1\", \"glue_source\": null}]"), Format::Json).unwrap();
+        assert_eq!(doc.executors[0].jobs[0].glue_history, Some(vec![GlueVersion { glue_remark: "v1".into(), ..GlueVersion::default() }]));
+        assert_eq!(Document::parse(&job("null"), Format::Json).unwrap().executors[0].jobs[0].glue_history, None);
+        for bad in ["[[null, null]]", "[\"v1\"]", "[{\"remark\": \"v1\"}]"] {
+            let e = Document::parse(&job(bad), Format::Json).unwrap_err().to_string();
+            assert!(e.contains("glue_history[0]"), "{bad}: {e}");
+        }
+        let toml = "[[executor]]\napp_name = \"a-app\"\ntitle = \"A\"\n[[executor.job]]\ndescription = \"d\"\nauthor = \"me\"\n\
+                    schedule_type = \"NONE\"\nroute_strategy = \"FIRST\"\nblock_strategy = \"SERIAL_EXECUTION\"\n\
+                    [[executor.job.glue_history]]\nglue_remark = \"v1\"\nupdate_time = \"2024-01-02 03:04:05\"\n";
+        let doc = Document::parse(toml, Format::Toml).unwrap();
+        assert_eq!(doc.executors[0].jobs[0].glue_history.as_ref().map(|h| h[0].update_time.clone()), Some(Some("2024-01-02 03:04:05".into())));
+    }
+
+    #[test]
+    fn history_times_are_read_in_the_one_spelling_an_export_writes() {
+        assert!(parse_time("2024-02-29 23:59:59").is_some());
+        for bad in ["2024-2-29 23:59:59", "2023-02-29 00:00:00", "0999-01-01 00:00:00", "2024-01-01 00:00:00.5", " 2024-01-01 00:00:00", "2024-01-01T00:00:00"] {
+            assert!(parse_time(bad).is_none(), "{bad}");
+        }
     }
 }

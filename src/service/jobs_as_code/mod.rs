@@ -7,7 +7,7 @@
 mod document;
 mod plan;
 
-pub use document::{natural_key, read_documents, AddressType, Document, Executor, Format, FormatError, Job};
+pub use document::{natural_key, read_documents, AddressType, Document, Executor, Format, FormatError, GlueVersion, Job};
 pub use plan::{Action, FieldDiff, Plan, PlanError};
 
 use super::groups::{ensure_admin, live_address_lists, GroupForm};
@@ -15,7 +15,7 @@ use super::jobs::{new_job, write_form, Checks, JobForm, START_DELAY_MS};
 use super::audit::Target;
 use super::{LoginUser, Origin, ServiceContext, ServiceError};
 use crate::domain::schedule::{next_time, ScheduleType};
-use crate::domain::GLUE_HISTORY;
+use crate::domain::{GLUE_HISTORY, GLUE_TYPES};
 use crate::i18n::I18n;
 use crate::storage::{Db, JobGroup, JobInfo, JobUser, LogGlue, ScheduleLock};
 use crate::time::CRON_ZONE;
@@ -52,8 +52,9 @@ pub struct ApplyOptions {
     pub prune: bool,
 }
 
-/// The executors named `apps` (every one when empty) that the user may see, with their jobs.
-pub async fn export(setting: &Setting<'_>, user: &LoginUser, apps: &[String]) -> Result<Document, ServiceError> {
+/// The executors named `apps` (every one when empty) that the user may see, with their jobs; with
+/// `glue_history`, each GLUE job's history too (and a BEAN job's, should it have one).
+pub async fn export(setting: &Setting<'_>, user: &LoginUser, apps: &[String], glue_history: bool) -> Result<Document, ServiceError> {
     let db = setting.db;
     let groups = db.all_groups().await?;
     for app in apps {
@@ -81,6 +82,15 @@ pub async fn export(setting: &Setting<'_>, user: &LoginUser, apps: &[String]) ->
         .chain(outside.iter())
         .map(|j| (j.id, natural_key(app_of.get(&j.job_group).copied().unwrap_or(""), &j.job_desc, j.executor_handler.as_deref().unwrap_or(""))))
         .collect();
+    let mut histories: HashMap<i32, Vec<GlueVersion>> = HashMap::new();
+    if glue_history {
+        for job in jobs_of.iter().flatten() {
+            let versions: Vec<GlueVersion> = db.glues_of_job(job.id).await?.iter().map(version_of).collect();
+            if job.glue_type != "BEAN" || !versions.is_empty() {
+                histories.insert(job.id, versions);
+            }
+        }
+    }
     let executors = chosen
         .iter()
         .zip(jobs_of)
@@ -92,7 +102,7 @@ pub async fn export(setting: &Setting<'_>, user: &LoginUser, apps: &[String]) ->
                 AddressType::Auto => vec![],
                 AddressType::Manual => group.address_list.as_deref().map(crate::domain::java_split).unwrap_or_default().into_iter().map(str::to_string).collect(),
             },
-            jobs: jobs.iter().map(|j| exported_job(j, &key_of)).collect(),
+            jobs: jobs.iter().map(|j| Job { glue_history: histories.remove(&j.id), ..exported_job(j, &key_of) }).collect(),
             line: None,
         })
         .collect();
@@ -125,7 +135,34 @@ fn exported_job(job: &JobInfo, key_of: &HashMap<i32, String>) -> Job {
         glue_source: text(&job.glue_source),
         glue_remark: text(&job.glue_remark),
         trigger_status: Some(job.trigger_status),
+        glue_history: None,
         line: None,
+    }
+}
+
+/// A stored GLUE history row as the document holds it.
+fn version_of(row: &LogGlue) -> GlueVersion {
+    let time = |t: Option<chrono::NaiveDateTime>| t.map(|t| t.format(document::TIME_FORMAT).to_string());
+    GlueVersion {
+        glue_type: row.glue_type.clone(),
+        glue_source: row.glue_source.clone(),
+        glue_remark: row.glue_remark.clone(),
+        add_time: time(row.add_time),
+        update_time: time(row.update_time),
+    }
+}
+
+/// A document's version as the GLUE IDE's save writes its row.
+fn row_of(job_id: i32, version: &GlueVersion) -> LogGlue {
+    let time = |t: &Option<String>| t.as_deref().and_then(document::parse_time);
+    LogGlue {
+        id: 0,
+        job_id,
+        glue_type: version.glue_type.clone(),
+        glue_source: version.glue_source.clone(),
+        glue_remark: version.glue_remark.clone(),
+        add_time: time(&version.add_time),
+        update_time: time(&version.update_time),
     }
 }
 
@@ -154,10 +191,18 @@ pub async fn apply(setting: &Setting<'_>, user: &LoginUser, doc: &Document, opti
     for group in &groups {
         jobs.extend(lock.jobs_by_group(group.id).await?);
     }
-    let plan = plan::make(doc, &groups, &jobs, options.prune).map_err(|e| match e {
+    let mut plan = plan::make(doc, &groups, &jobs, options.prune).map_err(|e| match e {
         PlanError::NotFound(message) => ServiceError::NotFound(message),
         PlanError::Conflict(message) => ServiceError::Conflict(message),
     })?;
+    let mut histories = HashMap::new();
+    for step in &plan.jobs {
+        let (Some(id), Some((e, j))) = (step.id, step.source) else { continue };
+        if doc.executors[e].jobs[j].glue_history.is_some() {
+            histories.insert(id, lock.glues_of_job(id).await?.iter().map(version_of).collect());
+        }
+    }
+    plan::history_diffs(&mut plan, doc, &histories);
     check_permissions(setting.i18n, user, &plan, &jobs)?;
     if options.dry_run || plan.changes() == 0 {
         // Dropping the lock rolls back: nothing was written.
@@ -189,6 +234,7 @@ fn check_entries(setting: &Setting<'_>, user: &LoginUser, doc: &Document) -> Res
             if let Some((field, width)) = too_wide(job) {
                 return Err(at(ServiceError::Invalid(format!("{field}: longer than the column's {width} characters"))));
             }
+            check_history(job).map_err(|e| at(ServiceError::Invalid(e)))?;
             match job.trigger_status {
                 None | Some(0) => {}
                 Some(1) if job.schedule_type == ScheduleType::None.name() => {
@@ -196,6 +242,33 @@ fn check_entries(setting: &Setting<'_>, user: &LoginUser, doc: &Document) -> Res
                 }
                 Some(1) => {}
                 Some(other) => return Err(at(ServiceError::Invalid(format!("trigger_status: {other} is neither 0 (stopped) nor 1 (running)")))),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The width of `xxl_job_logglue.glue_remark`.
+pub const GLUE_REMARK_WIDTH: usize = 128;
+
+/// A document's GLUE history: no more versions than the GLUE IDE keeps, known GLUE types, remarks that
+/// fit their column, times as an export writes them.
+fn check_history(job: &Job) -> Result<(), String> {
+    let Some(versions) = &job.glue_history else { return Ok(()) };
+    if versions.len() > GLUE_HISTORY as usize {
+        return Err(format!("glue_history: {} versions; the GLUE IDE keeps at most {GLUE_HISTORY}", versions.len()));
+    }
+    for (i, version) in versions.iter().enumerate() {
+        let field = |name: &str| format!("glue_history[{i}].{name}");
+        if let Some(kind) = version.glue_type.as_deref().filter(|t| !GLUE_TYPES.iter().any(|(name, _)| name == t)) {
+            return Err(format!("{}: {kind:?} is not a GLUE type", field("glue_type")));
+        }
+        if version.glue_remark.chars().count() > GLUE_REMARK_WIDTH {
+            return Err(format!("{}: longer than the column's {GLUE_REMARK_WIDTH} characters", field("glue_remark")));
+        }
+        for (name, time) in [("add_time", &version.add_time), ("update_time", &version.update_time)] {
+            if let Some(text) = time.as_deref().filter(|t| document::parse_time(t).is_none()) {
+                return Err(format!("{}: {text:?} is not yyyy-MM-dd HH:mm:ss (years 1000 to 9999)", field(name)));
             }
         }
     }
@@ -332,12 +405,20 @@ impl Writer<'_, '_> {
                     let mut row = new_job(form, job.glue_type.clone(), glue_source, Some(children), now);
                     self.set_status(&mut row, job.trigger_status, &step.job)?;
                     row.id = self.lock.insert_job(&row).await?;
+                    self.write_history(row.id, job).await?;
                     row
                 }
                 (Action::Update, Some(current)) => {
                     let mut row = (*current).clone();
-                    self.update_row(&mut row, job, form, children, &step.job).await?;
-                    self.lock.update_job(&row).await?;
+                    let history_only = step.diffs.iter().all(|d| d.field == plan::GLUE_HISTORY_FIELD);
+                    if !history_only {
+                        self.update_row(&mut row, job, form, children, &step.job).await?;
+                        self.lock.update_job(&row).await?;
+                    }
+                    if step.diffs.iter().any(|d| d.field == plan::GLUE_HISTORY_FIELD) {
+                        self.lock.delete_glues_of_job(row.id).await?;
+                        self.write_history(row.id, job).await?;
+                    }
                     row
                 }
                 // Unchanged: nothing to write, and no child refers to it as created.
@@ -360,8 +441,17 @@ impl Writer<'_, '_> {
         Ok(())
     }
 
-    /// The update form's fields, then the GLUE source as the GLUE IDE saves it (with a history version),
-    /// then the running state as start and stop set it.
+    /// The document's GLUE history of a job that has none (any longer), oldest first, so that the ids
+    /// order the versions as the document does.
+    async fn write_history(&mut self, job_id: i32, job: &Job) -> Result<(), ServiceError> {
+        for version in job.glue_history.iter().flatten().rev() {
+            self.lock.save_glue(&row_of(job_id, version), GLUE_HISTORY).await?;
+        }
+        Ok(())
+    }
+
+    /// The update form's fields, then the GLUE source as the GLUE IDE saves it (with a history version,
+    /// unless the document declares the history), then the running state as start and stop set it.
     async fn update_row(&mut self, row: &mut JobInfo, job: &Job, form: JobForm, children: String, key: &str) -> Result<(), ServiceError> {
         let (now_ms, now) = (self.setting.now_ms, self.setting.db.datetime(self.setting.now_ms));
         let glue_source = super::jobs::stored_glue_source(&form.glue_type, form.glue_source.as_deref());
@@ -372,7 +462,7 @@ impl Writer<'_, '_> {
             row.glue_source = Some(glue_source);
             row.glue_remark = glue_remark;
             row.glue_updatetime = Some(now);
-            if row.glue_type != "BEAN" {
+            if row.glue_type != "BEAN" && job.glue_history.is_none() {
                 self.lock.save_glue(&LogGlue::of_job(row, now), GLUE_HISTORY).await?;
             }
         }

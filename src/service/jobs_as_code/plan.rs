@@ -1,7 +1,7 @@
 //! What an apply would do: the document matched against the rows read, by natural keys, as a list of
 //! steps (create, update with the fields that differ, delete, unchanged). Pure: no database, no clock.
 
-use super::document::{natural_key, AddressType, Document, Executor, Job};
+use super::document::{natural_key, AddressType, Document, Executor, GlueVersion, Job};
 use crate::domain::java_split;
 use crate::service::jobs::stored_glue_source;
 use crate::storage::{JobGroup, JobInfo};
@@ -244,6 +244,33 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
     Ok(plan)
 }
 
+/// The field of a GLUE history difference.
+pub const GLUE_HISTORY_FIELD: &str = "glue_history";
+
+/// Adds to the plan the stored jobs whose GLUE history differs from the document's (`stored`: each such
+/// job's versions, newest first, by id); a job the document gives no history keeps its own.
+pub fn history_diffs(plan: &mut Plan, doc: &Document, stored: &HashMap<i32, Vec<GlueVersion>>) {
+    for step in &mut plan.jobs {
+        let (Some(id), Some((e, j))) = (step.id, step.source) else { continue };
+        let (Some(declared), Some(current)) = (&doc.executors[e].jobs[j].glue_history, stored.get(&id)) else { continue };
+        if declared == current {
+            continue;
+        }
+        let (from, mut to) = (history_summary(current), history_summary(declared));
+        if from == to {
+            to.push_str(" (other sources, types or add times)");
+        }
+        step.diffs.push(FieldDiff { field: GLUE_HISTORY_FIELD, from, to });
+        step.action = Action::Update;
+    }
+}
+
+/// A history in one line: each version's remark and update time, newest first.
+fn history_summary(versions: &[GlueVersion]) -> String {
+    let each = versions.iter().map(|v| format!("{:?} {}", v.glue_remark, v.update_time.as_deref().unwrap_or("-")));
+    format!("{} version(s): {}", versions.len(), each.collect::<Vec<_>>().join(", "))
+}
+
 /// The manual addresses as the column holds them.
 pub fn address_list(executor: &Executor) -> String {
     executor.addresses.join(",")
@@ -411,6 +438,38 @@ mod tests {
         let plan = make(&doc, &[], &[], false).unwrap();
         assert_eq!(plan.changes(), 5);
         assert_eq!(plan.jobs[0].children, [Child::Created(1)]);
+    }
+
+    #[test]
+    fn a_differing_glue_history_is_an_update_and_an_absent_one_no_change() {
+        let version = |remark: &str, time: &str| GlueVersion {
+            glue_type: Some("GLUE_SHELL".into()),
+            glue_source: Some("echo".into()),
+            glue_remark: remark.into(),
+            add_time: Some(time.into()),
+            update_time: Some(time.into()),
+        };
+        let stored_history = HashMap::from([(5, vec![version("second", "2024-01-02 03:04:05")])]);
+        let with = |history: Option<Vec<GlueVersion>>| doc("app", vec![Job { glue_history: history, ..job("d", "h") }]);
+        let rows = [stored(5, 1, "d", "h")];
+        for (history, changes) in [(None, 0), (Some(vec![version("second", "2024-01-02 03:04:05")]), 0), (Some(vec![]), 1)] {
+            let d = with(history);
+            let mut plan = make(&d, &[group(1, "app")], &rows, false).unwrap();
+            history_diffs(&mut plan, &d, &stored_history);
+            assert_eq!(plan.changes(), changes, "{plan}");
+        }
+        let d = with(Some(vec![version("second", "2024-01-02 03:04:05"), version("first", "2024-01-01 00:00:00")]));
+        let mut plan = make(&d, &[group(1, "app")], &rows, false).unwrap();
+        history_diffs(&mut plan, &d, &stored_history);
+        let diff = &plan.jobs[0].diffs[0];
+        assert_eq!(diff.from, "1 version(s): \"second\" 2024-01-02 03:04:05");
+        assert_eq!(diff.to, "2 version(s): \"second\" 2024-01-02 03:04:05, \"first\" 2024-01-01 00:00:00");
+        let mut other_source = version("second", "2024-01-02 03:04:05");
+        other_source.glue_source = Some("echo 2".into());
+        let d = with(Some(vec![other_source]));
+        let mut plan = make(&d, &[group(1, "app")], &rows, false).unwrap();
+        history_diffs(&mut plan, &d, &stored_history);
+        assert!(plan.jobs[0].diffs[0].to.ends_with("(other sources, types or add times)"), "{plan}");
     }
 
     #[test]
