@@ -102,7 +102,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         // Before the alarm channels exist: their names, as configured, are all a job's check needs.
         let alarm_channels: Vec<String> = config.alarm.webhooks.iter().map(|w| w.name.clone()).collect();
         let setting = Setting { db: &db, i18n: &i18n, alarm_channels: &alarm_channels, now_ms: clock.now_ms() };
-        apply_at_start(&setting, path).await?;
+        apply_at_start(&setting, &audit, path).await?;
     }
     let (stop_workers, shutdown) = shutdown_channel();
     let executors = ExecutorClient::new(config.access_token.expose());
@@ -162,10 +162,10 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
 
 /// Applies `xxl.job.apply.file` before anything is scheduled. Under the schedule lock, so of admins
 /// starting together on one database one applies and the others find nothing left to change.
-async fn apply_at_start(setting: &Setting<'_>, path: &std::path::Path) -> Result<(), StartError> {
+async fn apply_at_start(setting: &Setting<'_>, audit: &Audit, path: &std::path::Path) -> Result<(), StartError> {
     let failed = |e: &dyn std::fmt::Display| StartError::Apply(format!("{}: {e}", path.display()));
     let doc = jobs_as_code::read_documents(path).map_err(|e| failed(&e))?;
-    let plan = jobs_as_code::apply(setting, &jobs_as_code::operator(), &doc, ApplyOptions::default()).await.map_err(|e| failed(&e))?;
+    let plan = jobs_as_code::apply_audited(setting, audit, &jobs_as_code::operator(), &doc, ApplyOptions::default()).await.map_err(|e| failed(&e))?;
     match plan.changes() {
         0 => tracing::info!("xxl.job.apply.file {}: nothing to change (applied already, here or by another admin)", path.display()),
         n => tracing::info!("xxl.job.apply.file {}: applied {n} change(s):\n{plan}", path.display()),

@@ -343,9 +343,12 @@ async fn apply_file_at_start(backend: Backend) -> TestResult {
     std::fs::write(dir.path().join("notes.txt"), "not a document").context("write")?;
     let db = TestDb::fresh(backend)?;
     let setting = format!("--xxl.job.apply.file={}", dir.path().display());
+    let audit_dir = tempfile::tempdir().context("temp dir")?;
+    let audit_file = audit_dir.path().join("audit.jsonl");
+    let audit = format!("--xxl.job.audit.file={}", audit_file.display());
     // The schema first: admins creating it together is schema::admins_starting_together_on_a_new_database_all_start.
     TestApp::start(&db, &[]).await?.stop().await;
-    let args = [setting.as_str()];
+    let args = [setting.as_str(), audit.as_str()];
     let (first, second) = tokio::join!(TestApp::start(&db, &args), TestApp::start(&db, &args));
     let (first, second) = (first?, second?);
     let groups = first.app.db.all_groups().await.context("groups")?;
@@ -354,6 +357,16 @@ async fn apply_file_at_start(backend: Backend) -> TestResult {
     ensure_eq!(first.app.db.jobs_by_group(reports[0].id).await.context("jobs")?.len(), 2);
     second.stop().await;
     first.stop().await;
+    // Each admin's apply is an audit event by the configuration; one of them created the jobs.
+    let events: Vec<Value> = std::fs::read_to_string(&audit_file)
+        .context("audit file")?
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|e: &Value| e["kind"] == "code.apply")
+        .collect();
+    ensure_eq!(events.len(), 2, "{events:?}");
+    ensure!(events.iter().all(|e| e["actor"]["via"] == "configuration" && e["outcome"] == "success"), "{events:?}");
+    ensure!(events.iter().any(|e| e.to_string().contains("reports-app")), "{events:?}");
     std::fs::write(dir.path().join("broken.toml"), "[[executor]\n").context("write")?;
     let refused = TestApp::start(&db, &[&setting]).await;
     ensure!(refused.as_ref().err().is_some_and(|e| format!("{e:?}").contains("broken.toml")), "a bad file stops the start");

@@ -12,7 +12,7 @@ pub use plan::{Action, FieldDiff, Plan, PlanError};
 
 use super::groups::{ensure_admin, live_address_lists, GroupForm};
 use super::jobs::{new_job, write_form, Checks, JobForm, START_DELAY_MS};
-use super::audit::Target;
+use super::audit::{Audit, Target};
 use super::{LoginUser, Origin, ServiceContext, ServiceError};
 use crate::domain::schedule::{next_time, ScheduleType};
 use crate::domain::{GLUE_HISTORY, GLUE_TYPES};
@@ -166,17 +166,21 @@ fn row_of(job_id: i32, version: &GlueVersion) -> LogGlue {
     }
 }
 
-/// [`apply`] for a console or API request; unless a dry run, an audit event names the document's
-/// executors and carries the plan.
+/// [`apply`] for a console or API request (see [`apply_audited`]).
 pub async fn apply_for(state: &ServiceContext, user: &LoginUser, doc: &Document, options: ApplyOptions) -> Result<Plan, ServiceError> {
-    let result = apply(&Setting::of(state), user, doc, options).await;
+    apply_audited(&Setting::of(state), &state.audit, user, doc, options).await
+}
+
+/// [`apply`]; unless a dry run, an audit event names the document's executors and carries the plan.
+pub async fn apply_audited(setting: &Setting<'_>, audit: &Audit, user: &LoginUser, doc: &Document, options: ApplyOptions) -> Result<Plan, ServiceError> {
+    let result = apply(setting, user, doc, options).await;
     if options.dry_run {
         return result;
     }
     let apps: Vec<&str> = doc.executors.iter().map(|e| e.app_name.as_str()).collect();
     let target = Target::named("document", apps.join(","));
     let plan = |plan: &Plan| Some(serde_json::json!({ "plan": { "before": null, "after": plan }, "prune": { "before": null, "after": options.prune } }));
-    state.audit.done(user, "code.apply", target, plan, result)
+    audit.done(user, "code.apply", target, plan, result)
 }
 
 /// Plans the document against the database and, unless `dry_run`, carries the plan out; one transaction
