@@ -151,8 +151,8 @@ impl<K: std::hash::Hash + Eq + Copy> Summary<K> {
     }
 }
 
-/// The catch-up fires released and not yet sent, by job: a pass's (a job's one run after a stall, see
-/// `Scheduler::catch_up`) and those the lanes decided among late fires (see [`settle_late`]). While the lanes are slow (a database just back) the job's next regular fire can
+/// The catch-up fires of passes (a job's one run after a stall, see `Scheduler::catch_up`) released and
+/// not yet sent, by job. While the lanes are slow (a database just back) the job's next regular fire can
 /// reach its turn first: it then takes the catch-up's place, as the compensation when the catch-up was
 /// one, and the catch-up is not sent. So the job runs once, not twice within a second.
 #[derive(Default)]
@@ -161,13 +161,8 @@ struct CatchUps(Mutex<HashMap<i32, (i64, TriggerType)>>);
 impl CatchUps {
     fn released(&self, request: &TriggerRequest) {
         if let Some(fire) = request.planned.filter(|f| f.marked) {
-            self.register(request.job_id, fire.log_id, request.trigger_type);
+            self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(request.job_id, (fire.log_id, request.trigger_type));
         }
-    }
-
-    /// A catch-up fire of the job, whether a pass or the lanes' settlement of late fires decided it.
-    fn register(&self, job_id: i32, log_id: i64, kind: TriggerType) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(job_id, (log_id, kind));
     }
 
     /// The type to send a planned fire as when its turn comes, or `None` when a later fire of its job went
@@ -538,11 +533,7 @@ async fn prepare(
         let mut trigger_type = request.trigger_type;
         // A late fire may go out as a newer one of its job (see [`Late::Instead`]).
         let replaced = request.planned.and_then(|f| decided.instead.get(&f.log_id).copied());
-        let mut planned = replaced.or(request.planned);
-        if let Some(fire) = planned.as_mut() {
-            fire.marked |= decided.catch_ups.contains(&fire.log_id);
-        }
-        let request = &TriggerRequest { planned, ..request.clone() };
+        let request = &TriggerRequest { planned: replaced.or(request.planned), ..request.clone() };
         if let Some(fire) = &request.planned {
             match decided.sent.get(&fire.log_id) {
                 // A late fire may go out as the job's compensation.
@@ -624,9 +615,6 @@ struct Decided {
     sent: HashMap<i64, TriggerType>,
     /// Late fires sent as a newer fire of their job: the newer one's planned fire, by the late one's row.
     instead: HashMap<i64, PlannedFire>,
-    /// Rows sent as catch-ups (see [`CatchUps`]): decided late, they may wait for a permit while the
-    /// job's next regular fire goes out.
-    catch_ups: HashSet<i64>,
 }
 
 /// A planned fire settled under the schedule lock.
@@ -736,17 +724,10 @@ async fn settle_late(context: &TriggerContext, late: &[LateFire], in_batch: &Has
         lock.settle_unsent(ids, FAIL_CODE, context.i18n.get(key), alarm_status::NOT_NEEDED).await?;
     }
     lock.commit().await?;
-    let job_of: HashMap<i64, i32> = late.iter().map(|l| (l.fire.log_id, l.job_id)).collect();
-    for (id, kind) in to_send {
-        decided.sent.insert(id, kind);
-        decided.catch_ups.insert(id);
-        context.catch_ups.register(job_of[&id], id, kind);
-    }
+    decided.sent.extend(to_send);
     for (late_id, fire, kind) in instead {
         decided.sent.insert(fire.log_id, kind);
-        decided.catch_ups.insert(fire.log_id);
         decided.instead.insert(late_id, fire);
-        context.catch_ups.register(job_of[&late_id], fire.log_id, kind);
     }
     let collapsed_fon = collapsed.iter().filter(|(_, fon)| *fon).count() as u64;
     let counts = [
