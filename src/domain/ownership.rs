@@ -108,8 +108,6 @@ pub struct JobRow {
     pub ran: bool,
     /// Planned by another admin and not yet sent: that admin sends it.
     pub elsewhere: bool,
-    /// Planned by this admin and not yet sent.
-    pub ours: bool,
 }
 
 /// The decision for a late fire.
@@ -123,41 +121,30 @@ pub enum Late {
     Collapsed,
     /// Not sent: more than the misfire threshold late, DO_NOTHING.
     Misfire,
-    /// Not sent itself: the job's newest due fire, this admin's and late as well, goes out now in its
-    /// place (as the compensation when `compensate`). Left to its own turn in lanes that lag, it would
-    /// be superseded in turn by the next, and the job would never run.
-    Instead { id: i64, at_ms: i64, compensate: bool },
 }
 
 /// Decides a late fire from the job's other rows since its instant (`others` excludes its own row). Any
-/// fire whose instant a run of the job already covers does not run, nor one with a newer due fire another
-/// admin sends (both would run within a second). Of a job's late fires the newest runs: when a newer
-/// fire of this admin's is late as well, it is sent now in this one's place. A newer fire of this admin's
-/// that is not late yet waits behind this one in the lanes: this one runs, and its run stands for that
-/// one (see `LateRuns` in the lanes). The one run of a FIRE_ONCE_NOW job stands for its misfired
-/// instants too: it goes out as the compensation when any of them was more than the threshold late.
+/// fire whose instant a run of the job already covers does not run. A newer due fire stands for this one
+/// when it is late as well (it is decided the same way: of a job's late fires the newest runs) or when
+/// another admin sends it (this one as well would run the job twice within a second). A newer fire of this
+/// admin's that is not late yet does not: it waits behind this one in the lanes, and under a lasting lag it
+/// would be superseded in turn by the next, so that the job never ran. The one run of a FIRE_ONCE_NOW job
+/// stands for its misfired instants too: it goes out as the compensation when any of them was more than the
+/// threshold late.
 pub fn decide_late(fire: &PlannedFire, others: &[JobRow], now_ms: i64, fire_once_now: bool) -> Late {
-    let due_newer = |r: &&JobRow| r.id > fire.log_id && !r.ran && r.trigger_time_ms <= now_ms;
+    let superseded = others
+        .iter()
+        .any(|r| r.id > fire.log_id && !r.ran && r.trigger_time_ms <= now_ms && (r.elsewhere || now_ms - r.trigger_time_ms > LATE_MS));
     let covered = others.iter().any(|r| r.ran && r.trigger_time_ms >= fire.at_ms);
-    let elsewhere = others.iter().filter(due_newer).any(|r| r.elsewhere);
     let misfired = |at: i64| now_ms - at > MISFIRE_THRESHOLD_MS;
-    let compensate = fire_once_now && (misfired(fire.at_ms) || misfired_since_last_run(others, fire.log_id, now_ms));
-    if covered || elsewhere {
-        return Late::Collapsed;
-    }
-    match others.iter().filter(due_newer).max_by_key(|r| r.id) {
-        Some(newest) if now_ms - newest.trigger_time_ms > LATE_MS => {
-            if !newest.ours {
-                Late::Collapsed
-            } else if !compensate && misfired(newest.trigger_time_ms) {
-                Late::Misfire
-            } else {
-                Late::Instead { id: newest.id, at_ms: newest.trigger_time_ms, compensate }
-            }
-        }
-        _ if compensate => Late::Compensate,
-        _ if misfired(fire.at_ms) => Late::Misfire,
-        _ => Late::Send,
+    if superseded || covered {
+        Late::Collapsed
+    } else if fire_once_now && (misfired(fire.at_ms) || misfired_since_last_run(others, fire.log_id, now_ms)) {
+        Late::Compensate
+    } else if misfired(fire.at_ms) {
+        Late::Misfire
+    } else {
+        Late::Send
     }
 }
 
@@ -204,7 +191,7 @@ mod tests {
     }
 
     fn row(id: i64, trigger_time_ms: i64) -> JobRow {
-        JobRow { id, trigger_time_ms, ran: false, elsewhere: false, ours: true }
+        JobRow { id, trigger_time_ms, ran: false, elsewhere: false }
     }
 
     #[test]
@@ -212,15 +199,10 @@ mod tests {
         let now = T + 6_200;
         let rows: Vec<JobRow> = (1..=5).map(|k| row(k, T + k * 1_000)).collect();
         let others = |id| rows.iter().copied().filter(|r| r.id != id).collect::<Vec<_>>();
-        let instead = Late::Instead { id: 5, at_ms: T + 5_000, compensate: false };
         for k in 1..5 {
-            assert_eq!(decide_late(&fire(T + k * 1_000, k), &others(k), now, false), instead, "row {k}");
+            assert_eq!(decide_late(&fire(T + k * 1_000, k), &others(k), now, false), Late::Collapsed, "row {k}");
         }
         assert_eq!(decide_late(&fire(T + 5_000, 5), &others(5), now, false), Late::Send);
-        let not_ours = rows.iter().map(|r| JobRow { ours: false, ..*r }).filter(|r| r.id != 1).collect::<Vec<_>>();
-        assert_eq!(decide_late(&fire(T + 1_000, 1), &not_ours, now, false), Late::Collapsed, "a row of nobody known");
-        let fon = Late::Instead { id: 5, at_ms: T + 5_000, compensate: true };
-        assert_eq!(decide_late(&fire(T + 1_000, 1), &others(1), now, true), fon, "T + 1 s misfired: the compensation");
         // A newer row not yet due does not supersede: it is the next regular fire.
         let future = [row(9, now + 800)];
         assert_eq!(decide_late(&fire(T + 5_000, 5), &future, now, false), Late::Send);
@@ -233,7 +215,7 @@ mod tests {
         let next = [row(2, T + 1_000)];
         assert_eq!(decide_late(&fire(T, 1), &next, now, false), Late::Send);
         // Another admin sends its next fire on time: this one would run the job twice within a second.
-        let elsewhere = [JobRow { elsewhere: true, ours: false, ..next[0] }];
+        let elsewhere = [JobRow { elsewhere: true, ..next[0] }];
         assert_eq!(decide_late(&fire(T, 1), &elsewhere, now, false), Late::Collapsed);
     }
 

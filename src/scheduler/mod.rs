@@ -42,7 +42,6 @@ fn job_row(row: &JobRowState, zone: Zone, planned: &str) -> JobRow {
         trigger_time_ms: row.trigger_time.map_or(0, |t| zone.to_epoch_ms(t)),
         ran,
         elsewhere: unsent && row.trigger_msg.as_deref().is_some_and(|m| m != planned && Owner::from_marker(m).is_some()),
-        ours: unsent && row.trigger_msg.as_deref() == Some(planned),
     }
 }
 

@@ -20,7 +20,7 @@ use crate::storage::{Db, JobGroup, JobInfo, NewLog, Result, TriggerInfo};
 use super::monitors::{alarm_status, LOST_RESULT_AFTER_MS};
 use crate::time::{Clock, CRON_ZONE};
 use crate::workers::Shutdown;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
@@ -402,7 +402,7 @@ async fn run_batch(
 ) {
     // The fires wait for the database rather than being dropped: once it answers, each one is judged
     // by how late it then is. Fires marked by a failed attempt stay this batch's to send.
-    let mut decided = Decided::default();
+    let mut decided = HashMap::new();
     let sending = context.owner.sending(rand::random());
     let shards = loop {
         match prepare(&context, &requests, &sending, &mut decided).await {
@@ -471,7 +471,7 @@ async fn prepare(
     context: &TriggerContext,
     requests: &[TriggerRequest],
     sending: &str,
-    decided: &mut Decided,
+    decided: &mut HashMap<i64, TriggerType>,
 ) -> Result<Vec<Shard>> {
     let mut job_ids: Vec<i32> = requests.iter().map(|r| r.job_id).collect();
     job_ids.sort_unstable();
@@ -498,11 +498,9 @@ async fn prepare(
     let mut on_time = Vec::new();
     let mut late = Vec::new();
     for request in requests {
-        let Some(fire) = request.planned.filter(|f| !decided.sent.contains_key(&f.log_id) && !decided.instead.contains_key(&f.log_id)) else {
-            continue;
-        };
+        let Some(fire) = request.planned.filter(|f| !decided.contains_key(&f.log_id)) else { continue };
         if fire.marked {
-            decided.sent.insert(fire.log_id, request.trigger_type);
+            decided.insert(fire.log_id, request.trigger_type);
             continue;
         }
         let job = jobs.get(&request.job_id).map(|j| &**j);
@@ -515,13 +513,12 @@ async fn prepare(
         }
     }
     settle_dropped(context, &dropped, now).await;
-    let in_batch: HashSet<i64> = requests.iter().filter_map(|r| r.planned.map(|f| f.log_id)).collect();
-    settle_late(context, &late, &in_batch, sending, now, decided).await?;
+    decided.extend(settle_late(context, &late, sending, now).await?);
     // After the late ones: a late run sent just now may stand for a fire on time.
     let (covered, on_time): (Vec<_>, Vec<_>) = on_time.into_iter().partition(|(job_id, fire, _)| context.late_runs.cover(*job_id, fire.at_ms, now));
     let on_time: Vec<i64> = on_time.into_iter().map(|(_, fire, _)| fire.log_id).collect();
     for id in context.db.mark_sending(&on_time, &context.planned, sending, now).await? {
-        decided.sent.insert(id, TriggerType::Cron);
+        decided.insert(id, TriggerType::Cron);
     }
     for strategy in ["FIRE_ONCE_NOW", "DO_NOTHING"] {
         let ids: Vec<i64> = covered.iter().filter(|(_, _, fon)| *fon == (strategy == "FIRE_ONCE_NOW")).map(|(_, fire, _)| fire.log_id).collect();
@@ -531,11 +528,8 @@ async fn prepare(
     let mut pending: Vec<Pending> = Vec::with_capacity(requests.len());
     for request in requests {
         let mut trigger_type = request.trigger_type;
-        // A late fire may go out as a newer one of its job (see [`Late::Instead`]).
-        let replaced = request.planned.and_then(|f| decided.instead.get(&f.log_id).copied());
-        let request = &TriggerRequest { planned: replaced.or(request.planned), ..request.clone() };
         if let Some(fire) = &request.planned {
-            match decided.sent.get(&fire.log_id) {
+            match decided.get(&fire.log_id) {
                 // A late fire may go out as the job's compensation.
                 Some(decided) => trigger_type = if *decided == TriggerType::Misfire { TriggerType::Misfire } else { trigger_type },
                 None => continue,
@@ -606,17 +600,6 @@ async fn prepare(
         .collect())
 }
 
-/// What the attempts of one batch decided about its planned fires, kept across attempts: a mark is
-/// committed at once, so when a later statement of the attempt fails, the retry must send the rows it
-/// marked rather than find them marked (by itself) and drop them.
-#[derive(Default)]
-struct Decided {
-    /// Rows this batch marked, with the type to send them as.
-    sent: HashMap<i64, TriggerType>,
-    /// Late fires sent as a newer fire of their job: the newer one's planned fire, by the late one's row.
-    instead: HashMap<i64, PlannedFire>,
-}
-
 /// A planned fire settled under the schedule lock.
 struct LateFire {
     fire: PlannedFire,
@@ -655,10 +638,10 @@ fn judge(context: &TriggerContext, job: Option<&JobInfo>, fire: &PlannedFire) ->
 /// id. An older row sent at or after the fire's instant went out late while the fire was due and not late
 /// itself: this admin's such runs are in [`LateRuns`], and another admin sends no such row (the fire is
 /// "elsewhere" to it).
-/// The fires to send go into `decided`, with the type to send them as. `in_batch` are the rows of the
-/// batch's planned fires: a newer one among them is decided on its own, not sent in an older one's place.
-async fn settle_late(context: &TriggerContext, late: &[LateFire], in_batch: &HashSet<i64>, sending: &str, now: i64, decided: &mut Decided) -> Result<()> {
-    let Some(from_id) = late.iter().map(|l| l.fire.log_id).min() else { return Ok(()) };
+/// Returns the fires to send, with the type to send them as.
+async fn settle_late(context: &TriggerContext, late: &[LateFire], sending: &str, now: i64) -> Result<HashMap<i64, TriggerType>> {
+    let mut decided = HashMap::new();
+    let Some(from_id) = late.iter().map(|l| l.fire.log_id).min() else { return Ok(decided) };
     let job_ids = sorted_job_ids(late.iter());
     // Only a FIRE_ONCE_NOW fire within the misfire threshold looks further back, to the job's last run: its
     // run is the compensation when an older fire since then misfired.
@@ -671,9 +654,6 @@ async fn settle_late(context: &TriggerContext, late: &[LateFire], in_batch: &Has
     }
     let zone = context.db.zone();
     let (mut send, mut compensate, mut collapsed, mut misfired) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut instead = Vec::new();
-    // Taken into `decided` once committed: a rolled-back mark must not be sent.
-    let mut to_send = Vec::new();
     for LateFire { fire, job_id, fire_once_now } in late {
         let Some(own) = rows.iter().find(|r| r.id == fire.log_id) else { continue };
         if own.trigger_code != 0 || own.handle_code != 0 {
@@ -687,48 +667,30 @@ async fn settle_late(context: &TriggerContext, late: &[LateFire], in_batch: &Has
         }
         let others: Vec<JobRow> =
             rows.iter().filter(|r| r.job_id == *job_id && r.id != fire.log_id).map(|r| job_row(r, zone, &context.planned)).collect();
-        let decision = match decide_late(fire, &others, now, *fire_once_now) {
-            _ if context.late_runs.cover(*job_id, fire.at_ms, now) => Late::Collapsed,
-            Late::Instead { id, .. } if in_batch.contains(&id) => Late::Collapsed,
-            decision => decision,
-        };
-        if marked || matches!(decision, Late::Send | Late::Compensate | Late::Instead { .. }) {
+        let decision = if context.late_runs.cover(*job_id, fire.at_ms, now) { Late::Collapsed } else { decide_late(fire, &others, now, *fire_once_now) };
+        if marked || matches!(decision, Late::Send | Late::Compensate) {
             context.late_runs.sent(*job_id, now);
         }
         match decision {
-            Late::Compensate if marked => to_send.push((fire.log_id, TriggerType::Misfire)),
-            _ if marked => to_send.push((fire.log_id, TriggerType::Cron)),
+            Late::Compensate if marked => _ = decided.insert(fire.log_id, TriggerType::Misfire),
+            _ if marked => _ = decided.insert(fire.log_id, TriggerType::Cron),
             Late::Send => send.push(fire.log_id),
             Late::Compensate => compensate.push(fire.log_id),
             Late::Collapsed => collapsed.push((fire.log_id, *fire_once_now)),
             Late::Misfire => misfired.push(fire.log_id),
-            Late::Instead { id, at_ms, compensate } => {
-                collapsed.push((fire.log_id, *fire_once_now));
-                let kind = if compensate { TriggerType::Misfire } else { TriggerType::Cron };
-                instead.push((fire.log_id, PlannedFire { at_ms, planned_at_ms: fire.planned_at_ms, log_id: id, marked: false }, kind));
-            }
         }
     }
     for (ids, kind) in [(send, TriggerType::Cron), (compensate, TriggerType::Misfire)] {
-        to_send.extend(lock.mark_sending(&ids, &context.planned, sending, now).await?.into_iter().map(|id| (id, kind)));
+        for id in lock.mark_sending(&ids, &context.planned, sending, now).await? {
+            decided.insert(id, kind);
+        }
     }
-    // One late fire of a job stands for its newest (the others found the run in `LateRuns`). A newer
-    // fire marked by an attempt whose COMMIT got no answer is not found again by the retry: it is
-    // settled as unknown by the sweep, not sent twice.
-    let newer: Vec<i64> = instead.iter().map(|(_, fire, _)| fire.log_id).collect();
-    let marked: HashSet<i64> = lock.mark_sending(&newer, &context.planned, sending, now).await?.into_iter().collect();
-    let instead: Vec<(i64, PlannedFire, TriggerType)> = instead.into_iter().filter(|(_, fire, _)| marked.contains(&fire.log_id)).collect();
     let collapsed_ids: Vec<i64> = collapsed.iter().map(|(id, _)| *id).collect();
     let skipped = [(&collapsed_ids, "joblog_skipped_collapsed"), (&misfired, "joblog_skipped_misfire")];
     for (ids, key) in skipped {
         lock.settle_unsent(ids, FAIL_CODE, context.i18n.get(key), alarm_status::NOT_NEEDED).await?;
     }
     lock.commit().await?;
-    decided.sent.extend(to_send);
-    for (late_id, fire, kind) in instead {
-        decided.sent.insert(fire.log_id, kind);
-        decided.instead.insert(late_id, fire);
-    }
     let collapsed_fon = collapsed.iter().filter(|(_, fon)| *fon).count() as u64;
     let counts = [
         (DropReason::Misfire, misfired.len() as u64),
@@ -740,7 +702,7 @@ async fn settle_late(context: &TriggerContext, late: &[LateFire], in_batch: &Has
     context.metrics.misfires_settled("DO_NOTHING", "at_release", misfired.len() as u64);
     context.metrics.misfires_settled("FIRE_ONCE_NOW", "collapsed", collapsed_fon);
     context.metrics.misfires_settled("DO_NOTHING", "collapsed", collapsed_ids.len() as u64 - collapsed_fon);
-    Ok(())
+    Ok(decided)
 }
 
 fn sorted_job_ids<'a>(late: impl Iterator<Item = &'a LateFire>) -> Vec<i32> {
