@@ -106,8 +106,6 @@ pub struct JobRow {
     pub trigger_time_ms: i64,
     /// Sent, being sent, or finished: a run of the job happened at `trigger_time_ms`.
     pub ran: bool,
-    /// Planned by another admin and not yet sent: that admin sends it.
-    pub elsewhere: bool,
 }
 
 /// The decision for a late fire.
@@ -123,21 +121,15 @@ pub enum Late {
     Misfire,
 }
 
-/// Decides a late fire from the job's other rows since its instant (`others` excludes its own row). Any
-/// fire whose instant a run of the job already covers does not run. A newer due fire stands for this one
-/// when it is late as well (it is decided the same way: of a job's late fires the newest runs) or when
-/// another admin sends it (this one as well would run the job twice within a second). A newer fire of this
-/// admin's that is not late yet does not: it waits behind this one in the lanes, and under a lasting lag it
-/// would be superseded in turn by the next, so that the job never ran. The one run of a FIRE_ONCE_NOW job
-/// stands for its misfired instants too: it goes out as the compensation when any of them was more than the
-/// threshold late.
+/// Decides a late fire from the job's other rows since its instant (`others` excludes its own row). The
+/// newest due fire of a job is the one that runs; older ones collapse into it, and so does any fire whose
+/// instant a run of the job already covers. The one run of a FIRE_ONCE_NOW job stands for its misfired
+/// instants too: it goes out as the compensation when any of them was more than the threshold late.
 pub fn decide_late(fire: &PlannedFire, others: &[JobRow], now_ms: i64, fire_once_now: bool) -> Late {
-    let superseded = others
-        .iter()
-        .any(|r| r.id > fire.log_id && !r.ran && r.trigger_time_ms <= now_ms && (r.elsewhere || now_ms - r.trigger_time_ms > LATE_MS));
+    let newer_due = others.iter().any(|r| r.id > fire.log_id && r.trigger_time_ms <= now_ms);
     let covered = others.iter().any(|r| r.ran && r.trigger_time_ms >= fire.at_ms);
     let misfired = |at: i64| now_ms - at > MISFIRE_THRESHOLD_MS;
-    if superseded || covered {
+    if newer_due || covered {
         Late::Collapsed
     } else if fire_once_now && (misfired(fire.at_ms) || misfired_since_last_run(others, fire.log_id, now_ms)) {
         Late::Compensate
@@ -190,52 +182,37 @@ mod tests {
         assert!(is_late(&missed, T + 200), "a pass that found the next time missed");
     }
 
-    fn row(id: i64, trigger_time_ms: i64) -> JobRow {
-        JobRow { id, trigger_time_ms, ran: false, elsewhere: false }
-    }
-
     #[test]
-    fn the_newest_late_fire_runs_and_older_ones_collapse_into_it() {
+    fn the_newest_due_fire_runs_and_older_ones_collapse_into_it() {
         let now = T + 6_200;
-        let rows: Vec<JobRow> = (1..=5).map(|k| row(k, T + k * 1_000)).collect();
+        let rows: Vec<JobRow> = (1..=5).map(|k| JobRow { id: k, trigger_time_ms: T + k * 1_000, ran: false }).collect();
         let others = |id| rows.iter().copied().filter(|r| r.id != id).collect::<Vec<_>>();
         for k in 1..5 {
             assert_eq!(decide_late(&fire(T + k * 1_000, k), &others(k), now, false), Late::Collapsed, "row {k}");
         }
         assert_eq!(decide_late(&fire(T + 5_000, 5), &others(5), now, false), Late::Send);
         // A newer row not yet due does not supersede: it is the next regular fire.
-        let future = [row(9, now + 800)];
+        let future = [JobRow { id: 9, trigger_time_ms: now + 800, ran: false }];
         assert_eq!(decide_late(&fire(T + 5_000, 5), &future, now, false), Late::Send);
     }
 
     #[test]
-    fn under_a_lasting_lag_a_late_fire_runs_before_its_own_admins_next_one() {
-        // Every second sent 1.3 s late: the next fire is due, but not late, and waits behind this one.
-        let now = T + 1_300;
-        let next = [row(2, T + 1_000)];
-        assert_eq!(decide_late(&fire(T, 1), &next, now, false), Late::Send);
-        // Another admin sends its next fire on time: this one would run the job twice within a second.
-        let elsewhere = [JobRow { elsewhere: true, ..next[0] }];
-        assert_eq!(decide_late(&fire(T, 1), &elsewhere, now, false), Late::Collapsed);
-    }
-
-    #[test]
     fn a_run_at_or_after_the_instant_covers_it() {
-        let sent_late = [JobRow { ran: true, ..row(4, T + 6_200) }];
+        let sent_late = [JobRow { id: 4, trigger_time_ms: T + 6_200, ran: true }];
         assert_eq!(decide_late(&fire(T + 6_000, 7), &sent_late, T + 6_300, false), Late::Collapsed);
-        let sent_before = [JobRow { ran: true, ..row(4, T + 5_010) }];
+        let sent_before = [JobRow { id: 4, trigger_time_ms: T + 5_010, ran: true }];
         assert_eq!(decide_late(&fire(T + 6_000, 7), &sent_before, T + 7_100, false), Late::Send);
     }
 
     #[test]
     fn a_fire_once_now_job_is_compensated_by_its_one_run_when_older_instants_misfired() {
         let now = T + 6_500;
-        let older = [row(1, T + 1_000)];
+        let older = [JobRow { id: 1, trigger_time_ms: T + 1_000, ran: false }];
         assert_eq!(decide_late(&fire(T + 5_000, 5), &older, now, true), Late::Compensate);
         assert_eq!(decide_late(&fire(T + 5_000, 5), &older, now, false), Late::Send, "DO_NOTHING: the late fire only");
-        let older_sent = [JobRow { ran: true, ..row(1, T + 1_000) }];
+        let older_sent = [JobRow { id: 1, trigger_time_ms: T + 1_000, ran: true }];
         assert_eq!(decide_late(&fire(T + 5_000, 5), &older_sent, now, true), Late::Send);
-        let run_since = [older[0], JobRow { ran: true, ..row(3, T + 3_000) }];
+        let run_since = [older[0], JobRow { id: 3, trigger_time_ms: T + 3_000, ran: true }];
         assert_eq!(decide_late(&fire(T + 5_000, 5), &run_since, now, true), Late::Send, "the misfire was compensated by a run since");
     }
 

@@ -33,15 +33,11 @@ fn fires_once_now(misfire_strategy: &str) -> bool {
 }
 
 /// A job's log row as the settlement of late fires weighs it.
-/// A row as [`crate::domain::ownership::decide_late`] reads it; `planned` is this admin's plan marker.
-fn job_row(row: &JobRowState, zone: Zone, planned: &str) -> JobRow {
-    let ran = ran(row.trigger_code, row.handle_code, row.trigger_msg.as_deref());
-    let unsent = !ran && row.trigger_code == 0;
+fn job_row(row: &JobRowState, zone: Zone) -> JobRow {
     JobRow {
         id: row.id,
         trigger_time_ms: row.trigger_time.map_or(0, |t| zone.to_epoch_ms(t)),
-        ran,
-        elsewhere: unsent && row.trigger_msg.as_deref().is_some_and(|m| m != planned && Owner::from_marker(m).is_some()),
+        ran: ran(row.trigger_code, row.handle_code, row.trigger_msg.as_deref()),
     }
 }
 

@@ -270,7 +270,7 @@ impl Scheduler {
         }
         let rows = lock.job_rows(&missed, now_time - LOST_RESULT_AFTER_MS).await?;
         let zone = self.db.zone();
-        let at_ms = |r: &JobRowState| job_row(r, zone, &self.planned).trigger_time_ms;
+        let at_ms = |r: &JobRowState| job_row(r, zone).trigger_time_ms;
         let mut collapsed = Vec::new();
         let mut kept = Vec::with_capacity(fires.len());
         for mut fire in fires {
@@ -281,7 +281,7 @@ impl Scheduler {
             let job_rows: Vec<JobRow> = rows
                 .iter()
                 .filter(|r| r.job_id == fire.job_id)
-                .map(|r| job_row(r, zone, &self.planned))
+                .map(|r| job_row(r, zone))
                 .collect();
             if job_rows.iter().any(|r| r.ran && r.trigger_time_ms >= fire.at) {
                 continue;

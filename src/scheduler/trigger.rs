@@ -65,7 +65,6 @@ pub struct TriggerContext {
     pub owner: Owner,
     pub planned: String,
     catch_ups: Arc<CatchUps>,
-    late_runs: LateRuns,
 }
 
 /// Events logged as per-second summaries rather than a line each.
@@ -179,30 +178,6 @@ impl CatchUps {
     }
 }
 
-/// When this admin last sent a late fire of each job. A late fire runs ahead of its job's next fire when
-/// that one is not late yet (see [`decide_late`]); a run that went out at or after the next fire's instant
-/// stands for it, and sending that one too would run the job twice within a second.
-#[derive(Default)]
-struct LateRuns(Mutex<(HashMap<i32, i64>, i64)>);
-
-impl LateRuns {
-    fn sent(&self, job_id: i32, now_ms: i64) {
-        let (runs, pruned_at) = &mut *self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if now_ms - *pruned_at >= 1_000 {
-            runs.retain(|_, sent| now_ms - *sent < 1_000);
-            *pruned_at = now_ms;
-        }
-        runs.insert(job_id, now_ms);
-    }
-
-    /// Whether a late run of the job sent less than a second ago, at or after `at_ms`, stands for its fire
-    /// at `at_ms`.
-    fn cover(&self, job_id: i32, at_ms: i64, now_ms: i64) -> bool {
-        let (runs, _) = &*self.0.lock().unwrap_or_else(|e| e.into_inner());
-        runs.get(&job_id).is_some_and(|sent| *sent >= at_ms && now_ms - *sent < 1_000)
-    }
-}
-
 /// What the lanes use, given by whoever starts them.
 pub struct LaneServices {
     pub db: Db,
@@ -273,7 +248,6 @@ impl TriggerPool {
             owner,
             planned: owner.planned(),
             catch_ups: catch_ups.clone(),
-            late_runs: LateRuns::default(),
         });
         let slow_jobs = Arc::new(Mutex::new(SlowJobs::default()));
         let (fast, fast_rx) = mpsc::channel(LANE_QUEUE);
@@ -509,21 +483,14 @@ async fn prepare(
             Ok(()) if is_late(&fire, now) || request.trigger_type == TriggerType::Misfire => {
                 late.push(LateFire { fire, job_id: request.job_id, fire_once_now: job.is_some_and(|j| fires_once_now(&j.misfire_strategy)) })
             }
-            Ok(()) => on_time.push((request.job_id, fire, job.is_some_and(|j| fires_once_now(&j.misfire_strategy)))),
+            Ok(()) => on_time.push(fire.log_id),
         }
     }
     settle_dropped(context, &dropped, now).await;
-    decided.extend(settle_late(context, &late, sending, now).await?);
-    // After the late ones: a late run sent just now may stand for a fire on time.
-    let (covered, on_time): (Vec<_>, Vec<_>) = on_time.into_iter().partition(|(job_id, fire, _)| context.late_runs.cover(*job_id, fire.at_ms, now));
-    let on_time: Vec<i64> = on_time.into_iter().map(|(_, fire, _)| fire.log_id).collect();
     for id in context.db.mark_sending(&on_time, &context.planned, sending, now).await? {
         decided.insert(id, TriggerType::Cron);
     }
-    for strategy in ["FIRE_ONCE_NOW", "DO_NOTHING"] {
-        let ids: Vec<i64> = covered.iter().filter(|(_, _, fon)| *fon == (strategy == "FIRE_ONCE_NOW")).map(|(_, fire, _)| fire.log_id).collect();
-        settle_unsent_fires(context, &ids, DropReason::Collapsed, ("joblog_skipped_collapsed", strategy, "collapsed")).await;
-    }
+    decided.extend(settle_late(context, &late, sending, now).await?);
 
     let mut pending: Vec<Pending> = Vec::with_capacity(requests.len());
     for request in requests {
@@ -631,27 +598,16 @@ fn judge(context: &TriggerContext, job: Option<&JobInfo>, fire: &PlannedFire) ->
 /// rows of their jobs are visible and no other admin decides meanwhile (see [`decide_late`]): of a job's
 /// late fires only the newest due one runs, and a fire whose instant a run already covers does not. Those
 /// to send are marked "being sent" in the same transaction; the others get a result that says why.
-///
-/// Only the rows from the batch's oldest late fire on are read (plus a FIRE_ONCE_NOW job's older rows when
-/// it looks back), so a settlement costs a few rows a job however long its history: the lanes take this
-/// path when they are behind, and a costly one would put them further behind. A newer fire has a higher
-/// id. An older row sent at or after the fire's instant went out late while the fire was due and not late
-/// itself: this admin's such runs are in [`LateRuns`], and another admin sends no such row (the fire is
-/// "elsewhere" to it).
 /// Returns the fires to send, with the type to send them as.
 async fn settle_late(context: &TriggerContext, late: &[LateFire], sending: &str, now: i64) -> Result<HashMap<i64, TriggerType>> {
     let mut decided = HashMap::new();
-    let Some(from_id) = late.iter().map(|l| l.fire.log_id).min() else { return Ok(decided) };
-    let job_ids = sorted_job_ids(late.iter());
-    // Only a FIRE_ONCE_NOW fire within the misfire threshold looks further back, to the job's last run: its
-    // run is the compensation when an older fire since then misfired.
-    let looking_back = sorted_job_ids(late.iter().filter(|l| l.fire_once_now && now - l.fire.at_ms <= MISFIRE_THRESHOLD_MS));
+    let Some(since) = late.iter().map(|l| l.fire.at_ms).min() else { return Ok(decided) };
+    let mut job_ids: Vec<i32> = late.iter().map(|l| l.job_id).collect();
+    job_ids.sort_unstable();
+    job_ids.dedup();
     let mut lock = context.db.lock_schedule().await?;
-    let mut rows = lock.job_rows_from(&job_ids, from_id, now).await?;
-    if !looking_back.is_empty() {
-        let older = lock.job_rows(&looking_back, now - LOST_RESULT_AFTER_MS).await?;
-        rows.extend(older.into_iter().filter(|r| r.id < from_id));
-    }
+    // Back to the oldest row a FIRE_ONCE_NOW job's compensation may stand for.
+    let rows = lock.job_rows(&job_ids, since.min(now - LOST_RESULT_AFTER_MS)).await?;
     let zone = context.db.zone();
     let (mut send, mut compensate, mut collapsed, mut misfired) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for LateFire { fire, job_id, fire_once_now } in late {
@@ -665,13 +621,8 @@ async fn settle_late(context: &TriggerContext, late: &[LateFire], sending: &str,
         if !marked && own.trigger_msg.as_deref() != Some(context.planned.as_str()) {
             continue;
         }
-        let others: Vec<JobRow> =
-            rows.iter().filter(|r| r.job_id == *job_id && r.id != fire.log_id).map(|r| job_row(r, zone, &context.planned)).collect();
-        let decision = if context.late_runs.cover(*job_id, fire.at_ms, now) { Late::Collapsed } else { decide_late(fire, &others, now, *fire_once_now) };
-        if marked || matches!(decision, Late::Send | Late::Compensate) {
-            context.late_runs.sent(*job_id, now);
-        }
-        match decision {
+        let others: Vec<JobRow> = rows.iter().filter(|r| r.job_id == *job_id && r.id != fire.log_id).map(|r| job_row(r, zone)).collect();
+        match decide_late(fire, &others, now, *fire_once_now) {
             Late::Compensate if marked => _ = decided.insert(fire.log_id, TriggerType::Misfire),
             _ if marked => _ = decided.insert(fire.log_id, TriggerType::Cron),
             Late::Send => send.push(fire.log_id),
@@ -705,13 +656,6 @@ async fn settle_late(context: &TriggerContext, late: &[LateFire], sending: &str,
     Ok(decided)
 }
 
-fn sorted_job_ids<'a>(late: impl Iterator<Item = &'a LateFire>) -> Vec<i32> {
-    let mut job_ids: Vec<i32> = late.map(|l| l.job_id).collect();
-    job_ids.sort_unstable();
-    job_ids.dedup();
-    job_ids
-}
-
 /// Removes the rows of planned fires that the console cancelled (job deleted, stopped or rescheduled after
 /// the plan), and counts them in the log by reason.
 async fn settle_dropped(context: &TriggerContext, dropped: &[(i64, DropReason)], now: i64) {
@@ -740,21 +684,18 @@ async fn take_turn(context: &TriggerContext, mut shard: Shard) -> Option<Shard> 
         return Some(shard);
     }
     let strategy = if fires_once_now(&shard.prepared.job.misfire_strategy) { "FIRE_ONCE_NOW" } else { "DO_NOTHING" };
-    settle_unsent_fires(context, &[fire.log_id], DropReason::Collapsed, ("joblog_skipped_collapsed", strategy, "collapsed")).await;
+    settle_unsent_fire(context, fire.log_id, DropReason::Collapsed, ("joblog_skipped_collapsed", strategy, "collapsed")).await;
     None
 }
 
-/// Gives planned fires that are not sent the result that says why, and counts them: `(message key,
+/// Gives one planned fire that is not sent the result that says why, and counts it: `(message key,
 /// misfire strategy, metric reason)`.
-async fn settle_unsent_fires(context: &TriggerContext, log_ids: &[i64], reason: DropReason, (key, strategy, counted_as): (&str, &str, &str)) {
-    if log_ids.is_empty() {
-        return;
+async fn settle_unsent_fire(context: &TriggerContext, log_id: i64, reason: DropReason, (key, strategy, counted_as): (&str, &str, &str)) {
+    if let Err(e) = context.db.settle_unsent(&[log_id], FAIL_CODE, context.i18n.get(key), alarm_status::NOT_NEEDED).await {
+        tracing::warn!(log_id, "fire not sent ({}) left to the lost-result sweep: {e}", reason.label());
     }
-    if let Err(e) = context.db.settle_unsent(log_ids, FAIL_CODE, context.i18n.get(key), alarm_status::NOT_NEEDED).await {
-        tracing::warn!("{} fire(s) not sent ({}) left to the lost-result sweep: {e}", log_ids.len(), reason.label());
-    }
-    context.counts.drop_fires(reason, log_ids.len() as u64, context.clock.now_ms());
-    context.metrics.misfires_settled(strategy, counted_as, log_ids.len() as u64);
+    context.counts.drop_fires(reason, 1, context.clock.now_ms());
+    context.metrics.misfires_settled(strategy, counted_as, 1);
 }
 
 /// Judges a planned fire again after it waited for a permit (a hung executor can hold the lane's permits):
@@ -772,7 +713,7 @@ async fn recheck_late(context: &TriggerContext, mut shard: Shard) -> Option<Shar
         shard.trigger_time = now;
         return Some(shard);
     }
-    settle_unsent_fires(context, &[fire.log_id], DropReason::Misfire, ("joblog_skipped_misfire", "DO_NOTHING", "at_release")).await;
+    settle_unsent_fire(context, fire.log_id, DropReason::Misfire, ("joblog_skipped_misfire", "DO_NOTHING", "at_release")).await;
     None
 }
 

@@ -114,27 +114,15 @@ impl ScheduleLock {
     /// The rows of these jobs triggered (or planned) at or after `since_ms`.
     pub async fn job_rows(&mut self, job_ids: &[i32], since_ms: i64) -> Result<Vec<JobRowState>> {
         let since = Arg::DateTime(self.zone.to_datetime(since_ms));
-        self.job_rows_where(job_ids, "trigger_time >= ?", &[since]).await
-    }
-
-    /// The rows of these jobs from row `from_id` on that are due at `due_ms` (planned then or earlier,
-    /// or sent): the rows planned or triggered after a late fire's own. The job's index orders its
-    /// entries by id as well, so this reads only those rows, however long the job's history.
-    pub async fn job_rows_from(&mut self, job_ids: &[i32], from_id: i64, due_ms: i64) -> Result<Vec<JobRowState>> {
-        let due = Arg::DateTime(self.zone.to_datetime(due_ms));
-        self.job_rows_where(job_ids, "id >= ? AND trigger_time <= ?", &[Arg::Int(from_id), due]).await
-    }
-
-    async fn job_rows_where(&mut self, job_ids: &[i32], condition: &str, condition_args: &[Arg]) -> Result<Vec<JobRowState>> {
         let mut rows = Vec::new();
         for chunk in job_ids.chunks(IN_LIST_MAX) {
             let sql = format!(
                 "SELECT id, job_id, trigger_time, trigger_code, handle_code, trigger_msg FROM xxl_job_log \
-                 WHERE job_id IN ({}) AND {condition}",
+                 WHERE job_id IN ({}) AND trigger_time >= ?",
                 placeholders(chunk.len())
             );
             let mut args: Vec<Arg> = chunk.iter().map(|id| Arg::Int((*id).into())).collect();
-            args.extend_from_slice(condition_args);
+            args.push(since.clone());
             let (tx, dialect) = self.parts();
             rows.extend(sql::fetch_all::<JobRowState>(On::Tx(tx), dialect, &sql, &args).await?);
         }
