@@ -10,7 +10,8 @@ use super::auth::is_https;
 use super::params::Params;
 use super::return_to;
 use super::session::SessionSecret;
-use super::sign_in::{self, Method};
+use super::sign_in;
+use crate::service::audit::METHOD_OIDC;
 use super::cookie;
 use crate::http::client::ClientAddr;
 use crate::http::state::AppState;
@@ -128,7 +129,7 @@ async fn start(State(state): State<AppState>, headers: HeaderMap, params: Params
 async fn callback(State(state): State<AppState>, ClientAddr(address): ClientAddr, session: Session, headers: HeaderMap, params: Params) -> Response {
     let outcome = complete(&state, &headers, &params).await;
     let return_to = outcome.as_ref().ok().map(|(_, to)| to.clone());
-    let concluded = sign_in::conclude(&state, &session, Method::Oidc, address, outcome.map(|(user, _)| user).map_err(|e| e.to_string())).await;
+    let concluded = sign_in::conclude(&state, &session, METHOD_OIDC, address, outcome.map(|(user, _)| user).map_err(|e| e.to_string())).await;
     let mut response = match (concluded, return_to) {
         (Ok(true), Some(to)) => Redirect::to(&to).into_response(),
         (Err(e), _) => {

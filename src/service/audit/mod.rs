@@ -33,6 +33,8 @@ pub const METHOD_PASSWORD: &str = "password";
 pub const METHOD_TOKEN: &str = "token";
 /// A console login whose password an LDAP directory checked (`xxl.job.auth.ldap.*`).
 pub const METHOD_LDAP: &str = "ldap";
+/// A console sign-in through an OpenID Connect provider (`xxl.job.auth.oidc.*`).
+pub const METHOD_OIDC: &str = "oidc";
 
 /// Every kind of event, for the audit page's filter; docs/audit.md says what each means.
 pub const KINDS: &[&str] = &[
