@@ -57,8 +57,8 @@ impl RunningApp {
 
     /// Runs until SIGINT/SIGTERM, then stops gracefully within `grace`; returns false when in-flight work
     /// was left (the grace ran out, or a second signal came): the caller exits at once, and the other admins
-    /// or the next start take over what is left, as after a crash (planned rows are marked before they are
-    /// sent, so nothing is sent twice). Every wait of a stop is bounded this way, whatever the database does.
+    /// or the next start take over what is left, as after a crash (a fire is covered by the lease's watermark
+    /// before it is sent, so nothing is sent twice). Every wait of a stop is bounded this way, whatever the database does.
     pub async fn run_until_signal(self, grace: std::time::Duration) -> bool {
         wait_for_signal().await;
         tracing::info!("shutdown requested; finishing in-flight work for at most {grace:?} (a second signal exits at once)");
@@ -115,12 +115,12 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let (stop_lanes, lanes_shutdown) = shutdown_channel();
     let owner = Owner::random();
     tracing::info!("this admin plans as admin {} (see docs/failure-behaviour.md)", owner.id());
-    let (pool, pool_tasks) =
-        TriggerPool::start(
-            LaneServices { db: db.clone(), i18n: i18n.clone(), executors: executors.clone(), clock: clock.clone(), metrics: metrics.clone(), owner },
-            &config,
-            lanes_shutdown,
-        );
+    let (pool, trigger_context, pool_tasks) = TriggerPool::start(
+        LaneServices { db: db.clone(), i18n: i18n.clone(), executors: executors.clone(), clock: clock.clone(), metrics: metrics.clone() },
+        &config,
+        lanes_shutdown,
+    );
+    let lanes = pool.lanes();
     let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
     let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone());
     let (registry_queue, registry_writers) = RegistryQueue::start(db.clone(), clock.clone(), config.registry_max_per_app);
@@ -131,12 +131,14 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         i18n: i18n.clone(),
         completer: completer.clone(),
         triggers: triggers.clone(),
+        sending: (trigger_context, lanes),
         alarms: alarms.clone(),
         clock: clock.clone(),
         metrics: metrics.clone(),
         owner,
     };
-    workers.extend(engine.start(&config, &shutdown));
+    let (engine_tasks, leadership) = engine.start(&config, &shutdown);
+    workers.extend(engine_tasks);
 
     let services = ServiceContext { db: db.clone(), i18n, clock, triggers: triggers.clone(), completer, executors, alarms, audit };
     let state = AppState::build(services, config.clone(), registry_queue, metrics, ldap).await?;
@@ -155,6 +157,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
             tracing::error!("HTTP server failed: {e}");
         }
         shutdown_workers(stop_workers, workers, registry_writers, stop_lanes, pool_tasks).await;
+        leadership.resign().await;
         server_db.close().await;
     });
     Ok(RunningApp { addr, db, triggers, stop, server })

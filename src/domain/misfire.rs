@@ -1,29 +1,17 @@
-//! What becomes of a planned fire when it is about to be sent (issue: the engine's promise through faults).
+//! What the console changed between a fire's plan and its `/run` (issue: the engine's promise through
+//! faults), and why a planned fire is not sent.
 //!
-//! A schedule pass plans fires up to five seconds ahead. Between the plan and the `/run` the job may have
-//! been stopped or rescheduled in the console, or the admin may have been held up (a database outage, a
-//! stalled lane): the fire is then checked again, and a fire more than [`MISFIRE_THRESHOLD_MS`] late is
-//! settled by its job's misfire strategy, as the schedule pass settles a missed next time (spec 4.1 case A).
+//! A schedule pass plans fires up to five seconds ahead. Meanwhile the job may be stopped, deleted or
+//! rescheduled in the console: its planned fires are then checked against the job as stored just before
+//! they are sent, and those the user cancelled are removed. How late a fire may be is
+//! [`super::fires`]'s question.
 
-use super::schedule::{next_time, MisfireStrategy, PRE_READ_MS};
-use super::PlannedFire;
+use super::schedule::{next_time, PRE_READ_MS};
 use crate::storage::JobInfo;
 use crate::time::Zone;
 
 /// A fire later than this is a misfire: 2.4.2's pre-read window, the bound of its case (B) "late fire".
 pub const MISFIRE_THRESHOLD_MS: i64 = PRE_READ_MS;
-
-/// The decision for one planned fire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Release {
-    /// On time (or late within the threshold): send it.
-    Send,
-    /// Late, with FIRE_ONCE_NOW: send it as the job's one misfire compensation, unless another fire of
-    /// the job went out since the missed instant.
-    Compensate,
-    /// Not sent; its log row is removed.
-    Drop(DropReason),
-}
 
 /// Why a planned fire is not sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -36,7 +24,7 @@ pub enum DropReason {
     Rescheduled,
     /// Late, with DO_NOTHING.
     Misfire,
-    /// Late, and a later fire of the job, or a run since its instant, stands for it.
+    /// Late, and a later fire of the job stands for it.
     Collapsed,
 }
 
@@ -51,40 +39,45 @@ impl DropReason {
             DropReason::Stopped => "job stopped",
             DropReason::Rescheduled => "job rescheduled",
             DropReason::Misfire => "misfire, DO_NOTHING",
-            DropReason::Collapsed => "late, collapsed into a later fire or run of the job",
+            DropReason::Collapsed => "late, collapsed into a later fire of the job",
         }
+    }
+
+    /// Whether the user cancelled the fire in the console (its row is removed), rather than the engine
+    /// settling it (its row says why).
+    pub fn is_cancellation(self) -> bool {
+        matches!(self, DropReason::Deleted | DropReason::Stopped | DropReason::Rescheduled)
     }
 }
 
-/// Decides a planned fire of `job` (its row as stored now; `None` when it was deleted) at `now_ms`.
-/// `updated_ms` is the job's `update_time`, which the console sets on every change and a schedule pass
-/// never does: only a job changed after the plan is checked against its current schedule.
-pub fn release(job: Option<&JobInfo>, updated_ms: Option<i64>, fire: &PlannedFire, now_ms: i64, cron_zone: Zone) -> Release {
-    let Some(job) = job else { return Release::Drop(DropReason::Deleted) };
+/// Why a fire of `job` (its row as stored now; `None` when it was deleted) for `instant_ms`, planned at
+/// `planned_at_ms`, is cancelled, if it is. `updated_ms` is the job's `update_time`, which the console sets
+/// on every change and a schedule pass never does: only a job changed after the plan is checked against
+/// its current schedule.
+pub fn cancelled(job: Option<&JobInfo>, updated_ms: Option<i64>, instant_ms: i64, planned_at_ms: i64, cron_zone: Zone) -> Option<DropReason> {
+    let Some(job) = job else { return Some(DropReason::Deleted) };
     if job.trigger_status != 1 {
-        return Release::Drop(DropReason::Stopped);
+        return Some(DropReason::Stopped);
     }
     // update_time has whole seconds: a change in the second of the plan counts as after it.
-    let changed_after_plan = updated_ms.is_some_and(|t| t >= fire.planned_at_ms - fire.planned_at_ms.rem_euclid(1000));
-    if changed_after_plan && !still_planned(job, fire.at_ms, cron_zone) {
-        return Release::Drop(DropReason::Rescheduled);
-    }
-    if now_ms - fire.at_ms <= MISFIRE_THRESHOLD_MS {
-        return Release::Send;
-    }
-    match MisfireStrategy::from_name(&job.misfire_strategy) {
-        Some(MisfireStrategy::FireOnceNow) => Release::Compensate,
-        _ => Release::Drop(DropReason::Misfire),
-    }
+    let changed_after_plan = updated_ms.is_some_and(|t| t >= planned_at_ms - planned_at_ms.rem_euclid(1000));
+    (changed_after_plan && !still_planned(job, instant_ms, cron_zone)).then_some(DropReason::Rescheduled)
 }
 
 /// Whether the job's current schedule still has a fire at `at_ms`: for CRON, the expression fires then;
-/// for FIX_RATE (whose instants depend on history), the stored next time is one period after it.
+/// for FIX_RATE (whose instants depend on history), the stored next time is a whole number of periods
+/// after it (a pass plans up to five seconds ahead, so a short period has several fires planned).
 fn still_planned(job: &JobInfo, at_ms: i64, cron_zone: Zone) -> bool {
     let conf = job.schedule_conf.as_deref();
     match job.schedule_type.as_str() {
         "CRON" => next_time("CRON", conf, at_ms - 1, cron_zone) == Ok(Some(at_ms)),
-        "FIX_RATE" => next_time("FIX_RATE", conf, at_ms, cron_zone) == Ok(Some(job.trigger_next_time)),
+        "FIX_RATE" => match next_time("FIX_RATE", conf, at_ms, cron_zone) {
+            Ok(Some(next)) => {
+                let (period, ahead) = (next - at_ms, job.trigger_next_time - at_ms);
+                ahead > 0 && ahead % period == 0
+            }
+            _ => false,
+        },
         _ => false,
     }
 }
@@ -96,64 +89,49 @@ mod tests {
     const T0: i64 = 1_700_000_000_000;
     const UTC: Zone = Zone::Named(chrono_tz::UTC);
 
-    fn job(misfire: &str) -> JobInfo {
+    fn job() -> JobInfo {
         JobInfo {
             schedule_type: "CRON".into(),
             schedule_conf: Some("* * * * * ?".into()),
-            misfire_strategy: misfire.into(),
+            misfire_strategy: "DO_NOTHING".into(),
             trigger_status: 1,
             trigger_next_time: T0 + 1_000,
             ..JobInfo::sample(1)
         }
     }
 
-    fn fire(at: i64) -> PlannedFire {
-        PlannedFire { at_ms: at, planned_at_ms: at - 500, log_id: 7, marked: false }
-    }
-
     #[test]
-    fn on_time_and_slightly_late_fires_are_sent() {
-        let j = job("DO_NOTHING");
-        assert_eq!(release(Some(&j), None, &fire(T0), T0 + 3, UTC), Release::Send);
-        assert_eq!(release(Some(&j), None, &fire(T0), T0 + 5_000, UTC), Release::Send, "the threshold itself is late, not missed");
-    }
-
-    #[test]
-    fn a_fire_more_than_five_seconds_late_follows_the_misfire_strategy() {
-        assert_eq!(release(Some(&job("DO_NOTHING")), None, &fire(T0), T0 + 5_001, UTC), Release::Drop(DropReason::Misfire));
-        assert_eq!(release(Some(&job("FIRE_ONCE_NOW")), None, &fire(T0), T0 + 20_000, UTC), Release::Compensate);
-        assert_eq!(release(Some(&job("nonsense")), None, &fire(T0), T0 + 20_000, UTC), Release::Drop(DropReason::Misfire));
+    fn an_unchanged_job_keeps_its_fires() {
+        assert_eq!(cancelled(Some(&job()), None, T0, T0 - 500, UTC), None);
     }
 
     #[test]
     fn stopped_and_deleted_jobs_send_nothing() {
-        let stopped = JobInfo { trigger_status: 0, ..job("FIRE_ONCE_NOW") };
-        assert_eq!(release(Some(&stopped), None, &fire(T0), T0, UTC), Release::Drop(DropReason::Stopped));
-        assert_eq!(release(None, None, &fire(T0), T0, UTC), Release::Drop(DropReason::Deleted));
+        let stopped = JobInfo { trigger_status: 0, ..job() };
+        assert_eq!(cancelled(Some(&stopped), None, T0, T0 - 500, UTC), Some(DropReason::Stopped));
+        assert_eq!(cancelled(None, None, T0, T0 - 500, UTC), Some(DropReason::Deleted));
     }
 
     #[test]
     fn a_change_after_the_plan_drops_the_fire_only_if_the_schedule_no_longer_has_it() {
-        let every_minute = JobInfo { schedule_conf: Some("0 * * * * ?".into()), ..job("DO_NOTHING") };
-        let f = fire(T0 + 1_000); // 22:13:21, not a whole minute
-        assert_eq!(release(Some(&every_minute), Some(T0 + 800), &f, T0 + 1_000, UTC), Release::Drop(DropReason::Rescheduled));
-        assert_eq!(release(Some(&every_minute), Some(T0 - 2_000), &f, T0 + 1_000, UTC), Release::Send, "changed before the plan");
-        let same = job("DO_NOTHING");
-        assert_eq!(release(Some(&same), Some(T0 + 800), &f, T0 + 1_000, UTC), Release::Send, "a description edit keeps the fire");
+        let every_minute = JobInfo { schedule_conf: Some("0 * * * * ?".into()), ..job() };
+        let (at, planned) = (T0 + 1_000, T0 + 500); // 22:13:21, not a whole minute
+        assert_eq!(cancelled(Some(&every_minute), Some(T0 + 800), at, planned, UTC), Some(DropReason::Rescheduled));
+        assert_eq!(cancelled(Some(&every_minute), Some(T0 - 2_000), at, planned, UTC), None, "changed before the plan");
+        assert_eq!(cancelled(Some(&job()), Some(T0 + 800), at, planned, UTC), None, "a description edit keeps the fire");
         // The plan was at T0 + 500: an update stamped with that whole second counts as after it.
-        assert_eq!(release(Some(&every_minute), Some(T0), &f, T0 + 1_000, UTC), Release::Drop(DropReason::Rescheduled));
+        assert_eq!(cancelled(Some(&every_minute), Some(T0), at, planned, UTC), Some(DropReason::Rescheduled));
     }
 
     #[test]
     fn fix_rate_fires_are_kept_while_the_next_time_follows_from_them() {
-        let rate = JobInfo {
-            schedule_type: "FIX_RATE".into(),
-            schedule_conf: Some("10".into()),
-            trigger_next_time: T0 + 10_000,
-            ..job("DO_NOTHING")
-        };
-        assert_eq!(release(Some(&rate), Some(T0), &fire(T0), T0, UTC), Release::Send);
-        let rerated = JobInfo { schedule_conf: Some("30".into()), ..rate };
-        assert_eq!(release(Some(&rerated), Some(T0), &fire(T0), T0, UTC), Release::Drop(DropReason::Rescheduled));
+        let rate = JobInfo { schedule_type: "FIX_RATE".into(), schedule_conf: Some("10".into()), trigger_next_time: T0 + 10_000, ..job() };
+        assert_eq!(cancelled(Some(&rate), Some(T0), T0, T0 - 500, UTC), None);
+        let rerated = JobInfo { schedule_conf: Some("30".into()), ..rate.clone() };
+        assert_eq!(cancelled(Some(&rerated), Some(T0), T0, T0 - 500, UTC), Some(DropReason::Rescheduled));
+        // Every second, planned five seconds ahead: the fire at T0 is still one of the rate's.
+        let fast = JobInfo { schedule_conf: Some("1".into()), trigger_next_time: T0 + 5_000, ..rate };
+        assert_eq!(cancelled(Some(&fast), Some(T0), T0, T0 - 500, UTC), None);
+        assert_eq!(cancelled(Some(&fast), Some(T0), T0 + 500, T0 - 500, UTC), Some(DropReason::Rescheduled));
     }
 }

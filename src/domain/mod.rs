@@ -1,6 +1,7 @@
 //! Pure logic and data shapes of xxl-job, free of I/O: unit-testable without a database or network.
 
 pub mod callback;
+pub mod fires;
 pub mod html;
 pub mod misfire;
 pub mod ownership;
@@ -60,8 +61,6 @@ pub struct TriggerRequest {
     pub executor_param: Option<String>,
     /// Comma-separated addresses replacing the group's for this trigger when non-blank.
     pub address_list: Option<String>,
-    /// Set for the fires a schedule pass planned: their instant and the log row written with the plan.
-    pub planned: Option<PlannedFire>,
     /// Told the id of the trigger's (first) log row once it exists, for a caller that answers with it.
     pub on_log_id: Option<LogIdSink>,
 }
@@ -85,21 +84,6 @@ impl PartialEq for LogIdSink {
 
 impl Eq for LogIdSink {}
 
-/// A fire planned by a schedule pass. Its log row is inserted in the pass's transaction, together with the
-/// job's next time, so a plan never exists only in the memory of one admin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlannedFire {
-    /// The instant the fire stands for (for a misfire compensation: the missed instant).
-    pub at_ms: i64,
-    /// When the pass planned it.
-    pub planned_at_ms: i64,
-    /// The log row written with the plan.
-    pub log_id: i64,
-    /// Decided under the schedule lock and marked "being sent" by the pass that planned it (a job's one
-    /// fire after a stall): sent without being settled again.
-    pub marked: bool,
-}
-
 impl TriggerRequest {
     /// A trigger with every override left to the job's own configuration.
     pub fn of_job(job_id: i32, trigger_type: TriggerType) -> TriggerRequest {
@@ -110,7 +94,6 @@ impl TriggerRequest {
             sharding_param: None,
             executor_param: None,
             address_list: None,
-            planned: None,
             on_log_id: None,
         }
     }

@@ -2,9 +2,10 @@
 
 use crate::alarm::Alarms;
 use super::complete::Completer;
-use super::{fires_once_now, TriggerSink};
+use super::TriggerSink;
+use crate::domain::protocol::FAIL_CODE;
 use crate::domain::trigger_msg::retry_block;
-use crate::domain::{java_split, PlannedFire, TriggerRequest, TriggerType};
+use crate::domain::{java_split, TriggerRequest, TriggerType};
 use crate::i18n::I18n;
 use crate::storage::{Db, JobInfo, JobLog, Result, TriggerInfo};
 use crate::time::Clock;
@@ -38,9 +39,6 @@ const LOST_AFTER_MS: i64 = 10 * 60 * 1000;
 pub const LOST_RESULT_AFTER_MS: i64 = 60 * 1000;
 const SWEEP_INTERVAL: Duration = Duration::from_secs(10);
 const SWEEP_BATCH: i64 = 1000;
-/// Rows of a job this much younger than [`LOST_RESULT_AFTER_MS`] are settled with its older ones: still
-/// far older than any row a live admin works on.
-const SWEEP_SPAN_MS: i64 = 15 * 1000;
 
 pub struct FailMonitor {
     pub db: Db,
@@ -152,16 +150,14 @@ async fn release(db: &Db, id: i64, status: i16) -> Result<()> {
 }
 
 /// Settles rows whose trigger result was lost with the admin that wrote them (spec 4.3 leaves such rows
-/// "running" for ever, 2.4.2 issue 5): on every admin, at start and every [`SWEEP_INTERVAL`]. The planned
-/// fires of a killed admin are among them (their rows are written with the plan); a FIRE_ONCE_NOW job
-/// among them gets one misfire compensation, the newest of its lost rows sent again.
+/// "running" for ever, 2.4.2 issue 5): on every admin, at start and every [`SWEEP_INTERVAL`]. A leader's
+/// plan is taken over by its successor, so these are triggers of an admin that died between a row and
+/// its result, or a plan nobody could take over in time; a FIRE_ONCE_NOW job's missed instants are
+/// compensated by the schedule pass, which finds its next time missed.
 pub struct ResultSweeper {
     pub db: Db,
     pub i18n: I18n,
-    pub triggers: Arc<dyn TriggerSink>,
     pub clock: Arc<dyn Clock>,
-    /// This admin's marker of rows it plans: a compensation the sweep keeps becomes this admin's to send.
-    pub planned: String,
 }
 
 impl ResultSweeper {
@@ -178,33 +174,14 @@ impl ResultSweeper {
         }
     }
 
-    /// Settles the abandoned rows of up to [`SWEEP_BATCH`] jobs; returns how many rows this admin settled.
+    /// Settles up to [`SWEEP_BATCH`] abandoned rows; returns how many this admin settled (a row settled
+    /// meanwhile by another admin, or given its real result, is not counted).
     pub async fn pass(&self) -> Result<u64> {
-        let now = self.clock.now_ms();
-        let job_ids = self.db.find_unsettled_jobs(now - LOST_RESULT_AFTER_MS, SWEEP_BATCH).await?;
-        if job_ids.is_empty() {
+        let ids = self.db.find_unsettled_logs(self.clock.now_ms() - LOST_RESULT_AFTER_MS, SWEEP_BATCH).await?;
+        if ids.is_empty() {
             return Ok(0);
         }
-        let message = self.i18n.get("joblog_trigger_result_lost");
-        // A job's abandoned rows are settled together (those of a crashed admin's plan span a few
-        // seconds), so that its one compensation stands for all of them.
-        let before = now - LOST_RESULT_AFTER_MS + SWEEP_SPAN_MS;
-        let jobs: HashMap<i32, JobInfo> = self.db.load_jobs(&job_ids).await?.into_iter().map(|j| (j.id, j)).collect();
-        let mut settled = 0;
-        for job_id in job_ids.iter().copied() {
-            let fire_once_now = jobs.get(&job_id).is_some_and(|job| {
-                job.trigger_status == 1 && fires_once_now(&job.misfire_strategy)
-            });
-            // FIRE_ONCE_NOW: the newest lost row becomes the job's one compensation, sent (and claimed
-            // against every other admin) by the lanes; the older ones are settled as lost.
-            let (count, compensation) = self.db.settle_lost_logs(job_id, before, fire_once_now, message, &self.planned).await?;
-            settled += count;
-            if let Some((log_id, at)) = compensation {
-                let fire = PlannedFire { at_ms: self.db.zone().to_epoch_ms(at), planned_at_ms: now, log_id, marked: false };
-                self.triggers.submit(TriggerRequest { planned: Some(fire), ..TriggerRequest::of_job(job_id, TriggerType::Misfire) });
-            }
-        }
-        Ok(settled)
+        self.db.settle_unsent(&ids, FAIL_CODE, self.i18n.get("joblog_trigger_result_lost"), alarm_status::NEW).await
     }
 }
 

@@ -5,20 +5,18 @@
 //! times in the current minute goes to the slow lane, so a dead or hanging executor cannot starve the
 //! others.
 
-use super::{fires_once_now, job_row, TriggerSink, CONFLICT_RETRY};
+use super::{TriggerSink, CONFLICT_RETRY};
 use crate::config::Config;
 use crate::domain::routing::{RouteStrategy, Router};
-use crate::domain::misfire::{release, DropReason, Release, MISFIRE_THRESHOLD_MS};
-use crate::domain::ownership::{decide_late, is_late, JobRow, Late, Owner};
+use crate::domain::misfire::DropReason;
 use crate::domain::trigger_msg::{block_title_key, call_report, TriggerReport};
 use crate::domain::protocol::FAIL_CODE;
-use crate::domain::{is_blank, java_split, PlannedFire, ReturnT, TriggerRequest, TriggerType};
+use crate::domain::{is_blank, java_split, ReturnT, TriggerRequest, TriggerType};
 use crate::executor::{ExecutorClient, FireHeaders, TriggerParam};
 use crate::i18n::I18n;
 use crate::metrics::{Lane, Metrics};
 use crate::storage::{Db, JobGroup, JobInfo, NewLog, Result, TriggerInfo};
-use super::monitors::{alarm_status, LOST_RESULT_AFTER_MS};
-use crate::time::{Clock, CRON_ZONE};
+use crate::time::Clock;
 use crate::workers::Shutdown;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -61,10 +59,6 @@ pub struct TriggerContext {
     /// What was not sent or had to wait, counted for the log.
     pub counts: Arc<Counts>,
     pub metrics: Arc<Metrics>,
-    /// This admin (see [`Owner`]), and its marker of the rows it planned.
-    pub owner: Owner,
-    pub planned: String,
-    catch_ups: Arc<CatchUps>,
 }
 
 /// Events logged as per-second summaries rather than a line each.
@@ -77,14 +71,14 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn drop_fires(&self, reason: DropReason, n: u64, now_ms: i64) {
+    pub fn drop_fires(&self, reason: DropReason, n: u64, now_ms: i64) {
         let mut dropped = self.dropped.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(count) = dropped.note(reason, n, now_ms) {
             log_dropped(reason, count);
         }
     }
 
-    fn wait(&self, n: u64, now_ms: i64, error: &crate::storage::StorageError) {
+    pub fn wait(&self, n: u64, now_ms: i64, error: &crate::storage::StorageError) {
         if let Some(count) = self.waiting.lock().unwrap_or_else(|e| e.into_inner()).note((), n, now_ms) {
             tracing::error!("{count} trigger(s) waiting for the database: {error}");
         }
@@ -150,34 +144,6 @@ impl<K: std::hash::Hash + Eq + Copy> Summary<K> {
     }
 }
 
-/// The catch-up fires of passes (a job's one run after a stall, see `Scheduler::catch_up`) released and
-/// not yet sent, by job. While the lanes are slow (a database just back) the job's next regular fire can
-/// reach its turn first: it then takes the catch-up's place, as the compensation when the catch-up was
-/// one, and the catch-up is not sent. So the job runs once, not twice within a second.
-#[derive(Default)]
-struct CatchUps(Mutex<HashMap<i32, (i64, TriggerType)>>);
-
-impl CatchUps {
-    fn released(&self, request: &TriggerRequest) {
-        if let Some(fire) = request.planned.filter(|f| f.marked) {
-            self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(request.job_id, (fire.log_id, request.trigger_type));
-        }
-    }
-
-    /// The type to send a planned fire as when its turn comes, or `None` when a later fire of its job went
-    /// first in its place.
-    fn turn(&self, job_id: i32, fire: &PlannedFire, trigger_type: TriggerType) -> Option<TriggerType> {
-        let mut pending = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        match pending.get(&job_id) {
-            Some((log_id, _)) if fire.marked && *log_id != fire.log_id => None,
-            Some(_) if fire.marked => pending.remove(&job_id).map(|_| trigger_type),
-            Some(_) => pending.remove(&job_id).map(|(_, kind)| kind),
-            None if fire.marked => None,
-            None => Some(trigger_type),
-        }
-    }
-}
-
 /// What the lanes use, given by whoever starts them.
 pub struct LaneServices {
     pub db: Db,
@@ -185,8 +151,6 @@ pub struct LaneServices {
     pub executors: ExecutorClient,
     pub clock: Arc<dyn Clock>,
     pub metrics: Arc<Metrics>,
-    /// This admin, as named in the rows it sends (see [`Owner`]).
-    pub owner: Owner,
 }
 
 /// The two lanes; cheap to clone.
@@ -194,11 +158,52 @@ pub struct LaneServices {
 pub struct TriggerPool {
     fast: mpsc::Sender<TriggerRequest>,
     slow: mpsc::Sender<TriggerRequest>,
-    slow_jobs: Arc<Mutex<SlowJobs>>,
+    lanes: Lanes,
     clock: Arc<dyn Clock>,
     rejections: Arc<Mutex<Rejections>>,
     metrics: Arc<Metrics>,
-    catch_ups: Arc<CatchUps>,
+}
+
+/// The lanes' concurrency limits, which queued requests and the leader's planned fires share: a job whose
+/// triggers were slow takes its turn in the slow lane, so a hanging executor cannot starve the others.
+#[derive(Clone)]
+pub struct Lanes {
+    fast: Arc<Semaphore>,
+    slow: Arc<Semaphore>,
+    slow_jobs: Arc<Mutex<SlowJobs>>,
+}
+
+impl Lanes {
+    fn is_slow(&self, job_id: i32) -> bool {
+        self.slow_jobs.lock().is_ok_and(|s| s.is_slow(job_id))
+    }
+
+    /// Runs one trigger in its lane, under the lane's concurrency limit. `still_wanted` decides, once a
+    /// permit is held and just before the trigger is processed, whether it goes out at all (waiting for a
+    /// permit can take long when an executor hangs).
+    pub fn spawn(&self, context: Arc<TriggerContext>, shard: Shard, still_wanted: impl FnOnce() -> bool + Send + 'static) {
+        let limit = if self.is_slow(shard.prepared.job.id) { self.slow.clone() } else { self.fast.clone() };
+        self.spawn_with(limit, context, shard, still_wanted);
+    }
+
+    fn spawn_with(&self, limit: Arc<Semaphore>, context: Arc<TriggerContext>, shard: Shard, still_wanted: impl FnOnce() -> bool + Send + 'static) {
+        let slow_jobs = self.slow_jobs.clone();
+        tokio::spawn(async move {
+            let Ok(_permit) = limit.acquire_owned().await else { return };
+            if !still_wanted() {
+                return;
+            }
+            let job_id = shard.prepared.job.id;
+            // The trigger's own time (routing and `/run`), as 2.4.2 measures it in its pool thread: not
+            // the wait for the database or for permits, which a burst makes long for every job.
+            let started = context.clock.now_ms();
+            process(&context, shard).await;
+            let now = context.clock.now_ms();
+            if let Ok(mut slow) = slow_jobs.lock() {
+                slow.record(job_id, now, now - started);
+            }
+        });
+    }
 }
 
 /// Per-job counts of slow triggers in the current minute.
@@ -228,11 +233,10 @@ impl SlowJobs {
 impl TriggerPool {
     /// Starts both lanes. They run until `shutdown` (or until every handle is dropped), then finish what
     /// is queued.
-    pub fn start(lanes: LaneServices, config: &Config, shutdown: Shutdown) -> (TriggerPool, Vec<JoinHandle<()>>) {
-        let LaneServices { db, i18n, executors, clock, metrics, owner } = lanes;
+    pub fn start(lanes: LaneServices, config: &Config, shutdown: Shutdown) -> (TriggerPool, Arc<TriggerContext>, Vec<JoinHandle<()>>) {
+        let LaneServices { db, i18n, executors, clock, metrics } = lanes;
         let (results, results_rx) = mpsc::unbounded_channel();
         let counts = Arc::new(Counts::default());
-        let catch_ups = Arc::new(CatchUps::default());
         let flusher = tokio::spawn(flush_counts(counts.clone(), clock.clone(), shutdown.clone()));
         let writer = tokio::spawn(write_trigger_infos(db.clone(), results_rx));
         let context = Arc::new(TriggerContext {
@@ -245,29 +249,35 @@ impl TriggerPool {
             results,
             counts: counts.clone(),
             metrics: metrics.clone(),
-            owner,
-            planned: owner.planned(),
-            catch_ups: catch_ups.clone(),
         });
-        let slow_jobs = Arc::new(Mutex::new(SlowJobs::default()));
+        let (fast_max, slow_max) = (config.trigger_pool.fast_max as usize, config.trigger_pool.slow_max as usize);
+        let lanes = Lanes {
+            fast: Arc::new(Semaphore::new(fast_max)),
+            slow: Arc::new(Semaphore::new(slow_max)),
+            slow_jobs: Arc::default(),
+        };
         let (fast, fast_rx) = mpsc::channel(LANE_QUEUE);
         let (slow, slow_rx) = mpsc::channel(LANE_QUEUE);
-        let lanes = vec![
-            tokio::spawn(run_lane(fast_rx, config.trigger_pool.fast_max as usize, context.clone(), slow_jobs.clone(), shutdown.clone())),
-            tokio::spawn(run_lane(slow_rx, config.trigger_pool.slow_max as usize, context, slow_jobs.clone(), shutdown)),
+        let tasks = vec![
+            tokio::spawn(run_lane(fast_rx, (lanes.fast.clone(), fast_max), context.clone(), lanes.clone(), shutdown.clone())),
+            tokio::spawn(run_lane(slow_rx, (lanes.slow.clone(), slow_max), context.clone(), lanes.clone(), shutdown)),
             // Last: they end once the lanes and their triggers are done with the context.
             writer,
             flusher,
         ];
-        (TriggerPool { fast, slow, slow_jobs, clock, rejections: Arc::default(), metrics, catch_ups }, lanes)
+        (TriggerPool { fast, slow, lanes, clock, rejections: Arc::default(), metrics }, context, tasks)
+    }
+
+    /// The concurrency limits, for the planned fires the leader sends beside the queued requests.
+    pub fn lanes(&self) -> Lanes {
+        self.lanes.clone()
     }
 }
 
 impl TriggerSink for TriggerPool {
     fn submit(&self, request: TriggerRequest) {
-        let slow = self.slow_jobs.lock().is_ok_and(|s| s.is_slow(request.job_id));
+        let slow = self.lanes.is_slow(request.job_id);
         let lane = if slow { &self.slow } else { &self.fast };
-        self.catch_ups.released(&request);
         if let Err(e) = lane.try_send(request) {
             let request = match e {
                 mpsc::error::TrySendError::Full(r) | mpsc::error::TrySendError::Closed(r) => r,
@@ -331,12 +341,11 @@ impl Rejections {
 
 async fn run_lane(
     mut queue: mpsc::Receiver<TriggerRequest>,
-    concurrency: usize,
+    (limit, concurrency): (Arc<Semaphore>, usize),
     context: Arc<TriggerContext>,
-    slow_jobs: Arc<Mutex<SlowJobs>>,
+    lanes: Lanes,
     mut shutdown: Shutdown,
 ) {
-    let limit = Arc::new(Semaphore::new(concurrency));
     let preparing = Arc::new(Semaphore::new(PREPARING_BATCHES));
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
@@ -354,9 +363,9 @@ async fn run_lane(
             break;
         }
         let requests = std::mem::replace(&mut batch, Vec::with_capacity(MAX_BATCH));
-        tokio::spawn(run_batch(context.clone(), slow_jobs.clone(), limit.clone(), requests, prepare_permit));
+        tokio::spawn(run_batch(context.clone(), lanes.clone(), limit.clone(), requests, prepare_permit));
     }
-    // Every permit back means every trigger of this lane has finished.
+    // Every permit back means every trigger of this lane has finished (the leader's planned fires too).
     let _ = tokio::time::timeout(DRAIN_TIMEOUT, async {
         let _ = preparing.acquire_many(PREPARING_BATCHES as u32).await;
         let _ = limit.acquire_many(concurrency as u32).await;
@@ -367,19 +376,10 @@ async fn run_lane(
 
 /// One batch of requests: their jobs and groups loaded and their log rows inserted together, then each
 /// trigger sent on its own under the lane's concurrency limit.
-async fn run_batch(
-    context: Arc<TriggerContext>,
-    slow_jobs: Arc<Mutex<SlowJobs>>,
-    limit: Arc<Semaphore>,
-    requests: Vec<TriggerRequest>,
-    prepare_permit: OwnedSemaphorePermit,
-) {
-    // The fires wait for the database rather than being dropped: once it answers, each one is judged
-    // by how late it then is. Fires marked by a failed attempt stay this batch's to send.
-    let mut decided = HashMap::new();
-    let sending = context.owner.sending(rand::random());
+async fn run_batch(context: Arc<TriggerContext>, lanes: Lanes, limit: Arc<Semaphore>, requests: Vec<TriggerRequest>, prepare_permit: OwnedSemaphorePermit) {
+    // The triggers wait for the database rather than being dropped.
     let shards = loop {
-        match prepare(&context, &requests, &sending, &mut decided).await {
+        match prepare(&context, &requests).await {
             Ok(shards) => break shards,
             // Another admin's transaction on the same rows won (a Galera certification conflict, a
             // deadlock): the next attempt sees its result, so it is made at once.
@@ -391,23 +391,7 @@ async fn run_batch(
         }
     };
     for shard in shards {
-        let Ok(permit) = limit.clone().acquire_owned().await else { break };
-        let (context, slow_jobs) = (context.clone(), slow_jobs.clone());
-        tokio::spawn(async move {
-            let job_id = shard.prepared.job.id;
-            let Some(shard) = take_turn(&context, shard).await else { return };
-            // Waiting for a permit can make a planned fire late: judged again just before it is sent.
-            let Some(shard) = recheck_late(&context, shard).await else { return };
-            // The trigger's own time (routing and `/run`), as 2.4.2 measures it in its pool thread: not
-            // the batch's wait for the database or for permits, which a burst makes long for every job.
-            let started = context.clock.now_ms();
-            process(&context, shard).await;
-            let now = context.clock.now_ms();
-            if let Ok(mut slow) = slow_jobs.lock() {
-                slow.record(job_id, now, now - started);
-            }
-            drop(permit);
-        });
+        lanes.spawn_with(limit.clone(), context.clone(), shard, || true);
     }
     drop(prepare_permit);
 }
@@ -433,20 +417,9 @@ async fn write_trigger_infos(db: Db, mut results: mpsc::UnboundedReceiver<(i64, 
     }
 }
 
-/// Loads the jobs and groups of a batch of requests (spec 4.3 trigger), decides the planned fires among
-/// them, expands sharding broadcasts and inserts one log row per other trigger (spec 4.3 step 2), before
-/// anything is sent.
-///
-/// Planned fires on time are marked "being sent" by one statement; late ones are settled under the
-/// schedule lock (see [`settle_late`]). `decided` keeps the planned fires an attempt marked, across
-/// attempts: a mark is committed at once, so when a later statement of the attempt fails, the retry must
-/// send the rows it marked rather than find them marked (by itself) and drop them.
-async fn prepare(
-    context: &TriggerContext,
-    requests: &[TriggerRequest],
-    sending: &str,
-    decided: &mut HashMap<i64, TriggerType>,
-) -> Result<Vec<Shard>> {
+/// Loads the jobs and groups of a batch of requests (spec 4.3 trigger), expands sharding broadcasts and
+/// inserts one log row per trigger (spec 4.3 step 2), before anything is sent.
+async fn prepare(context: &TriggerContext, requests: &[TriggerRequest]) -> Result<Vec<Shard>> {
     let mut job_ids: Vec<i32> = requests.iter().map(|r| r.job_id).collect();
     job_ids.sort_unstable();
     job_ids.dedup();
@@ -455,266 +428,92 @@ async fn prepare(
     let mut group_ids: Vec<i32> = jobs.values().map(|j| j.job_group).collect();
     group_ids.sort_unstable();
     group_ids.dedup();
-    // A group's addresses are split once per batch, not per trigger.
-    let groups: HashMap<i32, (Arc<JobGroup>, Arc<Vec<String>>)> = context
-        .db
-        .load_groups(&group_ids)
+    let groups = load_groups(&context.db, &group_ids).await?;
+    let now = context.clock.now_ms();
+    let mut pending: Vec<Pending> = Vec::with_capacity(requests.len());
+    for request in requests {
+        let Some(job) = jobs.get(&request.job_id) else {
+            tracing::warn!(job_id = request.job_id, "trigger skipped: the job does not exist");
+            continue;
+        };
+        pending.extend(expand(request, job.clone(), groups.get(&job.job_group)));
+    }
+    let ids = context.db.insert_rows(&new_rows(&pending, now)).await?;
+    Ok(pending
+        .into_iter()
+        .zip(ids)
+        .map(|(p, log_id)| {
+            if let Some(sink) = &p.prepared.request.on_log_id {
+                (sink.0)(log_id);
+            }
+            p.into_shard(log_id, now, None)
+        })
+        .collect())
+}
+
+/// The log rows of these triggers, sent at `now`.
+pub fn new_rows(pending: &[Pending], now: i64) -> Vec<NewLog> {
+    pending.iter().map(|p| NewLog { job_group: p.prepared.job.job_group, job_id: p.prepared.job.id, trigger_time_ms: now, trigger_msg: None }).collect()
+}
+
+/// Groups by id, each with its address list split once (not once per trigger).
+pub type Groups = HashMap<i32, (Arc<JobGroup>, Arc<Vec<String>>)>;
+
+/// Loads the groups of these ids, their address lists split.
+pub async fn load_groups(db: &Db, ids: &[i32]) -> Result<Groups> {
+    Ok(db
+        .load_groups(ids)
         .await?
         .into_iter()
         .map(|g| {
             let addresses = Arc::new(split_addresses(Some(&g)));
             (g.id, (Arc::new(g), addresses))
         })
-        .collect();
-
-    let now = context.clock.now_ms();
-    let mut dropped: Vec<(i64, DropReason)> = Vec::new();
-    let mut on_time = Vec::new();
-    let mut late = Vec::new();
-    for request in requests {
-        let Some(fire) = request.planned.filter(|f| !decided.contains_key(&f.log_id)) else { continue };
-        if fire.marked {
-            decided.insert(fire.log_id, request.trigger_type);
-            continue;
-        }
-        let job = jobs.get(&request.job_id).map(|j| &**j);
-        match judge(context, job, &fire) {
-            Err(reason) => dropped.push((fire.log_id, reason)),
-            Ok(()) if is_late(&fire, now) || request.trigger_type == TriggerType::Misfire => {
-                late.push(LateFire { fire, job_id: request.job_id, fire_once_now: job.is_some_and(|j| fires_once_now(&j.misfire_strategy)) })
-            }
-            Ok(()) => on_time.push(fire.log_id),
-        }
-    }
-    settle_dropped(context, &dropped, now).await;
-    for id in context.db.mark_sending(&on_time, &context.planned, sending, now).await? {
-        decided.insert(id, TriggerType::Cron);
-    }
-    decided.extend(settle_late(context, &late, sending, now).await?);
-
-    let mut pending: Vec<Pending> = Vec::with_capacity(requests.len());
-    for request in requests {
-        let mut trigger_type = request.trigger_type;
-        if let Some(fire) = &request.planned {
-            match decided.get(&fire.log_id) {
-                // A late fire may go out as the job's compensation.
-                Some(decided) => trigger_type = if *decided == TriggerType::Misfire { TriggerType::Misfire } else { trigger_type },
-                None => continue,
-            }
-        }
-        let Some(job) = jobs.get(&request.job_id) else {
-            tracing::warn!(job_id = request.job_id, "trigger skipped: the job does not exist");
-            continue;
-        };
-        let mut job = job.clone();
-        if let Some(param) = request.executor_param.clone() {
-            Arc::make_mut(&mut job).executor_param = Some(param);
-        }
-        let fail_retry_count =
-            if request.fail_retry_count >= 0 { request.fail_retry_count } else { job.executor_fail_retry_count };
-        let (mut group, mut addresses) = match groups.get(&job.job_group) {
-            Some((group, addresses)) => (Some(group.clone()), addresses.clone()),
-            None => (None, Arc::default()),
-        };
-        if let (Some(group), Some(list)) = (group.as_mut(), request.address_list.as_deref()) {
-            if !list.trim().is_empty() {
-                let group = Arc::make_mut(group);
-                group.address_type = 1;
-                group.address_list = Some(list.trim().to_string());
-                addresses = Arc::new(split_addresses(Some(group)));
-            }
-        }
-        let sharding = request.sharding_param.as_deref().and_then(parse_sharding);
-        let route = job.executor_route_strategy.as_deref().and_then(RouteStrategy::from_name);
-        let broadcast = route == Some(RouteStrategy::ShardingBroadcast) && !addresses.is_empty() && sharding.is_none();
-        let prepared = Arc::new(Prepared { job, group, addresses, request: request.clone(), fail_retry_count, route });
-        // The planned row serves the first shard; a broadcast's other shards get rows of their own.
-        let (first, total) = if broadcast { (0, prepared.addresses.len() as i32) } else { sharding.unwrap_or((0, 1)) };
-        let shards = if broadcast { 0..total } else { first..first + 1 };
-        for index in shards {
-            let fire = request.planned.filter(|_| index == first);
-            pending.push(Pending { prepared: prepared.clone(), index, total, trigger_type, fire });
-        }
-    }
-    let new_rows: Vec<NewLog> = pending
-        .iter()
-        .filter(|p| p.fire.is_none())
-        .map(|p| NewLog { job_group: p.prepared.job.job_group, job_id: p.prepared.job.id, trigger_time_ms: now })
-        .collect();
-    let mut new_ids = context.db.insert_rows(&new_rows, Some(sending)).await?.into_iter();
-    Ok(pending
-        .into_iter()
-        .filter_map(|p| {
-            let log_id = match p.fire {
-                Some(fire) => fire.log_id,
-                None => new_ids.next()?,
-            };
-            if let Some(sink) = &p.prepared.request.on_log_id {
-                (sink.0)(log_id);
-            }
-            let planned_ms = p.prepared.request.planned.map(|f| f.at_ms);
-            Some(Shard {
-                prepared: p.prepared,
-                index: p.index,
-                total: p.total,
-                log_id,
-                trigger_time: now,
-                trigger_type: p.trigger_type,
-                fire: p.fire,
-                planned_ms,
-            })
-        })
         .collect())
 }
 
-/// A planned fire settled under the schedule lock.
-struct LateFire {
-    fire: PlannedFire,
-    job_id: i32,
-    fire_once_now: bool,
+/// The triggers one request makes of `job` in `group`: one, or one per address for a sharding broadcast,
+/// each with the request's overrides (parameter, retry count, addresses) applied.
+pub fn expand(request: &TriggerRequest, mut job: Arc<JobInfo>, group: Option<&(Arc<JobGroup>, Arc<Vec<String>>)>) -> Vec<Pending> {
+    if let Some(param) = request.executor_param.clone() {
+        Arc::make_mut(&mut job).executor_param = Some(param);
+    }
+    let fail_retry_count = if request.fail_retry_count >= 0 { request.fail_retry_count } else { job.executor_fail_retry_count };
+    let (mut group, mut addresses) = match group {
+        Some((group, addresses)) => (Some(group.clone()), addresses.clone()),
+        None => (None, Arc::default()),
+    };
+    if let (Some(group), Some(list)) = (group.as_mut(), request.address_list.as_deref()) {
+        if !list.trim().is_empty() {
+            let group = Arc::make_mut(group);
+            group.address_type = 1;
+            group.address_list = Some(list.trim().to_string());
+            addresses = Arc::new(split_addresses(Some(group)));
+        }
+    }
+    let sharding = request.sharding_param.as_deref().and_then(parse_sharding);
+    let route = job.executor_route_strategy.as_deref().and_then(RouteStrategy::from_name);
+    let broadcast = route == Some(RouteStrategy::ShardingBroadcast) && !addresses.is_empty() && sharding.is_none();
+    let prepared = Arc::new(Prepared { job, group, addresses, request: request.clone(), fail_retry_count, route });
+    let (first, total) = if broadcast { (0, prepared.addresses.len() as i32) } else { sharding.unwrap_or((0, 1)) };
+    let indexes = if broadcast { 0..total } else { first..first + 1 };
+    indexes.map(|index| Pending { prepared: prepared.clone(), index, total }).collect()
 }
 
-/// A shard decided on, before its log row is known.
-struct Pending {
+/// A trigger decided on, before its log row is known.
+pub struct Pending {
     prepared: Arc<Prepared>,
     index: i32,
     total: i32,
-    trigger_type: TriggerType,
-    /// The planned fire whose row this shard uses.
-    fire: Option<PlannedFire>,
 }
 
-/// Judges a planned fire of `job` (as stored now; `None` when deleted) for what the console changed since
-/// the plan (see [`release`]); its lateness is settled apart.
-fn judge(context: &TriggerContext, job: Option<&JobInfo>, fire: &PlannedFire) -> std::result::Result<(), DropReason> {
-    let updated = job.and_then(|j| j.update_time).map(|t| context.db.zone().to_epoch_ms(t));
-    match release(job, updated, fire, fire.at_ms, CRON_ZONE) {
-        Release::Drop(reason) => Err(reason),
-        Release::Send | Release::Compensate => Ok(()),
+impl Pending {
+    /// The trigger, with its log row, sent at `trigger_time`; `planned_ms` is the instant a planned fire
+    /// stands for.
+    pub fn into_shard(self, log_id: i64, trigger_time: i64, planned_ms: Option<i64>) -> Shard {
+        let trigger_type = self.prepared.request.trigger_type;
+        Shard { prepared: self.prepared, index: self.index, total: self.total, log_id, trigger_time, trigger_type, planned_ms }
     }
-}
-
-/// Settles late fires (`(fire, its job is FIRE_ONCE_NOW)`) under the schedule lock, where every admin's
-/// rows of their jobs are visible and no other admin decides meanwhile (see [`decide_late`]): of a job's
-/// late fires only the newest due one runs, and a fire whose instant a run already covers does not. Those
-/// to send are marked "being sent" in the same transaction; the others get a result that says why.
-/// Returns the fires to send, with the type to send them as.
-async fn settle_late(context: &TriggerContext, late: &[LateFire], sending: &str, now: i64) -> Result<HashMap<i64, TriggerType>> {
-    let mut decided = HashMap::new();
-    let Some(since) = late.iter().map(|l| l.fire.at_ms).min() else { return Ok(decided) };
-    let mut job_ids: Vec<i32> = late.iter().map(|l| l.job_id).collect();
-    job_ids.sort_unstable();
-    job_ids.dedup();
-    let mut lock = context.db.lock_schedule().await?;
-    // Back to the oldest row a FIRE_ONCE_NOW job's compensation may stand for.
-    let rows = lock.job_rows(&job_ids, since.min(now - LOST_RESULT_AFTER_MS)).await?;
-    let zone = context.db.zone();
-    let (mut send, mut compensate, mut collapsed, mut misfired) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for LateFire { fire, job_id, fire_once_now } in late {
-        let Some(own) = rows.iter().find(|r| r.id == fire.log_id) else { continue };
-        if own.trigger_code != 0 || own.handle_code != 0 {
-            continue;
-        }
-        // Marked by an earlier attempt of this batch whose COMMIT got no answer: decided, and to be sent.
-        let marked = own.trigger_msg.as_deref() == Some(sending);
-        // Taken over by another admin: not this admin's to decide.
-        if !marked && own.trigger_msg.as_deref() != Some(context.planned.as_str()) {
-            continue;
-        }
-        let others: Vec<JobRow> = rows.iter().filter(|r| r.job_id == *job_id && r.id != fire.log_id).map(|r| job_row(r, zone)).collect();
-        match decide_late(fire, &others, now, *fire_once_now) {
-            Late::Compensate if marked => _ = decided.insert(fire.log_id, TriggerType::Misfire),
-            _ if marked => _ = decided.insert(fire.log_id, TriggerType::Cron),
-            Late::Send => send.push(fire.log_id),
-            Late::Compensate => compensate.push(fire.log_id),
-            Late::Collapsed => collapsed.push((fire.log_id, *fire_once_now)),
-            Late::Misfire => misfired.push(fire.log_id),
-        }
-    }
-    for (ids, kind) in [(send, TriggerType::Cron), (compensate, TriggerType::Misfire)] {
-        for id in lock.mark_sending(&ids, &context.planned, sending, now).await? {
-            decided.insert(id, kind);
-        }
-    }
-    let collapsed_ids: Vec<i64> = collapsed.iter().map(|(id, _)| *id).collect();
-    let skipped = [(&collapsed_ids, "joblog_skipped_collapsed"), (&misfired, "joblog_skipped_misfire")];
-    for (ids, key) in skipped {
-        lock.settle_unsent(ids, FAIL_CODE, context.i18n.get(key), alarm_status::NOT_NEEDED).await?;
-    }
-    lock.commit().await?;
-    let collapsed_fon = collapsed.iter().filter(|(_, fon)| *fon).count() as u64;
-    let counts = [
-        (DropReason::Misfire, misfired.len() as u64),
-        (DropReason::Collapsed, collapsed_ids.len() as u64),
-    ];
-    for (reason, n) in counts.into_iter().filter(|(_, n)| *n > 0) {
-        context.counts.drop_fires(reason, n, now);
-    }
-    context.metrics.misfires_settled("DO_NOTHING", "at_release", misfired.len() as u64);
-    context.metrics.misfires_settled("FIRE_ONCE_NOW", "collapsed", collapsed_fon);
-    context.metrics.misfires_settled("DO_NOTHING", "collapsed", collapsed_ids.len() as u64 - collapsed_fon);
-    Ok(decided)
-}
-
-/// Removes the rows of planned fires that the console cancelled (job deleted, stopped or rescheduled after
-/// the plan), and counts them in the log by reason.
-async fn settle_dropped(context: &TriggerContext, dropped: &[(i64, DropReason)], now: i64) {
-    if dropped.is_empty() {
-        return;
-    }
-    let ids: Vec<i64> = dropped.iter().map(|(id, _)| *id).collect();
-    if let Err(e) = context.db.delete_unsent_logs(&ids).await {
-        // Left for the lost-result sweep, which settles them with a message.
-        tracing::warn!("rows of {} unsent fire(s) not removed: {e}", ids.len());
-    }
-    for reason in DropReason::ALL {
-        let n = dropped.iter().filter(|(_, r)| *r == reason).count() as u64;
-        if n > 0 {
-            context.counts.drop_fires(reason, n, now);
-        }
-    }
-}
-
-/// Gives a planned fire its turn among its job's fires (see [`CatchUps`]); a catch-up fire a later fire
-/// replaced is settled as collapsed into it.
-async fn take_turn(context: &TriggerContext, mut shard: Shard) -> Option<Shard> {
-    let Some(fire) = shard.fire else { return Some(shard) };
-    if let Some(kind) = context.catch_ups.turn(shard.prepared.job.id, &fire, shard.trigger_type) {
-        shard.trigger_type = kind;
-        return Some(shard);
-    }
-    let strategy = if fires_once_now(&shard.prepared.job.misfire_strategy) { "FIRE_ONCE_NOW" } else { "DO_NOTHING" };
-    settle_unsent_fire(context, fire.log_id, DropReason::Collapsed, ("joblog_skipped_collapsed", strategy, "collapsed")).await;
-    None
-}
-
-/// Gives one planned fire that is not sent the result that says why, and counts it: `(message key,
-/// misfire strategy, metric reason)`.
-async fn settle_unsent_fire(context: &TriggerContext, log_id: i64, reason: DropReason, (key, strategy, counted_as): (&str, &str, &str)) {
-    if let Err(e) = context.db.settle_unsent(&[log_id], FAIL_CODE, context.i18n.get(key), alarm_status::NOT_NEEDED).await {
-        tracing::warn!(log_id, "fire not sent ({}) left to the lost-result sweep: {e}", reason.label());
-    }
-    context.counts.drop_fires(reason, 1, context.clock.now_ms());
-    context.metrics.misfires_settled(strategy, counted_as, 1);
-}
-
-/// Judges a planned fire again after it waited for a permit (a hung executor can hold the lane's permits):
-/// one that became more than the misfire threshold late is not sent then, unless its job is FIRE_ONCE_NOW,
-/// for which it goes out as the compensation. Its row is already marked "being sent" by this admin, so
-/// no other admin acts on it.
-async fn recheck_late(context: &TriggerContext, mut shard: Shard) -> Option<Shard> {
-    let Some(fire) = shard.fire else { return Some(shard) };
-    let now = context.clock.now_ms();
-    if shard.trigger_type == TriggerType::Misfire || now - fire.at_ms <= MISFIRE_THRESHOLD_MS {
-        return Some(shard);
-    }
-    if fires_once_now(&shard.prepared.job.misfire_strategy) {
-        shard.trigger_type = TriggerType::Misfire;
-        shard.trigger_time = now;
-        return Some(shard);
-    }
-    settle_unsent_fire(context, fire.log_id, DropReason::Misfire, ("joblog_skipped_misfire", "DO_NOTHING", "at_release")).await;
-    None
 }
 
 /// The addresses of a group's list, as 2.4.2 splits them; none without a group or list.
@@ -728,7 +527,7 @@ fn split_addresses(group: Option<&JobGroup>) -> Vec<String> {
 
 /// What every shard of one trigger request shares; jobs and groups are shared by the requests of a
 /// batch unless a request overrides a parameter or the addresses.
-struct Prepared {
+pub struct Prepared {
     job: Arc<JobInfo>,
     group: Option<Arc<JobGroup>>,
     addresses: Arc<Vec<String>>,
@@ -738,16 +537,13 @@ struct Prepared {
 }
 
 /// One trigger to send: its log row exists.
-struct Shard {
+pub struct Shard {
     prepared: Arc<Prepared>,
     index: i32,
     total: i32,
     log_id: i64,
     trigger_time: i64,
-    /// The request's type, or `Misfire` when a late planned fire is sent as a compensation.
     trigger_type: TriggerType,
-    /// The planned fire whose row this shard uses (judged again before sending).
-    fire: Option<PlannedFire>,
     /// The planned instant the trigger stands for, sent to the executor.
     planned_ms: Option<i64>,
 }
@@ -920,27 +716,6 @@ pub(crate) fn admin_address() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_regular_fire_that_overtakes_a_catch_up_replaces_it() {
-        let fire = |log_id, marked| PlannedFire { at_ms: 0, planned_at_ms: 0, log_id, marked };
-        let catch_up = |log_id| TriggerRequest { planned: Some(fire(log_id, true)), ..TriggerRequest::of_job(7, TriggerType::Misfire) };
-        let catch_ups = CatchUps::default();
-        catch_ups.released(&catch_up(1));
-        assert_eq!(catch_ups.turn(7, &fire(1, true), TriggerType::Misfire), Some(TriggerType::Misfire), "its turn in order");
-        assert_eq!(catch_ups.turn(7, &fire(2, false), TriggerType::Cron), Some(TriggerType::Cron), "then the regular fires");
-
-        catch_ups.released(&catch_up(3));
-        assert_eq!(catch_ups.turn(8, &fire(4, false), TriggerType::Cron), Some(TriggerType::Cron), "other jobs are not concerned");
-        assert_eq!(catch_ups.turn(7, &fire(5, false), TriggerType::Cron), Some(TriggerType::Misfire), "overtaken: the compensation");
-        assert_eq!(catch_ups.turn(7, &fire(3, true), TriggerType::Misfire), None, "the catch-up is not sent");
-        assert_eq!(catch_ups.turn(7, &fire(6, false), TriggerType::Cron), Some(TriggerType::Cron));
-
-        catch_ups.released(&catch_up(9));
-        catch_ups.released(&catch_up(10));
-        assert_eq!(catch_ups.turn(7, &fire(9, true), TriggerType::Misfire), None, "a newer catch-up of the job stands for it");
-        assert_eq!(catch_ups.turn(7, &fire(10, true), TriggerType::Misfire), Some(TriggerType::Misfire));
-    }
 
     #[test]
     fn sharding_params_need_exactly_two_integers() {

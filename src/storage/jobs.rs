@@ -1,7 +1,7 @@
 //! `xxl_job_info` statements (spec 7.2).
 
 use super::sql::{self, Dialect, On};
-use super::{contains, restrict_groups, Arg, Db, JobInfo, Result, ScheduleLock};
+use super::{contains, restrict_groups, Arg, Db, JobInfo, JobVersion, Result, ScheduleLock};
 
 /// The console's job list filters; zero/negative numbers and empty strings mean "any".
 #[derive(Debug, Clone, Default)]
@@ -133,6 +133,11 @@ impl Db {
     /// The jobs with these ids (missing ones are simply absent), in one statement per 1,000 ids.
     pub async fn load_jobs(&self, ids: &[i32]) -> Result<Vec<JobInfo>> {
         self.load_by_ids("SELECT * FROM xxl_job_info", ids).await
+    }
+
+    /// The status and last change of these jobs (deleted ones are absent).
+    pub async fn job_versions(&self, ids: &[i32]) -> Result<Vec<JobVersion>> {
+        self.load_by_ids("SELECT id, trigger_status, update_time FROM xxl_job_info", ids).await
     }
 }
 

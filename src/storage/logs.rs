@@ -278,17 +278,18 @@ fn trigger_columns(db: &Db, info: &TriggerInfo) -> [(&'static str, Arg); 8] {
 // ---- Batched statements of the trigger and callback paths -------------------------------------------
 
 /// A new log row: written before its trigger is sent, with no result yet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewLog {
     pub job_group: i32,
     pub job_id: i32,
     pub trigger_time_ms: i64,
+    /// What `trigger_msg` says until the trigger result is written: for a planned fire, who planned it
+    /// and when it goes out (see `crate::domain::ownership`).
+    pub trigger_msg: Option<String>,
 }
 
 /// The multi-row INSERTs of `rows`, one per [`LOG_BATCH`]: statement, arguments and row count.
-/// `marker` is every row's `trigger_msg` until its trigger result is written: which admin owns it (see
-/// `crate::domain::ownership`).
-pub(super) fn log_inserts<'a>(zone: Zone, rows: &'a [NewLog], marker: Option<&'a str>) -> impl Iterator<Item = (String, Vec<Arg>, usize)> + 'a {
+pub(super) fn log_inserts(zone: Zone, rows: &[NewLog]) -> impl Iterator<Item = (String, Vec<Arg>, usize)> + '_ {
     rows.chunks(LOG_BATCH).map(move |chunk| {
         let values = vec!["(?, ?, ?, 0, ?, 0)"; chunk.len()].join(", ");
         let insert = format!(
@@ -301,7 +302,7 @@ pub(super) fn log_inserts<'a>(zone: Zone, rows: &'a [NewLog], marker: Option<&'a
                     Arg::Int(r.job_group.into()),
                     Arg::Int(r.job_id.into()),
                     Arg::DateTime(zone.to_datetime(r.trigger_time_ms)),
-                    Arg::OptText(marker.map(str::to_string)),
+                    Arg::OptText(r.trigger_msg.clone()),
                 ]
             })
             .collect();
@@ -316,14 +317,15 @@ impl Db {
     /// Creates the rows of several triggers, all at `trigger_time_ms`, before anything is sent (spec 4.3
     /// step 2); returns their ids in the order of `rows` (`(job_group, job_id)`).
     pub async fn insert_logs(&self, rows: &[(i32, i32)], trigger_time_ms: i64) -> Result<Vec<i64>> {
-        let rows: Vec<NewLog> = rows.iter().map(|&(job_group, job_id)| NewLog { job_group, job_id, trigger_time_ms }).collect();
-        self.insert_rows(&rows, None).await
+        let rows: Vec<NewLog> =
+            rows.iter().map(|&(job_group, job_id)| NewLog { job_group, job_id, trigger_time_ms, trigger_msg: None }).collect();
+        self.insert_rows(&rows).await
     }
 
     /// [`Db::insert_logs`] with a trigger time per row, one multi-row INSERT per 200 rows.
-    pub async fn insert_rows(&self, rows: &[NewLog], marker: Option<&str>) -> Result<Vec<i64>> {
+    pub async fn insert_rows(&self, rows: &[NewLog]) -> Result<Vec<i64>> {
         let mut ids = Vec::with_capacity(rows.len());
-        for (insert, args, n) in log_inserts(self.zone(), rows, marker) {
+        for (insert, args, n) in log_inserts(self.zone(), rows) {
             ids.extend(self.insert_ids(&insert, &args, n).await?);
         }
         Ok(ids)

@@ -25,7 +25,7 @@ mod users;
 pub use connect::connect;
 pub use jobs::JobFilter;
 pub use logs::{HandleState, LogFilter, LogStatusFilter, NewLog, TriggerInfo};
-pub use ownership::{JobRowState, OwnedRow};
+pub use ownership::{Claim, PlannedRow, Takeover};
 pub use session_lock::SessionLock;
 pub use registry::{Registered, RegistryKey};
 pub use models::*;

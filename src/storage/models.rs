@@ -53,6 +53,15 @@ pub struct ScheduledJob {
     pub trigger_next_time: i64,
 }
 
+/// What the leader checks of a job just before sending its planned fires: whether the console stopped
+/// or changed it since.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct JobVersion {
+    pub id: i32,
+    pub trigger_status: i16,
+    pub update_time: Option<NaiveDateTime>,
+}
+
 /// `xxl_job_log`
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]

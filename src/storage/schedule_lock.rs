@@ -11,6 +11,7 @@
 use super::logs::{log_inserts, NewLog};
 use super::sql::{self, Dialect, On, RowsUpdate, Tx};
 use super::{Arg, Db, Result, ScheduledJob};
+use crate::domain::ownership::{Lease, Owner};
 use crate::time::Zone;
 
 /// `xxl_job_lock.lock_name` of the row holding the console's session secret is this prefix followed by
@@ -147,12 +148,20 @@ impl ScheduleLock {
     /// Inserts the log rows of the fires this pass plans, in its transaction: a plan becomes visible
     /// (the jobs' next times advance) together with the rows that stand for its fires, so an admin that
     /// dies holding a plan leaves rows behind for the lost-result sweep, never silently lost fires.
-    pub async fn insert_logs(&mut self, rows: &[NewLog], marker: &str) -> Result<Vec<i64>> {
+    pub async fn insert_logs(&mut self, rows: &[NewLog]) -> Result<Vec<i64>> {
         let mut ids = Vec::with_capacity(rows.len());
-        for (insert, args, n) in log_inserts(self.zone, rows, Some(marker)) {
+        for (insert, args, n) in log_inserts(self.zone, rows) {
             ids.extend(sql::insert_ids(On::Tx(&mut self.tx), &self.dialect, &insert, &args, n).await?);
         }
         Ok(ids)
+    }
+
+    /// Whether `owner` still holds the lease: a pass of an admin whose lease was taken over (it has not
+    /// noticed yet) plans nothing.
+    pub async fn leads(&mut self, owner: Owner) -> Result<bool> {
+        let args = [Arg::Text(format!("{}%", Lease::prefix_of(owner)))];
+        let n = sql::scalar(On::Tx(&mut self.tx), &self.dialect, "SELECT COUNT(*) FROM xxl_job_lock WHERE lock_name LIKE ?", &args).await?;
+        Ok(n > 0)
     }
 
     /// The transaction and its dialect, for statements of other storage files run under the lock.

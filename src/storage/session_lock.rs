@@ -71,7 +71,13 @@ impl Db {
         let conn = match &self.pool {
             Pool::MySql(pool) => {
                 let mut conn = pool.connect_options().connect().await?;
-                let got: Option<i64> = sqlx::query_scalar("SELECT GET_LOCK(?, ?)").bind(name).bind(secs).fetch_one(&mut conn).await?;
+                // A server's lock names are shared by all its databases, so each is qualified by the database
+                // (hashed: names are limited to 64 characters); PostgreSQL's advisory locks are per database.
+                let got: Option<i64> = sqlx::query_scalar("SELECT GET_LOCK(CONCAT(?, ':', MD5(DATABASE())), ?)")
+                    .bind(name)
+                    .bind(secs)
+                    .fetch_one(&mut conn)
+                    .await?;
                 if got != Some(1) {
                     return Ok(None);
                 }

@@ -7,7 +7,6 @@ use crate::{ensure, ensure_eq, Case, TestResult, ALL};
 use std::collections::HashSet;
 use std::time::Duration;
 use xxl_job_admin::domain::{TriggerRequest, TriggerType};
-use xxl_job_admin::i18n::I18n;
 
 pub fn cases() -> Vec<Case> {
     vec![
@@ -294,7 +293,7 @@ async fn a_stopped_job_sends_nothing_after_the_stop(backend: Backend) -> TestRes
     let late: Vec<i64> = executor.calls_to("/run").iter().map(|r| r.at_ms).filter(|at| *at > stopped_at + 50).collect();
     ensure!(late.is_empty(), "runs after the stop at {stopped_at}: {late:?}");
     // The planned fire's row was removed with it: nothing is left "running".
-    let unsent = app.app.db.find_unsettled_jobs(now_ms() + 60_000, 10).await.context("unsettled")?;
+    let unsent = app.app.db.find_unsettled_logs(now_ms() + 60_000, 10).await.context("unsettled")?;
     ensure!(unsent.is_empty(), "rows left without a trigger result: {unsent:?}");
     app.stop().await;
     Ok(())
@@ -326,19 +325,15 @@ async fn lost_trigger_results_are_settled(backend: Backend) -> TestResult {
     .await?;
     ensure!(settled.trigger_msg.as_deref().unwrap_or("").contains("Trigger result lost"), "{:?}", settled.trigger_msg);
     ensure_eq!(settled.handle_code, 0);
-    // The FIRE_ONCE_NOW job's lost row is sent again as its one compensation, standing for its instant.
-    let compensation = eventually(Duration::from_secs(10), "a compensation", || async { executor.calls_to("/run").pop() }).await?;
-    ensure_eq!(compensation.body["jobId"], once_now);
-    ensure_eq!(compensation.body["logId"], lost[0]);
-    ensure_eq!(compensation.trigger_type.as_deref(), Some("MISFIRE"));
-    ensure!(compensation.planned_ms.is_some_and(|p| (now_ms() - p) > 100_000), "{:?}", compensation.planned_ms);
-    let row = eventually(Duration::from_secs(5), "its result", || async {
-        store.load_log(lost[0]).await.ok()?.filter(|l| l.trigger_code == 200)
+    // The FIRE_ONCE_NOW job's row too: nothing is sent again for a lost trigger (the schedule pass
+    // compensates a missed next time; a trigger that may have reached its executor is not repeated).
+    let other = eventually(Duration::from_secs(5), "the other row", || async {
+        store.load_log(lost[0]).await.ok()?.filter(|l| l.trigger_code == 500)
     })
     .await?;
-    ensure!(row.trigger_msg.as_deref().unwrap_or("").contains(I18n::new("en").get("jobconf_trigger_type_misfire")), "{:?}", row.trigger_msg);
+    ensure!(other.trigger_msg.as_deref().unwrap_or("").contains("Trigger result lost"), "{:?}", other.trigger_msg);
     tokio::time::sleep(Duration::from_secs(1)).await;
-    ensure_eq!(executor.calls_to("/run").len(), 1, "only the FIRE_ONCE_NOW job is compensated, once");
+    ensure_eq!(executor.calls_to("/run").len(), 0, "nothing is sent for lost rows");
     let live_row = store.load_log(live).await.context("load")?.context("row")?;
     ensure_eq!(live_row.trigger_code, 0, "a recent row is left to the admin working on it");
     app.stop().await;

@@ -348,10 +348,10 @@ async fn old_browsers_behind_nginx_need_the_public_origin(backend: Backend) -> T
     Ok(())
 }
 
-/// The rows of `xxl_job_lock` besides the lock and the registry rows of live admins (`admin:<id>`, see
+/// The rows of `xxl_job_lock` besides the lock and the leader's lease (`leader:…`, see
 /// docs/failure-behaviour.md).
 async fn secret_rows(db: &TestDb) -> Result<Vec<String>, Failed> {
-    let sql = "SELECT lock_name FROM xxl_job_lock WHERE lock_name <> 'schedule_lock' AND lock_name NOT LIKE 'admin:%'";
+    let sql = "SELECT lock_name FROM xxl_job_lock WHERE lock_name <> 'schedule_lock' AND lock_name NOT LIKE 'leader:%'";
     let rows = match db.connect().await? {
         ServerConnection::MySql(mut conn) => sqlx::query_scalar(sql).fetch_all(&mut conn).await,
         ServerConnection::Postgres(mut conn) => sqlx::query_scalar(sql).fetch_all(&mut conn).await,

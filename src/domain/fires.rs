@@ -1,0 +1,290 @@
+//! A job's planned fires as the leading admin holds them until each is sent or settled: which one runs,
+//! which collapse into it, and which one carries a FIRE_ONCE_NOW job's misfire compensation.
+//!
+//! The rule, decided when a fire is due and checked again just before its `/run` is written: a fire is
+//! sent only while the job's next fire is more than [`MARGIN_MS`] away. A fire that a stall (a database
+//! outage, a lock wait, a slow machine, a takeover) made so late that its successor is due as well
+//! collapses into that successor, as 2.4.2's schedule pass fires a late job once; the newest due fire is
+//! the one that runs. So a job never runs twice within a second because something paused, and a lag of
+//! less than a period loses nothing. A fire more than the misfire threshold late obeys the misfire
+//! strategy: DO_NOTHING skips it, FIRE_ONCE_NOW sends the job's next run as its one compensation.
+
+use super::misfire::MISFIRE_THRESHOLD_MS;
+use std::collections::VecDeque;
+
+/// A fire is not sent when the job's next fire comes within this: both would reach the executor within
+/// one second, one after the other.
+pub const MARGIN_MS: i64 = 100;
+
+/// Whether a fire for `instant_ms` is a misfire at `now_ms`: more than 2.4.2's window late.
+fn misfired(instant_ms: i64, now_ms: i64) -> bool {
+    now_ms - instant_ms > MISFIRE_THRESHOLD_MS
+}
+
+/// One planned fire of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fire {
+    /// Its log row, written with the plan.
+    pub log_id: i64,
+    /// The instant it stands for.
+    pub instant_ms: i64,
+    /// When it is due to go out: its instant, or later for a pass's catch-up of a missed instant.
+    pub release_ms: i64,
+    /// A pass's catch-up, or a misfire compensation (a FIRE_ONCE_NOW job's missed next time).
+    pub kind: Kind,
+    /// When it was planned: a console change after this may have cancelled it.
+    pub planned_at_ms: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A planned instant of the schedule.
+    Regular,
+    /// A missed next time found by a pass (2.4.2's case B): the job runs once now for it.
+    CatchUp,
+    /// A missed next time more than the threshold late, FIRE_ONCE_NOW (2.4.2's case A).
+    Compensation,
+}
+
+/// What becomes of a due fire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Send it now; `compensation` when it goes out as the job's misfire trigger.
+    Send { compensation: bool },
+    /// Not sent: the job's next fire is due too and stands for it.
+    Collapsed,
+    /// Not sent: more than the misfire threshold late, and the job is DO_NOTHING.
+    Misfired,
+}
+
+/// The fires of one job not yet decided, in release order, and whether a compensation is owed.
+#[derive(Debug, Default)]
+pub struct JobFires {
+    pending: VecDeque<Fire>,
+    /// A FIRE_ONCE_NOW fire was missed: the job's next run goes out as its misfire trigger.
+    owes_compensation: bool,
+}
+
+impl JobFires {
+    pub fn add(&mut self, fire: Fire) {
+        let at = self.pending.partition_point(|f| (f.release_ms, f.instant_ms) <= (fire.release_ms, fire.instant_ms));
+        self.pending.insert(at, fire);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_empty() && !self.owes_compensation
+    }
+
+    pub fn pending(&self) -> impl Iterator<Item = &Fire> {
+        self.pending.iter()
+    }
+
+    /// Removes the pending fires `keep` rejects (a job stopped or rescheduled in the console) and returns them.
+    pub fn remove_where(&mut self, mut reject: impl FnMut(&Fire) -> bool) -> Vec<Fire> {
+        let (rejected, kept): (Vec<Fire>, Vec<Fire>) = self.pending.drain(..).partition(|f| reject(f));
+        self.pending = kept.into();
+        rejected
+    }
+
+    /// When the job's next fire after `fire` goes out: the next pending one's release, else the schedule's
+    /// next instant after the fire (`schedule_next`, from its release for a catch-up, whose pass computed
+    /// the job's next time from then); `None` when the schedule has no further fire.
+    fn successor(&self, fire: &Fire, schedule_next: &mut dyn FnMut(i64) -> Option<i64>) -> Option<i64> {
+        match self.pending.iter().find(|f| (f.release_ms, f.instant_ms) > (fire.release_ms, fire.instant_ms)) {
+            Some(next) => Some(next.release_ms),
+            None => schedule_next(if fire.kind == Kind::Regular { fire.instant_ms } else { fire.release_ms }),
+        }
+    }
+
+    /// Decides at `now_ms` every fire released at or before `due_through_ms` (at most `now_ms`: the fires
+    /// the leader may send), oldest first: older ones collapse into the newest, which is sent unless its
+    /// successor is due within [`MARGIN_MS`] as well.
+    pub fn decide(&mut self, now_ms: i64, due_through_ms: i64, fire_once_now: bool, schedule_next: &mut dyn FnMut(i64) -> Option<i64>) -> Vec<(Fire, Verdict)> {
+        let due = self.pending.iter().take_while(|f| f.release_ms <= due_through_ms.min(now_ms)).count();
+        let mut decided = Vec::with_capacity(due);
+        for _ in 0..due {
+            let Some(fire) = self.pending.pop_front() else { break };
+            let newest = decided.len() + 1 == due;
+            let verdict = if newest { self.verdict(&fire, now_ms, fire_once_now, schedule_next) } else { Verdict::Collapsed };
+            if verdict == Verdict::Collapsed {
+                self.collapse(&fire, now_ms, fire_once_now);
+            }
+            decided.push((fire, verdict));
+        }
+        decided
+    }
+
+    fn verdict(&mut self, fire: &Fire, now_ms: i64, fire_once_now: bool, schedule_next: &mut dyn FnMut(i64) -> Option<i64>) -> Verdict {
+        if self.successor(fire, schedule_next).is_some_and(|next| next <= now_ms + MARGIN_MS) {
+            return Verdict::Collapsed;
+        }
+        let late = misfired(fire.instant_ms, now_ms);
+        if fire_once_now && (self.owes_compensation || late || fire.kind == Kind::Compensation) {
+            self.owes_compensation = false;
+            Verdict::Send { compensation: true }
+        } else if late {
+            Verdict::Misfired
+        } else {
+            Verdict::Send { compensation: false }
+        }
+    }
+
+    /// A fire not sent because a later one stands for it passes its compensation on.
+    fn collapse(&mut self, fire: &Fire, now_ms: i64, fire_once_now: bool) {
+        if fire_once_now && (fire.kind == Kind::Compensation || misfired(fire.instant_ms, now_ms)) {
+            self.owes_compensation = true;
+        }
+    }
+
+    /// The last check before a decided fire's `/run` is written (the write may have waited for a
+    /// connection or a permit): still sendable unless the job's next fire has come within the margin.
+    pub fn still_sendable(&self, fire: &Fire, now_ms: i64, schedule_next: &mut dyn FnMut(i64) -> Option<i64>) -> bool {
+        self.successor(fire, schedule_next).is_none_or(|next| next > now_ms + MARGIN_MS)
+    }
+
+    /// A decided fire given up at its last check: it collapses into the next one, and a compensation it
+    /// carried is owed again.
+    pub fn give_up(&mut self, fire: &Fire, compensation: bool, now_ms: i64, fire_once_now: bool) {
+        self.owes_compensation |= compensation;
+        self.collapse(fire, now_ms, fire_once_now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: i64 = 1_700_000_000_000;
+
+    fn fire(log_id: i64, instant: i64) -> Fire {
+        Fire { log_id, instant_ms: instant, release_ms: instant, kind: Kind::Regular, planned_at_ms: instant - 5_000 }
+    }
+
+    /// Every second, as `* * * * * ?`.
+    fn every_second(after: i64) -> Option<i64> {
+        Some(after - after.rem_euclid(1000) + 1000)
+    }
+
+    fn verdicts(decided: &[(Fire, Verdict)]) -> Vec<(i64, Verdict)> {
+        decided.iter().map(|(f, v)| (f.log_id, *v)).collect()
+    }
+
+    fn job(fires: &[Fire]) -> JobFires {
+        let mut job = JobFires::default();
+        for f in fires {
+            job.add(*f);
+        }
+        job
+    }
+
+    #[test]
+    fn an_on_time_fire_is_sent_and_later_ones_wait() {
+        let mut j = job(&[fire(2, T + 1_000), fire(1, T)]);
+        assert_eq!(verdicts(&j.decide(T + 3, T + 3, false, &mut every_second)), vec![(1, Verdict::Send { compensation: false })]);
+        assert_eq!(j.pending().count(), 1);
+        assert_eq!(verdicts(&j.decide(T + 999, T + 999, false, &mut every_second)), vec![]);
+    }
+
+    #[test]
+    fn a_lag_below_the_period_loses_nothing() {
+        let mut j = job(&[fire(1, T)]);
+        assert_eq!(verdicts(&j.decide(T + 899, T + 899, false, &mut every_second)), vec![(1, Verdict::Send { compensation: false })]);
+    }
+
+    #[test]
+    fn late_fires_collapse_into_the_newest_due_one() {
+        // A stall: five fires due at once, the sixth not yet.
+        let mut j = job(&(0..6).map(|k| fire(k, T + k * 1_000)).collect::<Vec<_>>());
+        let decided = j.decide(T + 4_500, T + 4_500, false, &mut every_second);
+        let mut expected: Vec<(i64, Verdict)> = (0..4).map(|k| (k, Verdict::Collapsed)).collect();
+        expected.push((4, Verdict::Send { compensation: false }));
+        assert_eq!(verdicts(&decided), expected);
+        assert_eq!(j.pending().count(), 1, "the next regular fire stays");
+    }
+
+    #[test]
+    fn a_fire_whose_successor_is_about_to_go_collapses_into_it() {
+        let mut j = job(&[fire(1, T), fire(2, T + 1_000)]);
+        assert_eq!(verdicts(&j.decide(T + 905, T + 905, false, &mut every_second)), vec![(1, Verdict::Collapsed)]);
+        // Without a planned successor, the schedule's next instant counts (the pass plans it late).
+        let mut j = job(&[fire(1, T)]);
+        assert_eq!(verdicts(&j.decide(T + 950, T + 950, false, &mut every_second)), vec![(1, Verdict::Collapsed)]);
+    }
+
+    #[test]
+    fn a_schedule_without_a_next_fire_sends_however_late() {
+        let mut j = job(&[fire(1, T)]);
+        assert_eq!(verdicts(&j.decide(T + 3_000, T + 3_000, false, &mut |_| None)), vec![(1, Verdict::Send { compensation: false })]);
+    }
+
+    #[test]
+    fn more_than_the_threshold_late_follows_the_misfire_strategy() {
+        let mut every_minute = |after: i64| Some(after - after.rem_euclid(60_000) + 60_000);
+        let mut j = job(&[fire(1, T)]);
+        assert_eq!(verdicts(&j.decide(T + 5_001, T + 5_001, false, &mut every_minute)), vec![(1, Verdict::Misfired)]);
+        let mut j = job(&[fire(1, T)]);
+        assert_eq!(verdicts(&j.decide(T + 5_001, T + 5_001, true, &mut every_minute)), vec![(1, Verdict::Send { compensation: true })]);
+        let mut j = job(&[fire(1, T)]);
+        assert_eq!(verdicts(&j.decide(T + 5_000, T + 5_000, true, &mut every_minute)), vec![(1, Verdict::Send { compensation: false })], "the threshold itself is late, not missed");
+    }
+
+    #[test]
+    fn a_missed_fire_once_now_fire_makes_the_next_run_the_compensation() {
+        // A 6 s outage: the held fires are all due when the database is back; the pass's catch-up runs.
+        let mut j = job(&(0..5).map(|k| fire(k, T + k * 1_000)).collect::<Vec<_>>());
+        let decided = j.decide(T + 6_020, T + 6_020, true, &mut every_second);
+        assert!(decided.iter().all(|(_, v)| *v == Verdict::Collapsed), "{decided:?}");
+        j.add(Fire { log_id: 9, instant_ms: T + 5_000, release_ms: T + 6_500, kind: Kind::CatchUp, planned_at_ms: T + 6_500 });
+        j.add(fire(10, T + 7_000));
+        let decided = j.decide(T + 6_502, T + 6_502, true, &mut every_second);
+        assert_eq!(verdicts(&decided), vec![(9, Verdict::Send { compensation: true })]);
+        assert_eq!(verdicts(&j.decide(T + 7_001, T + 7_001, true, &mut every_second)), vec![(10, Verdict::Send { compensation: false })], "once");
+    }
+
+    #[test]
+    fn do_nothing_jobs_are_never_compensated() {
+        let mut j = job(&(0..5).map(|k| fire(k, T + k * 1_000)).collect::<Vec<_>>());
+        j.decide(T + 6_020, T + 6_020, false, &mut every_second);
+        j.add(Fire { log_id: 9, instant_ms: T + 5_000, release_ms: T + 6_500, kind: Kind::CatchUp, planned_at_ms: T + 6_500 });
+        assert_eq!(verdicts(&j.decide(T + 6_502, T + 6_502, false, &mut every_second)), vec![(9, Verdict::Send { compensation: false })]);
+        assert!(j.is_empty());
+    }
+
+    #[test]
+    fn a_catch_up_counts_its_successor_from_its_release() {
+        // Missed by 3 s, caught up at T + 3_200: the next instant is T + 4_000, not T + 1_000.
+        let mut j = job(&[Fire { log_id: 1, instant_ms: T, release_ms: T + 3_200, kind: Kind::CatchUp, planned_at_ms: T + 3_200 }]);
+        assert_eq!(verdicts(&j.decide(T + 3_201, T + 3_201, false, &mut every_second)), vec![(1, Verdict::Send { compensation: false })]);
+    }
+
+    #[test]
+    fn a_compensation_collapsed_into_the_next_fire_goes_out_with_it() {
+        let mut every_minute = |after: i64| Some(after - after.rem_euclid(60_000) + 60_000);
+        let minute = T - T.rem_euclid(60_000) + 60_000;
+        let mut j = job(&[
+            Fire { log_id: 1, instant_ms: minute - 60_000, release_ms: minute - 50, kind: Kind::Compensation, planned_at_ms: minute - 50 },
+            fire(2, minute),
+        ]);
+        assert_eq!(verdicts(&j.decide(minute - 40, minute - 40, true, &mut every_minute)), vec![(1, Verdict::Collapsed)]);
+        assert_eq!(verdicts(&j.decide(minute + 1, minute + 1, true, &mut every_minute)), vec![(2, Verdict::Send { compensation: true })]);
+    }
+
+    #[test]
+    fn a_fire_held_up_before_its_write_gives_way_to_its_successor() {
+        let mut j = job(&[fire(1, T), fire(2, T + 1_000)]);
+        let decided = j.decide(T + 10, T + 10, true, &mut every_second);
+        let (sent, _) = decided[0];
+        assert!(j.still_sendable(&sent, T + 899, &mut every_second));
+        assert!(!j.still_sendable(&sent, T + 900, &mut every_second));
+        j.give_up(&sent, true, T + 900, true);
+        assert_eq!(verdicts(&j.decide(T + 1_001, T + 1_001, true, &mut every_second)), vec![(2, Verdict::Send { compensation: true })], "the compensation is owed again");
+    }
+
+    #[test]
+    fn cancelled_fires_are_removed() {
+        let mut j = job(&[fire(1, T), fire(2, T + 1_000)]);
+        let removed = j.remove_where(|f| f.log_id == 2);
+        assert_eq!(removed.iter().map(|f| f.log_id).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(j.pending().map(|f| f.log_id).collect::<Vec<_>>(), vec![1]);
+    }
+}

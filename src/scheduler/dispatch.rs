@@ -1,0 +1,566 @@
+//! The leader's planned fires, from the schedule pass to their `/run` (issues: failover without a lost
+//! or doubled fire; performance round 2).
+//!
+//! Each planned fire goes through three steps, each for many fires at once:
+//! 1. **Checked**, [`CHECK_AHEAD_MS`] before it is due: one read of the jobs' status and last change finds
+//!    the fires the console cancelled (job stopped, deleted or rescheduled since the plan) and loads the
+//!    jobs and groups the sends need, so sending waits for nothing.
+//! 2. **Covered by the lease's watermark**, just before it is due: one statement raises the watermark to
+//!    the fires about to go out (see `crate::domain::ownership`), so a successor never sends them again.
+//! 3. **Decided and sent** when due, per job (see [`crate::domain::fires`]): the newest due fire of a job
+//!    runs, older ones collapse into it, and the decision is checked once more just before the write.
+//!
+//! Fires not sent are settled in batches by a writer task: those the console cancelled lose their row,
+//! the others get a result that says why.
+
+use super::lease::{Leadership, Renewal};
+use super::monitors::alarm_status;
+use super::trigger::{expand, load_groups, new_rows, Groups, Lanes, TriggerContext};
+use crate::domain::fires::{Fire, JobFires, Kind, Verdict};
+use crate::domain::misfire::{cancelled, DropReason};
+use crate::domain::ownership::PlanMarker;
+use crate::domain::protocol::FAIL_CODE;
+use crate::domain::schedule::{CronCache, MisfireStrategy, PRE_READ_MS};
+use crate::domain::{TriggerRequest, TriggerType};
+use crate::storage::{Db, JobInfo, JobVersion, PlannedRow};
+use crate::time::{Zone, CRON_ZONE};
+use crate::workers::Shutdown;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, Notify};
+use tokio::task::JoinHandle;
+
+/// Fires are checked this long before they are due: time for one read of their jobs, while a console
+/// change meanwhile is still seen (the check is the last look at the job before the `/run`).
+const CHECK_AHEAD_MS: i64 = 30;
+/// Fires due this much later than the first unchecked one are checked with it.
+const CHECK_SPAN_MS: i64 = 20;
+/// The watermark is raised this long before fires are due, so its commit does not make them late...
+const COVER_AHEAD_MS: i64 = 5;
+/// ...over the fires due within this much more: one statement for them all.
+const COVER_SPAN_MS: i64 = 10;
+/// Groups are read again when older than this (executors register every 30 s).
+const GROUPS_FRESH_MS: i64 = 1_000;
+/// Pause before trying again when the database did not answer a check or a watermark.
+const RETRY_PAUSE: Duration = Duration::from_millis(500);
+/// Rows settled per statement.
+const SETTLE_BATCH: usize = 1_000;
+
+/// What the dispatcher uses.
+pub struct DispatchServices {
+    pub db: Db,
+    pub leadership: Leadership,
+    pub context: Arc<TriggerContext>,
+    pub lanes: Lanes,
+}
+
+/// The leader's planned fires; cheap to clone.
+#[derive(Clone)]
+pub struct Dispatcher {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: Db,
+    leadership: Leadership,
+    context: Arc<TriggerContext>,
+    lanes: Lanes,
+    state: Mutex<State>,
+    /// Fires were added, or a check or a decision changed what is due next.
+    checker_wake: Notify,
+    sender_wake: Notify,
+    settled: mpsc::UnboundedSender<Settled>,
+}
+
+/// A planned fire not sent, for the settlement writer.
+struct Settled {
+    log_id: i64,
+    reason: DropReason,
+    fire_once_now: bool,
+}
+
+#[derive(Default)]
+struct State {
+    /// The leadership term the fires belong to: fires of an earlier one were taken over by another admin.
+    term: u64,
+    jobs: HashMap<i32, Entry>,
+    /// Every pending fire by (release, log id, job).
+    timeline: BTreeSet<(i64, i64, i32)>,
+    /// Fires released up to here are checked against the console, with their jobs and groups loaded.
+    checked_through: i64,
+    /// Fires released up to here are covered by the lease's watermark.
+    covered_through: i64,
+    groups: Groups,
+    groups_loaded_ms: i64,
+    crons: CronCache,
+}
+
+/// A job with pending fires (or a compensation owed).
+#[derive(Default)]
+struct Entry {
+    fires: JobFires,
+    /// As loaded by the last check that found it changed (or new).
+    job: Option<Arc<JobInfo>>,
+}
+
+impl Entry {
+    fn fire_once_now(&self) -> bool {
+        self.job.as_ref().is_some_and(|j| MisfireStrategy::from_name(&j.misfire_strategy) == Some(MisfireStrategy::FireOnceNow))
+    }
+}
+
+/// The next instant of `job`'s schedule after `after_ms`; `None` when there is none (or no job).
+fn schedule_next(crons: &mut CronCache, job: Option<&JobInfo>, after_ms: i64, zone: Zone) -> Option<i64> {
+    let job = job?;
+    crons.next_time(&job.schedule_type, job.schedule_conf.as_deref(), after_ms, zone).ok().flatten()
+}
+
+impl State {
+    fn add(&mut self, job_id: i32, fire: Fire) {
+        self.timeline.insert((fire.release_ms, fire.log_id, job_id));
+        self.jobs.entry(job_id).or_default().fires.add(fire);
+    }
+
+    /// Removes every pending fire of `job_id` that `reject` rejects.
+    fn remove_fires(&mut self, job_id: i32, reject: impl FnMut(&Fire) -> bool) -> Vec<Fire> {
+        let Some(entry) = self.jobs.get_mut(&job_id) else { return Vec::new() };
+        let removed = entry.fires.remove_where(reject);
+        for fire in &removed {
+            self.timeline.remove(&(fire.release_ms, fire.log_id, job_id));
+        }
+        removed
+    }
+
+    /// The jobs with fires released in `(after, through]`.
+    fn jobs_between(&self, after: i64, through: i64) -> Vec<i32> {
+        let mut jobs: Vec<i32> = self.timeline.range((after + 1, i64::MIN, i32::MIN)..=(through, i64::MAX, i32::MAX)).map(|e| e.2).collect();
+        jobs.sort_unstable();
+        jobs.dedup();
+        jobs
+    }
+
+    /// The release of the latest pending fire at or before `bound` and after `after`.
+    fn last_release_between(&self, after: i64, bound: i64) -> Option<i64> {
+        self.timeline.range((after + 1, i64::MIN, i32::MIN)..=(bound, i64::MAX, i32::MAX)).next_back().map(|e| e.0)
+    }
+
+    fn first_release_after(&self, after: i64) -> Option<i64> {
+        self.timeline.range((after + 1, i64::MIN, i32::MIN)..).next().map(|e| e.0)
+    }
+}
+
+/// Work for the checker: the fires released in `(after, through]`, of these jobs.
+struct CheckWork {
+    term: u64,
+    after: i64,
+    through: i64,
+    jobs: Vec<i32>,
+    /// The groups are to be read again.
+    groups_due: bool,
+}
+
+impl Dispatcher {
+    /// Starts the checker, the sender and the settlement writer; they run until shutdown, the sender
+    /// until it has sent or given up what it holds.
+    pub fn start(services: DispatchServices, shutdown: Shutdown) -> (Dispatcher, Vec<JoinHandle<()>>) {
+        let DispatchServices { db, leadership, context, lanes } = services;
+        let (settled, settled_rx) = mpsc::unbounded_channel();
+        let inner = Arc::new(Inner {
+            db: db.clone(),
+            leadership,
+            context: context.clone(),
+            lanes,
+            state: Mutex::default(),
+            checker_wake: Notify::new(),
+            sender_wake: Notify::new(),
+            settled,
+        });
+        let tasks = vec![
+            tokio::spawn(inner.clone().check_loop(shutdown.clone())),
+            tokio::spawn(inner.clone().send_loop(shutdown)),
+            tokio::spawn(write_settlements(context, settled_rx)),
+        ];
+        (Dispatcher { inner }, tasks)
+    }
+
+    /// Begins term `term` with the fires a takeover found (released after the watermark `watermark_ms`,
+    /// which the previous leader may have sent up to): the fires of any earlier term are dropped, as
+    /// another admin took them over meanwhile.
+    pub fn take_over(&self, term: u64, watermark_ms: i64, rows: Vec<(PlannedRow, PlanMarker)>) {
+        {
+            let mut state = self.inner.lock();
+            let crons = std::mem::take(&mut state.crons);
+            *state = State { term, checked_through: watermark_ms, covered_through: watermark_ms, crons, ..State::default() };
+            for (row, marker) in rows {
+                let kind = if marker.instant_ms == marker.release_ms { Kind::Regular } else { Kind::CatchUp };
+                // Planned by the previous leader, at the earliest a window before its instant.
+                let planned_at_ms = marker.instant_ms - PRE_READ_MS - 1_000;
+                state.add(row.job_id, Fire { log_id: row.id, instant_ms: marker.instant_ms, release_ms: marker.release_ms, kind, planned_at_ms });
+            }
+        }
+    }
+
+    /// Looks at the fires at once (a term began).
+    pub fn wake(&self) {
+        self.inner.checker_wake.notify_one();
+        self.inner.sender_wake.notify_one();
+    }
+
+    /// Adds the fires a pass of term `term` planned (`(job, fire)`); fires of an ended term are dropped
+    /// (their rows are the new leader's).
+    pub fn add(&self, term: u64, fires: Vec<(i32, Fire)>) {
+        {
+            let mut state = self.inner.lock();
+            if state.term != term {
+                return;
+            }
+            for (job_id, fire) in fires {
+                state.add(job_id, fire);
+            }
+        }
+        self.inner.checker_wake.notify_one();
+        self.inner.sender_wake.notify_one();
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether this admin still leads in `term`; if not, the fires of that term are dropped.
+    fn still_leads(&self, term: u64) -> bool {
+        let now = self.leadership.term();
+        let leads = now.leading && now.number == term;
+        if !leads {
+            let mut state = self.lock();
+            if state.term == term {
+                let crons = std::mem::take(&mut state.crons);
+                *state = State { term, crons, ..State::default() };
+            }
+        }
+        leads
+    }
+
+    async fn check_loop(self: Arc<Self>, mut shutdown: Shutdown) {
+        loop {
+            let now = self.context.clock.now_ms();
+            let (work, wake_at) = self.next_check(now);
+            match work {
+                Some(work) => {
+                    if !self.check(work).await && !shutdown.sleep(RETRY_PAUSE).await && self.is_idle() {
+                        return;
+                    }
+                }
+                None => {
+                    if shutdown.is_triggered() && self.is_idle() {
+                        return;
+                    }
+                    let wait = wake_at.map_or(Duration::from_secs(1), |at| Duration::from_millis((at - now).clamp(1, 1_000) as u64));
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = self.checker_wake.notified() => {}
+                        _ = shutdown.signalled(), if !shutdown.is_triggered() => {}
+                    }
+                }
+            }
+        }
+    }
+
+    fn is_idle(&self) -> bool {
+        self.lock().timeline.is_empty()
+    }
+
+    /// The next fires to check, or when to look again.
+    fn next_check(&self, now: i64) -> (Option<CheckWork>, Option<i64>) {
+        let state = self.lock();
+        let term = self.leadership.term();
+        if !term.leading || term.number != state.term {
+            return (None, None);
+        }
+        let Some(first) = state.first_release_after(state.checked_through) else { return (None, None) };
+        if first > now + CHECK_AHEAD_MS {
+            return (None, Some(first - CHECK_AHEAD_MS));
+        }
+        let through = state.last_release_between(state.checked_through, first.max(now + CHECK_AHEAD_MS) + CHECK_SPAN_MS).unwrap_or(first);
+        let jobs = state.jobs_between(state.checked_through, through);
+        let groups_due = now - state.groups_loaded_ms >= GROUPS_FRESH_MS;
+        (Some(CheckWork { term: state.term, after: state.checked_through, through, jobs, groups_due }), None)
+    }
+
+    /// Checks the fires of `work` against the jobs as stored now: removes those the console cancelled and
+    /// loads what their sends need. Returns false when the database did not answer (tried again later).
+    async fn check(&self, work: CheckWork) -> bool {
+        let db = &self.db;
+        let versions: HashMap<i32, JobVersion> = match db.job_versions(&work.jobs).await {
+            Ok(v) => v.into_iter().map(|v| (v.id, v)).collect(),
+            Err(e) => {
+                self.context.counts.wait(work.jobs.len() as u64, self.context.clock.now_ms(), &e);
+                return false;
+            }
+        };
+        // Loaded anew: jobs not loaded yet, or changed since they were.
+        let stale: Vec<i32> = {
+            let state = self.lock();
+            versions
+                .values()
+                .filter(|v| state.jobs.get(&v.id).and_then(|e| e.job.as_ref()).is_none_or(|j| j.update_time != v.update_time))
+                .map(|v| v.id)
+                .collect()
+        };
+        let loaded = match db.load_jobs(&stale).await {
+            Ok(jobs) => jobs,
+            Err(e) => {
+                self.context.counts.wait(stale.len() as u64, self.context.clock.now_ms(), &e);
+                return false;
+            }
+        };
+        let groups = {
+            let state = self.lock();
+            let mut ids: HashSet<i32> = loaded.iter().map(|j| j.job_group).collect();
+            let known = |id: &i32| state.jobs.get(id).and_then(|e| e.job.as_ref()).map(|j| j.job_group);
+            ids.extend(work.jobs.iter().filter_map(known));
+            let missing = ids.iter().any(|g| !state.groups.contains_key(g));
+            (work.groups_due || missing).then(|| ids.into_iter().collect::<Vec<_>>())
+        };
+        let groups = match groups {
+            Some(ids) => match load_groups(db, &ids).await {
+                Ok(groups) => Some(groups),
+                Err(e) => {
+                    self.context.counts.wait(work.jobs.len() as u64, self.context.clock.now_ms(), &e);
+                    return false;
+                }
+            },
+            None => None,
+        };
+        let zone = db.zone();
+        let mut cancellations = Vec::new();
+        {
+            let mut state = self.lock();
+            if state.term != work.term {
+                return true;
+            }
+            if let Some(groups) = groups {
+                state.groups.extend(groups);
+                state.groups_loaded_ms = self.context.clock.now_ms();
+            }
+            for job in loaded {
+                let id = job.id;
+                state.jobs.entry(id).or_default().job = Some(Arc::new(job));
+            }
+            for &job_id in &work.jobs {
+                let version = versions.get(&job_id);
+                let job = state.jobs.get(&job_id).and_then(|e| e.job.clone());
+                let updated_ms = version.and_then(|v| v.update_time).map(|t| zone.to_epoch_ms(t));
+                // The status just read, the rest of the job as loaded when it last changed.
+                let current = version.zip(job.as_deref()).map(|(v, j)| JobInfo { trigger_status: v.trigger_status, ..j.clone() });
+                let Some(entry) = state.jobs.get(&job_id) else { continue };
+                // A stopped or deleted job sends none of its fires; a rescheduled one none it no longer has.
+                let verdicts: HashMap<i64, DropReason> = entry
+                    .fires
+                    .pending()
+                    .filter_map(|f| {
+                        let reason = cancelled(current.as_ref(), updated_ms, f.instant_ms, f.planned_at_ms, CRON_ZONE)?;
+                        let checked_now = f.release_ms > work.after && f.release_ms <= work.through;
+                        (reason != DropReason::Rescheduled || checked_now).then_some((f.log_id, reason))
+                    })
+                    .collect();
+                let removed = state.remove_fires(job_id, |f| verdicts.contains_key(&f.log_id));
+                cancellations.extend(removed.iter().map(|f| Settled { log_id: f.log_id, reason: verdicts[&f.log_id], fire_once_now: false }));
+                if version.is_none() {
+                    state.jobs.remove(&job_id);
+                }
+            }
+            state.checked_through = state.checked_through.max(work.through);
+        }
+        for settled in cancellations {
+            let _ = self.settled.send(settled);
+        }
+        self.sender_wake.notify_one();
+        true
+    }
+
+    async fn send_loop(self: Arc<Self>, mut shutdown: Shutdown) {
+        loop {
+            let term = self.lock().term;
+            let now = self.context.clock.now_ms();
+            // Cover the checked fires due soon by the watermark first.
+            let cover = {
+                let state = self.lock();
+                let due_soon = state.checked_through.min(now + COVER_AHEAD_MS);
+                state
+                    .first_release_after(state.covered_through)
+                    .filter(|first| *first <= due_soon)
+                    .and_then(|_| state.last_release_between(state.covered_through, state.checked_through.min(now + COVER_AHEAD_MS + COVER_SPAN_MS)))
+                    .map(|through| (through, state.timeline.range((state.covered_through + 1, i64::MIN, i32::MIN)..=(through, i64::MAX, i32::MAX)).count()))
+            };
+            if let Some((through, fires)) = cover {
+                match self.leadership.advance(through).await {
+                    Ok(Renewal::Renewed) => {
+                        let mut state = self.lock();
+                        if state.term == term {
+                            state.covered_through = state.covered_through.max(through);
+                        }
+                    }
+                    Ok(Renewal::Deposed | Renewal::NotLeading) => {
+                        self.still_leads(term);
+                    }
+                    Err(e) => {
+                        self.context.counts.wait(fires as u64, now, &e);
+                        if !shutdown.sleep(RETRY_PAUSE).await && self.is_idle() {
+                            return;
+                        }
+                    }
+                }
+                continue;
+            }
+            let next = self.send_due(term, now);
+            if shutdown.is_triggered() && (self.is_idle() || !self.still_leads(term)) {
+                return;
+            }
+            let wait = next.map_or(Duration::from_secs(1), |at| Duration::from_millis((at - now).clamp(1, 1_000) as u64));
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = self.sender_wake.notified() => {}
+                _ = shutdown.signalled(), if !shutdown.is_triggered() => {}
+            }
+        }
+    }
+
+    /// Decides and sends the covered fires due at `now`; returns when to look again.
+    fn send_due(self: &Arc<Self>, term: u64, now: i64) -> Option<i64> {
+        let mut sends = Vec::new();
+        let mut settled = Vec::new();
+        let next = {
+            let mut state = self.lock();
+            if state.term != term {
+                return None;
+            }
+            let due_through = now.min(state.covered_through).min(state.checked_through);
+            let jobs = state.jobs_between(i64::MIN, due_through);
+            let State { jobs: entries, timeline, crons, groups, .. } = &mut *state;
+            for job_id in jobs {
+                let Some(entry) = entries.get_mut(&job_id) else { continue };
+                let fire_once_now = entry.fire_once_now();
+                let job = entry.job.clone();
+                let mut next = |after| schedule_next(crons, job.as_deref(), after, CRON_ZONE);
+                for (fire, verdict) in entry.fires.decide(now, due_through, fire_once_now, &mut next) {
+                    timeline.remove(&(fire.release_ms, fire.log_id, job_id));
+                    match verdict {
+                        Verdict::Send { compensation } => match &job {
+                            Some(job) => sends.push((job.clone(), groups.get(&job.job_group).cloned(), fire, compensation)),
+                            None => settled.push(Settled { log_id: fire.log_id, reason: DropReason::Deleted, fire_once_now }),
+                        },
+                        Verdict::Collapsed => settled.push(Settled { log_id: fire.log_id, reason: DropReason::Collapsed, fire_once_now }),
+                        Verdict::Misfired => settled.push(Settled { log_id: fire.log_id, reason: DropReason::Misfire, fire_once_now }),
+                    }
+                }
+            }
+            next_wake(&state)
+        };
+        for s in settled {
+            let _ = self.settled.send(s);
+        }
+        for (job, group, fire, compensation) in sends {
+            self.send(term, job, group, fire, compensation, now);
+        }
+        next
+    }
+
+    /// Sends one decided fire: its planned row serves the first (or only) trigger; a sharding broadcast's
+    /// other shards get rows of their own.
+    fn send(self: &Arc<Self>, term: u64, job: Arc<JobInfo>, group: Option<(Arc<crate::storage::JobGroup>, Arc<Vec<String>>)>, fire: Fire, compensation: bool, now: i64) {
+        let kind = if compensation { TriggerType::Misfire } else { TriggerType::Cron };
+        let job_id = job.id;
+        let request = TriggerRequest::of_job(job.id, kind);
+        let mut shards = expand(&request, job, group.as_ref()).into_iter();
+        let Some(first) = shards.next() else { return };
+        let first = first.into_shard(fire.log_id, now, Some(fire.instant_ms));
+        let me = self.clone();
+        self.lanes.spawn(self.context.clone(), first, move || me.still_wanted(term, job_id, &fire, compensation));
+        let others: Vec<_> = shards.collect();
+        if others.is_empty() {
+            return;
+        }
+        let me = self.clone();
+        tokio::spawn(async move {
+            let rows = new_rows(&others, now);
+            match me.db.insert_rows(&rows).await {
+                Ok(ids) => {
+                    for (pending, log_id) in others.into_iter().zip(ids) {
+                        me.lanes.spawn(me.context.clone(), pending.into_shard(log_id, now, Some(fire.instant_ms)), || true);
+                    }
+                }
+                Err(e) => tracing::error!(job_id, "the other shards of a broadcast not sent, their rows not written: {e}"),
+            }
+        });
+    }
+
+    /// The last check of a decided fire, once its lane let it go: it still goes out unless the job's
+    /// next fire has come within the margin meanwhile (it then collapses into that one).
+    fn still_wanted(&self, term: u64, job_id: i32, fire: &Fire, compensation: bool) -> bool {
+        let now = self.context.clock.now_ms();
+        let mut state = self.lock();
+        if state.term != term {
+            // The term ended after the watermark covered this fire: no other admin sends it.
+            return true;
+        }
+        let State { jobs, crons, .. } = &mut *state;
+        let Some(entry) = jobs.get_mut(&job_id) else { return true };
+        let job = entry.job.clone();
+        let mut next = |after| schedule_next(crons, job.as_deref(), after, CRON_ZONE);
+        if entry.fires.still_sendable(fire, now, &mut next) {
+            return true;
+        }
+        let fire_once_now = entry.fire_once_now();
+        entry.fires.give_up(fire, compensation, now, fire_once_now);
+        drop(state);
+        let _ = self.settled.send(Settled { log_id: fire.log_id, reason: DropReason::Collapsed, fire_once_now });
+        false
+    }
+}
+
+/// When the sender has something to do next: cover the first pending fire, or send it; `None` while it
+/// waits for the checker (which wakes it).
+fn next_wake(state: &State) -> Option<i64> {
+    let first = state.timeline.first()?.0;
+    if first > state.checked_through {
+        return None;
+    }
+    Some(if first > state.covered_through { first - COVER_AHEAD_MS } else { first })
+}
+
+/// Writes what becomes of the fires not sent, many rows per statement: cancelled fires lose their rows,
+/// the others get a result that says why (`alarm_status` 1: nothing to retry or alarm about). Each is
+/// counted in the log and the metrics.
+async fn write_settlements(context: Arc<TriggerContext>, mut settled: mpsc::UnboundedReceiver<Settled>) {
+    let mut batch = Vec::with_capacity(SETTLE_BATCH);
+    while settled.recv_many(&mut batch, SETTLE_BATCH).await > 0 {
+        let now = context.clock.now_ms();
+        for reason in DropReason::ALL {
+            let ids: Vec<i64> = batch.iter().filter(|s| s.reason == reason).map(|s| s.log_id).collect();
+            if ids.is_empty() {
+                continue;
+            }
+            let written = if reason.is_cancellation() {
+                context.db.delete_unsent_logs(&ids).await.map(drop)
+            } else {
+                let key = if reason == DropReason::Collapsed { "joblog_skipped_collapsed" } else { "joblog_skipped_misfire" };
+                context.db.settle_unsent(&ids, FAIL_CODE, context.i18n.get(key), alarm_status::NOT_NEEDED).await.map(drop)
+            };
+            if let Err(e) = written {
+                // Left for the lost-result sweep, which settles them with a message.
+                tracing::warn!("{} fire(s) not sent ({}) left to the lost-result sweep: {e}", ids.len(), reason.label());
+            }
+            context.counts.drop_fires(reason, ids.len() as u64, now);
+            if !reason.is_cancellation() {
+                let fire_once_now = batch.iter().filter(|s| s.reason == reason && s.fire_once_now).count() as u64;
+                let counted_as = if reason == DropReason::Collapsed { "collapsed" } else { "at_release" };
+                context.metrics.misfires_settled("FIRE_ONCE_NOW", counted_as, fire_once_now);
+                context.metrics.misfires_settled("DO_NOTHING", counted_as, ids.len() as u64 - fire_once_now);
+            }
+        }
+        batch.clear();
+    }
+}
