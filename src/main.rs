@@ -3,6 +3,9 @@
 use std::process::ExitCode;
 use xxl_job_admin::config::{help_text, Config};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {

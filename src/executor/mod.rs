@@ -4,6 +4,7 @@
 //! unreadable body) becomes `code 500` with the message texts of 2.4.2's `XxlJobRemotingUtil`, so failures
 //! read the same in `trigger_msg` and the console as with the Java admin. Nothing here panics.
 
+use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::io;
 use std::time::Duration;
@@ -15,8 +16,11 @@ use serde_json::Value;
 
 use crate::domain::protocol::ReturnT;
 
+mod plain;
 #[cfg(test)]
 mod tests;
+
+use plain::{Failure, Limits, Pool, Target};
 
 const TOKEN_HEADER: HeaderName = HeaderName::from_static("xxl-job-access-token");
 /// The planned instant (epoch ms) a `/run` stands for; for a misfire compensation, the missed instant.
@@ -119,9 +123,27 @@ pub struct ExecutorClient {
 
 #[derive(Clone)]
 struct Transport {
+    /// HTTPS executors.
     http: reqwest::Client,
+    /// Plain-HTTP executors, the usual ones: the lean path (see [`plain`]).
+    plain: std::sync::Arc<Pool>,
+    /// Each address as parsed once.
+    routes: std::sync::Arc<std::sync::Mutex<HashMap<String, Route>>>,
     token: Option<HeaderValue>,
 }
+
+/// How an address is reached.
+#[derive(Clone)]
+enum Route {
+    Plain(Target),
+    Tls,
+}
+
+/// Addresses whose parse is kept; past this the memo starts over.
+const ROUTES_KEPT: usize = 10_000;
+
+/// The plain path's limits, those of the HTTPS client.
+const LIMITS: Limits = Limits { connect: CONNECT_TIMEOUT, read: READ_TIMEOUT, idle: POOL_IDLE_TIMEOUT, max_body: MAX_BODY_BYTES };
 
 impl ExecutorClient {
     /// `access_token` is `xxl.job.accessToken`; the `XXL-JOB-ACCESS-TOKEN` header is sent only when it is
@@ -180,7 +202,7 @@ impl ExecutorClient {
             return ReturnT::fail("xxl-job remoting error(executor address is blank).");
         }
         let url = if base.ends_with('/') { format!("{base}{endpoint}") } else { format!("{base}/{endpoint}") };
-        let outcome = match tokio::time::timeout(TOTAL_TIMEOUT, self.exchange(&url, body, headers)).await {
+        let outcome = match tokio::time::timeout(TOTAL_TIMEOUT, self.exchange(base, endpoint, &url, body, headers)).await {
             Ok(Ok(text)) => parse_reply(&url, &text, read_content),
             Ok(Err(message)) => Err(message),
             Err(_) => Err(remoting_error(&format!("Request timed out after {} ms", TOTAL_TIMEOUT.as_millis()), &url)),
@@ -191,11 +213,38 @@ impl ExecutorClient {
         })
     }
 
-    /// POSTs `body` and returns the reply text with line breaks removed; `Err` is the complete failure message.
-    async fn exchange(&self, url: &str, body: &impl Serialize, headers: &[(HeaderName, HeaderValue)]) -> Result<String, String> {
+    /// POSTs `body` to `endpoint` of the executor at `base` (`url` is the two joined) and returns the
+    /// reply text with line breaks removed; `Err` is the complete failure message.
+    async fn exchange(&self, base: &str, endpoint: &str, url: &str, body: &impl Serialize, headers: &[(HeaderName, HeaderValue)]) -> Result<String, String> {
         let transport = self.transport.as_ref().map_err(|reason| remoting_error(reason, url))?;
-        let target = parse_url(url).map_err(|reason| remoting_error(&reason, url))?;
+        let route = transport.route(base, url).map_err(|reason| remoting_error(&reason, url))?;
         let payload = serde_json::to_vec(body).map_err(|e| remoting_error(&e.to_string(), url))?;
+        let bytes = match route {
+            Route::Plain(target) => {
+                let mut all = Vec::with_capacity(headers.len() + 3);
+                all.push((CONTENT_TYPE, HeaderValue::from_static(JSON_UTF8)));
+                all.push((ACCEPT_CHARSET, HeaderValue::from_static(JSON_UTF8)));
+                if let Some(token) = &transport.token {
+                    all.push((TOKEN_HEADER, token.clone()));
+                }
+                all.extend(headers.iter().cloned());
+                transport.plain.post(&target, endpoint, &all, payload.into(), &LIMITS).await.map_err(|failure| match failure {
+                    Failure::Transport(reason) => remoting_error(&reason, url),
+                    Failure::ReadTimeout => remoting_error("Read timed out", url),
+                    Failure::Status(code) => format!("xxl-job remoting fail, StatusCode({code}) invalid. for url : {url}"),
+                    Failure::TooLarge => remoting_error(&format!("response body larger than {MAX_BODY_BYTES} bytes"), url),
+                })?
+            }
+            Route::Tls => Self::exchange_tls(transport, url, payload, headers).await?.into(),
+        };
+        // Java reads the body line by line and concatenates the lines without separators; malformed UTF-8
+        // becomes U+FFFD as with Java's decoder.
+        Ok(String::from_utf8_lossy(&bytes).replace(['\r', '\n'], ""))
+    }
+
+    /// The HTTPS path: reqwest, with the same limits.
+    async fn exchange_tls(transport: &Transport, url: &str, payload: Vec<u8>, headers: &[(HeaderName, HeaderValue)]) -> Result<Vec<u8>, String> {
+        let target = parse_url(url).map_err(|reason| remoting_error(&reason, url))?;
         let mut request =
             transport.http.post(target).header(CONTENT_TYPE, JSON_UTF8).header(ACCEPT_CHARSET, JSON_UTF8).body(payload);
         if let Some(token) = &transport.token {
@@ -222,9 +271,7 @@ impl ExecutorClient {
             }
             bytes.extend_from_slice(&chunk);
         }
-        // Java reads the body line by line and concatenates the lines without separators; malformed UTF-8
-        // becomes U+FFFD as with Java's decoder.
-        Ok(String::from_utf8_lossy(&bytes).replace(['\r', '\n'], ""))
+        Ok(bytes)
     }
 }
 
@@ -259,7 +306,25 @@ impl Transport {
             .danger_accept_invalid_certs(true)
             .build()
             .map_err(|e| format!("the HTTP client cannot be set up: {}", describe(&e)))?;
-        Ok(Transport { http, token })
+        Ok(Transport { http, plain: Default::default(), routes: Default::default(), token })
+    }
+
+    /// How `base` is reached, parsed at its first use (`url`, a URL on it, words the failures).
+    fn route(&self, base: &str, url: &str) -> Result<Route, String> {
+        if let Some(route) = self.routes.lock().unwrap_or_else(|e| e.into_inner()).get(base) {
+            return Ok(route.clone());
+        }
+        parse_url(url)?;
+        let route = match Url::parse(base).ok().as_ref().and_then(Target::of) {
+            Some(target) => Route::Plain(target),
+            None => Route::Tls,
+        };
+        let mut routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
+        if routes.len() >= ROUTES_KEPT {
+            routes.clear();
+        }
+        routes.insert(base.to_string(), route.clone());
+        Ok(route)
     }
 }
 

@@ -417,6 +417,39 @@ async fn connections_are_kept_alive_and_reused() {
 }
 
 #[tokio::test]
+async fn a_connection_the_executor_closed_while_idle_is_replaced() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let served = Arc::new(Mutex::new(0));
+    let count = served.clone();
+    tokio::spawn(async move {
+        // Each connection serves one request, then the executor closes it (a restart, an idle timeout).
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buffer = Vec::new();
+            let mut chunk = [0u8; 4096];
+            while !request_complete(&buffer) {
+                let n = socket.read(&mut chunk).await.unwrap();
+                if n == 0 {
+                    break;
+                }
+                buffer.extend_from_slice(&chunk[..n]);
+            }
+            let body = r#"{"code":200}"#;
+            socket.write_all(format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).await.unwrap();
+            *count.lock().unwrap() += 1;
+            drop(socket);
+        }
+    });
+    let client = ExecutorClient::new("");
+    for _ in 0..3 {
+        assert!(client.beat(&base).await.is_success());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(*served.lock().unwrap(), 3);
+}
+
+#[tokio::test]
 async fn header_names_go_out_in_java_like_spelling() {
     let (base, request) = raw_executor(|mut socket| async move {
         let body = r#"{"code":200}"#;
