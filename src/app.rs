@@ -9,7 +9,7 @@ use crate::i18n::I18n;
 use crate::ldap::Directory;
 use crate::metrics::Metrics;
 use crate::scheduler::complete::Completer;
-use crate::scheduler::trigger::{admin_address, LaneServices, TriggerPool};
+use crate::scheduler::trigger::{admin_address, LaneServices, Started, TriggerPool};
 use crate::scheduler::{Engine, TriggerSink};
 use crate::service::jobs_as_code::{self, ApplyOptions, Setting};
 use crate::service::audit::Audit;
@@ -115,14 +115,14 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let (stop_lanes, lanes_shutdown) = shutdown_channel();
     let owner = Owner::random();
     tracing::info!("this admin plans as admin {} (see docs/failure-behaviour.md)", owner.id());
-    let (pool, trigger_context, pool_tasks) = TriggerPool::start(
+    let Started { pool, context: trigger_context, results, tasks: pool_tasks } = TriggerPool::start(
         LaneServices { db: db.clone(), i18n: i18n.clone(), executors: executors.clone(), clock: clock.clone(), metrics: metrics.clone() },
         &config,
         lanes_shutdown,
     );
     let lanes = pool.lanes();
     let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
-    let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone());
+    let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone(), results);
     let (registry_queue, registry_writers) = RegistryQueue::start(db.clone(), clock.clone(), config.registry_max_per_app);
     let mut workers = vec![tokio::spawn(registry::run_monitor(db.clone(), clock.clone(), shutdown.clone()))];
     let alarms = Alarms::from_config(db.clone(), &config, &i18n, clock.clone(), &console_url(&config, addr), metrics.clone())?;

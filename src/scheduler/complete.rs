@@ -1,11 +1,12 @@
 //! Finishing executions: executor callbacks, the lost-result monitor and console kills all end here
 //! (spec 1.6, 1.7).
 
+use super::results::{Join, Results};
 use super::TriggerSink;
 use crate::domain::callback::{append_handle_msg, plan_children, truncate_utf16, MAX_HANDLE_MSG_UTF16};
 use crate::domain::{HandleCallbackParam, TriggerRequest, TriggerType};
 use crate::i18n::I18n;
-use crate::storage::{Db, HandleState, JobLog, Result};
+use crate::storage::{Db, HandleInfo, HandleState, JobLog, Result};
 use crate::time::Clock;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -16,6 +17,8 @@ pub struct Completer {
     i18n: I18n,
     triggers: Arc<dyn TriggerSink>,
     clock: Arc<dyn Clock>,
+    /// Trigger results not yet written, which a callback joins (one UPDATE for both).
+    results: Arc<Results>,
 }
 
 /// What became of one callback item.
@@ -27,8 +30,8 @@ pub enum CallbackOutcome {
 }
 
 impl Completer {
-    pub fn new(db: Db, i18n: I18n, triggers: Arc<dyn TriggerSink>, clock: Arc<dyn Clock>) -> Completer {
-        Completer { db, i18n, triggers, clock }
+    pub fn new(db: Db, i18n: I18n, triggers: Arc<dyn TriggerSink>, clock: Arc<dyn Clock>, results: Arc<Results>) -> Completer {
+        Completer { db, i18n, triggers, clock, results }
     }
 
     async fn handle_states(&self, ids: &[i64]) -> Result<HashMap<i64, HandleState>> {
@@ -39,37 +42,47 @@ impl Completer {
     /// resend every batch not acknowledged with 200, forever. Only a database error fails the batch, so
     /// the executor keeps it and resends it later instead of it being lost.
     ///
-    /// The logs are read by one statement, and results without child jobs are written by one guarded
-    /// UPDATE per distinct (code, message), normally one for the whole batch. Results that start child
-    /// jobs, and repeats of a log within the batch, take the one-by-one path after them, in order.
+    /// A result whose trigger result is still waiting to be written joins it (see [`Results`]). The other
+    /// logs are read by one statement, and results without child jobs are written by one guarded UPDATE
+    /// per distinct (code, message), normally one for the whole batch. Results that start child jobs, and
+    /// repeats of a log within the batch, take the one-by-one path after them, in order.
     pub async fn callback(&self, items: &[HandleCallbackParam]) -> Result<Vec<CallbackOutcome>> {
         let mut outcomes = vec![CallbackOutcome::AlreadyFinished; items.len()];
-        let mut ids: Vec<i64> = items.iter().map(|i| i.log_id).collect();
+        let now = self.clock.now_ms();
+        let mut joined_round = None;
+        let mut joined = HashSet::new();
+        let mut seen = HashSet::with_capacity(items.len());
+        let mut rest = Vec::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            if !seen.insert(item.log_id) {
+                // A repeat of a log the batch already joined is finished by then.
+                if !joined.contains(&item.log_id) {
+                    rest.push(index);
+                }
+                continue;
+            }
+            let msg = truncate_utf16(append_handle_msg(None, item.handle_msg.as_deref()), MAX_HANDLE_MSG_UTF16);
+            match self.results.join(item.log_id, HandleInfo { time_ms: now, code: item.handle_code, msg }) {
+                Join::Joined(round) => {
+                    outcomes[index] = CallbackOutcome::Finished;
+                    joined.insert(item.log_id);
+                    joined_round = Some(round);
+                }
+                Join::Repeated => outcomes[index] = CallbackOutcome::AlreadyFinished,
+                Join::Absent => rest.push(index),
+            }
+        }
+        let mut ids: Vec<i64> = rest.iter().map(|i| items[*i].log_id).collect();
         ids.sort_unstable();
         ids.dedup();
         let logs = self.handle_states(&ids).await?;
-        let mut job_ids: Vec<i32> = items
-            .iter()
-            .filter(|i| i.handle_code == 200)
-            .filter_map(|i| logs.get(&i.log_id))
-            .filter(|l| l.handle_code <= 0)
-            .map(|l| l.job_id)
-            .collect();
-        job_ids.sort_unstable();
-        job_ids.dedup();
-        let with_children: HashSet<i32> = self
-            .db
-            .load_jobs(&job_ids)
-            .await?
-            .into_iter()
-            .filter(|j| j.child_jobid.as_deref().is_some_and(|c| !c.trim().is_empty()))
-            .map(|j| j.id)
-            .collect();
+        let has_children = |log: &HandleState| log.child_jobid.as_deref().is_some_and(|c| !c.trim().is_empty());
 
-        let mut seen = HashSet::with_capacity(items.len());
+        let mut seen = HashSet::with_capacity(rest.len());
         let mut one_by_one = Vec::new();
         let mut batches: HashMap<(i32, String), Vec<usize>> = HashMap::new();
-        for (index, item) in items.iter().enumerate() {
+        for index in rest {
+            let item = &items[index];
             if !seen.insert(item.log_id) {
                 one_by_one.push(index);
                 continue;
@@ -77,7 +90,7 @@ impl Completer {
             match logs.get(&item.log_id) {
                 None => outcomes[index] = CallbackOutcome::UnknownLog,
                 Some(log) if log.handle_code > 0 => outcomes[index] = CallbackOutcome::AlreadyFinished,
-                Some(log) if item.handle_code == 200 && with_children.contains(&log.job_id) => one_by_one.push(index),
+                Some(log) if item.handle_code == 200 && has_children(log) => one_by_one.push(index),
                 Some(log) => {
                     let msg = append_handle_msg(log.handle_msg.as_deref(), item.handle_msg.as_deref());
                     let msg = truncate_utf16(msg, MAX_HANDLE_MSG_UTF16);
@@ -123,6 +136,10 @@ impl Completer {
             };
         }
 
+        // Answered once the results it joined are written: the executor keeps the callback until then.
+        if let Some(round) = joined_round {
+            self.results.written(round).await?;
+        }
         for (item, outcome) in items.iter().zip(&outcomes) {
             match outcome {
                 CallbackOutcome::Finished => {}

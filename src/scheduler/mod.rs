@@ -5,6 +5,7 @@ pub mod dispatch;
 pub mod leader;
 pub mod lease;
 pub mod monitors;
+pub mod results;
 pub mod schedule;
 pub mod trigger;
 

@@ -5,6 +5,7 @@
 //! times in the current minute goes to the slow lane, so a dead or hanging executor cannot starve the
 //! others.
 
+use super::results::{ResultSender, Results};
 use super::{TriggerSink, CONFLICT_RETRY};
 use crate::config::Config;
 use crate::domain::routing::{RouteStrategy, Router};
@@ -38,12 +39,8 @@ const MAX_BATCH: usize = 500;
 /// Batches of one lane in preparation at the same time. While they are, the queue fills the next one, so
 /// batches grow with the load instead of the statements per trigger.
 const PREPARING_BATCHES: usize = 2;
-/// Trigger results written per statement (in chunks of the storage layer's batch size).
-const WRITE_BATCH: usize = 1_000;
-/// Pause between attempts while the database is unreachable (preparing a batch, writing results).
+/// Pause between attempts while the database is unreachable.
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
-/// How long the result writer keeps retrying one batch; after that the lost-result sweep settles it.
-const WRITE_RETRY_LIMIT: Duration = Duration::from_secs(120);
 
 /// Everything a trigger needs besides its request.
 pub struct TriggerContext {
@@ -55,7 +52,7 @@ pub struct TriggerContext {
     /// This admin's address as shown in trigger reports.
     pub admin_address: String,
     /// Trigger results on their way to the writer task, which batches them.
-    pub results: mpsc::UnboundedSender<(i64, TriggerInfo)>,
+    pub results: ResultSender,
     /// What was not sent or had to wait, counted for the log.
     pub counts: Arc<Counts>,
     pub metrics: Arc<Metrics>,
@@ -206,6 +203,17 @@ impl Lanes {
     }
 }
 
+/// What starting the lanes gives.
+pub struct Started {
+    pub pool: TriggerPool,
+    /// What every trigger uses, for the leader's planned fires too.
+    pub context: Arc<TriggerContext>,
+    /// The trigger results waiting to be written, which callbacks join.
+    pub results: Arc<Results>,
+    /// The lanes, then the result writer and the counts' flusher: they end in this order.
+    pub tasks: Vec<JoinHandle<()>>,
+}
+
 /// Per-job counts of slow triggers in the current minute.
 #[derive(Default)]
 struct SlowJobs {
@@ -233,12 +241,11 @@ impl SlowJobs {
 impl TriggerPool {
     /// Starts both lanes. They run until `shutdown` (or until every handle is dropped), then finish what
     /// is queued.
-    pub fn start(lanes: LaneServices, config: &Config, shutdown: Shutdown) -> (TriggerPool, Arc<TriggerContext>, Vec<JoinHandle<()>>) {
+    pub fn start(lanes: LaneServices, config: &Config, shutdown: Shutdown) -> Started {
         let LaneServices { db, i18n, executors, clock, metrics } = lanes;
-        let (results, results_rx) = mpsc::unbounded_channel();
+        let (waiting, results, writer) = Results::start(db.clone());
         let counts = Arc::new(Counts::default());
         let flusher = tokio::spawn(flush_counts(counts.clone(), clock.clone(), shutdown.clone()));
-        let writer = tokio::spawn(write_trigger_infos(db.clone(), results_rx));
         let context = Arc::new(TriggerContext {
             db,
             i18n,
@@ -265,7 +272,7 @@ impl TriggerPool {
             writer,
             flusher,
         ];
-        (TriggerPool { fast, slow, lanes, clock, rejections: Arc::default(), metrics }, context, tasks)
+        Started { pool: TriggerPool { fast, slow, lanes, clock, rejections: Arc::default(), metrics }, context, results: waiting, tasks }
     }
 
     /// The concurrency limits, for the planned fires the leader sends beside the queued requests.
@@ -394,27 +401,6 @@ async fn run_batch(context: Arc<TriggerContext>, lanes: Lanes, limit: Arc<Semaph
         lanes.spawn_with(limit.clone(), context.clone(), shard, || true);
     }
     drop(prepare_permit);
-}
-
-/// Writes the trigger results the lanes produce, many rows per statement. It ends when every sender
-/// is gone, after writing what was queued.
-///
-/// While the database is unreachable a batch is retried (for at most [`WRITE_RETRY_LIMIT`]); results that
-/// still cannot be written, or that die with the process, are settled by the lost-result sweep.
-async fn write_trigger_infos(db: Db, mut results: mpsc::UnboundedReceiver<(i64, TriggerInfo)>) {
-    let mut batch = Vec::with_capacity(WRITE_BATCH);
-    while results.recv_many(&mut batch, WRITE_BATCH).await > 0 {
-        let first_try = std::time::Instant::now();
-        while let Err(e) = db.update_trigger_infos(&batch).await {
-            if first_try.elapsed() >= WRITE_RETRY_LIMIT {
-                tracing::error!("trigger results of {} log(s) not written, left to the lost-result sweep: {e}", batch.len());
-                break;
-            }
-            tracing::error!("trigger results of {} log(s) waiting for the database: {e}", batch.len());
-            tokio::time::sleep(RETRY_PAUSE).await;
-        }
-        batch.clear();
-    }
 }
 
 /// Loads the jobs and groups of a batch of requests (spec 4.3 trigger), expands sharding broadcasts and
@@ -629,8 +615,10 @@ async fn process(context: &TriggerContext, shard: Shard) {
         executor_sharding_param: sharding_text,
         executor_fail_retry_count: s.fail_retry_count,
     };
-    // Written with other triggers' results by the writer task; directly if it is gone.
-    if let Err(mpsc::error::SendError((log_id, info))) = context.results.send((log_id, info)) {
+    // Written with other triggers' results by the writer task (with the callback, should it come first,
+    // unless child jobs are to start); directly if the writer is gone.
+    let joinable = job.child_jobid.as_deref().is_none_or(|c| c.trim().is_empty());
+    if let Some(info) = context.results.send(log_id, info, joinable) {
         if let Err(e) = context.db.update_trigger_info(log_id, &info).await {
             tracing::error!(job_id = job.id, log_id, "trigger result not written: {e}");
         }

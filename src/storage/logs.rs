@@ -7,13 +7,23 @@ use chrono::NaiveDateTime;
 
 pub(super) const DELETE_LOGS_OF_JOB: &str = "DELETE FROM xxl_job_log WHERE job_id = ?";
 
-/// What a callback reads of a log row.
+/// What a callback reads of a log row, and whether its job starts child jobs.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct HandleState {
     pub id: i64,
     pub job_id: i32,
     pub handle_code: i32,
     pub handle_msg: Option<String>,
+    /// The job's `child_jobid` (`None` when the job is gone).
+    pub child_jobid: Option<String>,
+}
+
+/// An execution's result, as a callback reports it (the `handle_*` columns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandleInfo {
+    pub time_ms: i64,
+    pub code: i32,
+    pub msg: String,
 }
 
 /// The trigger columns written after `/run` (and again when a retry is noted).
@@ -261,6 +271,17 @@ impl Db {
     }
 }
 
+/// The columns of a trigger result, and of the execution's result a callback joined to it.
+fn result_columns(db: &Db, info: &TriggerInfo, handled: Option<&HandleInfo>) -> Vec<(&'static str, Arg)> {
+    let mut columns = trigger_columns(db, info).to_vec();
+    if let Some(h) = handled {
+        columns.push(("handle_time", Arg::DateTime(db.datetime(h.time_ms))));
+        columns.push(("handle_code", Arg::Int(h.code.into())));
+        columns.push(("handle_msg", Arg::Text(h.msg.clone())));
+    }
+    columns
+}
+
 /// The columns [`Db::update_trigger_info`] writes, in its order, with this row's values.
 fn trigger_columns(db: &Db, info: &TriggerInfo) -> [(&'static str, Arg); 8] {
     [
@@ -331,17 +352,21 @@ impl Db {
         Ok(ids)
     }
 
-    /// Writes the trigger columns of several rows (what [`Db::update_trigger_info`] writes for one), one
-    /// UPDATE per 200 rows. A column whose value is the same in every row is bound once; the others are
-    /// read from a derived table of the rows' values. Returns the rows matched.
-    pub async fn update_trigger_infos(&self, rows: &[(i64, TriggerInfo)]) -> Result<u64> {
+    /// Writes the trigger columns of several rows (what [`Db::update_trigger_info`] writes for one) and,
+    /// for those a callback joined, the handle columns too (what [`Db::update_handle_info`] writes), one
+    /// UPDATE per 200 rows of each kind. A column whose value is the same in every row is bound once; the
+    /// others are read from a derived table of the rows' values. Returns the rows matched.
+    pub async fn update_trigger_results(&self, rows: &[(i64, TriggerInfo, Option<HandleInfo>)]) -> Result<u64> {
+        let (joined, alone): (Vec<_>, Vec<_>) = rows.iter().partition(|(_, _, handled)| handled.is_some());
         let mut written = 0;
-        for chunk in rows.chunks(LOG_BATCH) {
-            let cells: Vec<[(&str, Arg); 8]> = chunk.iter().map(|(_, info)| trigger_columns(self, info)).collect();
-            let columns: Vec<(&str, Vec<Arg>)> =
-                (0..8).map(|c| (cells[0][c].0, cells.iter().map(|row| row[c].1.clone()).collect())).collect();
-            let ids: Vec<i64> = chunk.iter().map(|(id, _)| *id).collect();
-            written += self.update_columns(&ids, &columns).await?;
+        for kind in [alone, joined] {
+            for chunk in kind.chunks(LOG_BATCH) {
+                let cells: Vec<Vec<(&str, Arg)>> = chunk.iter().map(|(_, info, handled)| result_columns(self, info, handled.as_ref())).collect();
+                let columns: Vec<(&str, Vec<Arg>)> =
+                    (0..cells[0].len()).map(|c| (cells[0][c].0, cells.iter().map(|row| row[c].1.clone()).collect())).collect();
+                let ids: Vec<i64> = chunk.iter().map(|(id, _, _)| *id).collect();
+                written += self.update_columns(&ids, &columns).await?;
+            }
         }
         Ok(written)
     }
@@ -365,9 +390,19 @@ impl Db {
     }
 
     /// The handle state of the log rows with these ids (missing ones are simply absent): what a callback
-    /// needs, without the reports.
+    /// needs, without the reports, with its job's child jobs in the same statement.
     pub async fn load_handle_states(&self, ids: &[i64]) -> Result<Vec<HandleState>> {
-        self.load_by_ids("SELECT id, job_id, handle_code, handle_msg FROM xxl_job_log", ids).await
+        let mut rows = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(IN_LIST_MAX) {
+            let sql = format!(
+                "SELECT l.id, l.job_id, l.handle_code, l.handle_msg, j.child_jobid FROM xxl_job_log l \
+                 LEFT JOIN xxl_job_info j ON j.id = l.job_id WHERE l.id IN ({})",
+                placeholders(chunk.len())
+            );
+            let args: Vec<Arg> = chunk.iter().map(|id| Arg::Int(*id)).collect();
+            rows.extend(self.fetch_all::<HandleState>(&sql, &args).await?);
+        }
+        Ok(rows)
     }
 
     /// `UPDATE xxl_job_log SET <columns> WHERE id IN (ids)`; a column whose value differs between rows
@@ -423,10 +458,10 @@ mod batch_tests {
         }
 
         // Mixed values come from the derived table, equal ones are bound once; both must land on the right rows.
-        let updates: Vec<(i64, TriggerInfo)> =
-            ids.iter().map(|id| (*id, info(if id % 2 == 0 { 200 } else { 500 }, &format!("msg {id}")))).collect();
-        assert_eq!(db.update_trigger_infos(&updates).await.unwrap(), 450);
-        for (id, expected) in &updates {
+        let updates: Vec<(i64, TriggerInfo, Option<HandleInfo>)> =
+            ids.iter().map(|id| (*id, info(if id % 2 == 0 { 200 } else { 500 }, &format!("msg {id}")), None)).collect();
+        assert_eq!(db.update_trigger_results(&updates).await.unwrap(), 450);
+        for (id, expected, _) in &updates {
             let log = db.load_log(*id).await.unwrap().unwrap();
             assert_eq!((log.trigger_code, log.trigger_msg.as_deref()), (expected.trigger_code, expected.trigger_msg.as_deref()));
             assert_eq!((log.executor_fail_retry_count, log.executor_address.as_deref()), (2, Some("http://e:9999/")));

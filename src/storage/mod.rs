@@ -24,7 +24,7 @@ mod users;
 
 pub use connect::connect;
 pub use jobs::JobFilter;
-pub use logs::{HandleState, LogFilter, LogStatusFilter, NewLog, TriggerInfo};
+pub use logs::{HandleInfo, HandleState, LogFilter, LogStatusFilter, NewLog, TriggerInfo};
 pub use ownership::{Claim, PlannedRow, Takeover};
 pub use session_lock::SessionLock;
 pub use registry::{Registered, RegistryKey};
@@ -54,6 +54,10 @@ pub enum StorageError {
          create them with the xxl-job 2.4 script or point the admin at an empty database"
     )]
     PartialSchema(String),
+    /// Trigger results a callback joined were not written in time (the database is unreachable): the
+    /// executor sends the callback again.
+    #[error("the trigger results this callback joined were not written yet (the database is unreachable)")]
+    Unwritten,
     /// Another admin held the schema-creation lock for this many seconds without finishing.
     #[error("another admin has been creating the xxl-job schema for {0} s without finishing; is it stuck?")]
     SchemaLockTimeout(u64),

@@ -1,9 +1,10 @@
 //! The data layer's batched statements of the trigger path, on every backend: each row gets its own
-//! values, whatever mix of equal, different and NULL values a batch carries.
+//! values, whatever mix of equal, different and NULL values a batch carries, and the rows a callback
+//! joined get its result too.
 
 use crate::support::{Backend, Context, TestDb};
 use crate::{ensure_eq, Case, TestResult, ALL};
-use xxl_job_admin::storage::TriggerInfo;
+use xxl_job_admin::storage::{HandleInfo, TriggerInfo};
 
 pub fn cases() -> Vec<Case> {
     vec![Case {
@@ -36,9 +37,12 @@ async fn batched_trigger_results_land_on_their_rows(backend: Backend) -> TestRes
     let rows: Vec<(i32, i32)> = (0..ROWS as i32).map(|i| (1, 100 + i)).collect();
     let ids = store.insert_logs(&rows, T).await.context("insert")?;
     ensure_eq!(ids.len() as i64, ROWS);
-    let updates: Vec<(i64, TriggerInfo)> = ids.iter().enumerate().map(|(row, id)| (*id, info(row as i64))).collect();
-    ensure_eq!(store.update_trigger_infos(&updates).await.context("update")?, ROWS as u64);
-    for (row, (id, expected)) in updates.iter().enumerate() {
+    // Every third row with a callback's result joined, of two kinds.
+    let handled = |row: i64| (row % 3 == 0).then(|| HandleInfo { time_ms: T + 5_000 + row, code: if row % 2 == 0 { 200 } else { 500 }, msg: format!("done {row}") });
+    let updates: Vec<(i64, TriggerInfo, Option<HandleInfo>)> =
+        ids.iter().enumerate().map(|(row, id)| (*id, info(row as i64), handled(row as i64))).collect();
+    ensure_eq!(store.update_trigger_results(&updates).await.context("update")?, ROWS as u64);
+    for (row, (id, expected, handled)) in updates.iter().enumerate() {
         let log = store.load_log(*id).await.context("load")?.context("row")?;
         let zone = store.zone();
         let got = (
@@ -62,6 +66,13 @@ async fn batched_trigger_results_land_on_their_rows(backend: Backend) -> TestRes
             2,
         );
         ensure_eq!(got, wanted, "row {row} (log {id})");
+        let handle = (log.handle_time.map(|t| zone.to_epoch_ms(t)), log.handle_code, log.handle_msg.clone());
+        let wanted = match handled {
+            // handle_time keeps whole seconds, rounded as the column stores them.
+            Some(h) => (Some((h.time_ms + 500) / 1_000 * 1_000), h.code, Some(h.msg.clone())),
+            None => (None, 0, None),
+        };
+        ensure_eq!(handle, wanted, "the handle columns of row {row} (log {id})");
     }
     Ok(())
 }

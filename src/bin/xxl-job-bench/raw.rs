@@ -23,7 +23,7 @@ const SCHEDULE_BATCH: usize = 500;
 /// Not measured: connections opening and statements being prepared.
 pub const RAMP: Duration = Duration::from_secs(1);
 
-// The statements of `storage::logs` (insert_logs, update_trigger_infos, update_handle_infos), copied
+// The statements of `storage::logs` (insert_logs, update_trigger_results, update_handle_infos), copied
 // so the ceiling does not depend on the data layer's connection handling. At full load the admin's
 // batches reach these sizes; the raw workload always uses them.
 const INSERT_LOG_PREFIX: &str =

@@ -1,0 +1,173 @@
+//! Trigger results on their way to the database, and the executors' callbacks that arrive before them
+//! (issue: performance round 2).
+//!
+//! A trigger's result (`trigger_*` columns) is written by a writer task, many rows per statement. An
+//! executor answers `/run` at once and, for a short job, calls back a few milliseconds later: a callback
+//! that finds its row's result still waiting here joins it, and the row gets both in one UPDATE (one row
+//! write per fire instead of two). The callback is answered once that UPDATE is done, so a result the
+//! executor was told was taken is in the database.
+
+use crate::storage::{Db, HandleInfo, StorageError, TriggerInfo};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
+
+/// Results written per round (in chunks of the storage layer's batch size).
+const WRITE_BATCH: usize = 2_000;
+/// How long a result waits for its callback before it is written alone.
+const MERGE_WINDOW: Duration = Duration::from_millis(50);
+/// Pause between attempts while the database is unreachable.
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
+/// How long the writer keeps retrying one round; after that the lost-result sweep settles its rows.
+const WRITE_RETRY_LIMIT: Duration = Duration::from_secs(120);
+/// Outcomes of rounds kept for callbacks still waiting on them.
+const OUTCOMES_KEPT: usize = 64;
+/// A callback waits at most this long for the round it joined (the database may be down): the executor
+/// is then told to send it again.
+const CALLBACK_WAIT: Duration = Duration::from_secs(5);
+
+/// The results waiting, shared by the triggers that record them and the callbacks that join them.
+#[derive(Default)]
+pub struct Results {
+    state: Mutex<State>,
+    /// The number of the last round finished (written or given up).
+    done: watch::Sender<u64>,
+}
+
+#[derive(Default)]
+struct State {
+    waiting: HashMap<i64, Waiting>,
+    /// The number the writer's next round will have: a callback joining now is written in it.
+    next_round: u64,
+    /// Recent rounds that were not written.
+    failed: VecDeque<u64>,
+}
+
+struct Waiting {
+    info: TriggerInfo,
+    /// A callback may join: the job starts no child jobs (their start needs the finish procedure).
+    joinable: bool,
+    handled: Option<HandleInfo>,
+}
+
+/// How a callback item fared against the results waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Join {
+    /// Joined: written with the result in round `n`.
+    Joined(u64),
+    /// The row's result already has a callback joined: a repeat.
+    Repeated,
+    /// Not waiting here: the callback goes to the database on its own.
+    Absent,
+}
+
+/// Records results for the writer; held by the triggers (the writer ends once every sender is gone).
+#[derive(Clone)]
+pub struct ResultSender {
+    results: Arc<Results>,
+    ids: mpsc::UnboundedSender<i64>,
+}
+
+impl ResultSender {
+    /// Hands the result of log `log_id` to the writer; `joinable` when a callback may be written with it.
+    /// Gives it back when the writer is gone (the process is stopping).
+    pub fn send(&self, log_id: i64, info: TriggerInfo, joinable: bool) -> Option<TriggerInfo> {
+        self.results.lock().waiting.insert(log_id, Waiting { info, joinable, handled: None });
+        if self.ids.send(log_id).is_err() {
+            return self.results.lock().waiting.remove(&log_id).map(|w| w.info);
+        }
+        None
+    }
+}
+
+impl Results {
+    /// The results, the sender the triggers use and the writer task's input.
+    pub fn start(db: Db) -> (Arc<Results>, ResultSender, tokio::task::JoinHandle<()>) {
+        let results = Arc::new(Results::default());
+        let (ids, ids_rx) = mpsc::unbounded_channel();
+        let writer = tokio::spawn(write(db, results.clone(), ids_rx));
+        (results.clone(), ResultSender { results, ids }, writer)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Joins a callback's result to log `log_id`'s trigger result if it is still waiting here.
+    pub fn join(&self, log_id: i64, handled: HandleInfo) -> Join {
+        let mut state = self.lock();
+        let round = state.next_round;
+        match state.waiting.get_mut(&log_id) {
+            Some(waiting) if waiting.handled.is_some() => Join::Repeated,
+            Some(waiting) if waiting.joinable => {
+                waiting.handled = Some(handled);
+                Join::Joined(round)
+            }
+            _ => Join::Absent,
+        }
+    }
+
+    /// Waits for round `round`; `Ok` once it was written.
+    pub async fn written(&self, round: u64) -> crate::storage::Result<()> {
+        let mut done = self.done.subscribe();
+        let finished = tokio::time::timeout(CALLBACK_WAIT, done.wait_for(|last| *last >= round)).await;
+        if finished.is_ok() && !self.lock().failed.contains(&round) {
+            return Ok(());
+        }
+        Err(StorageError::Unwritten)
+    }
+
+    /// Takes the waiting results of `ids` as the next round.
+    fn take(&self, ids: &[i64]) -> (u64, Vec<(i64, TriggerInfo, Option<HandleInfo>)>) {
+        let mut state = self.lock();
+        let round = state.next_round;
+        state.next_round += 1;
+        let rows = ids.iter().filter_map(|id| state.waiting.remove(id).map(|w| (*id, w.info, w.handled))).collect();
+        (round, rows)
+    }
+
+    fn finish(&self, round: u64, written: bool) {
+        if !written {
+            let mut state = self.lock();
+            state.failed.push_back(round);
+            if state.failed.len() > OUTCOMES_KEPT {
+                state.failed.pop_front();
+            }
+        }
+        self.done.send_replace(round);
+    }
+}
+
+/// Writes the results, many rows per statement, after giving their callbacks [`MERGE_WINDOW`] to join.
+/// It ends when every sender is gone, after writing what was recorded. While the database is unreachable
+/// a round is retried (for at most [`WRITE_RETRY_LIMIT`]); results that still cannot be written, or that
+/// die with the process, are settled by the lost-result sweep.
+async fn write(db: Db, results: Arc<Results>, mut ids: mpsc::UnboundedReceiver<i64>) {
+    let mut batch = Vec::with_capacity(WRITE_BATCH);
+    while ids.recv_many(&mut batch, WRITE_BATCH).await > 0 {
+        let first = Instant::now();
+        if !ids.is_closed() {
+            tokio::time::sleep(MERGE_WINDOW).await;
+        }
+        while batch.len() < WRITE_BATCH {
+            match ids.try_recv() {
+                Ok(id) => batch.push(id),
+                Err(_) => break,
+            }
+        }
+        let (round, rows) = results.take(&batch);
+        let mut written = true;
+        while let Err(e) = db.update_trigger_results(&rows).await {
+            if first.elapsed() >= WRITE_RETRY_LIMIT {
+                tracing::error!("trigger results of {} log(s) not written, left to the lost-result sweep: {e}", rows.len());
+                written = false;
+                break;
+            }
+            tracing::error!("trigger results of {} log(s) waiting for the database: {e}", rows.len());
+            tokio::time::sleep(RETRY_PAUSE).await;
+        }
+        results.finish(round, written);
+        batch.clear();
+    }
+}
