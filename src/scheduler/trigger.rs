@@ -15,7 +15,7 @@ use crate::domain::protocol::FAIL_CODE;
 use crate::domain::{is_blank, java_split, ReturnT, TriggerRequest, TriggerType};
 use crate::executor::{ExecutorClient, FireHeaders, TriggerParam};
 use crate::i18n::I18n;
-use crate::metrics::{Lane, Metrics};
+use crate::metrics::{self, Metrics};
 use crate::storage::{Db, JobGroup, JobInfo, NewLog, Result, TriggerInfo};
 use crate::time::Clock;
 use crate::workers::Shutdown;
@@ -165,28 +165,39 @@ pub struct TriggerPool {
 /// triggers were slow takes its turn in the slow lane, so a hanging executor cannot starve the others.
 #[derive(Clone)]
 pub struct Lanes {
-    fast: Arc<Semaphore>,
-    slow: Arc<Semaphore>,
+    fast: Lane,
+    slow: Lane,
     slow_jobs: Arc<Mutex<SlowJobs>>,
 }
 
-impl Lanes {
-    fn is_slow(&self, job_id: i32) -> bool {
-        self.slow_jobs.lock().is_ok_and(|s| s.is_slow(job_id))
-    }
+/// One lane: triggers wait in its queue, in order, for one of its permits; only then does a trigger
+/// become a task (a burst of thousands waits as small queue entries, not as thousands of tasks).
+#[derive(Clone)]
+struct Lane {
+    queue: mpsc::UnboundedSender<Turn>,
+    limit: Arc<Semaphore>,
+}
 
-    /// Runs one trigger in its lane, under the lane's concurrency limit. `still_wanted` decides, once a
-    /// permit is held and just before the trigger is processed, whether it goes out at all (waiting for a
-    /// permit can take long when an executor hangs).
-    pub fn spawn(&self, context: Arc<TriggerContext>, shard: Shard, still_wanted: impl FnOnce() -> bool + Send + 'static) {
-        let limit = if self.is_slow(shard.prepared.job.id) { self.slow.clone() } else { self.fast.clone() };
-        self.spawn_with(limit, context, shard, still_wanted);
-    }
+/// A trigger waiting for its turn, with the check it makes once it has one.
+type Turn = (Arc<TriggerContext>, Shard, Box<dyn FnOnce() -> bool + Send>);
 
-    fn spawn_with(&self, limit: Arc<Semaphore>, context: Arc<TriggerContext>, shard: Shard, still_wanted: impl FnOnce() -> bool + Send + 'static) {
-        let slow_jobs = self.slow_jobs.clone();
+impl Lane {
+    fn start(concurrency: usize, slow_jobs: Arc<Mutex<SlowJobs>>) -> Lane {
+        let limit = Arc::new(Semaphore::new(concurrency));
+        let (queue, turns) = mpsc::unbounded_channel();
+        tokio::spawn(give_turns(turns, limit.clone(), slow_jobs));
+        Lane { queue, limit }
+    }
+}
+
+/// Runs the queued triggers of a lane as its permits allow. It ends with the process (the lanes' senders
+/// live as long as the admin).
+async fn give_turns(mut turns: mpsc::UnboundedReceiver<Turn>, limit: Arc<Semaphore>, slow_jobs: Arc<Mutex<SlowJobs>>) {
+    while let Some((context, shard, still_wanted)) = turns.recv().await {
+        let Ok(permit) = limit.clone().acquire_owned().await else { break };
+        let slow_jobs = slow_jobs.clone();
         tokio::spawn(async move {
-            let Ok(_permit) = limit.acquire_owned().await else { return };
+            let _permit = permit;
             if !still_wanted() {
                 return;
             }
@@ -200,6 +211,28 @@ impl Lanes {
                 slow.record(job_id, now, now - started);
             }
         });
+    }
+}
+
+impl Lanes {
+    fn is_slow(&self, job_id: i32) -> bool {
+        self.slow_jobs.lock().is_ok_and(|s| s.is_slow(job_id))
+    }
+
+    /// Runs one trigger in its job's lane, under the lane's concurrency limit. `still_wanted` decides,
+    /// once a permit is held and just before the trigger is processed, whether it goes out at all (waiting
+    /// for a permit can take long when an executor hangs).
+    pub fn spawn(&self, context: Arc<TriggerContext>, shard: Shard, still_wanted: impl FnOnce() -> bool + Send + 'static) {
+        let lane = if self.is_slow(shard.prepared.job.id) { &self.slow } else { &self.fast };
+        lane.enqueue(context, shard, still_wanted);
+    }
+}
+
+impl Lane {
+    fn enqueue(&self, context: Arc<TriggerContext>, shard: Shard, still_wanted: impl FnOnce() -> bool + Send + 'static) {
+        if self.queue.send((context, shard, Box::new(still_wanted))).is_err() {
+            tracing::error!("trigger dropped: its lane has stopped");
+        }
     }
 }
 
@@ -258,16 +291,13 @@ impl TriggerPool {
             metrics: metrics.clone(),
         });
         let (fast_max, slow_max) = (config.trigger_pool.fast_max as usize, config.trigger_pool.slow_max as usize);
-        let lanes = Lanes {
-            fast: Arc::new(Semaphore::new(fast_max)),
-            slow: Arc::new(Semaphore::new(slow_max)),
-            slow_jobs: Arc::default(),
-        };
+        let slow_jobs: Arc<Mutex<SlowJobs>> = Arc::default();
+        let lanes = Lanes { fast: Lane::start(fast_max, slow_jobs.clone()), slow: Lane::start(slow_max, slow_jobs.clone()), slow_jobs };
         let (fast, fast_rx) = mpsc::channel(LANE_QUEUE);
         let (slow, slow_rx) = mpsc::channel(LANE_QUEUE);
         let tasks = vec![
-            tokio::spawn(run_lane(fast_rx, (lanes.fast.clone(), fast_max), context.clone(), lanes.clone(), shutdown.clone())),
-            tokio::spawn(run_lane(slow_rx, (lanes.slow.clone(), slow_max), context.clone(), lanes.clone(), shutdown)),
+            tokio::spawn(run_lane(fast_rx, (lanes.fast.clone(), fast_max), context.clone(), shutdown.clone())),
+            tokio::spawn(run_lane(slow_rx, (lanes.slow.clone(), slow_max), context.clone(), shutdown)),
             // Last: they end once the lanes and their triggers are done with the context.
             writer,
             flusher,
@@ -289,7 +319,7 @@ impl TriggerSink for TriggerPool {
             let request = match e {
                 mpsc::error::TrySendError::Full(r) | mpsc::error::TrySendError::Closed(r) => r,
             };
-            self.metrics.rejected(if slow { Lane::Slow } else { Lane::Fast });
+            self.metrics.rejected(if slow { metrics::Lane::Slow } else { metrics::Lane::Fast });
             let now = self.clock.now_ms();
             // Overloaded, every fire of a second may be rejected: a line for each would cost the CPU the
             // lanes lack. The first few of each second are logged in full, the rest counted.
@@ -346,13 +376,7 @@ impl Rejections {
     }
 }
 
-async fn run_lane(
-    mut queue: mpsc::Receiver<TriggerRequest>,
-    (limit, concurrency): (Arc<Semaphore>, usize),
-    context: Arc<TriggerContext>,
-    lanes: Lanes,
-    mut shutdown: Shutdown,
-) {
+async fn run_lane(mut queue: mpsc::Receiver<TriggerRequest>, (lane, concurrency): (Lane, usize), context: Arc<TriggerContext>, mut shutdown: Shutdown) {
     let preparing = Arc::new(Semaphore::new(PREPARING_BATCHES));
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
@@ -370,12 +394,12 @@ async fn run_lane(
             break;
         }
         let requests = std::mem::replace(&mut batch, Vec::with_capacity(MAX_BATCH));
-        tokio::spawn(run_batch(context.clone(), lanes.clone(), limit.clone(), requests, prepare_permit));
+        tokio::spawn(run_batch(context.clone(), lane.clone(), requests, prepare_permit));
     }
     // Every permit back means every trigger of this lane has finished (the leader's planned fires too).
     let _ = tokio::time::timeout(DRAIN_TIMEOUT, async {
         let _ = preparing.acquire_many(PREPARING_BATCHES as u32).await;
-        let _ = limit.acquire_many(concurrency as u32).await;
+        let _ = lane.limit.acquire_many(concurrency as u32).await;
     })
     .await;
     context.counts.flush(i64::MAX);
@@ -383,7 +407,7 @@ async fn run_lane(
 
 /// One batch of requests: their jobs and groups loaded and their log rows inserted together, then each
 /// trigger sent on its own under the lane's concurrency limit.
-async fn run_batch(context: Arc<TriggerContext>, lanes: Lanes, limit: Arc<Semaphore>, requests: Vec<TriggerRequest>, prepare_permit: OwnedSemaphorePermit) {
+async fn run_batch(context: Arc<TriggerContext>, lane: Lane, requests: Vec<TriggerRequest>, prepare_permit: OwnedSemaphorePermit) {
     // The triggers wait for the database rather than being dropped.
     let shards = loop {
         match prepare(&context, &requests).await {
@@ -398,7 +422,7 @@ async fn run_batch(context: Arc<TriggerContext>, lanes: Lanes, limit: Arc<Semaph
         }
     };
     for shard in shards {
-        lanes.spawn_with(limit.clone(), context.clone(), shard, || true);
+        lane.enqueue(context.clone(), shard, || true);
     }
     drop(prepare_permit);
 }
