@@ -16,12 +16,18 @@ use hyper_util::rt::TokioIo;
 use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::io;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 /// Idle connections kept per address; beyond them a finished request's connection is closed.
 const IDLE_PER_ADDRESS: usize = 512;
+/// New connections to one address that may await their first reply at a time. An executor accepts
+/// connections at its own pace, and its listen queue is short (Netty and aiohttp take 128 by default):
+/// a burst of connections past it is dropped by the kernel and retried a second later. Requests beyond
+/// this wait for a connection to come back, or for a connect of their own.
+const CONNECTS_PER_ADDRESS: usize = 32;
 
 /// Where an executor address points: what a request to it needs, parsed once.
 #[derive(Debug, Clone)]
@@ -72,10 +78,31 @@ pub(super) enum Failure {
 /// A connection ready for a request, and since when it has been idle.
 type Idle = (SendRequest<Full<Bytes>>, Instant);
 
-/// Idle connections by address.
+/// The connections of one address.
+struct Host {
+    idle: Vec<Idle>,
+    /// Room for new connections awaiting their first reply.
+    connecting: Arc<Semaphore>,
+    /// A connection came back to `idle`.
+    returned: Arc<Notify>,
+}
+
+impl Default for Host {
+    fn default() -> Self {
+        Host { idle: Vec::new(), connecting: Arc::new(Semaphore::new(CONNECTS_PER_ADDRESS)), returned: Arc::new(Notify::new()) }
+    }
+}
+
+/// Connections by address.
 #[derive(Default)]
 pub(super) struct Pool {
-    idle: Mutex<HashMap<String, Vec<Idle>>>,
+    hosts: Mutex<HashMap<String, Host>>,
+}
+
+/// A connection for one exchange; a new one holds its connect permit until its first reply.
+struct Connection {
+    sender: SendRequest<Full<Bytes>>,
+    first: Option<OwnedSemaphorePermit>,
 }
 
 /// The limits of one exchange.
@@ -103,7 +130,7 @@ impl Pool {
         for (name, value) in headers {
             request_headers.insert(name, value.clone());
         }
-        let mut sender = self.connection(target, limits).await?;
+        let Connection { mut sender, first } = self.connection(target, limits).await?;
         // A pooled connection the executor closed while idle fails before anything is written: the
         // request is then sent once, on a new connection.
         let response = match tokio::time::timeout(limits.read, sender.try_send_request(request)).await {
@@ -120,28 +147,36 @@ impl Pool {
                 _ => return Err(Failure::Transport(describe(failed.error()))),
             },
         };
+        drop(first);
         let body = read(response, limits).await?;
         self.put_back(target, sender, limits).await;
         Ok(body)
     }
 
-    /// An idle connection to `target`, or a new one.
-    async fn connection(&self, target: &Target, limits: &Limits) -> Result<SendRequest<Full<Bytes>>, Failure> {
-        let reusable = {
-            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            let list = idle.entry(target.authority.clone()).or_default();
-            let mut found = None;
-            while let Some((sender, since)) = list.pop() {
-                if !sender.is_closed() && since.elapsed() < limits.idle {
-                    found = Some(sender);
-                    break;
+    /// An idle connection to `target`, or a new one once there is room for it, whichever comes first.
+    async fn connection(&self, target: &Target, limits: &Limits) -> Result<Connection, Failure> {
+        loop {
+            let (connecting, returned) = {
+                let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
+                let host = hosts.entry(target.authority.clone()).or_default();
+                while let Some((sender, since)) = host.idle.pop() {
+                    if !sender.is_closed() && since.elapsed() < limits.idle {
+                        return Ok(Connection { sender, first: None });
+                    }
                 }
+                (host.connecting.clone(), host.returned.clone())
+            };
+            let notified = returned.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            tokio::select! {
+                permit = connecting.acquire_owned() => {
+                    let Ok(permit) = permit else { continue };
+                    let sender = self.connect(target, limits).await?;
+                    return Ok(Connection { sender, first: Some(permit) });
+                }
+                _ = notified => {}
             }
-            found
-        };
-        match reusable {
-            Some(sender) => Ok(sender),
-            None => self.connect(target, limits).await,
         }
     }
 
@@ -172,10 +207,11 @@ impl Pool {
     async fn put_back(&self, target: &Target, mut sender: SendRequest<Full<Bytes>>, limits: &Limits) {
         // Ready once the connection has read the reply's end: at once, the body having been read.
         if tokio::time::timeout(limits.read, sender.ready()).await.is_ok_and(|ready| ready.is_ok()) {
-            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            let list = idle.entry(target.authority.clone()).or_default();
-            if list.len() < IDLE_PER_ADDRESS {
-                list.push((sender, Instant::now()));
+            let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
+            let host = hosts.entry(target.authority.clone()).or_default();
+            if host.idle.len() < IDLE_PER_ADDRESS {
+                host.idle.push((sender, Instant::now()));
+                host.returned.notify_one();
             }
         }
     }
