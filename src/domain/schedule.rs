@@ -140,13 +140,20 @@ pub fn cron_next(cron: &CronExpression, after_ms: i64, zone: Zone) -> Option<i64
 /// Jobs due within this window are read ahead and fired on time from the timer wheel.
 pub const PRE_READ_MS: i64 = 5000;
 
+/// A job read by a pass is planned this much further than the window: its next pass comes that much
+/// later, so a job firing every second is written once every few seconds instead of every second.
+pub const PLAN_AHEAD_MS: i64 = 3000;
+
+/// Fires one job may get from one pass, whatever its schedule (none fires more often than once a second).
+const MAX_FIRES_PER_PASS: usize = 16;
+
 /// What one schedule pass does with one due job (spec 4.1 cases A, B, C).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobPlan {
     /// A trigger to issue at once: a misfire compensation or a fire late by at most [`PRE_READ_MS`].
     pub fire_now: Option<TriggerType>,
-    /// A planned fire to issue exactly at this instant.
-    pub fire_at: Option<i64>,
+    /// Planned fires to issue exactly at these instants.
+    pub fires_at: Vec<i64>,
     pub trigger_status: i16,
     pub trigger_last_time: i64,
     pub trigger_next_time: i64,
@@ -154,13 +161,14 @@ pub struct JobPlan {
     pub stopped: Option<Option<ScheduleError>>,
 }
 
-/// Plans one due job. `now_time` is the pass's time (taken once the lock is held); `current_ms` is the
-/// clock when the job is planned (2.4.2 re-reads the clock for each refresh after a late fire).
-pub fn plan_job(job: &ScheduledJob, now_time: i64, current_ms: i64, cron_zone: Zone, crons: &mut CronCache) -> JobPlan {
+/// Plans one due job, with every fire up to `horizon_ms` (at least the end of the window). `now_time` is
+/// the pass's time (taken once the lock is held); `current_ms` is the clock when the job is planned
+/// (2.4.2 re-reads the clock for each refresh after a late fire).
+pub fn plan_job(job: &ScheduledJob, now_time: i64, current_ms: i64, horizon_ms: i64, cron_zone: Zone, crons: &mut CronCache) -> JobPlan {
     let next = job.trigger_next_time;
     let mut plan = JobPlan {
         fire_now: None,
-        fire_at: None,
+        fires_at: Vec::new(),
         trigger_status: job.trigger_status,
         trigger_last_time: job.trigger_last_time,
         trigger_next_time: next,
@@ -173,17 +181,15 @@ pub fn plan_job(job: &ScheduledJob, now_time: i64, current_ms: i64, cron_zone: Z
         }
         plan.refresh(job, current_ms, cron_zone, crons);
     } else if now_time > next {
-        // (B) Late by at most the window: fire now, and pre-read the following fire if it is close.
+        // (B) Late by at most the window: fire now, and pre-read the following fires if they are close.
         plan.fire_now = Some(TriggerType::Cron);
         plan.refresh(job, current_ms, cron_zone, crons);
-        if plan.trigger_status == 1 && now_time + PRE_READ_MS > plan.trigger_next_time {
-            plan.fire_at = Some(plan.trigger_next_time);
-            plan.refresh(job, plan.trigger_next_time, cron_zone, crons);
-        }
-    } else {
-        // (C) Due within the window: fire exactly on time.
-        plan.fire_at = Some(next);
-        plan.refresh(job, next, cron_zone, crons);
+    }
+    // (C) Due within the window, or once (A) and (B) moved the next time on: fire exactly on time.
+    while plan.trigger_status == 1 && plan.trigger_next_time <= horizon_ms.max(now_time + PRE_READ_MS) && plan.fires_at.len() < MAX_FIRES_PER_PASS {
+        let at = plan.trigger_next_time;
+        plan.fires_at.push(at);
+        plan.refresh(job, at, cron_zone, crons);
     }
     plan
 }
@@ -224,8 +230,9 @@ mod tests {
         }
     }
 
+    /// 2.4.2's plan: nothing beyond the window.
     fn plan_job(job: &ScheduledJob, now_time: i64, current_ms: i64, zone: Zone) -> JobPlan {
-        super::plan_job(job, now_time, current_ms, zone, &mut CronCache::default())
+        super::plan_job(job, now_time, current_ms, now_time + PRE_READ_MS, zone, &mut CronCache::default())
     }
 
     const UTC: Zone = Zone::Named(chrono_tz::UTC);
@@ -234,7 +241,7 @@ mod tests {
     fn due_within_the_window_fires_on_time_and_advances_from_the_plan() {
         let plan = plan_job(&job("FIX_RATE", "10", T0 + 3_000, "DO_NOTHING"), T0, T0, UTC);
         assert_eq!(plan.fire_now, None);
-        assert_eq!(plan.fire_at, Some(T0 + 3_000));
+        assert_eq!(plan.fires_at, vec![T0 + 3_000]);
         assert_eq!((plan.trigger_last_time, plan.trigger_next_time), (T0 + 3_000, T0 + 13_000));
         assert_eq!(plan.trigger_status, 1);
     }
@@ -242,7 +249,7 @@ mod tests {
     #[test]
     fn exactly_due_now_is_case_c() {
         let plan = plan_job(&job("FIX_RATE", "1", T0, "DO_NOTHING"), T0, T0, UTC);
-        assert_eq!((plan.fire_now, plan.fire_at), (None, Some(T0)));
+        assert_eq!((plan.fire_now, plan.fires_at.first().copied()), (None, Some(T0)));
     }
 
     #[test]
@@ -250,21 +257,21 @@ mod tests {
         // Next was 2 s ago; FIX_RATE 3 s from "current" lands inside the window, so it is pre-read too.
         let plan = plan_job(&job("FIX_RATE", "3", T0 - 2_000, "DO_NOTHING"), T0, T0 + 10, UTC);
         assert_eq!(plan.fire_now, Some(TriggerType::Cron));
-        assert_eq!(plan.fire_at, Some(T0 + 3_010));
+        assert_eq!(plan.fires_at, vec![T0 + 3_010]);
         assert_eq!((plan.trigger_last_time, plan.trigger_next_time), (T0 + 3_010, T0 + 6_010));
     }
 
     #[test]
     fn late_with_a_distant_next_fire_only_fires_now() {
         let plan = plan_job(&job("FIX_RATE", "60", T0 - 1_000, "DO_NOTHING"), T0, T0, UTC);
-        assert_eq!((plan.fire_now, plan.fire_at), (Some(TriggerType::Cron), None));
+        assert_eq!((plan.fire_now, plan.fires_at.clone()), (Some(TriggerType::Cron), vec![]));
         assert_eq!((plan.trigger_last_time, plan.trigger_next_time), (T0 - 1_000, T0 + 60_000));
     }
 
     #[test]
     fn misfire_do_nothing_skips_and_reschedules_from_now() {
         let plan = plan_job(&job("CRON", "0 * * * * ?", T0 - 5_001, "DO_NOTHING"), T0, T0, UTC);
-        assert_eq!((plan.fire_now, plan.fire_at), (None, None));
+        assert_eq!((plan.fire_now, plan.fires_at.clone()), (None, vec![]));
         assert_eq!(plan.trigger_next_time, 1_700_000_040_000, "next whole minute after now");
         assert_eq!(plan.trigger_last_time, T0 - 5_001);
     }
@@ -272,7 +279,7 @@ mod tests {
     #[test]
     fn misfire_fire_once_now_fires_a_misfire_trigger() {
         let plan = plan_job(&job("CRON", "0 * * * * ?", T0 - 60_000, "FIRE_ONCE_NOW"), T0, T0, UTC);
-        assert_eq!((plan.fire_now, plan.fire_at), (Some(TriggerType::Misfire), None));
+        assert_eq!((plan.fire_now, plan.fires_at.clone()), (Some(TriggerType::Misfire), vec![]));
     }
 
     #[test]
@@ -282,9 +289,19 @@ mod tests {
     }
 
     #[test]
+    fn a_horizon_past_the_window_plans_every_fire_up_to_it() {
+        let plan = super::plan_job(&job("CRON", "* * * * * ?", T0 + 1_000, "DO_NOTHING"), T0, T0, T0 + 8_000, UTC, &mut CronCache::default());
+        assert_eq!(plan.fires_at, (1..=8).map(|k| T0 + k * 1_000).collect::<Vec<_>>());
+        assert_eq!((plan.trigger_last_time, plan.trigger_next_time), (T0 + 8_000, T0 + 9_000));
+        // Late: the fire now, then the instants from now to the horizon.
+        let late = super::plan_job(&job("FIX_RATE", "2", T0 - 1_000, "DO_NOTHING"), T0, T0, T0 + 8_000, UTC, &mut CronCache::default());
+        assert_eq!((late.fire_now, late.fires_at), (Some(TriggerType::Cron), vec![T0 + 2_000, T0 + 4_000, T0 + 6_000, T0 + 8_000]));
+    }
+
+    #[test]
     fn a_schedule_without_a_next_time_stops_the_job_after_its_last_fire() {
         let plan = plan_job(&job("CRON", "0 0 0 1 1 ? 2020", T0 + 1_000, "DO_NOTHING"), T0, T0, UTC);
-        assert_eq!(plan.fire_at, Some(T0 + 1_000), "the pre-read fire still happens");
+        assert_eq!(plan.fires_at, vec![T0 + 1_000], "the pre-read fire still happens");
         assert_eq!((plan.trigger_status, plan.trigger_last_time, plan.trigger_next_time), (0, 0, 0));
         assert_eq!(plan.stopped, Some(None));
     }

@@ -10,7 +10,7 @@ use super::lease::Leadership;
 use super::CONFLICT_RETRY;
 use crate::domain::fires::{Fire, Kind};
 use crate::domain::ownership::PlanMarker;
-use crate::domain::schedule::{plan_job, CronCache, PRE_READ_MS};
+use crate::domain::schedule::{plan_job, CronCache, PLAN_AHEAD_MS, PRE_READ_MS};
 use crate::domain::TriggerType;
 use crate::metrics::Metrics;
 use crate::storage::{Db, NewLog, ScheduleUpdate, ScheduledJob};
@@ -185,7 +185,8 @@ impl Scheduler {
         let mut updates = Vec::with_capacity(jobs.len());
         let mut crons = self.crons.lock().unwrap_or_else(|e| e.into_inner());
         for job in jobs {
-            let plan = plan_job(job, now_time, self.clock.now_ms(), self.cron_zone, &mut crons);
+            let horizon = now_time + PRE_READ_MS + PLAN_AHEAD_MS;
+            let plan = plan_job(job, now_time, self.clock.now_ms(), horizon, self.cron_zone, &mut crons);
             if let Some(Some(reason)) = &plan.stopped {
                 tracing::warn!(job_id = job.id, "job stopped: {reason}");
             } else if plan.stopped.is_some() {
@@ -208,9 +209,7 @@ impl Scheduler {
                 let kind = if kind == TriggerType::Misfire { Kind::Compensation } else { Kind::CatchUp };
                 fires.push(fire(job.trigger_next_time, now_time, kind));
             }
-            if let Some(at) = plan.fire_at {
-                fires.push(fire(at, at, Kind::Regular));
-            }
+            fires.extend(plan.fires_at.iter().map(|&at| fire(at, at, Kind::Regular)));
             updates.push(ScheduleUpdate {
                 id: job.id,
                 expected_next_time: job.trigger_next_time,
