@@ -123,8 +123,8 @@ pub struct ExecutorClient {
 
 #[derive(Clone)]
 struct Transport {
-    /// HTTPS executors.
-    http: reqwest::Client,
+    /// HTTPS executors: built at the first one (its TLS stack is sizeable, and most clusters use none).
+    http: std::sync::Arc<std::sync::OnceLock<Result<reqwest::Client, String>>>,
     /// Plain-HTTP executors, the usual ones: the lean path (see [`plain`]).
     plain: std::sync::Arc<Pool>,
     /// Each address as parsed once.
@@ -245,8 +245,8 @@ impl ExecutorClient {
     /// The HTTPS path: reqwest, with the same limits.
     async fn exchange_tls(transport: &Transport, url: &str, payload: Vec<u8>, headers: &[(HeaderName, HeaderValue)]) -> Result<Vec<u8>, String> {
         let target = parse_url(url).map_err(|reason| remoting_error(&reason, url))?;
-        let mut request =
-            transport.http.post(target).header(CONTENT_TYPE, JSON_UTF8).header(ACCEPT_CHARSET, JSON_UTF8).body(payload);
+        let http = transport.http.get_or_init(tls_client).as_ref().map_err(|reason| remoting_error(reason, url))?;
+        let mut request = http.post(target).header(CONTENT_TYPE, JSON_UTF8).header(ACCEPT_CHARSET, JSON_UTF8).body(payload);
         if let Some(token) = &transport.token {
             request = request.header(TOKEN_HEADER, token.clone());
         }
@@ -286,27 +286,7 @@ impl Transport {
             value.set_sensitive(true);
             Some(value)
         };
-        let http = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .read_timeout(READ_TIMEOUT)
-            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-            // Header names go out as `Content-Type`, `Xxl-Job-Access-Token`, close to Java's spelling, for
-            // third-party executors that compare header names case-sensitively.
-            .http1_title_case_headers()
-            // Executors never redirect; a redirect is reported as the non-200 status it is.
-            .redirect(redirect::Policy::none())
-            // A `/run` is sent once (as Java's client does); no copy of each request is kept for retries.
-            .retry(reqwest::retry::never())
-            // Java's HttpURLConnection ignores HTTP_PROXY-style variables; executors sit on the internal network.
-            .no_proxy()
-            // 2.4.2 trusts every certificate and host name for HTTPS executors (observation 10.23). Executors
-            // typically use self-signed or IP-address certificates, so verifying would break existing setups;
-            // HTTPS here gives encryption against passive listeners, not executor authentication (the access
-            // token is the authentication).
-            .danger_accept_invalid_certs(true)
-            .build()
-            .map_err(|e| format!("the HTTP client cannot be set up: {}", describe(&e)))?;
-        Ok(Transport { http, plain: Default::default(), routes: Default::default(), token })
+        Ok(Transport { http: Default::default(), plain: Default::default(), routes: Default::default(), token })
     }
 
     /// How `base` is reached, parsed at its first use (`url`, a URL on it, words the failures).
@@ -327,6 +307,31 @@ impl Transport {
         Ok(route)
     }
 }
+
+/// The client of HTTPS executors.
+fn tls_client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .read_timeout(READ_TIMEOUT)
+        .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+        // Header names go out as `Content-Type`, `Xxl-Job-Access-Token`, close to Java's spelling, for
+        // third-party executors that compare header names case-sensitively.
+        .http1_title_case_headers()
+        // Executors never redirect; a redirect is reported as the non-200 status it is.
+        .redirect(redirect::Policy::none())
+        // A `/run` is sent once (as Java's client does); no copy of each request is kept for retries.
+        .retry(reqwest::retry::never())
+        // Java's HttpURLConnection ignores HTTP_PROXY-style variables; executors sit on the internal network.
+        .no_proxy()
+        // 2.4.2 trusts every certificate and host name for HTTPS executors (observation 10.23). Executors
+        // typically use self-signed or IP-address certificates, so verifying would break existing setups;
+        // HTTPS here gives encryption against passive listeners, not executor authentication (the access
+        // token is the authentication).
+        .danger_accept_invalid_certs(true)
+        .build()
+        .map_err(|e| format!("the HTTP client cannot be set up: {}", describe(&e)))
+}
+
 
 /// `String.trim()` of Java: strips every character up to U+0020, not Unicode white space.
 fn java_trim(text: &str) -> &str {
