@@ -2,16 +2,52 @@
 //! values, whatever mix of equal, different and NULL values a batch carries, and the rows a callback
 //! joined get its result too.
 
-use crate::support::{Backend, Context, TestDb};
+use crate::support::{fixtures, Backend, Context, TestDb};
 use crate::{ensure_eq, Case, TestResult, ALL};
 use xxl_job_admin::storage::{HandleInfo, TriggerInfo};
 
 pub fn cases() -> Vec<Case> {
-    vec![Case {
-        name: "storage::batched_trigger_results_land_on_their_rows",
-        backends: ALL,
-        run: |b| Box::pin(batched_trigger_results_land_on_their_rows(b)),
-    }]
+    vec![
+        Case {
+            name: "storage::batched_trigger_results_land_on_their_rows",
+            backends: ALL,
+            run: |b| Box::pin(batched_trigger_results_land_on_their_rows(b)),
+        },
+        Case {
+            name: "storage::job_versions_are_read_by_range_or_list",
+            backends: ALL,
+            run: |b| Box::pin(job_versions_are_read_by_range_or_list(b)),
+        },
+    ]
+}
+
+/// The leader's check of the jobs it is about to fire: dense ids are read as one range, sparse ones as
+/// lists; either way exactly the jobs asked for, stopped ones with their status, deleted ones absent.
+async fn job_versions_are_read_by_range_or_list(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let store = db.open().await?;
+    let mut ids = Vec::new();
+    for n in 0..300 {
+        let mut job = fixtures::job(1);
+        job.trigger_status = i16::from(n % 3 != 0);
+        ids.push(fixtures::insert(&store, &job).await?);
+    }
+    store.delete_job(ids[1]).await.context("delete")?;
+    // Dense: most of a range, with holes the range read must leave out.
+    let dense: Vec<i32> = ids[..250].iter().copied().enumerate().filter(|(n, _)| n % 7 != 4).map(|(_, id)| id).collect();
+    let sparse: Vec<i32> = ids.iter().copied().step_by(3).collect();
+    for (what, asked) in [("dense", dense), ("sparse", sparse)] {
+        let mut got: Vec<(i32, i16)> = store.job_versions(&asked).await.context("versions")?.into_iter().map(|v| (v.id, v.trigger_status)).collect();
+        got.sort_unstable();
+        let wanted: Vec<(i32, i16)> = ids
+            .iter()
+            .enumerate()
+            .filter(|(n, id)| asked.contains(id) && *n != 1)
+            .map(|(n, id)| (*id, i16::from(n % 3 != 0)))
+            .collect();
+        ensure_eq!(got, wanted, "{what}");
+    }
+    Ok(())
 }
 
 /// More rows than one statement takes (200), so the batches' edges are crossed too.
