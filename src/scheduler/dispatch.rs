@@ -5,8 +5,9 @@
 //! 1. **Checked**, [`CHECK_AHEAD_MS`] before it is due: one read of the jobs' status and last change finds
 //!    the fires the console cancelled (job stopped, deleted or rescheduled since the plan) and loads the
 //!    jobs and groups the sends need, so sending waits for nothing.
-//! 2. **Covered by the lease's watermark**, just before it is due: one statement raises the watermark to
-//!    the fires about to go out (see `crate::domain::ownership`), so a successor never sends them again.
+//! 2. **Covered by the lease's watermark**, just before it is due (on SQLite, 150 ms before): one
+//!    statement raises the watermark to the fires about to go out (see `crate::domain::ownership`), so a
+//!    successor never sends them again.
 //! 3. **Decided and sent** when due, per job (see [`crate::domain::fires`]): the newest due fire of a job
 //!    runs, older ones collapse into it, and the decision is checked once more just before the write.
 //!
@@ -36,10 +37,15 @@ use tokio::task::JoinHandle;
 const CHECK_AHEAD_MS: i64 = 30;
 /// Fires due this much later than the first unchecked one are checked with it.
 const CHECK_SPAN_MS: i64 = 20;
-/// The watermark is raised this long before fires are due, so its commit does not make them late...
-const COVER_AHEAD_MS: i64 = 5;
-/// ...over the fires due within this much more: one statement for them all.
-const COVER_SPAN_MS: i64 = 10;
+/// The watermark is raised this long before fires are due, so its commit does not make them late, over
+/// the fires due within the span after them (one statement for them all). The fires it covers and that
+/// are not sent yet are what a leader dying at that moment loses (a successor takes them for sent), so
+/// with standbys the reach is a few milliseconds...
+const SERVER_COVER: (i64, i64) = (5, 10);
+/// ...and on SQLite, whose one writer may be in a schedule pass's transaction (at most 10,000 fires) when
+/// a second's fires come near, 150 ms: time for that transaction to end first. (No standby takes over
+/// there; a crash is downtime, whose fires the restart settles by the misfire rule.)
+const EMBEDDED_COVER: (i64, i64) = (150, 50);
 /// Groups are read again when older than this (executors register every 30 s).
 const GROUPS_FRESH_MS: i64 = 1_000;
 /// Pause before trying again when the database did not answer a check or a watermark.
@@ -67,8 +73,11 @@ struct Inner {
     context: Arc<TriggerContext>,
     lanes: Lanes,
     state: Mutex<State>,
-    /// Fires were added, or a check or a decision changed what is due next.
+    /// How far ahead of their release fires are covered by the watermark, and over what span.
+    cover_reach: (i64, i64),
+    /// Fires were added, or a check, a watermark or a decision changed what is due next.
     checker_wake: Notify,
+    cover_wake: Notify,
     sender_wake: Notify,
     settled: mpsc::UnboundedSender<Settled>,
 }
@@ -167,17 +176,20 @@ impl Dispatcher {
         let DispatchServices { db, leadership, context, lanes } = services;
         let (settled, settled_rx) = mpsc::unbounded_channel();
         let inner = Arc::new(Inner {
+            cover_reach: if db.is_sqlite() { EMBEDDED_COVER } else { SERVER_COVER },
             db: db.clone(),
             leadership,
             context: context.clone(),
             lanes,
             state: Mutex::default(),
             checker_wake: Notify::new(),
+            cover_wake: Notify::new(),
             sender_wake: Notify::new(),
             settled,
         });
         let tasks = vec![
             tokio::spawn(inner.clone().check_loop(shutdown.clone())),
+            tokio::spawn(inner.clone().cover_loop(shutdown.clone())),
             tokio::spawn(inner.clone().send_loop(shutdown)),
             tokio::spawn(write_settlements(context, settled_rx)),
         ];
@@ -204,6 +216,7 @@ impl Dispatcher {
     /// Looks at the fires at once (a term began).
     pub fn wake(&self) {
         self.inner.checker_wake.notify_one();
+        self.inner.cover_wake.notify_one();
         self.inner.sender_wake.notify_one();
     }
 
@@ -219,8 +232,7 @@ impl Dispatcher {
                 state.add(job_id, fire);
             }
         }
-        self.inner.checker_wake.notify_one();
-        self.inner.sender_wake.notify_one();
+        self.wake();
     }
 }
 
@@ -381,40 +393,64 @@ impl Inner {
         true
     }
 
+    /// Raises the lease's watermark over the fires due within the cover's reach, ahead of their sends.
+    async fn cover_loop(self: Arc<Self>, mut shutdown: Shutdown) {
+        let (ahead, span) = self.cover_reach;
+        loop {
+            let term = self.lock().term;
+            let now = self.context.clock.now_ms();
+            let (cover, wake_at) = {
+                let state = self.lock();
+                match state.first_release_after(state.covered_through) {
+                    Some(first) if first <= now + ahead => {
+                        let through = state.last_release_between(state.covered_through, first.max(now + ahead) + span).unwrap_or(first);
+                        let fires = state.timeline.range((state.covered_through + 1, i64::MIN, i32::MIN)..=(through, i64::MAX, i32::MAX)).count();
+                        (Some((through, fires)), None)
+                    }
+                    first => (None, first.map(|f| f - ahead)),
+                }
+            };
+            let Some((through, fires)) = cover else {
+                if shutdown.is_triggered() && self.is_idle() {
+                    return;
+                }
+                let wait = wake_at.map_or(Duration::from_secs(1), |at| Duration::from_millis((at - now).clamp(1, 1_000) as u64));
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = self.cover_wake.notified() => {}
+                    _ = shutdown.signalled(), if !shutdown.is_triggered() => {}
+                }
+                continue;
+            };
+            match self.leadership.advance(through).await {
+                Ok(Renewal::Renewed) => {
+                    let mut state = self.lock();
+                    if state.term == term {
+                        state.covered_through = state.covered_through.max(through);
+                    }
+                    drop(state);
+                    self.sender_wake.notify_one();
+                }
+                Ok(Renewal::Deposed | Renewal::NotLeading) => {
+                    self.still_leads(term);
+                    if shutdown.is_triggered() {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    self.context.counts.wait(fires as u64, now, &e);
+                    if !shutdown.sleep(RETRY_PAUSE).await && self.is_idle() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
     async fn send_loop(self: Arc<Self>, mut shutdown: Shutdown) {
         loop {
             let term = self.lock().term;
             let now = self.context.clock.now_ms();
-            // Cover the checked fires due soon by the watermark first.
-            let cover = {
-                let state = self.lock();
-                let due_soon = state.checked_through.min(now + COVER_AHEAD_MS);
-                state
-                    .first_release_after(state.covered_through)
-                    .filter(|first| *first <= due_soon)
-                    .and_then(|_| state.last_release_between(state.covered_through, state.checked_through.min(now + COVER_AHEAD_MS + COVER_SPAN_MS)))
-                    .map(|through| (through, state.timeline.range((state.covered_through + 1, i64::MIN, i32::MIN)..=(through, i64::MAX, i32::MAX)).count()))
-            };
-            if let Some((through, fires)) = cover {
-                match self.leadership.advance(through).await {
-                    Ok(Renewal::Renewed) => {
-                        let mut state = self.lock();
-                        if state.term == term {
-                            state.covered_through = state.covered_through.max(through);
-                        }
-                    }
-                    Ok(Renewal::Deposed | Renewal::NotLeading) => {
-                        self.still_leads(term);
-                    }
-                    Err(e) => {
-                        self.context.counts.wait(fires as u64, now, &e);
-                        if !shutdown.sleep(RETRY_PAUSE).await && self.is_idle() {
-                            return;
-                        }
-                    }
-                }
-                continue;
-            }
             let next = self.send_due(term, now);
             if shutdown.is_triggered() && (self.is_idle() || !self.still_leads(term)) {
                 return;
@@ -521,14 +557,11 @@ impl Inner {
     }
 }
 
-/// When the sender has something to do next: cover the first pending fire, or send it; `None` while it
-/// waits for the checker (which wakes it).
+/// When the sender has something to do next: send the first pending fire; `None` while it waits for the
+/// checker or the watermark (which wake it).
 fn next_wake(state: &State) -> Option<i64> {
     let first = state.timeline.first()?.0;
-    if first > state.checked_through {
-        return None;
-    }
-    Some(if first > state.covered_through { first - COVER_AHEAD_MS } else { first })
+    (first <= state.checked_through.min(state.covered_through)).then_some(first)
 }
 
 /// Writes what becomes of the fires not sent, many rows per statement: cancelled fires lose their rows,

@@ -115,8 +115,10 @@ impl Scheduler {
             return Ok(PassSummary::default());
         }
         let now_time = self.clock.now_ms();
-        let jobs = lock.due_jobs(now_time + PRE_READ_MS, self.pre_read_count).await?;
-        let (mut planned, updates, skipped) = self.plan(&jobs, now_time);
+        let due = lock.due_jobs(now_time + PRE_READ_MS, self.pre_read_count).await?;
+        let (mut planned, updates, skipped) = self.plan(&due, now_time);
+        // The jobs planned (a pass stops at FIRES_PER_PASS fires; the next pass takes the rest at once).
+        let jobs = &due[..updates.len()];
         for p in &mut planned {
             p.fire.release_ms = p.fire.release_ms.max(after);
         }
@@ -134,7 +136,7 @@ impl Scheduler {
         let ids = lock.insert_logs(&rows).await?;
         let summary = PassSummary {
             jobs: jobs.len(),
-            full: jobs.len() as i64 >= self.pre_read_count,
+            full: due.len() as i64 >= self.pre_read_count || jobs.len() < due.len(),
             fired_now: planned.iter().filter(|p| p.fire.kind != Kind::Regular).count(),
             planned: planned.iter().filter(|p| p.fire.kind == Kind::Regular).count(),
             updated,
@@ -177,14 +179,17 @@ impl Scheduler {
         Ok(())
     }
 
-    /// Plans each due job (spec 4.1): its fires, the schedule updates to write, and how many missed fires
-    /// DO_NOTHING skipped.
+    /// Plans the due jobs in order (spec 4.1), until [`FIRES_PER_PASS`] fires: their fires, the schedule
+    /// updates to write (one per job planned), and how many missed fires DO_NOTHING skipped.
     fn plan(&self, jobs: &[ScheduledJob], now_time: i64) -> (Vec<Planned>, Vec<ScheduleUpdate>, usize) {
         let mut fires = Vec::new();
         let mut skipped = 0;
         let mut updates = Vec::with_capacity(jobs.len());
         let mut crons = self.crons.lock().unwrap_or_else(|e| e.into_inner());
         for job in jobs {
+            if fires.len() >= FIRES_PER_PASS {
+                break;
+            }
             let horizon = now_time + PRE_READ_MS + PLAN_AHEAD_MS;
             let plan = plan_job(job, now_time, self.clock.now_ms(), horizon, self.cron_zone, &mut crons);
             if let Some(Some(reason)) = &plan.stopped {
@@ -221,6 +226,11 @@ impl Scheduler {
         (fires, updates, skipped)
     }
 }
+
+/// Fires one pass writes at most, in one transaction: everything else that writes (the watermark before a
+/// second's fires, their results) waits for it on SQLite, and on every backend the pass holds the schedule
+/// lock meanwhile. Jobs beyond are planned by the next pass, at once.
+const FIRES_PER_PASS: usize = 10_000;
 
 /// A fire a pass plans, before its row is written.
 struct Planned {

@@ -14,15 +14,20 @@ use std::time::Duration;
 /// How long start-up keeps retrying a database that is not reachable yet (a container starting beside us).
 const STARTUP_RETRY: Duration = Duration::from_secs(30);
 
-/// One connection for an embedded database: SQLite runs one writer at a time, and writers contending
-/// for its lock sleep in its busy handler (up to 100 ms a try) where the pool's queue costs no sleep.
-/// Statements are short, so readers waiting behind a writer lose less than the contention cost.
+/// One connection writes to an embedded database: SQLite runs one writer at a time, and writers
+/// contending for its lock sleep in its busy handler (up to 100 ms a try) where the pool's queue costs no
+/// sleep.
 const SQLITE_CONNECTIONS: u32 = 1;
+/// Connections that only read a file database, beside the writer (WAL mode lets them): a read never waits
+/// behind a long write (a schedule pass writes thousands of rows in one transaction).
+const SQLITE_READERS: u32 = 2;
 /// Prepared statements kept per SQLite connection. The batched statements have a text per batch size,
 /// so sqlx's default of 100 kept dozens of large statements alive for little gain.
 const SQLITE_STATEMENT_CACHE: usize = 24;
-/// SQLite's page cache per connection, in KiB when negative (its default is 2 MiB).
+/// SQLite's page cache per connection, in KiB when negative (its default is 2 MiB): the writer's, and
+/// each reader's (they read jobs and log pages, the writer walks the log's indexes).
 const SQLITE_PAGE_CACHE: &str = "-4096";
+const SQLITE_READER_PAGE_CACHE: &str = "-1024";
 
 /// Pooled server connections idle at least this long are pinged before use.
 const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
@@ -47,20 +52,23 @@ const SLOW_STATEMENT: Duration = Duration::from_secs(2);
 pub async fn connect(ds: &DataSourceConfig) -> Result<(Db, SchemaOutcome)> {
     let zone = Zone::from_option(ds.time_zone);
     let last_move = LastMove::default();
-    let pool = match &ds.target {
+    let (pool, readers) = match &ds.target {
         DbTarget::MySql { servers, .. } => {
             let (pool, current) = with_startup_retry(|| connect_mysql(ds, &last_move)).await?;
             watch_hosts(&pool, servers, current, last_move);
-            Pool::MySql(pool)
+            (Pool::MySql(pool), None)
         }
-        DbTarget::Sqlite { path } => Pool::Sqlite(connect_sqlite(path, ds).await?),
+        DbTarget::Sqlite { path } => {
+            let (writer, readers) = connect_sqlite(path, ds).await?;
+            (Pool::Sqlite(writer), readers.map(Pool::Sqlite))
+        }
         DbTarget::Postgres { servers, .. } => {
             let (pool, current) = with_startup_retry(|| connect_postgres(ds, &last_move)).await?;
             watch_hosts(&pool, servers, current, last_move);
-            Pool::Postgres(pool)
+            (Pool::Postgres(pool), None)
         }
     };
-    let mut db = Db::new(pool, zone);
+    let mut db = Db::new(pool, readers, zone);
     // Before the schema: whether session locks can guard its creation depends on it.
     db.probe_galera().await?;
     let outcome = schema::ensure(&db).await?;
@@ -268,33 +276,38 @@ async fn create_postgres_database(server: PgConnectOptions, database: &str) -> R
     }
 }
 
-async fn connect_sqlite(path: &SqlitePath, ds: &DataSourceConfig) -> Result<sqlx::SqlitePool> {
+/// The writer's pool and, for a file, the readers' (created after the writer, which creates the file and
+/// puts it in WAL mode).
+async fn connect_sqlite(path: &SqlitePath, ds: &DataSourceConfig) -> Result<(sqlx::SqlitePool, Option<sqlx::SqlitePool>)> {
     let busy = Duration::from_millis(ds.pool.connection_timeout_ms.max(5_000));
     let options = SqliteConnectOptions::new().busy_timeout(busy).foreign_keys(false);
-    let pool = match path {
+    let pools = match path {
         SqlitePath::File(file) => {
-            let options = options
-                .filename(file)
-                .create_if_missing(true)
-                .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Normal)
-                .statement_cache_capacity(SQLITE_STATEMENT_CACHE)
-                .pragma("cache_size", SQLITE_PAGE_CACHE);
-            SqlitePoolOptions::new()
+            let options = options.filename(file).statement_cache_capacity(SQLITE_STATEMENT_CACHE).pragma("cache_size", SQLITE_PAGE_CACHE);
+            let writer = SqlitePoolOptions::new()
                 .max_connections(SQLITE_CONNECTIONS)
                 .acquire_timeout(busy)
-                .connect_with(options)
-                .await?
+                .connect_with(options.clone().create_if_missing(true).journal_mode(SqliteJournalMode::Wal).synchronous(SqliteSynchronous::Normal))
+                .await?;
+            let readers = SqlitePoolOptions::new()
+                .max_connections(SQLITE_READERS)
+                .acquire_timeout(busy)
+                .connect_with(options.read_only(true).pragma("cache_size", SQLITE_READER_PAGE_CACHE))
+                .await?;
+            (writer, Some(readers))
         }
         // Every connection to ":memory:" is a database of its own: keep exactly one, forever.
-        SqlitePath::Memory => SqlitePoolOptions::new()
-            .max_connections(1)
-            .min_connections(1)
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .acquire_timeout(busy)
-            .connect_with(options.in_memory(true))
-            .await?,
+        SqlitePath::Memory => {
+            let pool = SqlitePoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .acquire_timeout(busy)
+                .connect_with(options.in_memory(true))
+                .await?;
+            (pool, None)
+        }
     };
-    Ok(pool)
+    Ok(pools)
 }

@@ -85,13 +85,16 @@ impl StorageError {
 #[derive(Clone)]
 pub struct Db {
     pool: Pool,
+    /// Connections that only read, where they do not wait behind the writer: an SQLite file in WAL mode
+    /// takes readers beside its one writer (whose pool is a single connection).
+    readers: Option<Pool>,
     dialect: Dialect,
     zone: Zone,
 }
 
 impl Db {
-    pub(crate) fn new(pool: Pool, zone: Zone) -> Db {
-        Db { dialect: Dialect::of(&pool), pool, zone }
+    pub(crate) fn new(pool: Pool, readers: Option<Pool>, zone: Zone) -> Db {
+        Db { dialect: Dialect::of(&pool), pool, readers, zone }
     }
 
     /// The zone DATETIME columns are interpreted in.

@@ -369,15 +369,20 @@ impl Db {
     }
 
     pub(crate) async fn fetch_all<T: Row>(&self, sql: &str, args: &[Arg]) -> Result<Vec<T>> {
-        fetch_all(On::Pool(&self.pool), &self.dialect, sql, args).await
+        fetch_all(On::Pool(self.reading()), &self.dialect, sql, args).await
     }
 
     pub(crate) async fn fetch_optional<T: Row>(&self, sql: &str, args: &[Arg]) -> Result<Option<T>> {
-        fetch_optional(On::Pool(&self.pool), &self.dialect, sql, args).await
+        fetch_optional(On::Pool(self.reading()), &self.dialect, sql, args).await
     }
 
     pub(crate) async fn scalar(&self, sql: &str, args: &[Arg]) -> Result<i64> {
-        scalar(On::Pool(&self.pool), &self.dialect, sql, args).await
+        scalar(On::Pool(self.reading()), &self.dialect, sql, args).await
+    }
+
+    /// Where a query that only reads goes.
+    fn reading(&self) -> &Pool {
+        self.readers.as_ref().unwrap_or(&self.pool)
     }
 
     /// Runs a one-row INSERT into a table with an `id` key; returns the generated id.
@@ -438,10 +443,12 @@ impl Db {
     }
 
     pub async fn close(&self) {
-        match &self.pool {
-            Pool::MySql(p) => p.close().await,
-            Pool::Sqlite(p) => p.close().await,
-            Pool::Postgres(p) => p.close().await,
+        for pool in std::iter::once(&self.pool).chain(&self.readers) {
+            match pool {
+                Pool::MySql(p) => p.close().await,
+                Pool::Sqlite(p) => p.close().await,
+                Pool::Postgres(p) => p.close().await,
+            }
         }
     }
 }
