@@ -66,7 +66,7 @@ pub enum Join {
 #[derive(Clone)]
 pub struct ResultSender {
     results: Arc<Results>,
-    ids: mpsc::UnboundedSender<i64>,
+    ids: mpsc::UnboundedSender<(i64, Instant)>,
 }
 
 impl ResultSender {
@@ -74,7 +74,7 @@ impl ResultSender {
     /// Gives it back when the writer is gone (the process is stopping).
     pub fn send(&self, log_id: i64, info: TriggerInfo, joinable: bool) -> Option<TriggerInfo> {
         self.results.lock().waiting.insert(log_id, Waiting { info, joinable, handled: None });
-        if self.ids.send(log_id).is_err() {
+        if self.ids.send((log_id, Instant::now())).is_err() {
             return self.results.lock().waiting.remove(&log_id).map(|w| w.info);
         }
         None
@@ -143,19 +143,33 @@ impl Results {
 /// It ends when every sender is gone, after writing what was recorded. While the database is unreachable
 /// a round is retried (for at most [`WRITE_RETRY_LIMIT`]); results that still cannot be written, or that
 /// die with the process, are settled by the lost-result sweep.
-async fn write(db: Db, results: Arc<Results>, mut ids: mpsc::UnboundedReceiver<i64>) {
-    let mut batch = Vec::with_capacity(WRITE_BATCH);
-    while ids.recv_many(&mut batch, WRITE_BATCH).await > 0 {
-        let first = Instant::now();
-        if !ids.is_closed() {
-            tokio::time::sleep(MERGE_WINDOW).await;
-        }
-        while batch.len() < WRITE_BATCH {
-            match ids.try_recv() {
-                Ok(id) => batch.push(id),
-                Err(_) => break,
+async fn write(db: Db, results: Arc<Results>, mut ids: mpsc::UnboundedReceiver<(i64, Instant)>) {
+    let mut queue: VecDeque<(i64, Instant)> = VecDeque::new();
+    let mut received = Vec::with_capacity(WRITE_BATCH);
+    loop {
+        if queue.is_empty() {
+            if ids.recv_many(&mut received, WRITE_BATCH).await == 0 {
+                break;
+            }
+        } else {
+            while let Ok(id) = ids.try_recv() {
+                received.push(id);
             }
         }
+        queue.extend(received.drain(..));
+        // Each result waits its own window for its callback (the last of a burst as long as the first),
+        // unless the process is stopping.
+        if let Some((_, recorded)) = queue.front() {
+            let ripe = *recorded + MERGE_WINDOW;
+            if !ids.is_closed() && ripe > Instant::now() {
+                tokio::time::sleep_until(ripe.into()).await;
+                continue;
+            }
+        }
+        let now = Instant::now();
+        let ripe = queue.iter().take(WRITE_BATCH).take_while(|(_, at)| ids.is_closed() || *at + MERGE_WINDOW <= now).count();
+        let batch: Vec<i64> = queue.drain(..ripe).map(|(id, _)| id).collect();
+        let first = Instant::now();
         let (round, rows) = results.take(&batch);
         let mut written = true;
         while let Err(e) = db.update_trigger_results(&rows).await {
@@ -168,6 +182,5 @@ async fn write(db: Db, results: Arc<Results>, mut ids: mpsc::UnboundedReceiver<i
             tokio::time::sleep(RETRY_PAUSE).await;
         }
         results.finish(round, written);
-        batch.clear();
     }
 }

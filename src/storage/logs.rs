@@ -4,6 +4,7 @@ use super::{placeholders, restrict_groups, Arg, Db, DayCounts, JobLog, Result, I
 use super::sql::RowsUpdate;
 use crate::time::Zone;
 use chrono::NaiveDateTime;
+use std::collections::HashMap;
 
 pub(super) const DELETE_LOGS_OF_JOB: &str = "DELETE FROM xxl_job_log WHERE job_id = ?";
 
@@ -333,6 +334,9 @@ pub(super) fn log_inserts(zone: Zone, rows: &[NewLog]) -> impl Iterator<Item = (
 
 /// Rows per batched INSERT/UPDATE of log rows.
 const LOG_BATCH: usize = RowsUpdate::MAX_ROWS;
+/// Results are written by one id list per set of equal values when there are at least this many rows per
+/// set: an UPDATE of a 200-row derived table costs MariaDB about 15 µs a row in planning alone.
+const ALIKE_FACTOR: usize = 4;
 
 impl Db {
     /// Creates the rows of several triggers, all at `trigger_time_ms`, before anything is sent (spec 4.3
@@ -353,17 +357,36 @@ impl Db {
     }
 
     /// Writes the trigger columns of several rows (what [`Db::update_trigger_info`] writes for one) and,
-    /// for those a callback joined, the handle columns too (what [`Db::update_handle_info`] writes), one
-    /// UPDATE per 200 rows of each kind. A column whose value is the same in every row is bound once; the
-    /// others are read from a derived table of the rows' values. Returns the rows matched.
+    /// for those a callback joined, the handle columns too (what [`Db::update_handle_info`] writes).
+    /// Rows with the same values (jobs alike, the same second) are written by one UPDATE of an id list;
+    /// when most rows differ, one UPDATE per 200 rows takes each row's values from a derived table (a
+    /// column whose value is the same in every row bound once). Returns the rows matched.
     pub async fn update_trigger_results(&self, rows: &[(i64, TriggerInfo, Option<HandleInfo>)]) -> Result<u64> {
         let (joined, alone): (Vec<_>, Vec<_>) = rows.iter().partition(|(_, _, handled)| handled.is_some());
         let mut written = 0;
         for kind in [alone, joined] {
+            let Some((_, first, handled)) = kind.first() else { continue };
+            let names: Vec<&str> = result_columns(self, first, handled.as_ref()).into_iter().map(|(name, _)| name).collect();
+            let mut alike: HashMap<Vec<Arg>, Vec<i64>> = HashMap::new();
+            for (id, info, handled) in &kind {
+                let values = result_columns(self, info, handled.as_ref()).into_iter().map(|(_, value)| value).collect();
+                alike.entry(values).or_default().push(*id);
+            }
+            if alike.len() * ALIKE_FACTOR <= kind.len() {
+                for (values, ids) in alike {
+                    let sets: Vec<String> = names.iter().map(|name| format!("{name} = ?")).collect();
+                    for chunk in ids.chunks(IN_LIST_MAX) {
+                        let sql = format!("UPDATE xxl_job_log SET {} WHERE id IN ({})", sets.join(", "), placeholders(chunk.len()));
+                        let args: Vec<Arg> = values.iter().cloned().chain(chunk.iter().map(|id| Arg::Int(*id))).collect();
+                        written += self.execute(&sql, &args).await?;
+                    }
+                }
+                continue;
+            }
             for chunk in kind.chunks(LOG_BATCH) {
                 let cells: Vec<Vec<(&str, Arg)>> = chunk.iter().map(|(_, info, handled)| result_columns(self, info, handled.as_ref())).collect();
                 let columns: Vec<(&str, Vec<Arg>)> =
-                    (0..cells[0].len()).map(|c| (cells[0][c].0, cells.iter().map(|row| row[c].1.clone()).collect())).collect();
+                    (0..names.len()).map(|c| (names[c], cells.iter().map(|row| row[c].1.clone()).collect())).collect();
                 let ids: Vec<i64> = chunk.iter().map(|(id, _, _)| *id).collect();
                 written += self.update_columns(&ids, &columns).await?;
             }

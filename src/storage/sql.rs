@@ -84,7 +84,7 @@ macro_rules! bind_args {
 
 /// A value bound to a statement. Integers are all bound as 64-bit: every backend narrows them on
 /// assignment and compares across widths, and PostgreSQL has no one-byte integer to bind an `i8` as.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Arg {
     Int(i64),
     Text(String),

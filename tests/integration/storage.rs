@@ -110,5 +110,18 @@ async fn batched_trigger_results_land_on_their_rows(backend: Backend) -> TestRes
         };
         ensure_eq!(handle, wanted, "the handle columns of row {row} (log {id})");
     }
+    // Alike rows (jobs configured the same, finished in the same second) take the id-list path: two sets
+    // of values, each written whole, and nothing else touched.
+    let alike: Vec<(i64, TriggerInfo, Option<HandleInfo>)> = ids[..300]
+        .iter()
+        .enumerate()
+        .map(|(row, id)| (*id, info(row as i64 % 2 * 2), Some(HandleInfo { time_ms: T, code: 200, msg: format!("alike {}", row % 2) })))
+        .collect();
+    ensure_eq!(store.update_trigger_results(&alike).await.context("update alike")?, 300);
+    for (row, id) in ids.iter().enumerate() {
+        let log = store.load_log(*id).await.context("load")?.context("row")?;
+        let wanted = if row < 300 { format!("alike {}", row % 2) } else { updates[row].2.as_ref().map(|h| h.msg.clone()).unwrap_or_default() };
+        ensure_eq!((log.handle_msg.unwrap_or_default(), log.trigger_msg), (wanted, info(if row < 300 { row as i64 % 2 * 2 } else { row as i64 }).trigger_msg), "row {row} after the alike update");
+    }
     Ok(())
 }
