@@ -29,7 +29,7 @@ pub enum SchemaOutcome {
 
 /// The session lock held while one admin creates the schema, so admins starting together on an empty
 /// database do not both run the script: the MySQL lock name, and the PostgreSQL key ("xjsc", a first key of
-/// its own beside the admins' liveness locks).
+/// its own beside the leader lock).
 const SCHEMA_LOCK: (&str, (i32, i32)) = ("xxl-job-admin:schema", (0x786a_7363, 0));
 
 /// How long an admin waits for another to finish creating the schema: the script takes well under a
