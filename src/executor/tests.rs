@@ -92,20 +92,25 @@ where
     let sink = request.clone();
     tokio::spawn(async move {
         let (mut socket, _) = listener.accept().await.unwrap();
-        let mut buffer = Vec::new();
-        let mut chunk = [0u8; 4096];
-        // The client's bodies are small JSON: the head plus body arrive before it waits for the reply.
-        while !request_complete(&buffer) {
-            let n = socket.read(&mut chunk).await.unwrap();
-            if n == 0 {
-                break;
-            }
-            buffer.extend_from_slice(&chunk[..n]);
-        }
-        *sink.lock().unwrap() = buffer;
+        *sink.lock().unwrap() = read_request(&mut socket).await;
         respond(socket).await;
     });
     (base, request)
+}
+
+/// One request as the client wrote it. Its bodies are small JSON: the head and body arrive before the
+/// client waits for the reply.
+async fn read_request(socket: &mut TcpStream) -> Vec<u8> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !request_complete(&buffer) {
+        let n = socket.read(&mut chunk).await.unwrap();
+        if n == 0 {
+            break;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+    }
+    buffer
 }
 
 fn request_complete(buffer: &[u8]) -> bool {
@@ -426,15 +431,7 @@ async fn a_connection_the_executor_closed_while_idle_is_replaced() {
         // Each connection serves one request, then the executor closes it (a restart, an idle timeout).
         loop {
             let (mut socket, _) = listener.accept().await.unwrap();
-            let mut buffer = Vec::new();
-            let mut chunk = [0u8; 4096];
-            while !request_complete(&buffer) {
-                let n = socket.read(&mut chunk).await.unwrap();
-                if n == 0 {
-                    break;
-                }
-                buffer.extend_from_slice(&chunk[..n]);
-            }
+            read_request(&mut socket).await;
             let body = r#"{"code":200}"#;
             socket.write_all(format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).await.unwrap();
             *count.lock().unwrap() += 1;
