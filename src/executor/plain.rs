@@ -99,6 +99,15 @@ pub(super) struct Pool {
     hosts: Mutex<HashMap<String, Host>>,
 }
 
+/// The connections of `target`'s address; its key is copied only when the address is new (this runs twice
+/// per request).
+fn host_of<'a>(hosts: &'a mut HashMap<String, Host>, target: &Target) -> &'a mut Host {
+    if !hosts.contains_key(&target.authority) {
+        hosts.insert(target.authority.clone(), Host::default());
+    }
+    hosts.get_mut(&target.authority).expect("inserted above")
+}
+
 /// A connection for one exchange; a new one holds its connect permit until its first reply.
 struct Connection {
     sender: SendRequest<Full<Bytes>>,
@@ -158,7 +167,7 @@ impl Pool {
         loop {
             let (connecting, returned) = {
                 let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
-                let host = hosts.entry(target.authority.clone()).or_default();
+                let host = host_of(&mut hosts, target);
                 while let Some((sender, since)) = host.idle.pop() {
                     if !sender.is_closed() && since.elapsed() < limits.idle {
                         return Ok(Connection { sender, first: None });
@@ -208,7 +217,7 @@ impl Pool {
         // Ready once the connection has read the reply's end: at once, the body having been read.
         if tokio::time::timeout(limits.read, sender.ready()).await.is_ok_and(|ready| ready.is_ok()) {
             let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
-            let host = hosts.entry(target.authority.clone()).or_default();
+            let host = host_of(&mut hosts, target);
             if host.idle.len() < IDLE_PER_ADDRESS {
                 host.idle.push((sender, Instant::now()));
                 host.returned.notify_one();

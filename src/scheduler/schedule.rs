@@ -186,11 +186,11 @@ impl Scheduler {
         let mut skipped = 0;
         let mut updates = Vec::with_capacity(jobs.len());
         let mut crons = self.crons.lock().unwrap_or_else(|e| e.into_inner());
+        let horizon = now_time + PRE_READ_MS + PLAN_AHEAD_MS;
         for job in jobs {
             if fires.len() >= FIRES_PER_PASS {
                 break;
             }
-            let horizon = now_time + PRE_READ_MS + PLAN_AHEAD_MS;
             let plan = plan_job(job, now_time, self.clock.now_ms(), horizon, self.cron_zone, &mut crons);
             if let Some(Some(reason)) = &plan.stopped {
                 tracing::warn!(job_id = job.id, "job stopped: {reason}");

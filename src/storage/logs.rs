@@ -367,28 +367,28 @@ impl Db {
         for kind in [alone, joined] {
             let Some((_, first, handled)) = kind.first() else { continue };
             let names: Vec<&str> = result_columns(self, first, handled.as_ref()).into_iter().map(|(name, _)| name).collect();
-            let mut alike: HashMap<Vec<Arg>, Vec<i64>> = HashMap::new();
-            for (id, info, handled) in &kind {
-                let values = result_columns(self, info, handled.as_ref()).into_iter().map(|(_, value)| value).collect();
-                alike.entry(values).or_default().push(*id);
+            // Each row's values in the order of `names`, made once for either way of writing them.
+            let values: Vec<Vec<Arg>> =
+                kind.iter().map(|(_, info, handled)| result_columns(self, info, handled.as_ref()).into_iter().map(|(_, value)| value).collect()).collect();
+            let ids: Vec<i64> = kind.iter().map(|(id, _, _)| *id).collect();
+            let mut alike: HashMap<&[Arg], Vec<i64>> = HashMap::new();
+            for (id, row) in ids.iter().zip(&values) {
+                alike.entry(row.as_slice()).or_default().push(*id);
             }
             if alike.len() * ALIKE_FACTOR <= kind.len() {
-                for (values, ids) in alike {
-                    let sets: Vec<String> = names.iter().map(|name| format!("{name} = ?")).collect();
+                let sets = names.iter().map(|name| format!("{name} = ?")).collect::<Vec<_>>().join(", ");
+                for (row, ids) in alike {
                     for chunk in ids.chunks(IN_LIST_MAX) {
-                        let sql = format!("UPDATE xxl_job_log SET {} WHERE id IN ({})", sets.join(", "), placeholders(chunk.len()));
-                        let args: Vec<Arg> = values.iter().cloned().chain(chunk.iter().map(|id| Arg::Int(*id))).collect();
+                        let sql = format!("UPDATE xxl_job_log SET {sets} WHERE id IN ({})", placeholders(chunk.len()));
+                        let args: Vec<Arg> = row.iter().cloned().chain(chunk.iter().map(|id| Arg::Int(*id))).collect();
                         written += self.execute(&sql, &args).await?;
                     }
                 }
                 continue;
             }
-            for chunk in kind.chunks(LOG_BATCH) {
-                let cells: Vec<Vec<(&str, Arg)>> = chunk.iter().map(|(_, info, handled)| result_columns(self, info, handled.as_ref())).collect();
-                let columns: Vec<(&str, Vec<Arg>)> =
-                    (0..names.len()).map(|c| (names[c], cells.iter().map(|row| row[c].1.clone()).collect())).collect();
-                let ids: Vec<i64> = chunk.iter().map(|(id, _, _)| *id).collect();
-                written += self.update_columns(&ids, &columns).await?;
+            for (ids, rows) in ids.chunks(LOG_BATCH).zip(values.chunks(LOG_BATCH)) {
+                let columns: Vec<(&str, Vec<Arg>)> = names.iter().enumerate().map(|(c, name)| (*name, rows.iter().map(|row| row[c].clone()).collect())).collect();
+                written += self.update_columns(ids, &columns).await?;
             }
         }
         Ok(written)
