@@ -332,7 +332,6 @@ fn tls_client() -> Result<reqwest::Client, String> {
         .map_err(|e| format!("the HTTP client cannot be set up: {}", describe(&e)))
 }
 
-
 /// `String.trim()` of Java: strips every character up to U+0020, not Unicode white space.
 fn java_trim(text: &str) -> &str {
     text.trim_matches(|c: char| c <= ' ')

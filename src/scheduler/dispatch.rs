@@ -269,12 +269,7 @@ impl Inner {
                     if shutdown.is_triggered() && self.is_idle() {
                         return;
                     }
-                    let wait = wake_at.map_or(Duration::from_secs(1), |at| Duration::from_millis((at - now).clamp(1, 1_000) as u64));
-                    tokio::select! {
-                        _ = tokio::time::sleep(wait) => {}
-                        _ = self.checker_wake.notified() => {}
-                        _ = shutdown.signalled(), if !shutdown.is_triggered() => {}
-                    }
+                    pause(&self.checker_wake, wake_at, now, &mut shutdown).await;
                 }
             }
         }
@@ -414,12 +409,7 @@ impl Inner {
                 if shutdown.is_triggered() && self.is_idle() {
                     return;
                 }
-                let wait = wake_at.map_or(Duration::from_secs(1), |at| Duration::from_millis((at - now).clamp(1, 1_000) as u64));
-                tokio::select! {
-                    _ = tokio::time::sleep(wait) => {}
-                    _ = self.cover_wake.notified() => {}
-                    _ = shutdown.signalled(), if !shutdown.is_triggered() => {}
-                }
+                pause(&self.cover_wake, wake_at, now, &mut shutdown).await;
                 continue;
             };
             match self.leadership.advance(through).await {
@@ -455,12 +445,7 @@ impl Inner {
             if shutdown.is_triggered() && (self.is_idle() || !self.still_leads(term)) {
                 return;
             }
-            let wait = next.map_or(Duration::from_secs(1), |at| Duration::from_millis((at - now).clamp(1, 1_000) as u64));
-            tokio::select! {
-                _ = tokio::time::sleep(wait) => {}
-                _ = self.sender_wake.notified() => {}
-                _ = shutdown.signalled(), if !shutdown.is_triggered() => {}
-            }
+            pause(&self.sender_wake, next, now, &mut shutdown).await;
         }
     }
 
@@ -554,6 +539,16 @@ impl Inner {
         drop(state);
         let _ = self.settled.send(Settled { log_id: fire.log_id, reason: DropReason::Collapsed, fire_once_now });
         false
+    }
+}
+
+/// Waits until `wake_at` (at most a second from `now`), a wake-up on `wake`, or the stop signal.
+async fn pause(wake: &Notify, wake_at: Option<i64>, now: i64, shutdown: &mut Shutdown) {
+    let wait = wake_at.map_or(Duration::from_secs(1), |at| Duration::from_millis((at - now).clamp(1, 1_000) as u64));
+    tokio::select! {
+        _ = tokio::time::sleep(wait) => {}
+        _ = wake.notified() => {}
+        _ = shutdown.signalled(), if !shutdown.is_triggered() => {}
     }
 }
 

@@ -188,6 +188,12 @@ impl Lane {
         tokio::spawn(give_turns(turns, limit.clone(), slow_jobs));
         Lane { queue, limit }
     }
+
+    fn enqueue(&self, context: Arc<TriggerContext>, shard: Shard, still_wanted: impl FnOnce() -> bool + Send + 'static) {
+        if self.queue.send((context, shard, Box::new(still_wanted))).is_err() {
+            tracing::error!("trigger dropped: its lane has stopped");
+        }
+    }
 }
 
 /// Runs the queued triggers of a lane as its permits allow. It ends with the process (the lanes' senders
@@ -225,14 +231,6 @@ impl Lanes {
     pub fn spawn(&self, context: Arc<TriggerContext>, shard: Shard, still_wanted: impl FnOnce() -> bool + Send + 'static) {
         let lane = if self.is_slow(shard.prepared.job.id) { &self.slow } else { &self.fast };
         lane.enqueue(context, shard, still_wanted);
-    }
-}
-
-impl Lane {
-    fn enqueue(&self, context: Arc<TriggerContext>, shard: Shard, still_wanted: impl FnOnce() -> bool + Send + 'static) {
-        if self.queue.send((context, shard, Box::new(still_wanted))).is_err() {
-            tracing::error!("trigger dropped: its lane has stopped");
-        }
     }
 }
 
