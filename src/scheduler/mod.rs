@@ -77,7 +77,7 @@ impl Engine {
             clock: self.clock.clone(),
         };
         let sweeper = ResultSweeper { db: self.db.clone(), i18n: self.i18n.clone(), clock: self.clock.clone() };
-        let report = ReportWorker { db: self.db.clone(), clock: self.clock.clone(), retention_days: config.log_retention_days };
+        let report = ReportWorker::new(self.db.clone(), self.clock.clone(), config.log_retention_days);
         let leadership = Leadership::new(self.owner, self.db.clone(), self.clock.clone());
         let (context, lanes) = self.sending;
         let (dispatcher, mut tasks) =

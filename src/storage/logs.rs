@@ -19,6 +19,34 @@ pub struct HandleState {
     pub child_jobid: Option<String>,
 }
 
+/// Log ids after `after` and, when `upto` is given, up to it inclusive.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IdSpan {
+    pub after: i64,
+    pub upto: Option<i64>,
+}
+
+impl IdSpan {
+    /// Every log.
+    pub const ALL: IdSpan = IdSpan { after: 0, upto: None };
+
+    /// `WHERE` conditions for the logs triggered between `from` and `to` inclusive with an id in the span
+    /// (ids start at 1), with their arguments.
+    fn of_day(&self, from: NaiveDateTime, to: NaiveDateTime) -> (String, Vec<Arg>) {
+        let mut conditions = String::from("trigger_time BETWEEN ? AND ?");
+        let mut args = vec![Arg::DateTime(from), Arg::DateTime(to)];
+        if self.after > 0 {
+            conditions.push_str(" AND id > ?");
+            args.push(Arg::Int(self.after));
+        }
+        if let Some(upto) = self.upto {
+            conditions.push_str(" AND id <= ?");
+            args.push(Arg::Int(upto));
+        }
+        (conditions, args)
+    }
+}
+
 /// An execution's result, as a callback reports it (the `handle_*` columns).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandleInfo {
@@ -196,19 +224,36 @@ impl Db {
         Ok(ids.into_iter().map(|(id,)| id).collect())
     }
 
-    /// Total, running and successful logs triggered between `from` and `to` inclusive (spec 4.7).
-    pub async fn day_counts(&self, from: NaiveDateTime, to: NaiveDateTime) -> Result<DayCounts> {
-        let counts = self
-            .fetch_optional(
-                "SELECT COUNT(handle_code) AS total, \
-                 COUNT(CASE WHEN trigger_code IN (0, 200) AND handle_code = 0 THEN 1 END) AS running, \
-                 COUNT(CASE WHEN handle_code = 200 THEN 1 END) AS success \
-                 FROM xxl_job_log WHERE trigger_time BETWEEN ? AND ?",
-                &[Arg::DateTime(from), Arg::DateTime(to)],
-            )
-            .await?;
+    /// Total, running and successful logs triggered between `from` and `to` inclusive (spec 4.7), of those
+    /// whose id is in `ids`.
+    pub async fn day_counts(&self, from: NaiveDateTime, to: NaiveDateTime, ids: IdSpan) -> Result<DayCounts> {
+        let (day, args) = ids.of_day(from, to);
+        let sql = format!(
+            "SELECT COUNT(handle_code) AS total, \
+             COUNT(CASE WHEN trigger_code IN (0, 200) AND handle_code = 0 THEN 1 END) AS running, \
+             COUNT(CASE WHEN handle_code = 200 THEN 1 END) AS success \
+             FROM xxl_job_log WHERE {day}"
+        );
         // An aggregate without GROUP BY always yields its one row.
-        Ok(counts.unwrap_or_default())
+        Ok(self.fetch_optional(&sql, &args).await?.unwrap_or_default())
+    }
+
+    /// How many logs triggered between `from` and `to` inclusive have an id in `ids`: read from the
+    /// trigger-time index alone (it holds the id), without the rows.
+    pub async fn day_total(&self, from: NaiveDateTime, to: NaiveDateTime, ids: IdSpan) -> Result<i64> {
+        let (day, args) = ids.of_day(from, to);
+        self.scalar(&format!("SELECT COUNT(*) FROM xxl_job_log WHERE {day}"), &args).await
+    }
+
+    /// The lowest id after `after` of a log the report counts as running (no result yet), if any.
+    pub async fn first_running_log_after(&self, after: i64) -> Result<Option<i64>> {
+        let sql = "SELECT COALESCE(MIN(id), 0) FROM xxl_job_log WHERE handle_code = 0 AND id > ? AND trigger_code IN (0, 200)";
+        Ok(Some(self.scalar(sql, &[Arg::Int(after)]).await?).filter(|id| *id > 0))
+    }
+
+    /// The highest log id (0 for an empty table).
+    pub async fn max_log_id(&self) -> Result<i64> {
+        self.scalar("SELECT COALESCE(MAX(id), 0) FROM xxl_job_log", &[]).await
     }
 
     /// Up to `limit` ids to delete: of a group/job (0 = any), triggered at or before a time, and/or not
@@ -449,25 +494,7 @@ impl Db {
 #[cfg(test)]
 mod batch_tests {
     use super::*;
-
-    async fn memory_db() -> Db {
-        let args = vec!["--spring.datasource.url=sqlite::memory:".to_string()];
-        let loaded = crate::config::Config::load(&args, std::iter::empty(), std::path::Path::new("/")).unwrap();
-        super::super::connect(&loaded.config.datasource).await.unwrap().0
-    }
-
-    fn info(code: i32, msg: &str) -> TriggerInfo {
-        TriggerInfo {
-            trigger_time_ms: 1_700_000_000_000,
-            trigger_code: code,
-            trigger_msg: Some(msg.to_string()),
-            executor_address: Some("http://e:9999/".into()),
-            executor_handler: Some("h".into()),
-            executor_param: None,
-            executor_sharding_param: None,
-            executor_fail_retry_count: 2,
-        }
-    }
+    use crate::storage::testing::{memory_db, trigger_info as info};
 
     #[tokio::test]
     async fn batched_inserts_return_the_ids_in_row_order_and_updates_write_each_row_its_values() {

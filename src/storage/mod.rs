@@ -20,11 +20,13 @@ mod schedule_lock;
 mod schema;
 mod session_lock;
 mod sql;
+#[cfg(test)]
+pub(crate) mod testing;
 mod users;
 
 pub use connect::connect;
 pub use jobs::JobFilter;
-pub use logs::{HandleInfo, HandleState, LogFilter, LogStatusFilter, NewLog, TriggerInfo};
+pub use logs::{HandleInfo, HandleState, IdSpan, LogFilter, LogStatusFilter, NewLog, TriggerInfo};
 pub use ownership::{Claim, PlannedRow, Takeover};
 pub use session_lock::SessionLock;
 pub use registry::{Registered, RegistryKey};

@@ -226,6 +226,12 @@ impl DayCounts {
     pub fn fail(&self) -> i64 {
         self.total - self.running - self.success
     }
+
+    pub fn add(&mut self, other: &DayCounts) {
+        self.total += other.total;
+        self.running += other.running;
+        self.success += other.success;
+    }
 }
 
 /// Totals over the whole report table, for the dashboard.

@@ -42,14 +42,9 @@ impl Db {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::TriggerInfo;
+    use crate::storage::testing::memory_db;
+    use crate::storage::{IdSpan, TriggerInfo};
     use chrono::NaiveDate;
-
-    async fn memory_db() -> Db {
-        let args = vec!["--spring.datasource.url=sqlite::memory:".to_string()];
-        let loaded = crate::config::Config::load(&args, std::iter::empty(), std::path::Path::new("/")).unwrap();
-        super::super::connect(&loaded.config.datasource).await.unwrap().0
-    }
 
     fn day(n: u32) -> NaiveDateTime {
         NaiveDate::from_ymd_opt(2021, 6, n).unwrap().and_hms_opt(0, 0, 0).unwrap()
@@ -95,7 +90,7 @@ mod tests {
         for (n, (trigger_code, handle_code, running, success)) in cases.into_iter().enumerate() {
             let n = n as u32 + 1;
             log_at(&db, day(n) + chrono::Duration::hours(12), trigger_code, handle_code).await;
-            let counts = db.day_counts(day(n), end_of(n)).await.unwrap();
+            let counts = db.day_counts(day(n), end_of(n), IdSpan::ALL).await.unwrap();
             let fail = 1 - running - success;
             assert_eq!(
                 (counts.total, counts.running, counts.success, counts.fail()),
@@ -107,9 +102,9 @@ mod tests {
         log_at(&db, day(20), 200, 200).await;
         log_at(&db, end_of(20), 500, 0).await;
         log_at(&db, day(21), 200, 0).await;
-        let counts = db.day_counts(day(20), end_of(20)).await.unwrap();
+        let counts = db.day_counts(day(20), end_of(20), IdSpan::ALL).await.unwrap();
         assert_eq!((counts.total, counts.running, counts.success, counts.fail()), (2, 0, 1, 1));
-        assert_eq!(db.day_counts(day(25), end_of(25)).await.unwrap(), DayCounts::default());
+        assert_eq!(db.day_counts(day(25), end_of(25), IdSpan::ALL).await.unwrap(), DayCounts::default());
     }
 
     #[tokio::test]

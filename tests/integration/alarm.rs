@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use xxl_job_admin::domain::{TriggerRequest, TriggerType};
 use xxl_job_admin::i18n::I18n;
-use xxl_job_admin::storage::{Db, DayCounts, JobGroup, JobLog, LogFilter, TriggerInfo};
+use xxl_job_admin::storage::{Db, DayCounts, IdSpan, JobGroup, JobLog, LogFilter, TriggerInfo};
 use xxl_job_admin::time::Clock;
 use xxl_job_admin::workers::report::ReportWorker;
 use xxl_job_admin::workers::shutdown_channel;
@@ -297,7 +297,7 @@ async fn insert_log(db: &Db, time: NaiveDateTime, trigger_code: i32, handle_code
 
 fn report_worker(db: &Db, now: NaiveDateTime, retention_days: Option<u32>) -> ReportWorker {
     let clock: Arc<dyn Clock> = Arc::new(FixedClock(db.zone().to_epoch_ms(now)));
-    ReportWorker { db: db.clone(), clock, retention_days }
+    ReportWorker::new(db.clone(), clock, retention_days)
 }
 
 /// (running, success, fail) of each report row between the two days, by day.
@@ -347,7 +347,7 @@ async fn report_counts_today_and_two_days_before(backend: Backend) -> TestResult
     store.save_report(at((2020, 3, 12), (0, 0, 0)), &DayCounts { total: 27, running: 9, success: 9 }).await.context("old row")?;
     store.save_report(at((2020, 3, 14), (0, 0, 0)), &DayCounts { total: 15, running: 5, success: 5 }).await.context("stale row")?;
 
-    let worker = report_worker(&store, now, None);
+    let mut worker = report_worker(&store, now, None);
     worker.refresh_reports().await.context("refresh")?;
     // A second pass with nothing changed must neither fail nor add rows.
     worker.refresh_reports().await.context("second refresh")?;
@@ -361,7 +361,7 @@ async fn report_counts_today_and_two_days_before(backend: Backend) -> TestResult
             ("2020-03-15 00:00:00".to_string(), 1, 3, 2),
         ]
     );
-    let today = store.day_counts(at((2020, 3, 15), (0, 0, 0)), at((2020, 3, 15), (23, 59, 59))).await.context("counts")?;
+    let today = store.day_counts(at((2020, 3, 15), (0, 0, 0)), at((2020, 3, 15), (23, 59, 59)), IdSpan::ALL).await.context("counts")?;
     ensure_eq!((today.total, today.running, today.success, today.fail()), (6, 1, 3, 2));
 
     // A new result moves today's counts on the next pass.
