@@ -72,6 +72,9 @@ impl Completer {
                 Join::Absent => rest.push(index),
             }
         }
+        if joined_round.is_some() {
+            self.results.flush_joined();
+        }
         let mut ids: Vec<i64> = rest.iter().map(|i| items[*i].log_id).collect();
         ids.sort_unstable();
         ids.dedup();

@@ -4,19 +4,23 @@
 //! A trigger's result (`trigger_*` columns) is written by a writer task, many rows per statement. An
 //! executor answers `/run` at once and, for a short job, calls back a few milliseconds later: a callback
 //! that finds its row's result still waiting here joins it, and the row gets both in one UPDATE (one row
-//! write per fire instead of two). The callback is answered once that UPDATE is done, so a result the
-//! executor was told was taken is in the database.
+//! write per fire instead of two: a row's second write grows it, which costs InnoDB a page reorganisation's
+//! worth of redo). A batch of joined callbacks is written at once, without waiting for the window, and the
+//! callback is answered once that UPDATE is done, so a result the executor was told was taken is in the
+//! database; the executor's next batch (it sends one at a time) then comes soon enough to join too.
 
 use crate::storage::{Db, HandleInfo, StorageError, TriggerInfo};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Notify};
 
 /// Results written per round (in chunks of the storage layer's batch size).
 const WRITE_BATCH: usize = 2_000;
-/// How long a result waits for its callback before it is written alone.
-const MERGE_WINDOW: Duration = Duration::from_millis(50);
+/// How long a result waits for its callback before it is written alone: a Java executor's callback
+/// thread sends one batch at a time, so under load a short job's callback comes one or two batch round
+/// trips after its `/run` was answered.
+const MERGE_WINDOW: Duration = Duration::from_millis(250);
 /// Pause between attempts while the database is unreachable.
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
 /// How long the writer keeps retrying one round; after that the lost-result sweep settles its rows.
@@ -33,11 +37,15 @@ pub struct Results {
     state: Mutex<State>,
     /// The number of the last round finished (written or given up).
     done: watch::Sender<u64>,
+    /// Wakes the writer for callbacks that joined: their round is written without waiting for the window.
+    joined: Notify,
 }
 
 #[derive(Default)]
 struct State {
     waiting: HashMap<i64, Waiting>,
+    /// Results a callback joined since the last round: all of them are in the next one.
+    joined: Vec<i64>,
     /// The number the writer's next round will have: a callback joining now is written in it.
     next_round: u64,
     /// Recent rounds that were not written.
@@ -84,7 +92,8 @@ impl ResultSender {
 impl Results {
     /// The results, the sender the triggers use and the writer task's input.
     pub fn start(db: Db) -> (Arc<Results>, ResultSender, tokio::task::JoinHandle<()>) {
-        let results = Arc::new(Results::default());
+        // Rounds count from 1: `done` starts at 0, which no round may be taken for.
+        let results = Arc::new(Results { state: Mutex::new(State { next_round: 1, ..State::default() }), ..Results::default() });
         let (ids, ids_rx) = mpsc::unbounded_channel();
         let writer = tokio::spawn(write(db, results.clone(), ids_rx));
         (results.clone(), ResultSender { results, ids }, writer)
@@ -94,7 +103,8 @@ impl Results {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Joins a callback's result to log `log_id`'s trigger result if it is still waiting here.
+    /// Joins a callback's result to log `log_id`'s trigger result if it is still waiting here; the round
+    /// is written after [`Results::flush_joined`].
     pub fn join(&self, log_id: i64, handled: HandleInfo) -> Join {
         let mut state = self.lock();
         let round = state.next_round;
@@ -102,10 +112,16 @@ impl Results {
             Some(waiting) if waiting.handled.is_some() => Join::Repeated,
             Some(waiting) if waiting.joinable => {
                 waiting.handled = Some(handled);
+                state.joined.push(log_id);
                 Join::Joined(round)
             }
             _ => Join::Absent,
         }
+    }
+
+    /// Has the writer write the joined results now: called once per callback batch, so it is one round.
+    pub fn flush_joined(&self) {
+        self.joined.notify_one();
     }
 
     /// Waits for round `round`; `Ok` once it was written.
@@ -118,12 +134,14 @@ impl Results {
         Err(StorageError::Unwritten)
     }
 
-    /// Takes the waiting results of `ids` as the next round.
+    /// Takes the waiting results of `ids` and every joined one as the next round.
     fn take(&self, ids: &[i64]) -> (u64, Vec<(i64, TriggerInfo, Option<HandleInfo>)>) {
         let mut state = self.lock();
         let round = state.next_round;
         state.next_round += 1;
-        let rows = ids.iter().filter_map(|id| state.waiting.remove(id).map(|w| (*id, w.info, w.handled))).collect();
+        let joined = std::mem::take(&mut state.joined);
+        // An id both ripe and joined is found once: the first take removes it.
+        let rows = ids.iter().chain(&joined).filter_map(|id| state.waiting.remove(id).map(|w| (*id, w.info, w.handled))).collect();
         (round, rows)
     }
 
@@ -139,7 +157,8 @@ impl Results {
     }
 }
 
-/// Writes the results, many rows per statement, after giving their callbacks [`MERGE_WINDOW`] to join.
+/// Writes the results, many rows per statement, after giving their callbacks [`MERGE_WINDOW`] to join
+/// (joined ones at once).
 /// It ends when every sender is gone, after writing what was recorded. While the database is unreachable
 /// a round is retried (for at most [`WRITE_RETRY_LIMIT`]); results that still cannot be written, or that
 /// die with the process, are settled by the lost-result sweep.
@@ -158,12 +177,14 @@ async fn write(db: Db, results: Arc<Results>, mut ids: mpsc::UnboundedReceiver<(
         }
         queue.extend(received.drain(..));
         // Each result waits its own window for its callback (the last of a burst as long as the first),
-        // unless the process is stopping.
+        // unless the process is stopping or callbacks joined.
         if let Some((_, recorded)) = queue.front() {
             let ripe = *recorded + MERGE_WINDOW;
             if !ids.is_closed() && ripe > Instant::now() {
-                tokio::time::sleep_until(ripe.into()).await;
-                continue;
+                tokio::select! {
+                    _ = tokio::time::sleep_until(ripe.into()) => continue,
+                    _ = results.joined.notified() => {}
+                }
             }
         }
         let now = Instant::now();
@@ -182,5 +203,37 @@ async fn write(db: Db, results: Arc<Results>, mut ids: mpsc::UnboundedReceiver<(
             tokio::time::sleep(RETRY_PAUSE).await;
         }
         results.finish(round, written);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::testing::{memory_db, trigger_info};
+
+    #[tokio::test]
+    async fn a_joined_callback_is_written_with_its_result_without_waiting_for_the_window() {
+        let db = memory_db().await;
+        let now = 1_700_000_000_000;
+        let (joined, alone) = (db.insert_log(1, 1, now).await.unwrap(), db.insert_log(1, 1, now).await.unwrap());
+        let (results, sender, writer) = Results::start(db.clone());
+        assert!(sender.send(joined, trigger_info(200, "sent"), true).is_none());
+        assert!(sender.send(alone, trigger_info(200, "sent"), true).is_none());
+        let started = Instant::now();
+        let Join::Joined(round) = results.join(joined, HandleInfo { time_ms: now + 5, code: 200, msg: String::new() }) else {
+            panic!("the result was waiting")
+        };
+        results.flush_joined();
+        results.written(round).await.unwrap();
+        assert!(started.elapsed() < MERGE_WINDOW, "answered after {:?}", started.elapsed());
+        let row = db.load_log(joined).await.unwrap().unwrap();
+        assert_eq!((row.trigger_code, row.handle_code, row.trigger_msg.as_deref()), (200, 200, Some("sent")));
+        // The other result still waits for its callback, then is written alone.
+        assert_eq!(db.load_log(alone).await.unwrap().unwrap().trigger_code, 0);
+        assert_eq!(results.join(joined, HandleInfo { time_ms: now, code: 200, msg: String::new() }), Join::Absent);
+        drop(sender);
+        writer.await.unwrap();
+        let row = db.load_log(alone).await.unwrap().unwrap();
+        assert_eq!((row.trigger_code, row.handle_code), (200, 0));
     }
 }
