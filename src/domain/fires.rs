@@ -142,6 +142,13 @@ impl JobFires {
         self.successor(fire, schedule_next).is_none_or(|next| next > now_ms + MARGIN_MS)
     }
 
+    /// A decided fire held back unsent (its watermark was late): pending again, to be decided anew, and a
+    /// compensation it carried owed again.
+    pub fn put_back(&mut self, fire: Fire, compensation: bool) {
+        self.owes_compensation |= compensation;
+        self.add(fire);
+    }
+
     /// A decided fire given up at its last check: it collapses into the next one, and a compensation it
     /// carried is owed again.
     pub fn give_up(&mut self, fire: &Fire, compensation: bool, now_ms: i64, fire_once_now: bool) {
@@ -278,6 +285,25 @@ mod tests {
         assert!(!j.still_sendable(&sent, T + 900, &mut every_second));
         j.give_up(&sent, true, T + 900, true);
         assert_eq!(verdicts(&j.decide(T + 1_001, T + 1_001, true, &mut every_second)), vec![(2, Verdict::Send { compensation: true })], "the compensation is owed again");
+    }
+
+    #[test]
+    fn a_fire_prepared_ahead_and_put_back_is_decided_anew_when_it_can_go() {
+        // Decided 20 ms ahead of its instant, then held past it: the watermark never came.
+        let mut j = job(&[fire(1, T), fire(2, T + 1_000)]);
+        let decided = j.decide(T, T, true, &mut every_second);
+        let (held, verdict) = decided[0];
+        assert_eq!(verdict, Verdict::Send { compensation: false });
+        j.put_back(held, false);
+        assert_eq!(j.pending().map(|f| f.log_id).collect::<Vec<_>>(), vec![1, 2], "in release order");
+        // Decided again once the watermark came, 1.5 s late: the fire after it stands for it.
+        let decided = j.decide(T + 1_500, T + 1_500, true, &mut every_second);
+        assert_eq!(verdicts(&decided), vec![(1, Verdict::Collapsed), (2, Verdict::Send { compensation: false })]);
+        // A compensation it carried is owed again.
+        let mut j = job(&[Fire { kind: Kind::Compensation, ..fire(1, T) }]);
+        let (held, _) = j.decide(T, T, true, &mut every_second)[0];
+        j.put_back(held, true);
+        assert_eq!(verdicts(&j.decide(T + 100, T + 100, true, &mut every_second)), vec![(1, Verdict::Send { compensation: true })]);
     }
 
     #[test]

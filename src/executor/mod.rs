@@ -132,6 +132,19 @@ struct Transport {
     token: Option<HeaderValue>,
 }
 
+/// A request ready to be written.
+struct Call {
+    url: String,
+    route: Route,
+    endpoint: &'static str,
+    payload: bytes::Bytes,
+    /// Besides `Content-Type`, `Accept-Charset` and the access token.
+    headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+/// A `/run` ready to be written, or why it cannot be (see [`ExecutorClient::prepare_run`]).
+pub struct PreparedRun(Result<Call, String>);
+
 /// How an address is reached.
 #[derive(Clone)]
 enum Route {
@@ -160,11 +173,22 @@ impl ExecutorClient {
     /// headers outside 2.4.2's protocol, which executors ignore; an executor that records them can tell
     /// each planned instant and each misfire compensation apart (the fault tests and the bench do).
     pub async fn run(&self, address: &str, param: &TriggerParam, fire: FireHeaders) -> ReturnT<String> {
+        self.send_run(self.prepare_run(address, param, fire)).await
+    }
+
+    /// A `/run` made ready to be written (address resolved, body serialized), so that sending it, when its
+    /// time comes, is only the write.
+    pub fn prepare_run(&self, address: &str, param: &TriggerParam, fire: FireHeaders) -> PreparedRun {
         let mut headers = vec![(TRIGGER_TYPE_HEADER, HeaderValue::from_static(fire.trigger_type))];
         if let Some(planned) = fire.planned_ms {
             headers.push((PLANNED_TIME_HEADER, HeaderValue::from(planned)));
         }
-        self.call(address, "run", param, &headers, string_content).await
+        PreparedRun(self.prepare(address, "run", param, headers))
+    }
+
+    /// Sends a prepared `/run` (see [`ExecutorClient::run`]).
+    pub async fn send_run(&self, prepared: PreparedRun) -> ReturnT<String> {
+        self.perform(prepared.0, string_content).await
     }
 
     /// Liveness probe for FAILOVER routing.
@@ -192,20 +216,35 @@ impl ExecutorClient {
     async fn call<T>(
         &self,
         address: &str,
-        endpoint: &str,
+        endpoint: &'static str,
         body: &impl Serialize,
         headers: &[(HeaderName, HeaderValue)],
         read_content: fn(Value) -> Option<T>,
     ) -> ReturnT<T> {
+        self.perform(self.prepare(address, endpoint, body, headers.to_vec()), read_content).await
+    }
+
+    /// The request of a call, or the complete failure message when it cannot be made.
+    fn prepare(&self, address: &str, endpoint: &'static str, body: &impl Serialize, headers: Vec<(HeaderName, HeaderValue)>) -> Result<Call, String> {
         let base = java_trim(address);
         if base.is_empty() {
-            return ReturnT::fail("xxl-job remoting error(executor address is blank).");
+            return Err("xxl-job remoting error(executor address is blank).".to_string());
         }
         let url = if base.ends_with('/') { format!("{base}{endpoint}") } else { format!("{base}/{endpoint}") };
-        let outcome = match tokio::time::timeout(TOTAL_TIMEOUT, self.exchange(base, endpoint, &url, body, headers)).await {
-            Ok(Ok(text)) => parse_reply(&url, &text, read_content),
-            Ok(Err(message)) => Err(message),
-            Err(_) => Err(remoting_error(&format!("Request timed out after {} ms", TOTAL_TIMEOUT.as_millis()), &url)),
+        let transport = self.transport.as_ref().map_err(|reason| remoting_error(reason, &url))?;
+        let route = transport.route(base, &url).map_err(|reason| remoting_error(&reason, &url))?;
+        let payload = serde_json::to_vec(body).map_err(|e| remoting_error(&e.to_string(), &url))?.into();
+        Ok(Call { url, route, endpoint, payload, headers })
+    }
+
+    async fn perform<T>(&self, call: Result<Call, String>, read_content: fn(Value) -> Option<T>) -> ReturnT<T> {
+        let outcome = match call {
+            Ok(call) => match tokio::time::timeout(TOTAL_TIMEOUT, self.exchange(&call)).await {
+                Ok(Ok(text)) => parse_reply(&call.url, &text, read_content),
+                Ok(Err(message)) => Err(message),
+                Err(_) => Err(remoting_error(&format!("Request timed out after {} ms", TOTAL_TIMEOUT.as_millis()), &call.url)),
+            },
+            Err(message) => Err(message),
         };
         outcome.unwrap_or_else(|message| {
             tracing::debug!("executor call failed: {message}");
@@ -213,12 +252,11 @@ impl ExecutorClient {
         })
     }
 
-    /// POSTs `body` to `endpoint` of the executor at `base` (`url` is the two joined) and returns the
-    /// reply text with line breaks removed; `Err` is the complete failure message.
-    async fn exchange(&self, base: &str, endpoint: &str, url: &str, body: &impl Serialize, headers: &[(HeaderName, HeaderValue)]) -> Result<String, String> {
+    /// Writes `call` and returns the reply text with line breaks removed; `Err` is the complete failure
+    /// message.
+    async fn exchange(&self, call: &Call) -> Result<String, String> {
+        let Call { url, route, endpoint, payload, headers } = call;
         let transport = self.transport.as_ref().map_err(|reason| remoting_error(reason, url))?;
-        let route = transport.route(base, url).map_err(|reason| remoting_error(&reason, url))?;
-        let payload = serde_json::to_vec(body).map_err(|e| remoting_error(&e.to_string(), url))?;
         let bytes = match route {
             Route::Plain(target) => {
                 let mut all = Vec::with_capacity(headers.len() + 3);
@@ -228,14 +266,14 @@ impl ExecutorClient {
                     all.push((TOKEN_HEADER, token.clone()));
                 }
                 all.extend(headers.iter().cloned());
-                transport.plain.post(&target, endpoint, &all, payload.into(), &LIMITS).await.map_err(|failure| match failure {
+                transport.plain.post(target, endpoint, &all, payload.clone(), &LIMITS).await.map_err(|failure| match failure {
                     Failure::Transport(reason) => remoting_error(&reason, url),
                     Failure::ReadTimeout => remoting_error("Read timed out", url),
                     Failure::Status(code) => format!("xxl-job remoting fail, StatusCode({code}) invalid. for url : {url}"),
                     Failure::TooLarge => remoting_error(&format!("response body larger than {MAX_BODY_BYTES} bytes"), url),
                 })?
             }
-            Route::Tls => Self::exchange_tls(transport, url, payload, headers).await?.into(),
+            Route::Tls => Self::exchange_tls(transport, url, payload.clone(), headers).await?.into(),
         };
         // Java reads the body line by line and concatenates the lines without separators; malformed UTF-8
         // becomes U+FFFD as with Java's decoder.
@@ -243,7 +281,7 @@ impl ExecutorClient {
     }
 
     /// The HTTPS path: reqwest, with the same limits.
-    async fn exchange_tls(transport: &Transport, url: &str, payload: Vec<u8>, headers: &[(HeaderName, HeaderValue)]) -> Result<Vec<u8>, String> {
+    async fn exchange_tls(transport: &Transport, url: &str, payload: bytes::Bytes, headers: &[(HeaderName, HeaderValue)]) -> Result<Vec<u8>, String> {
         let target = parse_url(url).map_err(|reason| remoting_error(&reason, url))?;
         let http = transport.http.get_or_init(tls_client).as_ref().map_err(|reason| remoting_error(reason, url))?;
         let mut request = http.post(target).header(CONTENT_TYPE, JSON_UTF8).header(ACCEPT_CHARSET, JSON_UTF8).body(payload);

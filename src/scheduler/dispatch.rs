@@ -5,11 +5,14 @@
 //! 1. **Checked**, [`CHECK_AHEAD_MS`] before it is due: one read of the jobs' status and last change finds
 //!    the fires the console cancelled (job stopped, deleted or rescheduled since the plan) and loads the
 //!    jobs and groups the sends need, so sending waits for nothing.
-//! 2. **Covered by the lease's watermark**, just before it is due (on SQLite, 150 ms before): one
+//! 2. **Decided and prepared** [`PREPARE_AHEAD_MS`] before it is due, per job (see
+//!    [`crate::domain::fires`]): the newest due fire of a job runs, older ones collapse into it; its
+//!    address is chosen and its request built, and it is held.
+//! 3. **Covered by the lease's watermark**, just before it is due (on SQLite, 150 ms before): one
 //!    statement raises the watermark to the fires about to go out (see `crate::domain::ownership`), so a
 //!    successor never sends them again.
-//! 3. **Decided and sent** when due, per job (see [`crate::domain::fires`]): the newest due fire of a job
-//!    runs, older ones collapse into it, and the decision is checked once more just before the write.
+//! 4. **Written** when due and covered, after one more check of the decision. What a leader dying after
+//!    the watermark leaves uncertain is only these writes, a few milliseconds for a second's fires.
 //!
 //! Fires not sent are settled in batches by a writer task: those the console cancelled lose their row,
 //! the others get a result that says why.
@@ -26,7 +29,7 @@ use crate::domain::{TriggerRequest, TriggerType};
 use crate::storage::{Db, JobInfo, JobVersion, PlannedRow};
 use crate::time::{Zone, CRON_ZONE};
 use crate::workers::Shutdown;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
@@ -46,6 +49,12 @@ const SERVER_COVER: (i64, i64) = (5, 10);
 /// a second's fires come near, 150 ms: time for that transaction to end first. (No standby takes over
 /// there; a crash is downtime, whose fires the restart settles by the misfire rule.)
 const EMBEDDED_COVER: (i64, i64) = (150, 50);
+/// Fires are decided and their requests prepared this long before they are due, ahead of the watermark,
+/// so that once it is raised only the writes remain.
+const PREPARE_AHEAD_MS: i64 = 20;
+/// A prepared fire the watermark has not covered this long after it was due goes back to the pending
+/// fires and is decided anew (late, perhaps collapsing or misfiring) once the watermark is raised.
+const HOLD_MAX_MS: i64 = 1_000;
 /// Groups are read again when older than this (executors register every 30 s).
 const GROUPS_FRESH_MS: i64 = 1_000;
 /// Pause before trying again when the database did not answer a check or a watermark.
@@ -79,6 +88,8 @@ struct Inner {
     checker_wake: Notify,
     cover_wake: Notify,
     sender_wake: Notify,
+    /// The watermark was raised, or the term ended: prepared fires look again.
+    cover_raised: Notify,
     settled: mpsc::UnboundedSender<Settled>,
 }
 
@@ -100,6 +111,8 @@ struct State {
     checked_through: i64,
     /// Fires released up to here are covered by the lease's watermark.
     covered_through: i64,
+    /// Fires decided and prepared ahead of the watermark, by release: the watermark is raised over them.
+    held: BTreeMap<i64, usize>,
     groups: Groups,
     groups_loaded_ms: i64,
     crons: CronCache,
@@ -157,6 +170,31 @@ impl State {
     fn first_release_after(&self, after: i64) -> Option<i64> {
         self.timeline.range((after + 1, i64::MIN, i32::MIN)..).next().map(|e| e.0)
     }
+
+    /// The first release past the watermark, of a pending fire or a held one.
+    fn first_uncovered(&self) -> Option<i64> {
+        let held = self.held.range(self.covered_through + 1..).next().map(|(release, _)| *release);
+        self.first_release_after(self.covered_through).into_iter().chain(held).min()
+    }
+
+    /// Whether the watermark covers every fire due by `now`: fires due later may then be prepared ahead.
+    fn cover_keeps_up(&self, now: i64) -> bool {
+        self.first_uncovered().is_none_or(|first| first > now)
+    }
+
+    /// The last release past the watermark and at or before `bound`, and how many fires are released
+    /// between the two.
+    fn uncovered_through(&self, bound: i64) -> Option<(i64, usize)> {
+        let after = self.covered_through;
+        if bound <= after {
+            return None;
+        }
+        let held = self.held.range(after + 1..=bound);
+        let last_held = held.clone().next_back().map(|(release, _)| *release);
+        let through = self.last_release_between(after, bound).into_iter().chain(last_held).max()?;
+        let pending = self.timeline.range((after + 1, i64::MIN, i32::MIN)..=(through, i64::MAX, i32::MAX)).count();
+        Some((through, pending + held.map(|(_, n)| n).sum::<usize>()))
+    }
 }
 
 /// Work for the checker: the fires released in `(after, through]`, of these jobs.
@@ -185,6 +223,7 @@ impl Dispatcher {
             checker_wake: Notify::new(),
             cover_wake: Notify::new(),
             sender_wake: Notify::new(),
+            cover_raised: Notify::new(),
             settled,
         });
         let tasks = vec![
@@ -211,6 +250,7 @@ impl Dispatcher {
                 state.add(row.job_id, Fire { log_id: row.id, instant_ms: marker.instant_ms, release_ms: marker.release_ms, kind, planned_at_ms });
             }
         }
+        self.inner.cover_raised.notify_waiters();
     }
 
     /// Looks at the fires at once (a term began).
@@ -241,7 +281,8 @@ impl Inner {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether this admin still leads in `term`; if not, the fires of that term are dropped.
+    /// Whether this admin still leads in `term`; if not, the fires of that term are dropped, except those
+    /// prepared and covered by its watermark: no successor sends them.
     fn still_leads(&self, term: u64) -> bool {
         let now = self.leadership.term();
         let leads = now.leading && now.number == term;
@@ -249,8 +290,10 @@ impl Inner {
             let mut state = self.lock();
             if state.term == term {
                 let crons = std::mem::take(&mut state.crons);
-                *state = State { term, crons, ..State::default() };
+                *state = State { term, crons, covered_through: state.covered_through, ..State::default() };
             }
+            drop(state);
+            self.cover_raised.notify_waiters();
         }
         leads
     }
@@ -276,7 +319,8 @@ impl Inner {
     }
 
     fn is_idle(&self) -> bool {
-        self.lock().timeline.is_empty()
+        let state = self.lock();
+        state.timeline.is_empty() && state.held.range(state.covered_through + 1..).next().is_none()
     }
 
     /// The next fires to check, or when to look again.
@@ -396,12 +440,8 @@ impl Inner {
             let now = self.context.clock.now_ms();
             let (cover, wake_at) = {
                 let state = self.lock();
-                match state.first_release_after(state.covered_through) {
-                    Some(first) if first <= now + ahead => {
-                        let through = state.last_release_between(state.covered_through, first.max(now + ahead) + span).unwrap_or(first);
-                        let fires = state.timeline.range((state.covered_through + 1, i64::MIN, i32::MIN)..=(through, i64::MAX, i32::MAX)).count();
-                        (Some((through, fires)), None)
-                    }
+                match state.first_uncovered() {
+                    Some(first) if first <= now + ahead => (state.uncovered_through(first.max(now + ahead) + span), None),
                     first => (None, first.map(|f| f - ahead)),
                 }
             };
@@ -417,8 +457,10 @@ impl Inner {
                     let mut state = self.lock();
                     if state.term == term {
                         state.covered_through = state.covered_through.max(through);
+                        state.held = state.held.split_off(&(through + 1));
                     }
                     drop(state);
+                    self.cover_raised.notify_waiters();
                     self.sender_wake.notify_one();
                 }
                 Ok(Renewal::Deposed | Renewal::NotLeading) => {
@@ -449,7 +491,9 @@ impl Inner {
         }
     }
 
-    /// Decides and sends the covered fires due at `now`; returns when to look again.
+    /// Decides the fires due by `now` and covered, and, while the watermark keeps up, those due within
+    /// [`PREPARE_AHEAD_MS`]; sends them on their way (held until due and covered). Returns when to look
+    /// again.
     fn send_due(self: &Arc<Self>, term: u64, now: i64) -> Option<i64> {
         let mut sends = Vec::new();
         let mut settled = Vec::new();
@@ -458,19 +502,23 @@ impl Inner {
             if state.term != term {
                 return None;
             }
-            let due_through = now.min(state.covered_through).min(state.checked_through);
+            let due_through = decide_through(&state, now);
+            let decided_at = now.max(due_through);
             let jobs = state.jobs_between(i64::MIN, due_through);
-            let State { jobs: entries, timeline, crons, groups, .. } = &mut *state;
+            let State { jobs: entries, timeline, crons, groups, held, .. } = &mut *state;
             for job_id in jobs {
                 let Some(entry) = entries.get_mut(&job_id) else { continue };
                 let fire_once_now = entry.fire_once_now();
                 let job = entry.job.clone();
                 let mut next = |after| schedule_next(crons, job.as_deref(), after, CRON_ZONE);
-                for (fire, verdict) in entry.fires.decide(now, due_through, fire_once_now, &mut next) {
+                for (fire, verdict) in entry.fires.decide(decided_at, due_through, fire_once_now, &mut next) {
                     timeline.remove(&(fire.release_ms, fire.log_id, job_id));
                     match verdict {
                         Verdict::Send { compensation } => match &job {
-                            Some(job) => sends.push((job.clone(), groups.get(&job.job_group).cloned(), fire, compensation)),
+                            Some(job) => {
+                                *held.entry(fire.release_ms).or_default() += 1;
+                                sends.push((job.clone(), groups.get(&job.job_group).cloned(), fire, compensation));
+                            }
                             None => settled.push(Settled { log_id: fire.log_id, reason: DropReason::Deleted, fire_once_now }),
                         },
                         Verdict::Collapsed => settled.push(Settled { log_id: fire.log_id, reason: DropReason::Collapsed, fire_once_now }),
@@ -478,7 +526,7 @@ impl Inner {
                     }
                 }
             }
-            next_wake(&state)
+            next_wake(&state, now)
         };
         for s in settled {
             let _ = self.settled.send(s);
@@ -497,20 +545,23 @@ impl Inner {
         let request = TriggerRequest::of_job(job.id, kind);
         let mut shards = expand(&request, job, group.as_ref()).into_iter();
         let Some(first) = shards.next() else { return };
-        let first = first.into_shard(fire.log_id, now, Some(fire.instant_ms));
-        let me = self.clone();
-        self.lanes.spawn(self.context.clone(), first, move || me.still_wanted(term, job_id, &fire, compensation));
+        let sent_at = now.max(fire.release_ms);
+        let first = first.into_shard(fire.log_id, sent_at, Some(fire.instant_ms));
+        let release = Box::pin(self.clone().hold(term, job_id, fire, compensation));
+        self.lanes.spawn(self.context.clone(), first, Some(release));
         let others: Vec<_> = shards.collect();
         if others.is_empty() {
             return;
         }
         let me = self.clone();
         tokio::spawn(async move {
+            sleep_until(&*me.context.clock, fire.release_ms).await;
+            let now = me.context.clock.now_ms();
             let rows = new_rows(&others, now);
             match me.db.insert_rows(&rows).await {
                 Ok(ids) => {
                     for (pending, log_id) in others.into_iter().zip(ids) {
-                        me.lanes.spawn(me.context.clone(), pending.into_shard(log_id, now, Some(fire.instant_ms)), || true);
+                        me.lanes.spawn(me.context.clone(), pending.into_shard(log_id, now, Some(fire.instant_ms)), None);
                     }
                 }
                 Err(e) => tracing::error!(job_id, "the other shards of a broadcast not sent, their rows not written: {e}"),
@@ -518,7 +569,56 @@ impl Inner {
         });
     }
 
-    /// The last check of a decided fire, once its lane let it go: it still goes out unless the job's
+    /// Holds a prepared fire until it is due and covered by the watermark, then makes the last check;
+    /// false when it is not to be written.
+    async fn hold(self: Arc<Self>, term: u64, job_id: i32, fire: Fire, compensation: bool) -> bool {
+        sleep_until(&*self.context.clock, fire.release_ms).await;
+        loop {
+            let raised = self.cover_raised.notified();
+            tokio::pin!(raised);
+            raised.as_mut().enable();
+            let now = self.context.clock.now_ms();
+            match self.cover_of(term, fire.release_ms) {
+                Some(true) => break,
+                // The term ended before the watermark covered the fire: its successor sends it.
+                None => return false,
+                Some(false) if now >= fire.release_ms + HOLD_MAX_MS => {
+                    self.put_back(term, job_id, fire, compensation);
+                    return false;
+                }
+                Some(false) => {
+                    let _ = tokio::time::timeout(Duration::from_millis((fire.release_ms + HOLD_MAX_MS - now) as u64), raised).await;
+                }
+            }
+        }
+        self.still_wanted(term, job_id, &fire, compensation)
+    }
+
+    /// Whether the watermark of `term` covers a fire released at `release_ms`; `None` when that term
+    /// ended without covering it.
+    fn cover_of(&self, term: u64, release_ms: i64) -> Option<bool> {
+        let state = self.lock();
+        if state.term == term && state.covered_through >= release_ms {
+            return Some(true);
+        }
+        let now = self.leadership.term();
+        (state.term == term && now.leading && now.number == term).then_some(false)
+    }
+
+    /// A held fire whose watermark did not come goes back to be decided anew once it does.
+    fn put_back(&self, term: u64, job_id: i32, fire: Fire, compensation: bool) {
+        let mut state = self.lock();
+        if state.term != term {
+            return;
+        }
+        state.timeline.insert((fire.release_ms, fire.log_id, job_id));
+        state.jobs.entry(job_id).or_default().fires.put_back(fire, compensation);
+        drop(state);
+        self.cover_wake.notify_one();
+        self.sender_wake.notify_one();
+    }
+
+    /// The last check of a decided fire, once it is due and covered: it still goes out unless the job's
     /// next fire has come within the margin meanwhile (it then collapses into that one).
     fn still_wanted(&self, term: u64, job_id: i32, fire: &Fire, compensation: bool) -> bool {
         let now = self.context.clock.now_ms();
@@ -552,11 +652,35 @@ async fn pause(wake: &Notify, wake_at: Option<i64>, now: i64, shutdown: &mut Shu
     }
 }
 
-/// When the sender has something to do next: send the first pending fire; `None` while it waits for the
-/// checker or the watermark (which wake it).
-fn next_wake(state: &State) -> Option<i64> {
+/// The fires to decide at `now` are those released up to here: the checked fires due by now and covered
+/// by the watermark, and while the watermark keeps up (it covers everything due by now), those due within
+/// [`PREPARE_AHEAD_MS`] as well. When it lags (the database is slow or away), fires wait for it undecided,
+/// so that they are decided when they can go out.
+fn decide_through(state: &State, now: i64) -> i64 {
+    let through = if state.cover_keeps_up(now) { now + PREPARE_AHEAD_MS } else { now.min(state.covered_through) };
+    through.min(state.checked_through)
+}
+
+/// When the sender has something to do next: decide the first pending fire; `None` while it waits for
+/// the checker or the watermark (which wake it).
+fn next_wake(state: &State, now: i64) -> Option<i64> {
     let first = state.timeline.first()?.0;
-    (first <= state.checked_through.min(state.covered_through)).then_some(first)
+    if first > state.checked_through {
+        return None;
+    }
+    if state.cover_keeps_up(now) {
+        Some(first - PREPARE_AHEAD_MS)
+    } else {
+        (first <= state.covered_through).then_some(first)
+    }
+}
+
+/// Sleeps until `at_ms` on `clock`.
+async fn sleep_until(clock: &dyn crate::time::Clock, at_ms: i64) {
+    let wait = at_ms - clock.now_ms();
+    if wait > 0 {
+        tokio::time::sleep(Duration::from_millis(wait as u64)).await;
+    }
 }
 
 /// Writes what becomes of the fires not sent, many rows per statement: cancelled fires lose their rows,

@@ -20,9 +20,11 @@ use crate::storage::{Db, JobGroup, JobInfo, NewLog, Result, TriggerInfo};
 use crate::time::Clock;
 use crate::workers::Shutdown;
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio::task::JoinHandle;
 
 /// Room for bursts: a schedule pass may release thousands of fires in the same millisecond.
@@ -178,8 +180,12 @@ struct Lane {
     limit: Arc<Semaphore>,
 }
 
-/// A trigger waiting for its turn, with the check it makes once it has one.
-type Turn = (Arc<TriggerContext>, Shard, Box<dyn FnOnce() -> bool + Send>);
+/// Holds a prepared trigger back until it may be written; `false`: it is not sent (and has no result:
+/// whoever held it back accounts for its row).
+pub type Release = Pin<Box<dyn Future<Output = bool> + Send>>;
+
+/// A trigger waiting for its turn, with what holds it back once it is prepared (planned fires).
+type Turn = (Arc<TriggerContext>, Shard, Option<Release>);
 
 impl Lane {
     fn start(concurrency: usize, slow_jobs: Arc<Mutex<SlowJobs>>) -> Lane {
@@ -189,8 +195,8 @@ impl Lane {
         Lane { queue, limit }
     }
 
-    fn enqueue(&self, context: Arc<TriggerContext>, shard: Shard, still_wanted: impl FnOnce() -> bool + Send + 'static) {
-        if self.queue.send((context, shard, Box::new(still_wanted))).is_err() {
+    fn enqueue(&self, context: Arc<TriggerContext>, shard: Shard, release: Option<Release>) {
+        if self.queue.send((context, shard, release)).is_err() {
             tracing::error!("trigger dropped: its lane has stopped");
         }
     }
@@ -199,25 +205,40 @@ impl Lane {
 /// Runs the queued triggers of a lane as its permits allow. It ends with the process (the lanes' senders
 /// live as long as the admin).
 async fn give_turns(mut turns: mpsc::UnboundedReceiver<Turn>, limit: Arc<Semaphore>, slow_jobs: Arc<Mutex<SlowJobs>>) {
-    while let Some((context, shard, still_wanted)) = turns.recv().await {
-        let Ok(permit) = limit.clone().acquire_owned().await else { break };
-        let slow_jobs = slow_jobs.clone();
-        tokio::spawn(async move {
-            let _permit = permit;
-            if !still_wanted() {
-                return;
-            }
-            let job_id = shard.prepared.job.id;
-            // The trigger's own time (routing and `/run`), as 2.4.2 measures it in its pool thread: not
-            // the wait for the database or for permits, which a burst makes long for every job.
-            let started = context.clock.now_ms();
-            process(&context, shard).await;
-            let now = context.clock.now_ms();
-            if let Ok(mut slow) = slow_jobs.lock() {
-                slow.record(job_id, now, now - started);
-            }
-        });
+    while let Some(first) = turns.recv().await {
+        let mut next = Some(first);
+        while let Some((context, shard, release)) = next.take() {
+            // What is queued and has a permit starts in this one poll, without yielding to the triggers
+            // already started: the instant's fires all get their tasks before the first replies are
+            // handled, so their `/run`s are written within a few milliseconds of the watermark.
+            let permit = match limit.clone().try_acquire_owned() {
+                Ok(permit) => permit,
+                Err(TryAcquireError::NoPermits) => match limit.clone().acquire_owned().await {
+                    Ok(permit) => permit,
+                    Err(_) => return,
+                },
+                Err(TryAcquireError::Closed) => return,
+            };
+            start_turn(context, shard, release, permit, slow_jobs.clone());
+            next = turns.try_recv().ok();
+        }
     }
+}
+
+/// Runs one trigger that has its permit.
+fn start_turn(context: Arc<TriggerContext>, shard: Shard, release: Option<Release>, permit: OwnedSemaphorePermit, slow_jobs: Arc<Mutex<SlowJobs>>) {
+    tokio::spawn(async move {
+        let _permit = permit;
+        let job_id = shard.prepared.job.id;
+        // The trigger's own time (routing and `/run`), as 2.4.2 measures it in its pool thread: not
+        // the wait for the database or for permits, which a burst makes long for every job, nor a
+        // planned fire's wait for its instant.
+        let Some(started) = process(&context, shard, release).await else { return };
+        let now = context.clock.now_ms();
+        if let Ok(mut slow) = slow_jobs.lock() {
+            slow.record(job_id, now, now - started);
+        }
+    });
 }
 
 impl Lanes {
@@ -225,12 +246,12 @@ impl Lanes {
         self.slow_jobs.lock().is_ok_and(|s| s.is_slow(job_id))
     }
 
-    /// Runs one trigger in its job's lane, under the lane's concurrency limit. `still_wanted` decides,
-    /// once a permit is held and just before the trigger is processed, whether it goes out at all (waiting
-    /// for a permit can take long when an executor hangs).
-    pub fn spawn(&self, context: Arc<TriggerContext>, shard: Shard, still_wanted: impl FnOnce() -> bool + Send + 'static) {
+    /// Runs one trigger in its job's lane, under the lane's concurrency limit. Once a permit is held and
+    /// the trigger prepared (address chosen, request built), `release` decides when it is written and
+    /// whether at all (waiting for a permit can take long when an executor hangs).
+    pub fn spawn(&self, context: Arc<TriggerContext>, shard: Shard, release: Option<Release>) {
         let lane = if self.is_slow(shard.prepared.job.id) { &self.slow } else { &self.fast };
-        lane.enqueue(context, shard, still_wanted);
+        lane.enqueue(context, shard, release);
     }
 }
 
@@ -420,7 +441,7 @@ async fn run_batch(context: Arc<TriggerContext>, lane: Lane, requests: Vec<Trigg
         }
     };
     for shard in shards {
-        lane.enqueue(context.clone(), shard, || true);
+        lane.enqueue(context.clone(), shard, None);
     }
     drop(prepare_permit);
 }
@@ -566,9 +587,11 @@ fn parse_sharding(param: &str) -> Option<(i32, i32)> {
 }
 
 /// One trigger after its log row: the address, `/run`, and the report (spec 4.3 processTrigger).
-/// Unlike 2.4.2, a missing group or an unknown route strategy ends as a failed trigger with a message,
-/// never as a log row stuck "running".
-async fn process(context: &TriggerContext, shard: Shard) {
+/// Returns when its own work began (when `release` let it go, if later), `None` when `release` held it
+/// back. Unlike 2.4.2, a missing group or an unknown route strategy ends as a failed trigger with a
+/// message, never as a log row stuck "running".
+async fn process(context: &TriggerContext, shard: Shard, release: Option<Release>) -> Option<i64> {
+    let mut started = context.clock.now_ms();
     let i18n = &context.i18n;
     let s = &*shard.prepared;
     let (route, index, total, log_id, trigger_time) = (s.route, shard.index, shard.total, shard.log_id, shard.trigger_time);
@@ -591,11 +614,18 @@ async fn process(context: &TriggerContext, shard: Shard) {
     };
 
     let (address, route_msg) = choose_address(context, s, route, index).await;
-    let (code, run_msg) = match &address {
-        Some(address) => {
-            let fire = FireHeaders { planned_ms: shard.planned_ms, trigger_type: shard.trigger_type.name() };
+    let fire = FireHeaders { planned_ms: shard.planned_ms, trigger_type: shard.trigger_type.name() };
+    let request = address.as_ref().map(|address| (address, context.executors.prepare_run(address, &param, fire)));
+    if let Some(release) = release {
+        if !release.await {
+            return None;
+        }
+        started = context.clock.now_ms();
+    }
+    let (code, run_msg) = match request {
+        Some((address, request)) => {
             context.metrics.run_sent(shard.trigger_type, shard.planned_ms, context.clock.now_ms());
-            let result = context.executors.run(address, &param, fire).await;
+            let result = context.executors.send_run(request).await;
             let label = i18n.get("jobconf_trigger_run");
             (result.code, Some(call_report(label, address, result.code, result.msg.as_deref())))
         }
@@ -645,6 +675,7 @@ async fn process(context: &TriggerContext, shard: Shard) {
             tracing::error!(job_id = job.id, log_id, "trigger result not written: {e}");
         }
     }
+    Some(started)
 }
 
 /// The executor address for this trigger, and the router's message when there is one.
