@@ -150,8 +150,10 @@ const MAX_FIRES_PER_PASS: usize = 16;
 /// What one schedule pass does with one due job (spec 4.1 cases A, B, C).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobPlan {
-    /// A trigger to issue at once: a misfire compensation or a fire late by at most [`PRE_READ_MS`].
-    pub fire_now: Option<TriggerType>,
+    /// A trigger to issue at once, a misfire compensation or a fire late by at most [`PRE_READ_MS`], and
+    /// the planned instant it stands for: the missed next time for a compensation; for a late fire the
+    /// newest instant of the schedule due by the pass, into which the older ones collapse.
+    pub fire_now: Option<(TriggerType, i64)>,
     /// Planned fires to issue exactly at these instants.
     pub fires_at: Vec<i64>,
     pub trigger_status: i16,
@@ -177,12 +179,14 @@ pub fn plan_job(job: &ScheduledJob, now_time: i64, current_ms: i64, horizon_ms: 
     if now_time > next + PRE_READ_MS {
         // (A) Missed by more than the window.
         if MisfireStrategy::from_name(&job.misfire_strategy) == Some(MisfireStrategy::FireOnceNow) {
-            plan.fire_now = Some(TriggerType::Misfire);
+            plan.fire_now = Some((TriggerType::Misfire, next));
         }
         plan.refresh(job, current_ms, cron_zone, crons);
     } else if now_time > next {
         // (B) Late by at most the window: fire now, and pre-read the following fires if they are close.
-        plan.fire_now = Some(TriggerType::Cron);
+        // The fire stands for the newest instant due: a job whose next time is 1.3 s late fires for the
+        // current second, as held fires collapse into the newest, and the next fire is refreshed from now.
+        plan.fire_now = Some((TriggerType::Cron, newest_due(job, now_time, cron_zone, crons)));
         plan.refresh(job, current_ms, cron_zone, crons);
     }
     // (C) Due within the window, or once (A) and (B) moved the next time on: fire exactly on time.
@@ -192,6 +196,19 @@ pub fn plan_job(job: &ScheduledJob, now_time: i64, current_ms: i64, horizon_ms: 
         plan.refresh(job, at, cron_zone, crons);
     }
     plan
+}
+
+/// The newest instant of the job's schedule at or before `now_ms`, from its next time on (at most the
+/// window's worth of fires, which is all a late job can have missed).
+fn newest_due(job: &ScheduledJob, now_ms: i64, cron_zone: Zone, crons: &mut CronCache) -> i64 {
+    let mut newest = job.trigger_next_time;
+    for _ in 0..MAX_FIRES_PER_PASS {
+        match crons.next_time(&job.schedule_type, job.schedule_conf.as_deref(), newest, cron_zone) {
+            Ok(Some(at)) if at <= now_ms => newest = at,
+            _ => break,
+        }
+    }
+    newest
 }
 
 impl JobPlan {
@@ -235,12 +252,17 @@ mod tests {
         super::plan_job(job, now_time, current_ms, now_time + PRE_READ_MS, zone, &mut CronCache::default())
     }
 
+    /// The kind of the trigger a plan issues at once.
+    fn kind(plan: &JobPlan) -> Option<TriggerType> {
+        plan.fire_now.map(|(kind, _)| kind)
+    }
+
     const UTC: Zone = Zone::Named(chrono_tz::UTC);
 
     #[test]
     fn due_within_the_window_fires_on_time_and_advances_from_the_plan() {
         let plan = plan_job(&job("FIX_RATE", "10", T0 + 3_000, "DO_NOTHING"), T0, T0, UTC);
-        assert_eq!(plan.fire_now, None);
+        assert_eq!(kind(&plan), None);
         assert_eq!(plan.fires_at, vec![T0 + 3_000]);
         assert_eq!((plan.trigger_last_time, plan.trigger_next_time), (T0 + 3_000, T0 + 13_000));
         assert_eq!(plan.trigger_status, 1);
@@ -249,29 +271,42 @@ mod tests {
     #[test]
     fn exactly_due_now_is_case_c() {
         let plan = plan_job(&job("FIX_RATE", "1", T0, "DO_NOTHING"), T0, T0, UTC);
-        assert_eq!((plan.fire_now, plan.fires_at.first().copied()), (None, Some(T0)));
+        assert_eq!((kind(&plan), plan.fires_at.first().copied()), (None, Some(T0)));
     }
 
     #[test]
     fn late_by_at_most_the_window_fires_now_and_pre_reads_the_next() {
         // Next was 2 s ago; FIX_RATE 3 s from "current" lands inside the window, so it is pre-read too.
         let plan = plan_job(&job("FIX_RATE", "3", T0 - 2_000, "DO_NOTHING"), T0, T0 + 10, UTC);
-        assert_eq!(plan.fire_now, Some(TriggerType::Cron));
+        assert_eq!(kind(&plan), Some(TriggerType::Cron));
         assert_eq!(plan.fires_at, vec![T0 + 3_010]);
         assert_eq!((plan.trigger_last_time, plan.trigger_next_time), (T0 + 3_010, T0 + 6_010));
     }
 
     #[test]
+    fn a_late_fire_stands_for_the_newest_instant_due() {
+        let plan = plan_job(&job("CRON", "* * * * * ?", T0 - 3_000, "DO_NOTHING"), T0 + 200, T0 + 200, UTC);
+        assert_eq!(plan.fire_now, Some((TriggerType::Cron, T0)));
+        assert_eq!(plan.fires_at.first(), Some(&(T0 + 1_000)));
+        // FIX_RATE keeps the grid of the missed next time for the instant; the next fire is refreshed from now.
+        let plan = plan_job(&job("FIX_RATE", "2", T0 - 4_500, "DO_NOTHING"), T0, T0, UTC);
+        assert_eq!((plan.fire_now, plan.fires_at.first().copied()), (Some((TriggerType::Cron, T0 - 500)), Some(T0 + 2_000)));
+        // A compensation stands for the missed next time.
+        let plan = plan_job(&job("CRON", "* * * * * ?", T0 - 9_000, "FIRE_ONCE_NOW"), T0, T0, UTC);
+        assert_eq!(plan.fire_now, Some((TriggerType::Misfire, T0 - 9_000)));
+    }
+
+    #[test]
     fn late_with_a_distant_next_fire_only_fires_now() {
         let plan = plan_job(&job("FIX_RATE", "60", T0 - 1_000, "DO_NOTHING"), T0, T0, UTC);
-        assert_eq!((plan.fire_now, plan.fires_at.clone()), (Some(TriggerType::Cron), vec![]));
+        assert_eq!((kind(&plan), plan.fires_at.clone()), (Some(TriggerType::Cron), vec![]));
         assert_eq!((plan.trigger_last_time, plan.trigger_next_time), (T0 - 1_000, T0 + 60_000));
     }
 
     #[test]
     fn misfire_do_nothing_skips_and_reschedules_from_now() {
         let plan = plan_job(&job("CRON", "0 * * * * ?", T0 - 5_001, "DO_NOTHING"), T0, T0, UTC);
-        assert_eq!((plan.fire_now, plan.fires_at.clone()), (None, vec![]));
+        assert_eq!((kind(&plan), plan.fires_at.clone()), (None, vec![]));
         assert_eq!(plan.trigger_next_time, 1_700_000_040_000, "next whole minute after now");
         assert_eq!(plan.trigger_last_time, T0 - 5_001);
     }
@@ -279,13 +314,13 @@ mod tests {
     #[test]
     fn misfire_fire_once_now_fires_a_misfire_trigger() {
         let plan = plan_job(&job("CRON", "0 * * * * ?", T0 - 60_000, "FIRE_ONCE_NOW"), T0, T0, UTC);
-        assert_eq!((plan.fire_now, plan.fires_at.clone()), (Some(TriggerType::Misfire), vec![]));
+        assert_eq!((kind(&plan), plan.fires_at.clone()), (Some(TriggerType::Misfire), vec![]));
     }
 
     #[test]
     fn boundary_of_the_window_is_still_late_not_missed() {
         let plan = plan_job(&job("FIX_RATE", "100", T0 - 5_000, "FIRE_ONCE_NOW"), T0, T0, UTC);
-        assert_eq!(plan.fire_now, Some(TriggerType::Cron));
+        assert_eq!(kind(&plan), Some(TriggerType::Cron));
     }
 
     #[test]
@@ -295,7 +330,7 @@ mod tests {
         assert_eq!((plan.trigger_last_time, plan.trigger_next_time), (T0 + 8_000, T0 + 9_000));
         // Late: the fire now, then the instants from now to the horizon.
         let late = super::plan_job(&job("FIX_RATE", "2", T0 - 1_000, "DO_NOTHING"), T0, T0, T0 + 8_000, UTC, &mut CronCache::default());
-        assert_eq!((late.fire_now, late.fires_at), (Some(TriggerType::Cron), vec![T0 + 2_000, T0 + 4_000, T0 + 6_000, T0 + 8_000]));
+        assert_eq!((kind(&late), late.fires_at), (Some(TriggerType::Cron), vec![T0 + 2_000, T0 + 4_000, T0 + 6_000, T0 + 8_000]));
     }
 
     #[test]
@@ -314,7 +349,7 @@ mod tests {
             assert!(matches!(plan.stopped, Some(Some(_))));
         }
         let plan = plan_job(&job("NONE", "", T0 - 1, "DO_NOTHING"), T0, T0, UTC);
-        assert_eq!((plan.fire_now, plan.trigger_status), (Some(TriggerType::Cron), 0));
+        assert_eq!((kind(&plan), plan.trigger_status), (Some(TriggerType::Cron), 0));
     }
 
     #[test]

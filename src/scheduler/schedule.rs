@@ -209,10 +209,9 @@ impl Scheduler {
                 // Its row does not exist yet.
                 fire: Fire { log_id: 0, instant_ms, release_ms, kind, planned_at_ms: now_time },
             };
-            if let Some(kind) = plan.fire_now {
-                // A late fire stands for the missed next time; so does a misfire compensation.
+            if let Some((kind, instant_ms)) = plan.fire_now {
                 let kind = if kind == TriggerType::Misfire { Kind::Compensation } else { Kind::CatchUp };
-                fires.push(fire(job.trigger_next_time, now_time, kind));
+                fires.push(fire(instant_ms, now_time, kind));
             }
             fires.extend(plan.fires_at.iter().map(|&at| fire(at, at, Kind::Regular)));
             updates.push(ScheduleUpdate {
