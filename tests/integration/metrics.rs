@@ -94,9 +94,12 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
     // A job whose time passed a minute ago: the pass settles the misfire (and does nothing, by its strategy).
     insert(&app.app.db, &every_second_job(group, -60)).await?;
 
+    // A fire's lateness counts when its /run goes out, the trigger when the executor answered, the
+    // callback when it came: all three are waited for.
     let after = eventually(Duration::from_secs(20), "scheduled fires in the metrics", || async {
         let text = scrape(&app).await.ok()?;
-        (sample(&text, "xxl_job_fire_lateness_seconds_count")? >= 2.0).then_some(text)
+        let counted = ["xxl_job_fire_lateness_seconds_count", "xxl_job_triggers_total{type=\"cron\",result=\"success\"}", "xxl_job_callbacks_received_total"];
+        counted.iter().all(|series| sample(&text, series).is_some_and(|n| n >= 2.0)).then_some(text)
     })
     .await?;
     ensure_eq!(sample(&after, manual_ok), Some(1.0));

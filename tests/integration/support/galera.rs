@@ -103,6 +103,49 @@ impl Galera {
     }
 }
 
+/// Watches when a cluster that lost a member orders transactions again. Galera delivers nothing in total
+/// order while a silent member is still in the view, so a causal read (`wsrep_sync_wait`) waits as every
+/// commit does, until the others have evicted it.
+pub struct OrderProbe {
+    conn: sqlx::MySqlConnection,
+}
+
+/// A causal read that took longer than this waited for the cluster.
+const PROBE_BLOCKED: Duration = Duration::from_millis(300);
+const PROBE_EVERY: Duration = Duration::from_millis(100);
+
+impl OrderProbe {
+    /// Opened on node `node` before the fault, so that connecting is not part of what it measures.
+    pub async fn open(cluster: &Galera, node: usize, database: &str) -> Result<OrderProbe, Failed> {
+        let mut conn = cluster.nodes[node].connect(database).await?;
+        sqlx::query("SET SESSION wsrep_sync_wait = 1").execute(&mut conn).await.map_err(|e| Failed::from(format!("wsrep_sync_wait: {e}")))?;
+        Ok(OrderProbe { conn })
+    }
+
+    /// The instant (epoch ms) the first causal read that waited for the cluster came back, or that of the
+    /// first read when none waited within `limit`.
+    pub async fn ordering_again(mut self, limit: Duration) -> Result<i64, Failed> {
+        let started = tokio::time::Instant::now();
+        let mut first = None;
+        loop {
+            let issued = tokio::time::Instant::now();
+            sqlx::query("SELECT COUNT(*) FROM xxl_job_lock")
+                .execute(&mut self.conn)
+                .await
+                .map_err(|e| Failed::from(format!("causal read: {e}")))?;
+            let answered = super::now_ms();
+            if issued.elapsed() >= PROBE_BLOCKED {
+                return Ok(answered);
+            }
+            let first = *first.get_or_insert(answered);
+            if started.elapsed() > limit {
+                return Ok(first);
+            }
+            tokio::time::sleep(PROBE_EVERY).await;
+        }
+    }
+}
+
 /// `wsrep_cluster_size` and `wsrep_ready` of one node.
 async fn node_state(node: &PrivateMariaDb) -> Result<(usize, String), Failed> {
     let mut conn = node.connect("mysql").await?;
