@@ -1,16 +1,16 @@
 //! The leader's planned fires, from the schedule pass to their `/run` (issues: failover without a lost
 //! or doubled fire; performance round 2).
 //!
-//! Each planned fire goes through three steps, each for many fires at once:
+//! Each planned fire goes through four steps, each for many fires at once:
 //! 1. **Checked**, [`CHECK_AHEAD_MS`] before it is due: one read of the jobs' status and last change finds
 //!    the fires the console cancelled (job stopped, deleted or rescheduled since the plan) and loads the
 //!    jobs and groups the sends need, so sending waits for nothing.
 //! 2. **Decided and prepared** [`PREPARE_AHEAD_MS`] before it is due, per job (see
 //!    [`crate::domain::fires`]): the newest due fire of a job runs, older ones collapse into it; its
-//!    address is chosen and its request built, and it is held.
-//! 3. **Covered by the lease's watermark**, just before it is due (on SQLite, 150 ms before): one
-//!    statement raises the watermark to the fires about to go out (see `crate::domain::ownership`), so a
-//!    successor never sends them again.
+//!    address is chosen, its request built and a connection to the executor taken, and it is held.
+//! 3. **Covered by the lease's watermark**, just before it is due (as long before as recent commits took,
+//!    5 ms at least; on SQLite, 150 ms before): one statement raises the watermark to the fires about to
+//!    go out (see `crate::domain::ownership`), so a successor never sends them again.
 //! 4. **Written** when due and covered, after one more check of the decision. What a leader dying after
 //!    the watermark leaves uncertain is only these writes, a few milliseconds for a second's fires.
 //!
@@ -40,15 +40,50 @@ use tokio::task::JoinHandle;
 const CHECK_AHEAD_MS: i64 = 30;
 /// Fires due this much later than the first unchecked one are checked with it.
 const CHECK_SPAN_MS: i64 = 20;
-/// The watermark is raised this long before fires are due, so its commit does not make them late, over
-/// the fires due within the span after them (one statement for them all). The fires it covers and that
-/// are not sent yet are what a leader dying at that moment loses (a successor takes them for sent), so
-/// with standbys the reach is a few milliseconds...
-const SERVER_COVER: (i64, i64) = (5, 10);
+/// The watermark is raised ahead of the fires due, so that its commit does not make them late, over the
+/// fires due within the span after them (one statement for them all). The fires it covers and that are
+/// not sent yet are what a leader dying at that moment loses (a successor takes them for sent), so with
+/// standbys it is raised as late as its commits allow: as long ahead as the slowest of the recent ones
+/// took, and a little more, within these bounds...
+const SERVER_COVER: CoverReach = CoverReach { least_ahead: 5, most_ahead: 50, span: 10 };
 /// ...and on SQLite, whose one writer may be in a schedule pass's transaction (at most 10,000 fires) when
 /// a second's fires come near, 150 ms: time for that transaction to end first. (No standby takes over
 /// there; a crash is downtime, whose fires the restart settles by the misfire rule.)
-const EMBEDDED_COVER: (i64, i64) = (150, 50);
+const EMBEDDED_COVER: CoverReach = CoverReach { least_ahead: 150, most_ahead: 150, span: 50 };
+/// Watermark commits remembered to time the next ones.
+const COVER_TIMINGS_KEPT: usize = 8;
+/// Room left after the slowest recent commit.
+const COVER_SLACK_MS: i64 = 2;
+/// How far ahead of the fires the watermark is raised, at least and at most, and over what span after them.
+#[derive(Debug, Clone, Copy)]
+struct CoverReach {
+    least_ahead: i64,
+    most_ahead: i64,
+    span: i64,
+}
+
+/// How long the latest watermark commits took.
+#[derive(Default)]
+struct CoverTimings {
+    recent: std::collections::VecDeque<i64>,
+}
+
+impl CoverTimings {
+    fn record(&mut self, took: Duration) {
+        if self.recent.len() == COVER_TIMINGS_KEPT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(took.as_millis().min(i64::MAX as u128) as i64);
+    }
+
+    /// How long before the fires due the next commit begins: when the slowest recent one would still
+    /// end before they are due.
+    fn ahead(&self, reach: CoverReach) -> i64 {
+        let slowest = self.recent.iter().copied().max().unwrap_or(0);
+        (slowest + COVER_SLACK_MS).clamp(reach.least_ahead, reach.most_ahead)
+    }
+}
+
 /// Fires are decided and their requests prepared this long before they are due, ahead of the watermark,
 /// so that once it is raised only the writes remain.
 const PREPARE_AHEAD_MS: i64 = 20;
@@ -83,7 +118,7 @@ struct Inner {
     lanes: Lanes,
     state: Mutex<State>,
     /// How far ahead of their release fires are covered by the watermark, and over what span.
-    cover_reach: (i64, i64),
+    cover_reach: CoverReach,
     /// Fires were added, or a check, a watermark or a decision changed what is due next.
     checker_wake: Notify,
     cover_wake: Notify,
@@ -434,8 +469,10 @@ impl Inner {
 
     /// Raises the lease's watermark over the fires due within the cover's reach, ahead of their sends.
     async fn cover_loop(self: Arc<Self>, mut shutdown: Shutdown) {
-        let (ahead, span) = self.cover_reach;
+        let mut timings = CoverTimings::default();
+        let span = self.cover_reach.span;
         loop {
+            let ahead = timings.ahead(self.cover_reach);
             let term = self.lock().term;
             let now = self.context.clock.now_ms();
             let (cover, wake_at) = {
@@ -452,7 +489,12 @@ impl Inner {
                 pause(&self.cover_wake, wake_at, now, &mut shutdown).await;
                 continue;
             };
-            match self.leadership.advance(through).await {
+            let started = std::time::Instant::now();
+            let advanced = self.leadership.advance(through).await;
+            if matches!(advanced, Ok(Renewal::Renewed)) {
+                timings.record(started.elapsed());
+            }
+            match advanced {
                 Ok(Renewal::Renewed) => {
                     let mut state = self.lock();
                     if state.term == term {
@@ -714,5 +756,27 @@ async fn write_settlements(context: Arc<TriggerContext>, mut settled: mpsc::Unbo
             }
         }
         batch.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_watermark_is_raised_as_far_ahead_as_the_slowest_recent_commit_needs() {
+        let mut timings = CoverTimings::default();
+        assert_eq!(timings.ahead(SERVER_COVER), 5, "nothing measured yet: the least");
+        timings.record(Duration::from_millis(1));
+        assert_eq!(timings.ahead(SERVER_COVER), 5);
+        timings.record(Duration::from_millis(12));
+        assert_eq!(timings.ahead(SERVER_COVER), 14, "the slowest and the slack");
+        timings.record(Duration::from_secs(3));
+        assert_eq!(timings.ahead(SERVER_COVER), 50, "at most");
+        for _ in 0..COVER_TIMINGS_KEPT {
+            timings.record(Duration::from_millis(2));
+        }
+        assert_eq!(timings.ahead(SERVER_COVER), 5, "a slow commit is forgotten after the next ones");
+        assert_eq!(timings.ahead(EMBEDDED_COVER), 150);
     }
 }
