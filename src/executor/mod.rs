@@ -20,7 +20,7 @@ mod plain;
 #[cfg(test)]
 mod tests;
 
-use plain::{Failure, Limits, Pool, Target};
+use plain::{Failure, Limits, Pool, Ready, Target};
 
 const TOKEN_HEADER: HeaderName = HeaderName::from_static("xxl-job-access-token");
 /// The planned instant (epoch ms) a `/run` stands for; for a misfire compensation, the missed instant.
@@ -145,6 +145,15 @@ struct Call {
 /// A `/run` ready to be written, or why it cannot be (see [`ExecutorClient::prepare_run`]).
 pub struct PreparedRun(Result<Call, String>);
 
+/// A `/run` that, for a plain-HTTP executor, also holds its connection (see [`ExecutorClient::ready_run`]).
+pub struct ReadyRun(Result<(Call, Option<Taken>), String>);
+
+/// A plain-HTTP request with its connection, and how long taking them took (part of the call's time).
+struct Taken {
+    ready: Ready,
+    spent: Duration,
+}
+
 /// How an address is reached.
 #[derive(Clone)]
 enum Route {
@@ -173,7 +182,7 @@ impl ExecutorClient {
     /// headers outside 2.4.2's protocol, which executors ignore; an executor that records them can tell
     /// each planned instant and each misfire compensation apart (the fault tests and the bench do).
     pub async fn run(&self, address: &str, param: &TriggerParam, fire: FireHeaders) -> ReturnT<String> {
-        self.send_run(self.prepare_run(address, param, fire)).await
+        self.perform(self.prepare_run(address, param, fire).0, None, string_content).await
     }
 
     /// A `/run` made ready to be written (address resolved, body serialized), so that sending it, when its
@@ -186,9 +195,38 @@ impl ExecutorClient {
         PreparedRun(self.prepare(address, "run", param, headers))
     }
 
-    /// Sends a prepared `/run` (see [`ExecutorClient::run`]).
-    pub async fn send_run(&self, prepared: PreparedRun) -> ReturnT<String> {
-        self.perform(prepared.0, string_content).await
+    /// Takes the connection a prepared `/run` to a plain-HTTP executor will be written on (connecting if
+    /// none is idle), ahead of its time: sending it is then only the write. A failure to connect is the
+    /// `/run`'s result, given when it is sent.
+    pub async fn ready_run(&self, prepared: PreparedRun) -> ReadyRun {
+        let call = match prepared.0 {
+            Ok(call) => call,
+            Err(message) => return ReadyRun(Err(message)),
+        };
+        let (Route::Plain(target), Ok(transport)) = (&call.route, &self.transport) else { return ReadyRun(Ok((call, None))) };
+        let started = std::time::Instant::now();
+        let headers = transport.plain_headers(&call.headers);
+        let taking = transport.plain.ready(target, call.endpoint, &headers, call.payload.clone(), &LIMITS);
+        match tokio::time::timeout(TOTAL_TIMEOUT, taking).await {
+            Ok(Ok(ready)) => ReadyRun(Ok((call, Some(Taken { ready, spent: started.elapsed() })))),
+            Ok(Err(failure)) => ReadyRun(Err(plain_failure(failure, &call.url))),
+            Err(_) => ReadyRun(Err(timed_out(&call.url))),
+        }
+    }
+
+    /// Sends a `/run` made ready (see [`ExecutorClient::run`]).
+    pub async fn send_run(&self, ready: ReadyRun) -> ReturnT<String> {
+        match ready.0 {
+            Ok((call, taken)) => self.perform(Ok(call), taken, string_content).await,
+            Err(message) => self.perform(Err(message), None, string_content).await,
+        }
+    }
+
+    /// A `/run` made ready and not sent after all: its connection is kept for others.
+    pub fn unsent(&self, ready: ReadyRun) {
+        if let (Ok((Call { route: Route::Plain(target), .. }, Some(taken))), Ok(transport)) = (ready.0, &self.transport) {
+            transport.plain.unsent(&target, taken.ready);
+        }
     }
 
     /// Liveness probe for FAILOVER routing.
@@ -221,7 +259,7 @@ impl ExecutorClient {
         headers: &[(HeaderName, HeaderValue)],
         read_content: fn(Value) -> Option<T>,
     ) -> ReturnT<T> {
-        self.perform(self.prepare(address, endpoint, body, headers.to_vec()), read_content).await
+        self.perform(self.prepare(address, endpoint, body, headers.to_vec()), None, read_content).await
     }
 
     /// The request of a call, or the complete failure message when it cannot be made.
@@ -237,13 +275,18 @@ impl ExecutorClient {
         Ok(Call { url, route, endpoint, payload, headers })
     }
 
-    async fn perform<T>(&self, call: Result<Call, String>, read_content: fn(Value) -> Option<T>) -> ReturnT<T> {
+    /// Makes `call` (on the connection `taken` for it, if any) within the total timeout, of which taking
+    /// the connection spent part.
+    async fn perform<T>(&self, call: Result<Call, String>, taken: Option<Taken>, read_content: fn(Value) -> Option<T>) -> ReturnT<T> {
         let outcome = match call {
-            Ok(call) => match tokio::time::timeout(TOTAL_TIMEOUT, self.exchange(&call)).await {
-                Ok(Ok(text)) => parse_reply(&call.url, &text, read_content),
-                Ok(Err(message)) => Err(message),
-                Err(_) => Err(remoting_error(&format!("Request timed out after {} ms", TOTAL_TIMEOUT.as_millis()), &call.url)),
-            },
+            Ok(call) => {
+                let left = TOTAL_TIMEOUT.saturating_sub(taken.as_ref().map_or(Duration::ZERO, |t| t.spent));
+                match tokio::time::timeout(left, self.exchange(&call, taken.map(|t| t.ready))).await {
+                    Ok(Ok(text)) => parse_reply(&call.url, &text, read_content),
+                    Ok(Err(message)) => Err(message),
+                    Err(_) => Err(timed_out(&call.url)),
+                }
+            }
             Err(message) => Err(message),
         };
         outcome.unwrap_or_else(|message| {
@@ -254,24 +297,16 @@ impl ExecutorClient {
 
     /// Writes `call` and returns the reply text with line breaks removed; `Err` is the complete failure
     /// message.
-    async fn exchange(&self, call: &Call) -> Result<String, String> {
+    async fn exchange(&self, call: &Call, ready: Option<Ready>) -> Result<String, String> {
         let Call { url, route, endpoint, payload, headers } = call;
         let transport = self.transport.as_ref().map_err(|reason| remoting_error(reason, url))?;
         let bytes = match route {
             Route::Plain(target) => {
-                let mut all = Vec::with_capacity(headers.len() + 3);
-                all.push((CONTENT_TYPE, HeaderValue::from_static(JSON_UTF8)));
-                all.push((ACCEPT_CHARSET, HeaderValue::from_static(JSON_UTF8)));
-                if let Some(token) = &transport.token {
-                    all.push((TOKEN_HEADER, token.clone()));
-                }
-                all.extend(headers.iter().cloned());
-                transport.plain.post(target, endpoint, &all, payload.clone(), &LIMITS).await.map_err(|failure| match failure {
-                    Failure::Transport(reason) => remoting_error(&reason, url),
-                    Failure::ReadTimeout => remoting_error("Read timed out", url),
-                    Failure::Status(code) => format!("xxl-job remoting fail, StatusCode({code}) invalid. for url : {url}"),
-                    Failure::TooLarge => remoting_error(&format!("response body larger than {MAX_BODY_BYTES} bytes"), url),
-                })?
+                let ready = match ready {
+                    Some(ready) => ready,
+                    None => transport.plain.ready(target, endpoint, &transport.plain_headers(headers), payload.clone(), &LIMITS).await.map_err(|failure| plain_failure(failure, url))?,
+                };
+                transport.plain.send(target, ready, &LIMITS).await.map_err(|failure| plain_failure(failure, url))?
             }
             Route::Tls => Self::exchange_tls(transport, url, payload.clone(), headers).await?.into(),
         };
@@ -327,6 +362,18 @@ impl Transport {
         Ok(Transport { http: Default::default(), plain: Default::default(), routes: Default::default(), token })
     }
 
+    /// The headers of a plain-HTTP request: the content type, the charset, the access token and `extra`.
+    fn plain_headers(&self, extra: &[(HeaderName, HeaderValue)]) -> Vec<(HeaderName, HeaderValue)> {
+        let mut all = Vec::with_capacity(extra.len() + 3);
+        all.push((CONTENT_TYPE, HeaderValue::from_static(JSON_UTF8)));
+        all.push((ACCEPT_CHARSET, HeaderValue::from_static(JSON_UTF8)));
+        if let Some(token) = &self.token {
+            all.push((TOKEN_HEADER, token.clone()));
+        }
+        all.extend(extra.iter().cloned());
+        all
+    }
+
     /// How `base` is reached, parsed at its first use (`url`, a URL on it, words the failures).
     fn route(&self, base: &str, url: &str) -> Result<Route, String> {
         if let Some(route) = self.routes.lock().unwrap_or_else(|e| e.into_inner()).get(base) {
@@ -373,6 +420,20 @@ fn tls_client() -> Result<reqwest::Client, String> {
 /// `String.trim()` of Java: strips every character up to U+0020, not Unicode white space.
 fn java_trim(text: &str) -> &str {
     text.trim_matches(|c: char| c <= ' ')
+}
+
+/// The failure message of a plain-HTTP exchange, in 2.4.2's words.
+fn plain_failure(failure: Failure, url: &str) -> String {
+    match failure {
+        Failure::Transport(reason) => remoting_error(&reason, url),
+        Failure::ReadTimeout => remoting_error("Read timed out", url),
+        Failure::Status(code) => format!("xxl-job remoting fail, StatusCode({code}) invalid. for url : {url}"),
+        Failure::TooLarge => remoting_error(&format!("response body larger than {MAX_BODY_BYTES} bytes"), url),
+    }
+}
+
+fn timed_out(url: &str) -> String {
+    remoting_error(&format!("Request timed out after {} ms", TOTAL_TIMEOUT.as_millis()), url)
 }
 
 fn remoting_error(reason: &str, url: &str) -> String {

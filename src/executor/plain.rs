@@ -122,24 +122,37 @@ pub(super) struct Limits {
     pub max_body: usize,
 }
 
+/// A request built and holding its connection, to be written when its time comes.
+pub(super) struct Ready {
+    request: Request<Full<Bytes>>,
+    connection: Connection,
+}
+
 impl Pool {
-    /// POSTs `body` to `endpoint` of `target` with `headers` (besides `Host` and `Content-Length`) and
-    /// returns the reply's body once it is 200 and read whole.
-    pub(super) async fn post(
+    /// Builds a POST of `body` to `endpoint` of `target` with `headers` (besides `Host` and
+    /// `Content-Length`) and takes a connection for it (a new one if none is idle): sending it is then
+    /// only the write.
+    pub(super) async fn ready(
         &self,
         target: &Target,
         endpoint: &str,
         headers: &[(hyper::header::HeaderName, HeaderValue)],
         body: Bytes,
         limits: &Limits,
-    ) -> Result<Bytes, Failure> {
+    ) -> Result<Ready, Failure> {
         let mut request = Request::post(format!("{}{endpoint}", target.base_path)).body(Full::new(body)).map_err(|e| Failure::Transport(e.to_string()))?;
         let request_headers = request.headers_mut();
         request_headers.insert(HOST, target.host.clone());
         for (name, value) in headers {
             request_headers.insert(name, value.clone());
         }
-        let Connection { mut sender, first } = self.connection(target, limits).await?;
+        let connection = self.connection(target, limits).await?;
+        Ok(Ready { request, connection })
+    }
+
+    /// Writes a ready request; returns the reply's body once it is 200 and read whole.
+    pub(super) async fn send(&self, target: &Target, ready: Ready, limits: &Limits) -> Result<Bytes, Failure> {
+        let Ready { request, connection: Connection { mut sender, first } } = ready;
         // A pooled connection the executor closed while idle fails before anything is written: the
         // request is then sent once, on a new connection.
         let response = match tokio::time::timeout(limits.read, sender.try_send_request(request)).await {
@@ -160,6 +173,13 @@ impl Pool {
         let body = read(response, limits).await?;
         self.put_back(target, sender, limits).await;
         Ok(body)
+    }
+
+    /// A ready request that is not sent after all: its connection, unused, is kept for the next one.
+    pub(super) fn unsent(&self, target: &Target, ready: Ready) {
+        if !ready.connection.sender.is_closed() {
+            self.keep(target, ready.connection.sender);
+        }
     }
 
     /// An idle connection to `target`, or a new one once there is room for it, whichever comes first.
@@ -216,12 +236,17 @@ impl Pool {
     async fn put_back(&self, target: &Target, mut sender: SendRequest<Full<Bytes>>, limits: &Limits) {
         // Ready once the connection has read the reply's end: at once, the body having been read.
         if tokio::time::timeout(limits.read, sender.ready()).await.is_ok_and(|ready| ready.is_ok()) {
-            let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
-            let host = host_of(&mut hosts, target);
-            if host.idle.len() < IDLE_PER_ADDRESS {
-                host.idle.push((sender, Instant::now()));
-                host.returned.notify_one();
-            }
+            self.keep(target, sender);
+        }
+    }
+
+    /// Adds an idle connection to `target`'s, unless enough are kept.
+    fn keep(&self, target: &Target, sender: SendRequest<Full<Bytes>>) {
+        let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
+        let host = host_of(&mut hosts, target);
+        if host.idle.len() < IDLE_PER_ADDRESS {
+            host.idle.push((sender, Instant::now()));
+            host.returned.notify_one();
         }
     }
 }

@@ -6,6 +6,7 @@ use axum::body::Bytes;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, Method, Uri};
 use axum::response::{IntoResponse, Response};
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -419,6 +420,35 @@ async fn connections_are_kept_alive_and_reused() {
     }
     let peers: Vec<SocketAddr> = executor.requests().iter().map(|s| s.peer).collect();
     assert!(peers.iter().all(|p| *p == peers[0]), "{peers:?}");
+}
+
+#[tokio::test]
+async fn a_run_made_ready_holds_its_connection_and_an_unsent_one_gives_it_back() {
+    let executor = fake_executor(|_| java_reply(r#"{"code":200}"#)).await;
+    let client = ExecutorClient::new("");
+    let ready = client.ready_run(client.prepare_run(&executor.base, &trigger_param(), MANUAL)).await;
+    assert!(executor.requests().is_empty(), "nothing is written until it is sent");
+    client.unsent(ready);
+    // Two at once: the one given back serves one, the other connects anew; both are then reused.
+    let (a, b) = tokio::join!(
+        client.ready_run(client.prepare_run(&executor.base, &trigger_param(), MANUAL)),
+        client.ready_run(client.prepare_run(&executor.base, &trigger_param(), MANUAL)),
+    );
+    let (a, b) = tokio::join!(client.send_run(a), client.send_run(b));
+    assert!(a.is_success() && b.is_success(), "{a:?} {b:?}");
+    assert!(client.run(&executor.base, &trigger_param(), MANUAL).await.is_success());
+    let peers: HashSet<SocketAddr> = executor.requests().iter().map(|s| s.peer).collect();
+    assert_eq!(peers.len(), 2, "{peers:?}");
+}
+
+#[tokio::test]
+async fn a_run_whose_connection_fails_when_made_ready_fails_when_sent() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/", listener.local_addr().unwrap());
+    drop(listener);
+    let client = ExecutorClient::new("");
+    let ready = client.ready_run(client.prepare_run(&base, &trigger_param(), MANUAL)).await;
+    assert_eq!(client.send_run(ready).await, ReturnT::fail(format!("xxl-job remoting error(Connection refused), for url : {base}run")));
 }
 
 #[tokio::test]

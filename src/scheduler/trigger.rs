@@ -247,7 +247,7 @@ impl Lanes {
     }
 
     /// Runs one trigger in its job's lane, under the lane's concurrency limit. Once a permit is held and
-    /// the trigger prepared (address chosen, request built), `release` decides when it is written and
+    /// the trigger prepared (address chosen, request built, connection taken), `release` decides when it is written and
     /// whether at all (waiting for a permit can take long when an executor hangs).
     pub fn spawn(&self, context: Arc<TriggerContext>, shard: Shard, release: Option<Release>) {
         let lane = if self.is_slow(shard.prepared.job.id) { &self.slow } else { &self.fast };
@@ -615,12 +615,20 @@ async fn process(context: &TriggerContext, shard: Shard, release: Option<Release
 
     let (address, route_msg) = choose_address(context, s, route, index).await;
     let fire = FireHeaders { planned_ms: shard.planned_ms, trigger_type: shard.trigger_type.name() };
-    let request = address.as_ref().map(|address| (address, context.executors.prepare_run(address, &param, fire)));
+    let request = match &address {
+        Some(address) => Some((address, context.executors.ready_run(context.executors.prepare_run(address, &param, fire)).await)),
+        None => None,
+    };
     if let Some(release) = release {
+        let readied_in = context.clock.now_ms() - started;
         if !release.await {
+            if let Some((_, request)) = request {
+                context.executors.unsent(request);
+            }
             return None;
         }
-        started = context.clock.now_ms();
+        // Its own time: the routing and the connection taken ahead, then the write and the reply.
+        started = context.clock.now_ms() - readied_in;
     }
     let (code, run_msg) = match request {
         Some((address, request)) => {
