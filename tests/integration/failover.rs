@@ -181,7 +181,8 @@ async fn a_killed_admins_plan_is_sent_once_and_on_time_by_the_survivors(backend:
     if let Err(e) = outcome {
         violations.insert(0, e.message().unwrap_or("the kills stopped").to_string());
     }
-    Err(format!("{}\n{}\n{}", violations.join("\n"), notes.join("\n"), tails.join("\n")).into())
+    // The verdict last, where a cut log (CI prints a run's end) still shows it.
+    Err(format!("{}\n{}\n{}", tails.join("\n"), violations.join("\n"), notes.join("\n")).into())
 }
 
 /// Rows a dead leader may have sent and that got no callback: settled as "result unknown".

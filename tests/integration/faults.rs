@@ -197,14 +197,15 @@ async fn planned_fires_are_sent_once_or_settled_through_faults(_: Backend) -> Te
     }
     let kept = keep_evidence(logs.path(), &recorder.fires());
     match outcome {
+        // The verdict last, where a cut log (CI prints a run's end) still shows it.
         Ok(()) => Err(format!(
-            "{} broken promise(s):\n- {}\n{report}\n{kept}\n{}",
+            "{}\n{kept}\n{} broken promise(s):\n- {}\n{report}",
+            cluster.log_tails(),
             findings.violations.len(),
             findings.violations.join("\n- "),
-            cluster.log_tails()
         )
         .into()),
-        Err(e) => Err(format!("{}\n{report}\n{kept}\n{}\n--- mariadbd:\n{}", e.message().unwrap_or(""), cluster.log_tails(), db.log_tail(15)).into()),
+        Err(e) => Err(format!("{}\n--- mariadbd:\n{}\n{kept}\n{}\n{report}", cluster.log_tails(), db.log_tail(15), e.message().unwrap_or("")).into()),
     }
 }
 
