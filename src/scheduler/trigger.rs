@@ -247,7 +247,7 @@ impl Lanes {
     }
 
     /// Runs one trigger in its job's lane, under the lane's concurrency limit. Once a permit is held and
-    /// the trigger prepared (address chosen, request built, connection taken), `release` decides when it is written and
+    /// the trigger prepared (address chosen, request built), `release` decides when it is written and
     /// whether at all (waiting for a permit can take long when an executor hangs).
     pub fn spawn(&self, context: Arc<TriggerContext>, shard: Shard, release: Option<Release>) {
         let lane = if self.is_slow(shard.prepared.job.id) { &self.slow } else { &self.fast };
@@ -615,21 +615,30 @@ async fn process(context: &TriggerContext, shard: Shard, release: Option<Release
 
     let (address, route_msg) = choose_address(context, s, route, index).await;
     let fire = FireHeaders { planned_ms: shard.planned_ms, trigger_type: shard.trigger_type.name() };
-    let request = match &address {
-        Some(address) => Some((address, context.executors.ready_run(context.executors.prepare_run(address, &param, fire)).await)),
-        None => None,
-    };
-    if let Some(release) = release {
-        let readied_in = context.clock.now_ms() - started;
-        if !release.await {
-            if let Some((_, request)) = request {
-                context.executors.unsent(request);
-            }
-            return None;
+    // The connection is taken while the fire is held, not before: the last check of the decision comes
+    // at its instant however long connecting takes (an executor that does not answer SYNs takes the
+    // connect timeout, and the fire must then fail, not collapse into the next).
+    let readying = async {
+        match &address {
+            Some(address) => Some((address, context.executors.ready_run(context.executors.prepare_run(address, &param, fire)).await)),
+            None => None,
         }
-        // Its own time: the routing and the connection taken ahead, then the write and the reply.
-        started = context.clock.now_ms() - readied_in;
-    }
+    };
+    let request = match release {
+        Some(release) => {
+            let released = async { (release.await, context.clock.now_ms()) };
+            let (request, (go, released_at)) = tokio::join!(readying, released);
+            if !go {
+                if let Some((_, request)) = request {
+                    context.executors.unsent(request);
+                }
+                return None;
+            }
+            started = released_at;
+            request
+        }
+        None => readying.await,
+    };
     let (code, run_msg) = match request {
         Some((address, request)) => {
             context.metrics.run_sent(shard.trigger_type, shard.planned_ms, context.clock.now_ms());
