@@ -625,17 +625,25 @@ async fn process(context: &TriggerContext, shard: Shard, release: Option<Release
         }
     };
     let request = match release {
-        Some(release) => {
-            let released = async { (release.await, context.clock.now_ms()) };
-            let (request, (go, released_at)) = tokio::join!(readying, released);
+        Some(mut release) => {
+            let mut readying = std::pin::pin!(readying);
+            // A fire held back stops connecting; only a connection already taken is given back.
+            let (go, ready) = tokio::select! {
+                biased;
+                ready = &mut readying => (release.await, Some(ready)),
+                go = &mut release => (go, None),
+            };
             if !go {
-                if let Some((_, request)) = request {
+                if let Some(Some((_, request))) = ready {
                     context.executors.unsent(request);
                 }
                 return None;
             }
-            started = released_at;
-            request
+            started = context.clock.now_ms();
+            match ready {
+                Some(ready) => ready,
+                None => readying.await,
+            }
         }
         None => readying.await,
     };
