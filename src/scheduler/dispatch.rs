@@ -54,6 +54,19 @@ const EMBEDDED_COVER: CoverReach = CoverReach { least_ahead: 150, most_ahead: 15
 const COVER_TIMINGS_KEPT: usize = 8;
 /// Room left after the slowest recent commit.
 const COVER_SLACK_MS: i64 = 2;
+/// Fires are decided and their requests prepared this long before they are due, ahead of the watermark,
+/// so that once it is raised only the writes remain.
+const PREPARE_AHEAD_MS: i64 = 20;
+/// A prepared fire the watermark has not covered this long after it was due goes back to the pending
+/// fires and is decided anew (late, perhaps collapsing or misfiring) once the watermark is raised.
+const HOLD_MAX_MS: i64 = 1_000;
+/// Groups are read again when older than this (executors register every 30 s).
+const GROUPS_FRESH_MS: i64 = 1_000;
+/// Pause before trying again when the database did not answer a check or a watermark.
+const RETRY_PAUSE: Duration = Duration::from_millis(500);
+/// Rows settled per statement.
+const SETTLE_BATCH: usize = 1_000;
+
 /// How far ahead of the fires the watermark is raised, at least and at most, and over what span after them.
 #[derive(Debug, Clone, Copy)]
 struct CoverReach {
@@ -83,19 +96,6 @@ impl CoverTimings {
         (slowest + COVER_SLACK_MS).clamp(reach.least_ahead, reach.most_ahead)
     }
 }
-
-/// Fires are decided and their requests prepared this long before they are due, ahead of the watermark,
-/// so that once it is raised only the writes remain.
-const PREPARE_AHEAD_MS: i64 = 20;
-/// A prepared fire the watermark has not covered this long after it was due goes back to the pending
-/// fires and is decided anew (late, perhaps collapsing or misfiring) once the watermark is raised.
-const HOLD_MAX_MS: i64 = 1_000;
-/// Groups are read again when older than this (executors register every 30 s).
-const GROUPS_FRESH_MS: i64 = 1_000;
-/// Pause before trying again when the database did not answer a check or a watermark.
-const RETRY_PAUSE: Duration = Duration::from_millis(500);
-/// Rows settled per statement.
-const SETTLE_BATCH: usize = 1_000;
 
 /// What the dispatcher uses.
 pub struct DispatchServices {
