@@ -61,7 +61,21 @@ fn window_columns() -> Option<usize> {
     None
 }
 
+/// SQLite allocates through the C library's malloc (the rest of the program through mimalloc), and glibc
+/// gives each thread that allocates an arena of its own: the SQLite writer's and readers' connection
+/// threads kept three arenas of free pages, 3–4 MB more at 10,000 fires a second than one shared
+/// arena. Only the writer allocates much, so they do not contend for it.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn one_c_malloc_arena() {
+    // SAFETY: mallopt only sets a parameter of the C allocator, under the allocator's own lock.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) };
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn one_c_malloc_arena() {}
+
 fn serve(args: &[String]) -> ExitCode {
+    one_c_malloc_arena();
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
     let loaded = match Config::load(args, std::env::vars(), &cwd) {
         Ok(loaded) => loaded,
