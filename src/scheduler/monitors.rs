@@ -132,7 +132,7 @@ impl FailMonitor {
         let info = TriggerInfo {
             trigger_time_ms: log.trigger_time.map(|t| self.db.zone().to_epoch_ms(t)).unwrap_or(0),
             trigger_code: log.trigger_code,
-            trigger_msg: Some(msg),
+            trigger_msg: Some(msg.into()),
             executor_address: log.executor_address.clone(),
             executor_handler: log.executor_handler.clone(),
             executor_param: log.executor_param.clone(),

@@ -10,7 +10,7 @@
 //! database; the executor's next batch (it sends one at a time) then comes soon enough to join too.
 
 use crate::storage::{Db, HandleInfo, StorageError, TriggerInfo};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch, Notify};
@@ -27,6 +27,9 @@ const RETRY_PAUSE: Duration = Duration::from_secs(1);
 const WRITE_RETRY_LIMIT: Duration = Duration::from_secs(120);
 /// Outcomes of rounds kept for callbacks still waiting on them.
 const OUTCOMES_KEPT: usize = 64;
+/// Distinct trigger reports kept for sharing; all are let go when more come (failures that each read
+/// differently).
+const TEXTS_KEPT: usize = 1_024;
 /// A callback waits at most this long for the round it joined (the database may be down): the executor
 /// is then told to send it again.
 const CALLBACK_WAIT: Duration = Duration::from_secs(5);
@@ -39,11 +42,15 @@ pub struct Results {
     done: watch::Sender<u64>,
     /// Wakes the writer for callbacks that joined: their round is written without waiting for the window.
     joined: Notify,
+    /// The reports of recent results, one copy of each text.
+    texts: Mutex<HashSet<Arc<str>>>,
 }
 
 #[derive(Default)]
 struct State {
-    waiting: HashMap<i64, Waiting>,
+    /// Boxed: the table keeps the capacity of the largest burst (tens of thousands of slots), so its
+    /// slots hold a pointer, not a whole result.
+    waiting: HashMap<i64, Box<Waiting>>,
     /// Results a callback joined since the last round: all of them are in the next one.
     joined: Vec<i64>,
     /// The number the writer's next round will have: a callback joining now is written in it.
@@ -78,10 +85,25 @@ pub struct ResultSender {
 }
 
 impl ResultSender {
+    /// `text` as a shared copy: the one kept if an equal report came recently. At 10,000 fires a second
+    /// the results waiting for their callbacks held 10–20 MB of reports, nearly all alike.
+    pub fn shared_text(&self, text: String) -> Arc<str> {
+        let mut texts = self.results.texts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(kept) = texts.get(text.as_str()) {
+            return kept.clone();
+        }
+        if texts.len() >= TEXTS_KEPT {
+            texts.clear();
+        }
+        let text: Arc<str> = text.into();
+        texts.insert(text.clone());
+        text
+    }
+
     /// Hands the result of log `log_id` to the writer; `joinable` when a callback may be written with it.
     /// Gives it back when the writer is gone (the process is stopping).
     pub fn send(&self, log_id: i64, info: TriggerInfo, joinable: bool) -> Option<TriggerInfo> {
-        self.results.lock().waiting.insert(log_id, Waiting { info, joinable, handled: None });
+        self.results.lock().waiting.insert(log_id, Box::new(Waiting { info, joinable, handled: None }));
         if self.ids.send((log_id, Instant::now())).is_err() {
             return self.results.lock().waiting.remove(&log_id).map(|w| w.info);
         }
@@ -141,7 +163,10 @@ impl Results {
         state.next_round += 1;
         let joined = std::mem::take(&mut state.joined);
         // An id both ripe and joined is found once: the first take removes it.
-        let rows = ids.iter().chain(&joined).filter_map(|id| state.waiting.remove(id).map(|w| (*id, w.info, w.handled))).collect();
+        let rows = ids.iter().chain(&joined).filter_map(|id| state.waiting.remove(id).map(|w| {
+            let Waiting { info, handled, .. } = *w;
+            (*id, info, handled)
+        })).collect();
         (round, rows)
     }
 
@@ -235,5 +260,22 @@ mod tests {
         writer.await.unwrap();
         let row = db.load_log(alone).await.unwrap().unwrap();
         assert_eq!((row.trigger_code, row.handle_code), (200, 0));
+    }
+
+    #[tokio::test]
+    async fn equal_reports_share_one_copy_and_the_copies_kept_are_bounded() {
+        let (_results, sender, _writer) = Results::start(memory_db().await);
+        let first = sender.shared_text("report".to_string());
+        let again = sender.shared_text("report".to_string());
+        assert!(Arc::ptr_eq(&first, &again));
+        assert!(!Arc::ptr_eq(&first, &sender.shared_text("other".to_string())));
+        for n in 0..TEXTS_KEPT {
+            sender.shared_text(format!("failure {n}"));
+        }
+        assert!(sender.results.texts.lock().unwrap().len() <= TEXTS_KEPT);
+        // Let go with the others, a report is kept anew; the results already holding it keep theirs.
+        let anew = sender.shared_text("report".to_string());
+        assert!(!Arc::ptr_eq(&first, &anew));
+        assert_eq!((&*first, &*anew), ("report", "report"));
     }
 }

@@ -685,7 +685,7 @@ async fn process(context: &TriggerContext, shard: Shard, release: Option<Release
     let info = TriggerInfo {
         trigger_time_ms: trigger_time,
         trigger_code: code,
-        trigger_msg: Some(report.render(i18n)),
+        trigger_msg: Some(context.results.shared_text(report.render(i18n))),
         executor_address: address,
         executor_handler: job.executor_handler.clone(),
         executor_param: job.executor_param.clone(),

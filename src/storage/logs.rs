@@ -5,6 +5,7 @@ use super::sql::RowsUpdate;
 use crate::time::Zone;
 use chrono::NaiveDateTime;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 pub(super) const DELETE_LOGS_OF_JOB: &str = "DELETE FROM xxl_job_log WHERE job_id = ?";
 
@@ -60,7 +61,9 @@ pub struct HandleInfo {
 pub struct TriggerInfo {
     pub trigger_time_ms: i64,
     pub trigger_code: i32,
-    pub trigger_msg: Option<String>,
+    /// Shared: thousands of results waiting to be written hold a few reports between them (a job's
+    /// report reads the same fire after fire, and jobs configured alike share one).
+    pub trigger_msg: Option<Arc<str>>,
     pub executor_address: Option<String>,
     pub executor_handler: Option<String>,
     pub executor_param: Option<String>,
@@ -145,8 +148,7 @@ impl Db {
     }
 
     pub async fn update_trigger_info(&self, id: i64, info: &TriggerInfo) -> Result<u64> {
-        let mut args = trigger_columns(self, info).map(|(_, arg)| arg).to_vec();
-        args.push(Arg::Int(id));
+        let args: Vec<Arg> = trigger_cells(self, info).into_iter().map(Cell::to_arg).chain([Arg::Int(id)]).collect();
         self.execute(
             "UPDATE xxl_job_log SET trigger_time = ?, trigger_code = ?, trigger_msg = ?, executor_address = ?, \
              executor_handler = ?, executor_param = ?, executor_sharding_param = ?, executor_fail_retry_count = ? \
@@ -317,29 +319,81 @@ impl Db {
     }
 }
 
-/// The columns of a trigger result, and of the execution's result a callback joined to it.
-fn result_columns(db: &Db, info: &TriggerInfo, handled: Option<&HandleInfo>) -> Vec<(&'static str, Arg)> {
-    let mut columns = trigger_columns(db, info).to_vec();
-    if let Some(h) = handled {
-        columns.push(("handle_time", Arg::DateTime(db.datetime(h.time_ms))));
-        columns.push(("handle_code", Arg::Int(h.code.into())));
-        columns.push(("handle_msg", Arg::Text(h.msg.clone())));
-    }
-    columns
+/// The columns [`Db::update_trigger_info`] writes, in its order.
+const TRIGGER_COLUMNS: [&str; 8] = [
+    "trigger_time",
+    "trigger_code",
+    "trigger_msg",
+    "executor_address",
+    "executor_handler",
+    "executor_param",
+    "executor_sharding_param",
+    "executor_fail_retry_count",
+];
+/// The columns of the execution's result a callback joined to a trigger result.
+const HANDLE_COLUMNS: [&str; 3] = ["handle_time", "handle_code", "handle_msg"];
+
+/// A value to write, borrowed from the row it belongs to: a round's rows are compared and grouped
+/// without copying their texts, which are copied into a statement's arguments only when it is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Cell<'a> {
+    Int(i64),
+    Text(Option<&'a str>),
+    DateTime(NaiveDateTime),
 }
 
-/// The columns [`Db::update_trigger_info`] writes, in its order, with this row's values.
-fn trigger_columns(db: &Db, info: &TriggerInfo) -> [(&'static str, Arg); 8] {
+impl Cell<'_> {
+    fn to_arg(self) -> Arg {
+        match self {
+            Cell::Int(v) => Arg::Int(v),
+            Cell::Text(v) => Arg::OptText(v.map(str::to_string)),
+            Cell::DateTime(v) => Arg::DateTime(v),
+        }
+    }
+}
+
+/// A trigger result's values, in the order of [`TRIGGER_COLUMNS`].
+fn trigger_cells<'a>(db: &Db, info: &'a TriggerInfo) -> [Cell<'a>; 8] {
     [
-        ("trigger_time", Arg::DateTime(db.datetime(info.trigger_time_ms))),
-        ("trigger_code", Arg::Int(info.trigger_code.into())),
-        ("trigger_msg", Arg::OptText(info.trigger_msg.clone())),
-        ("executor_address", Arg::OptText(info.executor_address.clone())),
-        ("executor_handler", Arg::OptText(info.executor_handler.clone())),
-        ("executor_param", Arg::OptText(info.executor_param.clone())),
-        ("executor_sharding_param", Arg::OptText(info.executor_sharding_param.clone())),
-        ("executor_fail_retry_count", Arg::Int(info.executor_fail_retry_count.into())),
+        Cell::DateTime(db.datetime(info.trigger_time_ms)),
+        Cell::Int(info.trigger_code.into()),
+        Cell::Text(info.trigger_msg.as_deref()),
+        Cell::Text(info.executor_address.as_deref()),
+        Cell::Text(info.executor_handler.as_deref()),
+        Cell::Text(info.executor_param.as_deref()),
+        Cell::Text(info.executor_sharding_param.as_deref()),
+        Cell::Int(info.executor_fail_retry_count.into()),
     ]
+}
+
+/// One row's values in column order: [`TRIGGER_COLUMNS`], then [`HANDLE_COLUMNS`] when a callback
+/// joined. Rows of one round are all of either width.
+#[derive(PartialEq, Eq, Hash)]
+struct ResultCells<'a> {
+    trigger: [Cell<'a>; 8],
+    handle: Option<[Cell<'a>; 3]>,
+}
+
+impl<'a> ResultCells<'a> {
+    fn of(db: &Db, info: &'a TriggerInfo, handled: Option<&'a HandleInfo>) -> Self {
+        let handle = handled.map(|h| [Cell::DateTime(db.datetime(h.time_ms)), Cell::Int(h.code.into()), Cell::Text(Some(&h.msg))]);
+        ResultCells { trigger: trigger_cells(db, info), handle }
+    }
+
+    fn names(handled: bool) -> Vec<&'static str> {
+        TRIGGER_COLUMNS.iter().chain(if handled { &HANDLE_COLUMNS[..] } else { &[] }).copied().collect()
+    }
+
+    fn cell(&self, column: usize) -> Cell<'a> {
+        match column.checked_sub(TRIGGER_COLUMNS.len()) {
+            None => self.trigger[column],
+            Some(k) => self.handle.map_or(Cell::Text(None), |h| h[k]),
+        }
+    }
+
+    fn args(&self) -> impl Iterator<Item = Arg> + '_ {
+        self.trigger.iter().chain(self.handle.iter().flatten()).map(|cell| cell.to_arg())
+    }
 }
 
 // ---- Batched statements of the trigger and callback paths -------------------------------------------
@@ -410,19 +464,20 @@ impl Db {
         let (joined, alone): (Vec<_>, Vec<_>) = rows.iter().partition(|(_, _, handled)| handled.is_some());
         let mut written = 0;
         for kind in [alone, joined] {
-            let Some((_, first, handled)) = kind.first() else { continue };
-            let names: Vec<&str> = result_columns(self, first, handled.as_ref()).into_iter().map(|(name, _)| name).collect();
-            // Each row's values in the order of `names`, made once for either way of writing them.
-            let values: Vec<Vec<Arg>> =
-                kind.iter().map(|(_, info, handled)| result_columns(self, info, handled.as_ref()).into_iter().map(|(_, value)| value).collect()).collect();
-            let ids: Vec<i64> = kind.iter().map(|(id, _, _)| *id).collect();
-            let mut alike: HashMap<&[Arg], Vec<i64>> = HashMap::new();
-            for (id, row) in ids.iter().zip(&values) {
-                alike.entry(row.as_slice()).or_default().push(*id);
+            let Some((_, _, handled)) = kind.first() else { continue };
+            let names = ResultCells::names(handled.is_some());
+            // Rows with the same values; given up on once too many differ.
+            let mut alike: HashMap<ResultCells, Vec<i64>> = HashMap::new();
+            for (id, info, handled) in &kind {
+                alike.entry(ResultCells::of(self, info, handled.as_ref())).or_default().push(*id);
+                if alike.len() * ALIKE_FACTOR > kind.len() {
+                    break;
+                }
             }
             if alike.len() * ALIKE_FACTOR <= kind.len() {
                 let sets = names.iter().map(|name| format!("{name} = ?")).collect::<Vec<_>>().join(", ");
-                for (row, ids) in alike {
+                for (cells, ids) in alike {
+                    let row: Vec<Arg> = cells.args().collect();
                     for chunk in ids.chunks(IN_LIST_MAX) {
                         let sql = format!("UPDATE xxl_job_log SET {sets} WHERE id IN ({})", placeholders(chunk.len()));
                         let args: Vec<Arg> = row.iter().cloned().chain(chunk.iter().map(|id| Arg::Int(*id))).collect();
@@ -431,9 +486,12 @@ impl Db {
                 }
                 continue;
             }
-            for (ids, rows) in ids.chunks(LOG_BATCH).zip(values.chunks(LOG_BATCH)) {
-                let columns: Vec<(&str, Vec<Arg>)> = names.iter().enumerate().map(|(c, name)| (*name, rows.iter().map(|row| row[c].clone()).collect())).collect();
-                written += self.update_columns(ids, &columns).await?;
+            for chunk in kind.chunks(LOG_BATCH) {
+                let ids: Vec<i64> = chunk.iter().map(|(id, _, _)| *id).collect();
+                let rows: Vec<ResultCells> = chunk.iter().map(|(_, info, handled)| ResultCells::of(self, info, handled.as_ref())).collect();
+                let columns: Vec<(&str, Vec<Arg>)> =
+                    names.iter().enumerate().map(|(c, name)| (*name, rows.iter().map(|row| row.cell(c).to_arg()).collect())).collect();
+                written += self.update_columns(&ids, &columns).await?;
             }
         }
         Ok(written)

@@ -20,7 +20,7 @@ pub(crate) fn trigger_info(code: i32, msg: &str) -> TriggerInfo {
     TriggerInfo {
         trigger_time_ms: 1_700_000_000_000,
         trigger_code: code,
-        trigger_msg: Some(msg.to_string()),
+        trigger_msg: Some(msg.into()),
         executor_address: Some("http://e:9999/".into()),
         executor_handler: Some("h".into()),
         executor_param: None,

@@ -58,7 +58,7 @@ fn info(row: i64) -> TriggerInfo {
     TriggerInfo {
         trigger_time_ms: T + (row % 3) * 1_000,
         trigger_code: if row % 2 == 0 { 200 } else { 500 },
-        trigger_msg: Some(format!("msg {row}")),
+        trigger_msg: Some(format!("msg {row}").into()),
         executor_address: (row % 5 != 0).then(|| format!("http://e{}:9999/", row % 4)),
         executor_handler: Some("handler".into()),
         executor_param: None,
@@ -95,7 +95,7 @@ async fn batched_trigger_results_land_on_their_rows(backend: Backend) -> TestRes
             100 + row as i32,
             Some(expected.trigger_time_ms),
             expected.trigger_code,
-            expected.trigger_msg.clone(),
+            expected.trigger_msg.as_deref().map(str::to_string),
             expected.executor_address.clone(),
             expected.executor_sharding_param.clone(),
             None,
@@ -121,7 +121,7 @@ async fn batched_trigger_results_land_on_their_rows(backend: Backend) -> TestRes
     for (row, id) in ids.iter().enumerate() {
         let log = store.load_log(*id).await.context("load")?.context("row")?;
         let wanted = if row < 300 { format!("alike {}", row % 2) } else { updates[row].2.as_ref().map(|h| h.msg.clone()).unwrap_or_default() };
-        ensure_eq!((log.handle_msg.unwrap_or_default(), log.trigger_msg), (wanted, info(if row < 300 { row as i64 % 2 * 2 } else { row as i64 }).trigger_msg), "row {row} after the alike update");
+        ensure_eq!((log.handle_msg.unwrap_or_default(), log.trigger_msg), (wanted, info(if row < 300 { row as i64 % 2 * 2 } else { row as i64 }).trigger_msg.as_deref().map(str::to_string)), "row {row} after the alike update");
     }
     Ok(())
 }

@@ -75,7 +75,7 @@ pub async fn log(
     let info = xxl_job_admin::storage::TriggerInfo {
         trigger_time_ms,
         trigger_code,
-        trigger_msg: Some(format!("trigger msg of {id}")),
+        trigger_msg: Some(format!("trigger msg of {id}").into()),
         executor_address: Some(address.to_string()),
         executor_handler: Some("demoJobHandler".into()),
         executor_param: Some(format!("param {id}")),
