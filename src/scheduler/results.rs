@@ -163,10 +163,14 @@ impl Results {
         state.next_round += 1;
         let joined = std::mem::take(&mut state.joined);
         // An id both ripe and joined is found once: the first take removes it.
-        let rows = ids.iter().chain(&joined).filter_map(|id| state.waiting.remove(id).map(|w| {
-            let Waiting { info, handled, .. } = *w;
-            (*id, info, handled)
-        })).collect();
+        let rows = ids
+            .iter()
+            .chain(&joined)
+            .filter_map(|id| {
+                let Waiting { info, handled, .. } = *state.waiting.remove(id)?;
+                Some((*id, info, handled))
+            })
+            .collect();
         (round, rows)
     }
 

@@ -149,13 +149,8 @@ impl Db {
 
     pub async fn update_trigger_info(&self, id: i64, info: &TriggerInfo) -> Result<u64> {
         let args: Vec<Arg> = trigger_cells(self, info).into_iter().map(Cell::to_arg).chain([Arg::Int(id)]).collect();
-        self.execute(
-            "UPDATE xxl_job_log SET trigger_time = ?, trigger_code = ?, trigger_msg = ?, executor_address = ?, \
-             executor_handler = ?, executor_param = ?, executor_sharding_param = ?, executor_fail_retry_count = ? \
-             WHERE id = ?",
-            &args,
-        )
-        .await
+        let sets = bound_assignments(&TRIGGER_COLUMNS);
+        self.execute(&format!("UPDATE xxl_job_log SET {sets} WHERE id = ?"), &args).await
     }
 
     /// Writes a result. With `only_if_unfinished` the row must still have no result (`handle_code <= 0`),
@@ -319,7 +314,7 @@ impl Db {
     }
 }
 
-/// The columns [`Db::update_trigger_info`] writes, in its order.
+/// The columns of a trigger result ([`Db::update_trigger_info`] writes them), in [`trigger_cells`]' order.
 const TRIGGER_COLUMNS: [&str; 8] = [
     "trigger_time",
     "trigger_code",
@@ -332,6 +327,11 @@ const TRIGGER_COLUMNS: [&str; 8] = [
 ];
 /// The columns of the execution's result a callback joined to a trigger result.
 const HANDLE_COLUMNS: [&str; 3] = ["handle_time", "handle_code", "handle_msg"];
+
+/// `a = ?, b = ?, …`: each of `columns` set to an argument, in order.
+fn bound_assignments(columns: &[&str]) -> String {
+    columns.iter().map(|name| format!("{name} = ?")).collect::<Vec<_>>().join(", ")
+}
 
 /// A value to write, borrowed from the row it belongs to: a round's rows are compared and grouped
 /// without copying their texts, which are copied into a statement's arguments only when it is built.
@@ -466,16 +466,8 @@ impl Db {
         for kind in [alone, joined] {
             let Some((_, _, handled)) = kind.first() else { continue };
             let names = ResultCells::names(handled.is_some());
-            // Rows with the same values; given up on once too many differ.
-            let mut alike: HashMap<ResultCells, Vec<i64>> = HashMap::new();
-            for (id, info, handled) in &kind {
-                alike.entry(ResultCells::of(self, info, handled.as_ref())).or_default().push(*id);
-                if alike.len() * ALIKE_FACTOR > kind.len() {
-                    break;
-                }
-            }
-            if alike.len() * ALIKE_FACTOR <= kind.len() {
-                let sets = names.iter().map(|name| format!("{name} = ?")).collect::<Vec<_>>().join(", ");
+            if let Some(alike) = self.alike_rows(&kind) {
+                let sets = bound_assignments(&names);
                 for (cells, ids) in alike {
                     let row: Vec<Arg> = cells.args().collect();
                     for chunk in ids.chunks(IN_LIST_MAX) {
@@ -495,6 +487,19 @@ impl Db {
             }
         }
         Ok(written)
+    }
+
+    /// The ids of `rows` grouped by the values they are to get, or `None` once more than one in
+    /// [`ALIKE_FACTOR`] differs (then each row takes its own values from a derived table).
+    fn alike_rows<'a>(&self, rows: &[&'a (i64, TriggerInfo, Option<HandleInfo>)]) -> Option<HashMap<ResultCells<'a>, Vec<i64>>> {
+        let mut alike: HashMap<ResultCells, Vec<i64>> = HashMap::new();
+        for (id, info, handled) in rows.iter().copied() {
+            alike.entry(ResultCells::of(self, info, handled.as_ref())).or_default().push(*id);
+            if alike.len() * ALIKE_FACTOR > rows.len() {
+                return None;
+            }
+        }
+        Some(alike)
     }
 
     /// Writes the same result into several rows that have none yet (`handle_code <= 0`, the atomic
