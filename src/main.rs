@@ -74,6 +74,41 @@ fn one_c_malloc_arena() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn one_c_malloc_arena() {}
 
+/// Start-up runs much code the running admin never calls again (configuration, the schema check, building
+/// the console's routes, TLS and metrics set-up), and the kernel maps 64 KB of the binary around each page
+/// first touched: after start-up 9 MB of code stays resident where idling needs about 6. Asking the kernel
+/// to reclaim the binary's read-only segments now, as memory pressure would, returns what start-up alone
+/// used; what the admin runs next is mapped again on first use (once, from the page cache or the disk).
+/// Reclaim keeps contents, so it is safe on any page; pages other processes map are left where they are.
+#[cfg(target_os = "linux")]
+fn release_start_up_code() {
+    extern "C" fn reclaim_read_only(info: *mut libc::dl_phdr_info, _: usize, _: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: the C library passes a valid `dl_phdr_info` whose `dlpi_phdr` points at `dlpi_phnum`
+        // program headers of a loaded object, for the duration of the call.
+        let info = unsafe { &*info };
+        let headers = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+        // SAFETY: sysconf reads a constant of the system.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        for header in headers.iter().filter(|h| h.p_type == libc::PT_LOAD && h.p_flags & libc::PF_W == 0) {
+            let start = (info.dlpi_addr as usize + header.p_vaddr as usize).next_multiple_of(page);
+            let end = (info.dlpi_addr as usize + (header.p_vaddr + header.p_memsz) as usize) / page * page;
+            if end > start {
+                // SAFETY: the range lies within a mapped segment of this executable and only whole pages
+                // are named; MADV_PAGEOUT changes residency, never contents. A kernel older than 5.4
+                // refuses it (EINVAL) and nothing changes.
+                unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_PAGEOUT) };
+            }
+        }
+        // The first object visited is the executable itself; shared libraries are left alone.
+        1
+    }
+    // SAFETY: the callback only reads what it is given and calls madvise on the executable's own segments.
+    unsafe { libc::dl_iterate_phdr(Some(reclaim_read_only), std::ptr::null_mut()) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn release_start_up_code() {}
+
 fn serve(args: &[String]) -> ExitCode {
     one_c_malloc_arena();
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
@@ -105,6 +140,7 @@ fn serve(args: &[String]) -> ExitCode {
     runtime.block_on(async {
         match xxl_job_admin::app::start(loaded.config).await {
             Ok(app) => {
+                release_start_up_code();
                 if !app.run_until_signal(grace).await {
                     // Without waiting for tasks still blocked on the database.
                     std::process::exit(1);
