@@ -1,5 +1,6 @@
 //! The scheduling side of the admin: the schedule loop, triggers, results, retries and alarms.
 
+pub mod backlog;
 pub mod complete;
 pub mod dispatch;
 pub mod leader;

@@ -9,6 +9,7 @@
 //! callback is answered once that UPDATE is done, so a result the executor was told was taken is in the
 //! database; the executor's next batch (it sends one at a time) then comes soon enough to join too.
 
+use super::backlog::Backlog;
 use crate::storage::{Db, HandleInfo, StorageError, TriggerInfo};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -21,6 +22,12 @@ const WRITE_BATCH: usize = 2_000;
 /// thread sends one batch at a time, so under load a short job's callback comes one or two batch round
 /// trips after its `/run` was answered.
 const MERGE_WINDOW: Duration = Duration::from_millis(250);
+/// Results whose windows end this close together are written in one round.
+const RIPEN_TOGETHER: Duration = Duration::from_millis(10);
+/// How long a round waits at most for the burst of fires being sent: its UPDATE would compete with
+/// their `/run`s for the cores and the database (callbacks of the burst's first fires come in while
+/// its last ones are still to be sent).
+const DEFER_LIMIT: Duration = Duration::from_millis(500);
 /// Pause between attempts while the database is unreachable.
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
 /// How long the writer keeps retrying one round; after that the lost-result sweep settles its rows.
@@ -113,11 +120,11 @@ impl ResultSender {
 
 impl Results {
     /// The results, the sender the triggers use and the writer task's input.
-    pub fn start(db: Db) -> (Arc<Results>, ResultSender, tokio::task::JoinHandle<()>) {
+    pub fn start(db: Db, backlog: Arc<Backlog>) -> (Arc<Results>, ResultSender, tokio::task::JoinHandle<()>) {
         // Rounds count from 1: `done` starts at 0, which no round may be taken for.
         let results = Arc::new(Results { state: Mutex::new(State { next_round: 1, ..State::default() }), ..Results::default() });
         let (ids, ids_rx) = mpsc::unbounded_channel();
-        let writer = tokio::spawn(write(db, results.clone(), ids_rx));
+        let writer = tokio::spawn(write(db, results.clone(), ids_rx, backlog));
         (results.clone(), ResultSender { results, ids }, writer)
     }
 
@@ -191,7 +198,10 @@ impl Results {
 /// It ends when every sender is gone, after writing what was recorded. While the database is unreachable
 /// a round is retried (for at most [`WRITE_RETRY_LIMIT`]); results that still cannot be written, or that
 /// die with the process, are settled by the lost-result sweep.
-async fn write(db: Db, results: Arc<Results>, mut ids: mpsc::UnboundedReceiver<(i64, Instant)>) {
+async fn write(db: Db, results: Arc<Results>, mut ids: mpsc::UnboundedReceiver<(i64, Instant)>, backlog: Arc<Backlog>) {
+    // Whether the writer may still wait for the burst being sent: once per burst (a lane that stays
+    // backed up, by a hanging executor or a load beyond its permits, must not hold every round back).
+    let mut may_defer = true;
     let mut queue: VecDeque<(i64, Instant)> = VecDeque::new();
     let mut received = Vec::with_capacity(WRITE_BATCH);
     loop {
@@ -211,9 +221,25 @@ async fn write(db: Db, results: Arc<Results>, mut ids: mpsc::UnboundedReceiver<(
             let ripe = *recorded + MERGE_WINDOW;
             if !ids.is_closed() && ripe > Instant::now() {
                 tokio::select! {
-                    _ = tokio::time::sleep_until(ripe.into()) => continue,
+                    // The results recorded just after it ripen with it: one round, not one per millisecond.
+                    _ = tokio::time::sleep_until((ripe + RIPEN_TOGETHER).into()) => continue,
                     _ = results.joined.notified() => {}
                 }
+            }
+        }
+        if backlog.is_empty() {
+            may_defer = true;
+        } else if may_defer && !ids.is_closed() {
+            may_defer = false;
+            let paused_at = Instant::now();
+            backlog.cleared(DEFER_LIMIT).await;
+            let resumed = Instant::now();
+            while let Ok(id) = ids.try_recv() {
+                queue.push_back(id);
+            }
+            // The windows stood still meanwhile: the callbacks that would join were not answered.
+            for (_, recorded) in queue.iter_mut() {
+                *recorded = if *recorded < paused_at { *recorded + (resumed - paused_at) } else { resumed };
             }
         }
         let now = Instant::now();
@@ -221,6 +247,11 @@ async fn write(db: Db, results: Arc<Results>, mut ids: mpsc::UnboundedReceiver<(
         let batch: Vec<i64> = queue.drain(..ripe).map(|(id, _)| id).collect();
         let first = Instant::now();
         let (round, rows) = results.take(&batch);
+        if rows.is_empty() {
+            // Their callbacks joined them: written already.
+            results.finish(round, true);
+            continue;
+        }
         let mut written = true;
         while let Err(e) = db.update_trigger_results(&rows).await {
             if first.elapsed() >= WRITE_RETRY_LIMIT {
@@ -245,7 +276,7 @@ mod tests {
         let db = memory_db().await;
         let now = 1_700_000_000_000;
         let (joined, alone) = (db.insert_log(1, 1, now).await.unwrap(), db.insert_log(1, 1, now).await.unwrap());
-        let (results, sender, writer) = Results::start(db.clone());
+        let (results, sender, writer) = Results::start(db.clone(), Arc::default());
         assert!(sender.send(joined, trigger_info(200, "sent"), true).is_none());
         assert!(sender.send(alone, trigger_info(200, "sent"), true).is_none());
         let started = Instant::now();
@@ -268,7 +299,7 @@ mod tests {
 
     #[tokio::test]
     async fn equal_reports_share_one_copy_and_the_copies_kept_are_bounded() {
-        let (_results, sender, _writer) = Results::start(memory_db().await);
+        let (_results, sender, _writer) = Results::start(memory_db().await, Arc::default());
         let first = sender.shared_text("report".to_string());
         let again = sender.shared_text("report".to_string());
         assert!(Arc::ptr_eq(&first, &again));

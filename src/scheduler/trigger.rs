@@ -5,6 +5,7 @@
 //! times in the current minute goes to the slow lane, so a dead or hanging executor cannot starve the
 //! others.
 
+use super::backlog::{Backlog, Reserved};
 use super::results::{ResultSender, Results};
 use super::{TriggerSink, CONFLICT_RETRY};
 use crate::config::Config;
@@ -178,6 +179,7 @@ pub struct Lanes {
 struct Lane {
     queue: mpsc::UnboundedSender<Turn>,
     limit: Arc<Semaphore>,
+    backlog: Arc<Backlog>,
 }
 
 /// Holds a prepared trigger back until it may be written; `false`: it is not sent (and has no result:
@@ -188,15 +190,17 @@ pub type Release = Pin<Box<dyn Future<Output = bool> + Send>>;
 type Turn = (Arc<TriggerContext>, Shard, Option<Release>);
 
 impl Lane {
-    fn start(concurrency: usize, slow_jobs: Arc<Mutex<SlowJobs>>) -> Lane {
+    fn start(concurrency: usize, slow_jobs: Arc<Mutex<SlowJobs>>, backlog: Arc<Backlog>) -> Lane {
         let limit = Arc::new(Semaphore::new(concurrency));
         let (queue, turns) = mpsc::unbounded_channel();
-        tokio::spawn(give_turns(turns, limit.clone(), slow_jobs));
-        Lane { queue, limit }
+        tokio::spawn(give_turns(turns, limit.clone(), slow_jobs, backlog.clone()));
+        Lane { queue, limit, backlog }
     }
 
     fn enqueue(&self, context: Arc<TriggerContext>, shard: Shard, release: Option<Release>) {
+        self.backlog.add(1);
         if self.queue.send((context, shard, release)).is_err() {
+            self.backlog.remove(1);
             tracing::error!("trigger dropped: its lane has stopped");
         }
     }
@@ -204,7 +208,7 @@ impl Lane {
 
 /// Runs the queued triggers of a lane as its permits allow. It ends with the process (the lanes' senders
 /// live as long as the admin).
-async fn give_turns(mut turns: mpsc::UnboundedReceiver<Turn>, limit: Arc<Semaphore>, slow_jobs: Arc<Mutex<SlowJobs>>) {
+async fn give_turns(mut turns: mpsc::UnboundedReceiver<Turn>, limit: Arc<Semaphore>, slow_jobs: Arc<Mutex<SlowJobs>>, backlog: Arc<Backlog>) {
     while let Some(first) = turns.recv().await {
         let mut next = Some(first);
         while let Some((context, shard, release)) = next.take() {
@@ -219,6 +223,7 @@ async fn give_turns(mut turns: mpsc::UnboundedReceiver<Turn>, limit: Arc<Semapho
                 },
                 Err(TryAcquireError::Closed) => return,
             };
+            backlog.remove(1);
             start_turn(context, shard, release, permit, slow_jobs.clone());
             next = turns.try_recv().ok();
         }
@@ -242,6 +247,21 @@ fn start_turn(context: Arc<TriggerContext>, shard: Shard, release: Option<Releas
 }
 
 impl Lanes {
+    /// Waits until no trigger waits for a permit of the fast lane, at most `limit`.
+    pub async fn drained(&self, limit: Duration) {
+        self.fast.backlog.cleared(limit).await;
+    }
+
+    /// Whether triggers wait for a permit of the fast lane: a burst is being sent.
+    pub fn sending(&self) -> bool {
+        !self.fast.backlog.is_empty()
+    }
+
+    /// Counts `n` decided fires in the backlog until they are with their lanes.
+    pub fn reserve(&self, n: usize) -> Reserved {
+        self.fast.backlog.reserve(n)
+    }
+
     fn is_slow(&self, job_id: i32) -> bool {
         self.slow_jobs.lock().is_ok_and(|s| s.is_slow(job_id))
     }
@@ -295,7 +315,10 @@ impl TriggerPool {
     /// is queued.
     pub fn start(lanes: LaneServices, config: &Config, shutdown: Shutdown) -> Started {
         let LaneServices { db, i18n, executors, clock, metrics } = lanes;
-        let (waiting, results, writer) = Results::start(db.clone());
+        // The fast lane's: a burst of planned fires goes there (a job is moved to the slow lane by its own
+        // slow triggers, and that lane's backlog is a hanging executor's, not a burst).
+        let backlog: Arc<Backlog> = Arc::default();
+        let (waiting, results, writer) = Results::start(db.clone(), backlog.clone());
         let counts = Arc::new(Counts::default());
         let flusher = tokio::spawn(flush_counts(counts.clone(), clock.clone(), shutdown.clone()));
         let context = Arc::new(TriggerContext {
@@ -311,7 +334,11 @@ impl TriggerPool {
         });
         let (fast_max, slow_max) = (config.trigger_pool.fast_max as usize, config.trigger_pool.slow_max as usize);
         let slow_jobs: Arc<Mutex<SlowJobs>> = Arc::default();
-        let lanes = Lanes { fast: Lane::start(fast_max, slow_jobs.clone()), slow: Lane::start(slow_max, slow_jobs.clone()), slow_jobs };
+        let lanes = Lanes {
+            fast: Lane::start(fast_max, slow_jobs.clone(), backlog),
+            slow: Lane::start(slow_max, slow_jobs.clone(), Arc::default()),
+            slow_jobs,
+        };
         let (fast, fast_rx) = mpsc::channel(LANE_QUEUE);
         let (slow, slow_rx) = mpsc::channel(LANE_QUEUE);
         let tasks = vec![
