@@ -206,6 +206,17 @@ impl State {
         self.timeline.range((after + 1, i64::MIN, i32::MIN)..).next().map(|e| e.0)
     }
 
+    /// The first release in `[from, through]` at which at least `fires` fires are due, pending or held.
+    fn burst_between(&self, from: i64, through: i64, fires: usize) -> Option<i64> {
+        // Held fires the watermark covers are with the lanes.
+        let held_from = from.max(self.covered_through + 1);
+        let mut counts: BTreeMap<i64, usize> = if held_from <= through { self.held.range(held_from..=through).map(|(r, n)| (*r, *n)).collect() } else { BTreeMap::new() };
+        for (release, _, _) in self.timeline.range((from, i64::MIN, i32::MIN)..=(through, i64::MAX, i32::MAX)) {
+            *counts.entry(*release).or_default() += 1;
+        }
+        counts.into_iter().find(|(_, n)| *n >= fires).map(|(r, _)| r)
+    }
+
     /// The first release past the watermark, of a pending fire or a held one.
     fn first_uncovered(&self) -> Option<i64> {
         let held = self.held.range(self.covered_through + 1..).next().map(|(release, _)| *release);
@@ -286,6 +297,21 @@ impl Dispatcher {
             }
         }
         self.inner.cover_raised.notify_waiters();
+    }
+
+    /// The first release in `[from, through]` of at least `fires` fires.
+    pub fn burst_between(&self, from: i64, through: i64, fires: usize) -> Option<i64> {
+        self.inner.lock().burst_between(from, through, fires)
+    }
+
+    /// Waits until the lanes have no trigger waiting for a permit, at most `limit`.
+    pub async fn drained(&self, limit: Duration) {
+        self.inner.lanes.drained(limit).await
+    }
+
+    /// Whether a burst of triggers is being sent.
+    pub fn sending(&self) -> bool {
+        self.inner.lanes.sending()
     }
 
     /// Looks at the fires at once (a term began).
@@ -538,6 +564,7 @@ impl Inner {
     /// again.
     fn send_due(self: &Arc<Self>, term: u64, now: i64) -> Option<i64> {
         let mut sends = Vec::new();
+        let reserved;
         let mut settled = Vec::new();
         let next = {
             let mut state = self.lock();
@@ -548,6 +575,9 @@ impl Inner {
             let decided_at = now.max(due_through);
             let jobs = state.jobs_between(i64::MIN, due_through);
             let State { jobs: entries, timeline, crons, groups, held, .. } = &mut *state;
+            // Counted from the moment they leave the timeline until they are with their lanes: a schedule
+            // pass making way for the burst sees them all along.
+            reserved = (!jobs.is_empty()).then(|| self.lanes.reserve(jobs.len()));
             for job_id in jobs {
                 let Some(entry) = entries.get_mut(&job_id) else { continue };
                 let fire_once_now = entry.fire_once_now();
@@ -576,6 +606,7 @@ impl Inner {
         for (job, group, fire, compensation) in sends {
             self.send(term, job, group, fire, compensation, now);
         }
+        drop(reserved);
         next
     }
 
@@ -778,5 +809,25 @@ mod tests {
         }
         assert_eq!(timings.ahead(SERVER_COVER), 5, "a slow commit is forgotten after the next ones");
         assert_eq!(timings.ahead(EMBEDDED_COVER), 150);
+    }
+
+    #[test]
+    fn a_burst_is_a_release_of_many_fires_pending_or_held_and_not_yet_covered() {
+        let mut state = State::default();
+        let fire = |log_id, release_ms| Fire { log_id, instant_ms: release_ms, release_ms, kind: Kind::Regular, planned_at_ms: 0 };
+        for job in 0..3 {
+            state.add(job, fire(i64::from(job), 1_000));
+            state.add(job, fire(10 + i64::from(job), 2_000));
+        }
+        state.add(9, fire(20, 1_500));
+        assert_eq!(state.burst_between(0, 5_000, 3), Some(1_000));
+        assert_eq!(state.burst_between(1_001, 5_000, 3), Some(2_000));
+        assert_eq!(state.burst_between(0, 5_000, 4), None, "no release has four");
+        assert_eq!(state.burst_between(1_001, 1_999, 1), Some(1_500));
+        // Decided and held: still to come until the watermark covers them (they are with the lanes then).
+        state.held.insert(3_000, 5);
+        assert_eq!(state.burst_between(2_001, 5_000, 5), Some(3_000));
+        state.covered_through = 3_000;
+        assert_eq!(state.burst_between(2_001, 5_000, 1), None);
     }
 }
