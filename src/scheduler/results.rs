@@ -298,6 +298,33 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_round_waits_for_the_burst_being_sent_and_its_callbacks_still_join() {
+        let db = memory_db().await;
+        let now = 1_700_000_000_000;
+        let (first, second) = (db.insert_log(1, 1, now).await.unwrap(), db.insert_log(1, 1, now).await.unwrap());
+        let backlog = Arc::new(Backlog::default());
+        let (results, sender, _writer) = Results::start(db.clone(), backlog.clone());
+        let burst = backlog.reserve(1);
+        assert!(sender.send(first, trigger_info(200, "sent"), true).is_none());
+        let Join::Joined(round) = results.join(first, HandleInfo { time_ms: now + 5, code: 200, msg: String::new() }) else {
+            panic!("the result was waiting")
+        };
+        results.flush_joined();
+        assert!(sender.send(second, trigger_info(200, "sent"), true).is_none());
+        // Past the callback window, while the burst is still being sent: nothing written yet.
+        tokio::time::sleep(MERGE_WINDOW + Duration::from_millis(20)).await;
+        assert_eq!(db.load_log(first).await.unwrap().unwrap().trigger_code, 0);
+        let sent = Instant::now();
+        drop(burst);
+        results.written(round).await.unwrap();
+        assert!(sent.elapsed() < MERGE_WINDOW, "written {:?} after the burst", sent.elapsed());
+        assert_eq!(db.load_log(first).await.unwrap().unwrap().handle_code, 200);
+        // The other result's window stood still: its callback, coming after the burst, still joins it.
+        assert_eq!(db.load_log(second).await.unwrap().unwrap().trigger_code, 0);
+        assert!(matches!(results.join(second, HandleInfo { time_ms: now + 9, code: 200, msg: String::new() }), Join::Joined(_)));
+    }
+
+    #[tokio::test]
     async fn equal_reports_share_one_copy_and_the_copies_kept_are_bounded() {
         let (_results, sender, _writer) = Results::start(memory_db().await, Arc::default());
         let first = sender.shared_text("report".to_string());
