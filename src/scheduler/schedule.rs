@@ -131,8 +131,9 @@ impl Scheduler {
             let Some(release) = self.dispatcher.burst_between(now - 1_000, now + pass_ms + MAKE_WAY_SLACK_MS, BURST_FIRES) else {
                 return;
             };
-            // Until the burst's triggers queue for their permits (a little before it is due).
-            tokio::time::sleep(Duration::from_millis((release.min(latest_start) - now).max(1) as u64)).await;
+            // Until the burst's triggers queue for their permits (a little before it is due); one due
+            // already waits for its watermark.
+            tokio::time::sleep(Duration::from_millis((release.min(latest_start) - now).max(MAKE_WAY_POLL_MS) as u64)).await;
         }
     }
 
@@ -277,6 +278,8 @@ const IDLE_LEAD_MS: i64 = 3_000;
 const BURST_FIRES: usize = 500;
 /// Room after a pass for the burst it would meet.
 const MAKE_WAY_SLACK_MS: i64 = 20;
+/// How often a pass making way looks again for a burst that is due but not with the lanes yet.
+const MAKE_WAY_POLL_MS: i64 = 5;
 /// Lead a pass that makes way leaves the earliest fire it has to plan.
 const PLAN_LEAD_MS: i64 = 1_000;
 
