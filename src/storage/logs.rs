@@ -433,9 +433,9 @@ pub(super) fn log_inserts(zone: Zone, rows: &[NewLog]) -> impl Iterator<Item = (
 
 /// Rows per batched INSERT/UPDATE of log rows.
 const LOG_BATCH: usize = RowsUpdate::MAX_ROWS;
-/// Results are written by one id list per set of equal values when there are at least this many rows per
+/// Rows are written by one id list per set of equal values when there are at least this many rows per
 /// set: an UPDATE of a 200-row derived table costs MariaDB about 15 µs a row in planning alone.
-const ALIKE_FACTOR: usize = 4;
+pub(super) const ALIKE_FACTOR: usize = 4;
 
 impl Db {
     /// Creates the rows of several triggers, all at `trigger_time_ms`, before anything is sent (spec 4.3

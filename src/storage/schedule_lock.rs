@@ -8,9 +8,11 @@
 //!
 //! The same table keeps one more row, the console's session secret (see [`SESSION_SECRET_PREFIX`]).
 
-use super::logs::{log_inserts, NewLog};
+use std::collections::HashMap;
+
+use super::logs::{log_inserts, NewLog, ALIKE_FACTOR};
 use super::sql::{self, Dialect, On, RowsUpdate, Tx};
-use super::{Arg, Db, Result, ScheduledJob};
+use super::{placeholders, Arg, Db, Result, ScheduledJob, IN_LIST_MAX};
 use crate::domain::ownership::{Lease, Owner};
 use crate::time::Zone;
 
@@ -41,6 +43,13 @@ pub struct ScheduleUpdate {
     pub trigger_status: i16,
     pub trigger_last_time: i64,
     pub trigger_next_time: i64,
+}
+
+impl ScheduleUpdate {
+    /// What the update writes, then the next time it expects to find.
+    fn values(&self) -> [i64; 4] {
+        [self.trigger_status.into(), self.trigger_last_time, self.trigger_next_time, self.expected_next_time]
+    }
 }
 
 impl Db {
@@ -125,19 +134,34 @@ impl ScheduleLock {
         .await
     }
 
-    /// Writes the pass's results in batches; returns how many rows were written.
+    /// Writes the pass's results; returns how many rows were written. Only a job still as the pass read
+    /// it is written: a console change meanwhile wins. Jobs planned alike (the same times, as every job
+    /// of one cron is) are written by one UPDATE of an id list per set of values, which costs MariaDB
+    /// half of what a derived table of their values does; when most jobs differ (spread schedules), one
+    /// UPDATE per 200 jobs takes each job's values from a derived table.
     pub async fn update_schedules(&mut self, updates: &[ScheduleUpdate]) -> Result<u64> {
+        let mut alike: HashMap<[i64; 4], Vec<i64>> = HashMap::new();
+        for u in updates {
+            alike.entry(u.values()).or_default().push(u.id.into());
+        }
         let mut written = 0;
+        if alike.len() * ALIKE_FACTOR <= updates.len() {
+            for ([status, last, next, expected], ids) in alike {
+                for chunk in ids.chunks(IN_LIST_MAX) {
+                    let sql = format!(
+                        "UPDATE xxl_job_info SET trigger_status = ?, trigger_last_time = ?, trigger_next_time = ? \
+                         WHERE id IN ({}) AND trigger_status = 1 AND trigger_next_time = ?",
+                        placeholders(chunk.len())
+                    );
+                    let args: Vec<Arg> = [status, last, next].iter().chain(chunk).chain([&expected]).map(|v| Arg::Int(*v)).collect();
+                    written += sql::execute(On::Tx(&mut self.tx), &self.dialect, &sql, &args).await?;
+                }
+            }
+            return Ok(written);
+        }
         for batch in updates.chunks(RowsUpdate::MAX_ROWS) {
-            let rows = batch
-                .iter()
-                .map(|u| {
-                    let values = [u.trigger_status.into(), u.trigger_last_time, u.trigger_next_time, u.expected_next_time];
-                    (u.id.into(), values.into_iter().map(Arg::Int).collect())
-                })
-                .collect();
+            let rows = batch.iter().map(|u| (u.id.into(), u.values().into_iter().map(Arg::Int).collect())).collect();
             let sets = ["trigger_status = v.c0", "trigger_last_time = v.c1", "trigger_next_time = v.c2"].map(String::from);
-            // Only a job still as the pass read it: a console change meanwhile wins.
             let condition = "xxl_job_info.trigger_status = 1 AND xxl_job_info.trigger_next_time = v.c3";
             let (sql, args) = RowsUpdate { table: "xxl_job_info", sets: &sets, set_args: Vec::new(), rows, condition }.build(&self.dialect);
             written += sql::execute(On::Tx(&mut self.tx), &self.dialect, &sql, &args).await?;
@@ -172,5 +196,62 @@ impl ScheduleLock {
     /// Releases the lock, making the pass's writes visible.
     pub async fn commit(self) -> Result<()> {
         sql::commit(self.tx).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::testing::memory_db;
+
+    /// Each job's id, status, last and next time, by id.
+    async fn jobs(db: &Db) -> Vec<(i32, i64, i64, i64)> {
+        let sql = "SELECT id, trigger_status, trigger_last_time, trigger_next_time FROM xxl_job_info ORDER BY id";
+        db.fetch_all(sql, &[]).await.unwrap()
+    }
+
+    /// Each job's status, last and next time, by id.
+    async fn times(db: &Db) -> Vec<(i64, i64, i64)> {
+        jobs(db).await.into_iter().map(|(_, s, l, n)| (s, l, n)).collect()
+    }
+
+    #[tokio::test]
+    async fn schedules_are_written_alike_or_each_its_own_and_a_console_change_wins() {
+        let db = memory_db().await;
+        db.execute("DELETE FROM xxl_job_info", &[]).await.unwrap();
+        let insert = "INSERT INTO xxl_job_info (job_group, job_desc, glue_type, trigger_status, trigger_next_time) VALUES (1, 'j', 'BEAN', 1, 1000)";
+        for _ in 0..300 {
+            db.execute(insert, &[]).await.unwrap();
+        }
+        let ids: Vec<i32> = jobs(&db).await.iter().map(|t| t.0).collect();
+        // The console stopped the 7th job and rescheduled the 8th after the pass read them.
+        db.execute("UPDATE xxl_job_info SET trigger_status = 0, trigger_next_time = 0 WHERE id = ?", &[Arg::Int(ids[6].into())]).await.unwrap();
+        db.execute("UPDATE xxl_job_info SET trigger_next_time = 99 WHERE id = ?", &[Arg::Int(ids[7].into())]).await.unwrap();
+        let plan = |id: i32, expected: i64, next: i64| ScheduleUpdate {
+            id,
+            expected_next_time: expected,
+            trigger_status: 1,
+            trigger_last_time: expected,
+            trigger_next_time: next,
+        };
+
+        // A cron's jobs come out alike (one id list; the last job stopped by its plan) ...
+        let mut alike: Vec<ScheduleUpdate> = ids.iter().map(|id| plan(*id, 1000, 2000)).collect();
+        alike[299].trigger_status = 0;
+        let mut lock = db.lock_schedule().await.unwrap();
+        assert_eq!(lock.update_schedules(&alike).await.unwrap(), 298);
+        lock.commit().await.unwrap();
+        let after = times(&db).await;
+        assert_eq!((after[0], after[298], after[299]), ((1, 1000, 2000), (1, 1000, 2000), (0, 1000, 2000)));
+        assert_eq!((after[6], after[7]), ((0, 0, 0), (1, 0, 99)));
+
+        // ... spread ones each their own (derived tables of 200 rows).
+        let spread: Vec<ScheduleUpdate> = ids[..299].iter().map(|id| plan(*id, 2000, 3000 + i64::from(*id))).collect();
+        let mut lock = db.lock_schedule().await.unwrap();
+        assert_eq!(lock.update_schedules(&spread).await.unwrap(), 297);
+        lock.commit().await.unwrap();
+        let after = times(&db).await;
+        assert_eq!((after[0], after[298]), ((1, 2000, 3000 + i64::from(ids[0])), (1, 2000, 3000 + i64::from(ids[298]))));
+        assert_eq!((after[6], after[7], after[299]), ((0, 0, 0), (1, 0, 99), (0, 1000, 2000)));
     }
 }
