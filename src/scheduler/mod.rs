@@ -70,6 +70,7 @@ impl Engine {
             i18n: self.i18n.clone(),
             triggers: self.triggers.clone(),
             alarms: self.alarms,
+            cursor: Default::default(),
         };
         let lost = LostMonitor {
             db: self.db.clone(),

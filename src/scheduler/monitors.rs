@@ -10,7 +10,7 @@ use crate::i18n::I18n;
 use crate::storage::{Db, JobInfo, JobLog, Result, TriggerInfo};
 use crate::time::Clock;
 use crate::workers::Shutdown;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -45,10 +45,48 @@ pub struct FailMonitor {
     pub i18n: I18n,
     pub triggers: Arc<dyn TriggerSink>,
     pub alarms: Alarms,
+    pub cursor: FailCursor,
+}
+
+/// Where the fail monitor's search for failed triggers without a result starts. Such a row keeps
+/// `handle_code = 0` for ever, beside every trigger still running, so a search from the first row reads
+/// more the longer the admin runs; a row whose trigger code is written keeps it, so the search starts
+/// after the last row whose trigger had a result when a pass looked.
+#[derive(Default)]
+pub struct FailCursor {
+    /// Below this id, every failed trigger without a result has been found.
+    after: i64,
+    /// The highest id at each of the last passes, oldest first. Ids are handed out before their rows
+    /// commit; only ids [`COMMITTED_PASSES`] passes old are sure to be in the table.
+    newest: VecDeque<i64>,
+    passes: u32,
+}
+
+/// Passes (10 s apart) an id must be old for the cursor to move past it: a minute, as long as a row may
+/// wait for its trigger result (`LOST_RESULT_AFTER_MS`).
+const COMMITTED_PASSES: usize = 6;
+/// Every this many passes (10 minutes) the search starts from the first row again, whatever the cursor
+/// says.
+const RESCAN_EVERY: u32 = 60;
+
+impl FailCursor {
+    /// Where this pass searches from, and where the next may, if this one finds all it looks for. The
+    /// second is read before the search, so a trigger failing meanwhile is either found or after it.
+    async fn before_pass(&mut self, db: &Db) -> Result<(i64, i64)> {
+        if self.passes % RESCAN_EVERY == 0 {
+            self.after = 0;
+        }
+        self.passes = self.passes.wrapping_add(1);
+        self.newest.push_back(db.max_log_id().await?);
+        let committed = if self.newest.len() > COMMITTED_PASSES { self.newest.pop_front() } else { None };
+        let untriggered = db.first_untriggered_log_after(self.after).await?;
+        let next = committed.unwrap_or(self.after).min(untriggered.map_or(i64::MAX, |id| id - 1));
+        Ok((self.after, next.max(self.after)))
+    }
 }
 
 impl FailMonitor {
-    pub async fn run(self, mut shutdown: Shutdown) {
+    pub async fn run(mut self, mut shutdown: Shutdown) {
         loop {
             if let Err(e) = self.pass().await {
                 tracing::error!("fail monitor pass failed: {e}");
@@ -61,13 +99,16 @@ impl FailMonitor {
 
     /// Handles every failed log not yet examined; returns how many this admin claimed. Retries are
     /// submitted in order; alarms go out concurrently and each releases its log when it is done.
-    pub async fn pass(&self) -> Result<usize> {
+    pub async fn pass(&mut self) -> Result<usize> {
         let mut claimed = 0;
         let mut alarms = JoinSet::new();
         let mut alarm_logs = HashMap::new();
         let in_flight = Arc::new(Semaphore::new(ALARMS_IN_FLIGHT));
         let mut outcome = Ok(());
-        for id in self.db.find_fail_log_ids(FAIL_BATCH).await? {
+        let (after, next) = self.cursor.before_pass(&self.db).await?;
+        let failed = self.db.find_fail_log_ids(after, FAIL_BATCH).await?;
+        let all_found = failed.len() < FAIL_BATCH as usize;
+        for id in failed {
             // The optimistic claim keeps admins sharing the database from handling a log twice.
             match self.db.update_alarm_status(id, alarm_status::NEW, alarm_status::LOCKED).await {
                 Ok(0) => continue,
@@ -105,6 +146,9 @@ impl FailMonitor {
                     outcome = outcome.and(release(&self.db, id, alarm_status::FAILED).await);
                 }
             }
+        }
+        if all_found && outcome.is_ok() {
+            self.cursor.after = next;
         }
         outcome.map(|()| claimed)
     }
@@ -235,5 +279,69 @@ impl LostMonitor {
             java_split(list).iter().any(|a| a.trim() == address.trim())
         });
         Ok(group.address_type == 1 && listed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::testing::memory_db;
+    use crate::storage::Arg;
+
+    async fn log(db: &Db, trigger_code: i64, handle_code: i64) -> i64 {
+        let insert = "INSERT INTO xxl_job_log (job_group, job_id, trigger_code, handle_code) VALUES (1, 1, ?, ?)";
+        db.insert_id(insert, &[Arg::Int(trigger_code), Arg::Int(handle_code)]).await.unwrap()
+    }
+
+    async fn set_codes(db: &Db, id: i64, trigger_code: i64, alarm_status: i64) {
+        let update = "UPDATE xxl_job_log SET trigger_code = ?, alarm_status = ? WHERE id = ?";
+        db.execute(update, &[Arg::Int(trigger_code), Arg::Int(alarm_status), Arg::Int(id)]).await.unwrap();
+    }
+
+    /// A pass that finds everything it looks for, as `FailMonitor::pass` moves the cursor then.
+    async fn pass(cursor: &mut FailCursor, db: &Db) -> Vec<i64> {
+        let (after, next) = cursor.before_pass(db).await.unwrap();
+        let found = db.find_fail_log_ids(after, FAIL_BATCH).await.unwrap();
+        cursor.after = next;
+        found
+    }
+
+    #[tokio::test]
+    async fn the_search_for_failed_triggers_skips_only_rows_whose_trigger_code_is_final() {
+        let db = memory_db().await;
+        let mut cursor = FailCursor::default();
+        log(&db, 200, 200).await;
+        let failed = log(&db, 500, 0).await;
+        let planned = log(&db, 0, 0).await;
+        log(&db, 200, 200).await;
+        assert_eq!(pass(&mut cursor, &db).await, [failed]);
+        set_codes(&db, failed, 500, i64::from(alarm_status::SENT)).await;
+
+        // Ids not yet a minute old are not skipped; then the search starts below the planned row.
+        for _ in 0..COMMITTED_PASSES {
+            assert_eq!(cursor.after, 0);
+            assert!(pass(&mut cursor, &db).await.is_empty());
+        }
+        assert_eq!(cursor.after, planned - 1);
+
+        // The planned row's trigger fails afterwards, and a new row fails: both are found.
+        set_codes(&db, planned, 500, 0).await;
+        let later = log(&db, 500, 0).await;
+        assert_eq!(pass(&mut cursor, &db).await, [planned, later]);
+
+        // Once every row below has its trigger code, the search starts after the ids a minute old.
+        set_codes(&db, planned, 500, i64::from(alarm_status::SENT)).await;
+        set_codes(&db, later, 500, i64::from(alarm_status::SENT)).await;
+        for _ in 0..COMMITTED_PASSES {
+            pass(&mut cursor, &db).await;
+        }
+        assert_eq!(cursor.after, later);
+
+        // Every RESCAN_EVERY passes it starts from the first row again.
+        set_codes(&db, failed, 500, 0).await;
+        while cursor.passes % RESCAN_EVERY != 0 {
+            pass(&mut cursor, &db).await;
+        }
+        assert_eq!(pass(&mut cursor, &db).await, [failed]);
     }
 }
