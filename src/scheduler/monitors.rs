@@ -310,12 +310,14 @@ mod tests {
     async fn the_search_for_failed_triggers_skips_only_rows_whose_trigger_code_is_final() {
         let db = memory_db().await;
         let mut cursor = FailCursor::default();
-        log(&db, 200, 200).await;
+        let first = log(&db, 200, 200).await;
         let failed = log(&db, 500, 0).await;
         let planned = log(&db, 0, 0).await;
         log(&db, 200, 200).await;
-        assert_eq!(pass(&mut cursor, &db).await, [failed]);
+        let failed_run = log(&db, 200, 500).await;
+        assert_eq!(pass(&mut cursor, &db).await, [failed, failed_run]);
         set_codes(&db, failed, 500, i64::from(alarm_status::SENT)).await;
+        set_codes(&db, failed_run, 200, i64::from(alarm_status::SENT)).await;
 
         // Ids not yet a minute old are not skipped; then the search starts below the planned row.
         for _ in 0..COMMITTED_PASSES {
@@ -336,6 +338,10 @@ mod tests {
             pass(&mut cursor, &db).await;
         }
         assert_eq!(cursor.after, later);
+        // A late result other than 0 and 200 is found below it too.
+        db.execute("UPDATE xxl_job_log SET handle_code = 500 WHERE id = ?", &[Arg::Int(first)]).await.unwrap();
+        assert_eq!(pass(&mut cursor, &db).await, [first]);
+        set_codes(&db, first, 200, i64::from(alarm_status::SENT)).await;
 
         // Every RESCAN_EVERY passes it starts from the first row again.
         set_codes(&db, failed, 500, 0).await;

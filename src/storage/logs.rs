@@ -188,14 +188,16 @@ impl Db {
     /// 2.4.2's condition `NOT ((trigger_code IN (0, 200) AND handle_code = 0) OR handle_code = 200)`, split
     /// into its two disjoint halves (a result other than 0/200; no result and a failed trigger). Written as
     /// one WHERE, MariaDB walks the whole table in id order for the ORDER BY … LIMIT (seconds at a million
-    /// rows, every 10 s); each half alone is a range of `I_handle_code`. The second half's range starts at
+    /// rows, every 10 s); each half alone is a range of `I_handle_code` (the first spelt as three ranges:
+    /// SQLite and PostgreSQL read every row for a `NOT IN`). The second half's range starts at
     /// `untriggered_after`: `handle_code = 0` alone is half of the index by its statistics, so MariaDB read
     /// the whole table for it (2 s at 735,000 rows), and failed triggers keep `handle_code = 0` for ever.
     pub async fn find_fail_log_ids(&self, untriggered_after: i64, limit: i64) -> Result<Vec<i64>> {
         let ids: Vec<(i64,)> = self
             .fetch_all(
                 "SELECT id FROM (\
-             SELECT id FROM xxl_job_log WHERE handle_code NOT IN (0, 200) AND alarm_status = 0 \
+             SELECT id FROM xxl_job_log WHERE (handle_code < 0 OR handle_code > 0 AND handle_code < 200 OR handle_code > 200) \
+             AND alarm_status = 0 \
              UNION ALL \
              SELECT id FROM xxl_job_log WHERE handle_code = 0 AND id > ? AND trigger_code NOT IN (0, 200) AND alarm_status = 0\
              ) t ORDER BY id ASC LIMIT ?",
