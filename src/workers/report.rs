@@ -9,6 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const PASS_INTERVAL: Duration = Duration::from_secs(60);
+/// Ids counted by one statement, and the pause after it: at thousands of fires a second a minute
+/// brings hundreds of thousands of rows to count, and one statement over them (a second on SQLite's
+/// reader) took a core from that second's triggers.
+const COUNT_CHUNK: i64 = 50_000;
+const COUNT_PAUSE: Duration = Duration::from_millis(20);
 const CLEAN_INTERVAL_MS: i64 = 24 * 60 * 60 * 1000;
 const CLEAN_BATCH: i64 = 1000;
 /// A short pause between delete batches so other writers get the log table in between.
@@ -95,7 +100,7 @@ impl ReportWorker {
             };
             if !valid {
                 // Rows went away (or the day is new to the window): count its settled rows afresh.
-                settled.days.insert(*from, db.day_counts(*from, *to, upto).await?);
+                settled.days.insert(*from, counts_in_chunks(db, (*from, *to), upto, newest).await?);
             }
         }
         // Move the bound up to the first row still running, but not past ids that may not have committed.
@@ -104,14 +109,14 @@ impl ReportWorker {
         if target > settled.upto {
             let newly = IdSpan { after: settled.upto, upto: Some(target) };
             for (from, to) in &days {
-                let counts = db.day_counts(*from, *to, newly).await?;
+                let counts = counts_in_chunks(db, (*from, *to), newly, newest).await?;
                 settled.days.entry(*from).or_default().add(&counts);
             }
             settled.upto = target;
         }
         settled.seen = Some(newest);
         for (from, to) in &days {
-            let mut counts = db.day_counts(*from, *to, IdSpan { after: settled.upto, upto: None }).await?;
+            let mut counts = counts_in_chunks(db, (*from, *to), IdSpan { after: settled.upto, upto: None }, newest).await?;
             counts.add(&settled.days[from]);
             db.save_report(*from, &counts).await?;
         }
@@ -133,9 +138,31 @@ impl ReportWorker {
     }
 }
 
+/// The counts of the logs of `day` with an id in `ids`, read [`COUNT_CHUNK`] ids at a time up to
+/// `newest` (and, for an open span, the rest in one more statement).
+async fn counts_in_chunks(db: &Db, day: (NaiveDateTime, NaiveDateTime), ids: IdSpan, newest: i64) -> Result<DayCounts> {
+    let (from, to) = day;
+    let end = ids.upto.unwrap_or(newest);
+    let mut counts = DayCounts::default();
+    let mut after = ids.after;
+    while after < end {
+        let upto = end.min(after.saturating_add(COUNT_CHUNK));
+        counts.add(&db.day_counts(from, to, IdSpan { after, upto: Some(upto) }).await?);
+        after = upto;
+        if after < end {
+            tokio::time::sleep(COUNT_PAUSE).await;
+        }
+    }
+    if ids.upto.is_none() {
+        counts.add(&db.day_counts(from, to, IdSpan { after, upto: None }).await?);
+    }
+    Ok(counts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::Arg;
     use chrono::{NaiveDate, NaiveDateTime};
 
     struct Fixed(i64);
@@ -188,6 +215,28 @@ mod tests {
         let reported = (i64::from(row.running_count), i64::from(row.suc_count), i64::from(row.fail_count));
         assert_eq!(reported, (counts.running, counts.success, counts.fail()), "pass {}", worker.settled.passes);
         reported
+    }
+
+    #[tokio::test]
+    async fn counting_in_chunks_of_ids_counts_every_row_once() {
+        let db = memory_db().await;
+        let day = (at(10, 0, 0, 0), at(10, 23, 59, 59));
+        let time = db.datetime(db.zone().to_epoch_ms(at(10, 8, 0, 0)));
+        // Ids on both sides of chunk bounds, a row of another day among them, one after `newest`.
+        for (id, handle_code) in [(1, 200), (50_000, 200), (50_001, 0), (120_000, 500), (170_000, 200), (170_001, 200)] {
+            db.execute(
+                "INSERT INTO xxl_job_log (id, job_group, job_id, trigger_time, trigger_code, handle_code) VALUES (?, 1, 1, ?, 200, ?)",
+                &[Arg::Int(id), Arg::DateTime(time), Arg::Int(handle_code)],
+            )
+            .await
+            .unwrap();
+        }
+        db.execute("UPDATE xxl_job_log SET trigger_time = ? WHERE id = 1", &[Arg::DateTime(at(9, 8, 0, 0))]).await.unwrap();
+        let whole = |after, upto| IdSpan { after, upto };
+        for (ids, expected) in [(whole(0, None), (5, 1, 3)), (whole(1, Some(120_000)), (3, 1, 1)), (whole(50_000, Some(170_000)), (3, 1, 1))] {
+            let counts = counts_in_chunks(&db, day, ids, 170_000).await.unwrap();
+            assert_eq!((counts.total, counts.running, counts.success), expected, "{ids:?}");
+        }
     }
 
     #[tokio::test]
