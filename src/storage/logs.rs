@@ -1,10 +1,9 @@
 //! `xxl_job_log` statements (spec 7.3).
 
-use super::{placeholders, restrict_groups, Arg, Db, DayCounts, JobLog, Result, IN_LIST_MAX};
+use super::{group_alike, placeholders, restrict_groups, Arg, Db, DayCounts, JobLog, Result, IN_LIST_MAX};
 use super::sql::RowsUpdate;
 use crate::time::Zone;
 use chrono::NaiveDateTime;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 pub(super) const DELETE_LOGS_OF_JOB: &str = "DELETE FROM xxl_job_log WHERE job_id = ?";
@@ -450,9 +449,6 @@ pub(super) fn log_inserts(zone: Zone, rows: &[NewLog]) -> impl Iterator<Item = (
 
 /// Rows per batched INSERT/UPDATE of log rows.
 const LOG_BATCH: usize = RowsUpdate::MAX_ROWS;
-/// Rows are written by one id list per set of equal values when there are at least this many rows per
-/// set: an UPDATE of a 200-row derived table costs MariaDB about 15 µs a row in planning alone.
-pub(super) const ALIKE_FACTOR: usize = 4;
 
 impl Db {
     /// Creates the rows of several triggers, all at `trigger_time_ms`, before anything is sent (spec 4.3
@@ -483,7 +479,8 @@ impl Db {
         for kind in [alone, joined] {
             let Some((_, _, handled)) = kind.first() else { continue };
             let names = ResultCells::names(handled.is_some());
-            if let Some(alike) = self.alike_rows(&kind) {
+            let cells = kind.iter().map(|(id, info, handled)| (ResultCells::of(self, info, handled.as_ref()), *id));
+            if let Some(alike) = group_alike(cells) {
                 let sets = bound_assignments(&names);
                 for (cells, ids) in alike {
                     let row: Vec<Arg> = cells.args().collect();
@@ -504,19 +501,6 @@ impl Db {
             }
         }
         Ok(written)
-    }
-
-    /// The ids of `rows` grouped by the values they are to get, or `None` once more than one in
-    /// [`ALIKE_FACTOR`] differs (then each row takes its own values from a derived table).
-    fn alike_rows<'a>(&self, rows: &[&'a (i64, TriggerInfo, Option<HandleInfo>)]) -> Option<HashMap<ResultCells<'a>, Vec<i64>>> {
-        let mut alike: HashMap<ResultCells, Vec<i64>> = HashMap::new();
-        for (id, info, handled) in rows.iter().copied() {
-            alike.entry(ResultCells::of(self, info, handled.as_ref())).or_default().push(*id);
-            if alike.len() * ALIKE_FACTOR > rows.len() {
-                return None;
-            }
-        }
-        Some(alike)
     }
 
     /// Writes the same result into several rows that have none yet (`handle_code <= 0`, the atomic

@@ -38,6 +38,7 @@ pub use schema::SchemaOutcome;
 use crate::time::Zone;
 pub(crate) use sql::{Arg, Row};
 use sql::{Dialect, Pool};
+use std::collections::HashMap;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
@@ -158,6 +159,24 @@ impl Db {
 
 /// Values per `IN (…)` list, well under every backend's placeholder limit.
 pub(crate) const IN_LIST_MAX: usize = 1_000;
+
+/// Rows are written by one id list per set of equal values when there are at least this many rows per
+/// set: an UPDATE of a 200-row derived table costs MariaDB about 15 µs a row in planning alone.
+const ALIKE_FACTOR: usize = 4;
+
+/// The ids of `rows` (values to write, id) grouped by their values, or `None` once more than one row in
+/// [`ALIKE_FACTOR`] differs (then each row takes its own values from a derived table).
+pub(crate) fn group_alike<K: std::hash::Hash + Eq>(rows: impl ExactSizeIterator<Item = (K, i64)>) -> Option<HashMap<K, Vec<i64>>> {
+    let total = rows.len();
+    let mut alike: HashMap<K, Vec<i64>> = HashMap::new();
+    for (values, id) in rows {
+        alike.entry(values).or_default().push(id);
+        if alike.len() * ALIKE_FACTOR > total {
+            return None;
+        }
+    }
+    Some(alike)
+}
 
 /// `?, ?, ?` for an `IN (…)` list of `n` values.
 pub(crate) fn placeholders(n: usize) -> String {

@@ -8,11 +8,9 @@
 //!
 //! The same table keeps one more row, the console's session secret (see [`SESSION_SECRET_PREFIX`]).
 
-use std::collections::HashMap;
-
-use super::logs::{log_inserts, NewLog, ALIKE_FACTOR};
+use super::logs::{log_inserts, NewLog};
 use super::sql::{self, Dialect, On, RowsUpdate, Tx};
-use super::{placeholders, Arg, Db, Result, ScheduledJob, IN_LIST_MAX};
+use super::{group_alike, placeholders, Arg, Db, Result, ScheduledJob, IN_LIST_MAX};
 use crate::domain::ownership::{Lease, Owner};
 use crate::time::Zone;
 
@@ -140,12 +138,8 @@ impl ScheduleLock {
     /// half of what a derived table of their values does; when most jobs differ (spread schedules), one
     /// UPDATE per 200 jobs takes each job's values from a derived table.
     pub async fn update_schedules(&mut self, updates: &[ScheduleUpdate]) -> Result<u64> {
-        let mut alike: HashMap<[i64; 4], Vec<i64>> = HashMap::new();
-        for u in updates {
-            alike.entry(u.values()).or_default().push(u.id.into());
-        }
         let mut written = 0;
-        if alike.len() * ALIKE_FACTOR <= updates.len() {
+        if let Some(alike) = group_alike(updates.iter().map(|u| (u.values(), i64::from(u.id)))) {
             for ([status, last, next, expected], ids) in alike {
                 for chunk in ids.chunks(IN_LIST_MAX) {
                     let sql = format!(

@@ -232,8 +232,8 @@ mod tests {
             .unwrap();
         }
         db.execute("UPDATE xxl_job_log SET trigger_time = ? WHERE id = 1", &[Arg::DateTime(at(9, 8, 0, 0))]).await.unwrap();
-        let whole = |after, upto| IdSpan { after, upto };
-        for (ids, expected) in [(whole(0, None), (5, 1, 3)), (whole(1, Some(120_000)), (3, 1, 1)), (whole(50_000, Some(170_000)), (3, 1, 1))] {
+        let span = |after, upto| IdSpan { after, upto };
+        for (ids, expected) in [(span(0, None), (5, 1, 3)), (span(1, Some(120_000)), (3, 1, 1)), (span(50_000, Some(170_000)), (3, 1, 1))] {
             let counts = counts_in_chunks(&db, day, ids, 170_000).await.unwrap();
             assert_eq!((counts.total, counts.running, counts.success), expected, "{ids:?}");
         }
