@@ -74,6 +74,30 @@ fn one_c_malloc_arena() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn one_c_malloc_arena() {}
 
+/// mimalloc (v3) keeps memory freed for a second before it gives it back to the system. The admin's work
+/// comes in bursts once a second (every-second jobs are due at its top), so a burst's garbage was still
+/// held when the next burst allocated. At 10,000 fires a second, given back after 100 ms, the admin's
+/// peak RSS went from 74–83 to 66–70 MB on SQLite and from 67–78 to 62–66 MB on MariaDB and PostgreSQL,
+/// its CPU within the runs' spread (given back at once: 8 % more CPU). `MIMALLOC_PURGE_DELAY` in the
+/// environment still decides.
+const ALLOCATOR_PURGE_DELAY_MS: std::ffi::c_long = 100;
+/// `mi_option_purge_delay` in mimalloc v3's option enum; the `mimalloc` crate names no options.
+const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+
+extern "C" {
+    #[cfg(test)]
+    fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+
+fn give_back_freed_memory_sooner() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: sets one of mimalloc's options (linked in by the `mimalloc` crate), before the runtime's
+        // threads start.
+        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, ALLOCATOR_PURGE_DELAY_MS) };
+    }
+}
+
 /// Start-up runs much code the running admin never calls again (configuration, the schema check, building
 /// the console's routes, TLS and metrics set-up), and the kernel maps 64 KB of the binary around each page
 /// first touched: after start-up 9 MB of code stays resident where idling needs about 6. Unmapping the
@@ -149,6 +173,7 @@ fn release_start_up_code() {}
 
 fn serve(args: &[String]) -> ExitCode {
     one_c_malloc_arena();
+    give_back_freed_memory_sooner();
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
     let loaded = match Config::load(args, std::env::vars(), &cwd) {
         Ok(loaded) => loaded,
@@ -200,4 +225,22 @@ fn init_tracing(default_filter: &str) {
     // Colours only on a terminal: log files and journald get plain text.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
     tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_ansi(ansi).init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The option's number is mimalloc v3's purge delay: 1,000 ms by default there, or what the
+    /// environment says (v2's option 15 is another).
+    #[test]
+    fn the_purge_delay_option_is_mimallocs() {
+        let from_env = std::env::var("MIMALLOC_PURGE_DELAY").ok().map(|v| v.trim().parse().expect("a number of milliseconds"));
+        // SAFETY: reads and sets one of mimalloc's options; no other test touches them.
+        unsafe {
+            assert_eq!(mi_option_get(MI_OPTION_PURGE_DELAY), from_env.unwrap_or(1_000));
+            give_back_freed_memory_sooner();
+            assert_eq!(mi_option_get(MI_OPTION_PURGE_DELAY), from_env.unwrap_or(ALLOCATOR_PURGE_DELAY_MS));
+        }
+    }
 }
