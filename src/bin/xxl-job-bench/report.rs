@@ -9,6 +9,9 @@ use super::raw::RawResult;
 use super::stats::{cpu_percent, us_per_trigger, FireAnalysis, Percentiles};
 use std::fmt::Write;
 
+/// Seconds of a row's per-second p99 line before it wraps.
+const SECONDS_PER_LINE: usize = 20;
+
 /// The job count the per-trigger targets are stated at.
 const TARGET_JOBS: usize = 10_000;
 const TARGET_P99_ALIGNED_MS: f64 = 300.0;
@@ -367,6 +370,13 @@ fn details(out: &mut String, row: &Row) {
         false => format!("; planned → logDateTime (planning, wheel, lanes, loads) {}", split(f.to_log_time)),
     };
     let _ = writeln!(out, "  lateness p50/p99/max ms: {} in all{to_log_time}", split(f.lateness));
+    if f.p99_by_second.len() > 1 {
+        let seconds: Vec<String> = f.p99_by_second.iter().map(|p99| p99.map_or_else(|| "-".to_string(), |us| format!("{:.0}", ms(us)))).collect();
+        for (i, line) in seconds.chunks(SECONDS_PER_LINE).enumerate() {
+            let lead = if i == 0 { "  each second's p99 ms:" } else { "" };
+            let _ = writeln!(out, "{lead:>24} {}", line.join(" "));
+        }
+    }
     let who = row.scheduler.process();
     let u = &r.usage;
     if !u.statements.is_empty() {

@@ -64,6 +64,9 @@ pub struct FireAnalysis {
     pub lateness: Option<Percentiles>,
     /// The admin's part of it: planned instant → `logDateTime`.
     pub to_log_time: Option<Percentiles>,
+    /// Each second of the window's lateness p99 (fires by their planned instant; `None`: none sent): a
+    /// run's p99 can be every second's or a few bad seconds'.
+    pub p99_by_second: Vec<Option<i64>>,
     /// Fires without a planned instant (an admin that does not send the header), or of unknown jobs.
     pub unplanned: u64,
     pub foreign: u64,
@@ -88,11 +91,13 @@ pub fn analyse(grid: &Grid, window_ms: (i64, i64), fires: &[Fire]) -> FireAnalys
         within_threshold: 0,
         lateness: None,
         to_log_time: None,
+        p99_by_second: Vec::new(),
         unplanned: 0,
         foreign: 0,
     };
     let mut lateness = Vec::new();
     let mut to_log_time = Vec::new();
+    let mut by_second = vec![Vec::new(); seconds];
     for fire in fires {
         let Some(planned) = fire.planned_ms else {
             a.unplanned += 1;
@@ -108,6 +113,9 @@ pub fn analyse(grid: &Grid, window_ms: (i64, i64), fires: &[Fire]) -> FireAnalys
         a.sent += 1;
         a.compensations += u64::from(fire.misfire);
         lateness.push(fire.at_us - planned * 1000);
+        if let Some(second) = by_second.get_mut(((planned - from) / 1000) as usize) {
+            second.push(fire.at_us - planned * 1000);
+        }
         to_log_time.push((fire.log_date_time_ms - planned) * 1000);
         let since_start = planned - grid.start_ms - Grid::offset_ms(grid.phase, index, grid.jobs);
         if since_start.rem_euclid(1000) != 0 {
@@ -135,6 +143,7 @@ pub fn analyse(grid: &Grid, window_ms: (i64, i64), fires: &[Fire]) -> FireAnalys
         }
     }
     a.lateness = Percentiles::of(lateness);
+    a.p99_by_second = by_second.into_iter().map(|second| Percentiles::of(second).map(|p| p.p99)).collect();
     a.to_log_time = Percentiles::of(to_log_time);
     a
 }
@@ -230,6 +239,7 @@ mod tests {
         assert_eq!((a.foreign, a.unplanned, a.compensations, a.within_threshold), (1, 1, 0, 3));
         assert_eq!(a.lateness, Some(Percentiles { p50: 40_500, p99: 1_500_500, max: 1_500_500 }));
         assert_eq!(a.to_log_time, Some(Percentiles { p50: 40_000, p99: 1_500_000, max: 1_500_000 }));
+        assert_eq!(a.p99_by_second, vec![Some(400_500), Some(1_500_500)]);
     }
 
     #[test]
@@ -258,6 +268,7 @@ mod tests {
         let grid = Grid { start_ms: 0, jobs: 3, first_job_id: 1, phase: Phase::Spread };
         let a = analyse(&grid, (5_000, 7_000), &[]);
         assert_eq!((a.planned, a.sent, a.missing, a.duplicates, a.lateness), (6, 0, 6, 0, None));
+        assert_eq!(a.p99_by_second, vec![None, None]);
     }
 
     #[test]
