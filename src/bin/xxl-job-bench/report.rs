@@ -371,7 +371,7 @@ fn details(out: &mut String, row: &Row) {
     };
     let _ = writeln!(out, "  lateness p50/p99/max ms: {} in all{to_log_time}", split(f.lateness));
     if f.p99_by_second.len() > 1 {
-        let seconds: Vec<String> = f.p99_by_second.iter().map(|p99| p99.map_or_else(|| "-".to_string(), |us| format!("{:.0}", ms(us)))).collect();
+        let seconds: Vec<String> = f.p99_by_second.iter().map(|p99| opt(p99.map(ms), 0)).collect();
         for (i, line) in seconds.chunks(SECONDS_PER_LINE).enumerate() {
             let lead = if i == 0 { "  each second's p99 ms:" } else { "" };
             let _ = writeln!(out, "{lead:>24} {}", line.join(" "));

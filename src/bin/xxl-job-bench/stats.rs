@@ -112,9 +112,10 @@ pub fn analyse(grid: &Grid, window_ms: (i64, i64), fires: &[Fire]) -> FireAnalys
         };
         a.sent += 1;
         a.compensations += u64::from(fire.misfire);
-        lateness.push(fire.at_us - planned * 1000);
+        let late_us = fire.at_us - planned * 1000;
+        lateness.push(late_us);
         if let Some(second) = by_second.get_mut(((planned - from) / 1000) as usize) {
-            second.push(fire.at_us - planned * 1000);
+            second.push(late_us);
         }
         to_log_time.push((fire.log_date_time_ms - planned) * 1000);
         let since_start = planned - grid.start_ms - Grid::offset_ms(grid.phase, index, grid.jobs);
