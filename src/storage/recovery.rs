@@ -23,9 +23,15 @@ impl Db {
         Ok(removed)
     }
 
-    /// Rows still without a trigger result whose trigger time is before `before_ms`, oldest first.
+    /// Rows still without a trigger result whose trigger time is before `before_ms`, in id order.
+    ///
+    /// Ordered by id, not by trigger time: `ORDER BY trigger_time … LIMIT` made MariaDB walk
+    /// `I_trigger_time` over every row older than the cut-off, nearly all of them settled (0.5 s at a
+    /// million rows, every 10 s, growing with the table); in id order it reads `I_handle_code`'s
+    /// `handle_code = 0` entries, the rows in flight and failed triggers. PostgreSQL and SQLite read
+    /// that index either way.
     pub async fn find_unsettled_logs(&self, before_ms: i64, limit: i64) -> Result<Vec<i64>> {
-        let sql = format!("SELECT id FROM xxl_job_log WHERE {UNSENT} AND trigger_time < ? ORDER BY trigger_time LIMIT ?");
+        let sql = format!("SELECT id FROM xxl_job_log WHERE {UNSENT} AND trigger_time < ? ORDER BY id LIMIT ?");
         let ids: Vec<(i64,)> = self.fetch_all(&sql, &[Arg::DateTime(self.datetime(before_ms)), Arg::Int(limit)]).await?;
         Ok(ids.into_iter().map(|(id,)| id).collect())
     }
