@@ -31,6 +31,8 @@ const FAIL_INTERVAL: Duration = Duration::from_secs(10);
 /// retries nor the other alarms of the pass.
 const ALARMS_IN_FLIGHT: usize = 16;
 const LOST_INTERVAL: Duration = Duration::from_secs(60);
+/// Lost logs looked up by one statement; a pass reads on until it finds fewer.
+const LOST_BATCH: i64 = 1000;
 /// A running log older than this on an executor that is no longer registered has lost its result.
 const LOST_AFTER_MS: i64 = 10 * 60 * 1000;
 /// A row still without a trigger result this long after its trigger time was abandoned by the admin that
@@ -254,18 +256,26 @@ impl LostMonitor {
     /// Fails running logs whose executor went away; returns how many were failed.
     pub async fn pass(&self) -> Result<usize> {
         let mut failed = 0;
-        for id in self.db.find_lost_log_ids(self.clock.now_ms() - LOST_AFTER_MS).await? {
-            let Some(log) = self.db.load_log(id).await? else { continue };
-            if self.runs_on_manual_address(&log).await? {
-                continue;
+        let losed_time = self.clock.now_ms() - LOST_AFTER_MS;
+        let mut after = 0;
+        loop {
+            let ids = self.db.find_lost_log_ids(losed_time, after, LOST_BATCH).await?;
+            for &id in &ids {
+                let Some(log) = self.db.load_log(id).await? else { continue };
+                if self.runs_on_manual_address(&log).await? {
+                    continue;
+                }
+                let msg = self.i18n.get("joblog_lost_fail").to_string();
+                // Guarded: a callback arriving meanwhile wins over the "lost" verdict.
+                if self.completer.finish(&log, 500, msg, true).await? {
+                    failed += 1;
+                }
             }
-            let msg = self.i18n.get("joblog_lost_fail").to_string();
-            // Guarded: a callback arriving meanwhile wins over the "lost" verdict.
-            if self.completer.finish(&log, 500, msg, true).await? {
-                failed += 1;
+            match ids.last() {
+                Some(&last) if ids.len() == LOST_BATCH as usize => after = last,
+                _ => return Ok(failed),
             }
         }
-        Ok(failed)
     }
 
     /// Executors of manually entered groups need not register, so having no registry row says nothing

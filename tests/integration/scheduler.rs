@@ -1,7 +1,7 @@
 //! The scheduling engine end to end: schedule loop, triggers, routing, retries and child jobs, with
 //! in-test executors over real HTTP.
 
-use crate::support::fixtures::{insert, job, manual_group};
+use crate::support::fixtures::{insert, job, log, manual_group};
 use crate::support::{eventually, Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
 use crate::{ensure, ensure_eq, Case, TestResult, ALL};
 use std::collections::HashSet;
@@ -19,6 +19,7 @@ pub fn cases() -> Vec<Case> {
         Case { name: "scheduler::hanging_executor_does_not_delay_others", backends: ALL, run: |b| Box::pin(hanging_executor_does_not_delay_others(b)) },
         Case { name: "scheduler::a_stopped_job_sends_nothing_after_the_stop", backends: ALL, run: |b| Box::pin(a_stopped_job_sends_nothing_after_the_stop(b)) },
         Case { name: "scheduler::lost_trigger_results_are_settled", backends: ALL, run: |b| Box::pin(lost_trigger_results_are_settled(b)) },
+        Case { name: "scheduler::runs_on_a_vanished_executor_fail_after_ten_minutes", backends: ALL, run: |b| Box::pin(runs_on_a_vanished_executor_fail_after_ten_minutes(b)) },
         Case { name: "scheduler::missing_group_ends_as_failed_trigger", backends: &[Backend::Sqlite], run: |b| Box::pin(missing_group_ends_as_failed_trigger(b)) },
     ]
 }
@@ -295,6 +296,44 @@ async fn a_stopped_job_sends_nothing_after_the_stop(backend: Backend) -> TestRes
     // The planned fire's row was removed with it: nothing is left "running".
     let unsent = app.app.db.find_unsettled_logs(now_ms() + 60_000, 10).await.context("unsettled")?;
     ensure!(unsent.is_empty(), "rows left without a trigger result: {unsent:?}");
+    app.stop().await;
+    Ok(())
+}
+
+/// Running logs whose executor no longer registers are failed after ten minutes (spec 4.6), more of them
+/// than one statement looks up; a listed manual address and a younger run are left running.
+async fn runs_on_a_vanished_executor_fail_after_ten_minutes(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    // Written before the admin starts: its lost-result monitor's first pass comes 50 ms after the start.
+    let store = db.open().await?;
+    let (gone, listed) = ("http://127.0.0.1:9/", "http://127.0.0.1:10/");
+    let group = manual_group(&store, "lost-runs", &[listed]).await?;
+    let job_id = insert(&store, &job(group)).await?;
+    let eleven_minutes_ago = now_ms() - 11 * 60_000;
+    let mut vanished = Vec::new();
+    for _ in 0..1_005 {
+        vanished.push(log(&store, group, job_id, eleven_minutes_ago, 200, 0, gone).await?);
+    }
+    let on_listed = log(&store, group, job_id, eleven_minutes_ago, 200, 0, listed).await?;
+    let younger = log(&store, group, job_id, now_ms() - 60_000, 200, 0, gone).await?;
+    let app = TestApp::start(&db, &[]).await?;
+    let last = *vanished.last().context("rows")?;
+    eventually(Duration::from_secs(30), "the last lost run failed", || async {
+        store.load_log(last).await.ok()?.filter(|l| l.handle_code == 500).map(drop)
+    })
+    .await?;
+    let mut unfailed = Vec::new();
+    for &id in &vanished {
+        let row = store.load_log(id).await.context("load")?.context("row")?;
+        if row.handle_code != 500 || !row.handle_msg.as_deref().unwrap_or("").contains("offline") {
+            unfailed.push((id, row.handle_code, row.handle_msg));
+        }
+    }
+    ensure!(unfailed.is_empty(), "lost runs not failed as lost: {unfailed:?}");
+    for (what, id) in [("on a listed manual address", on_listed), ("younger than ten minutes", younger)] {
+        let row = store.load_log(id).await.context("load")?.context("row")?;
+        ensure_eq!(row.handle_code, 0, "a run {what} is left running");
+    }
     app.stop().await;
     Ok(())
 }
