@@ -25,6 +25,7 @@ mod ldap;
 mod metrics;
 mod oidc;
 mod openapi;
+mod reads;
 mod scheduler;
 mod schema;
 mod security;
@@ -89,6 +90,7 @@ fn main() {
         .chain(metrics::cases())
         .chain(oidc::cases())
         .chain(openapi::cases())
+        .chain(reads::cases())
         .chain(scheduler::cases())
         .chain(schema::cases())
         .chain(security::cases())
@@ -114,8 +116,9 @@ fn main() {
             let needs_promtool = case.name.contains("promtool");
             let needs_slapd = case.name.starts_with("ldap::");
             let needs_oidc_provider = case.name.starts_with("oidc::provider_");
-            // The fault suite and the high-availability tests start servers of their own and do not use the shared ones.
-            let needs_private_mariadb = case.name.starts_with("faults::") || case.name.starts_with("ha::mariadb");
+            // The fault suite, the read counts and the high-availability tests start servers of their own and
+            // do not use the shared ones.
+            let needs_private_mariadb = case.name.starts_with("faults::") || case.name.starts_with("reads::") || case.name.starts_with("ha::mariadb");
             let needs_private_postgres = case.name.starts_with("ha::postgres");
             let skip = if case.name.starts_with("galera::") {
                 galera.is_err()
@@ -141,7 +144,7 @@ fn main() {
             eprintln!("mariadb-install-db and mariadbd are required in CI but unavailable: {reason}");
             std::process::exit(1);
         }
-        eprintln!("note: the fault suite and the MariaDB high-availability test are ignored: {reason}");
+        eprintln!("note: the fault suite, the read counts and the MariaDB high-availability test are ignored: {reason}");
     }
     if let Err(reason) = &private_postgres {
         if std::env::var_os("CI").is_some() {
