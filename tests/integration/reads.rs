@@ -30,7 +30,6 @@ const IN_FLIGHT: i64 = 10_000;
 /// What one search may read: the rows without a result, with room for the server's own reads (this
 /// count's query reads a few dozen status rows); the whole table is eleven times as many.
 const READ_LIMIT: u64 = 2 * IN_FLIGHT as u64;
-const DAY_TIME: &str = "%Y-%m-%d %H:%M:%S";
 
 async fn the_monitors_read_the_rows_without_a_result_not_the_log_table(_backend: Backend) -> TestResult {
     let server = PrivateMariaDb::start().await?;
@@ -39,19 +38,19 @@ async fn the_monitors_read_the_rows_without_a_result_not_the_log_table(_backend:
     let db = db_at(&url).await?;
     let mut conn = server.connect(DATABASE).await?;
     let now = now_ms();
-    let settled_from = db.datetime(now - 3_600_000).format(DAY_TIME).to_string();
-    let in_flight_at = db.datetime(now - 1_000).format(DAY_TIME).to_string();
+    let settled_from = db.datetime(now - 3_600_000);
+    let in_flight_at = db.datetime(now - 1_000);
     // A hundred rows a second, as a busy admin writes them; `seq_1_to_N` is MariaDB's sequence engine.
     let settled = format!(
         "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_time, handle_code, alarm_status) \
          SELECT 1, seq % 100 + 1, ? + INTERVAL seq DIV 100 SECOND, 200, ? + INTERVAL seq DIV 100 SECOND, 200, 1 FROM seq_1_to_{SETTLED}"
     );
-    sqlx::query(&settled).bind(&settled_from).bind(&settled_from).execute(&mut conn).await.context("settled rows")?;
+    sqlx::query(&settled).bind(settled_from).bind(settled_from).execute(&mut conn).await.context("settled rows")?;
     let in_flight = format!(
         "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code, executor_address) \
          SELECT 1, seq % 100 + 1, ?, 200, 0, 'http://127.0.0.1:9999/' FROM seq_1_to_{IN_FLIGHT}"
     );
-    sqlx::query(&in_flight).bind(&in_flight_at).execute(&mut conn).await.context("rows in flight")?;
+    sqlx::query(&in_flight).bind(in_flight_at).execute(&mut conn).await.context("rows in flight")?;
     // Statistics as a long-running database has them.
     sqlx::query("ANALYZE TABLE xxl_job_log").execute(&mut conn).await.context("analyze")?;
 
@@ -88,9 +87,9 @@ async fn counting<T>(conn: &mut MySqlConnection, search: impl Future<Output = T>
 }
 
 async fn rows_read(conn: &mut MySqlConnection) -> Result<u64, libtest_mimic::Failed> {
-    let row = sqlx::query("SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Handler_read%'").fetch_all(conn).await.context("status")?;
+    let rows = sqlx::query("SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Handler_read%'").fetch_all(conn).await.context("status")?;
     let mut total = 0;
-    for status in row {
+    for status in rows {
         let value: String = status.try_get(1).context("status value")?;
         total += value.parse::<u64>().context("status number")?;
     }
