@@ -11,8 +11,8 @@ use crate::metrics::Metrics;
 use crate::scheduler::complete::Completer;
 use crate::scheduler::trigger::{admin_address, LaneServices, Started, TriggerPool};
 use crate::scheduler::{Engine, TriggerSink};
-use crate::service::jobs_as_code::{self, ApplyOptions, Setting};
 use crate::service::audit::Audit;
+use crate::service::jobs_as_code::{self, ApplyOptions, Setting};
 use crate::service::ServiceContext;
 use crate::storage::{self, Db, SchemaOutcome};
 use crate::time::{Clock, SystemClock};
@@ -101,7 +101,8 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     if let Some(path) = &config.apply_file {
         // Before the alarm channels exist: their names, as configured, are all a job's check needs.
         let alarm_channels: Vec<String> = config.alarm.webhooks.iter().map(|w| w.name.clone()).collect();
-        let setting = Setting { db: &db, i18n: &i18n, alarm_channels: &alarm_channels, now_ms: clock.now_ms() };
+        let setting =
+            Setting { db: &db, i18n: &i18n, alarm_channels: &alarm_channels, now_ms: clock.now_ms() };
         apply_at_start(&setting, &audit, path).await?;
     }
     let (stop_workers, shutdown) = shutdown_channel();
@@ -109,23 +110,38 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let metrics = Arc::new(Metrics::with_counting(config.server.prometheus));
     // Bound before the services start, so alarms can link to the console's actual port.
     let addr = SocketAddr::new(config.server.address, config.server.port);
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;
+    let listener =
+        tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;
     let addr = listener.local_addr().map_err(|source| StartError::Bind { addr, source })?;
     // The lanes stop after the loops that feed them.
     let (stop_lanes, lanes_shutdown) = shutdown_channel();
     let owner = Owner::random();
     tracing::info!("this admin plans as admin {} (see docs/failure-behaviour.md)", owner.id());
     let Started { pool, context: trigger_context, results, tasks: pool_tasks } = TriggerPool::start(
-        LaneServices { db: db.clone(), i18n: i18n.clone(), executors: executors.clone(), clock: clock.clone(), metrics: metrics.clone() },
+        LaneServices {
+            db: db.clone(),
+            i18n: i18n.clone(),
+            executors: executors.clone(),
+            clock: clock.clone(),
+            metrics: metrics.clone(),
+        },
         &config,
         lanes_shutdown,
     );
     let lanes = pool.lanes();
     let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
     let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone(), results);
-    let (registry_queue, registry_writers) = RegistryQueue::start(db.clone(), clock.clone(), config.registry_max_per_app);
+    let (registry_queue, registry_writers) =
+        RegistryQueue::start(db.clone(), clock.clone(), config.registry_max_per_app);
     let mut workers = vec![tokio::spawn(registry::run_monitor(db.clone(), clock.clone(), shutdown.clone()))];
-    let alarms = Alarms::from_config(db.clone(), &config, &i18n, clock.clone(), &console_url(&config, addr), metrics.clone())?;
+    let alarms = Alarms::from_config(
+        db.clone(),
+        &config,
+        &i18n,
+        clock.clone(),
+        &console_url(&config, addr),
+        metrics.clone(),
+    )?;
     let engine = Engine {
         db: db.clone(),
         i18n: i18n.clone(),
@@ -140,9 +156,21 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let (engine_tasks, leadership) = engine.start(&config, &shutdown);
     workers.extend(engine_tasks);
 
-    let services = ServiceContext { db: db.clone(), i18n, clock, triggers: triggers.clone(), completer, executors, alarms, audit };
+    let services = ServiceContext {
+        db: db.clone(),
+        i18n,
+        clock,
+        triggers: triggers.clone(),
+        completer,
+        executors,
+        alarms,
+        audit,
+    };
     let state = AppState::build(services, config.clone(), registry_queue, metrics, ldap).await?;
-    tracing::info!("xxl-job-admin listening on {addr}; console: {}", clickable_console_url(addr, &config.server.context_path));
+    tracing::info!(
+        "xxl-job-admin listening on {addr}; console: {}",
+        clickable_console_url(addr, &config.server.context_path)
+    );
     http::console::session::warn_about_default_passwords(&db).await;
 
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -150,9 +178,10 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let server_db = db.clone();
     let server = tokio::spawn(async move {
         // The peer address is the client's unless `server.forward-headers-strategy` says otherwise.
-        let serve = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(async move {
-            let _ = stopped.await;
-        });
+        let serve = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            });
         if let Err(e) = serve.await {
             tracing::error!("HTTP server failed: {e}");
         }
@@ -165,12 +194,22 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
 
 /// Applies `xxl.job.apply.file` before anything is scheduled. Under the schedule lock, so of admins
 /// starting together on one database one applies and the others find nothing left to change.
-async fn apply_at_start(setting: &Setting<'_>, audit: &Audit, path: &std::path::Path) -> Result<(), StartError> {
+async fn apply_at_start(
+    setting: &Setting<'_>,
+    audit: &Audit,
+    path: &std::path::Path,
+) -> Result<(), StartError> {
     let failed = |e: &dyn std::fmt::Display| StartError::Apply(format!("{}: {e}", path.display()));
     let doc = jobs_as_code::read_documents(path).map_err(|e| failed(&e))?;
-    let plan = jobs_as_code::apply_audited(setting, audit, &jobs_as_code::operator(), &doc, ApplyOptions::default()).await.map_err(|e| failed(&e))?;
+    let plan =
+        jobs_as_code::apply_audited(setting, audit, &jobs_as_code::operator(), &doc, ApplyOptions::default())
+            .await
+            .map_err(|e| failed(&e))?;
     match plan.changes() {
-        0 => tracing::info!("xxl.job.apply.file {}: nothing to change (applied already, here or by another admin)", path.display()),
+        0 => tracing::info!(
+            "xxl.job.apply.file {}: nothing to change (applied already, here or by another admin)",
+            path.display()
+        ),
         n => tracing::info!("xxl.job.apply.file {}: applied {n} change(s):\n{plan}", path.display()),
     }
     Ok(())

@@ -47,7 +47,9 @@ fn parse(command: &str, args: &[String], cwd: &Path) -> Result<Request, String> 
             Some((name, value)) if name.starts_with("--") => (name, Some(value.to_string())),
             _ => (arg.as_str(), None),
         };
-        let mut value = |what: &str| inline.clone().or_else(|| args.next().cloned()).ok_or_else(|| format!("{name} needs {what}"));
+        let mut value = |what: &str| {
+            inline.clone().or_else(|| args.next().cloned()).ok_or_else(|| format!("{name} needs {what}"))
+        };
         match (command, name) {
             ("export", "--group" | "-g") => request.groups.push(value("an app_name")?),
             ("export", "--glue-history") => request.glue_history = true,
@@ -87,7 +89,10 @@ pub fn run(
     let request = match parse(command, args, cwd) {
         Ok(request) => request,
         Err(reason) => {
-            let _ = writeln!(err, "xxl-job-admin {command}: {reason}\nRun `xxl-job-admin --help` for the commands and keys.");
+            let _ = writeln!(
+                err,
+                "xxl-job-admin {command}: {reason}\nRun `xxl-job-admin --help` for the commands and keys."
+            );
             return USAGE;
         }
     };
@@ -96,7 +101,11 @@ pub fn run(
         Some(path) => match Format::of_path(path) {
             Some(format) => format,
             None => {
-                let _ = writeln!(err, "xxl-job-admin export: {}: the name must end in .json or .toml", path.display());
+                let _ = writeln!(
+                    err,
+                    "xxl-job-admin export: {}: the name must end in .json or .toml",
+                    path.display()
+                );
                 return USAGE;
             }
         },
@@ -119,10 +128,13 @@ pub fn run(
         let (db, _) = storage::connect(&config.datasource).await.map_err(|e| e.to_string())?;
         let i18n = I18n::new(config.i18n.code());
         let channels: Vec<String> = config.alarm.webhooks.iter().map(|w| w.name.clone()).collect();
-        let setting = Setting { db: &db, i18n: &i18n, alarm_channels: &channels, now_ms: SystemClock.now_ms() };
+        let setting =
+            Setting { db: &db, i18n: &i18n, alarm_channels: &channels, now_ms: SystemClock.now_ms() };
         let user = jobs_as_code::operator();
         let done = match command {
-            "export" => jobs_as_code::export(&setting, &user, &request.groups, request.glue_history).await.map(|doc| doc.render(format)),
+            "export" => jobs_as_code::export(&setting, &user, &request.groups, request.glue_history)
+                .await
+                .map(|doc| doc.render(format)),
             _ => match read_documents(request.file.as_deref().unwrap_or(Path::new(""))) {
                 Ok(doc) => jobs_as_code::apply(&setting, &user, &doc, request.options).await.map(|plan| {
                     let verb = match (request.options.dry_run, plan.changes()) {
@@ -168,14 +180,27 @@ mod tests {
     #[test]
     fn tool_arguments_are_told_from_configuration_arguments() {
         let cwd = Path::new("/w");
-        let r = parse("export", &args(&["--group", "a", "--group=b", "-o", "x.toml", "--spring.datasource.url=sqlite:d"]), cwd).unwrap();
-        assert_eq!((r.groups.as_slice(), r.glue_history), (["a".to_string(), "b".to_string()].as_slice(), false));
+        let r = parse(
+            "export",
+            &args(&["--group", "a", "--group=b", "-o", "x.toml", "--spring.datasource.url=sqlite:d"]),
+            cwd,
+        )
+        .unwrap();
+        assert_eq!(
+            (r.groups.as_slice(), r.glue_history),
+            (["a".to_string(), "b".to_string()].as_slice(), false)
+        );
         assert!(parse("export", &args(&["--glue-history"]), cwd).unwrap().glue_history);
         assert!(parse("apply", &args(&["-f", "x", "--glue-history"]), cwd).is_err());
         assert_eq!(r.output, Some(PathBuf::from("/w/x.toml")));
         assert_eq!(r.config, ["--spring.datasource.url=sqlite:d"]);
-        let r = parse("apply", &args(&["-f", "jobs", "--dry-run", "--prune", "--config", "a.properties"]), cwd).unwrap();
-        assert_eq!((r.file, r.options.dry_run, r.options.prune), (Some(PathBuf::from("/w/jobs")), true, true));
+        let r =
+            parse("apply", &args(&["-f", "jobs", "--dry-run", "--prune", "--config", "a.properties"]), cwd)
+                .unwrap();
+        assert_eq!(
+            (r.file, r.options.dry_run, r.options.prune),
+            (Some(PathBuf::from("/w/jobs")), true, true)
+        );
         assert_eq!(r.config, ["--config", "a.properties"]);
         assert!(parse("apply", &args(&["--dry-run"]), cwd).unwrap_err().contains("-f FILE"));
         assert!(parse("export", &args(&["--prune"]), cwd).unwrap_err().contains("--prune"));

@@ -29,7 +29,8 @@ fn bundle(index: usize) -> &'static Bundle {
     BUNDLES[index].get_or_init(|| {
         let (code, source) = SOURCES[index];
         // The bundles are compiled in, so a broken one is a build defect that the unit tests catch.
-        serde_json::from_str(source).unwrap_or_else(|e| panic!("i18n bundle {code} is not a JSON object: {e}"))
+        serde_json::from_str(source)
+            .unwrap_or_else(|e| panic!("i18n bundle {code} is not a JSON object: {e}"))
     })
 }
 
@@ -271,7 +272,8 @@ mod tests {
     fn every_value_is_a_non_empty_string_except_the_chinese_admin_i18n() {
         for i18n in all_languages() {
             for (key, value) in i18n.all() {
-                let text = value.as_str().unwrap_or_else(|| panic!("{}: {key} is not a string", i18n.lang_code()));
+                let text =
+                    value.as_str().unwrap_or_else(|| panic!("{}: {key} is not a string", i18n.lang_code()));
                 // Spec 5.1: `admin_i18n` is empty in both Chinese bundles; the page picks the cron builder by it.
                 if key != "admin_i18n" {
                     assert!(!text.trim().is_empty(), "{}: {key} is empty", i18n.lang_code());
@@ -301,9 +303,24 @@ mod tests {
             let expected = reference.get(key);
             for other in &languages[1..] {
                 let text = other.get(key);
-                assert_eq!(slots(text), slots(expected), "{}: {key} has other {{n}} slots", other.lang_code());
-                assert_eq!(named_slots(text), named_slots(expected), "{}: {key} has other {{name}} slots", other.lang_code());
-                assert_eq!(datatable_tokens(text), datatable_tokens(expected), "{}: {key}", other.lang_code());
+                assert_eq!(
+                    slots(text),
+                    slots(expected),
+                    "{}: {key} has other {{n}} slots",
+                    other.lang_code()
+                );
+                assert_eq!(
+                    named_slots(text),
+                    named_slots(expected),
+                    "{}: {key} has other {{name}} slots",
+                    other.lang_code()
+                );
+                assert_eq!(
+                    datatable_tokens(text),
+                    datatable_tokens(expected),
+                    "{}: {key}",
+                    other.lang_code()
+                );
             }
         }
     }
@@ -327,13 +344,24 @@ mod tests {
     fn only_the_templates_the_server_fills_have_slots() {
         // The console's refusals name the sender or the path they refused; the login page names the provider.
         let filled = [
-            "alarm_channel_test_failed", "alarm_channel_test_sent", "alarm_channel_unknown", "alarm_test_message", "jobinfo_alarm_unknown_channel", "login_oidc_btn", "login_throttled", "system_cross_site_refused", "system_get_needs_console", "system_nul_refused", "system_param_invalid",
+            "alarm_channel_test_failed",
+            "alarm_channel_test_sent",
+            "alarm_channel_unknown",
+            "alarm_test_message",
+            "jobinfo_alarm_unknown_channel",
+            "login_oidc_btn",
+            "login_throttled",
+            "system_cross_site_refused",
+            "system_get_needs_console",
+            "system_nul_refused",
+            "system_param_invalid",
             "system_post_only",
         ];
         for i18n in all_languages() {
             for (key, value) in i18n.all() {
                 let has_slots = !slots(value.as_str().unwrap_or_default()).is_empty();
-                let expected = key.starts_with("jobconf_callback_child_msg") || filled.contains(&key.as_str());
+                let expected =
+                    key.starts_with("jobconf_callback_child_msg") || filled.contains(&key.as_str());
                 assert_eq!(has_slots, expected, "{}: {key}", i18n.lang_code());
             }
         }
@@ -354,7 +382,8 @@ mod tests {
     #[test]
     fn format_uses_the_bundle_template() {
         let en = I18n::new("en");
-        let msg = en.format("jobconf_callback_child_msg1", &[&1, &2, &"7", &en.get("system_success"), &"null"]);
+        let msg =
+            en.format("jobconf_callback_child_msg1", &[&1, &2, &"7", &en.get("system_success"), &"null"]);
         assert!(msg.contains('7') && msg.contains(en.get("system_success")) && msg.contains("null"), "{msg}");
         assert!(msg.ends_with("<br>") && !msg.contains('{'), "{msg}");
         let msg = I18n::new("zh_TC").format("jobconf_callback_child_msg2", &[&2, &2, &" 3"]);

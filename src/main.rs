@@ -10,12 +10,20 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("cron") => {
-            let code = xxl_job_admin::cron::cli::run(&args[1..], &mut std::io::stdout(), &mut std::io::stderr());
+            let code =
+                xxl_job_admin::cron::cli::run(&args[1..], &mut std::io::stdout(), &mut std::io::stderr());
             ExitCode::from(code.clamp(0, 255) as u8)
         }
         Some(command @ ("export" | "apply")) => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
-            let code = xxl_job_admin::cli::run(command, &args[1..], std::env::vars(), &cwd, &mut std::io::stdout(), &mut std::io::stderr());
+            let code = xxl_job_admin::cli::run(
+                command,
+                &args[1..],
+                std::env::vars(),
+                &cwd,
+                &mut std::io::stdout(),
+                &mut std::io::stderr(),
+            );
             ExitCode::from(code.clamp(0, 255) as u8)
         }
         Some("--version" | "-V" | "version") => {
@@ -235,7 +243,9 @@ mod tests {
     /// environment says (v2's option 15 is another).
     #[test]
     fn the_purge_delay_option_is_mimallocs() {
-        let from_env = std::env::var("MIMALLOC_PURGE_DELAY").ok().map(|v| v.trim().parse().expect("a number of milliseconds"));
+        let from_env = std::env::var("MIMALLOC_PURGE_DELAY")
+            .ok()
+            .map(|v| v.trim().parse().expect("a number of milliseconds"));
         // SAFETY: reads and sets one of mimalloc's options; no other test touches them.
         unsafe {
             assert_eq!(mi_option_get(MI_OPTION_PURGE_DELAY), from_env.unwrap_or(1_000));

@@ -10,13 +10,13 @@
 use crate::domain::TriggerType;
 use prometheus_client::encoding::text::{encode_eof, encode_registry};
 use prometheus_client::encoding::{EncodeLabelValue, LabelValueEncoder};
-use std::fmt::Write as _;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
+use std::fmt::Write as _;
 use std::time::Duration;
 
 /// Seconds; from "on time" to "the misfire rule would skip it" (five seconds).
@@ -47,8 +47,14 @@ const KNOWN_MISFIRES: [(&str, &str); 5] = [
 /// The results a job run can report, in the order of [`Metrics::job_results`]'s counters.
 const JOB_RESULTS: [&str; 3] = ["success", "failure", "timeout"];
 
-const TRIGGER_TYPES: [TriggerType; 6] =
-    [TriggerType::Cron, TriggerType::Manual, TriggerType::Retry, TriggerType::Parent, TriggerType::Api, TriggerType::Misfire];
+const TRIGGER_TYPES: [TriggerType; 6] = [
+    TriggerType::Cron,
+    TriggerType::Manual,
+    TriggerType::Retry,
+    TriggerType::Parent,
+    TriggerType::Api,
+    TriggerType::Misfire,
+];
 
 type Labels = Vec<(&'static str, LabelValue)>;
 
@@ -123,7 +129,13 @@ impl Default for Metrics {
 
 /// One counter per label set of `values`, registered as one family and resolved now, so counting
 /// never looks a label set up.
-fn counters<const N: usize>(registry: &mut Registry, name: &str, help: &str, label: &'static str, values: [&str; N]) -> [Counter; N] {
+fn counters<const N: usize>(
+    registry: &mut Registry,
+    name: &str,
+    help: &str,
+    label: &'static str,
+    values: [&str; N],
+) -> [Counter; N] {
     let family = Family::<Labels, Counter>::default();
     registry.register(name, help, family.clone());
     values.map(|value| family.get_or_create(&labels(&[(label, value)])).clone())
@@ -145,24 +157,47 @@ impl Metrics {
     pub fn with_counting(enabled: bool) -> Metrics {
         let mut registry = Registry::default();
         let triggers_family = Family::<Labels, Counter>::default();
-        registry.register("xxl_job_triggers", "Triggers finished, by trigger type and /run result", triggers_family.clone());
+        registry.register(
+            "xxl_job_triggers",
+            "Triggers finished, by trigger type and /run result",
+            triggers_family.clone(),
+        );
         let triggers = TRIGGER_TYPES.map(|kind| {
             ["success", "failure"].map(|result| {
-                triggers_family.get_or_create(&labels(&[("type", trigger_type_label(kind)), ("result", result)])).clone()
+                triggers_family
+                    .get_or_create(&labels(&[("type", trigger_type_label(kind)), ("result", result)]))
+                    .clone()
             })
         });
-        let lateness =
-            histogram(&mut registry, "xxl_job_fire_lateness_seconds", "From a planned fire's instant to its /run request", &LATENESS_BUCKETS);
-        let rejections =
-            counters(&mut registry, "xxl_job_trigger_rejections", "Triggers refused because their lane's queue was full", "lane", ["fast", "slow"]);
+        let lateness = histogram(
+            &mut registry,
+            "xxl_job_fire_lateness_seconds",
+            "From a planned fire's instant to its /run request",
+            &LATENESS_BUCKETS,
+        );
+        let rejections = counters(
+            &mut registry,
+            "xxl_job_trigger_rejections",
+            "Triggers refused because their lane's queue was full",
+            "lane",
+            ["fast", "slow"],
+        );
         let misfires = Family::<Labels, Counter>::default();
-        registry.register("xxl_job_misfires_settled", "Missed fires settled by the schedule pass, by misfire strategy and reason", misfires.clone());
+        registry.register(
+            "xxl_job_misfires_settled",
+            "Missed fires settled by the schedule pass, by misfire strategy and reason",
+            misfires.clone(),
+        );
         for (strategy, reason) in KNOWN_MISFIRES {
             // Creating the series is the point: it is served at 0.
             let _ = misfires.get_or_create(&labels(&[("strategy", strategy), ("reason", reason)]));
         }
         let callbacks_received = Counter::default();
-        registry.register("xxl_job_callbacks_received", "Result callback items received from executors", callbacks_received.clone());
+        registry.register(
+            "xxl_job_callbacks_received",
+            "Result callback items received from executors",
+            callbacks_received.clone(),
+        );
         let job_results = counters(
             &mut registry,
             "xxl_job_job_results",
@@ -186,10 +221,18 @@ impl Metrics {
         );
         let alarms = Family::<Labels, Counter>::default();
         registry.register("xxl_job_alarms", "Alarms by channel and outcome", alarms.clone());
-        let schedule_pass =
-            histogram(&mut registry, "xxl_job_schedule_pass_seconds", "Duration of schedule passes, lock wait included", &PASS_BUCKETS);
-        let lock_wait =
-            histogram(&mut registry, "xxl_job_schedule_lock_wait_seconds", "Time spent waiting for the cluster-wide schedule lock", &PASS_BUCKETS);
+        let schedule_pass = histogram(
+            &mut registry,
+            "xxl_job_schedule_pass_seconds",
+            "Duration of schedule passes, lock wait included",
+            &PASS_BUCKETS,
+        );
+        let lock_wait = histogram(
+            &mut registry,
+            "xxl_job_schedule_lock_wait_seconds",
+            "Time spent waiting for the cluster-wide schedule lock",
+            &PASS_BUCKETS,
+        );
         Metrics {
             enabled,
             registry,
@@ -341,13 +384,22 @@ fn alarm_labels(channel: &str, result: &str) -> Labels {
 /// What only the scrape knows, and the admin's version.
 fn scrape_registry(snapshot: &Snapshot) -> Registry {
     let mut registry = Registry::default();
-    registry.register("xxl_job_build", "The admin's version", Info::new(vec![("version", env!("CARGO_PKG_VERSION"))]));
+    registry.register(
+        "xxl_job_build",
+        "The admin's version",
+        Info::new(vec![("version", env!("CARGO_PKG_VERSION"))]),
+    );
     let gauge = |registry: &mut Registry, name: &str, help: &str, value: i64| {
         let gauge = Gauge::<i64>::default();
         gauge.set(value);
         registry.register(name, help, gauge);
     };
-    gauge(&mut registry, "xxl_job_trigger_lane_backlog", "Triggers waiting in the lanes' queues", snapshot.lane_backlog as i64);
+    gauge(
+        &mut registry,
+        "xxl_job_trigger_lane_backlog",
+        "Triggers waiting in the lanes' queues",
+        snapshot.lane_backlog as i64,
+    );
     let executors = Family::<Labels, Gauge>::default();
     for (app_name, count) in capped(&snapshot.executors) {
         executors.get_or_create(&labels(&[("appname", &app_name)])).set(count as i64);
@@ -357,7 +409,12 @@ fn scrape_registry(snapshot: &Snapshot) -> Registry {
     connections.get_or_create(&labels(&[("state", "in_use")])).set(i64::from(snapshot.pool_in_use));
     connections.get_or_create(&labels(&[("state", "idle")])).set(i64::from(snapshot.pool_idle));
     registry.register("xxl_job_db_connections", "Database pool connections by state", connections);
-    gauge(&mut registry, "xxl_job_db_connections_max", "Database pool size limit", i64::from(snapshot.pool_max));
+    gauge(
+        &mut registry,
+        "xxl_job_db_connections_max",
+        "Database pool size limit",
+        i64::from(snapshot.pool_max),
+    );
     if let Some(process) = process::read() {
         process.register(&mut registry);
     }
@@ -451,7 +508,10 @@ mod process {
             .find_map(|l| l.strip_prefix("btime ").and_then(|v| v.trim().parse::<f64>().ok()))?;
         let status = std::fs::read_to_string("/proc/self/status").ok()?;
         let kib = |key: &str| {
-            status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         };
         Some(Process {
             cpu_seconds,
@@ -471,7 +531,11 @@ mod process {
                 ("process_resident_memory_bytes", "Resident memory size in bytes", self.resident_bytes),
                 ("process_virtual_memory_bytes", "Virtual memory size in bytes", self.virtual_bytes),
                 ("process_open_fds", "Open file descriptors", self.open_fds),
-                ("process_start_time_seconds", "Start time of the process since the Unix epoch, in seconds", self.start_time_seconds),
+                (
+                    "process_start_time_seconds",
+                    "Start time of the process since the Unix epoch, in seconds",
+                    self.start_time_seconds,
+                ),
             ] {
                 let gauge = Gauge::<f64, AtomicU64>::default();
                 gauge.set(value);
@@ -511,7 +575,13 @@ mod tests {
         for code in [200, 200, 500, 502, 0] {
             metrics.job_result(code);
         }
-        let text = metrics.render(&Snapshot { lane_backlog: 7, pool_in_use: 2, pool_idle: 3, pool_max: 30, executors: vec![("app".into(), 2)] });
+        let text = metrics.render(&Snapshot {
+            lane_backlog: 7,
+            pool_in_use: 2,
+            pool_idle: 3,
+            pool_max: 30,
+            executors: vec![("app".into(), 2)],
+        });
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"failure\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"manual\",result=\"failure\"}"), Some("1"));
@@ -524,22 +594,44 @@ mod tests {
         assert!((sum - 60.043).abs() < 1e-9, "{sum}");
         assert_eq!(line(&text, "xxl_job_trigger_rejections_total{lane=\"slow\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_trigger_lane_backlog"), Some("7"));
-        assert_eq!(line(&text, "xxl_job_misfires_settled_total{strategy=\"DO_NOTHING\",reason=\"late\"}"), Some("2"));
+        assert_eq!(
+            line(&text, "xxl_job_misfires_settled_total{strategy=\"DO_NOTHING\",reason=\"late\"}"),
+            Some("2")
+        );
         assert_eq!(line(&text, "xxl_job_callbacks_received_total"), Some("3"));
         assert_eq!(line(&text, "xxl_job_callbacks_ignored_total{reason=\"already_finished\"}"), Some("1"));
-        assert_eq!(line(&text, "xxl_job_alarms_total{channel=\"webhook:ops\\\"x\",result=\"failed\"}"), Some("1"));
+        assert_eq!(
+            line(&text, "xxl_job_alarms_total{channel=\"webhook:ops\\\"x\",result=\"failed\"}"),
+            Some("1")
+        );
         assert_eq!(line(&text, "xxl_job_db_connections{state=\"idle\"}"), Some("3"));
-        assert_eq!(line(&text, "xxl_job_alarms_total{channel=\"email\",result=\"sent\"}"), Some("0"), "known, never used");
-        assert_eq!(line(&text, "xxl_job_misfires_settled_total{strategy=\"FIRE_ONCE_NOW\",reason=\"collapsed\"}"), Some("0"));
+        assert_eq!(
+            line(&text, "xxl_job_alarms_total{channel=\"email\",result=\"sent\"}"),
+            Some("0"),
+            "known, never used"
+        );
+        assert_eq!(
+            line(&text, "xxl_job_misfires_settled_total{strategy=\"FIRE_ONCE_NOW\",reason=\"collapsed\"}"),
+            Some("0")
+        );
         assert_eq!(line(&text, "xxl_job_job_results_total{result=\"success\"}"), Some("2"));
         assert_eq!(line(&text, "xxl_job_job_results_total{result=\"failure\"}"), Some("2"));
         assert_eq!(line(&text, "xxl_job_job_results_total{result=\"timeout\"}"), Some("1"));
-        assert_eq!(line(&text, &format!("xxl_job_build_info{{version=\"{}\"}}", env!("CARGO_PKG_VERSION"))), Some("1"));
+        assert_eq!(
+            line(&text, &format!("xxl_job_build_info{{version=\"{}\"}}", env!("CARGO_PKG_VERSION"))),
+            Some("1")
+        );
         assert_eq!(line(&text, "xxl_job_executors_online{appname=\"app\"}"), Some("2"));
         assert!(text.contains("# TYPE xxl_job_fire_lateness_seconds histogram\n"), "{text}");
         if cfg!(target_os = "linux") {
-            assert!(line(&text, "process_open_fds").is_some_and(|v| v.parse::<f64>().unwrap() > 0.0), "{text}");
-            assert!(line(&text, "process_start_time_seconds").is_some_and(|v| v.parse::<f64>().unwrap() > 1.6e9), "{text}");
+            assert!(
+                line(&text, "process_open_fds").is_some_and(|v| v.parse::<f64>().unwrap() > 0.0),
+                "{text}"
+            );
+            assert!(
+                line(&text, "process_start_time_seconds").is_some_and(|v| v.parse::<f64>().unwrap() > 1.6e9),
+                "{text}"
+            );
         }
     }
 
@@ -550,7 +642,12 @@ mod tests {
         let forged = "x\"} 1\nxxl_job_triggers_total{type=\"cron\",result=\"success\\";
         let text = metrics.render(&Snapshot { executors: vec![(forged.into(), 1)], ..Snapshot::default() });
         assert_eq!(line(&text, "xxl_job_executors_online{appname=\"x\\\"} 1\\nxxl_job_triggers_total{type=\\\"cron\\\",result=\\\"success\\\\\"}"), Some("1"), "{text}");
-        assert_eq!(text.lines().filter(|l| l.starts_with("xxl_job_triggers_total{type=\"cron\",result=\"success\"}")).count(), 1);
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with("xxl_job_triggers_total{type=\"cron\",result=\"success\"}"))
+                .count(),
+            1
+        );
     }
 
     /// OpenMetrics names a counter family without `_total` and ends with `# EOF`; the classic format
@@ -562,10 +659,22 @@ mod tests {
         let open = metrics.render_openmetrics(&Snapshot::default());
         let classic = metrics.render(&Snapshot::default());
         assert!(open.ends_with("# EOF\n") && !classic.contains("# EOF"), "{classic}");
-        assert!(open.contains("# TYPE xxl_job_triggers counter\n") && classic.contains("# TYPE xxl_job_triggers_total counter\n"));
-        assert!(open.contains("# TYPE xxl_job_build info\n") && classic.contains("# TYPE xxl_job_build_info gauge\n"));
-        assert!(classic.contains("# HELP xxl_job_triggers_total Triggers finished, by trigger type and /run result.\n"), "{classic}");
-        let samples = |text: &str| text.lines().filter(|l| !l.starts_with('#')).map(str::to_string).collect::<Vec<_>>();
+        assert!(
+            open.contains("# TYPE xxl_job_triggers counter\n")
+                && classic.contains("# TYPE xxl_job_triggers_total counter\n")
+        );
+        assert!(
+            open.contains("# TYPE xxl_job_build info\n")
+                && classic.contains("# TYPE xxl_job_build_info gauge\n")
+        );
+        assert!(
+            classic.contains(
+                "# HELP xxl_job_triggers_total Triggers finished, by trigger type and /run result.\n"
+            ),
+            "{classic}"
+        );
+        let samples =
+            |text: &str| text.lines().filter(|l| !l.starts_with('#')).map(str::to_string).collect::<Vec<_>>();
         assert_eq!(samples(&open).len(), samples(&classic).len());
         assert_eq!(line(&open, "xxl_job_triggers_total{type=\"api\",result=\"success\"}"), Some("1"));
     }
@@ -581,14 +690,18 @@ mod tests {
         let text = metrics.render(&Snapshot::default());
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}"), Some("0"));
         assert_eq!(line(&text, "xxl_job_fire_lateness_seconds_count"), Some("0"));
-        assert_eq!(line(&text, "xxl_job_misfires_settled_total{strategy=\"DO_NOTHING\",reason=\"late\"}"), Some("0"));
+        assert_eq!(
+            line(&text, "xxl_job_misfires_settled_total{strategy=\"DO_NOTHING\",reason=\"late\"}"),
+            Some("0")
+        );
         assert_eq!(line(&text, "xxl_job_job_results_total{result=\"success\"}"), Some("0"));
         assert!(!text.contains("xxl_job_alarms_total{"), "{text}");
     }
 
     #[test]
     fn appnames_beyond_the_cap_are_summed() {
-        let many: Vec<(String, usize)> = (0..MAX_APPNAMES + 5).map(|i| (format!("app{i:03}"), 1 + usize::from(i == 104))).collect();
+        let many: Vec<(String, usize)> =
+            (0..MAX_APPNAMES + 5).map(|i| (format!("app{i:03}"), 1 + usize::from(i == 104))).collect();
         let shown = capped(&many);
         assert_eq!(shown.len(), MAX_APPNAMES + 1);
         assert_eq!(shown[0], ("app104".to_string(), 2), "the largest first");

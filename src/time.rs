@@ -131,13 +131,17 @@ fn offset_zone(zone: &str) -> Option<Result<Tz, String>> {
         None if digits.len() == 4 => digits.split_at(2),
         None => (digits, "0"),
     };
-    let parsed =
-        (1..=2).contains(&hours.len()).then(|| hours.parse::<i32>().ok().zip(minutes.parse::<i32>().ok())).flatten();
+    let parsed = (1..=2)
+        .contains(&hours.len())
+        .then(|| hours.parse::<i32>().ok().zip(minutes.parse::<i32>().ok()))
+        .flatten();
     let Some((hours, minutes)) = parsed.filter(|(h, m)| *h <= 18 && *m < 60) else {
         return Some(Err(format!("`{zone}` is not a valid offset")));
     };
     if minutes != 0 {
-        return Some(Err(format!("offset `{zone}` is not whole hours; name the zone instead (e.g. Asia/Kolkata)")));
+        return Some(Err(format!(
+            "offset `{zone}` is not whole hours; name the zone instead (e.g. Asia/Kolkata)"
+        )));
     }
     let hours = if negative { -hours } else { hours };
     if hours == 0 {

@@ -57,8 +57,13 @@ fn super_from_a_child_is_not_a_circle() {
     std::fs::create_dir_all(dir.join("p")).unwrap();
     std::fs::write(dir.join("lib.rs"), "mod p;\nmod q;\n").unwrap();
     std::fs::write(dir.join("p/mod.rs"), "mod c;\npub use c::C;\npub struct P;\n").unwrap();
-    std::fs::write(dir.join("p/c.rs"), "use super::P;\npub struct C(P);\n#[cfg(test)]\nmod tests { use super::*; }\n").unwrap();
-    std::fs::write(dir.join("q.rs"), "// crate::p::P in a comment\nconst S: &str = \"crate::p::P\";\n").unwrap();
+    std::fs::write(
+        dir.join("p/c.rs"),
+        "use super::P;\npub struct C(P);\n#[cfg(test)]\nmod tests { use super::*; }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("q.rs"), "// crate::p::P in a comment\nconst S: &str = \"crate::p::P\";\n")
+        .unwrap();
     assert!(Crate::load(&dir.join("lib.rs")).circles().is_empty());
     std::fs::write(dir.join("q.rs"), "use crate::p::C;\n").unwrap();
     std::fs::write(dir.join("p/c.rs"), "use super::P;\npub struct C(P);\nfn g(_: crate::q::Q) {}\n").unwrap();
@@ -66,7 +71,6 @@ fn super_from_a_child_is_not_a_circle() {
     let circles = Crate::load(&dir.join("lib.rs")).circles();
     assert_eq!(circles.len(), 1, "{circles:?}");
 }
-
 
 fn relative(src: &Path, file: &Path) -> String {
     file.strip_prefix(src).unwrap_or(file).display().to_string()
@@ -89,20 +93,28 @@ impl Crate {
         let mut modules = BTreeMap::new();
         let mut named: Vec<(PathBuf, Named)> = Vec::new();
         let mut children: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
-        let mut pending = vec![(root.to_path_buf(), vec!["crate".to_string()], root.parent().unwrap().to_path_buf())];
+        let mut pending =
+            vec![(root.to_path_buf(), vec!["crate".to_string()], root.parent().unwrap().to_path_buf())];
         while let Some((file, module, child_dir)) = pending.pop() {
             let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
             let scan = scan(&tokens(&text), &module);
             for inline in &scan.inline_modules {
                 modules.insert(inline.clone(), file.clone());
-                children.entry(inline[..inline.len() - 1].to_vec()).or_default().insert(inline.last().unwrap().clone());
+                children
+                    .entry(inline[..inline.len() - 1].to_vec())
+                    .or_default()
+                    .insert(inline.last().unwrap().clone());
             }
             modules.insert(module.clone(), file.clone());
             for (parent, name) in scan.declared {
                 children.entry(parent.clone()).or_default().insert(name.clone());
                 let dir = parent[module.len()..].iter().fold(child_dir.clone(), |dir, seg| dir.join(seg));
                 let flat = dir.join(format!("{name}.rs"));
-                let (child, grandchildren) = if flat.exists() { (flat, dir.join(&name)) } else { (dir.join(&name).join("mod.rs"), dir.join(&name)) };
+                let (child, grandchildren) = if flat.exists() {
+                    (flat, dir.join(&name))
+                } else {
+                    (dir.join(&name).join("mod.rs"), dir.join(&name))
+                };
                 let mut path = parent.clone();
                 path.push(name);
                 pending.push((child, path, grandchildren));
@@ -113,7 +125,9 @@ impl Crate {
         for (file, n) in named {
             let Some(target) = resolve(&n, &children) else { continue };
             // Longest prefix that is a module: the rest are items inside it.
-            let Some(len) = (1..=target.len()).rev().find(|len| modules.contains_key(&target[..*len])) else { continue };
+            let Some(len) = (1..=target.len()).rev().find(|len| modules.contains_key(&target[..*len])) else {
+                continue;
+            };
             let to = &modules[&target[..len]];
             // A module is part of its ancestors: naming their items is no circle, however spelled.
             let ancestor = n.from.starts_with(&target[..len]);
@@ -140,14 +154,16 @@ impl Crate {
             }
             seen
         };
-        let reaches: BTreeMap<PathBuf, BTreeSet<PathBuf>> = files.iter().map(|f| (f.clone(), reach(f))).collect();
+        let reaches: BTreeMap<PathBuf, BTreeSet<PathBuf>> =
+            files.iter().map(|f| (f.clone(), reach(f))).collect();
         let mut done = BTreeSet::new();
         let mut circles = Vec::new();
         for file in &files {
             if done.contains(file) || !reaches[file].contains(file) {
                 continue;
             }
-            let group: BTreeSet<PathBuf> = reaches[file].iter().filter(|g| reaches[*g].contains(file)).cloned().collect();
+            let group: BTreeSet<PathBuf> =
+                reaches[file].iter().filter(|g| reaches[*g].contains(file)).cloned().collect();
             done.extend(group.iter().cloned());
             let mut circle = self.cycle_through(file, &group);
             // The rest of the group, so one run names every file to untangle.
@@ -242,7 +258,10 @@ fn tokens(text: &str) -> Vec<Token> {
                     i += 1;
                 }
             }
-        } else if c == 'r' && (next == Some('#') || next == Some('"')) && raw_string_start(&chars, i).is_some() {
+        } else if c == 'r'
+            && (next == Some('#') || next == Some('"'))
+            && raw_string_start(&chars, i).is_some()
+        {
             let (hashes, body) = raw_string_start(&chars, i).unwrap();
             let close: Vec<char> = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
             i = body;
@@ -360,7 +379,10 @@ fn scan(tokens: &[Token], module: &[String]) -> Scan {
                 i = end + 1;
                 continue;
             }
-            Token::Ident(first) if tokens.get(i + 1) == Some(&Token::PathSep) && tokens.get(i.wrapping_sub(1)) != Some(&Token::PathSep) => {
+            Token::Ident(first)
+                if tokens.get(i + 1) == Some(&Token::PathSep)
+                    && tokens.get(i.wrapping_sub(1)) != Some(&Token::PathSep) =>
+            {
                 let mut path = vec![first.clone()];
                 let mut j = i + 1;
                 while tokens.get(j) == Some(&Token::PathSep) {

@@ -60,7 +60,11 @@ fn parse_answer(fields: &[&str]) -> Answer {
         Some("ERROR") => Answer::Error,
         Some("TIMEOUT") => Answer::Timeout,
         _ => Answer::Times(
-            fields.iter().filter(|f| !f.is_empty()).map(|f| f.parse().expect("fire time in epoch ms")).collect(),
+            fields
+                .iter()
+                .filter(|f| !f.is_empty())
+                .map(|f| f.parse().expect("fire time in epoch ms"))
+                .collect(),
         ),
     }
 }
@@ -90,7 +94,9 @@ fn compare(case: &Case, quartz: &Answer) -> Option<String> {
     };
     (!agrees).then(|| {
         let show = |answer: &Answer| match answer {
-            Answer::Times(times) => times.iter().map(|&t| format_ms(t, &case.zone)).collect::<Vec<_>>().join(", "),
+            Answer::Times(times) => {
+                times.iter().map(|&t| format_ms(t, &case.zone)).collect::<Vec<_>>().join(", ")
+            }
             other => format!("{other:?}"),
         };
         format!(
@@ -114,7 +120,12 @@ fn report(mismatches: &[String], checked: usize) {
     const SHOWN: usize = 30;
     if !mismatches.is_empty() {
         let shown: Vec<&str> = mismatches.iter().take(SHOWN).map(String::as_str).collect();
-        panic!("{} of {checked} cases disagree with Quartz (first {}):\n{}", mismatches.len(), shown.len(), shown.join("\n"));
+        panic!(
+            "{} of {checked} cases disagree with Quartz (first {}):\n{}",
+            mismatches.len(),
+            shown.len(),
+            shown.join("\n")
+        );
     }
 }
 
@@ -158,7 +169,11 @@ fn quartz_vectors() {
 #[test]
 fn cli_binary() {
     let cron = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_xxl-job-admin")).arg("cron").args(args).output().expect("run the binary")
+        Command::new(env!("CARGO_BIN_EXE_xxl-job-admin"))
+            .arg("cron")
+            .args(args)
+            .output()
+            .expect("run the binary")
     };
     let ok = cron(&["0 0 12 * * ?", "--from", "1735689600000", "--tz", "UTC", "--count", "2", "--epoch-ms"]);
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
@@ -168,7 +183,10 @@ fn cli_binary() {
     assert_eq!(invalid.status.code(), Some(2));
     assert!(invalid.stdout.is_empty());
     let reason = String::from_utf8_lossy(&invalid.stderr);
-    assert!(reason.contains("invalid cron expression \"0 0 0 ? * * x\"") && reason.contains("year field"), "{reason}");
+    assert!(
+        reason.contains("invalid cron expression \"0 0 0 ? * * x\"") && reason.contains("year field"),
+        "{reason}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -202,7 +220,8 @@ impl Rng {
     }
 }
 
-const MONTH_NAMES: [&str; 12] = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
+const MONTH_NAMES: [&str; 12] =
+    ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
 const DAY_NAMES: [&str; 7] = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
 
 /// One list item of a field whose values run from `lo` to `hi`.
@@ -250,7 +269,11 @@ fn random_expression(rng: &mut Rng) -> String {
         (day, "?".to_string())
     } else {
         let weekday = |rng: &mut Rng| {
-            if rng.chance(50) { rng.range(1, 7).to_string() } else { rng.pick(&DAY_NAMES).to_string() }
+            if rng.chance(50) {
+                rng.range(1, 7).to_string()
+            } else {
+                rng.pick(&DAY_NAMES).to_string()
+            }
         };
         let day = match rng.below(10) {
             0 | 1 => format!("{}#{}", weekday(rng), rng.range(1, 5)),
@@ -289,7 +312,9 @@ fn random_expression(rng: &mut Rng) -> String {
 }
 
 fn quartz_jar() -> PathBuf {
-    std::env::var_os("QUARTZ_JAR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/share/java/quartz2.jar"))
+    std::env::var_os("QUARTZ_JAR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/share/java/quartz2.jar"))
 }
 
 fn run_tool(command: &mut Command) -> std::process::Output {
@@ -336,7 +361,8 @@ fn live_quartz_differential() {
         .spawn()
         .expect("cannot run java");
     let mut stdin = child.stdin.take().expect("oracle stdin");
-    let input: String = cases.iter().map(|c| format!("{}\t{}\t{}\n", escape(&c.expr), c.from_ms, c.zone)).collect();
+    let input: String =
+        cases.iter().map(|c| format!("{}\t{}\t{}\n", escape(&c.expr), c.from_ms, c.zone)).collect();
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let output = child.wait_with_output().expect("oracle output");
     writer.join().expect("writer thread").expect("write to oracle");

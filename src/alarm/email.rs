@@ -42,7 +42,9 @@ pub struct EmailAlarm {
 impl EmailAlarm {
     pub fn new(i18n: I18n, mail: &MailConfig) -> Result<EmailAlarm, MailSetupError> {
         let transport = match &mail.host {
-            Some(host) if !host.trim().is_empty() => Some((transport(host.trim(), mail)?, sender(mail, &i18n)?)),
+            Some(host) if !host.trim().is_empty() => {
+                Some((transport(host.trim(), mail)?, sender(mail, &i18n)?))
+            }
             _ => None,
         };
         let session_timeout = read_timeout(mail) * SESSION_READS;
@@ -160,7 +162,8 @@ fn read_timeout(mail: &MailConfig) -> Duration {
 }
 
 fn transport(host: &str, mail: &MailConfig) -> Result<AsyncSmtpTransport<Tokio1Executor>, MailSetupError> {
-    let trust_all = mail.ssl_trust.as_deref().is_some_and(|t| t.trim() == "*" || t.split_whitespace().any(|h| h == host));
+    let trust_all =
+        mail.ssl_trust.as_deref().is_some_and(|t| t.trim() == "*" || t.split_whitespace().any(|h| h == host));
     let tls_parameters = TlsParameters::builder(host.to_string())
         .dangerous_accept_invalid_certs(trust_all)
         .build_rustls()
@@ -206,15 +209,25 @@ mod tests {
 
     /// The data row of the alarm table.
     fn cells(body: &str) -> Vec<String> {
-        let row = body.split("<tbody><tr>").nth(1).and_then(|r| r.split("</tr></tbody>").next()).unwrap_or("");
-        row.trim_start_matches("<td>").trim_end_matches("</td>").split("</td><td>").map(str::to_string).collect()
+        let row =
+            body.split("<tbody><tr>").nth(1).and_then(|r| r.split("</tr></tbody>").next()).unwrap_or("");
+        row.trim_start_matches("<td>")
+            .trim_end_matches("</td>")
+            .split("</td><td>")
+            .map(str::to_string)
+            .collect()
     }
 
     #[test]
     fn body_names_group_job_and_both_messages_escaped() {
         let i18n = I18n::new("en");
         let failed = log(77, (500, "route<br>address <b>x</b>"), (502, "boom <img src=x onerror=alert(1)>"));
-        let body = render_body(&i18n, &job(1234, "nightly <script>alert(1)</script> & co"), Some("Group \"A\"<i>"), &failed);
+        let body = render_body(
+            &i18n,
+            &job(1234, "nightly <script>alert(1)</script> & co"),
+            Some("Group \"A\"<i>"),
+            &failed,
+        );
         assert_eq!(
             cells(&body),
             vec![
@@ -228,8 +241,17 @@ mod tests {
             ]
         );
         assert!(!body.contains("<script>") && !body.contains("<img") && !body.contains("<b>"), "{body}");
-        assert!(body.starts_with(&format!("<h5>{}：</h5>", escape(i18n.get("jobconf_monitor_detail")))), "{body}");
-        for label in ["jobinfo_field_jobgroup", "jobinfo_field_id", "jobinfo_field_jobdesc", "jobconf_monitor_alarm_title", "jobconf_monitor_alarm_content"] {
+        assert!(
+            body.starts_with(&format!("<h5>{}：</h5>", escape(i18n.get("jobconf_monitor_detail")))),
+            "{body}"
+        );
+        for label in [
+            "jobinfo_field_jobgroup",
+            "jobinfo_field_id",
+            "jobinfo_field_jobdesc",
+            "jobconf_monitor_alarm_title",
+            "jobconf_monitor_alarm_content",
+        ] {
             assert!(body.contains(&escape(i18n.get(label))), "{label} in {body}");
         }
     }
@@ -238,7 +260,8 @@ mod tests {
     fn body_content_follows_the_codes() {
         let i18n = I18n::new("en");
         // Trigger succeeded, result failed: only the handle message.
-        let body = render_body(&i18n, &job(5, "d"), Some("g"), &log(1, (200, "trigger ok"), (500, "handler threw")));
+        let body =
+            render_body(&i18n, &job(5, "d"), Some("g"), &log(1, (200, "trigger ok"), (500, "handler threw")));
         assert_eq!(cells(&body)[4], "Alarm Job LogId=1<br>HandleCode=handler threw");
         // Trigger failed, no result: only the trigger message.
         let body = render_body(&i18n, &job(5, "d"), Some("g"), &log(2, (500, "no executor"), (0, "")));

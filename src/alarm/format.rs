@@ -23,7 +23,9 @@ pub(super) fn body(kind: WebhookKind, i18n: &I18n, alarm: &Alarm) -> Value {
             "msgtype": "markdown",
             "markdown": { "title": facts.title, "text": markdown(&facts, true) },
         }),
-        WebhookKind::WeCom => json!({ "msgtype": "markdown", "markdown": { "content": markdown(&facts, true) } }),
+        WebhookKind::WeCom => {
+            json!({ "msgtype": "markdown", "markdown": { "content": markdown(&facts, true) } })
+        }
         WebhookKind::Feishu => json!({
             "msg_type": "interactive",
             "card": {
@@ -62,7 +64,8 @@ impl<'a> Facts<'a> {
     fn new(i18n: &'a I18n, alarm: &'a Alarm) -> Facts<'a> {
         let t = |key| i18n.get(key);
         let log = &alarm.log;
-        let trigger_msg = (log.trigger_code != 200).then(|| message_text(log.trigger_msg.as_deref().unwrap_or("")));
+        let trigger_msg =
+            (log.trigger_code != 200).then(|| message_text(log.trigger_msg.as_deref().unwrap_or("")));
         let handle_msg = (log.handle_code > 0 && log.handle_code != 200)
             .then(|| message_text(log.handle_msg.as_deref().unwrap_or("")));
         let mut content = format!("Alarm Job LogId={}", log.id);
@@ -78,7 +81,10 @@ impl<'a> Facts<'a> {
         Facts {
             title: t("jobconf_monitor"),
             rows: [
-                (t("jobinfo_field_jobgroup"), alarm.group.as_ref().map_or("null".to_string(), |g| g.title.clone())),
+                (
+                    t("jobinfo_field_jobgroup"),
+                    alarm.group.as_ref().map_or("null".to_string(), |g| g.title.clone()),
+                ),
                 (t("jobinfo_field_id"), group_digits(alarm.job.id)),
                 (t("jobinfo_field_jobdesc"), alarm.job.job_desc.clone()),
                 (t("jobconf_monitor_alarm_title"), t("jobconf_monitor_alarm_type").to_string()),
@@ -121,7 +127,11 @@ fn slack(facts: &Facts) -> Value {
         .iter()
         .map(|(label, value)| json!({ "type": "mrkdwn", "text": format!("*{}*\n{}", plain(label), plain(value)) }))
         .collect();
-    let content = format!("*{}*\n{}", plain(facts.content_label), escape(&facts.content, CONTENT_BUDGET, slack_char, "\n"));
+    let content = format!(
+        "*{}*\n{}",
+        plain(facts.content_label),
+        escape(&facts.content, CONTENT_BUDGET, slack_char, "\n")
+    );
     json!({
         // Shown in notifications, and by clients that cannot show blocks.
         "text": format!("{}: {} ({} {})", plain(facts.title), plain(&facts.rows[2].1), plain(facts.rows[1].0), facts.rows[1].1),
@@ -215,7 +225,10 @@ mod tests {
     use crate::storage::{JobGroup, JobInfo, JobLog};
 
     fn alarm(trigger: (i32, &str), handle: (i32, &str)) -> Alarm {
-        let job = JobInfo { job_desc: "nightly *bold* <script>x</script> & [a](b)".into(), ..JobInfo::sample(1234) };
+        let job = JobInfo {
+            job_desc: "nightly *bold* <script>x</script> & [a](b)".into(),
+            ..JobInfo::sample(1234)
+        };
         let group = JobGroup {
             id: 1,
             app_name: "app".into(),
@@ -254,15 +267,24 @@ mod tests {
         let text = body["markdown"]["text"].as_str().unwrap();
         assert!(text.contains("**Executor**: Ops\\_&lt;i&gt;"), "{text}");
         assert!(text.contains("**Job ID**: 1,234"), "{text}");
-        assert!(text.contains("nightly \\*bold\\* &lt;script&gt;x&lt;/script&gt; &amp; \\[a\\]\\(b\\)"), "{text}");
+        assert!(
+            text.contains("nightly \\*bold\\* &lt;script&gt;x&lt;/script&gt; &amp; \\[a\\]\\(b\\)"),
+            "{text}"
+        );
         assert!(text.contains("Alarm Job LogId=77\n\nTriggerMsg=\n\nroute\n\naddress &lt;b&gt;x&lt;/b&gt;\n\nHandleCode=boom \\*"), "{text}");
-        assert!(text.ends_with("[Run log](http://console.test/xxl-job-admin/joblog/logDetailPage?id=77)"), "{text}");
+        assert!(
+            text.ends_with("[Run log](http://console.test/xxl-job-admin/joblog/logDetailPage?id=77)"),
+            "{text}"
+        );
         assert!(!text.contains("<script") && !text.contains("<b>"), "{text}");
 
         // Trigger succeeded: only the handle message.
         let a = alarm((200, "fine"), (500, "threw"));
         let wecom = body_text(WebhookKind::WeCom, &a);
-        assert!(wecom.contains("Alarm Job LogId=77\n\nHandleCode=threw") && !wecom.contains("fine"), "{wecom}");
+        assert!(
+            wecom.contains("Alarm Job LogId=77\n\nHandleCode=threw") && !wecom.contains("fine"),
+            "{wecom}"
+        );
     }
 
     fn body_text(kind: WebhookKind, a: &Alarm) -> String {
@@ -285,16 +307,28 @@ mod tests {
         assert_eq!(body["card"]["header"]["title"]["content"], I18n::new("zh_CN").get("jobconf_monitor"));
         let content = body["card"]["elements"][0]["text"]["content"].as_str().unwrap();
         assert!(content.contains(I18n::new("zh_CN").get("jobinfo_field_jobdesc")), "{content}");
-        assert_eq!(body["card"]["elements"][1]["actions"][0]["url"], "http://console.test/xxl-job-admin/joblog/logDetailPage?id=77");
+        assert_eq!(
+            body["card"]["elements"][1]["actions"][0]["url"],
+            "http://console.test/xxl-job-admin/joblog/logDetailPage?id=77"
+        );
     }
 
     #[test]
     fn slack_blocks_escape_only_its_control_characters() {
         let body = body(WebhookKind::Slack, &en(), &alarm((500, "a<br>b > c"), (0, "")));
         assert_eq!(body["blocks"][0]["type"], "header");
-        assert_eq!(body["blocks"][1]["fields"][2]["text"], "*Description*\nnightly *bold* &lt;script&gt;x&lt;/script&gt; &amp; [a](b)");
-        assert_eq!(body["blocks"][2]["text"]["text"], "*Alarm content*\nAlarm Job LogId=77\nTriggerMsg=\na\nb &gt; c");
-        assert_eq!(body["blocks"][3]["elements"][0]["url"], "http://console.test/xxl-job-admin/joblog/logDetailPage?id=77");
+        assert_eq!(
+            body["blocks"][1]["fields"][2]["text"],
+            "*Description*\nnightly *bold* &lt;script&gt;x&lt;/script&gt; &amp; [a](b)"
+        );
+        assert_eq!(
+            body["blocks"][2]["text"]["text"],
+            "*Alarm content*\nAlarm Job LogId=77\nTriggerMsg=\na\nb &gt; c"
+        );
+        assert_eq!(
+            body["blocks"][3]["elements"][0]["url"],
+            "http://console.test/xxl-job-admin/joblog/logDetailPage?id=77"
+        );
         assert!(body["text"].as_str().unwrap().starts_with("Job scheduling alarm: nightly"), "{body}");
     }
 

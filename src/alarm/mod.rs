@@ -99,10 +99,25 @@ pub struct Alarms {
 }
 
 impl Alarms {
-    pub fn new(db: Db, channels: Vec<Arc<dyn AlarmChannel>>, console_url: &str, metrics: Arc<Metrics>) -> Alarms {
+    pub fn new(
+        db: Db,
+        channels: Vec<Arc<dyn AlarmChannel>>,
+        console_url: &str,
+        metrics: Arc<Metrics>,
+    ) -> Alarms {
         metrics.alarm_channels(channels.iter().map(|c| c.name()).chain([UNKNOWN_CHANNEL]));
-        let webhook_names = channels.iter().filter_map(|c| c.name().strip_prefix(WEBHOOK_ENTRY)).map(str::to_string).collect();
-        Alarms { db, channels: Arc::new(channels), webhook_names, console_url: console_url.trim_end_matches('/').into(), metrics }
+        let webhook_names = channels
+            .iter()
+            .filter_map(|c| c.name().strip_prefix(WEBHOOK_ENTRY))
+            .map(str::to_string)
+            .collect();
+        Alarms {
+            db,
+            channels: Arc::new(channels),
+            webhook_names,
+            console_url: console_url.trim_end_matches('/').into(),
+            metrics,
+        }
     }
 
     /// E-mail and every configured webhook; `console_url` is where this admin's console is reached
@@ -115,9 +130,14 @@ impl Alarms {
         console_url: &str,
         metrics: Arc<Metrics>,
     ) -> Result<Alarms, AlarmSetupError> {
-        let mut channels: Vec<Arc<dyn AlarmChannel>> = vec![Arc::new(email::EmailAlarm::new(i18n.clone(), &config.mail)?)];
+        let mut channels: Vec<Arc<dyn AlarmChannel>> =
+            vec![Arc::new(email::EmailAlarm::new(i18n.clone(), &config.mail)?)];
         for webhook in &config.alarm.webhooks {
-            channels.push(Arc::new(webhook::WebhookChannel::new(webhook.clone(), i18n.clone(), clock.clone())?));
+            channels.push(Arc::new(webhook::WebhookChannel::new(
+                webhook.clone(),
+                i18n.clone(),
+                clock.clone(),
+            )?));
         }
         let console_url = config.alarm.console_url.as_deref().unwrap_or(console_url);
         Ok(Alarms::new(db, channels, console_url, metrics))
@@ -178,7 +198,11 @@ async fn deliver(channels: &[Arc<dyn AlarmChannel>], alarm: Arc<Alarm>, metrics:
     for name in &alarm.targets.webhooks {
         let channel = format!("{WEBHOOK_ENTRY}{name}");
         if !channels.iter().any(|c| c.name() == channel) {
-            tracing::warn!(job_id = alarm.job.id, log_id = alarm.log.id, "alarm to `{channel}` not sent: no such channel is configured");
+            tracing::warn!(
+                job_id = alarm.job.id,
+                log_id = alarm.log.id,
+                "alarm to `{channel}` not sent: no such channel is configured"
+            );
             metrics.alarm(UNKNOWN_CHANNEL, false);
             delivered = false;
         }
@@ -235,7 +259,8 @@ mod tests {
     }
 
     fn alarm(alarm_email: &str) -> Arc<Alarm> {
-        let job = JobInfo { job_desc: "d".into(), alarm_email: Some(alarm_email.into()), ..JobInfo::sample(1) };
+        let job =
+            JobInfo { job_desc: "d".into(), alarm_email: Some(alarm_email.into()), ..JobInfo::sample(1) };
         Arc::new(Alarm {
             targets: Targets::parse(job.alarm_email.as_deref()),
             job,
@@ -255,7 +280,8 @@ mod tests {
             .enumerate()
             .map(|(i, (concerned, sends))| {
                 let name = format!("webhook:c{i}");
-                Arc::new(Fixed { name, concerned: *concerned, sends: *sends, calls: calls.clone() }) as Arc<dyn AlarmChannel>
+                Arc::new(Fixed { name, concerned: *concerned, sends: *sends, calls: calls.clone() })
+                    as Arc<dyn AlarmChannel>
             })
             .collect();
         let delivered = deliver(&channels, alarm(alarm_email), &Metrics::new()).await;
@@ -265,7 +291,11 @@ mod tests {
     #[tokio::test]
     async fn an_alarm_succeeds_only_when_every_concerned_channel_does() {
         assert_eq!(outcome(&[], "").await, (true, 0), "nobody to tell");
-        assert_eq!(outcome(&[(false, false)], "").await, (true, 0), "channels it does not concern are not asked");
+        assert_eq!(
+            outcome(&[(false, false)], "").await,
+            (true, 0),
+            "channels it does not concern are not asked"
+        );
         assert_eq!(outcome(&[(true, true), (true, true)], "").await, (true, 2));
         // A failing channel does not stop the others.
         assert_eq!(outcome(&[(true, false), (true, true)], "").await, (false, 2));
@@ -277,7 +307,8 @@ mod tests {
 
     #[test]
     fn targets_split_addresses_from_channels() {
-        let targets = Targets::parse(Some(" a@x.com, webhook:Ops-Team ,b@x.com,a@x.com,,WEBHOOK:ops_team, webhook: "));
+        let targets =
+            Targets::parse(Some(" a@x.com, webhook:Ops-Team ,b@x.com,a@x.com,,WEBHOOK:ops_team, webhook: "));
         assert_eq!(targets.emails, vec!["a@x.com", "b@x.com"]);
         assert_eq!(targets.webhooks, vec!["opsteam"]);
         assert_eq!(Targets::parse(None), Targets::default());

@@ -51,7 +51,11 @@ pub struct WebhookChannel {
 }
 
 impl WebhookChannel {
-    pub fn new(config: WebhookConfig, i18n: I18n, clock: Arc<dyn Clock>) -> Result<WebhookChannel, WebhookSetupError> {
+    pub fn new(
+        config: WebhookConfig,
+        i18n: I18n,
+        clock: Arc<dyn Clock>,
+    ) -> Result<WebhookChannel, WebhookSetupError> {
         let timeout = Duration::from_millis(config.timeout_ms);
         let http = reqwest::Client::builder()
             .connect_timeout(timeout)
@@ -60,7 +64,13 @@ impl WebhookChannel {
             .redirect(redirect::Policy::none())
             .build()
             .map_err(|e| WebhookSetupError::Client { name: config.name.clone(), reason: e.to_string() })?;
-        Ok(WebhookChannel { label: format!("{}{}", super::WEBHOOK_ENTRY, config.name), config, http, i18n, clock })
+        Ok(WebhookChannel {
+            label: format!("{}{}", super::WEBHOOK_ENTRY, config.name),
+            config,
+            http,
+            i18n,
+            clock,
+        })
     }
 
     async fn deliver(&self, alarm: &Alarm) -> bool {
@@ -87,7 +97,8 @@ impl WebhookChannel {
     async fn attempt(&self, body: &Value) -> Result<(), Failure> {
         let (url, body) = self.signed(body.clone())?;
         let send = async {
-            let mut response = self.http.post(url).json(&body).send().await.map_err(|e| Failure::Transient(describe(&e)))?;
+            let mut response =
+                self.http.post(url).json(&body).send().await.map_err(|e| Failure::Transient(describe(&e)))?;
             let status = response.status();
             let mut reply = Vec::new();
             while let Some(chunk) = response.chunk().await.map_err(|e| Failure::Transient(describe(&e)))? {
@@ -108,13 +119,16 @@ impl WebhookChannel {
 
     /// The URL and body of one attempt: DingTalk signs in the query, Feishu in the body.
     fn signed(&self, mut body: Value) -> Result<(Url, Value), Failure> {
-        let mut url = Url::parse(self.config.url.expose()).map_err(|e| Failure::Refused(format!("bad URL: {e}")))?;
+        let mut url =
+            Url::parse(self.config.url.expose()).map_err(|e| Failure::Refused(format!("bad URL: {e}")))?;
         let Some(secret) = &self.config.secret else { return Ok((url, body)) };
         let now_ms = self.clock.now_ms();
         match self.config.kind {
             WebhookKind::DingTalk => {
                 let sign = dingtalk_sign(secret.expose(), now_ms);
-                url.query_pairs_mut().append_pair("timestamp", &now_ms.to_string()).append_pair("sign", &sign);
+                url.query_pairs_mut()
+                    .append_pair("timestamp", &now_ms.to_string())
+                    .append_pair("sign", &sign);
             }
             WebhookKind::Feishu => {
                 let seconds = now_ms.div_euclid(1000);
@@ -190,15 +204,22 @@ mod tests {
     #[test]
     fn signatures_follow_the_vendors_examples() {
         // Computed independently with Python's hmac/base64 from the vendors' documented recipes.
-        assert_eq!(dingtalk_sign("SECtest", 1_700_000_000_000), "aZLLrriXgn05YbwaGR7knYsLeJADjr9NwLaNNKpxh4g=");
+        assert_eq!(
+            dingtalk_sign("SECtest", 1_700_000_000_000),
+            "aZLLrriXgn05YbwaGR7knYsLeJADjr9NwLaNNKpxh4g="
+        );
         assert_eq!(feishu_sign("test", 1_700_000_000), "eSJQnOl8XqPTMPHWz9e5IzeHS/tqoc68g2967ekIPmg=");
     }
 
     #[test]
     fn replies_are_judged_per_vendor() {
-        let ok = |kind, status: u16, reply: &str| check_reply(kind, StatusCode::from_u16(status).unwrap(), reply);
+        let ok =
+            |kind, status: u16, reply: &str| check_reply(kind, StatusCode::from_u16(status).unwrap(), reply);
         assert!(ok(WebhookKind::DingTalk, 200, r#"{"errcode":0,"errmsg":"ok"}"#).is_ok());
-        assert!(matches!(ok(WebhookKind::DingTalk, 200, r#"{"errcode":310000,"errmsg":"sign not match"}"#), Err(Failure::Refused(_))));
+        assert!(matches!(
+            ok(WebhookKind::DingTalk, 200, r#"{"errcode":310000,"errmsg":"sign not match"}"#),
+            Err(Failure::Refused(_))
+        ));
         assert!(ok(WebhookKind::Feishu, 200, r#"{"code":0,"msg":"success"}"#).is_ok());
         assert!(ok(WebhookKind::Feishu, 200, r#"{"StatusCode":0}"#).is_ok());
         assert!(matches!(ok(WebhookKind::Feishu, 200, r#"{"code":19021}"#), Err(Failure::Refused(_))));

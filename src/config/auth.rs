@@ -41,7 +41,9 @@ pub(crate) fn auth(src: &Sources) -> Result<AuthConfig, ConfigError> {
     let oidc = oidc(src)?;
     if !password_enabled && oidc.is_none() {
         let raw = src.defaulted("xxl.job.auth.password.enabled")?;
-        return Err(raw.invalid("nobody could sign in: configure xxl.job.auth.oidc.issuer, or keep the password login"));
+        return Err(raw.invalid(
+            "nobody could sign in: configure xxl.job.auth.oidc.issuer, or keep the password login",
+        ));
     }
     Ok(AuthConfig { password_enabled, oidc })
 }
@@ -59,7 +61,8 @@ fn oidc(src: &Sources) -> Result<Option<OidcConfig>, ConfigError> {
     // Read whether used or not, so a bad value or a forgotten issuer is reported.
     let client_id = trimmed(src, "xxl.job.auth.oidc.client-id")?;
     let client_secret = trimmed(src, "xxl.job.auth.oidc.client-secret")?.map(Secret);
-    let redirect_uri = src.typed("xxl.job.auth.oidc.redirect-uri", |s| http_url(s).map(|_| s.trim().to_string()))?;
+    let redirect_uri =
+        src.typed("xxl.job.auth.oidc.redirect-uri", |s| http_url(s).map(|_| s.trim().to_string()))?;
     let mut scopes = list(&src.defaulted("xxl.job.auth.oidc.scopes")?.value);
     if !scopes.iter().any(|s| s == "openid") {
         scopes.insert(0, "openid".to_string());
@@ -81,9 +84,21 @@ fn oidc(src: &Sources) -> Result<Option<OidcConfig>, ConfigError> {
     };
     if !admin_groups.is_empty() && groups_claim.is_none() {
         let raw = src.defaulted("xxl.job.auth.oidc.admin-groups")?;
-        return Err(raw.invalid("xxl.job.auth.oidc.groups-claim names the claim these groups are read from; it is not set"));
+        return Err(raw.invalid(
+            "xxl.job.auth.oidc.groups-claim names the claim these groups are read from; it is not set",
+        ));
     }
-    Ok(Some(OidcConfig { issuer, client_id, client_secret, redirect_uri, scopes, provider_name, username_claim, groups_claim, admin_groups }))
+    Ok(Some(OidcConfig {
+        issuer,
+        client_id,
+        client_secret,
+        redirect_uri,
+        scopes,
+        provider_name,
+        username_claim,
+        groups_claim,
+        admin_groups,
+    }))
 }
 
 impl AuthConfig {
@@ -101,8 +116,18 @@ impl AuthConfig {
         lines.extend([
             ("xxl.job.auth.oidc.issuer", oidc.issuer.clone()),
             ("xxl.job.auth.oidc.client-id", oidc.client_id.clone()),
-            ("xxl.job.auth.oidc.client-secret", oidc.client_secret.as_ref().map_or("(not set: a public client)".to_string(), Secret::to_string)),
-            ("xxl.job.auth.oidc.redirect-uri", oidc.redirect_uri.clone().unwrap_or_else(|| "(not set: from each request's host)".to_string())),
+            (
+                "xxl.job.auth.oidc.client-secret",
+                oidc.client_secret
+                    .as_ref()
+                    .map_or("(not set: a public client)".to_string(), Secret::to_string),
+            ),
+            (
+                "xxl.job.auth.oidc.redirect-uri",
+                oidc.redirect_uri
+                    .clone()
+                    .unwrap_or_else(|| "(not set: from each request's host)".to_string()),
+            ),
             ("xxl.job.auth.oidc.scopes", oidc.scopes.join(" ")),
             ("xxl.job.auth.oidc.username-claim", oidc.username_claim.clone()),
             ("xxl.job.auth.oidc roles and permissions", mapping),

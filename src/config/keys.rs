@@ -224,13 +224,20 @@ pub(crate) fn is_ignored(name: &str) -> bool {
 impl KeySpec {
     /// Spring's environment-variable name: upper case, `.` → `_`, `-` dropped (`SERVER_SERVLET_CONTEXTPATH`).
     pub(crate) fn env_name(&self) -> String {
-        self.name.chars().filter(|c| *c != '-').map(|c| if c == '.' { '_' } else { c.to_ascii_uppercase() }).collect()
+        self.name
+            .chars()
+            .filter(|c| *c != '-')
+            .map(|c| if c == '.' { '_' } else { c.to_ascii_uppercase() })
+            .collect()
     }
 
     /// The spelling people guess for dashed keys (`SERVER_SERVLET_CONTEXT_PATH`), if it differs.
     pub(crate) fn env_alias(&self) -> Option<String> {
         self.name.contains('-').then(|| {
-            self.name.chars().map(|c| if c == '.' || c == '-' { '_' } else { c.to_ascii_uppercase() }).collect()
+            self.name
+                .chars()
+                .map(|c| if c == '.' || c == '-' { '_' } else { c.to_ascii_uppercase() })
+                .collect()
         })
     }
 }
@@ -260,7 +267,9 @@ mod tests {
 
     #[test]
     fn relaxed_names_find_one_key() {
-        for spelling in ["xxl.job.accessToken", "xxl.job.access-token", "xxl.job.accesstoken", "XXL.JOB.ACCESS_TOKEN"] {
+        for spelling in
+            ["xxl.job.accessToken", "xxl.job.access-token", "xxl.job.accesstoken", "XXL.JOB.ACCESS_TOKEN"]
+        {
             assert_eq!(find(spelling).map(|k| k.name), Some("xxl.job.accessToken"), "{spelling}");
         }
         assert_eq!(find("server.servlet.contextPath").map(|k| k.name), Some("server.servlet.context-path"));
@@ -292,7 +301,11 @@ mod tests {
     #[test]
     fn table_is_consistent() {
         for (i, spec) in KEYS.iter().enumerate() {
-            assert!(KEYS[..i].iter().all(|k| canonical(k.name) != canonical(spec.name)), "{} twice", spec.name);
+            assert!(
+                KEYS[..i].iter().all(|k| canonical(k.name) != canonical(spec.name)),
+                "{} twice",
+                spec.name
+            );
             let env = spec.env_name();
             assert!(KEYS.iter().filter(|k| k.env_name() == env).count() == 1, "{env} is ambiguous");
             assert!(!spec.help.is_empty());

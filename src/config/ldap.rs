@@ -51,8 +51,10 @@ impl fmt::Display for LdapConfig {
             LdapTls::StartTls => "StartTLS",
             LdapTls::None => "no TLS (passwords in clear text)",
         };
-        let ca = self.ca_file.as_ref().map_or("system CAs".to_string(), |f| format!("CAs from {}", f.display()));
-        let bind = self.bind.as_ref().map_or("anonymous search".to_string(), |(dn, _)| format!("search as {dn}"));
+        let ca =
+            self.ca_file.as_ref().map_or("system CAs".to_string(), |f| format!("CAs from {}", f.display()));
+        let bind =
+            self.bind.as_ref().map_or("anonymous search".to_string(), |(dn, _)| format!("search as {dn}"));
         let groups = match &self.group_base {
             Some(base) => format!("groups {} under {base}", self.group_filter),
             None => format!("groups from {}", self.group_attribute),
@@ -81,7 +83,11 @@ const TIMEOUT_RANGE_MS: (u64, u64) = (100, 120_000);
 
 /// `None` unless `xxl.job.auth.ldap.url` is set. Every key is read either way, so a bad value is
 /// reported even while LDAP is off.
-pub(crate) fn ldap(src: &Sources, cwd: &Path, warnings: &mut Vec<String>) -> Result<Option<LdapConfig>, ConfigError> {
+pub(crate) fn ldap(
+    src: &Sources,
+    cwd: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Option<LdapConfig>, ConfigError> {
     let text = |name: &'static str| -> Result<Option<String>, ConfigError> {
         Ok(src.text(name)?.map(|v| v.trim().to_string()).filter(|v| !v.is_empty()))
     };
@@ -93,7 +99,8 @@ pub(crate) fn ldap(src: &Sources, cwd: &Path, warnings: &mut Vec<String>) -> Res
     let user_base = text("xxl.job.auth.ldap.user-search-base")?;
     let user_filter = src.required("xxl.job.auth.ldap.user-search-filter", |s| filter(s, &["{0}"]))?;
     let group_base = text("xxl.job.auth.ldap.group-search-base")?;
-    let group_filter = src.required("xxl.job.auth.ldap.group-search-filter", |s| filter(s, &["{dn}", "{0}"]))?;
+    let group_filter =
+        src.required("xxl.job.auth.ldap.group-search-filter", |s| filter(s, &["{dn}", "{0}"]))?;
     let group_attribute = src.defaulted("xxl.job.auth.ldap.group-attribute")?.value.trim().to_string();
     let admin_group = text("xxl.job.auth.ldap.admin-group")?;
     let group_executors = src.typed("xxl.job.auth.ldap.group-executors", group_executors)?;
@@ -126,7 +133,11 @@ pub(crate) fn ldap(src: &Sources, cwd: &Path, warnings: &mut Vec<String>) -> Res
     let bind = match (bind_dn, bind_password) {
         (Some(dn), Some(password)) => Some((dn, Secret(password.value))),
         (None, None) => None,
-        (Some(_), None) => return Err(url_raw.invalid("xxl.job.auth.ldap.bind-dn is set without xxl.job.auth.ldap.bind-password")),
+        (Some(_), None) => {
+            return Err(
+                url_raw.invalid("xxl.job.auth.ldap.bind-dn is set without xxl.job.auth.ldap.bind-password")
+            )
+        }
         (None, Some(password)) => return Err(password.invalid("set without xxl.job.auth.ldap.bind-dn")),
     };
     Ok(Some(LdapConfig {
@@ -155,7 +166,10 @@ fn server_url(s: &str) -> Result<(String, bool), String> {
         "ldaps" => true,
         _ => return Err("expected an ldap:// or ldaps:// URL".into()),
     };
-    let bare = url.username().is_empty() && url.password().is_none() && matches!(url.path(), "" | "/") && url.query().is_none();
+    let bare = url.username().is_empty()
+        && url.password().is_none()
+        && matches!(url.path(), "" | "/")
+        && url.query().is_none();
     let Some(host) = url.host_str().filter(|_| bare) else {
         return Err("expected ldap://HOST[:PORT] or ldaps://HOST[:PORT], nothing more".into());
     };
@@ -183,7 +197,8 @@ fn group_executors(s: &str) -> Result<Vec<(String, Vec<String>)>, String> {
         let Some((group, apps)) = entry.rsplit_once('=') else {
             return Err(format!("`{entry}` is not GROUP=APPNAME[,APPNAME...]"));
         };
-        let apps: Vec<String> = apps.split(',').map(str::trim).filter(|a| !a.is_empty()).map(str::to_string).collect();
+        let apps: Vec<String> =
+            apps.split(',').map(str::trim).filter(|a| !a.is_empty()).map(str::to_string).collect();
         if group.trim().is_empty() || apps.is_empty() {
             return Err(format!("`{entry}` names no group or no AppName"));
         }
@@ -216,10 +231,22 @@ mod tests {
     #[test]
     fn group_executors_read_as_documented() {
         let mapping = group_executors("ops=order-app, billing-app ; dev=sample-app;").unwrap();
-        assert_eq!(mapping, vec![("ops".into(), vec!["order-app".into(), "billing-app".into()]), ("dev".into(), vec!["sample-app".into()])]);
+        assert_eq!(
+            mapping,
+            vec![
+                ("ops".into(), vec!["order-app".into(), "billing-app".into()]),
+                ("dev".into(), vec!["sample-app".into()])
+            ]
+        );
         assert_eq!(format_mapping(&mapping), "ops=order-app,billing-app;dev=sample-app");
         let by_dn = group_executors("cn=ops,ou=groups,dc=example,dc=com=order-app,billing-app").unwrap();
-        assert_eq!(by_dn, vec![("cn=ops,ou=groups,dc=example,dc=com".into(), vec!["order-app".into(), "billing-app".into()])]);
+        assert_eq!(
+            by_dn,
+            vec![(
+                "cn=ops,ou=groups,dc=example,dc=com".into(),
+                vec!["order-app".into(), "billing-app".into()]
+            )]
+        );
         assert!(group_executors("ops").is_err());
         assert!(group_executors("ops=").is_err());
         assert!(group_executors("=app").is_err());

@@ -9,9 +9,9 @@ mod ldap;
 mod properties;
 mod sections;
 mod sources;
-mod text;
 #[cfg(test)]
 mod tests;
+mod text;
 
 pub use auth::{AuthConfig, OidcConfig};
 use chrono_tz::Tz;
@@ -264,8 +264,12 @@ pub struct WebhookConfig {
 impl WebhookConfig {
     /// For the start-up log: the URL's host only, since its path and query carry the token.
     fn summary(&self) -> String {
-        let host = url::Url::parse(self.url.expose()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default();
-        let groups = if self.groups.is_empty() { "jobs naming it".to_string() } else { self.groups.join(",") };
+        let host = url::Url::parse(self.url.expose())
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default();
+        let groups =
+            if self.groups.is_empty() { "jobs naming it".to_string() } else { self.groups.join(",") };
         let signed = if self.secret.is_some() { ", signed" } else { "" };
         format!("{} to {host}{signed}, groups: {groups}, timeout {} ms", self.kind.name(), self.timeout_ms)
     }
@@ -290,7 +294,9 @@ pub fn redact_url(url: &str) -> String {
     let word = |segment: &str| {
         segment.is_empty()
             || (segment.len() <= 24 && segment.chars().all(|c| c.is_ascii_lowercase() || "-_.".contains(c)))
-            || (segment.len() <= 3 && segment.starts_with('v') && segment[1..].chars().all(|c| c.is_ascii_digit()))
+            || (segment.len() <= 3
+                && segment.starts_with('v')
+                && segment[1..].chars().all(|c| c.is_ascii_digit()))
     };
     let mut shown = format!("{}://", url.scheme());
     if !url.username().is_empty() {
@@ -321,8 +327,13 @@ pub enum WebhookKind {
 }
 
 impl WebhookKind {
-    pub const ALL: [WebhookKind; 5] =
-        [WebhookKind::DingTalk, WebhookKind::WeCom, WebhookKind::Feishu, WebhookKind::Slack, WebhookKind::Json];
+    pub const ALL: [WebhookKind; 5] = [
+        WebhookKind::DingTalk,
+        WebhookKind::WeCom,
+        WebhookKind::Feishu,
+        WebhookKind::Slack,
+        WebhookKind::Json,
+    ];
 
     /// The value of `.type`.
     pub fn name(&self) -> &'static str {
@@ -457,7 +468,10 @@ impl Config {
             log_retention_days: sections::log_retention_days(&sources)?,
             shutdown_grace: sections::shutdown_grace(&sources)?,
             log_filter: sections::log_filter(&sources)?,
-            apply_file: sources.text("xxl.job.apply.file")?.filter(|f| !f.trim().is_empty()).map(|f| cwd.join(f.trim())),
+            apply_file: sources
+                .text("xxl.job.apply.file")?
+                .filter(|f| !f.trim().is_empty())
+                .map(|f| cwd.join(f.trim())),
             ldap: ldap::ldap(&sources, cwd, &mut warnings)?,
             audit: sections::audit(&sources, cwd)?,
             auth: auth::auth(&sources)?,
@@ -485,7 +499,8 @@ impl Config {
             DbTarget::Sqlite { path: SqlitePath::File(file) } => format!("sqlite:{}", file.display()),
             DbTarget::Sqlite { path: SqlitePath::Memory } => "sqlite::memory:".to_string(),
             DbTarget::Postgres { servers, database, ssl_mode, schema, settings } => {
-                let settings: Vec<String> = settings.iter().map(|(name, value)| format!("{name}={value}")).collect();
+                let settings: Vec<String> =
+                    settings.iter().map(|(name, value)| format!("{name}={value}")).collect();
                 format!(
                     "postgres://{servers}/{database} (sslmode {ssl_mode:?}, targetServerType {:?}, schema {}, settings [{}])",
                     servers.target,
@@ -571,7 +586,12 @@ impl Config {
             ),
             ("xxl.job.auth.ldap", self.ldap.as_ref().map_or("(not set: console passwords are checked in xxl_job_user)".to_string(), LdapConfig::to_string)),
         ];
-        let webhooks: Vec<(String, String)> = self.alarm.webhooks.iter().map(|w| (format!("xxl.job.alarm.webhook.{}", w.name), w.summary())).collect();
+        let webhooks: Vec<(String, String)> = self
+            .alarm
+            .webhooks
+            .iter()
+            .map(|w| (format!("xxl.job.alarm.webhook.{}", w.name), w.summary()))
+            .collect();
         lines.extend(self.auth.summary());
         lines.extend(webhooks.iter().map(|(key, value)| (key.as_str(), value.clone())));
         lines.iter().map(|(key, value)| format!("{key} = {value}\n")).collect()
@@ -598,7 +618,10 @@ fn effective(effective: u32, configured: i32) -> String {
 const COMMANDS: [(&str, &str); 6] = [
     ("serve", "run the admin: console, executor API and scheduler (the default)"),
     ("export", "write executors and jobs as a document: export [--group APP]... [-o FILE.json|FILE.toml]"),
-    ("apply", "create and update executors and jobs from a document: apply -f FILE|FOLDER [--dry-run] [--prune]"),
+    (
+        "apply",
+        "create and update executors and jobs from a document: apply -f FILE|FOLDER [--dry-run] [--prune]",
+    ),
     ("cron", "print the next fire times of a cron expression (cron --help)"),
     ("help", "print this help (also -h, --help)"),
     ("version", "print the version (also -V, --version)"),
@@ -649,14 +672,19 @@ pub fn help_text(width: usize) -> String {
             f.help,
         )
     });
-    let rows = keys::KEYS.iter().map(|k| (k.name.to_string(), k.env_name(), k.default, k.help)).chain(webhook_fields);
+    let rows = keys::KEYS
+        .iter()
+        .map(|k| (k.name.to_string(), k.env_name(), k.default, k.help))
+        .chain(webhook_fields);
     for (name, env, default, help) in rows {
         let default = default.map_or(String::new(), |d| format!(", default {d}"));
         out.push_str(&wrap("  ", &format!("{name} ({env}{default})"), width, 6));
         out.push_str(&wrap("      ", help, width, 6));
     }
-    let ignored: Vec<String> =
-        keys::IGNORED.iter().map(|k| if k.ends_with('.') { format!("{k}*") } else { k.to_string() }).collect();
+    let ignored: Vec<String> = keys::IGNORED
+        .iter()
+        .map(|k| if k.ends_with('.') { format!("{k}*") } else { k.to_string() })
+        .collect();
     out.push('\n');
     let ignored = format!(
         "Accepted without effect (Java admin settings that do not apply here), apart from the keys above: {}",

@@ -161,12 +161,18 @@ mod tests {
 
     #[test]
     fn comments_and_blank_lines() {
-        assert_eq!(pairs("# a=1\n  ! b=2\n\n   \n\tc=3 # not a comment\n"), vec![pair("c", "3 # not a comment")]);
+        assert_eq!(
+            pairs("# a=1\n  ! b=2\n\n   \n\tc=3 # not a comment\n"),
+            vec![pair("c", "3 # not a comment")]
+        );
     }
 
     #[test]
     fn continuation_lines() {
-        assert_eq!(pairs("a=one, \\\n     two, \\\n\tthree\nb=4"), vec![pair("a", "one, two, three"), pair("b", "4")]);
+        assert_eq!(
+            pairs("a=one, \\\n     two, \\\n\tthree\nb=4"),
+            vec![pair("a", "one, two, three"), pair("b", "4")]
+        );
         // A continued line starting with `#` is data, not a comment.
         assert_eq!(pairs("a=x\\\n#y"), vec![pair("a", "x#y")]);
         // An even number of backslashes is an escaped backslash, not a continuation.

@@ -4,8 +4,8 @@ use super::keys::WEBHOOK_PREFIX;
 use super::sources::{FieldValue, Sources};
 use super::text::parse_bool;
 use super::{
-    jdbc, AlarmConfig, AuditConfig, ConfigError, DataSourceConfig, ForwardHeaders, Lang, MailConfig, PoolConfig, Secret, ServerConfig,
-    TriggerPoolConfig, WebhookConfig, WebhookKind,
+    jdbc, AlarmConfig, AuditConfig, ConfigError, DataSourceConfig, ForwardHeaders, Lang, MailConfig,
+    PoolConfig, Secret, ServerConfig, TriggerPoolConfig, WebhookConfig, WebhookKind,
 };
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
@@ -23,7 +23,8 @@ const HIKARI_IDLE_TIMEOUT_MS: u64 = 600_000;
 const HIKARI_NO_LIMIT_MS: u64 = i32::MAX as u64;
 
 const SMTPS_PORT: u16 = 465;
-const SSL_SOCKET_FACTORIES: &[&str] = &["javax.net.ssl.SSLSocketFactory", "com.sun.mail.util.MailSSLSocketFactory"];
+const SSL_SOCKET_FACTORIES: &[&str] =
+    &["javax.net.ssl.SSLSocketFactory", "com.sun.mail.util.MailSSLSocketFactory"];
 
 pub(crate) fn server(src: &Sources) -> Result<ServerConfig, ConfigError> {
     Ok(ServerConfig {
@@ -71,7 +72,9 @@ fn normalise_path(value: &str) -> Result<String, String> {
         if segment.is_empty() || segment == "." || segment == ".." {
             return Err("empty, `.` or `..` path segment".into());
         }
-        if let Some(c) = segment.chars().find(|c| !(c.is_ascii_alphanumeric() || "-._~!$&'()+,;=@".contains(*c))) {
+        if let Some(c) =
+            segment.chars().find(|c| !(c.is_ascii_alphanumeric() || "-._~!$&'()+,;=@".contains(*c)))
+        {
             return Err(format!("character `{c}` is not allowed in a context path"));
         }
     }
@@ -169,7 +172,13 @@ pub(crate) fn mail(src: &Sources, warnings: &mut Vec<String>) -> Result<MailConf
         _ => Err("expected smtp or smtps".into()),
     })?;
     let port = src.required("spring.mail.port", |s| {
-        parse_number::<u16>(s).and_then(|p| if p > 0 { Ok(p) } else { Err("expected a port number 1-65535".into()) })
+        parse_number::<u16>(s).and_then(|p| {
+            if p > 0 {
+                Ok(p)
+            } else {
+                Err("expected a port number 1-65535".into())
+            }
+        })
     })?;
     // JavaMail's default port follows the protocol.
     let port = if smtps && !src.is_set("spring.mail.port")? { SMTPS_PORT } else { port };
@@ -245,14 +254,20 @@ fn webhook_timeout(s: &str) -> Result<u64, String> {
     }
 }
 
-fn webhook(name: &str, fields: &[FieldValue], warnings: &mut Vec<String>) -> Result<WebhookConfig, ConfigError> {
+fn webhook(
+    name: &str,
+    fields: &[FieldValue],
+    warnings: &mut Vec<String>,
+) -> Result<WebhookConfig, ConfigError> {
     let field = |f: &str| fields.iter().find(|v| v.spec.name == f && !v.value.trim().is_empty());
     let required = |f: &str| {
         field(f).ok_or_else(|| ConfigError::Webhook {
             key: format!("{WEBHOOK_PREFIX}{name}.{f}"),
             value: None,
             origin: "configuration".into(),
-            reason: format!("missing: every channel needs a type and a url, and {WEBHOOK_PREFIX}{name}.* is configured"),
+            reason: format!(
+                "missing: every channel needs a type and a url, and {WEBHOOK_PREFIX}{name}.* is configured"
+            ),
         })
     };
     let kind_field = required("type")?;
@@ -264,7 +279,9 @@ fn webhook(name: &str, fields: &[FieldValue], warnings: &mut Vec<String>) -> Res
     http_url(&url_field.value).map_err(|reason| url_field.invalid(reason))?;
     let mut secret = field("secret").map(|s| Secret::new(s.value.trim()));
     if secret.is_some() && !kind.signs() {
-        warnings.push(format!("{WEBHOOK_PREFIX}{name}.secret is ignored: only dingtalk and feishu robots sign messages"));
+        warnings.push(format!(
+            "{WEBHOOK_PREFIX}{name}.secret is ignored: only dingtalk and feishu robots sign messages"
+        ));
         secret = None;
     }
     let groups = field("groups")
@@ -274,7 +291,14 @@ fn webhook(name: &str, fields: &[FieldValue], warnings: &mut Vec<String>) -> Res
         Some(t) => webhook_timeout(&t.value).map_err(|reason| t.invalid(reason))?,
         None => DEFAULT_WEBHOOK_TIMEOUT_MS,
     };
-    Ok(WebhookConfig { name: name.to_string(), kind, url: Secret::new(url_field.value.trim()), secret, groups, timeout_ms })
+    Ok(WebhookConfig {
+        name: name.to_string(),
+        kind,
+        url: Secret::new(url_field.value.trim()),
+        secret,
+        groups,
+        timeout_ms,
+    })
 }
 
 pub(crate) fn access_token(src: &Sources) -> Result<Secret, ConfigError> {
@@ -300,14 +324,22 @@ pub(crate) fn session_secret(src: &Sources) -> Result<Option<Secret>, ConfigErro
 /// scheme's default, nothing else (a path would never match and hides a mistake).
 pub(crate) fn trusted_origins(src: &Sources) -> Result<Vec<String>, ConfigError> {
     let origins = src.typed("xxl.job.console.trusted-origins", |s| {
-        s.split(',').map(str::trim).filter(|entry| !entry.is_empty()).map(trusted_origin).collect::<Result<Vec<_>, _>>()
+        s.split(',')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+            .map(trusted_origin)
+            .collect::<Result<Vec<_>, _>>()
     })?;
     Ok(origins.unwrap_or_default())
 }
 
 fn trusted_origin(entry: &str) -> Result<String, String> {
     let url = http_url(entry)?;
-    let bare = url.username().is_empty() && url.password().is_none() && url.path() == "/" && url.query().is_none() && url.fragment().is_none();
+    let bare = url.username().is_empty()
+        && url.password().is_none()
+        && url.path() == "/"
+        && url.query().is_none()
+        && url.fragment().is_none();
     if !bare {
         return Err(format!("`{entry}` is not an origin: write scheme://host[:port], without a path"));
     }
@@ -435,7 +467,8 @@ mod tests {
 
     #[test]
     fn the_key_table_shows_the_webhook_timeout_default() {
-        let shown = super::super::keys::WEBHOOK_FIELDS.iter().find(|f| f.name == "timeout").and_then(|f| f.default);
+        let shown =
+            super::super::keys::WEBHOOK_FIELDS.iter().find(|f| f.name == "timeout").and_then(|f| f.default);
         assert_eq!(shown.map(webhook_timeout), Some(Ok(DEFAULT_WEBHOOK_TIMEOUT_MS)));
     }
 }

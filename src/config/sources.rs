@@ -117,7 +117,9 @@ impl Sources {
         }
         for spec in KEYS {
             let names = std::iter::once(spec.env_name()).chain(spec.env_alias());
-            if let Some((name, value)) = names.filter_map(|n| sources.env.get(&n).cloned().map(|v| (n, v))).next() {
+            if let Some((name, value)) =
+                names.filter_map(|n| sources.env.get(&n).cloned().map(|v| (n, v))).next()
+            {
                 sources.insert(spec.name, value, Origin::Env(name));
             }
         }
@@ -154,7 +156,11 @@ impl Sources {
         let spec = keys::find(name).unwrap_or_else(|| panic!("`{name}` is not in the key table"));
         self.read.borrow_mut().insert(spec.name);
         let Some(entry) = self.entries.get(&canonical(spec.name)) else {
-            return Ok(spec.default.map(|value| Raw { spec, value: value.to_string(), origin: Origin::Default }));
+            return Ok(spec.default.map(|value| Raw {
+                spec,
+                value: value.to_string(),
+                origin: Origin::Default,
+            }));
         };
         let value = self.resolve(&entry.value, 0).map_err(|reason| ConfigError::Placeholder {
             key: spec.name,
@@ -176,7 +182,12 @@ impl Sources {
                 origin: entry.origin.to_string(),
                 reason,
             })?;
-            channels.entry(channel).or_default().push(FieldValue { key: key.clone(), spec, value, origin: entry.origin.clone() });
+            channels.entry(channel).or_default().push(FieldValue {
+                key: key.clone(),
+                spec,
+                value,
+                origin: entry.origin.clone(),
+            });
         }
         for fields in channels.values_mut() {
             fields.sort_by_key(|f| f.spec.name);
@@ -195,7 +206,9 @@ impl Sources {
 
     /// Whether a source sets the key to something other than blanks.
     pub(crate) fn is_set(&self, name: &'static str) -> Result<bool, ConfigError> {
-        Ok(self.raw(name)?.is_some_and(|raw| !matches!(raw.origin, Origin::Default) && !raw.value.trim().is_empty()))
+        Ok(self
+            .raw(name)?
+            .is_some_and(|raw| !matches!(raw.origin, Origin::Default) && !raw.value.trim().is_empty()))
     }
 
     /// A typed value; a blank value means "not set", as Spring's binder converts "" to null.
@@ -324,7 +337,8 @@ fn webhook_env_key(name: &str) -> Option<String> {
     let rest = name.strip_prefix(keys::WEBHOOK_ENV_PREFIX)?;
     keys::WEBHOOK_FIELDS.iter().find_map(|field| {
         let channel = rest.strip_suffix(&format!("_{}", field.name.to_ascii_uppercase()))?;
-        (!channel.is_empty()).then(|| format!("{}{}.{}", keys::WEBHOOK_PREFIX, channel.to_ascii_lowercase(), field.name))
+        (!channel.is_empty())
+            .then(|| format!("{}{}.{}", keys::WEBHOOK_PREFIX, channel.to_ascii_lowercase(), field.name))
     })
 }
 
@@ -368,7 +382,8 @@ impl CommandLine {
                     Some(path) => path,
                     None => {
                         i += 1;
-                        args.get(i).ok_or_else(|| ConfigError::Argument("--config needs a file path".into()))?
+                        args.get(i)
+                            .ok_or_else(|| ConfigError::Argument("--config needs a file path".into()))?
                     }
                 };
                 cli.location = Some(path.to_string());
@@ -387,12 +402,18 @@ impl CommandLine {
 
 /// The named location, else `./application.properties` and `./config/application.properties` (both,
 /// the latter winning, as in Spring Boot), in order of increasing precedence.
-fn config_files(location: Option<&str>, cwd: &Path, warnings: &mut Vec<String>) -> Result<Vec<PathBuf>, ConfigError> {
+fn config_files(
+    location: Option<&str>,
+    cwd: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<PathBuf>, ConfigError> {
     if let Some(location) = location {
         return named_location(location, cwd).map(|path| path.into_iter().collect());
     }
-    let found: Vec<PathBuf> =
-        [cwd.join(DEFAULT_FILE), cwd.join("config").join(DEFAULT_FILE)].into_iter().filter(|p| p.is_file()).collect();
+    let found: Vec<PathBuf> = [cwd.join(DEFAULT_FILE), cwd.join("config").join(DEFAULT_FILE)]
+        .into_iter()
+        .filter(|p| p.is_file())
+        .collect();
     if let [first, second] = found.as_slice() {
         warnings.push(format!(
             "both {} and {} exist; the latter wins where they disagree",
@@ -401,7 +422,9 @@ fn config_files(location: Option<&str>, cwd: &Path, warnings: &mut Vec<String>) 
         ));
     }
     if found.is_empty() {
-        for name in ["application.yml", "application.yaml", "config/application.yml", "config/application.yaml"] {
+        for name in
+            ["application.yml", "application.yaml", "config/application.yml", "config/application.yaml"]
+        {
             let path = cwd.join(name);
             if path.is_file() {
                 warnings.push(format!("{} is ignored: only .properties files are read", path.display()));
@@ -413,7 +436,8 @@ fn config_files(location: Option<&str>, cwd: &Path, warnings: &mut Vec<String>) 
 
 /// Spring's `spring.config.location` forms: `PATH`, `file:PATH`, `optional:…`, a directory.
 fn named_location(location: &str, cwd: &Path) -> Result<Option<PathBuf>, ConfigError> {
-    let fail = |reason: &str| ConfigError::Location { location: location.to_string(), reason: reason.to_string() };
+    let fail =
+        |reason: &str| ConfigError::Location { location: location.to_string(), reason: reason.to_string() };
     let trimmed = location.trim();
     let (optional, rest) = match trimmed.strip_prefix("optional:") {
         Some(rest) => (true, rest),
@@ -444,7 +468,8 @@ fn named_location(location: &str, cwd: &Path) -> Result<Option<PathBuf>, ConfigE
 }
 
 fn read_file(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<properties::Property>, ConfigError> {
-    let bytes = std::fs::read(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+    let bytes =
+        std::fs::read(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
     let text = String::from_utf8(bytes).unwrap_or_else(|e| {
         // Spring Boot 2 read this file as ISO-8859-1; such files still load.
         warnings.push(format!("{} is not UTF-8; read as ISO-8859-1", path.display()));

@@ -54,7 +54,10 @@ fn defaults() {
     assert_eq!(c.server.context_path, "/xxl-job-admin");
     assert_eq!(c.server.management_context_path, "/actuator");
     assert!(c.server.prometheus);
-    assert_eq!(c.datasource.target, DbTarget::Sqlite { path: SqlitePath::File(d.path().join("xxl-job-admin.db")) });
+    assert_eq!(
+        c.datasource.target,
+        DbTarget::Sqlite { path: SqlitePath::File(d.path().join("xxl-job-admin.db")) }
+    );
     assert_eq!((c.datasource.username, c.datasource.password, c.datasource.time_zone), (None, None, None));
     assert_eq!(
         c.datasource.pool,
@@ -87,11 +90,19 @@ fn defaults() {
     assert_eq!(c.i18n, Lang::ZhCn);
     assert_eq!(
         c.trigger_pool,
-        TriggerPoolConfig { fast_max: 200, slow_max: 100, fast_max_configured: 200, slow_max_configured: 100 }
+        TriggerPoolConfig {
+            fast_max: 200,
+            slow_max: 100,
+            fast_max_configured: 200,
+            slow_max_configured: 100
+        }
     );
     assert_eq!(c.log_retention_days, Some(30));
     assert_eq!(c.log_filter, "info");
-    assert_eq!((c.server.forward_headers, c.session_secret, c.registry_max_per_app), (ForwardHeaders::None, None, 1000));
+    assert_eq!(
+        (c.server.forward_headers, c.session_secret, c.registry_max_per_app),
+        (ForwardHeaders::None, None, 1000)
+    );
 }
 
 #[test]
@@ -145,7 +156,8 @@ fn environment_names() {
     assert!(c(&[("SPRING_MAIL_PROPERTIES_MAIL_SMTP_SSL_ENABLE", "true")]).mail.implicit_tls);
     // Not Spring names, or not ours: ignored without a word.
     let loaded =
-        load(d.path(), &[], &[("server_port", "1"), ("SERVERPORT", "2"), ("FOO_BAR", "x"), ("PATH", "/bin")]).unwrap();
+        load(d.path(), &[], &[("server_port", "1"), ("SERVERPORT", "2"), ("FOO_BAR", "x"), ("PATH", "/bin")])
+            .unwrap();
     assert_eq!(loaded.config.server.port, 8080);
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
 }
@@ -202,7 +214,10 @@ fn named_config_file() {
 fn directory_location_means_its_application_properties() {
     let d = dir();
     write(d.path(), "etc/application.properties", "server.port=7002\n");
-    assert_eq!(load(d.path(), &["--spring.config.location=file:etc/"], &[]).unwrap().config.server.port, 7002);
+    assert_eq!(
+        load(d.path(), &["--spring.config.location=file:etc/"], &[]).unwrap().config.server.port,
+        7002
+    );
     assert_eq!(load(d.path(), &["--config", "etc"], &[]).unwrap().config.server.port, 7002);
 }
 
@@ -220,7 +235,8 @@ fn missing_or_unusable_locations() {
         ("application.yml", "YAML"),
         ("", "empty"),
     ] {
-        let e = load(d.path(), &[&format!("--spring.config.location={location}")], &[]).unwrap_err().to_string();
+        let e =
+            load(d.path(), &[&format!("--spring.config.location={location}")], &[]).unwrap_err().to_string();
         assert!(e.contains(reason), "{location}: {e}");
     }
 }
@@ -235,7 +251,11 @@ fn default_file_locations() {
     write(d.path(), "application.properties", "server.port=2001\nxxl.job.logretentiondays=9\n");
     let loaded = load(d.path(), &[], &[]).unwrap();
     assert_eq!(loaded.config.server.port, 2002, "config/ wins, as in Spring Boot");
-    assert_eq!(loaded.config.log_retention_days, Some(9), "keys only in ./application.properties still apply");
+    assert_eq!(
+        loaded.config.log_retention_days,
+        Some(9),
+        "keys only in ./application.properties still apply"
+    );
     assert_eq!(loaded.config.i18n, Lang::En);
     assert_eq!(loaded.source_file, Some(d.path().join("config/application.properties")));
     assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
@@ -370,7 +390,8 @@ fn unknown_keys_warn_once_without_their_values() {
     let loaded = load(d.path(), &["--sever.port=1", "--logging.file.name=x.log"], &[]).unwrap();
     assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
     assert!(
-        loaded.warnings[0].contains("xxl.job.acessToken") && loaded.warnings[0].contains("application.properties:1")
+        loaded.warnings[0].contains("xxl.job.acessToken")
+            && loaded.warnings[0].contains("application.properties:1")
     );
     assert!(loaded.warnings[1].contains("sever.port") && loaded.warnings[1].contains("command line"));
     assert!(loaded.warnings.iter().all(|w| !w.contains("hunter2")));
@@ -420,13 +441,29 @@ fn invalid_values_name_key_value_and_origin() {
         ("--server.servlet.context-path=/a b", "server.servlet.context-path", "/a b"),
         ("--server.servlet.context-path=/{id}", "server.servlet.context-path", "/{id}"),
         ("--management.server.servlet.context-path=/a//b", "management.server.servlet.context-path", "/a//b"),
-        ("--spring.datasource.url=jdbc:oracle:thin:@db:1521/x", "spring.datasource.url", "jdbc:oracle:thin:@db:1521/x"),
+        (
+            "--spring.datasource.url=jdbc:oracle:thin:@db:1521/x",
+            "spring.datasource.url",
+            "jdbc:oracle:thin:@db:1521/x",
+        ),
         ("--spring.datasource.url= ", "spring.datasource.url", " "),
-        ("--spring.datasource.url=jdbc:mysql://db/x?serverTimezone=Moon/Base", "spring.datasource.url", "Moon/Base"),
+        (
+            "--spring.datasource.url=jdbc:mysql://db/x?serverTimezone=Moon/Base",
+            "spring.datasource.url",
+            "Moon/Base",
+        ),
         ("--spring.datasource.hikari.maximum-pool-size=0", "spring.datasource.hikari.maximum-pool-size", "0"),
         ("--spring.datasource.hikari.minimum-idle=-1", "spring.datasource.hikari.minimum-idle", "-1"),
-        ("--spring.datasource.hikari.connection-timeout=100", "spring.datasource.hikari.connection-timeout", "100"),
-        ("--spring.datasource.hikari.validation-timeout=0", "spring.datasource.hikari.validation-timeout", "0"),
+        (
+            "--spring.datasource.hikari.connection-timeout=100",
+            "spring.datasource.hikari.connection-timeout",
+            "100",
+        ),
+        (
+            "--spring.datasource.hikari.validation-timeout=0",
+            "spring.datasource.hikari.validation-timeout",
+            "0",
+        ),
         ("--spring.mail.port=0", "spring.mail.port", "0"),
         ("--spring.mail.protocol=imap", "spring.mail.protocol", "imap"),
         ("--spring.mail.properties.mail.smtp.auth=maybe", "spring.mail.properties.mail.smtp.auth", "maybe"),
@@ -484,8 +521,9 @@ fn datasource_url_forms_reach_the_config() {
     assert_eq!(c.datasource.target, DbTarget::Sqlite { path: SqlitePath::Memory });
     let c = config(&["--spring.datasource.url=sqlite:///var/lib/xxl.db"]);
     assert_eq!(c.datasource.target, DbTarget::Sqlite { path: SqlitePath::File("/var/lib/xxl.db".into()) });
-    let c =
-        config(&["--spring.datasource.url=jdbc:mysql://db/x?serverTimezone=GMT%2B8&useSSL=false&connectTimeout=3000"]);
+    let c = config(&[
+        "--spring.datasource.url=jdbc:mysql://db/x?serverTimezone=GMT%2B8&useSSL=false&connectTimeout=3000",
+    ]);
     assert_eq!(c.datasource.time_zone, Some(chrono_tz::Etc::GMTMinus8));
     assert!(matches!(
         c.datasource.target,
@@ -503,8 +541,9 @@ fn context_paths_are_normalised() {
     assert_eq!(path("  /jobs/ "), "/jobs");
     assert_eq!(path("jobs"), "/jobs");
     assert_eq!(path("/a/b-c_d.e~"), "/a/b-c_d.e~");
-    let management =
-        |p: &str| config(&[&format!("--management.server.servlet.context-path={p}")]).server.management_context_path;
+    let management = |p: &str| {
+        config(&[&format!("--management.server.servlet.context-path={p}")]).server.management_context_path
+    };
     assert_eq!(management("/"), "");
     assert_eq!(management("/manage/"), "/manage");
 }
@@ -523,7 +562,10 @@ fn server_addresses() {
 fn pool_rules_follow_hikari() {
     let pool = |args: &[&str]| config(args).datasource.pool;
     assert_eq!(pool(&["--spring.datasource.hikari.minimum-idle=50"]).min_idle, 30);
-    assert_eq!(pool(&["--spring.datasource.hikari.connection-timeout=0"]).connection_timeout_ms, i32::MAX as u64);
+    assert_eq!(
+        pool(&["--spring.datasource.hikari.connection-timeout=0"]).connection_timeout_ms,
+        i32::MAX as u64
+    );
     assert_eq!(pool(&["--spring.datasource.hikari.max-lifetime=0"]).max_lifetime_ms, None);
     assert_eq!(pool(&["--spring.datasource.hikari.idle-timeout=0"]).idle_timeout_ms, None);
     assert_eq!(pool(&["--spring.datasource.hikari.minimum-idle=30"]).idle_timeout_ms, None);
@@ -572,20 +614,27 @@ fn log_levels() {
     assert_eq!(filter(&["--logging.level.root=WARN"]), "warn");
     assert_eq!(filter(&["--logging.level.root=Fatal"]), "error");
     assert_eq!(filter(&["--logging.level.root=off"]), "off");
-    assert_eq!(filter(&["--logging.level.com.xxl.job=debug"]), format!("info,{}=debug", env!("CARGO_CRATE_NAME")));
+    assert_eq!(
+        filter(&["--logging.level.com.xxl.job=debug"]),
+        format!("info,{}=debug", env!("CARGO_CRATE_NAME"))
+    );
 }
 
 #[test]
 fn booleans_parse_like_spring() {
     for yes in ["true", "TRUE", "yes", "On", "1", " true "] {
         assert!(
-            config(&[&format!("--spring.mail.properties.mail.smtp.starttls.enable={yes}")]).mail.starttls_enable,
+            config(&[&format!("--spring.mail.properties.mail.smtp.starttls.enable={yes}")])
+                .mail
+                .starttls_enable,
             "{yes}"
         );
     }
     for no in ["false", "No", "off", "0", ""] {
         assert!(
-            !config(&[&format!("--spring.mail.properties.mail.smtp.starttls.enable={no}")]).mail.starttls_enable,
+            !config(&[&format!("--spring.mail.properties.mail.smtp.starttls.enable={no}")])
+                .mail
+                .starttls_enable,
             "{no}"
         );
     }
@@ -603,13 +652,18 @@ fn mail_tls_auth_port_and_timeouts() {
     assert_eq!(mail(&["--spring.mail.protocol=SMTPS", "--spring.mail.port=2465"]).port, 2465);
     let w = warnings(&["--spring.mail.properties.mail.smtp.socketFactory.class=com.example.Plain"]);
     assert!(w.iter().any(|w| w.contains("com.example.Plain")), "{w:?}");
-    assert!(!mail(&["--spring.mail.properties.mail.smtp.socketFactory.class=com.example.Plain"]).implicit_tls);
+    assert!(
+        !mail(&["--spring.mail.properties.mail.smtp.socketFactory.class=com.example.Plain"]).implicit_tls
+    );
     // JavaMail authenticates whenever it has both credentials.
     assert!(mail(&["--spring.mail.username=u", "--spring.mail.password=p"]).auth);
     assert!(!mail(&["--spring.mail.username=u"]).auth);
     let m = mail(&["--spring.mail.username=alarm@x.org", "--spring.mail.host= smtp.x.org "]);
     assert_eq!((m.host.as_deref(), m.from.as_deref()), (Some("smtp.x.org"), Some("alarm@x.org")));
-    assert_eq!(mail(&["--spring.mail.username=u", "--spring.mail.from=f@x.org"]).from.as_deref(), Some("f@x.org"));
+    assert_eq!(
+        mail(&["--spring.mail.username=u", "--spring.mail.from=f@x.org"]).from.as_deref(),
+        Some("f@x.org")
+    );
     assert_eq!(
         mail(&[
             "--spring.mail.properties.mail.smtp.timeout=3000",
@@ -624,7 +678,8 @@ fn mail_tls_auth_port_and_timeouts() {
 
 #[test]
 fn security_settings() {
-    let forward = |value: &str| config(&[&format!("--server.forward-headers-strategy={value}")]).server.forward_headers;
+    let forward =
+        |value: &str| config(&[&format!("--server.forward-headers-strategy={value}")]).server.forward_headers;
     assert_eq!(forward("NATIVE"), ForwardHeaders::Native);
     assert_eq!(forward("framework"), ForwardHeaders::Framework);
     assert_eq!(forward("none"), ForwardHeaders::None);
@@ -635,13 +690,24 @@ fn security_settings() {
     assert_eq!(load(dir().path(), &[], &env).unwrap().config.server.forward_headers, ForwardHeaders::Native);
 
     let long = "k".repeat(32);
-    assert_eq!(config(&[&format!("--xxl.job.session.secret= {long} ")]).session_secret.map(|s| s.expose().to_string()), Some(long));
+    assert_eq!(
+        config(&[&format!("--xxl.job.session.secret= {long} ")])
+            .session_secret
+            .map(|s| s.expose().to_string()),
+        Some(long)
+    );
     assert_eq!(config(&["--xxl.job.session.secret="]).session_secret, None, "blank means not set");
     let e = error(&["--xxl.job.session.secret=short-secret"]);
-    assert!(e.contains("xxl.job.session.secret") && e.contains("at least 32") && !e.contains("short-secret"), "{e}");
+    assert!(
+        e.contains("xxl.job.session.secret") && e.contains("at least 32") && !e.contains("short-secret"),
+        "{e}"
+    );
 
     assert_eq!(config(&["--xxl.job.registry.max-per-app=5"]).registry_max_per_app, 5);
-    assert_eq!((config(&[]).registry_max_apps, config(&["--xxl.job.registry.max-apps=7"]).registry_max_apps), (1000, 7));
+    assert_eq!(
+        (config(&[]).registry_max_apps, config(&["--xxl.job.registry.max-apps=7"]).registry_max_apps),
+        (1000, 7)
+    );
     assert!(error(&["--xxl.job.registry.max-apps=0"]).contains("at least 1"));
     assert!(error(&["--xxl.job.registry.max-per-app=0"]).contains("at least 1"));
     assert!(error(&["--xxl.job.registry.max-per-app=-1"]).contains("xxl.job.registry.max-per-app"));
@@ -667,14 +733,19 @@ fn secrets_stay_masked() {
 
 #[test]
 fn summary_shows_the_effective_values() {
-    let c = config(&["--xxl.job.triggerpool.fast.max=50", "--xxl.job.accessToken=", "--server.servlet.context-path=/"]);
+    let c = config(&[
+        "--xxl.job.triggerpool.fast.max=50",
+        "--xxl.job.accessToken=",
+        "--server.servlet.context-path=/",
+    ]);
     let summary = c.redacted_summary();
     assert!(summary.contains("server.port = 8080\n"), "{summary}");
     assert!(summary.contains("server.servlet.context-path = /\n"), "{summary}");
     assert!(summary.contains("xxl.job.triggerpool.fast.max = 200 (configured 50)"), "{summary}");
     assert!(summary.contains("xxl.job.accessToken = (empty: no token check)"), "{summary}");
     assert!(summary.contains("spring.datasource.url = sqlite:"), "{summary}");
-    let summary = config(&["--spring.datasource.url=jdbc:mysql://[::1]/x?serverTimezone=UTC"]).redacted_summary();
+    let summary =
+        config(&["--spring.datasource.url=jdbc:mysql://[::1]/x?serverTimezone=UTC"]).redacted_summary();
     assert!(summary.contains("mysql://[::1]:3306/x"), "{summary}");
     assert!(summary.contains("database time zone = UTC"), "{summary}");
 }
@@ -687,8 +758,16 @@ fn help_names_every_key_with_its_environment_variable_default_and_meaning() {
     let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
     for spec in keys::KEYS {
         let default = spec.default.map_or(String::new(), |d| format!(", default {d}"));
-        assert!(flat.contains(&format!("{} ({}{default})", spec.name, spec.env_name())), "{} missing from help", spec.name);
-        assert!(flat.contains(&spec.help.split_whitespace().collect::<Vec<_>>().join(" ")), "{}: meaning missing", spec.name);
+        assert!(
+            flat.contains(&format!("{} ({}{default})", spec.name, spec.env_name())),
+            "{} missing from help",
+            spec.name
+        );
+        assert!(
+            flat.contains(&spec.help.split_whitespace().collect::<Vec<_>>().join(" ")),
+            "{}: meaning missing",
+            spec.name
+        );
     }
     assert!(help.contains("SERVER_SERVLET_CONTEXTPATH") && help.contains("mybatis.*"));
 }
@@ -703,14 +782,21 @@ fn postgres_datasource_with_credentials_from_keys_or_url() {
     assert!(
         matches!(&c.datasource.target, DbTarget::Postgres { servers, database, ssl_mode: SslMode::Required, .. } if *servers == Servers::single("pg.internal", 5433) && database == "xxl_job")
     );
-    assert_eq!((c.datasource.username.as_deref(), c.datasource.password.as_ref().map(Secret::expose)), (Some("xxl"), Some("keypw")));
+    assert_eq!(
+        (c.datasource.username.as_deref(), c.datasource.password.as_ref().map(Secret::expose)),
+        (Some("xxl"), Some("keypw"))
+    );
     assert_eq!(c.datasource.time_zone, Some("Asia/Shanghai".parse().unwrap()));
     let summary = c.redacted_summary();
     assert!(summary.contains("postgres://pg.internal:5433/xxl_job (sslmode Required"), "{summary}");
     assert!(!summary.contains("keypw"), "{summary}");
     // Credentials in the URL win over the keys and stay masked.
-    let c = config(&["--spring.datasource.url=postgres://app:urlpw@pg/x", "--spring.datasource.username=xxl"]);
-    assert_eq!((c.datasource.username.as_deref(), c.datasource.password.as_ref().map(Secret::expose)), (Some("app"), Some("urlpw")));
+    let c =
+        config(&["--spring.datasource.url=postgres://app:urlpw@pg/x", "--spring.datasource.username=xxl"]);
+    assert_eq!(
+        (c.datasource.username.as_deref(), c.datasource.password.as_ref().map(Secret::expose)),
+        (Some("app"), Some("urlpw"))
+    );
     assert!(!format!("{c:?}\n{}", c.redacted_summary()).contains("urlpw"));
 }
 
@@ -730,34 +816,62 @@ fn webhook_channels_from_arguments_file_and_environment() {
         ("XXL_JOB_ALARM_WEBHOOK_CHAT_URL", "https://hooks.slack.com/services/X"),
         ("XXL_JOB_ALARM_WEBHOOK_CHAT_TIMEOUT", "1500"),
     ];
-    let args = ["--xxl.job.alarm.webhook.hook.type=json", "--xxl.job.alarm.webhook.hook.url=http://10.0.0.1/alarm", "--xxl.job.alarm.webhook.hook.groups=*"];
+    let args = [
+        "--xxl.job.alarm.webhook.hook.type=json",
+        "--xxl.job.alarm.webhook.hook.url=http://10.0.0.1/alarm",
+        "--xxl.job.alarm.webhook.hook.groups=*",
+    ];
     let loaded = load(d.path(), &args, &env).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let webhooks = &loaded.config.alarm.webhooks;
     let names: Vec<&str> = webhooks.iter().map(|w| w.name.as_str()).collect();
     assert_eq!(names, ["chat", "hook", "opsteam"]);
     let ops = &webhooks[2];
-    assert_eq!((ops.kind, ops.url.expose()), (WebhookKind::DingTalk, "https://oapi.dingtalk.com/robot/send?access_token=T0K3N"));
+    assert_eq!(
+        (ops.kind, ops.url.expose()),
+        (WebhookKind::DingTalk, "https://oapi.dingtalk.com/robot/send?access_token=T0K3N")
+    );
     assert_eq!(ops.secret.as_ref().map(Secret::expose), Some("SECabc"));
     assert_eq!((ops.groups.clone(), ops.timeout_ms), (vec!["app-a".to_string(), "app-b".to_string()], 5000));
     assert!(ops.covers("app-b") && !ops.covers("app-c"));
     assert!(webhooks[1].covers("anything"), "* covers every group");
-    assert_eq!((webhooks[0].kind, webhooks[0].timeout_ms, webhooks[0].groups.len()), (WebhookKind::Slack, 1500, 0));
+    assert_eq!(
+        (webhooks[0].kind, webhooks[0].timeout_ms, webhooks[0].groups.len()),
+        (WebhookKind::Slack, 1500, 0)
+    );
     let summary = loaded.config.redacted_summary();
-    assert!(summary.contains("xxl.job.alarm.webhook.opsteam = dingtalk to oapi.dingtalk.com, signed, groups: app-a,app-b"), "{summary}");
+    assert!(
+        summary.contains(
+            "xxl.job.alarm.webhook.opsteam = dingtalk to oapi.dingtalk.com, signed, groups: app-a,app-b"
+        ),
+        "{summary}"
+    );
     assert!(!summary.contains("T0K3N") && !summary.contains("SECabc"), "{summary}");
 }
 
 #[test]
 fn webhook_urls_are_shown_without_their_tokens() {
     let shown = |url: &str| {
-        let c = config(&["--xxl.job.alarm.webhook.a.type=json", &format!("--xxl.job.alarm.webhook.a.url={url}")]);
+        let c =
+            config(&["--xxl.job.alarm.webhook.a.type=json", &format!("--xxl.job.alarm.webhook.a.url={url}")]);
         c.alarm.webhooks[0].redacted_url()
     };
-    assert_eq!(shown("https://oapi.dingtalk.com/robot/send?access_token=T0K3N"), "https://oapi.dingtalk.com/robot/send?access_token=***");
-    assert_eq!(shown("https://open.feishu.cn/open-apis/bot/v2/hook/4f1c-88ab"), "https://open.feishu.cn/open-apis/bot/v2/hook/***");
-    assert_eq!(shown("https://hooks.slack.com/services/T000/B000/XXXX"), "https://hooks.slack.com/services/***/***/***");
-    assert_eq!(shown("http://ops:pa55@10.0.0.1:8080/alarm?k=v&t=1"), "http://ops:***@10.0.0.1:8080/alarm?k=***&t=***");
+    assert_eq!(
+        shown("https://oapi.dingtalk.com/robot/send?access_token=T0K3N"),
+        "https://oapi.dingtalk.com/robot/send?access_token=***"
+    );
+    assert_eq!(
+        shown("https://open.feishu.cn/open-apis/bot/v2/hook/4f1c-88ab"),
+        "https://open.feishu.cn/open-apis/bot/v2/hook/***"
+    );
+    assert_eq!(
+        shown("https://hooks.slack.com/services/T000/B000/XXXX"),
+        "https://hooks.slack.com/services/***/***/***"
+    );
+    assert_eq!(
+        shown("http://ops:pa55@10.0.0.1:8080/alarm?k=v&t=1"),
+        "http://ops:***@10.0.0.1:8080/alarm?k=***&t=***"
+    );
     assert_eq!(shown("https://alerts.example.com/xxl-job/"), "https://alerts.example.com/xxl-job/");
 }
 
@@ -765,19 +879,43 @@ fn webhook_urls_are_shown_without_their_tokens() {
 fn webhook_mistakes_are_named() {
     let missing = error(&["--xxl.job.alarm.webhook.ops.type=wecom"]);
     assert!(missing.contains("xxl.job.alarm.webhook.ops.url") && missing.contains("missing"), "{missing}");
-    let kind = error(&["--xxl.job.alarm.webhook.ops.type=teams", "--xxl.job.alarm.webhook.ops.url=https://x.test/"]);
+    let kind =
+        error(&["--xxl.job.alarm.webhook.ops.type=teams", "--xxl.job.alarm.webhook.ops.url=https://x.test/"]);
     assert!(kind.contains("xxl.job.alarm.webhook.ops.type: invalid value `teams`"), "{kind}");
-    let url = error(&["--xxl.job.alarm.webhook.ops.type=json", "--xxl.job.alarm.webhook.ops.url=ftp://x.test/s3cret"]);
-    assert!(url.contains("xxl.job.alarm.webhook.ops.url") && !url.contains("s3cret"), "the URL is never shown: {url}");
-    let timeout = error(&["--xxl.job.alarm.webhook.ops.type=json", "--xxl.job.alarm.webhook.ops.url=https://x.test/", "--xxl.job.alarm.webhook.ops.timeout=10"]);
+    let url = error(&[
+        "--xxl.job.alarm.webhook.ops.type=json",
+        "--xxl.job.alarm.webhook.ops.url=ftp://x.test/s3cret",
+    ]);
+    assert!(
+        url.contains("xxl.job.alarm.webhook.ops.url") && !url.contains("s3cret"),
+        "the URL is never shown: {url}"
+    );
+    let timeout = error(&[
+        "--xxl.job.alarm.webhook.ops.type=json",
+        "--xxl.job.alarm.webhook.ops.url=https://x.test/",
+        "--xxl.job.alarm.webhook.ops.timeout=10",
+    ]);
     assert!(timeout.contains("at least 100"), "{timeout}");
     let console = error(&["--xxl.job.alarm.console-url=jobs.example.com"]);
     assert!(console.contains("xxl.job.alarm.console-url"), "{console}");
-    let ignored = warnings(&["--xxl.job.alarm.webhook.ops.type=slack", "--xxl.job.alarm.webhook.ops.url=https://x.test/", "--xxl.job.alarm.webhook.ops.secret=s"]);
+    let ignored = warnings(&[
+        "--xxl.job.alarm.webhook.ops.type=slack",
+        "--xxl.job.alarm.webhook.ops.url=https://x.test/",
+        "--xxl.job.alarm.webhook.ops.secret=s",
+    ]);
     assert!(ignored.iter().any(|w| w.contains("secret is ignored")), "{ignored:?}");
     let unknown = warnings(&["--xxl.job.alarm.webhook.ops.colour=red"]);
-    assert!(unknown.iter().any(|w| w.contains("unknown key `xxl.job.alarm.webhook.ops.colour`")), "{unknown:?}");
-    assert_eq!(config(&["--xxl.job.alarm.console-url=https://jobs.example.com/xxl-job-admin/"]).alarm.console_url.as_deref(), Some("https://jobs.example.com/xxl-job-admin"));
+    assert!(
+        unknown.iter().any(|w| w.contains("unknown key `xxl.job.alarm.webhook.ops.colour`")),
+        "{unknown:?}"
+    );
+    assert_eq!(
+        config(&["--xxl.job.alarm.console-url=https://jobs.example.com/xxl-job-admin/"])
+            .alarm
+            .console_url
+            .as_deref(),
+        Some("https://jobs.example.com/xxl-job-admin")
+    );
 }
 
 #[test]
@@ -785,7 +923,10 @@ fn help_lists_the_webhook_fields() {
     let help = help_text(200);
     for field in ["type", "url", "secret", "groups", "timeout"] {
         let key = format!("xxl.job.alarm.webhook.<name>.{field}");
-        let line = help.lines().find(|l| l.trim_start().starts_with(&key)).unwrap_or_else(|| panic!("{key} missing from help"));
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(&key))
+            .unwrap_or_else(|| panic!("{key} missing from help"));
         assert!(line.contains(&format!("XXL_JOB_ALARM_WEBHOOK_<NAME>_{}", field.to_uppercase())), "{line}");
     }
 }
@@ -800,7 +941,10 @@ fn help_fits_the_width_and_lists_every_command_on_one_line() {
     }
     let help = help_text(80);
     for command in ["serve", "cron", "help", "version"] {
-        let line = help.lines().find(|l| l.split_whitespace().next() == Some(command)).unwrap_or_else(|| panic!("{command} missing"));
+        let line = help
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(command))
+            .unwrap_or_else(|| panic!("{command} missing"));
         assert!(line.split_whitespace().count() > 2, "{command} has a meaning on its line: {line}");
     }
 }
@@ -808,9 +952,16 @@ fn help_fits_the_width_and_lists_every_command_on_one_line() {
 #[test]
 fn trusted_origins_are_kept_as_browsers_write_origins() {
     assert!(config(&[]).trusted_origins.is_empty());
-    let c = config(&["--xxl.job.console.trusted-origins=https://Jobs.Example.com:443/, http://10.0.0.5:8081 ,,"]);
+    let c =
+        config(&["--xxl.job.console.trusted-origins=https://Jobs.Example.com:443/, http://10.0.0.5:8081 ,,"]);
     assert_eq!(c.trusted_origins, ["https://jobs.example.com", "http://10.0.0.5:8081"]);
-    for bad in ["https://jobs.example.com/ui", "jobs.example.com", "ftp://jobs.example.com", "https://u:p@jobs.example.com", "*"] {
+    for bad in [
+        "https://jobs.example.com/ui",
+        "jobs.example.com",
+        "ftp://jobs.example.com",
+        "https://u:p@jobs.example.com",
+        "*",
+    ] {
         let message = error(&[&format!("--xxl.job.console.trusted-origins={bad}")]);
         assert!(message.contains("xxl.job.console.trusted-origins"), "{bad}: {message}");
     }
@@ -829,16 +980,30 @@ fn ldap_is_off_until_a_url_is_set_and_its_password_never_shows() {
     assert_eq!(config(&[]).ldap, None);
     assert_eq!(config(&["--xxl.job.auth.ldap.bind-dn=cn=reader"]).ldap, None, "no url, no LDAP");
     let d = dir();
-    let env = [("XXL_JOB_AUTH_LDAP_BINDPASSWORD", "ldappw"), ("XXL_JOB_AUTH_LDAP_URL", "ldap://dir.example.com")];
-    let args = ["--xxl.job.auth.ldap.bind-dn=cn=reader,dc=example,dc=com", "--xxl.job.auth.ldap.user-search-base=ou=people,dc=example,dc=com", "--xxl.job.auth.ldap.ca-file=ca.pem"];
+    let env =
+        [("XXL_JOB_AUTH_LDAP_BINDPASSWORD", "ldappw"), ("XXL_JOB_AUTH_LDAP_URL", "ldap://dir.example.com")];
+    let args = [
+        "--xxl.job.auth.ldap.bind-dn=cn=reader,dc=example,dc=com",
+        "--xxl.job.auth.ldap.user-search-base=ou=people,dc=example,dc=com",
+        "--xxl.job.auth.ldap.ca-file=ca.pem",
+    ];
     let loaded = load(d.path(), &args, &env).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let c = loaded.config;
     let ldap = c.ldap.clone().unwrap();
-    assert_eq!((ldap.url.as_str(), ldap.tls, ldap.fallback_to_local, ldap.timeout_ms), ("ldap://dir.example.com", LdapTls::StartTls, false, 5000));
-    assert_eq!((ldap.user_filter.as_str(), ldap.group_filter.as_str(), ldap.group_attribute.as_str()), ("(uid={0})", "(member={dn})", "memberOf"));
+    assert_eq!(
+        (ldap.url.as_str(), ldap.tls, ldap.fallback_to_local, ldap.timeout_ms),
+        ("ldap://dir.example.com", LdapTls::StartTls, false, 5000)
+    );
+    assert_eq!(
+        (ldap.user_filter.as_str(), ldap.group_filter.as_str(), ldap.group_attribute.as_str()),
+        ("(uid={0})", "(member={dn})", "memberOf")
+    );
     assert_eq!(ldap.ca_file, Some(d.path().join("ca.pem")));
-    assert_eq!(ldap.bind.as_ref().map(|(dn, pw)| (dn.as_str(), pw.expose())), Some(("cn=reader,dc=example,dc=com", "ldappw")));
+    assert_eq!(
+        ldap.bind.as_ref().map(|(dn, pw)| (dn.as_str(), pw.expose())),
+        Some(("cn=reader,dc=example,dc=com", "ldappw"))
+    );
     let text = format!("{c:?}\n{}", c.redacted_summary());
     assert!(!text.contains("ldappw"), "{text}");
     assert!(text.contains("xxl.job.auth.ldap = ldap://dir.example.com (StartTLS, CAs from"), "{text}");
@@ -850,10 +1015,14 @@ fn ldap_is_off_until_a_url_is_set_and_its_password_never_shows() {
     assert!(warnings(&plain).iter().any(|w| w.contains("clear text")));
     assert!(error(&["--xxl.job.auth.ldap.url=ldap://dir"]).contains("user-search-base"));
     assert!(error(&["--xxl.job.auth.ldap.url=http://dir", base]).contains("ldap://"));
-    assert!(error(&["--xxl.job.auth.ldap.url=ldap://dir", base, "--xxl.job.auth.ldap.bind-dn=cn=r"]).contains("without xxl.job.auth.ldap.bind-password"));
+    assert!(error(&["--xxl.job.auth.ldap.url=ldap://dir", base, "--xxl.job.auth.ldap.bind-dn=cn=r"])
+        .contains("without xxl.job.auth.ldap.bind-password"));
     let e = error(&["--xxl.job.auth.ldap.url=ldap://dir", base, "--xxl.job.auth.ldap.bind-password=ldappw"]);
     assert!(e.contains("without xxl.job.auth.ldap.bind-dn") && !e.contains("ldappw"), "{e}");
-    assert!(error(&["--xxl.job.auth.ldap.user-search-filter=(uid=alice)"]).contains("{0}"), "checked even while LDAP is off");
+    assert!(
+        error(&["--xxl.job.auth.ldap.user-search-filter=(uid=alice)"]).contains("{0}"),
+        "checked even while LDAP is off"
+    );
     assert!(error(&["--xxl.job.auth.ldap.group-executors=ops"]).contains("GROUP=APPNAME"));
     assert!(error(&["--xxl.job.auth.ldap.timeout=5"]).contains("100 to 120000"));
 }
@@ -861,7 +1030,15 @@ fn ldap_is_off_until_a_url_is_set_and_its_password_never_shows() {
 #[test]
 fn audit_keys_take_a_file_and_a_secret_webhook() {
     let d = dir();
-    let loaded = load(d.path(), &["--xxl.job.audit.file=logs/audit.jsonl", "--xxl.job.audit.webhook.url=https://siem.example.com/hook/T0KEN123?key=s3cr3t"], &[]).unwrap();
+    let loaded = load(
+        d.path(),
+        &[
+            "--xxl.job.audit.file=logs/audit.jsonl",
+            "--xxl.job.audit.webhook.url=https://siem.example.com/hook/T0KEN123?key=s3cr3t",
+        ],
+        &[],
+    )
+    .unwrap();
     let audit = &loaded.config.audit;
     assert_eq!(audit.file.as_deref(), Some(d.path().join("logs/audit.jsonl").as_path()));
     let text = format!("{:?}\n{}\n{}", loaded.config, loaded.config.redacted_summary(), help_text(100));
@@ -891,16 +1068,28 @@ fn openid_connect_from_keys_and_environment_with_the_secret_masked() {
     let c = loaded.config;
     let oidc = c.auth.oidc.as_ref().expect("configured");
     assert!(!c.auth.password_enabled);
-    assert_eq!((oidc.issuer.as_str(), oidc.client_id.as_str()), ("https://sso.example.com/realms/ops", "xxl-job"));
+    assert_eq!(
+        (oidc.issuer.as_str(), oidc.client_id.as_str()),
+        ("https://sso.example.com/realms/ops", "xxl-job")
+    );
     assert_eq!(oidc.client_secret.as_ref().map(Secret::expose), Some("oidcpw-1"));
     assert_eq!(oidc.scopes, ["openid", "profile", "groups"]);
-    assert_eq!((oidc.provider_name.as_str(), oidc.username_claim.as_str(), oidc.redirect_uri.as_deref()), ("OpenID Connect", "preferred_username", None));
-    assert_eq!((oidc.groups_claim.as_deref(), oidc.admin_groups.clone()), (Some("groups"), vec!["ops".to_string(), "xxl-admins".to_string()]));
+    assert_eq!(
+        (oidc.provider_name.as_str(), oidc.username_claim.as_str(), oidc.redirect_uri.as_deref()),
+        ("OpenID Connect", "preferred_username", None)
+    );
+    assert_eq!(
+        (oidc.groups_claim.as_deref(), oidc.admin_groups.clone()),
+        (Some("groups"), vec!["ops".to_string(), "xxl-admins".to_string()])
+    );
     let text = format!("{c:?}\n{}", c.redacted_summary());
     assert!(!text.contains("oidcpw"), "the client secret leaked:\n{text}");
     assert!(text.contains("xxl.job.auth.oidc.client-secret = ******"), "{text}");
     let help = help_text(200);
-    assert!(help.contains("XXL_JOB_AUTH_OIDC_CLIENTSECRET") && help.contains("xxl.job.auth.password.enabled"), "{help}");
+    assert!(
+        help.contains("XXL_JOB_AUTH_OIDC_CLIENTSECRET") && help.contains("xxl.job.auth.password.enabled"),
+        "{help}"
+    );
 }
 
 #[test]
@@ -908,8 +1097,13 @@ fn openid_connect_settings_that_cannot_work_stop_the_start() {
     assert!(error(&["--xxl.job.auth.password.enabled=false"]).contains("nobody could sign in"));
     assert!(error(&["--xxl.job.auth.oidc.issuer=https://sso.example.com"]).contains("client-id is needed"));
     assert!(error(&["--xxl.job.auth.oidc.client-id=x"]).contains("issuer is needed"));
-    assert!(error(&["--xxl.job.auth.oidc.issuer=sso.example.com", "--xxl.job.auth.oidc.client-id=x"]).contains("xxl.job.auth.oidc.issuer"));
-    let no_claim = error(&["--xxl.job.auth.oidc.issuer=https://sso", "--xxl.job.auth.oidc.client-id=x", "--xxl.job.auth.oidc.admin-groups=ops"]);
+    assert!(error(&["--xxl.job.auth.oidc.issuer=sso.example.com", "--xxl.job.auth.oidc.client-id=x"])
+        .contains("xxl.job.auth.oidc.issuer"));
+    let no_claim = error(&[
+        "--xxl.job.auth.oidc.issuer=https://sso",
+        "--xxl.job.auth.oidc.client-id=x",
+        "--xxl.job.auth.oidc.admin-groups=ops",
+    ]);
     assert!(no_claim.contains("groups-claim"), "{no_claim}");
     let secret = error(&["--xxl.job.auth.oidc.client-secret=oidcpw-2"]);
     assert!(!secret.contains("oidcpw"), "{secret}");

@@ -41,7 +41,8 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let cron = match CronExpression::parse(&request.expression) {
         Ok(cron) => cron,
         Err(e) => {
-            let _ = writeln!(err, "xxl-job-admin cron: invalid cron expression \"{}\": {e}", request.expression);
+            let _ =
+                writeln!(err, "xxl-job-admin cron: invalid cron expression \"{}\": {e}", request.expression);
             return 2;
         }
     };
@@ -53,7 +54,11 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         Ok(()) => 0,
         Err(problem) => {
             let _ = writeln!(err, "xxl-job-admin cron: {problem}");
-            if problem.usage { 2 } else { 1 }
+            if problem.usage {
+                2
+            } else {
+                1
+            }
         }
     }
 }
@@ -98,7 +103,8 @@ impl Request {
                 Some((name, value)) if name.starts_with("--") => (name, Some(value.to_string())),
                 _ => (arg.as_str(), None),
             };
-            let mut value = || inline.clone().or_else(|| args.next().cloned()).ok_or(format!("{name} needs a value"));
+            let mut value =
+                || inline.clone().or_else(|| args.next().cloned()).ok_or(format!("{name} needs a value"));
             match name {
                 "-h" | "--help" => return Ok(None),
                 "--epoch-ms" if inline.is_some() => return Err("--epoch-ms takes no value".to_string()),
@@ -106,7 +112,9 @@ impl Request {
                 "--from" => from = parse_from(&value()?)?,
                 "--count" => {
                     let text = value()?;
-                    count = text.parse().map_err(|_| format!("--count must be a non-negative integer, got \"{text}\""))?;
+                    count = text
+                        .parse()
+                        .map_err(|_| format!("--count must be a non-negative integer, got \"{text}\""))?;
                 }
                 "--tz" => {
                     let text = value()?;
@@ -114,14 +122,23 @@ impl Request {
                 }
                 _ if name.starts_with("--") => return Err(format!("unknown option {arg}")),
                 _ if expression.is_none() => expression = Some(arg.clone()),
-                _ => return Err(format!("unexpected argument \"{arg}\" (quote the expression as one argument)")),
+                _ => {
+                    return Err(format!(
+                        "unexpected argument \"{arg}\" (quote the expression as one argument)"
+                    ))
+                }
             }
         }
         let expression = expression.ok_or("missing the cron expression")?;
         Ok(Some(Request { expression, from, count, zone, epoch_ms }))
     }
 
-    fn print<Z: TimeZone>(&self, cron: &CronExpression, zone: &Z, out: &mut dyn Write) -> Result<(), Failure> {
+    fn print<Z: TimeZone>(
+        &self,
+        cron: &CronExpression,
+        zone: &Z,
+        out: &mut dyn Write,
+    ) -> Result<(), Failure> {
         let start = self.start(zone)?;
         let mut at = start.clone();
         for printed in 0..self.count {
@@ -139,17 +156,21 @@ impl Request {
             } else {
                 next.naive_local().format(TIME_FORMAT).to_string()
             };
-            writeln!(out, "{line}").map_err(|e| Failure { message: format!("cannot write output: {e}"), usage: false })?;
+            writeln!(out, "{line}")
+                .map_err(|e| Failure { message: format!("cannot write output: {e}"), usage: false })?;
             at = next;
         }
         Ok(())
     }
 
     fn start<Z: TimeZone>(&self, zone: &Z) -> Result<DateTime<Z>, Failure> {
-        let unplaceable = |what: String| Failure { message: format!("--from {what} is out of range"), usage: true };
+        let unplaceable =
+            |what: String| Failure { message: format!("--from {what} is out of range"), usage: true };
         match &self.from {
             Start::Now => Ok(Utc::now().with_timezone(zone)),
-            Start::EpochMillis(ms) => zone.timestamp_millis_opt(*ms).single().ok_or_else(|| unplaceable(ms.to_string())),
+            Start::EpochMillis(ms) => {
+                zone.timestamp_millis_opt(*ms).single().ok_or_else(|| unplaceable(ms.to_string()))
+            }
             // Read the way xxl-job's Java date parsing reads it, DST corners included.
             Start::Local(wall) => zone::resolve(zone, *wall).ok_or_else(|| unplaceable(wall.to_string())),
         }
@@ -179,15 +200,23 @@ mod tests {
 
     #[test]
     fn prints_local_times_in_the_zone() {
-        let (code, out, err) =
-            cron(&["0 0 12 ? * MON-FRI", "--from", "2025-01-03 12:00:00", "--tz", "Asia/Shanghai", "--count", "3"]);
+        let (code, out, err) = cron(&[
+            "0 0 12 ? * MON-FRI",
+            "--from",
+            "2025-01-03 12:00:00",
+            "--tz",
+            "Asia/Shanghai",
+            "--count",
+            "3",
+        ]);
         assert_eq!((code, err.as_str()), (0, ""));
         assert_eq!(out, "2025-01-06 12:00:00\n2025-01-07 12:00:00\n2025-01-08 12:00:00\n");
     }
 
     #[test]
     fn epoch_milliseconds_in_and_out() {
-        let (code, out, _) = cron(&["0 0 * * * ?", "--from=1735689600000", "--tz=UTC", "--count=2", "--epoch-ms"]);
+        let (code, out, _) =
+            cron(&["0 0 * * * ?", "--from=1735689600000", "--tz=UTC", "--count=2", "--epoch-ms"]);
         assert_eq!(code, 0);
         assert_eq!(out, "1735693200000\n1735696800000\n");
     }
@@ -202,7 +231,9 @@ mod tests {
     #[test]
     fn no_fire_time_at_all_is_exit_1_with_the_reason() {
         // 30 February never comes; 2026 is over by June.
-        for (expression, from) in [("0 0 0 30 2 ?", "2025-01-01 00:00:00"), ("0 0 0 1 1 ? 2026", "2026-06-01 00:00:00")] {
+        for (expression, from) in
+            [("0 0 0 30 2 ?", "2025-01-01 00:00:00"), ("0 0 0 1 1 ? 2026", "2026-06-01 00:00:00")]
+        {
             let (code, out, err) = cron(&[expression, "--from", from, "--tz", "UTC"]);
             assert_eq!((code, out.as_str()), (1, ""), "{expression}");
             assert_eq!(err, format!("xxl-job-admin cron: no fire time after {from}\n"), "{expression}");
@@ -252,7 +283,8 @@ mod tests {
         let (code, out, err) = cron(&["0 0 0 * * *", "--tz", "UTC"]);
         assert_eq!((code, out.as_str()), (2, ""));
         assert!(
-            err.contains("invalid cron expression \"0 0 0 * * *\"") && err.contains("exactly one of them must be '?'"),
+            err.contains("invalid cron expression \"0 0 0 * * *\"")
+                && err.contains("exactly one of them must be '?'"),
             "{err}"
         );
         let (code, _, err) = cron(&["0 0 0 ? * 8"]);

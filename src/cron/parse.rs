@@ -20,7 +20,8 @@ const ALL: i32 = 99;
 /// Later years can never fire (the search ends at 2999); not storing them keeps `2000-999999` small.
 const LAST_STORED_YEAR: i32 = 3000;
 
-const MONTHS: [&str; 12] = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
+const MONTHS: [&str; 12] =
+    ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
 const WEEKDAYS: [&str; 7] = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
 
 /// Parses `source`; `max_year` is the last year `*` in the year field stands for.
@@ -120,9 +121,9 @@ fn number_after_operator(s: &[u16], i: usize) -> Option<(Option<i32>, usize)> {
     let first = java_digit(*s.get(i)?)?;
     let end = digits_end(s, i + 1);
     let rest = &s[i + 1..end];
-    let value = 10i32.checked_pow(rest.len() as u32).and_then(|scale| {
-        i32::from(first).checked_mul(scale)?.checked_add(number(rest)?)
-    });
+    let value = 10i32
+        .checked_pow(rest.len() as u32)
+        .and_then(|scale| i32::from(first).checked_mul(scale)?.checked_add(number(rest)?));
     Some((value, end))
 }
 
@@ -209,7 +210,8 @@ impl Builder {
         let lists_last = has(u16::from(b'L')) && token.len() > 1 && has(u16::from(b','));
         match src.field {
             CronField::DayOfMonth if lists_last => {
-                return Err(src.error(src.token.start, "'L' and 'LW' cannot be combined with other days of the month"));
+                return Err(src
+                    .error(src.token.start, "'L' and 'LW' cannot be combined with other days of the month"));
             }
             CronField::DayOfWeek if lists_last => {
                 return Err(src.error(src.token.start, "'L' cannot be combined with other days of the week"));
@@ -247,7 +249,9 @@ impl Builder {
         let names: &[&str] = match field {
             CronField::Month => &MONTHS,
             CronField::DayOfWeek => &WEEKDAYS,
-            _ => return Err(item.error(0, format!("Illegal characters for this position: '{}'", item.text()))),
+            _ => {
+                return Err(item.error(0, format!("Illegal characters for this position: '{}'", item.text())))
+            }
         };
         let kind = if field == CronField::Month { "Month" } else { "Day-of-Week" };
         let lookup = |from: usize| {
@@ -256,7 +260,10 @@ impl Builder {
                 .ok_or_else(|| item.error(from, format!("'{}' is not a three-letter name", item.text())))
                 .and_then(|name| {
                     name_number(names, name).ok_or_else(|| {
-                        item.error(from, format!("Invalid {kind} value: '{}'", String::from_utf16_lossy(name)))
+                        item.error(
+                            from,
+                            format!("Invalid {kind} value: '{}'", String::from_utf16_lossy(name)),
+                        )
                     })
                 })
         };
@@ -282,7 +289,11 @@ impl Builder {
         }
         if field == CronField::DayOfWeek && !self.last_day_of_month {
             match self.set(CronField::DayOfMonth).last() {
-                None => return Err(item.error(0, "'?' in day-of-week needs a day-of-month value, and there is none")),
+                None => {
+                    return Err(
+                        item.error(0, "'?' in day-of-week needs a day-of-month value, and there is none")
+                    )
+                }
                 Some(&NO_SPEC) => return Err(CronError::BothDaysUnspecified),
                 Some(_) => {}
             }
@@ -323,7 +334,8 @@ impl Builder {
                         return Err(item.error(2, "a number must follow 'L-'"));
                     }
                     after = digits_end(s, 2);
-                    let offset = number(&s[2..after]).ok_or_else(|| item.error(2, "offset from last day is too large"))?;
+                    let offset = number(&s[2..after])
+                        .ok_or_else(|| item.error(2, "offset from last day is too large"))?;
                     if offset > 30 {
                         return Err(item.error(2, "Offset from last day must be <= 30"));
                     }
@@ -362,7 +374,9 @@ impl Builder {
                     return Err(item.error(end, "'W' option is not valid here."));
                 }
                 if value > 31 {
-                    return Err(item.error(end, "The 'W' option does not make sense with values larger than 31"));
+                    return Err(
+                        item.error(end, "The 'W' option does not make sense with values larger than 31")
+                    );
                 }
                 self.nearest_weekday = true;
                 self.set(field).insert(value);
@@ -379,8 +393,8 @@ impl Builder {
             }
             Some('-') => {
                 let from = end + 1;
-                let (last, to) =
-                    number_after_operator(s, from).ok_or_else(|| item.error(from, "a number must follow '-'"))?;
+                let (last, to) = number_after_operator(s, from)
+                    .ok_or_else(|| item.error(from, "a number must follow '-'"))?;
                 let last = last.ok_or_else(|| item.error(from, "number is too large"))?;
                 if at(s, to) != Some('/') {
                     return self.add_item(item, value, Some(last), 1);
@@ -398,7 +412,8 @@ impl Builder {
                     .ok_or_else(|| item.error(step_at, "'/' must be followed by an integer."))?;
                 if step_end == step_at + 1 && step_end < s.len() {
                     // Quartz rejects one digit followed by junk, yet ignores junk after two digits.
-                    return Err(item.error(step_end, format!("Unexpected character '{}' after '/'", unit(s, step_end))));
+                    return Err(item
+                        .error(step_end, format!("Unexpected character '{}' after '/'", unit(s, step_end))));
                 }
                 let step = step.ok_or_else(|| item.error(step_at, "increment is too large"))?;
                 check_step(item, step)?;
@@ -423,13 +438,14 @@ impl Builder {
                 out_of_range(0, 59).then_some("Minute and Second values must be between 0 and 59")
             }
             CronField::Hour => out_of_range(0, 23).then_some("Hour values must be between 0 and 23"),
-            CronField::DayOfMonth => {
-                (out_of_range(1, 31) && start != NO_SPEC).then_some("Day of month values must be between 1 and 31")
-            }
+            CronField::DayOfMonth => (out_of_range(1, 31) && start != NO_SPEC)
+                .then_some("Day of month values must be between 1 and 31"),
             CronField::Month => out_of_range(1, 12).then_some("Month values must be between 1 and 12"),
             // Quartz only rejects 0 at the bottom here; no item can produce a negative number.
-            CronField::DayOfWeek => ((start == 0 || start > 7 || last > 7) && start != ALL && start != NO_SPEC)
-                .then_some("Day-of-Week values must be between 1 and 7"),
+            CronField::DayOfWeek => {
+                ((start == 0 || start > 7 || last > 7) && start != ALL && start != NO_SPEC)
+                    .then_some("Day-of-Week values must be between 1 and 7")
+            }
             CronField::Year => None,
         };
         if let Some(problem) = problem {
@@ -498,7 +514,9 @@ impl Builder {
             (true, true) => DayRule::NearestWeekday(Anchor::BeforeLast(self.last_day_offset)),
             (true, false) => DayRule::Days(DaySet::LastDay { offset: self.last_day_offset }),
             // Quartz anchors W on the smallest listed day, whichever item carried the W.
-            (false, true) => DayRule::NearestWeekday(Anchor::Day(*days.first().expect("a W item stores its day"))),
+            (false, true) => {
+                DayRule::NearestWeekday(Anchor::Day(*days.first().expect("a W item stores its day")))
+            }
             (false, false) => DayRule::Days(DaySet::MonthDays(bits(days))),
         }
     }

@@ -25,7 +25,8 @@ const THIS_YEAR: i32 = 2025;
 /// How far the brute force looks; a schedule firing later must agree that nothing fires before.
 const SEARCH_DAYS: u32 = 366 * 9;
 
-const MONTHS: [&str; 12] = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
+const MONTHS: [&str; 12] =
+    ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
 const WEEKDAYS: [&str; 7] = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
 
 /// A field's numbers: a range that wraps counts on past `hi` from `lo`.
@@ -134,7 +135,8 @@ enum DayRule {
 impl DayRule {
     /// The day-of-month and day-of-week fields.
     fn render(&self) -> (String, String) {
-        let weekday = |n: u32, named: bool| if named { WEEKDAYS[n as usize - 1].to_string() } else { n.to_string() };
+        let weekday =
+            |n: u32, named: bool| if named { WEEKDAYS[n as usize - 1].to_string() } else { n.to_string() };
         let last = |n: u32| if n == 0 { "L".to_string() } else { format!("L-{n}") };
         let any = || "?".to_string();
         match self {
@@ -308,8 +310,9 @@ fn day_rule() -> impl Strategy<Value = DayRule> {
 fn expression(night: bool) -> impl Strategy<Value = Expr> {
     let hours = if night { field_from(HOUR, 0..=4).boxed() } else { field(HOUR) };
     let seconds = prop_oneof![2 => single(SECOND), 1 => field(SECOND)];
-    (seconds, field(MINUTE), hours, day_rule(), field(MONTH), year())
-        .prop_map(|(second, minute, hour, days, month, year)| Expr { second, minute, hour, days, month, year })
+    (seconds, field(MINUTE), hours, day_rule(), field(MONTH), year()).prop_map(
+        |(second, minute, hour, days, month, year)| Expr { second, minute, hour, days, month, year },
+    )
 }
 
 /// Some instant in 2024-2030.
@@ -360,9 +363,8 @@ where
         Some(expected) => prop_assert_eq!(ours.clone(), Some(expected), "{:?} after {}", text, after),
         // Nothing within the search window: we may only fire beyond it.
         None => prop_assert!(
-            ours.as_ref()
-                .is_none_or(|t| t.naive_local().date()
-                    >= after.naive_local().date() + TimeDelta::days(i64::from(SEARCH_DAYS) - 2)),
+            ours.as_ref().is_none_or(|t| t.naive_local().date()
+                >= after.naive_local().date() + TimeDelta::days(i64::from(SEARCH_DAYS) - 2)),
             "{:?} after {}: brute force found nothing, we said {:?}",
             text,
             after,
@@ -372,7 +374,13 @@ where
     if let Some(next) = ours {
         prop_assert!(next > after, "{:?}: {} is not after {}", text, next, after);
         let just_before = next.clone() - TimeDelta::seconds(1);
-        prop_assert_eq!(cron.next_after(&just_before), Some(next.clone()), "{:?} after {}", text, just_before);
+        prop_assert_eq!(
+            cron.next_after(&just_before),
+            Some(next.clone()),
+            "{:?} after {}",
+            text,
+            just_before
+        );
         prop_assert_eq!(next.timestamp_subsec_millis(), 0, "{:?}: fire times are whole seconds", text);
     }
     Ok(())
@@ -423,7 +431,8 @@ fn brute_force_matcher_reads_the_tree_like_quartz() {
     let wrap = Field { spec: WEEKDAY, items: vec![Item::Range(6, 2)], names: true, lower_case: true };
     assert_eq!(wrap.render(), "fri-mon");
     assert_eq!((1..=7).filter(|&d| wrap.matches(d)).collect::<Vec<_>>(), [1, 2, 6, 7]);
-    let seconds = Field { spec: SECOND, items: vec![Item::RangeStep(50, 10, 7)], names: false, lower_case: false };
+    let seconds =
+        Field { spec: SECOND, items: vec![Item::RangeStep(50, 10, 7)], names: false, lower_case: false };
     assert_eq!((0..60).filter(|&s| seconds.matches(s)).collect::<Vec<_>>(), [4, 50, 57]);
     let date = |d: u32| NaiveDate::from_ymd_opt(2025, 2, d).unwrap();
     assert_eq!(nearest_weekday(date(1), 1), 3);

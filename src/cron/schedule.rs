@@ -2,7 +2,9 @@
 
 use std::collections::HashSet;
 
-use chrono::{DateTime, Datelike, Months, NaiveDate, NaiveDateTime, NaiveTime, TimeDelta, TimeZone, Timelike};
+use chrono::{
+    DateTime, Datelike, Months, NaiveDate, NaiveDateTime, NaiveTime, TimeDelta, TimeZone, Timelike,
+};
 
 use super::zone;
 
@@ -86,7 +88,8 @@ struct Month {
 impl Month {
     fn of(date: NaiveDate) -> Month {
         let first = date.with_day(1).expect("every month has a 1st");
-        let next = first.checked_add_months(Months::new(1)).expect("dates searched are far from chrono's limits");
+        let next =
+            first.checked_add_months(Months::new(1)).expect("dates searched are far from chrono's limits");
         Month {
             first,
             days: next.signed_duration_since(first).num_days() as i32,
@@ -129,7 +132,9 @@ impl DaySet {
             DaySet::MonthDays(days) => month.days_matching(|d| days.contains(d as u32)),
             DaySet::LastDay { offset } => month.only(month.days - offset),
             DaySet::WeekDays(weekdays) => month.days_matching(|d| weekdays.contains(month.weekday(d) as u32)),
-            DaySet::LastWeekday(weekday) => month.only(month.days - (month.weekday(month.days) - weekday).rem_euclid(7)),
+            DaySet::LastWeekday(weekday) => {
+                month.only(month.days - (month.weekday(month.days) - weekday).rem_euclid(7))
+            }
             DaySet::NthWeekday { weekday, nth } => {
                 month.only(1 + (weekday - month.first_weekday).rem_euclid(7) + 7 * (nth - 1))
             }
@@ -192,13 +197,18 @@ impl Schedule {
     /// place the result in the zone. Landing in a DST gap pushes the position forward, which can step
     /// over matches (in a 30-minute gap, 02:10 lands on 02:40 and 02:35 is never seen), so the walk is
     /// reproduced step by step rather than computed as "the first matching local time".
-    pub(super) fn next_fire<Tz: TimeZone>(&self, start: &DateTime<Tz>, last_year: i32) -> Option<DateTime<Tz>> {
+    pub(super) fn next_fire<Tz: TimeZone>(
+        &self,
+        start: &DateTime<Tz>,
+        last_year: i32,
+    ) -> Option<DateTime<Tz>> {
         if [self.seconds, self.minutes, self.hours, self.months].iter().any(|bits| bits.is_empty()) {
             return None;
         }
         let tz = start.timezone();
         let start_second = start.timestamp();
-        let before_start = |wall: NaiveDateTime| zone::resolve(&tz, wall).is_some_and(|at| at.timestamp() < start_second);
+        let before_start =
+            |wall: NaiveDateTime| zone::resolve(&tz, wall).is_some_and(|at| at.timestamp() < start_second);
         // Only the W rule moves backwards or stays put (`0W` keeps sending the walk to the day it is on);
         // coming back to where such a move began means Quartz would go round for ever.
         let mut backward_from = HashSet::new();
@@ -221,7 +231,8 @@ impl Schedule {
     fn step(&self, wall: NaiveDateTime, before_start: &dyn Fn(NaiveDateTime) -> bool) -> Step {
         let date = wall.date();
         let (hour, minute, second) = (wall.hour(), wall.minute(), wall.second());
-        let at = |date: NaiveDate, h: u32, m: u32, s: u32| date.and_hms_opt(h, m, s).expect("valid time of day");
+        let at =
+            |date: NaiveDate, h: u32, m: u32, s: u32| date.and_hms_opt(h, m, s).expect("valid time of day");
         if !self.seconds.contains(second) {
             return Step::MoveTo(match self.seconds.first_from(second) {
                 Some(next) => at(date, hour, minute, next),
@@ -245,12 +256,15 @@ impl Schedule {
         }
         let (year, month) = (date.year(), date.month());
         if !self.months.contains(month) {
-            let first_of = |year: i32, month: u32| NaiveDate::from_ymd_opt(year, month, 1).expect("valid month");
-            return Step::MoveTo(match self.months.first_from(month) {
-                Some(next) => first_of(year, next),
-                None => first_of(year + 1, self.months.min()),
-            }
-            .and_time(NaiveTime::MIN));
+            let first_of =
+                |year: i32, month: u32| NaiveDate::from_ymd_opt(year, month, 1).expect("valid month");
+            return Step::MoveTo(
+                match self.months.first_from(month) {
+                    Some(next) => first_of(year, next),
+                    None => first_of(year + 1, self.months.min()),
+                }
+                .and_time(NaiveTime::MIN),
+            );
         }
         match self.years.get(self.years.partition_point(|&y| y < year)) {
             None => Step::End,
@@ -263,7 +277,11 @@ impl Schedule {
     }
 
     /// None when the day of `wall` matches, else the day to move to.
-    fn next_day(&self, wall: NaiveDateTime, before_start: &dyn Fn(NaiveDateTime) -> bool) -> Option<NaiveDate> {
+    fn next_day(
+        &self,
+        wall: NaiveDateTime,
+        before_start: &dyn Fn(NaiveDateTime) -> bool,
+    ) -> Option<NaiveDate> {
         let month = Month::of(wall.date());
         let today = wall.day() as i32;
         match &self.days {

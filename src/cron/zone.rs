@@ -1,8 +1,8 @@
 //! Turning local wall-clock times into instants the way `java.util.GregorianCalendar` does, which is
 //! what decides Quartz's fire times around daylight-saving transitions.
 
-use chrono::{DateTime, LocalResult, Offset, TimeDelta, TimeZone};
 use chrono::NaiveDateTime;
+use chrono::{DateTime, LocalResult, Offset, TimeDelta, TimeZone};
 
 /// The instant `java.util.Calendar` gives to the local time `wall` in `tz`.
 ///

@@ -88,7 +88,8 @@ mod tests {
         let plan = plan_children(Some("2, 3,x,-1,+4,,"), &i18n).unwrap();
         assert_eq!(plan.job_ids, vec![2, 4]);
         assert!(plan.message.starts_with("<br><br><span style=\"color:#00c0ef;\" > >>>>>>>>>>>"));
-        let ok = i18n.format("jobconf_callback_child_msg1", &[&1, &5, &"2", &i18n.get("system_success"), &"null"]);
+        let ok =
+            i18n.format("jobconf_callback_child_msg1", &[&1, &5, &"2", &i18n.get("system_success"), &"null"]);
         let bad = i18n.format("jobconf_callback_child_msg2", &[&2, &5, &" 3"]);
         assert!(plan.message.contains(&ok), "{}", plan.message);
         assert!(plan.message.contains(&bad), "{}", plan.message);

@@ -67,7 +67,9 @@ pub struct JobFires {
 
 impl JobFires {
     pub fn add(&mut self, fire: Fire) {
-        let at = self.pending.partition_point(|f| (f.release_ms, f.instant_ms) <= (fire.release_ms, fire.instant_ms));
+        let at = self
+            .pending
+            .partition_point(|f| (f.release_ms, f.instant_ms) <= (fire.release_ms, fire.instant_ms));
         self.pending.insert(at, fire);
     }
 
@@ -90,7 +92,8 @@ impl JobFires {
     /// next instant after the fire (`schedule_next`, from its release for a catch-up, whose pass computed
     /// the job's next time from then); `None` when the schedule has no further fire.
     fn successor(&self, fire: &Fire, schedule_next: &mut dyn FnMut(i64) -> Option<i64>) -> Option<i64> {
-        match self.pending.iter().find(|f| (f.release_ms, f.instant_ms) > (fire.release_ms, fire.instant_ms)) {
+        match self.pending.iter().find(|f| (f.release_ms, f.instant_ms) > (fire.release_ms, fire.instant_ms))
+        {
             Some(next) => Some(next.release_ms),
             None => schedule_next(if fire.kind == Kind::Regular { fire.instant_ms } else { fire.release_ms }),
         }
@@ -99,13 +102,23 @@ impl JobFires {
     /// Decides at `now_ms` every fire released at or before `due_through_ms` (at most `now_ms`: the fires
     /// the leader may send), oldest first: older ones collapse into the newest, which is sent unless its
     /// successor is due within [`MARGIN_MS`] as well.
-    pub fn decide(&mut self, now_ms: i64, due_through_ms: i64, fire_once_now: bool, schedule_next: &mut dyn FnMut(i64) -> Option<i64>) -> Vec<(Fire, Verdict)> {
+    pub fn decide(
+        &mut self,
+        now_ms: i64,
+        due_through_ms: i64,
+        fire_once_now: bool,
+        schedule_next: &mut dyn FnMut(i64) -> Option<i64>,
+    ) -> Vec<(Fire, Verdict)> {
         let due = self.pending.iter().take_while(|f| f.release_ms <= due_through_ms.min(now_ms)).count();
         let mut decided = Vec::with_capacity(due);
         for _ in 0..due {
             let Some(fire) = self.pending.pop_front() else { break };
             let newest = decided.len() + 1 == due;
-            let verdict = if newest { self.verdict(&fire, now_ms, fire_once_now, schedule_next) } else { Verdict::Collapsed };
+            let verdict = if newest {
+                self.verdict(&fire, now_ms, fire_once_now, schedule_next)
+            } else {
+                Verdict::Collapsed
+            };
             if verdict == Verdict::Collapsed {
                 self.collapse(&fire, now_ms, fire_once_now);
             }
@@ -114,7 +127,13 @@ impl JobFires {
         decided
     }
 
-    fn verdict(&mut self, fire: &Fire, now_ms: i64, fire_once_now: bool, schedule_next: &mut dyn FnMut(i64) -> Option<i64>) -> Verdict {
+    fn verdict(
+        &mut self,
+        fire: &Fire,
+        now_ms: i64,
+        fire_once_now: bool,
+        schedule_next: &mut dyn FnMut(i64) -> Option<i64>,
+    ) -> Verdict {
         if self.successor(fire, schedule_next).is_some_and(|next| next <= now_ms + MARGIN_MS) {
             return Verdict::Collapsed;
         }
@@ -138,7 +157,12 @@ impl JobFires {
 
     /// The last check before a decided fire's `/run` is written (the write may have waited for a
     /// connection or a permit): still sendable unless the job's next fire has come within the margin.
-    pub fn still_sendable(&self, fire: &Fire, now_ms: i64, schedule_next: &mut dyn FnMut(i64) -> Option<i64>) -> bool {
+    pub fn still_sendable(
+        &self,
+        fire: &Fire,
+        now_ms: i64,
+        schedule_next: &mut dyn FnMut(i64) -> Option<i64>,
+    ) -> bool {
         self.successor(fire, schedule_next).is_none_or(|next| next > now_ms + MARGIN_MS)
     }
 
@@ -164,7 +188,13 @@ mod tests {
     const T: i64 = 1_700_000_000_000;
 
     fn fire(log_id: i64, instant: i64) -> Fire {
-        Fire { log_id, instant_ms: instant, release_ms: instant, kind: Kind::Regular, planned_at_ms: instant - 5_000 }
+        Fire {
+            log_id,
+            instant_ms: instant,
+            release_ms: instant,
+            kind: Kind::Regular,
+            planned_at_ms: instant - 5_000,
+        }
     }
 
     /// Every second, as `* * * * * ?`.
@@ -187,7 +217,10 @@ mod tests {
     #[test]
     fn an_on_time_fire_is_sent_and_later_ones_wait() {
         let mut j = job(&[fire(2, T + 1_000), fire(1, T)]);
-        assert_eq!(verdicts(&j.decide(T + 3, T + 3, false, &mut every_second)), vec![(1, Verdict::Send { compensation: false })]);
+        assert_eq!(
+            verdicts(&j.decide(T + 3, T + 3, false, &mut every_second)),
+            vec![(1, Verdict::Send { compensation: false })]
+        );
         assert_eq!(j.pending().count(), 1);
         assert_eq!(verdicts(&j.decide(T + 999, T + 999, false, &mut every_second)), vec![]);
     }
@@ -195,7 +228,10 @@ mod tests {
     #[test]
     fn a_lag_below_the_period_loses_nothing() {
         let mut j = job(&[fire(1, T)]);
-        assert_eq!(verdicts(&j.decide(T + 899, T + 899, false, &mut every_second)), vec![(1, Verdict::Send { compensation: false })]);
+        assert_eq!(
+            verdicts(&j.decide(T + 899, T + 899, false, &mut every_second)),
+            vec![(1, Verdict::Send { compensation: false })]
+        );
     }
 
     #[test]
@@ -212,27 +248,46 @@ mod tests {
     #[test]
     fn a_fire_whose_successor_is_about_to_go_collapses_into_it() {
         let mut j = job(&[fire(1, T), fire(2, T + 1_000)]);
-        assert_eq!(verdicts(&j.decide(T + 905, T + 905, false, &mut every_second)), vec![(1, Verdict::Collapsed)]);
+        assert_eq!(
+            verdicts(&j.decide(T + 905, T + 905, false, &mut every_second)),
+            vec![(1, Verdict::Collapsed)]
+        );
         // Without a planned successor, the schedule's next instant counts (the pass plans it late).
         let mut j = job(&[fire(1, T)]);
-        assert_eq!(verdicts(&j.decide(T + 950, T + 950, false, &mut every_second)), vec![(1, Verdict::Collapsed)]);
+        assert_eq!(
+            verdicts(&j.decide(T + 950, T + 950, false, &mut every_second)),
+            vec![(1, Verdict::Collapsed)]
+        );
     }
 
     #[test]
     fn a_schedule_without_a_next_fire_sends_however_late() {
         let mut j = job(&[fire(1, T)]);
-        assert_eq!(verdicts(&j.decide(T + 3_000, T + 3_000, false, &mut |_| None)), vec![(1, Verdict::Send { compensation: false })]);
+        assert_eq!(
+            verdicts(&j.decide(T + 3_000, T + 3_000, false, &mut |_| None)),
+            vec![(1, Verdict::Send { compensation: false })]
+        );
     }
 
     #[test]
     fn more_than_the_threshold_late_follows_the_misfire_strategy() {
         let mut every_minute = |after: i64| Some(after - after.rem_euclid(60_000) + 60_000);
         let mut j = job(&[fire(1, T)]);
-        assert_eq!(verdicts(&j.decide(T + 5_001, T + 5_001, false, &mut every_minute)), vec![(1, Verdict::Misfired)]);
+        assert_eq!(
+            verdicts(&j.decide(T + 5_001, T + 5_001, false, &mut every_minute)),
+            vec![(1, Verdict::Misfired)]
+        );
         let mut j = job(&[fire(1, T)]);
-        assert_eq!(verdicts(&j.decide(T + 5_001, T + 5_001, true, &mut every_minute)), vec![(1, Verdict::Send { compensation: true })]);
+        assert_eq!(
+            verdicts(&j.decide(T + 5_001, T + 5_001, true, &mut every_minute)),
+            vec![(1, Verdict::Send { compensation: true })]
+        );
         let mut j = job(&[fire(1, T)]);
-        assert_eq!(verdicts(&j.decide(T + 5_000, T + 5_000, true, &mut every_minute)), vec![(1, Verdict::Send { compensation: false })], "the threshold itself is late, not missed");
+        assert_eq!(
+            verdicts(&j.decide(T + 5_000, T + 5_000, true, &mut every_minute)),
+            vec![(1, Verdict::Send { compensation: false })],
+            "the threshold itself is late, not missed"
+        );
     }
 
     #[test]
@@ -241,27 +296,55 @@ mod tests {
         let mut j = job(&(0..5).map(|k| fire(k, T + k * 1_000)).collect::<Vec<_>>());
         let decided = j.decide(T + 6_020, T + 6_020, true, &mut every_second);
         assert!(decided.iter().all(|(_, v)| *v == Verdict::Collapsed), "{decided:?}");
-        j.add(Fire { log_id: 9, instant_ms: T + 5_000, release_ms: T + 6_500, kind: Kind::CatchUp, planned_at_ms: T + 6_500 });
+        j.add(Fire {
+            log_id: 9,
+            instant_ms: T + 5_000,
+            release_ms: T + 6_500,
+            kind: Kind::CatchUp,
+            planned_at_ms: T + 6_500,
+        });
         j.add(fire(10, T + 7_000));
         let decided = j.decide(T + 6_502, T + 6_502, true, &mut every_second);
         assert_eq!(verdicts(&decided), vec![(9, Verdict::Send { compensation: true })]);
-        assert_eq!(verdicts(&j.decide(T + 7_001, T + 7_001, true, &mut every_second)), vec![(10, Verdict::Send { compensation: false })], "once");
+        assert_eq!(
+            verdicts(&j.decide(T + 7_001, T + 7_001, true, &mut every_second)),
+            vec![(10, Verdict::Send { compensation: false })],
+            "once"
+        );
     }
 
     #[test]
     fn do_nothing_jobs_are_never_compensated() {
         let mut j = job(&(0..5).map(|k| fire(k, T + k * 1_000)).collect::<Vec<_>>());
         j.decide(T + 6_020, T + 6_020, false, &mut every_second);
-        j.add(Fire { log_id: 9, instant_ms: T + 5_000, release_ms: T + 6_500, kind: Kind::CatchUp, planned_at_ms: T + 6_500 });
-        assert_eq!(verdicts(&j.decide(T + 6_502, T + 6_502, false, &mut every_second)), vec![(9, Verdict::Send { compensation: false })]);
+        j.add(Fire {
+            log_id: 9,
+            instant_ms: T + 5_000,
+            release_ms: T + 6_500,
+            kind: Kind::CatchUp,
+            planned_at_ms: T + 6_500,
+        });
+        assert_eq!(
+            verdicts(&j.decide(T + 6_502, T + 6_502, false, &mut every_second)),
+            vec![(9, Verdict::Send { compensation: false })]
+        );
         assert!(j.is_empty());
     }
 
     #[test]
     fn a_catch_up_counts_its_successor_from_its_release() {
         // Missed by 3 s, caught up at T + 3_200: the next instant is T + 4_000, not T + 1_000.
-        let mut j = job(&[Fire { log_id: 1, instant_ms: T, release_ms: T + 3_200, kind: Kind::CatchUp, planned_at_ms: T + 3_200 }]);
-        assert_eq!(verdicts(&j.decide(T + 3_201, T + 3_201, false, &mut every_second)), vec![(1, Verdict::Send { compensation: false })]);
+        let mut j = job(&[Fire {
+            log_id: 1,
+            instant_ms: T,
+            release_ms: T + 3_200,
+            kind: Kind::CatchUp,
+            planned_at_ms: T + 3_200,
+        }]);
+        assert_eq!(
+            verdicts(&j.decide(T + 3_201, T + 3_201, false, &mut every_second)),
+            vec![(1, Verdict::Send { compensation: false })]
+        );
     }
 
     #[test]
@@ -269,11 +352,23 @@ mod tests {
         let mut every_minute = |after: i64| Some(after - after.rem_euclid(60_000) + 60_000);
         let minute = T - T.rem_euclid(60_000) + 60_000;
         let mut j = job(&[
-            Fire { log_id: 1, instant_ms: minute - 60_000, release_ms: minute - 50, kind: Kind::Compensation, planned_at_ms: minute - 50 },
+            Fire {
+                log_id: 1,
+                instant_ms: minute - 60_000,
+                release_ms: minute - 50,
+                kind: Kind::Compensation,
+                planned_at_ms: minute - 50,
+            },
             fire(2, minute),
         ]);
-        assert_eq!(verdicts(&j.decide(minute - 40, minute - 40, true, &mut every_minute)), vec![(1, Verdict::Collapsed)]);
-        assert_eq!(verdicts(&j.decide(minute + 1, minute + 1, true, &mut every_minute)), vec![(2, Verdict::Send { compensation: true })]);
+        assert_eq!(
+            verdicts(&j.decide(minute - 40, minute - 40, true, &mut every_minute)),
+            vec![(1, Verdict::Collapsed)]
+        );
+        assert_eq!(
+            verdicts(&j.decide(minute + 1, minute + 1, true, &mut every_minute)),
+            vec![(2, Verdict::Send { compensation: true })]
+        );
     }
 
     #[test]
@@ -284,7 +379,11 @@ mod tests {
         assert!(j.still_sendable(&sent, T + 899, &mut every_second));
         assert!(!j.still_sendable(&sent, T + 900, &mut every_second));
         j.give_up(&sent, true, T + 900, true);
-        assert_eq!(verdicts(&j.decide(T + 1_001, T + 1_001, true, &mut every_second)), vec![(2, Verdict::Send { compensation: true })], "the compensation is owed again");
+        assert_eq!(
+            verdicts(&j.decide(T + 1_001, T + 1_001, true, &mut every_second)),
+            vec![(2, Verdict::Send { compensation: true })],
+            "the compensation is owed again"
+        );
     }
 
     #[test]
@@ -298,12 +397,18 @@ mod tests {
         assert_eq!(j.pending().map(|f| f.log_id).collect::<Vec<_>>(), vec![1, 2], "in release order");
         // Decided again once the watermark came, 1.5 s late: the fire after it stands for it.
         let decided = j.decide(T + 1_500, T + 1_500, true, &mut every_second);
-        assert_eq!(verdicts(&decided), vec![(1, Verdict::Collapsed), (2, Verdict::Send { compensation: false })]);
+        assert_eq!(
+            verdicts(&decided),
+            vec![(1, Verdict::Collapsed), (2, Verdict::Send { compensation: false })]
+        );
         // A compensation it carried is owed again.
         let mut j = job(&[Fire { kind: Kind::Compensation, ..fire(1, T) }]);
         let (held, _) = j.decide(T, T, true, &mut every_second)[0];
         j.put_back(held, true);
-        assert_eq!(verdicts(&j.decide(T + 100, T + 100, true, &mut every_second)), vec![(1, Verdict::Send { compensation: true })]);
+        assert_eq!(
+            verdicts(&j.decide(T + 100, T + 100, true, &mut every_second)),
+            vec![(1, Verdict::Send { compensation: true })]
+        );
     }
 
     #[test]

@@ -21,13 +21,8 @@ pub fn escape(text: &str) -> String {
 }
 
 /// Tags the admin writes into messages; matched literally, case-sensitively.
-const ALLOWED_TAGS: [&str; 5] = [
-    "<br>",
-    "<br/>",
-    "</span>",
-    "<span style=\"color:#00c0ef;\" >",
-    "<span style=\"color:#F39C12;\" >",
-];
+const ALLOWED_TAGS: [&str; 5] =
+    ["<br>", "<br/>", "</span>", "<span style=\"color:#00c0ef;\" >", "<span style=\"color:#F39C12;\" >"];
 
 /// Escapes a stored message except for the admin's own line breaks and banner spans; unbalanced
 /// `</span>` tags are escaped too, so the result never closes markup it did not open.
@@ -101,7 +96,8 @@ mod tests {
         let msg = "Trigger：<br>msg：<script>alert(1)</script><br><br><span style=\"color:#00c0ef;\" > >>>run<<< </span><br>";
         let clean = sanitize_message(msg);
         assert!(clean.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
-        assert!(clean.contains("<br><br><span style=\"color:#00c0ef;\" > &gt;&gt;&gt;run&lt;&lt;&lt; </span><br>"));
+        assert!(clean
+            .contains("<br><br><span style=\"color:#00c0ef;\" > &gt;&gt;&gt;run&lt;&lt;&lt; </span><br>"));
         assert!(!clean.contains("<script"));
     }
 
@@ -113,9 +109,15 @@ mod tests {
 
     #[test]
     fn lookalike_tags_and_unbalanced_spans_are_escaped() {
-        assert_eq!(sanitize_message("<span style=\"color:red\" onmouseover=x>"), "&lt;span style=&quot;color:red&quot; onmouseover=x&gt;");
+        assert_eq!(
+            sanitize_message("<span style=\"color:red\" onmouseover=x>"),
+            "&lt;span style=&quot;color:red&quot; onmouseover=x&gt;"
+        );
         assert_eq!(sanitize_message("</span><b>"), "&lt;/span&gt;&lt;b&gt;");
-        assert_eq!(sanitize_message("<span style=\"color:#F39C12;\" >x"), "<span style=\"color:#F39C12;\" >x</span>");
+        assert_eq!(
+            sanitize_message("<span style=\"color:#F39C12;\" >x"),
+            "<span style=\"color:#F39C12;\" >x</span>"
+        );
         assert_eq!(sanitize_message("<BR>"), "&lt;BR&gt;");
     }
 }

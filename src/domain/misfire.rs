@@ -29,8 +29,13 @@ pub enum DropReason {
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 5] =
-        [DropReason::Deleted, DropReason::Stopped, DropReason::Rescheduled, DropReason::Misfire, DropReason::Collapsed];
+    pub const ALL: [DropReason; 5] = [
+        DropReason::Deleted,
+        DropReason::Stopped,
+        DropReason::Rescheduled,
+        DropReason::Misfire,
+        DropReason::Collapsed,
+    ];
 
     /// A short label for log lines and metrics.
     pub fn label(self) -> &'static str {
@@ -54,7 +59,13 @@ impl DropReason {
 /// `planned_at_ms`, is cancelled, if it is. `updated_ms` is the job's `update_time`, which the console sets
 /// on every change and a schedule pass never does: only a job changed after the plan is checked against
 /// its current schedule.
-pub fn cancelled(job: Option<&JobInfo>, updated_ms: Option<i64>, instant_ms: i64, planned_at_ms: i64, cron_zone: Zone) -> Option<DropReason> {
+pub fn cancelled(
+    job: Option<&JobInfo>,
+    updated_ms: Option<i64>,
+    instant_ms: i64,
+    planned_at_ms: i64,
+    cron_zone: Zone,
+) -> Option<DropReason> {
     let Some(job) = job else { return Some(DropReason::Deleted) };
     if job.trigger_status != 1 {
         return Some(DropReason::Stopped);
@@ -116,16 +127,32 @@ mod tests {
     fn a_change_after_the_plan_drops_the_fire_only_if_the_schedule_no_longer_has_it() {
         let every_minute = JobInfo { schedule_conf: Some("0 * * * * ?".into()), ..job() };
         let (at, planned) = (T0 + 1_000, T0 + 500); // 22:13:21, not a whole minute
-        assert_eq!(cancelled(Some(&every_minute), Some(T0 + 800), at, planned, UTC), Some(DropReason::Rescheduled));
-        assert_eq!(cancelled(Some(&every_minute), Some(T0 - 2_000), at, planned, UTC), None, "changed before the plan");
-        assert_eq!(cancelled(Some(&job()), Some(T0 + 800), at, planned, UTC), None, "a description edit keeps the fire");
+        assert_eq!(
+            cancelled(Some(&every_minute), Some(T0 + 800), at, planned, UTC),
+            Some(DropReason::Rescheduled)
+        );
+        assert_eq!(
+            cancelled(Some(&every_minute), Some(T0 - 2_000), at, planned, UTC),
+            None,
+            "changed before the plan"
+        );
+        assert_eq!(
+            cancelled(Some(&job()), Some(T0 + 800), at, planned, UTC),
+            None,
+            "a description edit keeps the fire"
+        );
         // The plan was at T0 + 500: an update stamped with that whole second counts as after it.
         assert_eq!(cancelled(Some(&every_minute), Some(T0), at, planned, UTC), Some(DropReason::Rescheduled));
     }
 
     #[test]
     fn fix_rate_fires_are_kept_while_the_next_time_follows_from_them() {
-        let rate = JobInfo { schedule_type: "FIX_RATE".into(), schedule_conf: Some("10".into()), trigger_next_time: T0 + 10_000, ..job() };
+        let rate = JobInfo {
+            schedule_type: "FIX_RATE".into(),
+            schedule_conf: Some("10".into()),
+            trigger_next_time: T0 + 10_000,
+            ..job()
+        };
         assert_eq!(cancelled(Some(&rate), Some(T0), T0, T0 - 500, UTC), None);
         let rerated = JobInfo { schedule_conf: Some("30".into()), ..rate.clone() };
         assert_eq!(cancelled(Some(&rerated), Some(T0), T0, T0 - 500, UTC), Some(DropReason::Rescheduled));

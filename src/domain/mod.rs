@@ -5,10 +5,10 @@ pub mod fires;
 pub mod html;
 pub mod misfire;
 pub mod ownership;
+pub mod protocol;
 pub mod routing;
 pub mod schedule;
 pub mod trigger_msg;
-pub mod protocol;
 
 pub use protocol::{HandleCallbackParam, RegistryParam, ReturnT};
 

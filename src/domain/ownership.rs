@@ -117,12 +117,18 @@ mod tests {
 
     #[test]
     fn leases_round_trip_and_fit_the_column() {
-        let lease = Lease { owner: Owner(0x00ab_cdef), watermark_ms: 1_732_600_000_437, renewed_ms: 1_732_600_000_450 };
+        let lease = Lease {
+            owner: Owner(0x00ab_cdef),
+            watermark_ms: 1_732_600_000_437,
+            renewed_ms: 1_732_600_000_450,
+        };
         assert_eq!(lease.row_name(), "leader:00abcdef:1732600000437:1732600000450");
         assert!(lease.row_name().len() <= 50, "lock_name is varchar(50)");
         assert_eq!(Lease::parse(&lease.row_name()), Some(lease));
         assert!(lease.row_name().starts_with(&Lease::prefix_of(lease.owner)));
-        for other in ["schedule_lock", "leader:xyz:1:2", "leader:00abcdef:1", "leader:00abcdef:1:2:3", "secret:abc"] {
+        for other in
+            ["schedule_lock", "leader:xyz:1:2", "leader:00abcdef:1", "leader:00abcdef:1:2:3", "secret:abc"]
+        {
             assert_eq!(Lease::parse(other), None, "{other}");
         }
     }
@@ -137,7 +143,11 @@ mod tests {
 
     #[test]
     fn plan_markers_round_trip() {
-        let on_time = PlanMarker { owner: Owner(0x3f9c_2e1a), release_ms: 1_732_600_000_437, instant_ms: 1_732_600_000_437 };
+        let on_time = PlanMarker {
+            owner: Owner(0x3f9c_2e1a),
+            release_ms: 1_732_600_000_437,
+            instant_ms: 1_732_600_000_437,
+        };
         assert_eq!(on_time.text(), "planned by admin 3f9c2e1a at 1732600000437");
         assert_eq!(PlanMarker::parse(&on_time.text()), Some(on_time));
         let catch_up = PlanMarker { instant_ms: 1_732_599_990_000, ..on_time };

@@ -112,7 +112,15 @@ mod tests {
                 {"logId":9,"handleCode":null,"handleMsg":null}]"#,
         )
         .unwrap();
-        assert_eq!(items[0], HandleCallbackParam { log_id: 7, log_date_tim: 1_700_000_000_000, handle_code: 200, handle_msg: None });
+        assert_eq!(
+            items[0],
+            HandleCallbackParam {
+                log_id: 7,
+                log_date_tim: 1_700_000_000_000,
+                handle_code: 200,
+                handle_msg: None
+            }
+        );
         assert_eq!(items[1].log_id, 8);
         assert_eq!(items[1].handle_msg.as_deref(), Some("boom"));
         assert_eq!(items[2].handle_code, 0);

@@ -129,14 +129,24 @@ impl Default for Router {
 impl Router {
     pub fn new() -> Router {
         Router {
-            state: Mutex::new(RouterState { round: DailyState::new(), lfu: DailyState::new(), lru: DailyState::new() }),
+            state: Mutex::new(RouterState {
+                round: DailyState::new(),
+                lfu: DailyState::new(),
+                lru: DailyState::new(),
+            }),
         }
     }
 
     /// The address for the strategies that need no executor call (spec 5.1–5.7). `None` for FAILOVER,
     /// BUSYOVER and SHARDING_BROADCAST, which the caller handles, and for an empty address list.
     /// `addresses` is the group's list in `address_list` order; `now_ms` drives the 24 h reset.
-    pub fn pick(&self, strategy: RouteStrategy, job_id: i32, addresses: &[String], now_ms: i64) -> Option<String> {
+    pub fn pick(
+        &self,
+        strategy: RouteStrategy,
+        job_id: i32,
+        addresses: &[String],
+        now_ms: i64,
+    ) -> Option<String> {
         if addresses.is_empty() {
             return None;
         }
@@ -224,7 +234,11 @@ pub fn consistent_hash_pick(job_id: i32, addresses: &[String]) -> String {
         }
     }
     let key = ring_hash(&job_id.to_string());
-    ring.range(key..).next().or_else(|| ring.iter().next()).map(|(_, address)| (*address).clone()).unwrap_or_default()
+    ring.range(key..)
+        .next()
+        .or_else(|| ring.iter().next())
+        .map(|(_, address)| (*address).clone())
+        .unwrap_or_default()
 }
 
 /// MD5 of the UTF-8 bytes; digest bytes 0–3 read as a little-endian unsigned 32-bit number.
@@ -287,11 +301,13 @@ mod tests {
     fn round_rotates_through_all_addresses_per_job() {
         let router = Router::new();
         let addresses = list(&["a", "b", "c"]);
-        let mut previous = index_of(&addresses, &router.pick(RouteStrategy::Round, 1, &addresses, NOW).unwrap());
+        let mut previous =
+            index_of(&addresses, &router.pick(RouteStrategy::Round, 1, &addresses, NOW).unwrap());
         for step in 0..30 {
             // Another job's counter must not disturb this one.
             router.pick(RouteStrategy::Round, 2, &addresses, NOW + step);
-            let next = index_of(&addresses, &router.pick(RouteStrategy::Round, 1, &addresses, NOW + step).unwrap());
+            let next =
+                index_of(&addresses, &router.pick(RouteStrategy::Round, 1, &addresses, NOW + step).unwrap());
             assert_eq!(next, (previous + 1) % addresses.len());
             previous = next;
         }
@@ -345,7 +361,10 @@ mod tests {
         let router = Router::new();
         for (job_id, address) in expected {
             assert_eq!(consistent_hash_pick(job_id, &addresses), address, "job {job_id}");
-            assert_eq!(router.pick(RouteStrategy::ConsistentHash, job_id, &addresses, NOW).as_deref(), Some(address));
+            assert_eq!(
+                router.pick(RouteStrategy::ConsistentHash, job_id, &addresses, NOW).as_deref(),
+                Some(address)
+            );
         }
         assert_eq!(consistent_hash_pick(1, &addresses[..1]), addresses[0]);
     }
@@ -376,7 +395,10 @@ mod tests {
         }
         let without_c = list(&["a", "b"]);
         for _ in 0..10 {
-            assert_ne!(router.pick(RouteStrategy::LeastFrequentlyUsed, 1, &without_c, NOW).as_deref(), Some("c"));
+            assert_ne!(
+                router.pick(RouteStrategy::LeastFrequentlyUsed, 1, &without_c, NOW).as_deref(),
+                Some("c")
+            );
         }
         // Back with a fresh count below 3, far under the others' ~15, so it is the least used now.
         assert_eq!(router.pick(RouteStrategy::LeastFrequentlyUsed, 1, &all, NOW).as_deref(), Some("c"));
@@ -386,8 +408,9 @@ mod tests {
     fn lru_rotates_in_list_order_and_serves_new_addresses_last() {
         let router = Router::new();
         let addresses = list(&["a", "b", "c"]);
-        let picks: Vec<String> =
-            (0..5).map(|_| router.pick(RouteStrategy::LeastRecentlyUsed, 1, &addresses, NOW).unwrap()).collect();
+        let picks: Vec<String> = (0..5)
+            .map(|_| router.pick(RouteStrategy::LeastRecentlyUsed, 1, &addresses, NOW).unwrap())
+            .collect();
         assert_eq!(picks, list(&["a", "b", "c", "a", "b"]));
         let grown = list(&["a", "b", "c", "d"]);
         let picks: Vec<String> =
@@ -404,14 +427,23 @@ mod tests {
         let router = Router::new();
         let addresses = list(&["a", "b", "c"]);
         assert_eq!(router.pick(RouteStrategy::LeastRecentlyUsed, 1, &addresses, NOW).as_deref(), Some("a"));
-        assert_eq!(router.pick(RouteStrategy::LeastRecentlyUsed, 1, &addresses, NOW + 23 * HOUR).as_deref(), Some("b"));
+        assert_eq!(
+            router.pick(RouteStrategy::LeastRecentlyUsed, 1, &addresses, NOW + 23 * HOUR).as_deref(),
+            Some("b")
+        );
         // Exactly 24 h after the first use is still inside the window; one millisecond later it is not.
-        assert_eq!(router.pick(RouteStrategy::LeastRecentlyUsed, 1, &addresses, NOW + 24 * HOUR).as_deref(), Some("c"));
+        assert_eq!(
+            router.pick(RouteStrategy::LeastRecentlyUsed, 1, &addresses, NOW + 24 * HOUR).as_deref(),
+            Some("c")
+        );
         assert_eq!(
             router.pick(RouteStrategy::LeastRecentlyUsed, 1, &addresses, NOW + 24 * HOUR + 1).as_deref(),
             Some("a")
         );
         // The next window is measured from the reset.
-        assert_eq!(router.pick(RouteStrategy::LeastRecentlyUsed, 1, &addresses, NOW + 47 * HOUR).as_deref(), Some("b"));
+        assert_eq!(
+            router.pick(RouteStrategy::LeastRecentlyUsed, 1, &addresses, NOW + 47 * HOUR).as_deref(),
+            Some("b")
+        );
     }
 }

@@ -1,12 +1,12 @@
 //! Schedule types and the next planned fire of a job (spec 3.1, 3.2, 4.1 refresh, 6).
 
 use crate::cron::CronExpression;
-use crate::storage::ScheduledJob;
-use std::collections::HashMap;
-use std::sync::Arc;
 use crate::domain::TriggerType;
+use crate::storage::ScheduledJob;
 use crate::time::Zone;
 use chrono::{DateTime, Local, Utc};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScheduleType {
@@ -78,7 +78,12 @@ pub enum ScheduleError {
 
 /// The next planned fire strictly after `from_ms`, or `None` when the schedule has no (further) fire.
 /// CRON is evaluated in `cron_zone` (the JVM default zone in 2.4.2, the process zone here).
-pub fn next_time(schedule_type: &str, conf: Option<&str>, from_ms: i64, cron_zone: Zone) -> Result<Option<i64>, ScheduleError> {
+pub fn next_time(
+    schedule_type: &str,
+    conf: Option<&str>,
+    from_ms: i64,
+    cron_zone: Zone,
+) -> Result<Option<i64>, ScheduleError> {
     let conf = conf.unwrap_or("");
     match ScheduleType::from_name(schedule_type) {
         Some(ScheduleType::Cron) => {
@@ -109,7 +114,13 @@ const CRON_CACHE_MAX: usize = 10_000;
 
 impl CronCache {
     /// [`next_time`], with each cron expression parsed once.
-    pub fn next_time(&mut self, schedule_type: &str, conf: Option<&str>, from_ms: i64, zone: Zone) -> Result<Option<i64>, ScheduleError> {
+    pub fn next_time(
+        &mut self,
+        schedule_type: &str,
+        conf: Option<&str>,
+        from_ms: i64,
+        zone: Zone,
+    ) -> Result<Option<i64>, ScheduleError> {
         if ScheduleType::from_name(schedule_type) != Some(ScheduleType::Cron) {
             return next_time(schedule_type, conf, from_ms, zone);
         }
@@ -166,7 +177,14 @@ pub struct JobPlan {
 /// Plans one due job, with every fire up to `horizon_ms` (at least the end of the window). `now_time` is
 /// the pass's time (taken once the lock is held); `current_ms` is the clock when the job is planned
 /// (2.4.2 re-reads the clock for each refresh after a late fire).
-pub fn plan_job(job: &ScheduledJob, now_time: i64, current_ms: i64, horizon_ms: i64, cron_zone: Zone, crons: &mut CronCache) -> JobPlan {
+pub fn plan_job(
+    job: &ScheduledJob,
+    now_time: i64,
+    current_ms: i64,
+    horizon_ms: i64,
+    cron_zone: Zone,
+    crons: &mut CronCache,
+) -> JobPlan {
     let next = job.trigger_next_time;
     let mut plan = JobPlan {
         fire_now: None,
@@ -190,7 +208,10 @@ pub fn plan_job(job: &ScheduledJob, now_time: i64, current_ms: i64, horizon_ms: 
         plan.refresh(job, current_ms, cron_zone, crons);
     }
     // (C) Due within the window, or once (A) and (B) moved the next time on: fire exactly on time.
-    while plan.trigger_status == 1 && plan.trigger_next_time <= horizon_ms.max(now_time + PRE_READ_MS) && plan.fires_at.len() < MAX_FIRES_PER_PASS {
+    while plan.trigger_status == 1
+        && plan.trigger_next_time <= horizon_ms.max(now_time + PRE_READ_MS)
+        && plan.fires_at.len() < MAX_FIRES_PER_PASS
+    {
         let at = plan.trigger_next_time;
         plan.fires_at.push(at);
         plan.refresh(job, at, cron_zone, crons);
@@ -290,7 +311,10 @@ mod tests {
         assert_eq!(plan.fires_at.first(), Some(&(T0 + 1_000)));
         // FIX_RATE keeps the grid of the missed next time for the instant; the next fire is refreshed from now.
         let plan = plan_job(&job("FIX_RATE", "2", T0 - 4_500, "DO_NOTHING"), T0, T0, UTC);
-        assert_eq!((plan.fire_now, plan.fires_at.first().copied()), (Some((TriggerType::Cron, T0 - 500)), Some(T0 + 2_000)));
+        assert_eq!(
+            (plan.fire_now, plan.fires_at.first().copied()),
+            (Some((TriggerType::Cron, T0 - 500)), Some(T0 + 2_000))
+        );
         // A compensation stands for the missed next time.
         let plan = plan_job(&job("CRON", "* * * * * ?", T0 - 9_000, "FIRE_ONCE_NOW"), T0, T0, UTC);
         assert_eq!(plan.fire_now, Some((TriggerType::Misfire, T0 - 9_000)));
@@ -325,12 +349,29 @@ mod tests {
 
     #[test]
     fn a_horizon_past_the_window_plans_every_fire_up_to_it() {
-        let plan = super::plan_job(&job("CRON", "* * * * * ?", T0 + 1_000, "DO_NOTHING"), T0, T0, T0 + 8_000, UTC, &mut CronCache::default());
+        let plan = super::plan_job(
+            &job("CRON", "* * * * * ?", T0 + 1_000, "DO_NOTHING"),
+            T0,
+            T0,
+            T0 + 8_000,
+            UTC,
+            &mut CronCache::default(),
+        );
         assert_eq!(plan.fires_at, (1..=8).map(|k| T0 + k * 1_000).collect::<Vec<_>>());
         assert_eq!((plan.trigger_last_time, plan.trigger_next_time), (T0 + 8_000, T0 + 9_000));
         // Late: the fire now, then the instants from now to the horizon.
-        let late = super::plan_job(&job("FIX_RATE", "2", T0 - 1_000, "DO_NOTHING"), T0, T0, T0 + 8_000, UTC, &mut CronCache::default());
-        assert_eq!((kind(&late), late.fires_at), (Some(TriggerType::Cron), vec![T0 + 2_000, T0 + 4_000, T0 + 6_000, T0 + 8_000]));
+        let late = super::plan_job(
+            &job("FIX_RATE", "2", T0 - 1_000, "DO_NOTHING"),
+            T0,
+            T0,
+            T0 + 8_000,
+            UTC,
+            &mut CronCache::default(),
+        );
+        assert_eq!(
+            (kind(&late), late.fires_at),
+            (Some(TriggerType::Cron), vec![T0 + 2_000, T0 + 4_000, T0 + 6_000, T0 + 8_000])
+        );
     }
 
     #[test]
@@ -364,15 +405,24 @@ mod tests {
     #[test]
     fn fix_rate_does_not_overflow_like_2_4_2() {
         let j = job("FIX_RATE", "2147484", 0, "DO_NOTHING");
-        assert_eq!(next_time(&j.schedule_type, j.schedule_conf.as_deref(), 0, UTC).unwrap(), Some(2_147_484_000));
+        assert_eq!(
+            next_time(&j.schedule_type, j.schedule_conf.as_deref(), 0, UTC).unwrap(),
+            Some(2_147_484_000)
+        );
     }
 
     #[test]
     fn the_cron_cache_answers_as_the_parser_does() {
         let mut cache = CronCache::default();
         for _ in 0..2 {
-            assert_eq!(cache.next_time("CRON", Some("0 * * * * ?"), T0, UTC), next_time("CRON", Some("0 * * * * ?"), T0, UTC));
-            assert!(matches!(cache.next_time("CRON", Some("nonsense"), T0, UTC), Err(ScheduleError::Cron(_))));
+            assert_eq!(
+                cache.next_time("CRON", Some("0 * * * * ?"), T0, UTC),
+                next_time("CRON", Some("0 * * * * ?"), T0, UTC)
+            );
+            assert!(matches!(
+                cache.next_time("CRON", Some("nonsense"), T0, UTC),
+                Err(ScheduleError::Cron(_))
+            ));
             assert_eq!(cache.next_time("FIX_RATE", Some("3"), T0, UTC), Ok(Some(T0 + 3_000)));
         }
         assert_eq!(cache.parsed.len(), 2, "FIX_RATE needs no parsing");

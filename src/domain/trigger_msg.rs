@@ -40,7 +40,11 @@ impl TriggerReport<'_> {
             Some(list) => format!("[{}]", list.join(", ")),
             None => "null".to_string(),
         };
-        let registration = if self.manual_addresses { "jobgroup_field_addressType_1" } else { "jobgroup_field_addressType_0" };
+        let registration = if self.manual_addresses {
+            "jobgroup_field_addressType_1"
+        } else {
+            "jobgroup_field_addressType_0"
+        };
         let sharding = self.sharding.map(|s| format!("({s})")).unwrap_or_default();
         let mut msg = format!(
             "{}{FW_COLON}{}\
@@ -121,7 +125,8 @@ mod tests {
             run_msg: Some(&run),
         };
         let msg = report.render(&i18n);
-        let expected_start = format!("{}：{}<br>", i18n.get("jobconf_trigger_type"), i18n.get("jobconf_trigger_type_cron"));
+        let expected_start =
+            format!("{}：{}<br>", i18n.get("jobconf_trigger_type"), i18n.get("jobconf_trigger_type_cron"));
         assert!(msg.starts_with(&expected_start), "{msg}");
         assert!(msg.contains("：[http://a:9999/,  http://b:9999/]<br>"), "{msg}");
         assert!(msg.contains(&format!("{}(0/2)<br>", i18n.get("jobconf_route_shard"))), "{msg}");

@@ -165,7 +165,12 @@ enum Route {
 const ROUTES_KEPT: usize = 10_000;
 
 /// The plain path's limits, those of the HTTPS client.
-const LIMITS: Limits = Limits { connect: CONNECT_TIMEOUT, read: READ_TIMEOUT, idle: POOL_IDLE_TIMEOUT, max_body: MAX_BODY_BYTES };
+const LIMITS: Limits = Limits {
+    connect: CONNECT_TIMEOUT,
+    read: READ_TIMEOUT,
+    idle: POOL_IDLE_TIMEOUT,
+    max_body: MAX_BODY_BYTES,
+};
 
 impl ExecutorClient {
     /// `access_token` is `xxl.job.accessToken`; the `XXL-JOB-ACCESS-TOKEN` header is sent only when it is
@@ -203,7 +208,9 @@ impl ExecutorClient {
             Ok(call) => call,
             Err(message) => return ReadyRun(Err(message)),
         };
-        let (Route::Plain(target), Ok(transport)) = (&call.route, &self.transport) else { return ReadyRun(Ok((call, None))) };
+        let (Route::Plain(target), Ok(transport)) = (&call.route, &self.transport) else {
+            return ReadyRun(Ok((call, None)));
+        };
         let started = std::time::Instant::now();
         let headers = transport.plain_headers(&call.headers);
         let taking = transport.plain.ready(target, call.endpoint, &headers, call.payload.clone(), &LIMITS);
@@ -224,7 +231,9 @@ impl ExecutorClient {
 
     /// A `/run` made ready and not sent after all: its connection is kept for others.
     pub fn unsent(&self, ready: ReadyRun) {
-        if let (Ok((Call { route: Route::Plain(target), .. }, Some(taken))), Ok(transport)) = (ready.0, &self.transport) {
+        if let (Ok((Call { route: Route::Plain(target), .. }, Some(taken))), Ok(transport)) =
+            (ready.0, &self.transport)
+        {
             transport.plain.unsent(&target, taken.ready);
         }
     }
@@ -245,10 +254,18 @@ impl ExecutorClient {
     }
 
     /// Lines of an execution's log file from `from_line_num` (1-based) on.
-    pub async fn log(&self, address: &str, log_date_tim: i64, log_id: i64, from_line_num: i32) -> ReturnT<LogResult> {
+    pub async fn log(
+        &self,
+        address: &str,
+        log_date_tim: i64,
+        log_id: i64,
+        from_line_num: i32,
+    ) -> ReturnT<LogResult> {
         let param = LogParam { log_date_tim, log_id, from_line_num, log_date_time: log_date_tim };
-        self.call(address, "log", &param, &[], |value| LogResult::deserialize(value).ok().map(LogResult::past_the_end))
-            .await
+        self.call(address, "log", &param, &[], |value| {
+            LogResult::deserialize(value).ok().map(LogResult::past_the_end)
+        })
+        .await
     }
 
     async fn call<T>(
@@ -263,12 +280,19 @@ impl ExecutorClient {
     }
 
     /// The request of a call, or the complete failure message when it cannot be made.
-    fn prepare(&self, address: &str, endpoint: &'static str, body: &impl Serialize, headers: Vec<(HeaderName, HeaderValue)>) -> Result<Call, String> {
+    fn prepare(
+        &self,
+        address: &str,
+        endpoint: &'static str,
+        body: &impl Serialize,
+        headers: Vec<(HeaderName, HeaderValue)>,
+    ) -> Result<Call, String> {
         let base = java_trim(address);
         if base.is_empty() {
             return Err("xxl-job remoting error(executor address is blank).".to_string());
         }
-        let url = if base.ends_with('/') { format!("{base}{endpoint}") } else { format!("{base}/{endpoint}") };
+        let url =
+            if base.ends_with('/') { format!("{base}{endpoint}") } else { format!("{base}/{endpoint}") };
         let transport = self.transport.as_ref().map_err(|reason| remoting_error(reason, &url))?;
         let route = transport.route(base, &url).map_err(|reason| remoting_error(&reason, &url))?;
         let payload = serde_json::to_vec(body).map_err(|e| remoting_error(&e.to_string(), &url))?.into();
@@ -277,7 +301,12 @@ impl ExecutorClient {
 
     /// Makes `call` (on the connection `taken` for it, if any) within the total timeout, of which taking
     /// the connection spent part.
-    async fn perform<T>(&self, call: Result<Call, String>, taken: Option<Taken>, read_content: fn(Value) -> Option<T>) -> ReturnT<T> {
+    async fn perform<T>(
+        &self,
+        call: Result<Call, String>,
+        taken: Option<Taken>,
+        read_content: fn(Value) -> Option<T>,
+    ) -> ReturnT<T> {
         let outcome = match call {
             Ok(call) => {
                 let left = TOTAL_TIMEOUT.saturating_sub(taken.as_ref().map_or(Duration::ZERO, |t| t.spent));
@@ -304,9 +333,17 @@ impl ExecutorClient {
             Route::Plain(target) => {
                 let ready = match ready {
                     Some(ready) => ready,
-                    None => transport.plain.ready(target, endpoint, &transport.plain_headers(headers), payload.clone(), &LIMITS).await.map_err(|failure| plain_failure(failure, url))?,
+                    None => transport
+                        .plain
+                        .ready(target, endpoint, &transport.plain_headers(headers), payload.clone(), &LIMITS)
+                        .await
+                        .map_err(|failure| plain_failure(failure, url))?,
                 };
-                transport.plain.send(target, ready, &LIMITS).await.map_err(|failure| plain_failure(failure, url))?
+                transport
+                    .plain
+                    .send(target, ready, &LIMITS)
+                    .await
+                    .map_err(|failure| plain_failure(failure, url))?
             }
             Route::Tls => Self::exchange_tls(transport, url, payload.clone(), headers).await?.into(),
         };
@@ -316,10 +353,17 @@ impl ExecutorClient {
     }
 
     /// The HTTPS path: reqwest, with the same limits.
-    async fn exchange_tls(transport: &Transport, url: &str, payload: bytes::Bytes, headers: &[(HeaderName, HeaderValue)]) -> Result<Vec<u8>, String> {
+    async fn exchange_tls(
+        transport: &Transport,
+        url: &str,
+        payload: bytes::Bytes,
+        headers: &[(HeaderName, HeaderValue)],
+    ) -> Result<Vec<u8>, String> {
         let target = parse_url(url).map_err(|reason| remoting_error(&reason, url))?;
-        let http = transport.http.get_or_init(tls_client).as_ref().map_err(|reason| remoting_error(reason, url))?;
-        let mut request = http.post(target).header(CONTENT_TYPE, JSON_UTF8).header(ACCEPT_CHARSET, JSON_UTF8).body(payload);
+        let http =
+            transport.http.get_or_init(tls_client).as_ref().map_err(|reason| remoting_error(reason, url))?;
+        let mut request =
+            http.post(target).header(CONTENT_TYPE, JSON_UTF8).header(ACCEPT_CHARSET, JSON_UTF8).body(payload);
         if let Some(token) = &transport.token {
             request = request.header(TOKEN_HEADER, token.clone());
         }
@@ -359,7 +403,12 @@ impl Transport {
             value.set_sensitive(true);
             Some(value)
         };
-        Ok(Transport { http: Default::default(), plain: Default::default(), routes: Default::default(), token })
+        Ok(Transport {
+            http: Default::default(),
+            plain: Default::default(),
+            routes: Default::default(),
+            token,
+        })
     }
 
     /// The headers of a plain-HTTP request: the content type, the charset, the access token and `extra`.
@@ -427,8 +476,12 @@ fn plain_failure(failure: Failure, url: &str) -> String {
     match failure {
         Failure::Transport(reason) => remoting_error(&reason, url),
         Failure::ReadTimeout => remoting_error("Read timed out", url),
-        Failure::Status(code) => format!("xxl-job remoting fail, StatusCode({code}) invalid. for url : {url}"),
-        Failure::TooLarge => remoting_error(&format!("response body larger than {MAX_BODY_BYTES} bytes"), url),
+        Failure::Status(code) => {
+            format!("xxl-job remoting fail, StatusCode({code}) invalid. for url : {url}")
+        }
+        Failure::TooLarge => {
+            remoting_error(&format!("response body larger than {MAX_BODY_BYTES} bytes"), url)
+        }
     }
 }
 
@@ -523,6 +576,8 @@ fn excerpt(text: &str) -> String {
 }
 
 /// A JSON `null` reads as the default, as Gson leaves a primitive field untouched.
-fn null_as_default<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(deserializer: D) -> Result<T, D::Error> {
+fn null_as_default<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(
+    deserializer: D,
+) -> Result<T, D::Error> {
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }

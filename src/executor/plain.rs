@@ -89,7 +89,11 @@ struct Host {
 
 impl Default for Host {
     fn default() -> Self {
-        Host { idle: Vec::new(), connecting: Arc::new(Semaphore::new(CONNECTS_PER_ADDRESS)), returned: Arc::new(Notify::new()) }
+        Host {
+            idle: Vec::new(),
+            connecting: Arc::new(Semaphore::new(CONNECTS_PER_ADDRESS)),
+            returned: Arc::new(Notify::new()),
+        }
     }
 }
 
@@ -140,7 +144,9 @@ impl Pool {
         body: Bytes,
         limits: &Limits,
     ) -> Result<Ready, Failure> {
-        let mut request = Request::post(format!("{}{endpoint}", target.base_path)).body(Full::new(body)).map_err(|e| Failure::Transport(e.to_string()))?;
+        let mut request = Request::post(format!("{}{endpoint}", target.base_path))
+            .body(Full::new(body))
+            .map_err(|e| Failure::Transport(e.to_string()))?;
         let request_headers = request.headers_mut();
         request_headers.insert(HOST, target.host.clone());
         for (name, value) in headers {
@@ -151,7 +157,12 @@ impl Pool {
     }
 
     /// Writes a ready request; returns the reply's body once it is 200 and read whole.
-    pub(super) async fn send(&self, target: &Target, ready: Ready, limits: &Limits) -> Result<Bytes, Failure> {
+    pub(super) async fn send(
+        &self,
+        target: &Target,
+        ready: Ready,
+        limits: &Limits,
+    ) -> Result<Bytes, Failure> {
         let Ready { request, connection: Connection { mut sender, first } } = ready;
         // A pooled connection the executor closed while idle fails before anything is written: the
         // request is then sent once, on a new connection.
@@ -256,7 +267,11 @@ async fn read(response: Response<Incoming>, limits: &Limits) -> Result<Bytes, Fa
     if response.status() != hyper::StatusCode::OK {
         return Err(Failure::Status(response.status().as_u16()));
     }
-    let declared = response.headers().get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let declared = response
+        .headers()
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|length| length > limits.max_body as u64) {
         return Err(Failure::TooLarge);
     }

@@ -120,7 +120,9 @@ fn request_complete(buffer: &[u8]) -> bool {
     let length = text[..head_end]
         .lines()
         .find_map(|line| {
-            line.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap())
+            line.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse::<usize>().unwrap())
         })
         .unwrap_or(0);
     buffer.len() >= head_end + 4 + length
@@ -170,10 +172,14 @@ fn trigger_param_serializes_with_gson_names_and_omits_nulls() {
 
 #[test]
 fn log_result_reads_gson_and_tolerates_gaps() {
-    let full: LogResult =
-        serde_json::from_str(r#"{"fromLineNum":1,"toLineNum":3,"logContent":"a\nb\n","isEnd":true,"extra":1}"#)
-            .unwrap();
-    assert_eq!(full, LogResult { from_line_num: 1, to_line_num: 3, log_content: Some("a\nb\n".into()), is_end: true });
+    let full: LogResult = serde_json::from_str(
+        r#"{"fromLineNum":1,"toLineNum":3,"logContent":"a\nb\n","isEnd":true,"extra":1}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        full,
+        LogResult { from_line_num: 1, to_line_num: 3, log_content: Some("a\nb\n".into()), is_end: true }
+    );
     let sparse: LogResult = serde_json::from_str(r#"{"fromLineNum":5,"toLineNum":null,"end":true}"#).unwrap();
     assert_eq!(sparse, LogResult { from_line_num: 5, to_line_num: 0, log_content: None, is_end: true });
     assert_eq!(
@@ -243,16 +249,26 @@ async fn idle_beat_kill_and_log_send_their_bodies() {
     let log = client.log(&executor.base, 1_700_000_000_000, 42, 1).await;
     assert_eq!(
         log.content,
-        Some(LogResult { from_line_num: 1, to_line_num: 2, log_content: Some("one\ntwo\n".into()), is_end: false })
+        Some(LogResult {
+            from_line_num: 1,
+            to_line_num: 2,
+            log_content: Some("one\ntwo\n".into()),
+            is_end: false
+        })
     );
 
-    let bodies: Vec<(String, String)> = executor.requests().into_iter().map(|s| (s.uri.to_string(), s.body)).collect();
+    let bodies: Vec<(String, String)> =
+        executor.requests().into_iter().map(|s| (s.uri.to_string(), s.body)).collect();
     assert_eq!(
         bodies,
         [
             ("/idleBeat".to_string(), r#"{"jobId":5}"#.to_string()),
             ("/kill".to_string(), r#"{"jobId":6}"#.to_string()),
-            ("/log".to_string(), r#"{"logDateTim":1700000000000,"logId":42,"fromLineNum":1,"logDateTime":1700000000000}"#.to_string()),
+            (
+                "/log".to_string(),
+                r#"{"logDateTim":1700000000000,"logId":42,"fromLineNum":1,"logDateTime":1700000000000}"#
+                    .to_string()
+            ),
         ]
     );
 }
@@ -282,7 +298,10 @@ async fn replies_are_read_leniently() {
         // A number where a string belongs is read as its text, as Gson does.
         (r#"{"code":200,"content":7}"#, ReturnT::with_content("7".to_string())),
         // Pretty-printed replies: Java joins the lines without separators.
-        ("{\r\n  \"code\": 200,\n  \"msg\": \"ok\"\n}\n", ReturnT { code: 200, msg: Some("ok".into()), content: None }),
+        (
+            "{\r\n  \"code\": 200,\n  \"msg\": \"ok\"\n}\n",
+            ReturnT { code: 200, msg: Some("ok".into()), content: None },
+        ),
     ];
     for (body, expected) in cases {
         let executor = fake_executor(move |_| java_reply(body)).await;
@@ -297,18 +316,27 @@ async fn a_non_200_status_is_a_remoting_failure() {
     let result = ExecutorClient::new("").run(&executor.base, &trigger_param(), MANUAL).await;
     assert_eq!(
         result,
-        ReturnT::fail(format!("xxl-job remoting fail, StatusCode(404) invalid. for url : {}/run", executor.base))
+        ReturnT::fail(format!(
+            "xxl-job remoting fail, StatusCode(404) invalid. for url : {}/run",
+            executor.base
+        ))
     );
 }
 
 #[tokio::test]
 async fn unparsable_replies_are_echoed_in_the_failure() {
-    for body in
-        ["<html>busy</html>", "", "[200]", r#""text""#, r#"{"code":200} trailing"#, r#"{"code":200,"content":{"a":1}}"#]
-    {
+    for body in [
+        "<html>busy</html>",
+        "",
+        "[200]",
+        r#""text""#,
+        r#"{"code":200} trailing"#,
+        r#"{"code":200,"content":{"a":1}}"#,
+    ] {
         let executor = fake_executor(move |_| java_reply(body)).await;
         let result = ExecutorClient::new("").beat(&executor.base).await;
-        let expected = format!("xxl-job remoting (url={}/beat) response content invalid({body}).", executor.base);
+        let expected =
+            format!("xxl-job remoting (url={}/beat) response content invalid({body}).", executor.base);
         assert_eq!(result, ReturnT::fail(expected));
     }
 }
@@ -336,7 +364,10 @@ async fn a_hanging_executor_times_out_after_the_read_timeout() {
     let started = Instant::now();
     let result = client.run(&base, &trigger_param(), MANUAL).await;
     let elapsed = started.elapsed();
-    assert_eq!(result, ReturnT::fail(format!("xxl-job remoting error(Read timed out), for url : {base}/run")));
+    assert_eq!(
+        result,
+        ReturnT::fail(format!("xxl-job remoting error(Read timed out), for url : {base}/run"))
+    );
     // 3 s, with slack for a loaded CI machine.
     assert!(elapsed >= Duration::from_millis(2900) && elapsed < Duration::from_millis(4500), "{elapsed:?}");
     // The same client still works for other executors.
@@ -360,7 +391,9 @@ async fn a_trickling_body_is_cut_by_the_total_timeout() {
     let result = ExecutorClient::new("").run(&base, &trigger_param(), MANUAL).await;
     assert_eq!(
         result,
-        ReturnT::fail(format!("xxl-job remoting error(Request timed out after 6000 ms), for url : {base}/run"))
+        ReturnT::fail(format!(
+            "xxl-job remoting error(Request timed out after 6000 ms), for url : {base}/run"
+        ))
     );
     let elapsed = started.elapsed();
     assert!(elapsed >= Duration::from_millis(5900) && elapsed < Duration::from_millis(7500), "{elapsed:?}");
@@ -372,7 +405,10 @@ async fn connection_refused_is_reported_readably() {
     let base = format!("http://{}/", listener.local_addr().unwrap());
     drop(listener);
     let result = ExecutorClient::new("").beat(&base).await;
-    assert_eq!(result, ReturnT::fail(format!("xxl-job remoting error(Connection refused), for url : {base}beat")));
+    assert_eq!(
+        result,
+        ReturnT::fail(format!("xxl-job remoting error(Connection refused), for url : {base}beat"))
+    );
 }
 
 #[tokio::test]
@@ -381,7 +417,10 @@ async fn an_executor_closing_without_reply_is_a_remoting_error() {
     let result = ExecutorClient::new("").beat(&base).await;
     let msg = result.msg.unwrap();
     assert_eq!(result.code, 500);
-    assert!(msg.starts_with("xxl-job remoting error(") && msg.ends_with(&format!("), for url : {base}/beat")), "{msg}");
+    assert!(
+        msg.starts_with("xxl-job remoting error(") && msg.ends_with(&format!("), for url : {base}/beat")),
+        "{msg}"
+    );
 }
 
 #[tokio::test]
@@ -389,14 +428,19 @@ async fn addresses_without_scheme_or_blank_fail_without_a_call() {
     let client = ExecutorClient::new("");
     assert_eq!(
         client.beat("127.0.0.1:9999").await,
-        ReturnT::fail("xxl-job remoting error(no protocol: 127.0.0.1:9999/beat), for url : 127.0.0.1:9999/beat")
+        ReturnT::fail(
+            "xxl-job remoting error(no protocol: 127.0.0.1:9999/beat), for url : 127.0.0.1:9999/beat"
+        )
     );
     assert_eq!(
         client.beat("localhost:9999/").await,
         ReturnT::fail("xxl-job remoting error(unknown protocol: localhost), for url : localhost:9999/beat")
     );
     for blank in ["", "  "] {
-        assert_eq!(client.beat(blank).await, ReturnT::fail("xxl-job remoting error(executor address is blank)."));
+        assert_eq!(
+            client.beat(blank).await,
+            ReturnT::fail("xxl-job remoting error(executor address is blank).")
+        );
     }
 }
 
@@ -448,7 +492,10 @@ async fn a_run_whose_connection_fails_when_made_ready_fails_when_sent() {
     drop(listener);
     let client = ExecutorClient::new("");
     let ready = client.ready_run(client.prepare_run(&base, &trigger_param(), MANUAL)).await;
-    assert_eq!(client.send_run(ready).await, ReturnT::fail(format!("xxl-job remoting error(Connection refused), for url : {base}run")));
+    assert_eq!(
+        client.send_run(ready).await,
+        ReturnT::fail(format!("xxl-job remoting error(Connection refused), for url : {base}run"))
+    );
 }
 
 #[tokio::test]
@@ -463,7 +510,12 @@ async fn a_connection_the_executor_closed_while_idle_is_replaced() {
             let (mut socket, _) = listener.accept().await.unwrap();
             read_request(&mut socket).await;
             let body = r#"{"code":200}"#;
-            socket.write_all(format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).await.unwrap();
+            socket
+                .write_all(
+                    format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).as_bytes(),
+                )
+                .await
+                .unwrap();
             *count.lock().unwrap() += 1;
             drop(socket);
         }
@@ -564,13 +616,24 @@ async fn replies_of_3x_executors_carry_data_instead_of_content() {
         ReturnT {
             code: 200,
             msg: Some("Success".into()),
-            content: Some(LogResult { from_line_num: 1, to_line_num: 2, log_content: Some("one\ntwo\n".into()), is_end: false })
+            content: Some(LogResult {
+                from_line_num: 1,
+                to_line_num: 2,
+                log_content: Some("one\ntwo\n".into()),
+                is_end: false
+            })
         }
     );
     let kill = client.kill(&executor.base, 6).await;
     assert_eq!(kill.content.as_deref(), Some("job thread already killed."));
     // `content` wins when both are present.
-    assert_eq!(parse_reply("u", r#"{"code":200,"content":"c","data":"d"}"#, string_content).unwrap().content.as_deref(), Some("c"));
+    assert_eq!(
+        parse_reply("u", r#"{"code":200,"content":"c","data":"d"}"#, string_content)
+            .unwrap()
+            .content
+            .as_deref(),
+        Some("c")
+    );
 }
 
 #[tokio::test]

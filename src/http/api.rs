@@ -4,8 +4,8 @@
 //! method, token, URI, then the body. The body is read only after the token check, and never beyond
 //! [`MAX_BODY`].
 
-use crate::http::state::AppState;
 use crate::domain::{is_blank, HandleCallbackParam, RegistryParam, ReturnT};
+use crate::http::state::AppState;
 use crate::metrics::IgnoredCallback;
 use crate::scheduler::complete::CallbackOutcome;
 use crate::storage::RegistryKey;
@@ -25,7 +25,6 @@ pub const MAX_BODY: usize = 1024 * 1024;
 const TOKEN_HEADER: &str = "XXL-JOB-ACCESS-TOKEN";
 /// Sent by some older and third-party executors.
 const LEGACY_TOKEN_HEADER: &str = "XXL-RPC-ACCESS-TOKEN";
-
 
 pub fn routes() -> Router<AppState> {
     // Spring MVC also matches one trailing slash.
@@ -69,7 +68,9 @@ async fn handle(
         return Err(Unread(ReturnT::fail(format!("invalid request, uri-mapping({uri}) not found."))));
     }
     let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
-        return Err(Unread(ReturnT::fail(format!("invalid request, body larger than {MAX_BODY} bytes or unreadable."))));
+        return Err(Unread(ReturnT::fail(format!(
+            "invalid request, body larger than {MAX_BODY} bytes or unreadable."
+        ))));
     };
     Ok(match uri {
         "callback" => callback(state, &body).await,
@@ -84,9 +85,7 @@ fn token_accepted(configured: &str, headers: &HeaderMap) -> bool {
         return true;
     }
     [TOKEN_HEADER, LEGACY_TOKEN_HEADER].iter().any(|name| {
-        headers
-            .get(*name)
-            .is_some_and(|sent| bool::from(sent.as_bytes().ct_eq(configured.as_bytes())))
+        headers.get(*name).is_some_and(|sent| bool::from(sent.as_bytes().ct_eq(configured.as_bytes())))
     })
 }
 
@@ -113,7 +112,9 @@ async fn registry(state: &AppState, body: &[u8], op: fn(RegistryKey) -> Registry
         return ReturnT::fail("Illegal Argument.");
     }
     // MySQL refuses (or, outside strict mode, silently cuts) longer values.
-    for (name, text, max) in [("registryGroup", &group, 50), ("registryKey", &key, 255), ("registryValue", &value, 255)] {
+    for (name, text, max) in
+        [("registryGroup", &group, 50), ("registryKey", &key, 255), ("registryValue", &value, 255)]
+    {
         if text.chars().count() > max {
             return ReturnT::fail(format!("Illegal Argument: {name} is longer than {max} characters."));
         }
@@ -164,8 +165,12 @@ async fn callback(state: &AppState, body: &[u8]) -> ReturnT<String> {
             for (item, outcome) in items.iter().zip(outcomes) {
                 match outcome {
                     CallbackOutcome::Finished => state.metrics.job_result(item.handle_code),
-                    CallbackOutcome::UnknownLog => state.metrics.callback_ignored(IgnoredCallback::UnknownLog),
-                    CallbackOutcome::AlreadyFinished => state.metrics.callback_ignored(IgnoredCallback::AlreadyFinished),
+                    CallbackOutcome::UnknownLog => {
+                        state.metrics.callback_ignored(IgnoredCallback::UnknownLog)
+                    }
+                    CallbackOutcome::AlreadyFinished => {
+                        state.metrics.callback_ignored(IgnoredCallback::AlreadyFinished)
+                    }
                 }
             }
             ReturnT::success()

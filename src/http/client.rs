@@ -18,7 +18,10 @@ pub struct ClientAddr(pub IpAddr);
 impl FromRequestParts<crate::http::state::AppState> for ClientAddr {
     type Rejection = (StatusCode, &'static str);
 
-    async fn from_request_parts(parts: &mut Parts, state: &crate::http::state::AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &crate::http::state::AppState,
+    ) -> Result<Self, Self::Rejection> {
         request_address(state.config.server.forward_headers, &parts.extensions, &parts.headers)
             .map(ClientAddr)
             .ok_or((StatusCode::INTERNAL_SERVER_ERROR, "the server was started without connection info"))
@@ -26,7 +29,11 @@ impl FromRequestParts<crate::http::state::AppState> for ClientAddr {
 }
 
 /// The client's address of a request whose extensions carry the server's connect info.
-pub fn request_address(strategy: ForwardHeaders, extensions: &Extensions, headers: &HeaderMap) -> Option<IpAddr> {
+pub fn request_address(
+    strategy: ForwardHeaders,
+    extensions: &Extensions,
+    headers: &HeaderMap,
+) -> Option<IpAddr> {
     let ConnectInfo(peer) = extensions.get::<ConnectInfo<SocketAddr>>()?;
     Some(client_address(strategy, peer.ip(), headers))
 }
@@ -95,9 +102,19 @@ mod tests {
         let headers = forwarded(&["203.0.113.9"]);
         assert_eq!(client_address(ForwardHeaders::None, ip("10.0.0.1"), &headers), ip("10.0.0.1"));
         assert_eq!(client_address(ForwardHeaders::Native, ip("10.0.0.1"), &headers), ip("203.0.113.9"));
-        assert_eq!(client_address(ForwardHeaders::Native, ip("198.51.100.1"), &headers), ip("198.51.100.1"), "an outside peer is not a proxy");
-        assert_eq!(client_address(ForwardHeaders::Framework, ip("198.51.100.1"), &headers), ip("203.0.113.9"));
-        assert_eq!(client_address(ForwardHeaders::Native, ip("::ffff:127.0.0.1"), &HeaderMap::new()), ip("127.0.0.1"));
+        assert_eq!(
+            client_address(ForwardHeaders::Native, ip("198.51.100.1"), &headers),
+            ip("198.51.100.1"),
+            "an outside peer is not a proxy"
+        );
+        assert_eq!(
+            client_address(ForwardHeaders::Framework, ip("198.51.100.1"), &headers),
+            ip("203.0.113.9")
+        );
+        assert_eq!(
+            client_address(ForwardHeaders::Native, ip("::ffff:127.0.0.1"), &HeaderMap::new()),
+            ip("127.0.0.1")
+        );
     }
 
     #[test]
@@ -107,6 +124,9 @@ mod tests {
         let garbage = forwarded(&["nonsense, 192.168.1.5"]);
         assert_eq!(client_address(ForwardHeaders::Native, ip("127.0.0.1"), &garbage), ip("192.168.1.5"));
         let internal_only = forwarded(&["fd00::1, 172.16.0.3"]);
-        assert_eq!(client_address(ForwardHeaders::Framework, ip("100.64.0.1"), &internal_only), ip("fd00::1"));
+        assert_eq!(
+            client_address(ForwardHeaders::Framework, ip("100.64.0.1"), &internal_only),
+            ip("fd00::1")
+        );
     }
 }

@@ -5,19 +5,19 @@ mod api;
 pub mod client;
 pub mod console;
 mod health;
-mod prometheus;
 pub mod openapi;
+mod prometheus;
 pub mod state;
 
-pub use state::AppState;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
-use std::time::Duration;
 use axum::routing::get;
 use axum::Router;
+pub use state::AppState;
+use std::time::Duration;
 use tower::util::MapRequestLayer;
 use tower::Layer;
 
@@ -37,12 +37,18 @@ pub fn router(state: AppState) -> Router {
 /// a closed socket and loses its next request. So a small body is read first, and the connection stays
 /// usable whatever the answer; for a larger or unsized body, a refusal says `Connection: close`.
 async fn settle_body(request: Request, next: Next) -> Response {
-    let length = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let length = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
     let chunked = length.is_none() && request.headers().contains_key(header::TRANSFER_ENCODING);
     let request = match length {
         Some(length) if length > 0 && length <= SETTLED_BODY_MAX => {
             let (parts, body) = request.into_parts();
-            match tokio::time::timeout(SETTLE_WAIT, axum::body::to_bytes(body, SETTLED_BODY_MAX as usize)).await {
+            match tokio::time::timeout(SETTLE_WAIT, axum::body::to_bytes(body, SETTLED_BODY_MAX as usize))
+                .await
+            {
                 Ok(Ok(bytes)) => Request::from_parts(parts, Body::from(bytes)),
                 // Too slow or broken: nothing more can be read from this connection.
                 _ => return (StatusCode::REQUEST_TIMEOUT, [(header::CONNECTION, "close")]).into_response(),
@@ -61,7 +67,11 @@ async fn settle_body(request: Request, next: Next) -> Response {
 fn routes(state: AppState) -> Router {
     let management = state.config.server.management_context_path.clone();
     // axum cannot nest at the root: an empty management path means the health routes sit at the top.
-    let actuator = if state.config.server.prometheus { health::routes().merge(prometheus::routes()) } else { health::routes() };
+    let actuator = if state.config.server.prometheus {
+        health::routes().merge(prometheus::routes())
+    } else {
+        health::routes()
+    };
     let health = if management.is_empty() { actuator } else { Router::new().nest(&management, actuator) };
     let inner = Router::new()
         .merge(api::routes())
@@ -93,11 +103,7 @@ fn routes(state: AppState) -> Router {
         // Executors of 3.4.1 and later default to an admin address without a context path: they post
         // `/api/registry` and `/api/callback` at the root. Same handler, same token check; only a context path
         // that is itself `/api…` keeps the root's `/api/` for the console.
-        let root = if api_context {
-            root
-        } else {
-            root.merge(api::routes().with_state(state.clone()))
-        };
+        let root = if api_context { root } else { root.merge(api::routes().with_state(state.clone())) };
         root.fallback_service(MapRequestLayer::new(rewrite).layer(nested))
     }
 }

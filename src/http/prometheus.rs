@@ -19,14 +19,18 @@ pub fn routes() -> Router<AppState> {
 async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> impl IntoResponse {
     let (pool_in_use, pool_idle, pool_max) = state.db.pool_stats();
     let executors = match state.db.live_registrations(DEAD_TIMEOUT_SECS, state.clock.now_ms()).await {
-        Ok(rows) => group_addresses(rows).into_iter().map(|(app_name, addresses)| (app_name, addresses.len())).collect(),
+        Ok(rows) => group_addresses(rows)
+            .into_iter()
+            .map(|(app_name, addresses)| (app_name, addresses.len()))
+            .collect(),
         Err(e) => {
             // The rest is still worth scraping; a gap in this series shows the outage.
             tracing::warn!("metrics: cannot read the executor registry: {e}");
             Vec::new()
         }
     };
-    let snapshot = Snapshot { lane_backlog: state.triggers.backlog(), pool_in_use, pool_idle, pool_max, executors };
+    let snapshot =
+        Snapshot { lane_backlog: state.triggers.backlog(), pool_in_use, pool_idle, pool_max, executors };
     if wants_openmetrics(&headers) {
         ([(CONTENT_TYPE, OPENMETRICS_FORMAT)], state.metrics.render_openmetrics(&snapshot))
     } else {
@@ -39,7 +43,8 @@ async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> impl IntoR
 fn wants_openmetrics(headers: &HeaderMap) -> bool {
     headers.get_all(ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).any(|range| {
         let mut parts = range.split(';').map(str::trim);
-        let openmetrics = parts.next().is_some_and(|media| media.eq_ignore_ascii_case("application/openmetrics-text"));
+        let openmetrics =
+            parts.next().is_some_and(|media| media.eq_ignore_ascii_case("application/openmetrics-text"));
         openmetrics && !parts.any(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f64>().ok()) == Some(0.0))
     })
 }

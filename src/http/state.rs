@@ -31,7 +31,8 @@ impl AppState {
         metrics: Arc<Metrics>,
         ldap: Option<Directory>,
     ) -> Result<AppState, StorageError> {
-        let console = Arc::new(ConsoleState::build(&config, &services.db, services.i18n.clone(), ldap).await?);
+        let console =
+            Arc::new(ConsoleState::build(&config, &services.db, services.i18n.clone(), ldap).await?);
         // API tokens are keyed by the session secret: valid on every admin whose sessions are.
         let api_tokens = ApiTokens::new(&console.secret.derive("api-token"));
         Ok(AppState { services, config, registry, console, api_tokens, metrics })

@@ -28,7 +28,8 @@ pub(super) fn fill(template: &str, username: &str, dn: Option<&str>) -> String {
 pub(super) fn same_group(group: &str, configured: &str) -> bool {
     let configured = configured.trim();
     let normal = |dn: &str| dn.split(',').map(str::trim).collect::<Vec<_>>().join(",");
-    normal(group).eq_ignore_ascii_case(&normal(configured)) || first_value(group).is_some_and(|name| name.eq_ignore_ascii_case(configured))
+    normal(group).eq_ignore_ascii_case(&normal(configured))
+        || first_value(group).is_some_and(|name| name.eq_ignore_ascii_case(configured))
 }
 
 /// `ops` of `cn=ops,ou=groups,…`; `None` for a value that is no DN.
@@ -46,14 +47,24 @@ mod tests {
         assert_eq!(fill("(uid={0})", "alice", None), "(uid=alice)");
         assert_eq!(fill("(uid={0})", "*)(uid=*", None), r"(uid=\2a\29\28uid=\2a)");
         assert_eq!(fill("(uid={0})", "a\\b\0", None), r"(uid=a\5cb\00)");
-        assert_eq!(fill("(&(objectClass=person)(|(uid={0})(mail={0})))", "x*", None), r"(&(objectClass=person)(|(uid=x\2a)(mail=x\2a)))");
+        assert_eq!(
+            fill("(&(objectClass=person)(|(uid={0})(mail={0})))", "x*", None),
+            r"(&(objectClass=person)(|(uid=x\2a)(mail=x\2a)))"
+        );
     }
 
     #[test]
     fn the_dn_is_escaped_too_and_names_are_not_read_twice() {
         assert_eq!(fill("(member={dn})", "alice", Some("cn=a (x),dc=ex")), r"(member=cn=a \28x\29,dc=ex)");
-        assert_eq!(fill("(|(member={dn})(memberUid={0}))", "alice", Some("uid=alice,dc=ex")), "(|(member=uid=alice,dc=ex)(memberUid=alice))");
-        assert_eq!(fill("(uid={0})", "{dn}", Some("cn=x")), "(uid={dn})", "a placeholder inside a value stays text");
+        assert_eq!(
+            fill("(|(member={dn})(memberUid={0}))", "alice", Some("uid=alice,dc=ex")),
+            "(|(member=uid=alice,dc=ex)(memberUid=alice))"
+        );
+        assert_eq!(
+            fill("(uid={0})", "{dn}", Some("cn=x")),
+            "(uid={dn})",
+            "a placeholder inside a value stays text"
+        );
         assert_eq!(fill("(member={dn})", "alice", None), "(member={dn})", "no DN to fill");
     }
 

@@ -81,7 +81,10 @@ impl Directory {
         }
         let limit = Duration::from_millis(self.config.timeout_ms);
         tokio::time::timeout(limit, self.ask(username, password)).await.unwrap_or_else(|_| {
-            Err(DirectoryError { step: "login", reason: format!("no answer from {} within {} ms", self.config.url, self.config.timeout_ms) })
+            Err(DirectoryError {
+                step: "login",
+                reason: format!("no answer from {} within {} ms", self.config.url, self.config.timeout_ms),
+            })
         })
     }
 
@@ -93,8 +96,9 @@ impl Directory {
         if let Some(trust) = &self.trust {
             settings = settings.set_config(trust.clone());
         }
-        let (connection, mut ldap) =
-            LdapConnAsync::with_settings(settings, &config.url).await.map_err(DirectoryError::at("connection"))?;
+        let (connection, mut ldap) = LdapConnAsync::with_settings(settings, &config.url)
+            .await
+            .map_err(DirectoryError::at("connection"))?;
         ldap3::drive!(connection);
         if let Some((dn, password)) = &config.bind {
             ldap.simple_bind(dn, password.expose())
@@ -117,7 +121,8 @@ impl Directory {
             Err(entries) if entries.is_empty() => return Ok(Verdict::UnknownUser),
             Err(entries) => {
                 // Which of them typed the password cannot be told: nobody logs in under this name.
-                let reason = format!("{} entries match {user_filter}; the filter must find one user", entries.len());
+                let reason =
+                    format!("{} entries match {user_filter}; the filter must find one user", entries.len());
                 return Err(DirectoryError { step: "user search", reason });
             }
         };
@@ -132,9 +137,15 @@ impl Directory {
                     .map_err(DirectoryError::at("group search"))?;
                 groups.into_iter().map(|g| SearchEntry::construct(g).dn).collect()
             }
-            None => entry.attrs.iter().filter(|(name, _)| name.eq_ignore_ascii_case(&config.group_attribute)).flat_map(|(_, v)| v.clone()).collect(),
+            None => entry
+                .attrs
+                .iter()
+                .filter(|(name, _)| name.eq_ignore_ascii_case(&config.group_attribute))
+                .flat_map(|(_, v)| v.clone())
+                .collect(),
         };
-        let bind = ldap.simple_bind(&entry.dn, password).await.map_err(DirectoryError::at("bind of the user"))?;
+        let bind =
+            ldap.simple_bind(&entry.dn, password).await.map_err(DirectoryError::at("bind of the user"))?;
         let _ = ldap.unbind().await;
         match bind.rc {
             0 => Ok(Verdict::Accepted(DirectoryUser { dn: entry.dn, groups })),
@@ -145,7 +156,10 @@ impl Directory {
 
     /// Whether the user is an administrator; `None` when no admin group is configured.
     pub fn is_admin(&self, user: &DirectoryUser) -> Option<bool> {
-        self.config.admin_group.as_deref().map(|admin| user.groups.iter().any(|g| filter::same_group(g, admin)))
+        self.config
+            .admin_group
+            .as_deref()
+            .map(|admin| user.groups.iter().any(|g| filter::same_group(g, admin)))
     }
 
     /// The executor AppNames the user's groups are mapped to, each once, in configured order; `None`

@@ -30,7 +30,13 @@ pub enum CallbackOutcome {
 }
 
 impl Completer {
-    pub fn new(db: Db, i18n: I18n, triggers: Arc<dyn TriggerSink>, clock: Arc<dyn Clock>, results: Arc<Results>) -> Completer {
+    pub fn new(
+        db: Db,
+        i18n: I18n,
+        triggers: Arc<dyn TriggerSink>,
+        clock: Arc<dyn Clock>,
+        results: Arc<Results>,
+    ) -> Completer {
         Completer { db, i18n, triggers, clock, results }
     }
 
@@ -61,7 +67,8 @@ impl Completer {
                 }
                 continue;
             }
-            let msg = truncate_utf16(append_handle_msg(None, item.handle_msg.as_deref()), MAX_HANDLE_MSG_UTF16);
+            let msg =
+                truncate_utf16(append_handle_msg(None, item.handle_msg.as_deref()), MAX_HANDLE_MSG_UTF16);
             match self.results.join(item.log_id, HandleInfo { time_ms: now, code: item.handle_code, msg }) {
                 Join::Joined(round) => {
                     outcomes[index] = CallbackOutcome::Finished;
@@ -79,7 +86,8 @@ impl Completer {
         ids.sort_unstable();
         ids.dedup();
         let logs = self.handle_states(&ids).await?;
-        let has_children = |log: &HandleState| log.child_jobid.as_deref().is_some_and(|c| !c.trim().is_empty());
+        let has_children =
+            |log: &HandleState| log.child_jobid.as_deref().is_some_and(|c| !c.trim().is_empty());
 
         let mut seen = HashSet::with_capacity(rest.len());
         let mut one_by_one = Vec::new();
@@ -117,7 +125,8 @@ impl Completer {
                     let ours = rows.get(&items[i].log_id).is_some_and(|l| {
                         l.handle_code == handle_code && l.handle_msg.as_deref() == Some(handle_msg.as_str())
                     });
-                    outcomes[i] = if ours { CallbackOutcome::Finished } else { CallbackOutcome::AlreadyFinished };
+                    outcomes[i] =
+                        if ours { CallbackOutcome::Finished } else { CallbackOutcome::AlreadyFinished };
                 }
             }
         }
@@ -146,7 +155,9 @@ impl Completer {
         for (item, outcome) in items.iter().zip(&outcomes) {
             match outcome {
                 CallbackOutcome::Finished => {}
-                CallbackOutcome::UnknownLog => tracing::warn!(log_id = item.log_id, "callback for an unknown log"),
+                CallbackOutcome::UnknownLog => {
+                    tracing::warn!(log_id = item.log_id, "callback for an unknown log")
+                }
                 CallbackOutcome::AlreadyFinished => {
                     tracing::warn!(log_id = item.log_id, "repeated callback for a finished log ignored")
                 }
@@ -158,7 +169,13 @@ impl Completer {
     /// The finish procedure: appends the child-job report on success, writes the result and starts the
     /// children. With `only_if_unfinished` the write happens only while the row has no result, so two
     /// racing finishers cannot both win (and start the children twice). Returns whether it was written.
-    pub async fn finish(&self, log: &JobLog, handle_code: i32, mut handle_msg: String, only_if_unfinished: bool) -> Result<bool> {
+    pub async fn finish(
+        &self,
+        log: &JobLog,
+        handle_code: i32,
+        mut handle_msg: String,
+        only_if_unfinished: bool,
+    ) -> Result<bool> {
         let mut children = Vec::new();
         if handle_code == 200 {
             if let Some(job) = self.db.load_job(log.job_id).await? {
@@ -170,7 +187,8 @@ impl Completer {
         }
         let handle_msg = truncate_utf16(handle_msg, MAX_HANDLE_MSG_UTF16);
         let now = self.clock.now_ms();
-        let written = self.db.update_handle_info(log.id, now, handle_code, &handle_msg, only_if_unfinished).await? > 0;
+        let written =
+            self.db.update_handle_info(log.id, now, handle_code, &handle_msg, only_if_unfinished).await? > 0;
         if written {
             for child in children {
                 self.triggers.submit(TriggerRequest::of_job(child, TriggerType::Parent));

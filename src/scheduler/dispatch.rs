@@ -163,7 +163,9 @@ struct Entry {
 
 impl Entry {
     fn fire_once_now(&self) -> bool {
-        self.job.as_ref().is_some_and(|j| MisfireStrategy::from_name(&j.misfire_strategy) == Some(MisfireStrategy::FireOnceNow))
+        self.job.as_ref().is_some_and(|j| {
+            MisfireStrategy::from_name(&j.misfire_strategy) == Some(MisfireStrategy::FireOnceNow)
+        })
     }
 }
 
@@ -191,7 +193,11 @@ impl State {
 
     /// The jobs with fires released in `(after, through]`.
     fn jobs_between(&self, after: i64, through: i64) -> Vec<i32> {
-        let mut jobs: Vec<i32> = self.timeline.range((after + 1, i64::MIN, i32::MIN)..=(through, i64::MAX, i32::MAX)).map(|e| e.2).collect();
+        let mut jobs: Vec<i32> = self
+            .timeline
+            .range((after + 1, i64::MIN, i32::MIN)..=(through, i64::MAX, i32::MAX))
+            .map(|e| e.2)
+            .collect();
         jobs.sort_unstable();
         jobs.dedup();
         jobs
@@ -199,7 +205,10 @@ impl State {
 
     /// The release of the latest pending fire at or before `bound` and after `after`.
     fn last_release_between(&self, after: i64, bound: i64) -> Option<i64> {
-        self.timeline.range((after + 1, i64::MIN, i32::MIN)..=(bound, i64::MAX, i32::MAX)).next_back().map(|e| e.0)
+        self.timeline
+            .range((after + 1, i64::MIN, i32::MIN)..=(bound, i64::MAX, i32::MAX))
+            .next_back()
+            .map(|e| e.0)
     }
 
     fn first_release_after(&self, after: i64) -> Option<i64> {
@@ -210,8 +219,13 @@ impl State {
     fn burst_between(&self, from: i64, through: i64, fires: usize) -> Option<i64> {
         // Held fires the watermark covers are with the lanes.
         let held_from = from.max(self.covered_through + 1);
-        let mut counts: BTreeMap<i64, usize> = if held_from <= through { self.held.range(held_from..=through).map(|(r, n)| (*r, *n)).collect() } else { BTreeMap::new() };
-        for (release, _, _) in self.timeline.range((from, i64::MIN, i32::MIN)..=(through, i64::MAX, i32::MAX)) {
+        let mut counts: BTreeMap<i64, usize> = if held_from <= through {
+            self.held.range(held_from..=through).map(|(r, n)| (*r, *n)).collect()
+        } else {
+            BTreeMap::new()
+        };
+        for (release, _, _) in self.timeline.range((from, i64::MIN, i32::MIN)..=(through, i64::MAX, i32::MAX))
+        {
             *counts.entry(*release).or_default() += 1;
         }
         counts.into_iter().find(|(_, n)| *n >= fires).map(|(r, _)| r)
@@ -238,7 +252,8 @@ impl State {
         let held = self.held.range(after + 1..=bound);
         let last_held = held.clone().next_back().map(|(release, _)| *release);
         let through = self.last_release_between(after, bound).into_iter().chain(last_held).max()?;
-        let pending = self.timeline.range((after + 1, i64::MIN, i32::MIN)..=(through, i64::MAX, i32::MAX)).count();
+        let pending =
+            self.timeline.range((after + 1, i64::MIN, i32::MIN)..=(through, i64::MAX, i32::MAX)).count();
         Some((through, pending + held.map(|(_, n)| n).sum::<usize>()))
     }
 }
@@ -288,12 +303,27 @@ impl Dispatcher {
         {
             let mut state = self.inner.lock();
             let crons = std::mem::take(&mut state.crons);
-            *state = State { term, checked_through: watermark_ms, covered_through: watermark_ms, crons, ..State::default() };
+            *state = State {
+                term,
+                checked_through: watermark_ms,
+                covered_through: watermark_ms,
+                crons,
+                ..State::default()
+            };
             for (row, marker) in rows {
                 let kind = if marker.instant_ms == marker.release_ms { Kind::Regular } else { Kind::CatchUp };
                 // Planned by the previous leader, at the earliest a window before its instant.
                 let planned_at_ms = marker.instant_ms - PRE_READ_MS - 1_000;
-                state.add(row.job_id, Fire { log_id: row.id, instant_ms: marker.instant_ms, release_ms: marker.release_ms, kind, planned_at_ms });
+                state.add(
+                    row.job_id,
+                    Fire {
+                        log_id: row.id,
+                        instant_ms: marker.instant_ms,
+                        release_ms: marker.release_ms,
+                        kind,
+                        planned_at_ms,
+                    },
+                );
             }
         }
         self.inner.cover_raised.notify_waiters();
@@ -395,7 +425,9 @@ impl Inner {
         if first > now + CHECK_AHEAD_MS {
             return (None, Some(first - CHECK_AHEAD_MS));
         }
-        let through = state.last_release_between(state.checked_through, first.max(now + CHECK_AHEAD_MS) + CHECK_SPAN_MS).unwrap_or(first);
+        let through = state
+            .last_release_between(state.checked_through, first.max(now + CHECK_AHEAD_MS) + CHECK_SPAN_MS)
+            .unwrap_or(first);
         let jobs = state.jobs_between(state.checked_through, through);
         let groups_due = now - state.groups_loaded_ms >= GROUPS_FRESH_MS;
         (Some(CheckWork { term: state.term, after: state.checked_through, through, jobs, groups_due }), None)
@@ -417,7 +449,13 @@ impl Inner {
             let state = self.lock();
             versions
                 .values()
-                .filter(|v| state.jobs.get(&v.id).and_then(|e| e.job.as_ref()).is_none_or(|j| j.update_time != v.update_time))
+                .filter(|v| {
+                    state
+                        .jobs
+                        .get(&v.id)
+                        .and_then(|e| e.job.as_ref())
+                        .is_none_or(|j| j.update_time != v.update_time)
+                })
                 .map(|v| v.id)
                 .collect()
         };
@@ -466,20 +504,32 @@ impl Inner {
                 let job = state.jobs.get(&job_id).and_then(|e| e.job.clone());
                 let updated_ms = version.and_then(|v| v.update_time).map(|t| zone.to_epoch_ms(t));
                 // The status just read, the rest of the job as loaded when it last changed.
-                let current = version.zip(job.as_deref()).map(|(v, j)| JobInfo { trigger_status: v.trigger_status, ..j.clone() });
+                let current = version
+                    .zip(job.as_deref())
+                    .map(|(v, j)| JobInfo { trigger_status: v.trigger_status, ..j.clone() });
                 let Some(entry) = state.jobs.get(&job_id) else { continue };
                 // A stopped or deleted job sends none of its fires; a rescheduled one none it no longer has.
                 let verdicts: HashMap<i64, DropReason> = entry
                     .fires
                     .pending()
                     .filter_map(|f| {
-                        let reason = cancelled(current.as_ref(), updated_ms, f.instant_ms, f.planned_at_ms, CRON_ZONE)?;
+                        let reason = cancelled(
+                            current.as_ref(),
+                            updated_ms,
+                            f.instant_ms,
+                            f.planned_at_ms,
+                            CRON_ZONE,
+                        )?;
                         let checked_now = f.release_ms > work.after && f.release_ms <= work.through;
                         (reason != DropReason::Rescheduled || checked_now).then_some((f.log_id, reason))
                     })
                     .collect();
                 let removed = state.remove_fires(job_id, |f| verdicts.contains_key(&f.log_id));
-                cancellations.extend(removed.iter().map(|f| Settled { log_id: f.log_id, reason: verdicts[&f.log_id], fire_once_now: false }));
+                cancellations.extend(removed.iter().map(|f| Settled {
+                    log_id: f.log_id,
+                    reason: verdicts[&f.log_id],
+                    fire_once_now: false,
+                }));
                 if version.is_none() {
                     state.jobs.remove(&job_id);
                 }
@@ -504,7 +554,9 @@ impl Inner {
             let (cover, wake_at) = {
                 let state = self.lock();
                 match state.first_uncovered() {
-                    Some(first) if first <= now + ahead => (state.uncovered_through(first.max(now + ahead) + span), None),
+                    Some(first) if first <= now + ahead => {
+                        (state.uncovered_through(first.max(now + ahead) + span), None)
+                    }
                     first => (None, first.map(|f| f - ahead)),
                 }
             };
@@ -589,12 +641,29 @@ impl Inner {
                         Verdict::Send { compensation } => match &job {
                             Some(job) => {
                                 *held.entry(fire.release_ms).or_default() += 1;
-                                sends.push((job.clone(), groups.get(&job.job_group).cloned(), fire, compensation));
+                                sends.push((
+                                    job.clone(),
+                                    groups.get(&job.job_group).cloned(),
+                                    fire,
+                                    compensation,
+                                ));
                             }
-                            None => settled.push(Settled { log_id: fire.log_id, reason: DropReason::Deleted, fire_once_now }),
+                            None => settled.push(Settled {
+                                log_id: fire.log_id,
+                                reason: DropReason::Deleted,
+                                fire_once_now,
+                            }),
                         },
-                        Verdict::Collapsed => settled.push(Settled { log_id: fire.log_id, reason: DropReason::Collapsed, fire_once_now }),
-                        Verdict::Misfired => settled.push(Settled { log_id: fire.log_id, reason: DropReason::Misfire, fire_once_now }),
+                        Verdict::Collapsed => settled.push(Settled {
+                            log_id: fire.log_id,
+                            reason: DropReason::Collapsed,
+                            fire_once_now,
+                        }),
+                        Verdict::Misfired => settled.push(Settled {
+                            log_id: fire.log_id,
+                            reason: DropReason::Misfire,
+                            fire_once_now,
+                        }),
                     }
                 }
             }
@@ -612,7 +681,15 @@ impl Inner {
 
     /// Sends one decided fire: its planned row serves the first (or only) trigger; a sharding broadcast's
     /// other shards get rows of their own.
-    fn send(self: &Arc<Self>, term: u64, job: Arc<JobInfo>, group: Option<(Arc<crate::storage::JobGroup>, Arc<Vec<String>>)>, fire: Fire, compensation: bool, now: i64) {
+    fn send(
+        self: &Arc<Self>,
+        term: u64,
+        job: Arc<JobInfo>,
+        group: Option<(Arc<crate::storage::JobGroup>, Arc<Vec<String>>)>,
+        fire: Fire,
+        compensation: bool,
+        now: i64,
+    ) {
         let kind = if compensation { TriggerType::Misfire } else { TriggerType::Cron };
         let job_id = job.id;
         let request = TriggerRequest::of_job(job.id, kind);
@@ -634,10 +711,17 @@ impl Inner {
             match me.db.insert_rows(&rows).await {
                 Ok(ids) => {
                     for (pending, log_id) in others.into_iter().zip(ids) {
-                        me.lanes.spawn(me.context.clone(), pending.into_shard(log_id, now, Some(fire.instant_ms)), None);
+                        me.lanes.spawn(
+                            me.context.clone(),
+                            pending.into_shard(log_id, now, Some(fire.instant_ms)),
+                            None,
+                        );
                     }
                 }
-                Err(e) => tracing::error!(job_id, "the other shards of a broadcast not sent, their rows not written: {e}"),
+                Err(e) => tracing::error!(
+                    job_id,
+                    "the other shards of a broadcast not sent, their rows not written: {e}"
+                ),
             }
         });
     }
@@ -660,7 +744,11 @@ impl Inner {
                     return false;
                 }
                 Some(false) => {
-                    let _ = tokio::time::timeout(Duration::from_millis((fire.release_ms + HOLD_MAX_MS - now) as u64), raised).await;
+                    let _ = tokio::time::timeout(
+                        Duration::from_millis((fire.release_ms + HOLD_MAX_MS - now) as u64),
+                        raised,
+                    )
+                    .await;
                 }
             }
         }
@@ -710,14 +798,16 @@ impl Inner {
         let fire_once_now = entry.fire_once_now();
         entry.fires.give_up(fire, compensation, now, fire_once_now);
         drop(state);
-        let _ = self.settled.send(Settled { log_id: fire.log_id, reason: DropReason::Collapsed, fire_once_now });
+        let _ =
+            self.settled.send(Settled { log_id: fire.log_id, reason: DropReason::Collapsed, fire_once_now });
         false
     }
 }
 
 /// Waits until `wake_at` (at most a second from `now`), a wake-up on `wake`, or the stop signal.
 async fn pause(wake: &Notify, wake_at: Option<i64>, now: i64, shutdown: &mut Shutdown) {
-    let wait = wake_at.map_or(Duration::from_secs(1), |at| Duration::from_millis((at - now).clamp(1, 1_000) as u64));
+    let wait =
+        wake_at.map_or(Duration::from_secs(1), |at| Duration::from_millis((at - now).clamp(1, 1_000) as u64));
     tokio::select! {
         _ = tokio::time::sleep(wait) => {}
         _ = wake.notified() => {}
@@ -730,7 +820,8 @@ async fn pause(wake: &Notify, wake_at: Option<i64>, now: i64, shutdown: &mut Shu
 /// [`PREPARE_AHEAD_MS`] as well. When it lags (the database is slow or away), fires wait for it undecided,
 /// so that they are decided when they can go out.
 fn decide_through(state: &State, now: i64) -> i64 {
-    let through = if state.cover_keeps_up(now) { now + PREPARE_AHEAD_MS } else { now.min(state.covered_through) };
+    let through =
+        if state.cover_keeps_up(now) { now + PREPARE_AHEAD_MS } else { now.min(state.covered_through) };
     through.min(state.checked_through)
 }
 
@@ -771,16 +862,29 @@ async fn write_settlements(context: Arc<TriggerContext>, mut settled: mpsc::Unbo
             let written = if reason.is_cancellation() {
                 context.db.delete_unsent_logs(&ids).await.map(drop)
             } else {
-                let key = if reason == DropReason::Collapsed { "joblog_skipped_collapsed" } else { "joblog_skipped_misfire" };
-                context.db.settle_unsent(&ids, FAIL_CODE, context.i18n.get(key), alarm_status::NOT_NEEDED).await.map(drop)
+                let key = if reason == DropReason::Collapsed {
+                    "joblog_skipped_collapsed"
+                } else {
+                    "joblog_skipped_misfire"
+                };
+                context
+                    .db
+                    .settle_unsent(&ids, FAIL_CODE, context.i18n.get(key), alarm_status::NOT_NEEDED)
+                    .await
+                    .map(drop)
             };
             if let Err(e) = written {
                 // Left for the lost-result sweep, which settles them with a message.
-                tracing::warn!("{} fire(s) not sent ({}) left to the lost-result sweep: {e}", ids.len(), reason.label());
+                tracing::warn!(
+                    "{} fire(s) not sent ({}) left to the lost-result sweep: {e}",
+                    ids.len(),
+                    reason.label()
+                );
             }
             context.counts.drop_fires(reason, ids.len() as u64, now);
             if !reason.is_cancellation() {
-                let fire_once_now = batch.iter().filter(|s| s.reason == reason && s.fire_once_now).count() as u64;
+                let fire_once_now =
+                    batch.iter().filter(|s| s.reason == reason && s.fire_once_now).count() as u64;
                 let counted_as = if reason == DropReason::Collapsed { "collapsed" } else { "at_release" };
                 context.metrics.misfires_settled("FIRE_ONCE_NOW", counted_as, fire_once_now);
                 context.metrics.misfires_settled("DO_NOTHING", counted_as, ids.len() as u64 - fire_once_now);
@@ -814,7 +918,13 @@ mod tests {
     #[test]
     fn a_burst_is_a_release_of_many_fires_pending_or_held_and_not_yet_covered() {
         let mut state = State::default();
-        let fire = |log_id, release_ms| Fire { log_id, instant_ms: release_ms, release_ms, kind: Kind::Regular, planned_at_ms: 0 };
+        let fire = |log_id, release_ms| Fire {
+            log_id,
+            instant_ms: release_ms,
+            release_ms,
+            kind: Kind::Regular,
+            planned_at_ms: 0,
+        };
         for job in 0..3 {
             state.add(job, fire(i64::from(job), 1_000));
             state.add(job, fire(10 + i64::from(job), 2_000));

@@ -65,7 +65,8 @@ impl Election {
             let pause = if term.leading {
                 self.keep_leading(&mut lock).await
             } else if self.db.has_session_locks() {
-                self.stand_by_on_lock(&mut lock, &mut backoff, std::mem::take(&mut first), &mut shutdown).await
+                self.stand_by_on_lock(&mut lock, &mut backoff, std::mem::take(&mut first), &mut shutdown)
+                    .await
             } else {
                 self.stand_by_on_lease(claim.take()).await
             };
@@ -85,7 +86,11 @@ impl Election {
     }
 
     fn claim_at_start(&self) -> Claim {
-        if self.db.is_sqlite() { Claim::Unconditional } else { Claim::IfVacant { lease_ms: LEASE_MS } }
+        if self.db.is_sqlite() {
+            Claim::Unconditional
+        } else {
+            Claim::IfVacant { lease_ms: LEASE_MS }
+        }
     }
 
     /// While leading: renews the lease (a renewal that finds it taken ends the term), and keeps the
@@ -103,7 +108,12 @@ impl Election {
                 }
                 // Taken back at once after a database restart; held by another admin, which then takes
                 // the lease over, and the next renewal ends this term.
-                *lock = self.db.session_lock(LEADER_LOCK_NAME, LEADER_LOCK_KEY, Duration::ZERO).await.ok().flatten();
+                *lock = self
+                    .db
+                    .session_lock(LEADER_LOCK_NAME, LEADER_LOCK_KEY, Duration::ZERO)
+                    .await
+                    .ok()
+                    .flatten();
                 if lock.is_none() {
                     pause = LOCK_RETRY;
                 }
@@ -117,7 +127,13 @@ impl Election {
 
     /// A standby where session locks tell: waits on the leader's lock and takes the lease once it holds it;
     /// between waits, takes a lease its holder stopped renewing (a stalled leader).
-    async fn stand_by_on_lock(&self, lock: &mut Option<SessionLock>, backoff: &mut bool, first: bool, shutdown: &mut Shutdown) -> Duration {
+    async fn stand_by_on_lock(
+        &self,
+        lock: &mut Option<SessionLock>,
+        backoff: &mut bool,
+        first: bool,
+        shutdown: &mut Shutdown,
+    ) -> Duration {
         // Held from a term another admin ended: it is the new leader's to hold.
         if let Some(l) = lock.take() {
             l.release().await;
@@ -172,20 +188,25 @@ impl Election {
                 }
             }
         }
-        if self.take(claim).await { Duration::ZERO } else { LEASE_POLL }
+        if self.take(claim).await {
+            Duration::ZERO
+        } else {
+            LEASE_POLL
+        }
     }
 
     /// Takes the lease on `claim`'s condition; on success begins a term with the previous leader's plan.
     async fn take(&self, claim: Claim) -> bool {
         let now = self.clock.now_ms();
-        let taken = match self.db.take_lease(self.leadership.owner(), now, claim, now - LOST_RESULT_AFTER_MS).await {
-            Ok(Some(taken)) => taken,
-            Ok(None) => return false,
-            Err(e) => {
-                tracing::debug!("lease not taken: {e}");
-                return false;
-            }
-        };
+        let taken =
+            match self.db.take_lease(self.leadership.owner(), now, claim, now - LOST_RESULT_AFTER_MS).await {
+                Ok(Some(taken)) => taken,
+                Ok(None) => return false,
+                Err(e) => {
+                    tracing::debug!("lease not taken: {e}");
+                    return false;
+                }
+            };
         let Takeover { lease, previous, planned, uncertain } = taken;
         let (taken_over, unknown) = (planned.len(), uncertain.len());
         // The dispatcher holds the plan before the term begins, and with it the passes of the term.

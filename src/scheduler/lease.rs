@@ -48,7 +48,16 @@ struct Inner {
 impl Leadership {
     pub fn new(owner: Owner, db: Db, clock: Arc<dyn Clock>) -> Leadership {
         let (term, _) = watch::channel(Term { number: 0, leading: false });
-        Leadership { inner: Arc::new(Inner { owner, db, clock, lease: tokio::sync::Mutex::new(None), term, released: AtomicBool::new(false) }) }
+        Leadership {
+            inner: Arc::new(Inner {
+                owner,
+                db,
+                clock,
+                lease: tokio::sync::Mutex::new(None),
+                term,
+                released: AtomicBool::new(false),
+            }),
+        }
     }
 
     pub fn owner(&self) -> Owner {
@@ -72,7 +81,8 @@ impl Leadership {
     pub async fn advance(&self, through: i64) -> Result<Renewal> {
         let mut held = self.inner.lease.lock().await;
         let Some(current) = *held else { return Ok(Renewal::NotLeading) };
-        let renewed_ms = if self.inner.released.load(Ordering::Relaxed) { 0 } else { self.inner.clock.now_ms().max(1) };
+        let renewed_ms =
+            if self.inner.released.load(Ordering::Relaxed) { 0 } else { self.inner.clock.now_ms().max(1) };
         let next = Lease { watermark_ms: current.watermark_ms.max(through), renewed_ms, ..current };
         let mut written = self.inner.db.renew_lease(&current, &next).await?;
         if !written {
@@ -123,4 +133,3 @@ impl Leadership {
         }
     }
 }
-

@@ -78,12 +78,15 @@ impl Engine {
             completer: self.completer,
             clock: self.clock.clone(),
         };
-        let sweeper = ResultSweeper { db: self.db.clone(), i18n: self.i18n.clone(), clock: self.clock.clone() };
+        let sweeper =
+            ResultSweeper { db: self.db.clone(), i18n: self.i18n.clone(), clock: self.clock.clone() };
         let report = ReportWorker::new(self.db.clone(), self.clock.clone(), config.log_retention_days);
         let leadership = Leadership::new(self.owner, self.db.clone(), self.clock.clone());
         let (context, lanes) = self.sending;
-        let (dispatcher, mut tasks) =
-            Dispatcher::start(DispatchServices { db: self.db.clone(), leadership: leadership.clone(), context, lanes }, shutdown.clone());
+        let (dispatcher, mut tasks) = Dispatcher::start(
+            DispatchServices { db: self.db.clone(), leadership: leadership.clone(), context, lanes },
+            shutdown.clone(),
+        );
         let election = Election {
             db: self.db.clone(),
             leadership: leadership.clone(),

@@ -1,8 +1,8 @@
 //! The fail monitor (retries and alarms, spec 4.5) and the lost-result monitor (spec 4.6).
 
-use crate::alarm::Alarms;
 use super::complete::Completer;
 use super::TriggerSink;
+use crate::alarm::Alarms;
 use crate::domain::protocol::FAIL_CODE;
 use crate::domain::trigger_msg::retry_block;
 use crate::domain::{java_split, TriggerRequest, TriggerType};
@@ -125,7 +125,11 @@ impl FailMonitor {
                     let (sender, db, in_flight) = (self.alarms.clone(), self.db.clone(), in_flight.clone());
                     let task = alarms.spawn(async move {
                         let _permit = in_flight.acquire_owned().await;
-                        let status = if sender.send(job, log).await { alarm_status::SENT } else { alarm_status::FAILED };
+                        let status = if sender.send(job, log).await {
+                            alarm_status::SENT
+                        } else {
+                            alarm_status::FAILED
+                        };
                         release(&db, id, status).await
                     });
                     alarm_logs.insert(task.id(), id);
@@ -211,7 +215,9 @@ impl ResultSweeper {
         loop {
             match self.pass().await {
                 Ok(0) => {}
-                Ok(n) => tracing::warn!("{n} trigger(s) whose result was lost with their admin settled as failed"),
+                Ok(n) => {
+                    tracing::warn!("{n} trigger(s) whose result was lost with their admin settled as failed")
+                }
                 Err(e) => tracing::error!("lost-result sweep failed: {e}"),
             }
             if !shutdown.sleep(SWEEP_INTERVAL).await {
@@ -223,11 +229,14 @@ impl ResultSweeper {
     /// Settles up to [`SWEEP_BATCH`] abandoned rows; returns how many this admin settled (a row settled
     /// meanwhile by another admin, or given its real result, is not counted).
     pub async fn pass(&self) -> Result<u64> {
-        let ids = self.db.find_unsettled_logs(self.clock.now_ms() - LOST_RESULT_AFTER_MS, SWEEP_BATCH).await?;
+        let ids =
+            self.db.find_unsettled_logs(self.clock.now_ms() - LOST_RESULT_AFTER_MS, SWEEP_BATCH).await?;
         if ids.is_empty() {
             return Ok(0);
         }
-        self.db.settle_unsent(&ids, FAIL_CODE, self.i18n.get("joblog_trigger_result_lost"), alarm_status::NEW).await
+        self.db
+            .settle_unsent(&ids, FAIL_CODE, self.i18n.get("joblog_trigger_result_lost"), alarm_status::NEW)
+            .await
     }
 }
 
@@ -281,13 +290,15 @@ impl LostMonitor {
     /// Executors of manually entered groups need not register, so having no registry row says nothing
     /// about them: 2.4.2 fails their long runs as lost, we leave them running while the address is listed.
     async fn runs_on_manual_address(&self, log: &JobLog) -> Result<bool> {
-        let (Some(address), Some(group)) = (log.executor_address.as_deref(), self.db.load_group(log.job_group).await?)
+        let (Some(address), Some(group)) =
+            (log.executor_address.as_deref(), self.db.load_group(log.job_group).await?)
         else {
             return Ok(false);
         };
-        let listed = group.address_list.as_deref().is_some_and(|list| {
-            java_split(list).iter().any(|a| a.trim() == address.trim())
-        });
+        let listed = group
+            .address_list
+            .as_deref()
+            .is_some_and(|list| java_split(list).iter().any(|a| a.trim() == address.trim()));
         Ok(group.address_type == 1 && listed)
     }
 }
@@ -299,7 +310,8 @@ mod tests {
     use crate::storage::Arg;
 
     async fn log(db: &Db, trigger_code: i64, handle_code: i64) -> i64 {
-        let insert = "INSERT INTO xxl_job_log (job_group, job_id, trigger_code, handle_code) VALUES (1, 1, ?, ?)";
+        let insert =
+            "INSERT INTO xxl_job_log (job_group, job_id, trigger_code, handle_code) VALUES (1, 1, ?, ?)";
         db.insert_id(insert, &[Arg::Int(trigger_code), Arg::Int(handle_code)]).await.unwrap()
     }
 
@@ -349,7 +361,9 @@ mod tests {
         }
         assert_eq!(cursor.after, later);
         // A late result other than 0 and 200 is found below it too.
-        db.execute("UPDATE xxl_job_log SET handle_code = 500 WHERE id = ?", &[Arg::Int(first)]).await.unwrap();
+        db.execute("UPDATE xxl_job_log SET handle_code = 500 WHERE id = ?", &[Arg::Int(first)])
+            .await
+            .unwrap();
         assert_eq!(pass(&mut cursor, &db).await, [first]);
         set_codes(&db, first, 200, i64::from(alarm_status::SENT)).await;
 

@@ -122,7 +122,10 @@ impl Results {
     /// The results, the sender the triggers use and the writer task's input.
     pub fn start(db: Db, backlog: Arc<Backlog>) -> (Arc<Results>, ResultSender, tokio::task::JoinHandle<()>) {
         // Rounds count from 1: `done` starts at 0, which no round may be taken for.
-        let results = Arc::new(Results { state: Mutex::new(State { next_round: 1, ..State::default() }), ..Results::default() });
+        let results = Arc::new(Results {
+            state: Mutex::new(State { next_round: 1, ..State::default() }),
+            ..Results::default()
+        });
         let (ids, ids_rx) = mpsc::unbounded_channel();
         let writer = tokio::spawn(write(db, results.clone(), ids_rx, backlog));
         (results.clone(), ResultSender { results, ids }, writer)
@@ -198,7 +201,12 @@ impl Results {
 /// It ends when every sender is gone, after writing what was recorded. While the database is unreachable
 /// a round is retried (for at most [`WRITE_RETRY_LIMIT`]); results that still cannot be written, or that
 /// die with the process, are settled by the lost-result sweep.
-async fn write(db: Db, results: Arc<Results>, mut ids: mpsc::UnboundedReceiver<(i64, Instant)>, backlog: Arc<Backlog>) {
+async fn write(
+    db: Db,
+    results: Arc<Results>,
+    mut ids: mpsc::UnboundedReceiver<(i64, Instant)>,
+    backlog: Arc<Backlog>,
+) {
     // Whether the writer may still wait for the burst being sent: once per burst (a lane that stays
     // backed up, by a hanging executor or a load beyond its permits, must not hold every round back).
     let mut may_defer = true;
@@ -243,7 +251,11 @@ async fn write(db: Db, results: Arc<Results>, mut ids: mpsc::UnboundedReceiver<(
             }
         }
         let now = Instant::now();
-        let ripe = queue.iter().take(WRITE_BATCH).take_while(|(_, at)| ids.is_closed() || *at + MERGE_WINDOW <= now).count();
+        let ripe = queue
+            .iter()
+            .take(WRITE_BATCH)
+            .take_while(|(_, at)| ids.is_closed() || *at + MERGE_WINDOW <= now)
+            .count();
         let batch: Vec<i64> = queue.drain(..ripe).map(|(id, _)| id).collect();
         let first = Instant::now();
         let (round, rows) = results.take(&batch);
@@ -255,7 +267,10 @@ async fn write(db: Db, results: Arc<Results>, mut ids: mpsc::UnboundedReceiver<(
         let mut written = true;
         while let Err(e) = db.update_trigger_results(&rows).await {
             if first.elapsed() >= WRITE_RETRY_LIMIT {
-                tracing::error!("trigger results of {} log(s) not written, left to the lost-result sweep: {e}", rows.len());
+                tracing::error!(
+                    "trigger results of {} log(s) not written, left to the lost-result sweep: {e}",
+                    rows.len()
+                );
                 written = false;
                 break;
             }
@@ -275,12 +290,15 @@ mod tests {
     async fn a_joined_callback_is_written_with_its_result_without_waiting_for_the_window() {
         let db = memory_db().await;
         let now = 1_700_000_000_000;
-        let (joined, alone) = (db.insert_log(1, 1, now).await.unwrap(), db.insert_log(1, 1, now).await.unwrap());
+        let (joined, alone) =
+            (db.insert_log(1, 1, now).await.unwrap(), db.insert_log(1, 1, now).await.unwrap());
         let (results, sender, writer) = Results::start(db.clone(), Arc::default());
         assert!(sender.send(joined, trigger_info(200, "sent"), true).is_none());
         assert!(sender.send(alone, trigger_info(200, "sent"), true).is_none());
         let started = Instant::now();
-        let Join::Joined(round) = results.join(joined, HandleInfo { time_ms: now + 5, code: 200, msg: String::new() }) else {
+        let Join::Joined(round) =
+            results.join(joined, HandleInfo { time_ms: now + 5, code: 200, msg: String::new() })
+        else {
             panic!("the result was waiting")
         };
         results.flush_joined();
@@ -290,7 +308,10 @@ mod tests {
         assert_eq!((row.trigger_code, row.handle_code, row.trigger_msg.as_deref()), (200, 200, Some("sent")));
         // The other result still waits for its callback, then is written alone.
         assert_eq!(db.load_log(alone).await.unwrap().unwrap().trigger_code, 0);
-        assert_eq!(results.join(joined, HandleInfo { time_ms: now, code: 200, msg: String::new() }), Join::Absent);
+        assert_eq!(
+            results.join(joined, HandleInfo { time_ms: now, code: 200, msg: String::new() }),
+            Join::Absent
+        );
         drop(sender);
         writer.await.unwrap();
         let row = db.load_log(alone).await.unwrap().unwrap();
@@ -301,12 +322,15 @@ mod tests {
     async fn a_round_waits_for_the_burst_being_sent_and_its_callbacks_still_join() {
         let db = memory_db().await;
         let now = 1_700_000_000_000;
-        let (first, second) = (db.insert_log(1, 1, now).await.unwrap(), db.insert_log(1, 1, now).await.unwrap());
+        let (first, second) =
+            (db.insert_log(1, 1, now).await.unwrap(), db.insert_log(1, 1, now).await.unwrap());
         let backlog = Arc::new(Backlog::default());
         let (results, sender, _writer) = Results::start(db.clone(), backlog.clone());
         let burst = backlog.reserve(1);
         assert!(sender.send(first, trigger_info(200, "sent"), true).is_none());
-        let Join::Joined(round) = results.join(first, HandleInfo { time_ms: now + 5, code: 200, msg: String::new() }) else {
+        let Join::Joined(round) =
+            results.join(first, HandleInfo { time_ms: now + 5, code: 200, msg: String::new() })
+        else {
             panic!("the result was waiting")
         };
         results.flush_joined();
@@ -321,7 +345,10 @@ mod tests {
         assert_eq!(db.load_log(first).await.unwrap().unwrap().handle_code, 200);
         // The other result's window stood still: its callback, coming after the burst, still joins it.
         assert_eq!(db.load_log(second).await.unwrap().unwrap().trigger_code, 0);
-        assert!(matches!(results.join(second, HandleInfo { time_ms: now + 9, code: 200, msg: String::new() }), Join::Joined(_)));
+        assert!(matches!(
+            results.join(second, HandleInfo { time_ms: now + 9, code: 200, msg: String::new() }),
+            Join::Joined(_)
+        ));
     }
 
     #[tokio::test]

@@ -128,12 +128,17 @@ impl Scheduler {
                 continue;
             }
             // A burst due already may not be with the lanes yet.
-            let Some(release) = self.dispatcher.burst_between(now - 1_000, now + pass_ms + MAKE_WAY_SLACK_MS, BURST_FIRES) else {
+            let Some(release) =
+                self.dispatcher.burst_between(now - 1_000, now + pass_ms + MAKE_WAY_SLACK_MS, BURST_FIRES)
+            else {
                 return;
             };
             // Until the burst's triggers queue for their permits (a little before it is due); one due
             // already waits for its watermark.
-            tokio::time::sleep(Duration::from_millis((release.min(latest_start) - now).max(MAKE_WAY_POLL_MS) as u64)).await;
+            tokio::time::sleep(Duration::from_millis(
+                (release.min(latest_start) - now).max(MAKE_WAY_POLL_MS) as u64,
+            ))
+            .await;
         }
     }
 
@@ -166,7 +171,9 @@ impl Scheduler {
                 job_group: p.job_group,
                 job_id: p.job_id,
                 trigger_time_ms: p.fire.release_ms,
-                trigger_msg: Some(PlanMarker { owner, release_ms: p.fire.release_ms, instant_ms: p.fire.instant_ms }.text()),
+                trigger_msg: Some(
+                    PlanMarker { owner, release_ms: p.fire.release_ms, instant_ms: p.fire.instant_ms }.text(),
+                ),
             })
             .collect();
         let ids = lock.insert_logs(&rows).await?;
@@ -176,9 +183,13 @@ impl Scheduler {
             fired_now: planned.iter().filter(|p| p.fire.kind != Kind::Regular).count(),
             planned: planned.iter().filter(|p| p.fire.kind == Kind::Regular).count(),
             updated,
-            next_due_ms: due.get(jobs.len()).or(due.last().filter(|_| due.len() as i64 >= self.pre_read_count)).map(|j| j.trigger_next_time),
+            next_due_ms: due
+                .get(jobs.len())
+                .or(due.last().filter(|_| due.len() as i64 >= self.pre_read_count))
+                .map(|j| j.trigger_next_time),
         };
-        let fires: Vec<(i32, Fire)> = planned.into_iter().zip(ids).map(|(p, log_id)| (p.job_id, Fire { log_id, ..p.fire })).collect();
+        let fires: Vec<(i32, Fire)> =
+            planned.into_iter().zip(ids).map(|(p, log_id)| (p.job_id, Fire { log_id, ..p.fire })).collect();
         if let Err(e) = lock.commit().await {
             // A failed statement before it rolled the pass back; a COMMIT without an answer may have
             // been written, and nobody else sends this admin's rows while it leads.
@@ -196,7 +207,8 @@ impl Scheduler {
 
     /// Hands on the fires of an unanswered COMMIT whose rows turn out to exist (it was written).
     async fn confirm_unanswered(&self, term: u64) -> crate::storage::Result<()> {
-        let (of_term, fires) = std::mem::take(&mut *self.unanswered.lock().unwrap_or_else(|e| e.into_inner()));
+        let (of_term, fires) =
+            std::mem::take(&mut *self.unanswered.lock().unwrap_or_else(|e| e.into_inner()));
         if fires.is_empty() || of_term != term {
             return Ok(());
         }
@@ -208,9 +220,13 @@ impl Scheduler {
                 return Err(e);
             }
         };
-        let confirmed: Vec<(i32, Fire)> = fires.into_iter().filter(|(_, f)| present.contains(&f.log_id)).collect();
+        let confirmed: Vec<(i32, Fire)> =
+            fires.into_iter().filter(|(_, f)| present.contains(&f.log_id)).collect();
         if !confirmed.is_empty() {
-            tracing::warn!("{} fire(s) of a pass whose commit got no answer were written after all: sent now", confirmed.len());
+            tracing::warn!(
+                "{} fire(s) of a pass whose commit got no answer were written after all: sent now",
+                confirmed.len()
+            );
             self.dispatcher.add(term, confirmed);
         }
         Ok(())

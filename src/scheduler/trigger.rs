@@ -9,10 +9,10 @@ use super::backlog::{Backlog, Reserved};
 use super::results::{ResultSender, Results};
 use super::{TriggerSink, CONFLICT_RETRY};
 use crate::config::Config;
-use crate::domain::routing::{RouteStrategy, Router};
 use crate::domain::misfire::DropReason;
-use crate::domain::trigger_msg::{block_title_key, call_report, TriggerReport};
 use crate::domain::protocol::FAIL_CODE;
+use crate::domain::routing::{RouteStrategy, Router};
+use crate::domain::trigger_msg::{block_title_key, call_report, TriggerReport};
 use crate::domain::{is_blank, java_split, ReturnT, TriggerRequest, TriggerType};
 use crate::executor::{ExecutorClient, FireHeaders, TriggerParam};
 use crate::i18n::I18n;
@@ -208,7 +208,12 @@ impl Lane {
 
 /// Runs the queued triggers of a lane as its permits allow. It ends with the process (the lanes' senders
 /// live as long as the admin).
-async fn give_turns(mut turns: mpsc::UnboundedReceiver<Turn>, limit: Arc<Semaphore>, slow_jobs: Arc<Mutex<SlowJobs>>, backlog: Arc<Backlog>) {
+async fn give_turns(
+    mut turns: mpsc::UnboundedReceiver<Turn>,
+    limit: Arc<Semaphore>,
+    slow_jobs: Arc<Mutex<SlowJobs>>,
+    backlog: Arc<Backlog>,
+) {
     while let Some(first) = turns.recv().await {
         let mut next = Some(first);
         while let Some((context, shard, release)) = next.take() {
@@ -231,7 +236,13 @@ async fn give_turns(mut turns: mpsc::UnboundedReceiver<Turn>, limit: Arc<Semapho
 }
 
 /// Runs one trigger that has its permit.
-fn start_turn(context: Arc<TriggerContext>, shard: Shard, release: Option<Release>, permit: OwnedSemaphorePermit, slow_jobs: Arc<Mutex<SlowJobs>>) {
+fn start_turn(
+    context: Arc<TriggerContext>,
+    shard: Shard,
+    release: Option<Release>,
+    permit: OwnedSemaphorePermit,
+    slow_jobs: Arc<Mutex<SlowJobs>>,
+) {
     tokio::spawn(async move {
         let _permit = permit;
         let job_id = shard.prepared.job.id;
@@ -332,7 +343,8 @@ impl TriggerPool {
             counts: counts.clone(),
             metrics: metrics.clone(),
         });
-        let (fast_max, slow_max) = (config.trigger_pool.fast_max as usize, config.trigger_pool.slow_max as usize);
+        let (fast_max, slow_max) =
+            (config.trigger_pool.fast_max as usize, config.trigger_pool.slow_max as usize);
         let slow_jobs: Arc<Mutex<SlowJobs>> = Arc::default();
         let lanes = Lanes {
             fast: Lane::start(fast_max, slow_jobs.clone(), backlog),
@@ -342,13 +354,23 @@ impl TriggerPool {
         let (fast, fast_rx) = mpsc::channel(LANE_QUEUE);
         let (slow, slow_rx) = mpsc::channel(LANE_QUEUE);
         let tasks = vec![
-            tokio::spawn(run_lane(fast_rx, (lanes.fast.clone(), fast_max), context.clone(), shutdown.clone())),
+            tokio::spawn(run_lane(
+                fast_rx,
+                (lanes.fast.clone(), fast_max),
+                context.clone(),
+                shutdown.clone(),
+            )),
             tokio::spawn(run_lane(slow_rx, (lanes.slow.clone(), slow_max), context.clone(), shutdown)),
             // Last: they end once the lanes and their triggers are done with the context.
             writer,
             flusher,
         ];
-        Started { pool: TriggerPool { fast, slow, lanes, clock, rejections: Arc::default(), metrics }, context, results: waiting, tasks }
+        Started {
+            pool: TriggerPool { fast, slow, lanes, clock, rejections: Arc::default(), metrics },
+            context,
+            results: waiting,
+            tasks,
+        }
     }
 
     /// The concurrency limits, for the planned fires the leader sends beside the queued requests.
@@ -375,7 +397,9 @@ impl TriggerSink for TriggerPool {
             };
             let Some(suppressed) = suppressed else { return };
             if suppressed > 0 {
-                tracing::error!("{suppressed} more triggers were rejected in the previous second (lanes full)");
+                tracing::error!(
+                    "{suppressed} more triggers were rejected in the previous second (lanes full)"
+                );
             }
             tracing::error!(
                 job_id = request.job_id,
@@ -422,7 +446,12 @@ impl Rejections {
     }
 }
 
-async fn run_lane(mut queue: mpsc::Receiver<TriggerRequest>, (lane, concurrency): (Lane, usize), context: Arc<TriggerContext>, mut shutdown: Shutdown) {
+async fn run_lane(
+    mut queue: mpsc::Receiver<TriggerRequest>,
+    (lane, concurrency): (Lane, usize),
+    context: Arc<TriggerContext>,
+    mut shutdown: Shutdown,
+) {
     let preparing = Arc::new(Semaphore::new(PREPARING_BATCHES));
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
@@ -453,7 +482,12 @@ async fn run_lane(mut queue: mpsc::Receiver<TriggerRequest>, (lane, concurrency)
 
 /// One batch of requests: their jobs and groups loaded and their log rows inserted together, then each
 /// trigger sent on its own under the lane's concurrency limit.
-async fn run_batch(context: Arc<TriggerContext>, lane: Lane, requests: Vec<TriggerRequest>, prepare_permit: OwnedSemaphorePermit) {
+async fn run_batch(
+    context: Arc<TriggerContext>,
+    lane: Lane,
+    requests: Vec<TriggerRequest>,
+    prepare_permit: OwnedSemaphorePermit,
+) {
     // The triggers wait for the database rather than being dropped.
     let shards = loop {
         match prepare(&context, &requests).await {
@@ -509,7 +543,15 @@ async fn prepare(context: &TriggerContext, requests: &[TriggerRequest]) -> Resul
 
 /// The log rows of these triggers, sent at `now`.
 pub fn new_rows(pending: &[Pending], now: i64) -> Vec<NewLog> {
-    pending.iter().map(|p| NewLog { job_group: p.prepared.job.job_group, job_id: p.prepared.job.id, trigger_time_ms: now, trigger_msg: None }).collect()
+    pending
+        .iter()
+        .map(|p| NewLog {
+            job_group: p.prepared.job.job_group,
+            job_id: p.prepared.job.id,
+            trigger_time_ms: now,
+            trigger_msg: None,
+        })
+        .collect()
 }
 
 /// Groups by id, each with its address list split once (not once per trigger).
@@ -530,11 +572,16 @@ pub async fn load_groups(db: &Db, ids: &[i32]) -> Result<Groups> {
 
 /// The triggers one request makes of `job` in `group`: one, or one per address for a sharding broadcast,
 /// each with the request's overrides (parameter, retry count, addresses) applied.
-pub fn expand(request: &TriggerRequest, mut job: Arc<JobInfo>, group: Option<&(Arc<JobGroup>, Arc<Vec<String>>)>) -> Vec<Pending> {
+pub fn expand(
+    request: &TriggerRequest,
+    mut job: Arc<JobInfo>,
+    group: Option<&(Arc<JobGroup>, Arc<Vec<String>>)>,
+) -> Vec<Pending> {
     if let Some(param) = request.executor_param.clone() {
         Arc::make_mut(&mut job).executor_param = Some(param);
     }
-    let fail_retry_count = if request.fail_retry_count >= 0 { request.fail_retry_count } else { job.executor_fail_retry_count };
+    let fail_retry_count =
+        if request.fail_retry_count >= 0 { request.fail_retry_count } else { job.executor_fail_retry_count };
     let (mut group, mut addresses) = match group {
         Some((group, addresses)) => (Some(group.clone()), addresses.clone()),
         None => (None, Arc::default()),
@@ -549,9 +596,12 @@ pub fn expand(request: &TriggerRequest, mut job: Arc<JobInfo>, group: Option<&(A
     }
     let sharding = request.sharding_param.as_deref().and_then(parse_sharding);
     let route = job.executor_route_strategy.as_deref().and_then(RouteStrategy::from_name);
-    let broadcast = route == Some(RouteStrategy::ShardingBroadcast) && !addresses.is_empty() && sharding.is_none();
-    let prepared = Arc::new(Prepared { job, group, addresses, request: request.clone(), fail_retry_count, route });
-    let (first, total) = if broadcast { (0, prepared.addresses.len() as i32) } else { sharding.unwrap_or((0, 1)) };
+    let broadcast =
+        route == Some(RouteStrategy::ShardingBroadcast) && !addresses.is_empty() && sharding.is_none();
+    let prepared =
+        Arc::new(Prepared { job, group, addresses, request: request.clone(), fail_retry_count, route });
+    let (first, total) =
+        if broadcast { (0, prepared.addresses.len() as i32) } else { sharding.unwrap_or((0, 1)) };
     let indexes = if broadcast { 0..total } else { first..first + 1 };
     indexes.map(|index| Pending { prepared: prepared.clone(), index, total }).collect()
 }
@@ -568,7 +618,15 @@ impl Pending {
     /// stands for.
     pub fn into_shard(self, log_id: i64, trigger_time: i64, planned_ms: Option<i64>) -> Shard {
         let trigger_type = self.prepared.request.trigger_type;
-        Shard { prepared: self.prepared, index: self.index, total: self.total, log_id, trigger_time, trigger_type, planned_ms }
+        Shard {
+            prepared: self.prepared,
+            index: self.index,
+            total: self.total,
+            log_id,
+            trigger_time,
+            trigger_type,
+            planned_ms,
+        }
     }
 }
 
@@ -621,7 +679,8 @@ async fn process(context: &TriggerContext, shard: Shard, release: Option<Release
     let mut started = context.clock.now_ms();
     let i18n = &context.i18n;
     let s = &*shard.prepared;
-    let (route, index, total, log_id, trigger_time) = (s.route, shard.index, shard.total, shard.log_id, shard.trigger_time);
+    let (route, index, total, log_id, trigger_time) =
+        (s.route, shard.index, shard.total, shard.log_id, shard.trigger_time);
     let job = &s.job;
     let sharding_text = (route == Some(RouteStrategy::ShardingBroadcast)).then(|| format!("{index}/{total}"));
     let glue_updatetime = job.glue_updatetime.map(|t| context.db.zone().to_epoch_ms(t)).unwrap_or(0);
@@ -647,7 +706,10 @@ async fn process(context: &TriggerContext, shard: Shard, release: Option<Release
     // connect timeout, and the fire must then fail, not collapse into the next).
     let readying = async {
         match &address {
-            Some(address) => Some((address, context.executors.ready_run(context.executors.prepare_run(address, &param, fire)).await)),
+            Some(address) => Some((
+                address,
+                context.executors.ready_run(context.executors.prepare_run(address, &param, fire)).await,
+            )),
             None => None,
         }
     };
@@ -751,7 +813,9 @@ async fn choose_address(
             let address = addresses.get(index as usize).unwrap_or(&addresses[0]);
             (Some(address.clone()), None)
         }
-        Some(RouteStrategy::Failover) => probe(context, addresses, "jobconf_beat", |a| context.executors.beat(a)).await,
+        Some(RouteStrategy::Failover) => {
+            probe(context, addresses, "jobconf_beat", |a| context.executors.beat(a)).await
+        }
         Some(RouteStrategy::Busyover) => {
             let job_id = s.job.id;
             probe(context, addresses, "jobconf_idleBeat", |a| context.executors.idle_beat(a, job_id)).await
@@ -773,7 +837,12 @@ async fn choose_address(
 }
 
 /// FAILOVER / BUSYOVER: asks each executor in turn and takes the first that answers 200 (spec 5.8, 5.9).
-async fn probe<'a, F, Fut>(context: &TriggerContext, addresses: &'a [String], label_key: &str, call: F) -> (Option<String>, Option<String>)
+async fn probe<'a, F, Fut>(
+    context: &TriggerContext,
+    addresses: &'a [String],
+    label_key: &str,
+    call: F,
+) -> (Option<String>, Option<String>)
 where
     F: Fn(&'a str) -> Fut,
     Fut: std::future::Future<Output = ReturnT<String>>,
@@ -845,7 +914,11 @@ mod tests {
         assert_eq!(summary.flush(t + 900), vec![], "held back less than a second");
         assert_eq!(summary.flush(t + 1_000), vec![(DropReason::Misfire, 5)]);
         assert_eq!(summary.note(DropReason::Misfire, 2, t + 1_500), None);
-        assert_eq!(summary.flush(i64::MAX), vec![(DropReason::Misfire, 2)], "the last flush takes everything");
+        assert_eq!(
+            summary.flush(i64::MAX),
+            vec![(DropReason::Misfire, 2)],
+            "the last flush takes everything"
+        );
         assert_eq!(summary.flush(i64::MAX), vec![]);
     }
 

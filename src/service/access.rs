@@ -1,9 +1,9 @@
 //! Who acts: a user as stored now, with the group rights of its role (spec console 3.3).
 
+use super::{ServiceContext, ServiceError};
 use crate::domain::java_split;
 use crate::i18n::I18n;
 use crate::storage::JobUser;
-use super::{ServiceContext, ServiceError};
 use std::net::IpAddr;
 
 /// The user of a request, as stored in the database now (console session or API token alike), and
@@ -28,7 +28,11 @@ impl LoginUser {
     /// Role 1 sees every group; others the groups listed exactly in `permission` (spec console 3.3).
     pub fn can_access(&self, group: i32) -> bool {
         self.is_admin()
-            || self.0.permission.as_deref().is_some_and(|p| java_split(p).contains(&group.to_string().as_str()))
+            || self
+                .0
+                .permission
+                .as_deref()
+                .is_some_and(|p| java_split(p).contains(&group.to_string().as_str()))
     }
 
     /// Fails with 2.4.2's permission message, naming the user, unless the group is permitted; a refusal
@@ -46,7 +50,11 @@ impl LoginUser {
         if self.can_access(group) {
             Ok(())
         } else {
-            Err(ServiceError::Forbidden(format!("{}[username={}]", i18n.get("system_permission_limit"), self.0.username)))
+            Err(ServiceError::Forbidden(format!(
+                "{}[username={}]",
+                i18n.get("system_permission_limit"),
+                self.0.username
+            )))
         }
     }
 
@@ -55,7 +63,16 @@ impl LoginUser {
         if self.is_admin() {
             return None;
         }
-        Some(self.0.permission.as_deref().map(java_split).unwrap_or_default().iter().filter_map(|g| g.parse().ok()).collect())
+        Some(
+            self.0
+                .permission
+                .as_deref()
+                .map(java_split)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|g| g.parse().ok())
+                .collect(),
+        )
     }
 }
 
@@ -64,7 +81,16 @@ mod tests {
     use super::*;
 
     fn user(role: i16, permission: Option<&str>) -> LoginUser {
-        LoginUser(JobUser { id: 2, username: "u".into(), password: String::new(), role, permission: permission.map(str::to_string) }, Origin::default())
+        LoginUser(
+            JobUser {
+                id: 2,
+                username: "u".into(),
+                password: String::new(),
+                role,
+                permission: permission.map(str::to_string),
+            },
+            Origin::default(),
+        )
     }
 
     #[test]

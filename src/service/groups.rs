@@ -38,7 +38,11 @@ pub async fn list(
 pub async fn get(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobGroup, ServiceError> {
     user.ensure_access(state, id)?;
     let Some(group) = state.db.load_group(id).await? else {
-        return Err(ServiceError::NotFound(format!("{}{}", state.i18n.get("jobinfo_field_jobgroup"), state.i18n.get("system_not_found"))));
+        return Err(ServiceError::NotFound(format!(
+            "{}{}",
+            state.i18n.get("jobinfo_field_jobgroup"),
+            state.i18n.get("system_not_found")
+        )));
     };
     Ok(group)
 }
@@ -52,10 +56,22 @@ pub struct GroupForm {
     #[schema(ignore)]
     pub id: i32,
     /// The executors' AppName, 4 to 64 characters.
-    #[schema(required = true, nullable = false, min_length = 4, max_length = 64, pattern = r"^[^<>\x00]*[^\s<>\x00][^<>\x00]*$")]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 4,
+        max_length = 64,
+        pattern = r"^[^<>\x00]*[^\s<>\x00][^<>\x00]*$"
+    )]
     pub appname: Option<String>,
     /// Display name, at most 12 characters.
-    #[schema(required = true, nullable = false, min_length = 1, max_length = 12, pattern = r"^[^<>\x00]*[^\s<>\x00][^<>\x00]*$")]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 12,
+        pattern = r"^[^<>\x00]*[^\s<>\x00][^<>\x00]*$"
+    )]
     pub title: Option<String>,
     /// 0: addresses from executor registration; 1: the manual `addressList`.
     #[schema(minimum = 0, maximum = 1)]
@@ -134,7 +150,10 @@ pub async fn add(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> R
     let app_name = form.appname.clone();
     let result = insert(state, user, form).await;
     let target = group_target(result.as_ref().map_or(0, |group| group.id), app_name.as_deref());
-    state.audit.done(user, "group.add", target, |group| changes(None, Some(group)), result).map(|group| group.id)
+    state
+        .audit
+        .done(user, "group.add", target, |group| changes(None, Some(group)), result)
+        .map(|group| group.id)
 }
 
 async fn insert(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Result<JobGroup, ServiceError> {
@@ -159,7 +178,10 @@ pub async fn update(state: &ServiceContext, user: &LoginUser, form: GroupForm) -
     let target = group_target(form.id, form.appname.as_deref());
     let before = state.db.load_group(form.id).await.ok().flatten();
     let result = change(state, user, form).await;
-    state.audit.done(user, "group.update", target, |group| changes(before.as_ref(), Some(group)), result).map(drop)
+    state
+        .audit
+        .done(user, "group.update", target, |group| changes(before.as_ref(), Some(group)), result)
+        .map(drop)
 }
 
 async fn change(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Result<JobGroup, ServiceError> {
@@ -188,12 +210,19 @@ async fn change(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Re
 
 /// The live registrations of an automatic group, as the registry monitor would write them on its next
 /// pass, cut to what the column holds.
-pub(super) async fn live_addresses(db: &Db, app_name: &str, now_ms: i64) -> Result<Option<String>, ServiceError> {
+pub(super) async fn live_addresses(
+    db: &Db,
+    app_name: &str,
+    now_ms: i64,
+) -> Result<Option<String>, ServiceError> {
     Ok(live_address_lists(db, now_ms).await?.remove(app_name))
 }
 
 /// [`live_addresses`] of every AppName with a live registration.
-pub(super) async fn live_address_lists(db: &Db, now_ms: i64) -> Result<HashMap<String, String>, ServiceError> {
+pub(super) async fn live_address_lists(
+    db: &Db,
+    now_ms: i64,
+) -> Result<HashMap<String, String>, ServiceError> {
     let live = db.live_registrations(DEAD_TIMEOUT_SECS, now_ms).await?;
     Ok(group_addresses(live).into_iter().map(|(app, set)| (app, fitting_list(&set).0)).collect())
 }

@@ -6,11 +6,13 @@ use super::{LoginUser, ServiceContext, ServiceError};
 use crate::alarm::Targets;
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{next_time, MisfireStrategy, ScheduleType};
-use crate::domain::{is_blank, java_split, LogIdSink, TriggerRequest, TriggerType, BLOCK_STRATEGIES, GLUE_TYPES};
+use crate::domain::{
+    is_blank, java_split, LogIdSink, TriggerRequest, TriggerType, BLOCK_STRATEGIES, GLUE_TYPES,
+};
 use crate::i18n::I18n;
+use crate::storage::{Db, JobFilter, JobInfo};
 use crate::time::Zone;
 use chrono::NaiveDateTime;
-use crate::storage::{Db, JobFilter, JobInfo};
 use serde::Deserialize;
 
 /// A started or rescheduled job fires no sooner than this, outside the current pre-read window.
@@ -27,7 +29,13 @@ pub struct JobQuery {
 }
 
 /// The jobs of one page and the total, within the groups the user may see.
-pub async fn list(state: &ServiceContext, user: &LoginUser, query: JobQuery, offset: i64, limit: i64) -> Result<(Vec<JobInfo>, i64), ServiceError> {
+pub async fn list(
+    state: &ServiceContext,
+    user: &LoginUser,
+    query: JobQuery,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<JobInfo>, i64), ServiceError> {
     // 2.4.2 lists every group's jobs to anyone; here a user sees only the groups granted to him.
     if query.job_group > 0 {
         user.ensure_access(state, query.job_group)?;
@@ -166,7 +174,9 @@ impl<'a> Checks<'a> {
         match targets.webhooks.iter().find(|name| !configured.contains(&name.as_str())) {
             Some(unknown) => {
                 let known = if configured.is_empty() { "-".to_string() } else { configured.join(", ") };
-                Err(ServiceError::Invalid(self.i18n.format("jobinfo_alarm_unknown_channel", &[unknown, &known])))
+                Err(ServiceError::Invalid(
+                    self.i18n.format("jobinfo_alarm_unknown_channel", &[unknown, &known]),
+                ))
             }
             None => Ok(()),
         }
@@ -229,7 +239,13 @@ pub(super) fn stored_glue_source(glue_type: &Option<String>, source: Option<&str
 }
 
 /// A new, stopped job of the add form, as the console stores it.
-pub(super) fn new_job(form: JobForm, glue_type: String, glue_source: String, child_jobid: Option<String>, now: NaiveDateTime) -> JobInfo {
+pub(super) fn new_job(
+    form: JobForm,
+    glue_type: String,
+    glue_source: String,
+    child_jobid: Option<String>,
+    now: NaiveDateTime,
+) -> JobInfo {
     JobInfo {
         id: 0,
         job_group: form.job_group,
@@ -278,7 +294,9 @@ async fn insert(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Resu
     let checks = Checks::of(state, user);
     // Not found, not invalid: the form is well made and names a group that is not (or no longer) there.
     if state.db.load_group(form.job_group).await?.is_none() {
-        return Err(ServiceError::NotFound(checks.t("system_please_choose") + &checks.t("jobinfo_field_jobgroup")));
+        return Err(ServiceError::NotFound(
+            checks.t("system_please_choose") + &checks.t("jobinfo_field_jobgroup"),
+        ));
     }
     let (glue_type, glue_source) = checks.new_job_fields(&form)?;
     let child_jobid = checks.children(&form).await?;
@@ -292,7 +310,11 @@ async fn insert(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Resu
 }
 
 /// Changes job `form.id`; the GLUE type and source stay. Returns the job as written.
-pub async fn update(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<JobInfo, ServiceError> {
+pub async fn update(
+    state: &ServiceContext,
+    user: &LoginUser,
+    form: JobForm,
+) -> Result<JobInfo, ServiceError> {
     let target = job_target(form.id, form.job_desc.as_deref());
     let before = state.db.load_job(form.id).await;
     let result = change(state, user, form).await;
@@ -357,7 +379,11 @@ pub(super) fn write_form(
 }
 
 /// The job of `id` if the user may act on its group; `None` for an unknown id.
-pub async fn find(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<Option<JobInfo>, ServiceError> {
+pub async fn find(
+    state: &ServiceContext,
+    user: &LoginUser,
+    id: i32,
+) -> Result<Option<JobInfo>, ServiceError> {
     let Some(job) = state.db.load_job(id).await? else { return Ok(None) };
     user.ensure_access(state, job.job_group)?;
     Ok(Some(job))
@@ -370,7 +396,11 @@ pub async fn get(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<Jo
 
 /// The refusal of an id that names no job.
 pub fn unknown_job(state: &ServiceContext) -> ServiceError {
-    ServiceError::NotFound(format!("{}{}", state.i18n.get("jobinfo_field_id"), state.i18n.get("system_not_found")))
+    ServiceError::NotFound(format!(
+        "{}{}",
+        state.i18n.get("jobinfo_field_id"),
+        state.i18n.get("system_not_found")
+    ))
 }
 
 /// Deletes the job with its logs and GLUE history; returns whether it existed.
@@ -412,7 +442,14 @@ pub async fn start(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<
 }
 
 /// A start or stop as an audit event: the schedule fields before and after.
-fn audit_schedule(state: &ServiceContext, user: &LoginUser, kind: &'static str, id: i32, before: Option<JobInfo>, result: Result<JobInfo, ServiceError>) -> Result<JobInfo, ServiceError> {
+fn audit_schedule(
+    state: &ServiceContext,
+    user: &LoginUser,
+    kind: &'static str,
+    id: i32,
+    before: Option<JobInfo>,
+    result: Result<JobInfo, ServiceError>,
+) -> Result<JobInfo, ServiceError> {
     let target = job_target(id, before.as_ref().map(|job| job.job_desc.as_str()));
     state.audit.done(user, kind, target, |job| changes(before.as_ref(), Some(job)), result)
 }
@@ -424,8 +461,14 @@ async fn schedule(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<J
         return Err(ServiceError::Conflict(i18n.get("schedule_type_none_limit_start").to_string()));
     }
     let now = state.clock.now_ms();
-    let Ok(Some(next)) = next_time(&job.schedule_type, job.schedule_conf.as_deref(), now + START_DELAY_MS, state.cron_zone()) else {
-        return Err(ServiceError::Invalid(format!("{}{}", i18n.get("schedule_type"), i18n.get("system_unvalid"))));
+    let Ok(Some(next)) =
+        next_time(&job.schedule_type, job.schedule_conf.as_deref(), now + START_DELAY_MS, state.cron_zone())
+    else {
+        return Err(ServiceError::Invalid(format!(
+            "{}{}",
+            i18n.get("schedule_type"),
+            i18n.get("system_unvalid")
+        )));
     };
     job.trigger_status = 1;
     job.trigger_last_time = 0;
@@ -465,13 +508,21 @@ pub async fn trigger(
                 .and_then(|g| g.address_list)
                 .map(|l| java_split(&l).iter().map(|a| a.trim().to_string()).collect())
                 .unwrap_or_default();
-            if let Some(stranger) = java_split(list.trim()).into_iter().find(|a| !known.contains(&a.trim().to_string())) {
-                let label = format!("{}{}", i18n.get("jobgroup_field_registryList"), i18n.get("system_unvalid"));
+            if let Some(stranger) =
+                java_split(list.trim()).into_iter().find(|a| !known.contains(&a.trim().to_string()))
+            {
+                let label =
+                    format!("{}{}", i18n.get("jobgroup_field_registryList"), i18n.get("system_unvalid"));
                 // Not found, as a group or a child job named in a form: no executor of the group has it.
                 return Err(ServiceError::NotFound(format!("{label}: {stranger}")));
             }
         }
-        state.triggers.submit(TriggerRequest { executor_param, address_list, on_log_id, ..TriggerRequest::of_job(job.id, trigger_type) });
+        state.triggers.submit(TriggerRequest {
+            executor_param,
+            address_list,
+            on_log_id,
+            ..TriggerRequest::of_job(job.id, trigger_type)
+        });
         Ok(job)
     }
     .await;
@@ -482,7 +533,12 @@ pub async fn trigger(
 
 /// The next `count` fire times of a schedule after now, as `yyyy-MM-dd HH:mm:ss` in the cron zone;
 /// fewer when the schedule ends.
-pub fn next_fire_times(state: &ServiceContext, schedule_type: &str, conf: Option<&str>, count: usize) -> Result<Vec<String>, ServiceError> {
+pub fn next_fire_times(
+    state: &ServiceContext,
+    schedule_type: &str,
+    conf: Option<&str>,
+    count: usize,
+) -> Result<Vec<String>, ServiceError> {
     let zone = state.cron_zone();
     let mut times = Vec::new();
     let mut from = state.clock.now_ms();
@@ -496,7 +552,11 @@ pub fn next_fire_times(state: &ServiceContext, schedule_type: &str, conf: Option
             Err(e) => {
                 let i18n = &state.i18n;
                 // The prefix is ours, the rest the parser's: keep them apart.
-                return Err(ServiceError::Invalid(format!("{}{}: {e}", i18n.get("schedule_type"), i18n.get("system_unvalid"))));
+                return Err(ServiceError::Invalid(format!(
+                    "{}{}: {e}",
+                    i18n.get("schedule_type"),
+                    i18n.get("system_unvalid")
+                )));
             }
         }
     }

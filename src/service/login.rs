@@ -28,14 +28,23 @@ pub enum Outcome {
 /// With a directory: a name it knows is its alone (its password decides, and its row is marked as the
 /// directory's); a name it does not know, or any name while it cannot answer, may use a local password
 /// only when `fallback-to-local` allows.
-pub async fn check(db: &Db, directory: Option<&Directory>, local: Option<JobUser>, username: &str, password: &str) -> Result<Outcome, StorageError> {
+pub async fn check(
+    db: &Db,
+    directory: Option<&Directory>,
+    local: Option<JobUser>,
+    username: &str,
+    password: &str,
+) -> Result<Outcome, StorageError> {
     let Some(directory) = directory else { return Ok(local_check(local, password)) };
     match directory.verify(username, password).await {
         Ok(Verdict::Accepted(entry)) if username.chars().count() <= USERNAME_MAX_CHARS => {
             Ok(Outcome::SignedIn(save(db, directory, local, username, &entry).await?))
         }
         Ok(Verdict::Accepted(_)) => {
-            tracing::warn!(username, "LDAP login refused: the name is longer than xxl_job_user allows ({USERNAME_MAX_CHARS})");
+            tracing::warn!(
+                username,
+                "LDAP login refused: the name is longer than xxl_job_user allows ({USERNAME_MAX_CHARS})"
+            );
             Ok(Outcome::Refused)
         }
         Ok(Verdict::WrongPassword) => Ok(Outcome::Refused),
@@ -61,7 +70,13 @@ fn local_check(local: Option<JobUser>, password: &str) -> Outcome {
 
 /// The user's row as the directory describes it: created on the first login; role and permissions
 /// from the groups where a mapping is configured, else as an administrator set them.
-async fn save(db: &Db, directory: &Directory, local: Option<JobUser>, username: &str, entry: &DirectoryUser) -> Result<JobUser, StorageError> {
+async fn save(
+    db: &Db,
+    directory: &Directory,
+    local: Option<JobUser>,
+    username: &str,
+    entry: &DirectoryUser,
+) -> Result<JobUser, StorageError> {
     let role = directory.is_admin(entry).map(i16::from);
     let permission = match directory.executor_apps(entry) {
         Some(apps) => Some(permission_of(db, &apps).await?),
@@ -98,7 +113,8 @@ async fn save(db: &Db, directory: &Directory, local: Option<JobUser>, username: 
 /// The `permission` column for executors named by AppName: their ids, comma-separated, ascending;
 /// `None` for none. AppNames without an executor are left out.
 async fn permission_of(db: &Db, apps: &[String]) -> Result<Option<String>, StorageError> {
-    let mut ids: Vec<i32> = db.all_groups().await?.into_iter().filter(|g| apps.contains(&g.app_name)).map(|g| g.id).collect();
+    let mut ids: Vec<i32> =
+        db.all_groups().await?.into_iter().filter(|g| apps.contains(&g.app_name)).map(|g| g.id).collect();
     ids.sort_unstable();
     ids.dedup();
     Ok((!ids.is_empty()).then(|| ids.iter().map(i32::to_string).collect::<Vec<_>>().join(",")))
@@ -117,7 +133,13 @@ mod tests {
     #[test]
     fn no_password_hashes_to_the_directory_marker() {
         assert!(DIRECTORY_PASSWORD.len() != 32 || !DIRECTORY_PASSWORD.chars().all(|c| c.is_ascii_hexdigit()));
-        let user = JobUser { id: 3, username: "alice".into(), password: DIRECTORY_PASSWORD.into(), role: 0, permission: None };
+        let user = JobUser {
+            id: 3,
+            username: "alice".into(),
+            password: DIRECTORY_PASSWORD.into(),
+            role: 0,
+            permission: None,
+        };
         for password in ["", "{ldap}", "secret"] {
             assert!(matches!(local_check(Some(user.clone()), password), Outcome::Refused), "{password}");
         }

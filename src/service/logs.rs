@@ -22,7 +22,13 @@ pub struct LogQuery {
 
 /// The logs of one page and the total. The group must be permitted, and so must the job's own group
 /// when a job is named.
-pub async fn list(state: &ServiceContext, user: &LoginUser, query: LogQuery, offset: i64, limit: i64) -> Result<(Vec<JobLog>, i64), ServiceError> {
+pub async fn list(
+    state: &ServiceContext,
+    user: &LoginUser,
+    query: LogQuery,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<JobLog>, i64), ServiceError> {
     ensure_scope(state, user, query.job_group, query.job_id).await?;
     let filter = LogFilter {
         job_group: query.job_group,
@@ -36,7 +42,12 @@ pub async fn list(state: &ServiceContext, user: &LoginUser, query: LogQuery, off
 }
 
 /// The logs of a group, or of one job, are the user's to see or clear.
-pub async fn ensure_scope(state: &ServiceContext, user: &LoginUser, job_group: i32, job_id: i32) -> Result<(), ServiceError> {
+pub async fn ensure_scope(
+    state: &ServiceContext,
+    user: &LoginUser,
+    job_group: i32,
+    job_id: i32,
+) -> Result<(), ServiceError> {
     user.ensure_access(state, job_group)?;
     if job_id > 0 {
         // 2.4.2 drops the group filter for a job id: the job's own group must be permitted as well.
@@ -68,7 +79,12 @@ pub struct LogLines {
 }
 
 /// The executor's log of trigger `id` from line `from_line`, with the executor's own code and message.
-pub async fn rolling(state: &ServiceContext, user: &LoginUser, id: i64, from_line: i32) -> Result<ReturnT<LogLines>, ServiceError> {
+pub async fn rolling(
+    state: &ServiceContext,
+    user: &LoginUser,
+    id: i64,
+    from_line: i32,
+) -> Result<ReturnT<LogLines>, ServiceError> {
     let log = get(state, user, id).await?;
     let trigger_time = log.trigger_time.map(|t| state.db.zone().to_epoch_ms(t)).unwrap_or(0);
     let address = log.executor_address.clone().unwrap_or_default();
@@ -87,7 +103,13 @@ pub async fn rolling(state: &ServiceContext, user: &LoginUser, id: i64, from_lin
 pub async fn kill(state: &ServiceContext, user: &LoginUser, id: i64) -> Result<Option<String>, ServiceError> {
     let result = stop_run(state, user, id).await;
     let target = Target::new("log", id, None);
-    state.audit.done(user, "log.kill", target, |msg| Some(serde_json::json!({ "executorMessage": { "before": null, "after": msg } })), result)
+    state.audit.done(
+        user,
+        "log.kill",
+        target,
+        |msg| Some(serde_json::json!({ "executorMessage": { "before": null, "after": msg } })),
+        result,
+    )
 }
 
 async fn stop_run(state: &ServiceContext, user: &LoginUser, id: i64) -> Result<Option<String>, ServiceError> {

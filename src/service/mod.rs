@@ -16,13 +16,13 @@ pub mod tokens;
 pub use access::{LoginUser, Origin};
 
 use crate::alarm::Alarms;
-use audit::Audit;
 use crate::executor::ExecutorClient;
 use crate::i18n::I18n;
 use crate::scheduler::complete::Completer;
 use crate::scheduler::TriggerSink;
 use crate::storage::{Db, StorageError};
 use crate::time::{Clock, Zone, CRON_ZONE};
+use audit::Audit;
 use chrono::NaiveDateTime;
 use std::sync::Arc;
 

@@ -139,7 +139,10 @@ impl Oidc {
         let metadata: Metadata = self.get_json(&url).await?;
         // OpenID Connect Discovery 4.3: the document must name the issuer it was read from.
         if metadata.issuer != self.config.issuer {
-            return Err(OidcError::Provider(format!("{url} names the issuer `{}`, not `{}`", metadata.issuer, self.config.issuer)));
+            return Err(OidcError::Provider(format!(
+                "{url} names the issuer `{}`, not `{}`",
+                metadata.issuer, self.config.issuer
+            )));
         }
         let metadata = Arc::new(metadata);
         *cached = Some(metadata.clone());
@@ -155,7 +158,12 @@ impl Oidc {
     /// Starts a sign-in: the provider's URL to send the browser to, and what the callback will need.
     pub async fn begin(&self, redirect_uri: &str) -> Result<(String, Pending), OidcError> {
         let metadata = self.metadata().await?;
-        let pending = Pending { state: random_token(), nonce: random_token(), verifier: random_token(), redirect_uri: redirect_uri.to_string() };
+        let pending = Pending {
+            state: random_token(),
+            nonce: random_token(),
+            verifier: random_token(),
+            redirect_uri: redirect_uri.to_string(),
+        };
         let mut url = url::Url::parse(&metadata.authorization_endpoint)
             .map_err(|e| OidcError::Provider(format!("authorization_endpoint: {e}")))?;
         url.query_pairs_mut()
@@ -172,9 +180,17 @@ impl Oidc {
 
     /// Completes a sign-in from the callback's `state` and `code`: the code is exchanged for tokens and
     /// the ID token checked against what [`Oidc::begin`] sent.
-    pub async fn finish(&self, pending: &Pending, state: &str, code: &str, now_ms: i64) -> Result<Identity, OidcError> {
+    pub async fn finish(
+        &self,
+        pending: &Pending,
+        state: &str,
+        code: &str,
+        now_ms: i64,
+    ) -> Result<Identity, OidcError> {
         if !same(state, &pending.state) {
-            return Err(OidcError::Refused("the state does not match the sign-in this browser started".into()));
+            return Err(OidcError::Refused(
+                "the state does not match the sign-in this browser started".into(),
+            ));
         }
         let metadata = self.metadata().await?;
         let mut form = vec![
@@ -187,7 +203,10 @@ impl Oidc {
         match &self.config.client_secret {
             // client_secret_basic unless the provider only takes the secret in the form.
             Some(secret) if Self::secret_in_form(&metadata) => {
-                form.extend([("client_id", self.config.client_id.as_str()), ("client_secret", secret.expose())]);
+                form.extend([
+                    ("client_id", self.config.client_id.as_str()),
+                    ("client_secret", secret.expose()),
+                ]);
             }
             Some(secret) => {
                 // RFC 6749 2.3.1: both are form-encoded before they are joined.
@@ -196,14 +215,24 @@ impl Oidc {
             }
             None => form.push(("client_id", self.config.client_id.as_str())),
         }
-        let response = request.form(&form).send().await.map_err(|e| OidcError::Provider(format!("token request: {e}")))?;
+        let response = request
+            .form(&form)
+            .send()
+            .await
+            .map_err(|e| OidcError::Provider(format!("token request: {e}")))?;
         let status = response.status();
-        let body: Value = response.json().await.map_err(|e| OidcError::Provider(format!("token response ({status}): {e}")))?;
+        let body: Value = response
+            .json()
+            .await
+            .map_err(|e| OidcError::Provider(format!("token response ({status}): {e}")))?;
         if !status.is_success() {
             let error = body.get("error").and_then(Value::as_str).unwrap_or("an error");
             return Err(OidcError::Provider(format!("token request: HTTP {status}, {error}")));
         }
-        let id_token = body.get("id_token").and_then(Value::as_str).ok_or_else(|| OidcError::Provider("the token response has no id_token".into()))?;
+        let id_token = body
+            .get("id_token")
+            .and_then(Value::as_str)
+            .ok_or_else(|| OidcError::Provider("the token response has no id_token".into()))?;
         let mut claims = self.verify(id_token, &pending.nonce, now_ms).await?;
         let access_token = body.get("access_token").and_then(Value::as_str);
         if let (Some(endpoint), Some(access_token)) = (&metadata.userinfo_endpoint, access_token) {
@@ -215,16 +244,31 @@ impl Oidc {
     /// Providers that keep the ID token small (oidc-provider, Okta's org server, Entra ID without
     /// optional claims) give the user name or groups at the userinfo endpoint only (Core 5.4): asked
     /// only when a configured claim is missing, and trusted only for the same `sub` (Core 5.3.2).
-    async fn add_userinfo(&self, claims: &mut Map<String, Value>, endpoint: &str, access_token: &str) -> Result<(), OidcError> {
+    async fn add_userinfo(
+        &self,
+        claims: &mut Map<String, Value>,
+        endpoint: &str,
+        access_token: &str,
+    ) -> Result<(), OidcError> {
         let wanted = [Some(&self.config.username_claim), self.config.groups_claim.as_ref()];
         if wanted.into_iter().flatten().all(|claim| claims.contains_key(claim)) {
             return Ok(());
         }
         let failed = |e: reqwest::Error| OidcError::Provider(format!("userinfo: {e}"));
-        let response = self.http.get(endpoint).bearer_auth(access_token).send().await.map_err(failed)?.error_for_status().map_err(failed)?;
+        let response = self
+            .http
+            .get(endpoint)
+            .bearer_auth(access_token)
+            .send()
+            .await
+            .map_err(failed)?
+            .error_for_status()
+            .map_err(failed)?;
         let info: Map<String, Value> = response.json().await.map_err(failed)?;
         if info.get("sub").is_none() || info.get("sub") != claims.get("sub") {
-            return Err(OidcError::Refused("the userinfo answer is about another subject than the ID token".into()));
+            return Err(OidcError::Refused(
+                "the userinfo answer is about another subject than the ID token".into(),
+            ));
         }
         for (name, value) in info {
             claims.entry(name).or_insert(value);
@@ -234,7 +278,9 @@ impl Oidc {
 
     fn secret_in_form(metadata: &Metadata) -> bool {
         let methods = &metadata.token_endpoint_auth_methods_supported;
-        !methods.is_empty() && !methods.iter().any(|m| m == "client_secret_basic") && methods.iter().any(|m| m == "client_secret_post")
+        !methods.is_empty()
+            && !methods.iter().any(|m| m == "client_secret_basic")
+            && methods.iter().any(|m| m == "client_secret_post")
     }
 
     /// The ID token's claims once its signature, issuer, audience, lifetime and nonce are checked
@@ -252,7 +298,8 @@ impl Oidc {
         validation.set_required_spec_claims(&["iss", "aud", "exp"]);
         // Times are checked below against the admin's clock.
         validation.validate_exp = false;
-        let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation).map_err(|e| refused(format!("ID token: {e}")))?;
+        let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
+            .map_err(|e| refused(format!("ID token: {e}")))?;
         let claims = data.claims;
         let now = now_ms.div_euclid(1000);
         let time = |name: &str| claims.get(name).and_then(Value::as_i64);
@@ -273,7 +320,8 @@ impl Oidc {
         }
         // Core 3.1.3.7 items 4 and 5: with several audiences, the token must be meant for us.
         let audiences = claims.get("aud").and_then(Value::as_array).map_or(1, Vec::len);
-        if audiences > 1 && claims.get("azp").and_then(Value::as_str) != Some(self.config.client_id.as_str()) {
+        if audiences > 1 && claims.get("azp").and_then(Value::as_str) != Some(self.config.client_id.as_str())
+        {
             return Err(refused("the ID token has several audiences and another authorized party".into()));
         }
         Ok(claims)
@@ -287,27 +335,49 @@ impl Oidc {
             return key;
         }
         if cache.fetched_ms.is_some_and(|at| now_ms - at < JWKS_REFRESH_MIN_MS) {
-            return Err(OidcError::Refused(format!("no key {} among the provider's keys", kid.unwrap_or("(unnamed)"))));
+            return Err(OidcError::Refused(format!(
+                "no key {} among the provider's keys",
+                kid.unwrap_or("(unnamed)")
+            )));
         }
         let metadata = self.metadata().await?;
         let set: Value = self.get_json(&metadata.jwks_uri).await?;
         // One key of a type this library cannot read must not hide the others.
-        cache.keys = set.get("keys").and_then(Value::as_array).into_iter().flatten().filter_map(|k| serde_json::from_value(k.clone()).ok()).collect();
+        cache.keys = set
+            .get("keys")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|k| serde_json::from_value(k.clone()).ok())
+            .collect();
         cache.fetched_ms = Some(now_ms);
-        find_key(&cache.keys, kid, alg)
-            .unwrap_or_else(|| Err(OidcError::Refused(format!("no key {} among the provider's keys", kid.unwrap_or("(unnamed)")))))
+        find_key(&cache.keys, kid, alg).unwrap_or_else(|| {
+            Err(OidcError::Refused(format!(
+                "no key {} among the provider's keys",
+                kid.unwrap_or("(unnamed)")
+            )))
+        })
     }
 
     /// The user name and groups from the verified claims.
     fn identity(&self, claims: &Map<String, Value>) -> Result<Identity, OidcError> {
         let claim = &self.config.username_claim;
         let username = claims.get(claim).and_then(Value::as_str).map(str::trim).unwrap_or_default();
-        if username.is_empty() || username.chars().count() > USERNAME_MAX_CHARS || username.chars().any(char::is_control) {
-            return Err(OidcError::Refused(format!("the claim `{claim}` is missing or is no user name of 1 to {USERNAME_MAX_CHARS} characters")));
+        if username.is_empty()
+            || username.chars().count() > USERNAME_MAX_CHARS
+            || username.chars().any(char::is_control)
+        {
+            return Err(OidcError::Refused(format!(
+                "the claim `{claim}` is missing or is no user name of 1 to {USERNAME_MAX_CHARS} characters"
+            )));
         }
         let groups = self.config.groups_claim.as_ref().map(|name| match claims.get(name) {
-            Some(Value::Array(values)) => values.iter().filter_map(Value::as_str).map(normalise_group).collect(),
-            Some(Value::String(value)) => value.split([',', ' ']).filter(|g| !g.is_empty()).map(normalise_group).collect(),
+            Some(Value::Array(values)) => {
+                values.iter().filter_map(Value::as_str).map(normalise_group).collect()
+            }
+            Some(Value::String(value)) => {
+                value.split([',', ' ']).filter(|g| !g.is_empty()).map(normalise_group).collect()
+            }
             _ => Vec::new(),
         });
         Ok(Identity { username: username.to_string(), groups })
@@ -325,7 +395,13 @@ impl Oidc {
             Some(user) => user,
             None => {
                 let (role, permission) = rights.clone().unwrap_or((0, None));
-                let user = JobUser { id: 0, username: identity.username.clone(), password: NO_PASSWORD.to_string(), role, permission };
+                let user = JobUser {
+                    id: 0,
+                    username: identity.username.clone(),
+                    password: NO_PASSWORD.to_string(),
+                    role,
+                    permission,
+                };
                 match db.insert_user(&user).await {
                     Ok(id) => return Ok(JobUser { id, ..user }),
                     // Created meanwhile by a sign-in on another admin (the name is unique): updated below.
@@ -346,9 +422,16 @@ impl Oidc {
     /// groups, as the ascending id list `xxl_job_user.permission` holds.
     async fn rights(&self, db: &Db, groups: &[String]) -> Result<(i16, Option<String>), OidcError> {
         let admin = groups.iter().any(|g| self.config.admin_groups.contains(g));
-        let mut ids: Vec<i32> = db.all_groups().await?.into_iter().filter(|e| groups.contains(&e.app_name)).map(|e| e.id).collect();
+        let mut ids: Vec<i32> = db
+            .all_groups()
+            .await?
+            .into_iter()
+            .filter(|e| groups.contains(&e.app_name))
+            .map(|e| e.id)
+            .collect();
         ids.sort_unstable();
-        let permission = (!ids.is_empty()).then(|| ids.iter().map(i32::to_string).collect::<Vec<_>>().join(","));
+        let permission =
+            (!ids.is_empty()).then(|| ids.iter().map(i32::to_string).collect::<Vec<_>>().join(","));
         Ok((if admin { 1 } else { 0 }, permission))
     }
 }
@@ -362,8 +445,15 @@ fn find_key(keys: &[Jwk], kid: Option<&str>, alg: Algorithm) -> Option<Result<De
     let fits = |jwk: &&Jwk| {
         let family = matches!(
             (&jwk.algorithm, alg),
-            (AlgorithmParameters::RSA(_), Algorithm::RS256 | Algorithm::RS384 | Algorithm::RS512 | Algorithm::PS256 | Algorithm::PS384 | Algorithm::PS512)
-                | (AlgorithmParameters::EllipticCurve(_), Algorithm::ES256 | Algorithm::ES384)
+            (
+                AlgorithmParameters::RSA(_),
+                Algorithm::RS256
+                    | Algorithm::RS384
+                    | Algorithm::RS512
+                    | Algorithm::PS256
+                    | Algorithm::PS384
+                    | Algorithm::PS512
+            ) | (AlgorithmParameters::EllipticCurve(_), Algorithm::ES256 | Algorithm::ES384)
                 | (AlgorithmParameters::OctetKeyPair(_), Algorithm::EdDSA)
         );
         family && kid.is_none_or(|kid| jwk.common.key_id.as_deref() == Some(kid))
@@ -374,7 +464,11 @@ fn find_key(keys: &[Jwk], kid: Option<&str>, alg: Algorithm) -> Option<Result<De
     if kid.is_none() && candidates.next().is_some() {
         return None;
     }
-    Some(DecodingKey::from_jwk(jwk).map_err(|e| OidcError::Refused(format!("the provider's key {}: {e}", kid.unwrap_or("(unnamed)")))))
+    Some(
+        DecodingKey::from_jwk(jwk).map_err(|e| {
+            OidcError::Refused(format!("the provider's key {}: {e}", kid.unwrap_or("(unnamed)")))
+        }),
+    )
 }
 
 #[cfg(test)]
@@ -383,7 +477,10 @@ mod tests {
 
     #[test]
     fn the_challenge_is_the_unpadded_base64url_sha256_of_the_verifier() {
-        assert_eq!(challenge("dBjftJeZ4CVP-mJ92K9pvOf1_nGfyq9pPEy8kYlt4oQ"), "0XIh97UoSbl1-8IxCd_rNtkHOgZSmNDugRIP1XERCLc");
+        assert_eq!(
+            challenge("dBjftJeZ4CVP-mJ92K9pvOf1_nGfyq9pPEy8kYlt4oQ"),
+            "0XIh97UoSbl1-8IxCd_rNtkHOgZSmNDugRIP1XERCLc"
+        );
     }
 
     #[test]

@@ -76,7 +76,8 @@ pub fn conditions(form: &str) -> (Vec<serde_json::Value>, &'static [&'static str
             &["scheduleConf"],
         ),
         "NewJob" => {
-            let others: Vec<&str> = GLUE_TYPES.iter().map(|(name, _)| *name).filter(|name| *name != "BEAN").collect();
+            let others: Vec<&str> =
+                GLUE_TYPES.iter().map(|(name, _)| *name).filter(|name| *name != "BEAN").collect();
             (
                 vec![json!({ "required": ["glueType"], "anyOf": [
                     branch("glueType", json!("BEAN"), json!({ "executorHandler": { "type": "string", "pattern": NOT_BLANK } }), &["executorHandler"]),
@@ -93,7 +94,8 @@ pub fn conditions(form: &str) -> (Vec<serde_json::Value>, &'static [&'static str
             &["addressList"],
         ),
         "AppliedJob" => {
-            let others: Vec<&str> = GLUE_TYPES.iter().map(|(name, _)| *name).filter(|name| *name != "BEAN").collect();
+            let others: Vec<&str> =
+                GLUE_TYPES.iter().map(|(name, _)| *name).filter(|name| *name != "BEAN").collect();
             (
                 vec![
                     // A job without a schedule cannot be set running.

@@ -99,7 +99,8 @@ impl ApiTokens {
 
     /// The claims of a well-signed token that has not expired.
     pub fn verify(&self, token: &str, now_ms: i64) -> Result<TokenClaims, TokenError> {
-        let (payload, signature) = token.strip_prefix(PREFIX).and_then(|rest| rest.split_once('.')).ok_or(TokenError::Malformed)?;
+        let (payload, signature) =
+            token.strip_prefix(PREFIX).and_then(|rest| rest.split_once('.')).ok_or(TokenError::Malformed)?;
         let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|_| TokenError::Malformed)?;
         let expected = self.mac(&[PREFIX.as_bytes(), payload.as_bytes()]);
         if !bool::from(expected.ct_eq(&signature)) {
@@ -115,7 +116,8 @@ impl ApiTokens {
 
     /// Whether the claims still describe `user` as stored now.
     pub fn check_user(&self, claims: &TokenClaims, user: &JobUser) -> Result<(), TokenError> {
-        let same = claims.uid == user.id && bool::from(claims.bind.as_bytes().ct_eq(self.binding(user).as_bytes()));
+        let same =
+            claims.uid == user.id && bool::from(claims.bind.as_bytes().ct_eq(self.binding(user).as_bytes()));
         if same {
             Ok(())
         } else {
@@ -129,7 +131,13 @@ mod tests {
     use super::*;
 
     fn user() -> JobUser {
-        JobUser { id: 3, username: "ops".into(), password: "e10adc3949ba59abbe56e057f20f883e".into(), role: 0, permission: Some("1".into()) }
+        JobUser {
+            id: 3,
+            username: "ops".into(),
+            password: "e10adc3949ba59abbe56e057f20f883e".into(),
+            role: 0,
+            permission: Some("1".into()),
+        }
     }
 
     #[test]
@@ -153,7 +161,11 @@ mod tests {
         assert_eq!(tokens.check_user(&claims, &new_password), Err(TokenError::Revoked));
         assert_eq!(tokens.check_user(&claims, &JobUser { role: 1, ..user() }), Err(TokenError::Revoked));
         assert_eq!(tokens.check_user(&claims, &JobUser { id: 4, ..user() }), Err(TokenError::Revoked));
-        assert_eq!(tokens.check_user(&claims, &JobUser { permission: Some("1,2".into()), ..user() }), Ok(()), "rights are read live");
+        assert_eq!(
+            tokens.check_user(&claims, &JobUser { permission: Some("1,2".into()), ..user() }),
+            Ok(()),
+            "rights are read live"
+        );
         assert!(!claims.bind.contains(&user().password), "the hash never travels");
     }
 
@@ -165,7 +177,11 @@ mod tests {
         let (_, signature) = token.rsplit_once('.').unwrap();
         let forged = URL_SAFE_NO_PAD.encode(br#"{"uid":1,"bind":"00","iat":0,"exp":null,"nonce":"0"}"#);
         assert_eq!(tokens.verify(&format!("{PREFIX}{forged}.{signature}"), 1), Err(TokenError::BadSignature));
-        assert_eq!(tokens.verify("v1.e30.AAAA", 1), Err(TokenError::Malformed), "a session cookie is no API token");
+        assert_eq!(
+            tokens.verify("v1.e30.AAAA", 1),
+            Err(TokenError::Malformed),
+            "a session cookie is no API token"
+        );
         assert_eq!(tokens.verify(&format!("{PREFIX}e30.!!"), 1), Err(TokenError::Malformed));
         assert_eq!(tokens.verify("", 1), Err(TokenError::Malformed));
     }

@@ -106,7 +106,10 @@ fn is_transient(e: &sqlx::Error) -> bool {
 
 /// `options` pointed at the server to start on, and its index in `servers`: the first that answers (in the
 /// role asked for) of a multi-host URL.
-async fn starting_server<DB: MultiHost>(options: <DB::Connection as sqlx::Connection>::Options, servers: &Servers) -> Result<(<DB::Connection as sqlx::Connection>::Options, usize)> {
+async fn starting_server<DB: MultiHost>(
+    options: <DB::Connection as sqlx::Connection>::Options,
+    servers: &Servers,
+) -> Result<(<DB::Connection as sqlx::Connection>::Options, usize)> {
     if !failover::is_needed(servers) {
         return Ok((options, 0));
     }
@@ -158,7 +161,8 @@ async fn connect_mysql(ds: &DataSourceConfig, last_move: &LastMove) -> Result<(s
     match options.connect().await {
         Ok(conn) => drop(conn),
         Err(sqlx::Error::Database(e))
-            if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().is_some_and(|e| e.number() == ER_BAD_DB_ERROR) =>
+            if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+                .is_some_and(|e| e.number() == ER_BAD_DB_ERROR) =>
         {
             create_mysql_database(server, database).await?;
         }
@@ -242,7 +246,8 @@ fn postgres_options(ds: &DataSourceConfig) -> PgConnectOptions {
     }
     // Timestamps are wall-clock values we convert ourselves, so the session TimeZone changes nothing we
     // store; it is passed on as configured, with the rest of `options`.
-    let mut run_time: Vec<(&str, &str)> = settings.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect();
+    let mut run_time: Vec<(&str, &str)> =
+        settings.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect();
     if let Some(schema) = schema {
         run_time.push(("search_path", schema));
     }
@@ -255,7 +260,8 @@ fn postgres_options(ds: &DataSourceConfig) -> PgConnectOptions {
 /// The pool, and the index of its server in the URL's hosts.
 async fn connect_postgres(ds: &DataSourceConfig, last_move: &LastMove) -> Result<(sqlx::PgPool, usize)> {
     let DbTarget::Postgres { database, servers, .. } = &ds.target else { unreachable!() };
-    let (options, current) = starting_server::<Postgres>(postgres_options(ds).database(database), servers).await?;
+    let (options, current) =
+        starting_server::<Postgres>(postgres_options(ds).database(database), servers).await?;
     // Open one connection first so a missing database is created before the pool starts filling.
     match options.connect().await {
         Ok(conn) => drop(conn),
@@ -271,26 +277,43 @@ async fn create_postgres_database(server: PgConnectOptions, database: &str) -> R
     tracing::info!(database, "database does not exist; creating it");
     let mut conn = server.database(PG_MAINTENANCE_DB).connect().await?;
     // UTF8 whatever the cluster default: the initial rows hold Chinese text, as on MySQL's utf8mb4.
-    let sql = format!("CREATE DATABASE \"{}\" ENCODING 'UTF8' TEMPLATE template0", database.replace('"', "\"\""));
+    let sql =
+        format!("CREATE DATABASE \"{}\" ENCODING 'UTF8' TEMPLATE template0", database.replace('"', "\"\""));
     match sqlx::query(&sql).execute(&mut conn).await {
         // Another admin starting beside us created it first.
-        Err(sqlx::Error::Database(e)) if matches!(e.code().as_deref(), Some(PG_DUPLICATE_DATABASE | PG_UNIQUE_VIOLATION)) => Ok(()),
+        Err(sqlx::Error::Database(e))
+            if matches!(e.code().as_deref(), Some(PG_DUPLICATE_DATABASE | PG_UNIQUE_VIOLATION)) =>
+        {
+            Ok(())
+        }
         other => other.map(drop).map_err(Into::into),
     }
 }
 
 /// The writer's pool and, for a file, the readers' (created after the writer, which creates the file and
 /// puts it in WAL mode).
-async fn connect_sqlite(path: &SqlitePath, ds: &DataSourceConfig) -> Result<(sqlx::SqlitePool, Option<sqlx::SqlitePool>)> {
+async fn connect_sqlite(
+    path: &SqlitePath,
+    ds: &DataSourceConfig,
+) -> Result<(sqlx::SqlitePool, Option<sqlx::SqlitePool>)> {
     let busy = Duration::from_millis(ds.pool.connection_timeout_ms.max(5_000));
     let options = SqliteConnectOptions::new().busy_timeout(busy).foreign_keys(false);
     let pools = match path {
         SqlitePath::File(file) => {
-            let options = options.filename(file).statement_cache_capacity(SQLITE_STATEMENT_CACHE).pragma("cache_size", SQLITE_PAGE_CACHE);
+            let options = options
+                .filename(file)
+                .statement_cache_capacity(SQLITE_STATEMENT_CACHE)
+                .pragma("cache_size", SQLITE_PAGE_CACHE);
             let writer = SqlitePoolOptions::new()
                 .max_connections(SQLITE_CONNECTIONS)
                 .acquire_timeout(busy)
-                .connect_with(options.clone().create_if_missing(true).journal_mode(SqliteJournalMode::Wal).synchronous(SqliteSynchronous::Normal))
+                .connect_with(
+                    options
+                        .clone()
+                        .create_if_missing(true)
+                        .journal_mode(SqliteJournalMode::Wal)
+                        .synchronous(SqliteSynchronous::Normal),
+                )
                 .await?;
             let readers = SqlitePoolOptions::new()
                 .max_connections(SQLITE_READERS)

@@ -80,7 +80,8 @@ impl MultiHost for Postgres {
                 TargetServer::Any => sqlx::query("SELECT 1").execute(conn).await.map(|_| true),
                 // A standby is a server in recovery; a promoted one leaves it at once.
                 TargetServer::Primary | TargetServer::PreferPrimary => {
-                    let in_recovery: bool = sqlx::query_scalar("SELECT pg_is_in_recovery()").fetch_one(conn).await?;
+                    let in_recovery: bool =
+                        sqlx::query_scalar("SELECT pg_is_in_recovery()").fetch_one(conn).await?;
                     Ok(!in_recovery)
                 }
             }
@@ -160,7 +161,12 @@ pub(super) async fn choose<DB: MultiHost>(
 /// Checks the server in use (`hosts[current]`) every second for as long as the pool is open, and moves
 /// the pool on when it fails; after a move away from the first host, the hosts before the one in use
 /// are tried again every `retry_first_after_secs`.
-pub(super) fn watch<DB: MultiHost>(pool: sqlx::Pool<DB>, servers: Servers, mut current: usize, last_move: LastMove) {
+pub(super) fn watch<DB: MultiHost>(
+    pool: sqlx::Pool<DB>,
+    servers: Servers,
+    mut current: usize,
+    last_move: LastMove,
+) {
     let retry_every = servers.retry_first_after_secs.map(Duration::from_secs);
     tokio::spawn(async move {
         let mut conn: Option<DB::Connection> = None;
@@ -172,7 +178,10 @@ pub(super) fn watch<DB: MultiHost>(pool: sqlx::Pool<DB>, servers: Servers, mut c
                 return;
             }
             let healthy = match conn.as_mut() {
-                Some(c) => matches!(tokio::time::timeout(ATTEMPT_TIMEOUT, DB::suits(c, servers.target)).await, Ok(Ok(true))),
+                Some(c) => matches!(
+                    tokio::time::timeout(ATTEMPT_TIMEOUT, DB::suits(c, servers.target)).await,
+                    Ok(Ok(true))
+                ),
                 None => false,
             };
             let base = pool.connect_options();
@@ -209,7 +218,14 @@ pub(super) fn watch<DB: MultiHost>(pool: sqlx::Pool<DB>, servers: Servers, mut c
     });
 }
 
-fn move_pool<DB: MultiHost>(pool: &sqlx::Pool<DB>, base: &Options<DB>, servers: &Servers, from: usize, to: usize, last_move: &LastMove) {
+fn move_pool<DB: MultiHost>(
+    pool: &sqlx::Pool<DB>,
+    base: &Options<DB>,
+    servers: &Servers,
+    from: usize,
+    to: usize,
+    last_move: &LastMove,
+) {
     pool.set_connect_options(DB::at(base, &servers.hosts[to]));
     last_move.mark();
     tracing::warn!(from = %servers.hosts[from], to = %servers.hosts[to], "database: moved to another server of spring.datasource.url");
@@ -235,7 +251,8 @@ mod tests {
         let one = Servers::single("db", 3306);
         assert!(!is_needed(&one));
         assert!(is_needed(&Servers { target: TargetServer::Primary, ..one.clone() }));
-        let two = Servers { hosts: vec![one.first().clone(), HostPort { host: "db2".into(), port: 3306 }], ..one };
+        let two =
+            Servers { hosts: vec![one.first().clone(), HostPort { host: "db2".into(), port: 3306 }], ..one };
         assert!(is_needed(&two));
     }
 }

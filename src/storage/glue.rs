@@ -7,7 +7,8 @@ pub(super) const DELETE_GLUES_OF_JOB: &str = "DELETE FROM xxl_job_logglue WHERE 
 
 const GLUES_OF_JOB: &str = "SELECT * FROM xxl_job_logglue WHERE job_id = ? ORDER BY id DESC";
 
-const INSERT_GLUE: &str = "INSERT INTO xxl_job_logglue (job_id, glue_type, glue_source, glue_remark, add_time, update_time) \
+const INSERT_GLUE: &str =
+    "INSERT INTO xxl_job_logglue (job_id, glue_type, glue_source, glue_remark, add_time, update_time) \
      VALUES (?, ?, ?, ?, ?, ?)";
 
 // The derived table works around MySQL's refusal of LIMIT inside an IN subquery.

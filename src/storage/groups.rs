@@ -52,9 +52,15 @@ impl Db {
 
     /// Writes only the address list of a group, so a concurrent console edit of its title survives the
     /// registry monitor (2.4.2 rewrites the whole row from a stale copy).
-    pub async fn update_group_addresses(&self, id: i32, address_list: Option<&str>, update_time_ms: i64) -> Result<u64> {
+    pub async fn update_group_addresses(
+        &self,
+        id: i32,
+        address_list: Option<&str>,
+        update_time_ms: i64,
+    ) -> Result<u64> {
         let update_time = self.datetime(update_time_ms);
-        let args = [Arg::OptText(address_list.map(str::to_string)), Arg::DateTime(update_time), Arg::Int(id.into())];
+        let args =
+            [Arg::OptText(address_list.map(str::to_string)), Arg::DateTime(update_time), Arg::Int(id.into())];
         self.execute("UPDATE xxl_job_group SET address_list = ?, update_time = ? WHERE id = ?", &args).await
     }
 

@@ -28,9 +28,11 @@ impl JobFilter {
             args.push(Arg::Int(self.trigger_status.into()));
         }
         restrict_groups(&mut sql, &mut args, self.permitted_groups.as_deref());
-        for (column, value) in
-            [("job_desc", &self.job_desc), ("executor_handler", &self.executor_handler), ("author", &self.author)]
-        {
+        for (column, value) in [
+            ("job_desc", &self.job_desc),
+            ("executor_handler", &self.executor_handler),
+            ("author", &self.author),
+        ] {
             if let Some(pattern) = contains(value) {
                 sql.push_str(&db.like(column));
                 args.push(Arg::Text(pattern));
@@ -101,7 +103,12 @@ impl Db {
     }
 
     /// One page of jobs, newest id first, and the number of jobs matching the filter.
-    pub async fn page_jobs(&self, filter: &JobFilter, offset: i64, limit: i64) -> Result<(Vec<JobInfo>, i64)> {
+    pub async fn page_jobs(
+        &self,
+        filter: &JobFilter,
+        offset: i64,
+        limit: i64,
+    ) -> Result<(Vec<JobInfo>, i64)> {
         let (clause, args) = filter.where_clause(self);
         self.page("xxl_job_info", &clause, &args, "ORDER BY id DESC", offset, limit).await
     }
@@ -145,8 +152,12 @@ impl Db {
             return self.load_by_ids(SELECT, ids).await;
         }
         let wanted: std::collections::HashSet<i32> = ids.iter().copied().collect();
-        let rows: Vec<JobVersion> =
-            self.fetch_all(&format!("{SELECT} WHERE id BETWEEN ? AND ?"), &[Arg::Int(low.into()), Arg::Int(high.into())]).await?;
+        let rows: Vec<JobVersion> = self
+            .fetch_all(
+                &format!("{SELECT} WHERE id BETWEEN ? AND ?"),
+                &[Arg::Int(low.into()), Arg::Int(high.into())],
+            )
+            .await?;
         Ok(rows.into_iter().filter(|v| wanted.contains(&v.id)).collect())
     }
 }

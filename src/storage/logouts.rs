@@ -17,7 +17,8 @@ pub fn logout_row(exp_ms: i64, id: &str) -> String {
 impl Db {
     /// Records an ended session, and forgets those that have expired anyway.
     pub async fn record_logout(&self, row: &str, now_ms: i64) -> Result<()> {
-        self.insert_once("INSERT INTO xxl_job_lock (lock_name) VALUES (?)", &[Arg::Text(row.to_string())]).await?;
+        self.insert_once("INSERT INTO xxl_job_lock (lock_name) VALUES (?)", &[Arg::Text(row.to_string())])
+            .await?;
         let expired_below = logout_row(now_ms, "");
         self.execute(
             "DELETE FROM xxl_job_lock WHERE lock_name LIKE ? AND lock_name < ?",
@@ -29,7 +30,10 @@ impl Db {
 
     /// Whether the session of `row` was ended on any admin.
     pub async fn logout_recorded(&self, row: &str) -> Result<bool> {
-        Ok(self.scalar("SELECT COUNT(*) FROM xxl_job_lock WHERE lock_name = ?", &[Arg::Text(row.to_string())]).await? > 0)
+        Ok(self
+            .scalar("SELECT COUNT(*) FROM xxl_job_lock WHERE lock_name = ?", &[Arg::Text(row.to_string())])
+            .await?
+            > 0)
     }
 }
 

@@ -1,7 +1,7 @@
 //! `xxl_job_log` statements (spec 7.3).
 
-use super::{group_alike, placeholders, restrict_groups, Arg, Db, DayCounts, JobLog, Result, IN_LIST_MAX};
 use super::sql::RowsUpdate;
+use super::{group_alike, placeholders, restrict_groups, Arg, DayCounts, Db, JobLog, Result, IN_LIST_MAX};
 use crate::time::Zone;
 use chrono::NaiveDateTime;
 use std::sync::Arc;
@@ -138,7 +138,11 @@ impl LogFilter {
 impl Db {
     /// Creates the row of a trigger before anything is sent (spec 4.3 step 2); returns its id.
     pub async fn insert_log(&self, job_group: i32, job_id: i32, trigger_time_ms: i64) -> Result<i64> {
-        let args = [Arg::Int(job_group.into()), Arg::Int(job_id.into()), Arg::DateTime(self.datetime(trigger_time_ms))];
+        let args = [
+            Arg::Int(job_group.into()),
+            Arg::Int(job_id.into()),
+            Arg::DateTime(self.datetime(trigger_time_ms)),
+        ];
         self.insert_id(
             "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) VALUES (?, ?, ?, 0, 0)",
             &args,
@@ -147,7 +151,8 @@ impl Db {
     }
 
     pub async fn update_trigger_info(&self, id: i64, info: &TriggerInfo) -> Result<u64> {
-        let args: Vec<Arg> = trigger_cells(self, info).into_iter().map(Cell::to_arg).chain([Arg::Int(id)]).collect();
+        let args: Vec<Arg> =
+            trigger_cells(self, info).into_iter().map(Cell::to_arg).chain([Arg::Int(id)]).collect();
         let sets = bound_assignments(&TRIGGER_COLUMNS);
         self.execute(&format!("UPDATE xxl_job_log SET {sets} WHERE id = ?"), &args).await
     }
@@ -265,7 +270,9 @@ impl Db {
 
     /// `ORDER BY … LIMIT 1` rather than `MIN`: the walk along `I_handle_code` stops at the first match.
     async fn first_log_without_result_after(&self, after: i64, trigger: &str) -> Result<Option<i64>> {
-        let sql = format!("SELECT id FROM xxl_job_log WHERE handle_code = 0 AND id > ? AND {trigger} ORDER BY id LIMIT 1");
+        let sql = format!(
+            "SELECT id FROM xxl_job_log WHERE handle_code = 0 AND id > ? AND {trigger} ORDER BY id LIMIT 1"
+        );
         let first: Option<(i64,)> = self.fetch_optional(&sql, &[Arg::Int(after)]).await?;
         Ok(first.map(|(id,)| id))
     }
@@ -398,7 +405,9 @@ struct ResultCells<'a> {
 
 impl<'a> ResultCells<'a> {
     fn of(db: &Db, info: &'a TriggerInfo, handled: Option<&'a HandleInfo>) -> Self {
-        let handle = handled.map(|h| [Cell::DateTime(db.datetime(h.time_ms)), Cell::Int(h.code.into()), Cell::Text(Some(&h.msg))]);
+        let handle = handled.map(|h| {
+            [Cell::DateTime(db.datetime(h.time_ms)), Cell::Int(h.code.into()), Cell::Text(Some(&h.msg))]
+        });
         ResultCells { trigger: trigger_cells(db, info), handle }
     }
 
@@ -432,7 +441,10 @@ pub struct NewLog {
 }
 
 /// The multi-row INSERTs of `rows`, one per [`LOG_BATCH`]: statement, arguments and row count.
-pub(super) fn log_inserts(zone: Zone, rows: &[NewLog]) -> impl Iterator<Item = (String, Vec<Arg>, usize)> + '_ {
+pub(super) fn log_inserts(
+    zone: Zone,
+    rows: &[NewLog],
+) -> impl Iterator<Item = (String, Vec<Arg>, usize)> + '_ {
     rows.chunks(LOG_BATCH).map(move |chunk| {
         let values = vec!["(?, ?, ?, 0, ?, 0)"; chunk.len()].join(", ");
         let insert = format!(
@@ -460,8 +472,10 @@ impl Db {
     /// Creates the rows of several triggers, all at `trigger_time_ms`, before anything is sent (spec 4.3
     /// step 2); returns their ids in the order of `rows` (`(job_group, job_id)`).
     pub async fn insert_logs(&self, rows: &[(i32, i32)], trigger_time_ms: i64) -> Result<Vec<i64>> {
-        let rows: Vec<NewLog> =
-            rows.iter().map(|&(job_group, job_id)| NewLog { job_group, job_id, trigger_time_ms, trigger_msg: None }).collect();
+        let rows: Vec<NewLog> = rows
+            .iter()
+            .map(|&(job_group, job_id)| NewLog { job_group, job_id, trigger_time_ms, trigger_msg: None })
+            .collect();
         self.insert_rows(&rows).await
     }
 
@@ -479,20 +493,28 @@ impl Db {
     /// Rows with the same values (jobs alike, the same second) are written by one UPDATE of an id list;
     /// when most rows differ, one UPDATE per 200 rows takes each row's values from a derived table (a
     /// column whose value is the same in every row bound once). Returns the rows matched.
-    pub async fn update_trigger_results(&self, rows: &[(i64, TriggerInfo, Option<HandleInfo>)]) -> Result<u64> {
+    pub async fn update_trigger_results(
+        &self,
+        rows: &[(i64, TriggerInfo, Option<HandleInfo>)],
+    ) -> Result<u64> {
         let (joined, alone): (Vec<_>, Vec<_>) = rows.iter().partition(|(_, _, handled)| handled.is_some());
         let mut written = 0;
         for kind in [alone, joined] {
             let Some((_, _, handled)) = kind.first() else { continue };
             let names = ResultCells::names(handled.is_some());
-            let cells = kind.iter().map(|(id, info, handled)| (ResultCells::of(self, info, handled.as_ref()), *id));
+            let cells =
+                kind.iter().map(|(id, info, handled)| (ResultCells::of(self, info, handled.as_ref()), *id));
             if let Some(alike) = group_alike(cells) {
                 let sets = bound_assignments(&names);
                 for (cells, ids) in alike {
                     let row: Vec<Arg> = cells.args().collect();
                     for chunk in ids.chunks(IN_LIST_MAX) {
-                        let sql = format!("UPDATE xxl_job_log SET {sets} WHERE id IN ({})", placeholders(chunk.len()));
-                        let args: Vec<Arg> = row.iter().cloned().chain(chunk.iter().map(|id| Arg::Int(*id))).collect();
+                        let sql = format!(
+                            "UPDATE xxl_job_log SET {sets} WHERE id IN ({})",
+                            placeholders(chunk.len())
+                        );
+                        let args: Vec<Arg> =
+                            row.iter().cloned().chain(chunk.iter().map(|id| Arg::Int(*id))).collect();
                         written += self.execute(&sql, &args).await?;
                     }
                 }
@@ -500,9 +522,15 @@ impl Db {
             }
             for chunk in kind.chunks(LOG_BATCH) {
                 let ids: Vec<i64> = chunk.iter().map(|(id, _, _)| *id).collect();
-                let rows: Vec<ResultCells> = chunk.iter().map(|(_, info, handled)| ResultCells::of(self, info, handled.as_ref())).collect();
-                let columns: Vec<(&str, Vec<Arg>)> =
-                    names.iter().enumerate().map(|(c, name)| (*name, rows.iter().map(|row| row.cell(c).to_arg()).collect())).collect();
+                let rows: Vec<ResultCells> = chunk
+                    .iter()
+                    .map(|(_, info, handled)| ResultCells::of(self, info, handled.as_ref()))
+                    .collect();
+                let columns: Vec<(&str, Vec<Arg>)> = names
+                    .iter()
+                    .enumerate()
+                    .map(|(c, name)| (*name, rows.iter().map(|row| row.cell(c).to_arg()).collect()))
+                    .collect();
                 written += self.update_columns(&ids, &columns).await?;
             }
         }
@@ -511,7 +539,13 @@ impl Db {
 
     /// Writes the same result into several rows that have none yet (`handle_code <= 0`, the atomic
     /// repeat-callback guard of [`Db::update_handle_info`]); returns the rows written.
-    pub async fn update_handle_infos(&self, ids: &[i64], handle_time_ms: i64, handle_code: i32, handle_msg: &str) -> Result<u64> {
+    pub async fn update_handle_infos(
+        &self,
+        ids: &[i64],
+        handle_time_ms: i64,
+        handle_code: i32,
+        handle_msg: &str,
+    ) -> Result<u64> {
         let handle_time = self.datetime(handle_time_ms);
         let mut written = 0;
         for chunk in ids.chunks(IN_LIST_MAX) {
@@ -520,7 +554,11 @@ impl Db {
                  trigger_code = CASE WHEN trigger_code = 0 THEN 200 ELSE trigger_code END WHERE id IN ({}) AND handle_code <= 0",
                 placeholders(chunk.len())
             );
-            let mut args = vec![Arg::DateTime(handle_time), Arg::Int(handle_code.into()), Arg::Text(handle_msg.to_string())];
+            let mut args = vec![
+                Arg::DateTime(handle_time),
+                Arg::Int(handle_code.into()),
+                Arg::Text(handle_msg.to_string()),
+            ];
             args.extend(chunk.iter().map(|id| Arg::Int(*id)));
             written += self.execute(&sql, &args).await?;
         }
@@ -546,17 +584,27 @@ impl Db {
     /// `UPDATE xxl_job_log SET <columns> WHERE id IN (ids)`; a column whose value differs between rows
     /// takes each row's own (see [`RowsUpdate`]).
     async fn update_columns(&self, ids: &[i64], columns: &[(&str, Vec<Arg>)]) -> Result<u64> {
-        let (uniform, varying): (Vec<_>, Vec<_>) = columns.iter().partition(|(_, cells)| cells.windows(2).all(|w| w[0] == w[1]));
+        let (uniform, varying): (Vec<_>, Vec<_>) =
+            columns.iter().partition(|(_, cells)| cells.windows(2).all(|w| w[0] == w[1]));
         let mut sets: Vec<String> = uniform.iter().map(|(name, _)| format!("{name} = ?")).collect();
         let set_args: Vec<Arg> = uniform.iter().map(|(_, cells)| cells[0].clone()).collect();
         if varying.is_empty() {
-            let sql = format!("UPDATE xxl_job_log SET {} WHERE id IN ({})", sets.join(", "), placeholders(ids.len()));
+            let sql = format!(
+                "UPDATE xxl_job_log SET {} WHERE id IN ({})",
+                sets.join(", "),
+                placeholders(ids.len())
+            );
             let args: Vec<Arg> = set_args.into_iter().chain(ids.iter().map(|id| Arg::Int(*id))).collect();
             return self.execute(&sql, &args).await;
         }
         sets.extend(varying.iter().enumerate().map(|(k, (name, _))| format!("{name} = v.c{k}")));
-        let rows = ids.iter().enumerate().map(|(row, id)| (*id, varying.iter().map(|(_, cells)| cells[row].clone()).collect())).collect();
-        let (sql, args) = RowsUpdate { table: "xxl_job_log", sets: &sets, set_args, rows, condition: "" }.build(&self.dialect);
+        let rows = ids
+            .iter()
+            .enumerate()
+            .map(|(row, id)| (*id, varying.iter().map(|(_, cells)| cells[row].clone()).collect()))
+            .collect();
+        let (sql, args) = RowsUpdate { table: "xxl_job_log", sets: &sets, set_args, rows, condition: "" }
+            .build(&self.dialect);
         self.execute(&sql, &args).await
     }
 }
@@ -578,20 +626,31 @@ mod batch_tests {
         }
 
         // Mixed values come from the derived table, equal ones are bound once; both must land on the right rows.
-        let updates: Vec<(i64, TriggerInfo, Option<HandleInfo>)> =
-            ids.iter().map(|id| (*id, info(if id % 2 == 0 { 200 } else { 500 }, &format!("msg {id}")), None)).collect();
+        let updates: Vec<(i64, TriggerInfo, Option<HandleInfo>)> = ids
+            .iter()
+            .map(|id| (*id, info(if id % 2 == 0 { 200 } else { 500 }, &format!("msg {id}")), None))
+            .collect();
         assert_eq!(db.update_trigger_results(&updates).await.unwrap(), 450);
         for (id, expected, _) in &updates {
             let log = db.load_log(*id).await.unwrap().unwrap();
-            assert_eq!((log.trigger_code, log.trigger_msg.as_deref()), (expected.trigger_code, expected.trigger_msg.as_deref()));
-            assert_eq!((log.executor_fail_retry_count, log.executor_address.as_deref()), (2, Some("http://e:9999/")));
+            assert_eq!(
+                (log.trigger_code, log.trigger_msg.as_deref()),
+                (expected.trigger_code, expected.trigger_msg.as_deref())
+            );
+            assert_eq!(
+                (log.executor_fail_retry_count, log.executor_address.as_deref()),
+                (2, Some("http://e:9999/"))
+            );
         }
 
         // The result is written once: a second write of the same rows matches none of them.
         assert_eq!(db.update_handle_infos(&ids[..10], 1_700_000_001_000, 200, "ok").await.unwrap(), 10);
         assert_eq!(db.update_handle_infos(&ids[..20], 1_700_000_002_000, 500, "late").await.unwrap(), 10);
         let results = db.load_handle_states(&ids[..20]).await.unwrap();
-        assert_eq!(results.iter().filter(|r| r.handle_code == 200 && r.handle_msg.as_deref() == Some("ok")).count(), 10);
+        assert_eq!(
+            results.iter().filter(|r| r.handle_code == 200 && r.handle_msg.as_deref() == Some("ok")).count(),
+            10
+        );
         assert_eq!(results.iter().filter(|r| r.handle_code == 500).count(), 10);
     }
 }

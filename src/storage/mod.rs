@@ -13,8 +13,8 @@ mod logouts;
 mod logs;
 mod models;
 mod ownership;
-mod registry;
 mod recovery;
+mod registry;
 mod reports;
 mod schedule_lock;
 mod schema;
@@ -26,14 +26,14 @@ mod users;
 
 pub use connect::connect;
 pub use jobs::JobFilter;
-pub use logs::{HandleInfo, HandleState, IdSpan, LogFilter, LogStatusFilter, NewLog, TriggerInfo};
-pub use ownership::{Claim, PlannedRow, Takeover};
-pub use session_lock::SessionLock;
-pub use registry::{Registered, RegistryKey};
-pub use models::*;
 pub use logouts::{logout_row, LOGOUT_PREFIX};
+pub use logs::{HandleInfo, HandleState, IdSpan, LogFilter, LogStatusFilter, NewLog, TriggerInfo};
+pub use models::*;
+pub use ownership::{Claim, PlannedRow, Takeover};
+pub use registry::{Registered, RegistryKey};
 pub use schedule_lock::{ScheduleLock, ScheduleUpdate, SESSION_SECRET_PREFIX};
 pub use schema::SchemaOutcome;
+pub use session_lock::SessionLock;
 
 use crate::time::Zone;
 pub(crate) use sql::{Arg, Row};
@@ -76,7 +76,8 @@ impl StorageError {
         match self {
             StorageError::Database(sqlx::Error::Database(e)) => {
                 matches!(e.code().as_deref(), Some("40001" | "40P01"))
-                    || e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().is_some_and(|e| e.number() == 1213)
+                    || e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+                        .is_some_and(|e| e.number() == 1213)
             }
             _ => false,
         }
@@ -112,7 +113,15 @@ impl Db {
 
     /// One page of `SELECT * FROM {table}{clause} {order}` and the number of rows `clause` matches: the
     /// paging map of every console list.
-    pub(crate) async fn page<T: Row>(&self, table: &str, clause: &str, args: &[Arg], order: &str, offset: i64, limit: i64) -> Result<(Vec<T>, i64)> {
+    pub(crate) async fn page<T: Row>(
+        &self,
+        table: &str,
+        clause: &str,
+        args: &[Arg],
+        order: &str,
+        offset: i64,
+        limit: i64,
+    ) -> Result<(Vec<T>, i64)> {
         let rows_sql = format!("SELECT * FROM {table}{clause} {order} LIMIT ? OFFSET ?");
         let count_sql = format!("SELECT COUNT(*) FROM {table}{clause}");
         let mut rows_args = args.to_vec();
@@ -124,7 +133,11 @@ impl Db {
 
     /// `{select} WHERE id IN (…)` for these ids, one statement per [`IN_LIST_MAX`] of them; rows of ids
     /// that do not exist are simply absent.
-    pub(crate) async fn load_by_ids<T: Row, I: Copy + Into<i64>>(&self, select: &str, ids: &[I]) -> Result<Vec<T>> {
+    pub(crate) async fn load_by_ids<T: Row, I: Copy + Into<i64>>(
+        &self,
+        select: &str,
+        ids: &[I],
+    ) -> Result<Vec<T>> {
         let mut rows = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(IN_LIST_MAX) {
             let sql = format!("{select} WHERE id IN ({})", placeholders(chunk.len()));
@@ -136,7 +149,13 @@ impl Db {
 
     /// Runs `update`; when it matched no row, `insert`. An insert that hits the unique key means another
     /// admin created the row in between, which is as good.
-    pub(crate) async fn update_or_insert(&self, update: &str, update_args: &[Arg], insert: &str, insert_args: &[Arg]) -> Result<()> {
+    pub(crate) async fn update_or_insert(
+        &self,
+        update: &str,
+        update_args: &[Arg],
+        insert: &str,
+        insert_args: &[Arg],
+    ) -> Result<()> {
         if self.execute(update, update_args).await? > 0 {
             return Ok(());
         }
@@ -166,7 +185,9 @@ const ALIKE_FACTOR: usize = 4;
 
 /// The ids of `rows` (values to write, id) grouped by their values, or `None` once more than one row in
 /// [`ALIKE_FACTOR`] differs (then each row takes its own values from a derived table).
-pub(crate) fn group_alike<K: std::hash::Hash + Eq>(rows: impl ExactSizeIterator<Item = (K, i64)>) -> Option<HashMap<K, Vec<i64>>> {
+pub(crate) fn group_alike<K: std::hash::Hash + Eq>(
+    rows: impl ExactSizeIterator<Item = (K, i64)>,
+) -> Option<HashMap<K, Vec<i64>>> {
     let total = rows.len();
     let mut alike: HashMap<K, Vec<i64>> = HashMap::new();
     for (values, id) in rows {

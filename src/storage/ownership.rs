@@ -52,7 +52,8 @@ pub struct Takeover {
 impl Db {
     /// The lease row, if an admin leads (or led and died).
     pub async fn lease(&self) -> Result<Option<Lease>> {
-        let rows: Vec<(String,)> = self.fetch_all(LEASE_ROWS, &[Arg::Text(format!("{}%", Lease::PREFIX))]).await?;
+        let rows: Vec<(String,)> =
+            self.fetch_all(LEASE_ROWS, &[Arg::Text(format!("{}%", Lease::PREFIX))]).await?;
         Ok(current_lease(rows))
     }
 
@@ -72,7 +73,8 @@ impl Db {
 
     /// `owner`'s lease row as stored, if it still has one.
     pub async fn own_lease(&self, owner: Owner) -> Result<Option<Lease>> {
-        let rows: Vec<(String,)> = self.fetch_all(LEASE_ROWS, &[Arg::Text(format!("{}%", Lease::prefix_of(owner)))]).await?;
+        let rows: Vec<(String,)> =
+            self.fetch_all(LEASE_ROWS, &[Arg::Text(format!("{}%", Lease::prefix_of(owner)))]).await?;
         Ok(current_lease(rows))
     }
 
@@ -80,22 +82,42 @@ impl Db {
     /// of the previous leader is half seen); `None` when the condition does not hold. Reads the previous
     /// leader's planned rows of the last `since_ms`: those released after its watermark are this admin's
     /// to send, the others may have been sent.
-    pub async fn take_lease(&self, me: Owner, now_ms: i64, claim: Claim, since_ms: i64) -> Result<Option<Takeover>> {
+    pub async fn take_lease(
+        &self,
+        me: Owner,
+        now_ms: i64,
+        claim: Claim,
+        since_ms: i64,
+    ) -> Result<Option<Takeover>> {
         let mut lock = self.lock_schedule().await?;
         let (tx, dialect) = lock.parts();
         // The row lock waits for a renewal in flight, and makes the leader's next one wait for this.
         let for_update = if dialect.lock_row.is_some() { " FOR UPDATE" } else { "" };
         let prefix = Arg::Text(format!("{}%", Lease::PREFIX));
-        let rows: Vec<(String,)> = sql::fetch_all(On::Tx(tx), dialect, &format!("{LEASE_ROWS}{for_update}"), std::slice::from_ref(&prefix)).await?;
+        let rows: Vec<(String,)> = sql::fetch_all(
+            On::Tx(tx),
+            dialect,
+            &format!("{LEASE_ROWS}{for_update}"),
+            std::slice::from_ref(&prefix),
+        )
+        .await?;
         let previous = current_lease(rows);
         if let (Claim::IfVacant { lease_ms }, Some(held)) = (claim, previous) {
             if !held.is_vacant(now_ms, lease_ms) {
                 return Ok(None);
             }
         }
-        let lease = Lease { owner: me, watermark_ms: previous.map_or(0, |p| p.watermark_ms), renewed_ms: now_ms };
-        sql::execute(On::Tx(tx), dialect, "DELETE FROM xxl_job_lock WHERE lock_name LIKE ?", &[prefix]).await?;
-        sql::execute(On::Tx(tx), dialect, "INSERT INTO xxl_job_lock (lock_name) VALUES (?)", &[Arg::Text(lease.row_name())]).await?;
+        let lease =
+            Lease { owner: me, watermark_ms: previous.map_or(0, |p| p.watermark_ms), renewed_ms: now_ms };
+        sql::execute(On::Tx(tx), dialect, "DELETE FROM xxl_job_lock WHERE lock_name LIKE ?", &[prefix])
+            .await?;
+        sql::execute(
+            On::Tx(tx),
+            dialect,
+            "INSERT INTO xxl_job_lock (lock_name) VALUES (?)",
+            &[Arg::Text(lease.row_name())],
+        )
+        .await?;
         let select = format!(
             "SELECT id, job_id, job_group, trigger_time, trigger_msg FROM xxl_job_log \
              WHERE trigger_time >= ? AND {UNSENT} AND trigger_msg LIKE ?"
@@ -120,7 +142,10 @@ impl Db {
     pub async fn planned_rows_present(&self, ids: &[i64]) -> Result<Vec<i64>> {
         let mut present = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(IN_LIST_MAX) {
-            let sql = format!("SELECT id FROM xxl_job_log WHERE id IN ({}) AND {UNSENT} AND trigger_msg LIKE ?", placeholders(chunk.len()));
+            let sql = format!(
+                "SELECT id FROM xxl_job_log WHERE id IN ({}) AND {UNSENT} AND trigger_msg LIKE ?",
+                placeholders(chunk.len())
+            );
             let mut args: Vec<Arg> = chunk.iter().map(|id| Arg::Int(*id)).collect();
             args.push(Arg::Text(PlanMarker::PATTERN.into()));
             let rows: Vec<(i64,)> = self.fetch_all(&sql, &args).await?;
@@ -138,7 +163,8 @@ impl Db {
                 "UPDATE xxl_job_log SET trigger_code = ?, trigger_msg = ?, alarm_status = ? WHERE id IN ({}) AND {UNSENT}",
                 placeholders(chunk.len())
             );
-            let mut args = vec![Arg::Int(code.into()), Arg::Text(msg.to_string()), Arg::Int(alarm_status.into())];
+            let mut args =
+                vec![Arg::Int(code.into()), Arg::Text(msg.to_string()), Arg::Int(alarm_status.into())];
             args.extend(chunk.iter().map(|id| Arg::Int(*id)));
             settled += self.execute(&sql, &args).await?;
         }

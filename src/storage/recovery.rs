@@ -16,7 +16,8 @@ impl Db {
     pub async fn delete_unsent_logs(&self, ids: &[i64]) -> Result<u64> {
         let mut removed = 0;
         for chunk in ids.chunks(IN_LIST_MAX) {
-            let sql = format!("DELETE FROM xxl_job_log WHERE id IN ({}) AND {UNSENT}", placeholders(chunk.len()));
+            let sql =
+                format!("DELETE FROM xxl_job_log WHERE id IN ({}) AND {UNSENT}", placeholders(chunk.len()));
             let args: Vec<Arg> = chunk.iter().map(|id| Arg::Int(*id)).collect();
             removed += self.execute(&sql, &args).await?;
         }
@@ -31,8 +32,10 @@ impl Db {
     /// `handle_code = 0` entries, the rows in flight and failed triggers. PostgreSQL and SQLite read
     /// that index either way.
     pub async fn find_unsettled_logs(&self, before_ms: i64, limit: i64) -> Result<Vec<i64>> {
-        let sql = format!("SELECT id FROM xxl_job_log WHERE {UNSENT} AND trigger_time < ? ORDER BY id LIMIT ?");
-        let ids: Vec<(i64,)> = self.fetch_all(&sql, &[Arg::DateTime(self.datetime(before_ms)), Arg::Int(limit)]).await?;
+        let sql =
+            format!("SELECT id FROM xxl_job_log WHERE {UNSENT} AND trigger_time < ? ORDER BY id LIMIT ?");
+        let ids: Vec<(i64,)> =
+            self.fetch_all(&sql, &[Arg::DateTime(self.datetime(before_ms)), Arg::Int(limit)]).await?;
         Ok(ids.into_iter().map(|(id,)| id).collect())
     }
 }

@@ -23,7 +23,11 @@ pub enum Registered {
 impl RegistryKey {
     /// The three columns that identify a registration, in that order.
     fn args(&self) -> [Arg; 3] {
-        [Arg::Text(self.registry_group.clone()), Arg::Text(self.registry_key.clone()), Arg::Text(self.registry_value.clone())]
+        [
+            Arg::Text(self.registry_group.clone()),
+            Arg::Text(self.registry_key.clone()),
+            Arg::Text(self.registry_value.clone()),
+        ]
     }
 }
 
@@ -44,7 +48,10 @@ impl Db {
             return Ok(Registered::Refreshed);
         }
         let count = self
-            .scalar("SELECT COUNT(*) FROM xxl_job_registry WHERE registry_group = ? AND registry_key = ?", &[group.clone(), app.clone()])
+            .scalar(
+                "SELECT COUNT(*) FROM xxl_job_registry WHERE registry_group = ? AND registry_key = ?",
+                &[group.clone(), app.clone()],
+            )
             .await?;
         if count >= i64::from(cap) {
             return Ok(Registered::Full);
@@ -59,15 +66,27 @@ impl Db {
 
     /// Whether `registry_key` has a registration in `registry_group`, and, when it has none, how many
     /// distinct AppNames do (read for the total cap only when a new AppName asks).
-    pub async fn registry_new_app_among(&self, registry_group: &str, registry_key: &str) -> Result<Option<i64>> {
+    pub async fn registry_new_app_among(
+        &self,
+        registry_group: &str,
+        registry_key: &str,
+    ) -> Result<Option<i64>> {
         let (group, app) = (Arg::Text(registry_group.to_string()), Arg::Text(registry_key.to_string()));
         let known = self
-            .scalar("SELECT COUNT(*) FROM xxl_job_registry WHERE registry_group = ? AND registry_key = ?", &[group.clone(), app])
+            .scalar(
+                "SELECT COUNT(*) FROM xxl_job_registry WHERE registry_group = ? AND registry_key = ?",
+                &[group.clone(), app],
+            )
             .await?;
         if known > 0 {
             return Ok(None);
         }
-        let apps = self.scalar("SELECT COUNT(DISTINCT registry_key) FROM xxl_job_registry WHERE registry_group = ?", &[group]).await?;
+        let apps = self
+            .scalar(
+                "SELECT COUNT(DISTINCT registry_key) FROM xxl_job_registry WHERE registry_group = ?",
+                &[group],
+            )
+            .await?;
         Ok(Some(apps))
     }
 
@@ -82,7 +101,9 @@ impl Db {
     /// Ids of registrations not refreshed for more than `timeout_secs`.
     pub async fn find_dead_registry_ids(&self, timeout_secs: i64, now_ms: i64) -> Result<Vec<i32>> {
         let bound = self.datetime(now_ms - timeout_secs * 1000);
-        let ids: Vec<(i32,)> = self.fetch_all("SELECT id FROM xxl_job_registry WHERE update_time < ?", &[Arg::DateTime(bound)]).await?;
+        let ids: Vec<(i32,)> = self
+            .fetch_all("SELECT id FROM xxl_job_registry WHERE update_time < ?", &[Arg::DateTime(bound)])
+            .await?;
         Ok(ids.into_iter().map(|(id,)| id).collect())
     }
 

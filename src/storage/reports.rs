@@ -1,13 +1,14 @@
 //! `xxl_job_log_report` statements (spec 7.4).
 
-use super::{Arg, Db, DayCounts, LogReport, ReportTotals, Result};
+use super::{Arg, DayCounts, Db, LogReport, ReportTotals, Result};
 use chrono::NaiveDateTime;
 
 impl Db {
     /// Writes a day's counters: update by `trigger_day`, insert when no row matched.
     pub async fn save_report(&self, trigger_day: NaiveDateTime, counts: &DayCounts) -> Result<()> {
         let day = Arg::DateTime(trigger_day);
-        let (running, success, fail) = (Arg::Int(counts.running), Arg::Int(counts.success), Arg::Int(counts.fail()));
+        let (running, success, fail) =
+            (Arg::Int(counts.running), Arg::Int(counts.success), Arg::Int(counts.fail()));
         self.update_or_insert(
             "UPDATE xxl_job_log_report SET running_count = ?, suc_count = ?, fail_count = ? WHERE trigger_day = ?",
             &[running.clone(), success.clone(), fail.clone(), day.clone()],

@@ -23,7 +23,6 @@ const SCHEDULE_LOCK: &str = "schedule_lock";
 /// The lock row's name for a moment inside a Galera pass (never committed).
 const WRITING_LOCK: &str = "schedule_lock#";
 
-
 /// The schedule lock, held until [`ScheduleLock::commit`] (or released by rollback when dropped).
 pub struct ScheduleLock {
     pub(super) tx: Tx,
@@ -64,7 +63,13 @@ impl Db {
             // changed and changed back: an UPDATE that changes nothing writes nothing.
             for (from, to) in [(SCHEDULE_LOCK, WRITING_LOCK), (WRITING_LOCK, SCHEDULE_LOCK)] {
                 let write = "UPDATE xxl_job_lock SET lock_name = ? WHERE lock_name = ?";
-                sql::execute(On::Tx(&mut tx), &self.dialect, write, &[Arg::Text(to.into()), Arg::Text(from.into())]).await?;
+                sql::execute(
+                    On::Tx(&mut tx),
+                    &self.dialect,
+                    write,
+                    &[Arg::Text(to.into()), Arg::Text(from.into())],
+                )
+                .await?;
             }
         }
         Ok(ScheduleLock { tx, dialect: self.dialect, zone: self.zone() })
@@ -97,7 +102,8 @@ impl Db {
             return Ok(name[SESSION_SECRET_PREFIX.len()..].to_string());
         }
         let mut lock = self.lock_schedule().await?;
-        let stored: Option<(String,)> = sql::fetch_optional(On::Tx(&mut lock.tx), &lock.dialect, find, &[Arg::Text(pattern)]).await?;
+        let stored: Option<(String,)> =
+            sql::fetch_optional(On::Tx(&mut lock.tx), &lock.dialect, find, &[Arg::Text(pattern)]).await?;
         let name = match stored {
             Some((name,)) => name,
             None => {
@@ -147,17 +153,26 @@ impl ScheduleLock {
                          WHERE id IN ({}) AND trigger_status = 1 AND trigger_next_time = ?",
                         placeholders(chunk.len())
                     );
-                    let args: Vec<Arg> = [status, last, next].iter().chain(chunk).chain([&expected]).map(|v| Arg::Int(*v)).collect();
+                    let args: Vec<Arg> = [status, last, next]
+                        .iter()
+                        .chain(chunk)
+                        .chain([&expected])
+                        .map(|v| Arg::Int(*v))
+                        .collect();
                     written += sql::execute(On::Tx(&mut self.tx), &self.dialect, &sql, &args).await?;
                 }
             }
             return Ok(written);
         }
         for batch in updates.chunks(RowsUpdate::MAX_ROWS) {
-            let rows = batch.iter().map(|u| (u.id.into(), u.values().into_iter().map(Arg::Int).collect())).collect();
-            let sets = ["trigger_status = v.c0", "trigger_last_time = v.c1", "trigger_next_time = v.c2"].map(String::from);
+            let rows =
+                batch.iter().map(|u| (u.id.into(), u.values().into_iter().map(Arg::Int).collect())).collect();
+            let sets = ["trigger_status = v.c0", "trigger_last_time = v.c1", "trigger_next_time = v.c2"]
+                .map(String::from);
             let condition = "xxl_job_info.trigger_status = 1 AND xxl_job_info.trigger_next_time = v.c3";
-            let (sql, args) = RowsUpdate { table: "xxl_job_info", sets: &sets, set_args: Vec::new(), rows, condition }.build(&self.dialect);
+            let (sql, args) =
+                RowsUpdate { table: "xxl_job_info", sets: &sets, set_args: Vec::new(), rows, condition }
+                    .build(&self.dialect);
             written += sql::execute(On::Tx(&mut self.tx), &self.dialect, &sql, &args).await?;
         }
         Ok(written)
@@ -178,7 +193,13 @@ impl ScheduleLock {
     /// noticed yet) plans nothing.
     pub async fn leads(&mut self, owner: Owner) -> Result<bool> {
         let args = [Arg::Text(format!("{}%", Lease::prefix_of(owner)))];
-        let n = sql::scalar(On::Tx(&mut self.tx), &self.dialect, "SELECT COUNT(*) FROM xxl_job_lock WHERE lock_name LIKE ?", &args).await?;
+        let n = sql::scalar(
+            On::Tx(&mut self.tx),
+            &self.dialect,
+            "SELECT COUNT(*) FROM xxl_job_lock WHERE lock_name LIKE ?",
+            &args,
+        )
+        .await?;
         Ok(n > 0)
     }
 
@@ -200,7 +221,8 @@ mod tests {
 
     /// Each job's id, status, last and next time, by id.
     async fn jobs(db: &Db) -> Vec<(i32, i64, i64, i64)> {
-        let sql = "SELECT id, trigger_status, trigger_last_time, trigger_next_time FROM xxl_job_info ORDER BY id";
+        let sql =
+            "SELECT id, trigger_status, trigger_last_time, trigger_next_time FROM xxl_job_info ORDER BY id";
         db.fetch_all(sql, &[]).await.unwrap()
     }
 
@@ -219,8 +241,15 @@ mod tests {
         }
         let ids: Vec<i32> = jobs(&db).await.iter().map(|t| t.0).collect();
         // The console stopped the 7th job and rescheduled the 8th after the pass read them.
-        db.execute("UPDATE xxl_job_info SET trigger_status = 0, trigger_next_time = 0 WHERE id = ?", &[Arg::Int(ids[6].into())]).await.unwrap();
-        db.execute("UPDATE xxl_job_info SET trigger_next_time = 99 WHERE id = ?", &[Arg::Int(ids[7].into())]).await.unwrap();
+        db.execute(
+            "UPDATE xxl_job_info SET trigger_status = 0, trigger_next_time = 0 WHERE id = ?",
+            &[Arg::Int(ids[6].into())],
+        )
+        .await
+        .unwrap();
+        db.execute("UPDATE xxl_job_info SET trigger_next_time = 99 WHERE id = ?", &[Arg::Int(ids[7].into())])
+            .await
+            .unwrap();
         let plan = |id: i32, expected: i64, next: i64| ScheduleUpdate {
             id,
             expected_next_time: expected,
@@ -240,12 +269,16 @@ mod tests {
         assert_eq!((after[6], after[7]), ((0, 0, 0), (1, 0, 99)));
 
         // ... spread ones each their own (derived tables of 200 rows).
-        let spread: Vec<ScheduleUpdate> = ids[..299].iter().map(|id| plan(*id, 2000, 3000 + i64::from(*id))).collect();
+        let spread: Vec<ScheduleUpdate> =
+            ids[..299].iter().map(|id| plan(*id, 2000, 3000 + i64::from(*id))).collect();
         let mut lock = db.lock_schedule().await.unwrap();
         assert_eq!(lock.update_schedules(&spread).await.unwrap(), 297);
         lock.commit().await.unwrap();
         let after = times(&db).await;
-        assert_eq!((after[0], after[298]), ((1, 2000, 3000 + i64::from(ids[0])), (1, 2000, 3000 + i64::from(ids[298]))));
+        assert_eq!(
+            (after[0], after[298]),
+            ((1, 2000, 3000 + i64::from(ids[0])), (1, 2000, 3000 + i64::from(ids[298])))
+        );
         assert_eq!((after[6], after[7], after[299]), ((0, 0, 0), (1, 0, 99), (0, 1000, 2000)));
     }
 }

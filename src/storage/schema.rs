@@ -63,7 +63,8 @@ pub(super) async fn ensure(db: &Db) -> Result<SchemaOutcome> {
         return Err(StorageError::PartialSchema(missing.join(", ")));
     }
     check_column_types(db).await?;
-    let lock_rows = db.scalar("SELECT COUNT(*) FROM xxl_job_lock WHERE lock_name = 'schedule_lock'", &[]).await?;
+    let lock_rows =
+        db.scalar("SELECT COUNT(*) FROM xxl_job_lock WHERE lock_name = 'schedule_lock'", &[]).await?;
     Ok(SchemaOutcome::Existing { lock_row_present: lock_rows > 0 })
 }
 
@@ -83,11 +84,7 @@ async fn create_if_empty(db: &Db) -> Result<Option<Vec<String>>> {
 /// The xxl-job tables present, lower-cased (MySQL on Windows/macOS may report any case).
 async fn existing_tables(db: &Db) -> Result<Vec<String>> {
     let names: Vec<(String,)> = db.fetch_all(db.dialect.tables, &[]).await?;
-    Ok(names
-        .into_iter()
-        .map(|(n,)| n.to_lowercase())
-        .filter(|n| TABLES.contains(&n.as_str()))
-        .collect())
+    Ok(names.into_iter().map(|(n,)| n.to_lowercase()).filter(|n| TABLES.contains(&n.as_str())).collect())
 }
 
 /// Tables made by someone else (a PostgreSQL port of the Java admin) must have the column types ours
@@ -99,7 +96,10 @@ async fn check_column_types(db: &Db) -> Result<()> {
     let differing: Vec<String> = script_columns(db.dialect.ddl)
         .into_iter()
         .filter_map(|(table, column, expected)| {
-            match found.iter().find(|(t, c, _)| t.eq_ignore_ascii_case(&table) && c.eq_ignore_ascii_case(&column)) {
+            match found
+                .iter()
+                .find(|(t, c, _)| t.eq_ignore_ascii_case(&table) && c.eq_ignore_ascii_case(&column))
+            {
                 None => Some(format!("{table}.{column} is missing")),
                 Some((_, _, actual)) if decoding_class(actual) != decoding_class(&expected) => {
                     Some(format!("{table}.{column} is {actual}, not {expected}"))
@@ -155,7 +155,8 @@ fn decoding_class(catalogue_type: &str) -> &str {
 fn statements(script: &str) -> impl Iterator<Item = String> {
     let code: Vec<&str> = script.lines().filter(|l| !l.trim_start().starts_with("--")).collect();
     let code = code.join("\n");
-    let parts: Vec<String> = code.split(';').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect();
+    let parts: Vec<String> =
+        code.split(';').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect();
     parts.into_iter()
 }
 
@@ -170,7 +171,12 @@ mod tests {
             let creates: Vec<_> = statements(ddl).filter(|s| s.contains("CREATE TABLE")).collect();
             assert_eq!(creates.len(), TABLES.len());
             for table in TABLES {
-                assert!(creates.iter().any(|s| s.contains(&format!("{table}`\n")) || s.contains(&format!("{table}\n"))), "{table}");
+                assert!(
+                    creates
+                        .iter()
+                        .any(|s| s.contains(&format!("{table}`\n")) || s.contains(&format!("{table}\n"))),
+                    "{table}"
+                );
             }
         }
         assert!(statements(SEED).any(|s| s.contains("'schedule_lock'")));

@@ -65,7 +65,12 @@ impl Db {
 
     /// Takes the session lock `name` (MySQL) / `key` (PostgreSQL) on a new connection to the pool's
     /// current server, waiting for it up to `wait` (zero: try once). `None` when another session holds it.
-    pub async fn session_lock(&self, name: &str, key: (i32, i32), wait: Duration) -> Result<Option<SessionLock>> {
+    pub async fn session_lock(
+        &self,
+        name: &str,
+        key: (i32, i32),
+        wait: Duration,
+    ) -> Result<Option<SessionLock>> {
         let secs = wait.as_secs().max(u64::from(!wait.is_zero())) as i64;
         let server = self.current_server();
         let conn = match &self.pool {
@@ -73,11 +78,12 @@ impl Db {
                 let mut conn = pool.connect_options().connect().await?;
                 // A server's lock names are shared by all its databases, so each is qualified by the database
                 // (hashed: names are limited to 64 characters); PostgreSQL's advisory locks are per database.
-                let got: Option<i64> = sqlx::query_scalar("SELECT GET_LOCK(CONCAT(?, ':', MD5(DATABASE())), ?)")
-                    .bind(name)
-                    .bind(secs)
-                    .fetch_one(&mut conn)
-                    .await?;
+                let got: Option<i64> =
+                    sqlx::query_scalar("SELECT GET_LOCK(CONCAT(?, ':', MD5(DATABASE())), ?)")
+                        .bind(name)
+                        .bind(secs)
+                        .fetch_one(&mut conn)
+                        .await?;
                 if got != Some(1) {
                     return Ok(None);
                 }
@@ -86,12 +92,25 @@ impl Db {
             Pool::Postgres(pool) => {
                 let mut conn = pool.connect_options().connect().await?;
                 let got = if wait.is_zero() {
-                    sqlx::query_scalar("SELECT pg_try_advisory_lock($1, $2)").bind(key.0).bind(key.1).fetch_one(&mut conn).await?
+                    sqlx::query_scalar("SELECT pg_try_advisory_lock($1, $2)")
+                        .bind(key.0)
+                        .bind(key.1)
+                        .fetch_one(&mut conn)
+                        .await?
                 } else {
                     sqlx::query(&format!("SET lock_timeout = '{secs}s'")).execute(&mut conn).await?;
-                    match sqlx::query("SELECT pg_advisory_lock($1, $2)").bind(key.0).bind(key.1).execute(&mut conn).await {
+                    match sqlx::query("SELECT pg_advisory_lock($1, $2)")
+                        .bind(key.0)
+                        .bind(key.1)
+                        .execute(&mut conn)
+                        .await
+                    {
                         Ok(_) => true,
-                        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(PG_LOCK_NOT_AVAILABLE) => false,
+                        Err(sqlx::Error::Database(e))
+                            if e.code().as_deref() == Some(PG_LOCK_NOT_AVAILABLE) =>
+                        {
+                            false
+                        }
                         Err(e) => return Err(e.into()),
                     }
                 };

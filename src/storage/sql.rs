@@ -101,7 +101,11 @@ pub(crate) trait Row:
 }
 
 impl<T> Row for T where
-    T: for<'r> FromRow<'r, MySqlRow> + for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
+    T: for<'r> FromRow<'r, MySqlRow>
+        + for<'r> FromRow<'r, SqliteRow>
+        + for<'r> FromRow<'r, PgRow>
+        + Send
+        + Unpin
 {
 }
 
@@ -177,9 +181,11 @@ impl RowsUpdate<'_> {
             .chain(std::iter::repeat_n(other, self.rows.len().saturating_sub(1)))
             .collect::<Vec<_>>()
             .join(" UNION ALL ");
-        let values = self.rows.into_iter().flat_map(|(id, values)| std::iter::once(Arg::Int(id)).chain(values));
+        let values =
+            self.rows.into_iter().flat_map(|(id, values)| std::iter::once(Arg::Int(id)).chain(values));
         let (table, sets) = (self.table, self.sets.join(", "));
-        let condition = if self.condition.is_empty() { String::new() } else { format!(" AND {}", self.condition) };
+        let condition =
+            if self.condition.is_empty() { String::new() } else { format!(" AND {}", self.condition) };
         match dialect.update_join {
             UpdateJoin::Join => (
                 format!("UPDATE {table} JOIN ({derived}) v ON {table}.id = v.id SET {sets} WHERE 1 = 1{condition}"),
@@ -203,7 +209,8 @@ impl Dialect {
         lock_row: Some(LOCK_ROW),
         ddl: include_str!("../../migrations/mysql.sql"),
         // CAST: MySQL 8 reports information_schema names as binary strings.
-        tables: "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()",
+        tables:
+            "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()",
         columns: None,
         // MariaDB ≥ 10.5 accepts it, MySQL does not: see [`Db::probe_returning`].
         returning: false,
@@ -295,12 +302,22 @@ pub(crate) async fn execute(on: On<'_>, dialect: &Dialect, sql: &str, args: &[Ar
     Ok(on!(on, |e| bind_args!(sqlx::query(&sql), args).execute(e).await.map(|r| r.rows_affected()))?)
 }
 
-pub(crate) async fn fetch_all<T: Row>(on: On<'_>, dialect: &Dialect, sql: &str, args: &[Arg]) -> Result<Vec<T>> {
+pub(crate) async fn fetch_all<T: Row>(
+    on: On<'_>,
+    dialect: &Dialect,
+    sql: &str,
+    args: &[Arg],
+) -> Result<Vec<T>> {
     let sql = dialect.render(sql);
     Ok(on!(on, |e| bind_args!(sqlx::query_as(&sql), args).fetch_all(e).await)?)
 }
 
-pub(crate) async fn fetch_optional<T: Row>(on: On<'_>, dialect: &Dialect, sql: &str, args: &[Arg]) -> Result<Option<T>> {
+pub(crate) async fn fetch_optional<T: Row>(
+    on: On<'_>,
+    dialect: &Dialect,
+    sql: &str,
+    args: &[Arg],
+) -> Result<Option<T>> {
     let sql = dialect.render(sql);
     Ok(on!(on, |e| bind_args!(sqlx::query_as(&sql), args).fetch_optional(e).await)?)
 }
@@ -334,9 +351,17 @@ pub(crate) async fn commit(tx: Tx) -> Result<()> {
 ///
 /// The ids come from `RETURNING`. A server without it (MySQL) reports the first id; a "simple insert"
 /// gets consecutive ids in every `innodb_autoinc_lock_mode`, stepping by `auto_increment_increment`.
-pub(crate) async fn insert_ids(on: On<'_>, dialect: &Dialect, insert: &str, args: &[Arg], rows: usize) -> Result<Vec<i64>> {
+pub(crate) async fn insert_ids(
+    on: On<'_>,
+    dialect: &Dialect,
+    insert: &str,
+    args: &[Arg],
+    rows: usize,
+) -> Result<Vec<i64>> {
     let mut ids: Vec<i64> = match on {
-        On::Pool(Pool::MySql(p)) if !dialect.returning => mysql_insert_ids(&mut *p.acquire().await?, insert, args, rows).await?,
+        On::Pool(Pool::MySql(p)) if !dialect.returning => {
+            mysql_insert_ids(&mut *p.acquire().await?, insert, args, rows).await?
+        }
         On::Tx(Tx::MySql(tx)) if !dialect.returning => mysql_insert_ids(tx, insert, args, rows).await?,
         on => {
             let returning = format!("{insert} RETURNING CAST(id AS {})", dialect.bigint);
@@ -345,7 +370,10 @@ pub(crate) async fn insert_ids(on: On<'_>, dialect: &Dialect, insert: &str, args
         }
     };
     if ids.len() != rows {
-        return Err(StorageError::Database(sqlx::Error::Protocol(format!("inserted {rows} rows but got {} ids", ids.len()))));
+        return Err(StorageError::Database(sqlx::Error::Protocol(format!(
+            "inserted {rows} rows but got {} ids",
+            ids.len()
+        ))));
     }
     ids.sort_unstable();
     Ok(ids)
@@ -353,9 +381,15 @@ pub(crate) async fn insert_ids(on: On<'_>, dialect: &Dialect, insert: &str, args
 
 /// The MySQL path without RETURNING: the INSERT and the increment are read on one connection, the one
 /// whose session counts.
-async fn mysql_insert_ids(conn: &mut sqlx::MySqlConnection, insert: &str, args: &[Arg], rows: usize) -> Result<Vec<i64>> {
+async fn mysql_insert_ids(
+    conn: &mut sqlx::MySqlConnection,
+    insert: &str,
+    args: &[Arg],
+    rows: usize,
+) -> Result<Vec<i64>> {
     let result = bind_args!(sqlx::query(insert), args).execute(&mut *conn).await?;
-    let step: i64 = sqlx::query_scalar("SELECT CAST(@@auto_increment_increment AS SIGNED)").fetch_one(&mut *conn).await?;
+    let step: i64 =
+        sqlx::query_scalar("SELECT CAST(@@auto_increment_increment AS SIGNED)").fetch_one(&mut *conn).await?;
     let first = result.last_insert_id() as i64;
     Ok((0..rows as i64).map(|k| first + k * step.max(1)).collect())
 }
@@ -403,7 +437,8 @@ impl Db {
         self.dialect.returning = match sqlx::query(probe).execute(pool).await {
             Ok(_) => true,
             Err(sqlx::Error::Database(e))
-                if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().is_some_and(|e| e.number() == ER_PARSE_ERROR) =>
+                if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+                    .is_some_and(|e| e.number() == ER_PARSE_ERROR) =>
             {
                 false
             }
@@ -416,7 +451,8 @@ impl Db {
     /// servers without Galera support do not know).
     pub(crate) async fn probe_galera(&mut self) -> Result<()> {
         let Pool::MySql(pool) = &self.pool else { return Ok(()) };
-        let on: std::result::Result<i64, _> = sqlx::query_scalar("SELECT CAST(@@wsrep_on AS SIGNED)").fetch_one(pool).await;
+        let on: std::result::Result<i64, _> =
+            sqlx::query_scalar("SELECT CAST(@@wsrep_on AS SIGNED)").fetch_one(pool).await;
         self.dialect.galera = on.is_ok_and(|on| on == 1);
         if self.dialect.galera {
             tracing::info!("the database is a Galera node: schedule passes write their lock row, so certification orders them");
@@ -459,9 +495,18 @@ mod tests {
 
     #[test]
     fn placeholders_are_numbered_outside_quotes_only() {
-        assert_eq!(number_placeholders("SELECT * FROM t WHERE a = ? AND b IN (?, ?)"), "SELECT * FROM t WHERE a = $1 AND b IN ($2, $3)");
-        assert_eq!(number_placeholders("SELECT '?', \"a?\" FROM t WHERE a = ?"), "SELECT '?', \"a?\" FROM t WHERE a = $1");
-        assert_eq!(number_placeholders("SELECT 'it''s ?' WHERE x = ? LIMIT ? OFFSET ?"), "SELECT 'it''s ?' WHERE x = $1 LIMIT $2 OFFSET $3");
+        assert_eq!(
+            number_placeholders("SELECT * FROM t WHERE a = ? AND b IN (?, ?)"),
+            "SELECT * FROM t WHERE a = $1 AND b IN ($2, $3)"
+        );
+        assert_eq!(
+            number_placeholders("SELECT '?', \"a?\" FROM t WHERE a = ?"),
+            "SELECT '?', \"a?\" FROM t WHERE a = $1"
+        );
+        assert_eq!(
+            number_placeholders("SELECT 'it''s ?' WHERE x = ? LIMIT ? OFFSET ?"),
+            "SELECT 'it''s ?' WHERE x = $1 LIMIT $2 OFFSET $3"
+        );
         assert_eq!(number_placeholders("SELECT 1"), "SELECT 1");
         assert_eq!(Dialect::MYSQL.render("a = ?"), "a = ?");
         assert_eq!(Dialect::POSTGRES.render("a = ?"), "a = $1");

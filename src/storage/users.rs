@@ -4,7 +4,11 @@ use super::{contains, Arg, Db, JobUser, Result};
 
 impl Db {
     pub async fn load_user_by_name(&self, username: &str) -> Result<Option<JobUser>> {
-        self.fetch_optional("SELECT * FROM xxl_job_user WHERE username = ?", &[Arg::Text(username.to_string())]).await
+        self.fetch_optional(
+            "SELECT * FROM xxl_job_user WHERE username = ?",
+            &[Arg::Text(username.to_string())],
+        )
+        .await
     }
 
     pub async fn load_user(&self, id: i32) -> Result<Option<JobUser>> {
@@ -13,7 +17,11 @@ impl Db {
 
     /// How many administrators (role 1) have this password hash.
     pub async fn admins_with_password(&self, password_md5: &str) -> Result<i64> {
-        self.scalar("SELECT COUNT(*) FROM xxl_job_user WHERE role = 1 AND password = ?", &[Arg::Text(password_md5.to_string())]).await
+        self.scalar(
+            "SELECT COUNT(*) FROM xxl_job_user WHERE role = 1 AND password = ?",
+            &[Arg::Text(password_md5.to_string())],
+        )
+        .await
     }
 
     /// One page of users by name (contains) and role (`-1` = any), ordered by name, and the number matching.
@@ -44,14 +52,29 @@ impl Db {
             Arg::Int(user.role.into()),
             Arg::OptText(user.permission.clone()),
         ];
-        let id = self.insert_id("INSERT INTO xxl_job_user (username, password, role, permission) VALUES (?, ?, ?, ?)", &args).await?;
+        let id = self
+            .insert_id(
+                "INSERT INTO xxl_job_user (username, password, role, permission) VALUES (?, ?, ?, ?)",
+                &args,
+            )
+            .await?;
         Ok(id as i32)
     }
 
     /// Updates role and permission, and the password hash only when one is given.
-    pub async fn update_user(&self, id: i32, password_md5: Option<&str>, role: i16, permission: Option<&str>) -> Result<u64> {
+    pub async fn update_user(
+        &self,
+        id: i32,
+        password_md5: Option<&str>,
+        role: i16,
+        permission: Option<&str>,
+    ) -> Result<u64> {
         let mut args: Vec<Arg> = password_md5.map(|hash| Arg::Text(hash.to_string())).into_iter().collect();
-        args.extend([Arg::Int(role.into()), Arg::OptText(permission.map(str::to_string)), Arg::Int(id.into())]);
+        args.extend([
+            Arg::Int(role.into()),
+            Arg::OptText(permission.map(str::to_string)),
+            Arg::Int(id.into()),
+        ]);
         let sql = if password_md5.is_some() {
             "UPDATE xxl_job_user SET password = ?, role = ?, permission = ? WHERE id = ?"
         } else {

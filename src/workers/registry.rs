@@ -45,7 +45,11 @@ pub struct QueueFull;
 impl RegistryQueue {
     /// Starts the writer tasks; they drain the queue and stop once every sender is gone. Each AppName
     /// keeps at most `cap` registrations.
-    pub fn start(db: Db, clock: Arc<dyn Clock>, cap: u32) -> (RegistryQueue, Vec<tokio::task::JoinHandle<()>>) {
+    pub fn start(
+        db: Db,
+        clock: Arc<dyn Clock>,
+        cap: u32,
+    ) -> (RegistryQueue, Vec<tokio::task::JoinHandle<()>>) {
         let (sender, receiver) = mpsc::channel(QUEUE_CAPACITY);
         let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
         let full = Arc::new(FullApps::default());
@@ -74,7 +78,12 @@ impl RegistryQueue {
     }
 }
 
-async fn apply(db: &Db, op: &RegistryOp, now_ms: i64, cap: u32) -> crate::storage::Result<Option<Registered>> {
+async fn apply(
+    db: &Db,
+    op: &RegistryOp,
+    now_ms: i64,
+    cap: u32,
+) -> crate::storage::Result<Option<Registered>> {
     match op {
         RegistryOp::Register(key) => db.registry_upsert(key, now_ms, cap).await.map(Some),
         RegistryOp::Remove(key) => db.registry_delete(key).await.map(|_| None),
@@ -217,7 +226,8 @@ mod tests {
 
     #[test]
     fn a_list_keeps_the_sorted_addresses_that_fit_the_column() {
-        let addresses: BTreeSet<String> = (0..3000).map(|n| format!("http://10.0.{}.{}:9999/", n / 256, n % 256)).collect();
+        let addresses: BTreeSet<String> =
+            (0..3000).map(|n| format!("http://10.0.{}.{}:9999/", n / 256, n % 256)).collect();
         let (list, left_out) = fitting_list(&addresses);
         assert!(list.len() <= ADDRESS_LIST_MAX_BYTES);
         let kept: Vec<&str> = list.split(',').collect();

@@ -1,7 +1,7 @@
 //! The daily log report and log retention (spec 4.7).
 
 use super::Shutdown;
-use crate::storage::{Db, DayCounts, IdSpan, Result};
+use crate::storage::{DayCounts, Db, IdSpan, Result};
 use crate::time::Clock;
 use chrono::{Duration as Days, NaiveDateTime};
 use std::collections::HashMap;
@@ -116,7 +116,9 @@ impl ReportWorker {
         }
         settled.seen = Some(newest);
         for (from, to) in &days {
-            let mut counts = counts_in_chunks(db, (*from, *to), IdSpan { after: settled.upto, upto: None }, newest).await?;
+            let mut counts =
+                counts_in_chunks(db, (*from, *to), IdSpan { after: settled.upto, upto: None }, newest)
+                    .await?;
             counts.add(&settled.days[from]);
             db.save_report(*from, &counts).await?;
         }
@@ -140,7 +142,12 @@ impl ReportWorker {
 
 /// The counts of the logs of `day` with an id in `ids`, read [`COUNT_CHUNK`] ids at a time up to
 /// `newest` (and, for an open span, the rest in one more statement).
-async fn counts_in_chunks(db: &Db, day: (NaiveDateTime, NaiveDateTime), ids: IdSpan, newest: i64) -> Result<DayCounts> {
+async fn counts_in_chunks(
+    db: &Db,
+    day: (NaiveDateTime, NaiveDateTime),
+    ids: IdSpan,
+    newest: i64,
+) -> Result<DayCounts> {
     let (from, to) = day;
     let end = ids.upto.unwrap_or(newest);
     let mut counts = DayCounts::default();
@@ -202,7 +209,11 @@ mod tests {
             .collect();
         assert_eq!(
             rows,
-            vec![(Some(at(8, 0, 0, 0)), 1, 0, 0), (Some(at(9, 0, 0, 0)), 0, 0, 0), (Some(at(10, 0, 0, 0)), 1, 0, 0)]
+            vec![
+                (Some(at(8, 0, 0, 0)), 1, 0, 0),
+                (Some(at(9, 0, 0, 0)), 0, 0, 0),
+                (Some(at(10, 0, 0, 0)), 1, 0, 0)
+            ]
         );
     }
 
@@ -213,7 +224,12 @@ mod tests {
         let row = db.reports_between(from, from).await.unwrap().pop().unwrap();
         let counts = db.day_counts(from, to, IdSpan::ALL).await.unwrap();
         let reported = (i64::from(row.running_count), i64::from(row.suc_count), i64::from(row.fail_count));
-        assert_eq!(reported, (counts.running, counts.success, counts.fail()), "pass {}", worker.settled.passes);
+        assert_eq!(
+            reported,
+            (counts.running, counts.success, counts.fail()),
+            "pass {}",
+            worker.settled.passes
+        );
         reported
     }
 
@@ -223,7 +239,9 @@ mod tests {
         let day = (at(10, 0, 0, 0), at(10, 23, 59, 59));
         let time = db.datetime(db.zone().to_epoch_ms(at(10, 8, 0, 0)));
         // Ids on both sides of chunk bounds, a row of another day among them, one after `newest`.
-        for (id, handle_code) in [(1, 200), (50_000, 200), (50_001, 0), (120_000, 500), (170_000, 200), (170_001, 200)] {
+        for (id, handle_code) in
+            [(1, 200), (50_000, 200), (50_001, 0), (120_000, 500), (170_000, 200), (170_001, 200)]
+        {
             db.execute(
                 "INSERT INTO xxl_job_log (id, job_group, job_id, trigger_time, trigger_code, handle_code) VALUES (?, 1, 1, ?, 200, ?)",
                 &[Arg::Int(id), Arg::DateTime(time), Arg::Int(handle_code)],
@@ -231,9 +249,15 @@ mod tests {
             .await
             .unwrap();
         }
-        db.execute("UPDATE xxl_job_log SET trigger_time = ? WHERE id = 1", &[Arg::DateTime(at(9, 8, 0, 0))]).await.unwrap();
+        db.execute("UPDATE xxl_job_log SET trigger_time = ? WHERE id = 1", &[Arg::DateTime(at(9, 8, 0, 0))])
+            .await
+            .unwrap();
         let span = |after, upto| IdSpan { after, upto };
-        for (ids, expected) in [(span(0, None), (5, 1, 3)), (span(1, Some(120_000)), (3, 1, 1)), (span(50_000, Some(170_000)), (3, 1, 1))] {
+        for (ids, expected) in [
+            (span(0, None), (5, 1, 3)),
+            (span(1, Some(120_000)), (3, 1, 1)),
+            (span(50_000, Some(170_000)), (3, 1, 1)),
+        ] {
             let counts = counts_in_chunks(&db, day, ids, 170_000).await.unwrap();
             assert_eq!((counts.total, counts.running, counts.success), expected, "{ids:?}");
         }

@@ -13,22 +13,58 @@ use std::sync::Arc;
 use std::time::Duration;
 use xxl_job_admin::domain::{TriggerRequest, TriggerType};
 use xxl_job_admin::i18n::I18n;
-use xxl_job_admin::storage::{Db, DayCounts, IdSpan, JobGroup, JobLog, LogFilter, TriggerInfo};
+use xxl_job_admin::storage::{DayCounts, Db, IdSpan, JobGroup, JobLog, LogFilter, TriggerInfo};
 use xxl_job_admin::time::Clock;
 use xxl_job_admin::workers::report::ReportWorker;
 use xxl_job_admin::workers::shutdown_channel;
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "alarm::failed_trigger_mails_each_address_once", backends: ALL, run: |b| Box::pin(failed_trigger_mails_each_address_once(b)) },
-        Case { name: "alarm::starttls_with_auth_in_the_configured_language", backends: &[Backend::Sqlite], run: |b| Box::pin(starttls_with_auth_in_the_configured_language(b)) },
-        Case { name: "alarm::implicit_tls_from_the_socket_factory", backends: &[Backend::Sqlite], run: |b| Box::pin(implicit_tls_from_the_socket_factory(b)) },
-        Case { name: "alarm::untrusted_certificate_fails_the_alarm", backends: &[Backend::Sqlite], run: |b| Box::pin(untrusted_certificate_fails_the_alarm(b)) },
-        Case { name: "alarm::smtp_down_fails_the_alarm_and_scheduling_goes_on", backends: ALL, run: |b| Box::pin(smtp_down_fails_the_alarm_and_scheduling_goes_on(b)) },
-        Case { name: "alarm::silent_smtp_server_times_out", backends: &[Backend::Sqlite], run: |b| Box::pin(silent_smtp_server_times_out(b)) },
-        Case { name: "report::counts_today_and_two_days_before", backends: ALL, run: |b| Box::pin(report_counts_today_and_two_days_before(b)) },
-        Case { name: "retention::deletes_old_logs_in_batches", backends: ALL, run: |b| Box::pin(retention_deletes_old_logs_in_batches(b)) },
-        Case { name: "retention::cleans_at_start_and_not_below_seven_days", backends: ALL, run: |b| Box::pin(retention_cleans_at_start_and_not_below_seven_days(b)) },
+        Case {
+            name: "alarm::failed_trigger_mails_each_address_once",
+            backends: ALL,
+            run: |b| Box::pin(failed_trigger_mails_each_address_once(b)),
+        },
+        Case {
+            name: "alarm::starttls_with_auth_in_the_configured_language",
+            backends: &[Backend::Sqlite],
+            run: |b| Box::pin(starttls_with_auth_in_the_configured_language(b)),
+        },
+        Case {
+            name: "alarm::implicit_tls_from_the_socket_factory",
+            backends: &[Backend::Sqlite],
+            run: |b| Box::pin(implicit_tls_from_the_socket_factory(b)),
+        },
+        Case {
+            name: "alarm::untrusted_certificate_fails_the_alarm",
+            backends: &[Backend::Sqlite],
+            run: |b| Box::pin(untrusted_certificate_fails_the_alarm(b)),
+        },
+        Case {
+            name: "alarm::smtp_down_fails_the_alarm_and_scheduling_goes_on",
+            backends: ALL,
+            run: |b| Box::pin(smtp_down_fails_the_alarm_and_scheduling_goes_on(b)),
+        },
+        Case {
+            name: "alarm::silent_smtp_server_times_out",
+            backends: &[Backend::Sqlite],
+            run: |b| Box::pin(silent_smtp_server_times_out(b)),
+        },
+        Case {
+            name: "report::counts_today_and_two_days_before",
+            backends: ALL,
+            run: |b| Box::pin(report_counts_today_and_two_days_before(b)),
+        },
+        Case {
+            name: "retention::deletes_old_logs_in_batches",
+            backends: ALL,
+            run: |b| Box::pin(retention_deletes_old_logs_in_batches(b)),
+        },
+        Case {
+            name: "retention::cleans_at_start_and_not_below_seven_days",
+            backends: ALL,
+            run: |b| Box::pin(retention_cleans_at_start_and_not_below_seven_days(b)),
+        },
     ]
 }
 
@@ -42,7 +78,11 @@ pub(crate) const GROUP_TITLE: &str = "B&<i>ops</i>";
 pub(crate) const JOB_DESC: &str = "settle <script>alert(1)</script> accounts";
 
 fn mail_args(port: u16) -> Vec<String> {
-    vec!["--spring.mail.host=127.0.0.1".into(), format!("--spring.mail.port={port}"), format!("--spring.mail.from={FROM}")]
+    vec![
+        "--spring.mail.host=127.0.0.1".into(),
+        format!("--spring.mail.port={port}"),
+        format!("--spring.mail.from={FROM}"),
+    ]
 }
 
 pub(crate) async fn start_app(db: &TestDb, args: &[String]) -> Result<TestApp, Failed> {
@@ -82,7 +122,13 @@ pub(crate) async fn alarmed_log(app: &TestApp, job_id: i32, within: Duration) ->
 }
 
 /// Checks the messages of one alarm: one per address, and what each says.
-fn check_messages(server: &SmtpServer, log: &JobLog, job_id: i32, lang: &str, addresses: &[&str]) -> TestResult {
+fn check_messages(
+    server: &SmtpServer,
+    log: &JobLog,
+    job_id: i32,
+    lang: &str,
+    addresses: &[&str],
+) -> TestResult {
     let received = server.received();
     let mut recipients: Vec<Vec<String>> = received.iter().map(|m| m.rcpt_to.clone()).collect();
     recipients.sort();
@@ -124,7 +170,10 @@ async fn failed_trigger_mails_each_address_once(backend: Backend) -> TestResult 
     let hooks = WebhookServer::start().await?;
     let db = TestDb::fresh(backend)?;
     let mut args = mail_args(server.port);
-    args.extend(["--xxl.job.alarm.webhook.hook.type=json".to_string(), format!("--xxl.job.alarm.webhook.hook.url={}/json", hooks.base)]);
+    args.extend([
+        "--xxl.job.alarm.webhook.hook.type=json".to_string(),
+        format!("--xxl.job.alarm.webhook.hook.url={}/json", hooks.base),
+    ]);
     let app = start_app(&db, &args).await?;
     let started = std::time::Instant::now();
     // A repeated address gets one message; the webhook entry is another channel, not an address.
@@ -144,7 +193,9 @@ async fn failed_trigger_mails_each_address_once(backend: Backend) -> TestResult 
 
 async fn starttls_with_auth_in_the_configured_language(backend: Backend) -> TestResult {
     let credentials = ("alarm-user".to_string(), "s3cret pass".to_string());
-    let server = SmtpServer::start(SmtpOptions { tls: SmtpTls::StartTls, credentials: Some(credentials.clone()) }).await?;
+    let server =
+        SmtpServer::start(SmtpOptions { tls: SmtpTls::StartTls, credentials: Some(credentials.clone()) })
+            .await?;
     let db = TestDb::fresh(backend)?;
     let mut args = mail_args(server.port);
     args.extend([
@@ -166,7 +217,10 @@ async fn starttls_with_auth_in_the_configured_language(backend: Backend) -> Test
     ensure!(message.tls, "sent after STARTTLS");
     ensure_eq!(message.user.as_deref(), Some("alarm-user"), "authenticated");
     let from = message.header("From").map(|f| crate::support::smtp::decode_words(&f)).unwrap_or_default();
-    ensure!(from.contains(I18n::new("zh_CN").get("admin_name_full")), "display name in the language: {from:?}");
+    ensure!(
+        from.contains(I18n::new("zh_CN").get("admin_name_full")),
+        "display name in the language: {from:?}"
+    );
     app.stop().await;
     Ok(())
 }
@@ -213,7 +267,8 @@ async fn smtp_down_fails_the_alarm_and_scheduling_goes_on(backend: Backend) -> T
     let db = TestDb::fresh(backend)?;
     let app = start_app(&db, &mail_args(port)).await?;
     let executor = FakeExecutor::start(Behaviour::default()).await?;
-    let healthy_group = crate::support::fixtures::manual_group(&app.app.db, "healthy", &[&executor.address]).await?;
+    let healthy_group =
+        crate::support::fixtures::manual_group(&app.app.db, "healthy", &[&executor.address]).await?;
     insert(&app.app.db, &every_second_job(healthy_group, 6)).await?;
     let job_id = trigger_failing_job(&app, "a@x.test,b@x.test").await?;
     let log = alarmed_log(&app, job_id, Duration::from_secs(30)).await?;
@@ -273,7 +328,12 @@ fn at(date: Day, time: Time) -> NaiveDateTime {
 }
 
 /// Inserts a log triggered at the wall-clock `time` with the given codes; returns its id.
-async fn insert_log(db: &Db, time: NaiveDateTime, trigger_code: i32, handle_code: i32) -> Result<i64, Failed> {
+async fn insert_log(
+    db: &Db,
+    time: NaiveDateTime,
+    trigger_code: i32,
+    handle_code: i32,
+) -> Result<i64, Failed> {
     let ms = db.zone().to_epoch_ms(time);
     let id = db.insert_log(1, 1, ms).await.context("insert log")?;
     if trigger_code != 0 {
@@ -301,7 +361,11 @@ fn report_worker(db: &Db, now: NaiveDateTime, retention_days: Option<u32>) -> Re
 }
 
 /// (running, success, fail) of each report row between the two days, by day.
-async fn report_rows(db: &Db, from: NaiveDateTime, to: NaiveDateTime) -> Result<Vec<(String, i32, i32, i32)>, Failed> {
+async fn report_rows(
+    db: &Db,
+    from: NaiveDateTime,
+    to: NaiveDateTime,
+) -> Result<Vec<(String, i32, i32, i32)>, Failed> {
     let rows = db.reports_between(from, to).await.context("reports")?;
     Ok(rows
         .into_iter()
@@ -344,8 +408,14 @@ async fn report_counts_today_and_two_days_before(backend: Backend) -> TestResult
         insert_log(&store, at(*day, *time), *trigger_code, *handle_code).await?;
     }
     // An older day's row stays as it is; a stale row of yesterday is updated in place.
-    store.save_report(at((2020, 3, 12), (0, 0, 0)), &DayCounts { total: 27, running: 9, success: 9 }).await.context("old row")?;
-    store.save_report(at((2020, 3, 14), (0, 0, 0)), &DayCounts { total: 15, running: 5, success: 5 }).await.context("stale row")?;
+    store
+        .save_report(at((2020, 3, 12), (0, 0, 0)), &DayCounts { total: 27, running: 9, success: 9 })
+        .await
+        .context("old row")?;
+    store
+        .save_report(at((2020, 3, 14), (0, 0, 0)), &DayCounts { total: 15, running: 5, success: 5 })
+        .await
+        .context("stale row")?;
 
     let mut worker = report_worker(&store, now, None);
     worker.refresh_reports().await.context("refresh")?;
@@ -361,7 +431,10 @@ async fn report_counts_today_and_two_days_before(backend: Backend) -> TestResult
             ("2020-03-15 00:00:00".to_string(), 1, 3, 2),
         ]
     );
-    let today = store.day_counts(at((2020, 3, 15), (0, 0, 0)), at((2020, 3, 15), (23, 59, 59)), IdSpan::ALL).await.context("counts")?;
+    let today = store
+        .day_counts(at((2020, 3, 15), (0, 0, 0)), at((2020, 3, 15), (23, 59, 59)), IdSpan::ALL)
+        .await
+        .context("counts")?;
     ensure_eq!((today.total, today.running, today.success, today.fail()), (6, 1, 3, 2));
 
     // A new result moves today's counts on the next pass.
@@ -375,7 +448,9 @@ async fn report_counts_today_and_two_days_before(backend: Backend) -> TestResult
     let app = TestApp::start(&db, &["--xxl.job.logretentiondays=-1"]).await?;
     let mut console = ConsoleClient::new(&app.base);
     ensure_eq!(console.login("admin", "123456", false).await?["code"], 200);
-    let chart = console.post("/chartInfo", &[("startDate", "2020-03-12 00:00:00"), ("endDate", "2020-03-15 23:59:59")]).await?;
+    let chart = console
+        .post("/chartInfo", &[("startDate", "2020-03-12 00:00:00"), ("endDate", "2020-03-15 23:59:59")])
+        .await?;
     ensure_eq!(chart["code"], 200);
     ensure_eq!(
         chart["content"],
@@ -390,7 +465,9 @@ async fn report_counts_today_and_two_days_before(backend: Backend) -> TestResult
         })
     );
     // A range that ends before the 15th leaves it out.
-    let chart = console.post("/chartInfo", &[("startDate", "2020-03-13 00:00:00"), ("endDate", "2020-03-14 23:59:59")]).await?;
+    let chart = console
+        .post("/chartInfo", &[("startDate", "2020-03-13 00:00:00"), ("endDate", "2020-03-14 23:59:59")])
+        .await?;
     ensure_eq!(chart["content"]["triggerDayList"], serde_json::json!(["2020-03-13", "2020-03-14"]));
     ensure_eq!(chart["content"]["triggerCountFailTotal"], 2);
     app.stop().await;
@@ -428,7 +505,10 @@ async fn retention_deletes_old_logs_in_batches(backend: Backend) -> TestResult {
         ensure!(store.load_log(id).await.context("kept")?.is_some(), "log {id} is newer than the limit");
     }
     // Reports are not touched by retention.
-    store.save_report(at((2020, 2, 1), (0, 0, 0)), &DayCounts { total: 2500, running: 0, success: 0 }).await.context("report")?;
+    store
+        .save_report(at((2020, 2, 1), (0, 0, 0)), &DayCounts { total: 2500, running: 0, success: 0 })
+        .await
+        .context("report")?;
     report_worker(&store, now, Some(7)).clean(7, &shutdown).await.context("clean again")?;
     let rows = report_rows(&store, at((2020, 2, 1), (0, 0, 0)), at((2020, 2, 1), (0, 0, 0))).await?;
     ensure_eq!(rows, vec![("2020-02-01 00:00:00".to_string(), 0, 0, 2500)]);

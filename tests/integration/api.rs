@@ -1,9 +1,12 @@
 //! The executor → admin API (spec 1) as real executors use it.
 
-use crate::support::proxy::Proxy;
 use crate::support::console::ConsoleClient;
 use crate::support::fixtures::log;
-use crate::support::{eventually, now_ms, Backend, Behaviour, Context, FakeExecutor, JavaExecutorClient, TestApp, TestDb, LOG_CONTENT, TOKEN};
+use crate::support::proxy::Proxy;
+use crate::support::{
+    eventually, now_ms, Backend, Behaviour, Context, FakeExecutor, JavaExecutorClient, TestApp, TestDb,
+    LOG_CONTENT, TOKEN,
+};
 use crate::{ensure, ensure_eq, Case, TestResult, ALL, SERVERS};
 use serde_json::json;
 use std::time::Duration;
@@ -12,26 +15,82 @@ use xxl_job_admin::workers::registry::monitor_pass;
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "api::registry_then_monitor_fills_the_group", backends: ALL, run: |b| Box::pin(registry_then_monitor_fills_the_group(b)) },
-        Case { name: "api::registry_twice_in_one_second_keeps_one_row", backends: ALL, run: |b| Box::pin(registry_twice_in_one_second_keeps_one_row(b)) },
-        Case { name: "api::registry_remove_deletes_the_row", backends: ALL, run: |b| Box::pin(registry_remove_deletes_the_row(b)) },
-        Case { name: "api::callback_finishes_the_log", backends: ALL, run: |b| Box::pin(callback_finishes_the_log(b)) },
-        Case { name: "api::callback_repeat_and_unknown_change_nothing", backends: ALL, run: |b| Box::pin(callback_repeat_and_unknown_change_nothing(b)) },
-        Case { name: "api::wrong_token_changes_nothing", backends: ALL, run: |b| Box::pin(wrong_token_changes_nothing(b)) },
-        Case { name: "api::bad_requests_get_clear_return_t_errors", backends: ALL, run: |b| Box::pin(bad_requests_get_clear_return_t_errors(b)) },
-        Case { name: "api::blank_token_disables_the_check", backends: ALL, run: |b| Box::pin(blank_token_disables_the_check(b)) },
-        Case { name: "api::health_reports_the_database", backends: ALL, run: |b| Box::pin(health_reports_the_database(b)) },
-        Case { name: "api::database_restart_is_survived", backends: SERVERS, run: |b| Box::pin(database_restart_is_survived(b)) },
-        Case { name: "api::the_number_of_app_names_is_capped", backends: ALL, run: |b| Box::pin(the_number_of_app_names_is_capped(b)) },
-        Case { name: "api::executors_of_the_3x_line", backends: ALL, run: |b| Box::pin(executors_of_the_3x_line(b)) },
-        Case { name: "api::registry_reaches_the_group_within_35_s", backends: SERVERS, run: |b| Box::pin(registry_reaches_the_group_within_35_s(b)) },
+        Case {
+            name: "api::registry_then_monitor_fills_the_group",
+            backends: ALL,
+            run: |b| Box::pin(registry_then_monitor_fills_the_group(b)),
+        },
+        Case {
+            name: "api::registry_twice_in_one_second_keeps_one_row",
+            backends: ALL,
+            run: |b| Box::pin(registry_twice_in_one_second_keeps_one_row(b)),
+        },
+        Case {
+            name: "api::registry_remove_deletes_the_row",
+            backends: ALL,
+            run: |b| Box::pin(registry_remove_deletes_the_row(b)),
+        },
+        Case {
+            name: "api::callback_finishes_the_log",
+            backends: ALL,
+            run: |b| Box::pin(callback_finishes_the_log(b)),
+        },
+        Case {
+            name: "api::callback_repeat_and_unknown_change_nothing",
+            backends: ALL,
+            run: |b| Box::pin(callback_repeat_and_unknown_change_nothing(b)),
+        },
+        Case {
+            name: "api::wrong_token_changes_nothing",
+            backends: ALL,
+            run: |b| Box::pin(wrong_token_changes_nothing(b)),
+        },
+        Case {
+            name: "api::bad_requests_get_clear_return_t_errors",
+            backends: ALL,
+            run: |b| Box::pin(bad_requests_get_clear_return_t_errors(b)),
+        },
+        Case {
+            name: "api::blank_token_disables_the_check",
+            backends: ALL,
+            run: |b| Box::pin(blank_token_disables_the_check(b)),
+        },
+        Case {
+            name: "api::health_reports_the_database",
+            backends: ALL,
+            run: |b| Box::pin(health_reports_the_database(b)),
+        },
+        Case {
+            name: "api::database_restart_is_survived",
+            backends: SERVERS,
+            run: |b| Box::pin(database_restart_is_survived(b)),
+        },
+        Case {
+            name: "api::the_number_of_app_names_is_capped",
+            backends: ALL,
+            run: |b| Box::pin(the_number_of_app_names_is_capped(b)),
+        },
+        Case {
+            name: "api::executors_of_the_3x_line",
+            backends: ALL,
+            run: |b| Box::pin(executors_of_the_3x_line(b)),
+        },
+        Case {
+            name: "api::registry_reaches_the_group_within_35_s",
+            backends: SERVERS,
+            run: |b| Box::pin(registry_reaches_the_group_within_35_s(b)),
+        },
     ]
 }
 
 const APP: &str = "xxl-job-executor-sample";
 
 fn key(address: &str) -> RegistryKey {
-    RegistryKey { registry_group: "EXECUTOR".into(), registry_key: APP.into(), registry_value: address.into() }
+    RegistryKey {
+        registry_group: "EXECUTOR".into(),
+        registry_key: APP.into(),
+        registry_value: address.into(),
+    }
 }
 
 async fn registrations(app: &TestApp) -> Vec<String> {
@@ -90,7 +149,10 @@ async fn registry_remove_deletes_the_row(backend: Backend) -> TestResult {
     let executor = app.executor_client();
     executor.registry(APP, "http://127.0.0.1:9999/").await?;
     executor.registry(APP, "http://127.0.0.1:9998/").await?;
-    eventually(Duration::from_secs(5), "registry rows", || async { (registrations(&app).await.len() == 2).then_some(()) }).await?;
+    eventually(Duration::from_secs(5), "registry rows", || async {
+        (registrations(&app).await.len() == 2).then_some(())
+    })
+    .await?;
     let reply = executor.registry_remove(APP, "http://127.0.0.1:9999/").await?;
     ensure_eq!(reply.code(), 200);
     eventually(Duration::from_secs(5), "the removal", || async {
@@ -157,7 +219,11 @@ async fn wrong_token_changes_nothing(backend: Backend) -> TestResult {
             executor.post_raw("nope", "{}").await?,
         ] {
             ensure_eq!(reply.status, 200);
-            ensure_eq!(reply.body, json!({"code": 500, "msg": "The access token is wrong.", "content": null}), "token {token:?}");
+            ensure_eq!(
+                reply.body,
+                json!({"code": 500, "msg": "The access token is wrong.", "content": null}),
+                "token {token:?}"
+            );
         }
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -176,8 +242,16 @@ async fn bad_requests_get_clear_return_t_errors(backend: Backend) -> TestResult 
         ("registry", b"{\"registryGroup\":".to_vec(), "malformed JSON"),
         ("registry", b"".to_vec(), "Illegal Argument."),
         ("registry", b"null".to_vec(), "Illegal Argument."),
-        ("registry", br#"{"registryGroup":"EXECUTOR","registryKey":" ","registryValue":"http://a/"}"#.to_vec(), "Illegal Argument."),
-        ("registryRemove", br#"{"registryGroup":"EXECUTOR","registryKey":"a"}"#.to_vec(), "Illegal Argument."),
+        (
+            "registry",
+            br#"{"registryGroup":"EXECUTOR","registryKey":" ","registryValue":"http://a/"}"#.to_vec(),
+            "Illegal Argument.",
+        ),
+        (
+            "registryRemove",
+            br#"{"registryGroup":"EXECUTOR","registryKey":"a"}"#.to_vec(),
+            "Illegal Argument.",
+        ),
         ("callback", b"{\"logId\":1}".to_vec(), "malformed JSON"),
         ("callback", b"[{\"logId\":\"x\"}]".to_vec(), "malformed JSON"),
         ("callback", vec![0xff, 0xfe], "not UTF-8"),
@@ -190,10 +264,17 @@ async fn bad_requests_get_clear_return_t_errors(backend: Backend) -> TestResult 
         ensure!(reply.content_type.starts_with("application/json"), "{uri}: {}", reply.content_type);
         ensure_eq!(reply.code(), 500, "{uri} {expected}");
         ensure!(reply.msg().contains(expected), "{uri}: {:?} should contain {expected:?}", reply.msg());
-        ensure!(reply.body.as_object().is_some_and(|o| o.contains_key("content")), "ReturnT shape: {}", reply.body);
+        ensure!(
+            reply.body.as_object().is_some_and(|o| o.contains_key("content")),
+            "ReturnT shape: {}",
+            reply.body
+        );
     }
     let reply = executor.send(reqwest::Method::GET, "registry", reqwest::Body::from("")).await?;
-    ensure_eq!(reply.body, json!({"code": 500, "msg": "invalid request, HttpMethod not support.", "content": null}));
+    ensure_eq!(
+        reply.body,
+        json!({"code": 500, "msg": "invalid request, HttpMethod not support.", "content": null})
+    );
     // A trailing slash reaches the handler too; unknown fields and charset-less content types are fine.
     let reply = app
         .http
@@ -256,7 +337,11 @@ async fn registry_reaches_the_group_within_35_s(backend: Backend) -> TestResult 
 async fn database_restart_is_survived(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let url = url::Url::parse(&db.url).context("test database URL")?;
-    let server = format!("{}:{}", url.host_str().context("host")?, url.port().context("the test database URL names its port")?);
+    let server = format!(
+        "{}:{}",
+        url.host_str().context("host")?,
+        url.port().context("the test database URL names its port")?
+    );
     let upstream = tokio::net::lookup_host(&server).await.context("resolve")?.next().context("address")?;
     // Create the schema directly, then run the admin through the proxy.
     TestApp::start(&db, &[]).await?.stop().await;
@@ -312,21 +397,43 @@ async fn executors_of_the_3x_line(backend: Backend) -> TestResult {
     let running = log(store, 1, 1, at, 200, 0, &executor.address).await?;
     let mut console = ConsoleClient::new(&app.base);
     ensure_eq!(console.login("admin", "123456", false).await?["code"], 200);
-    let lines = console.post("/joblog/logDetailCat", &[("logId", &running.to_string()), ("fromLineNum", "1")]).await?;
-    ensure_eq!((lines["code"].clone(), lines["content"]["toLineNum"].clone()), (json!(200), json!(2)), "{lines}");
-    let escaped = LOG_CONTENT.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('\'', "&#39;");
+    let lines = console
+        .post("/joblog/logDetailCat", &[("logId", &running.to_string()), ("fromLineNum", "1")])
+        .await?;
+    ensure_eq!(
+        (lines["code"].clone(), lines["content"]["toLineNum"].clone()),
+        (json!(200), json!(2)),
+        "{lines}"
+    );
+    let escaped =
+        LOG_CONTENT.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('\'', "&#39;");
     ensure_eq!(lines["content"]["logContent"], escaped.as_str());
     // Past the end the executor answers `toLineNum: 0`: the next read stays at line 3, and the run is still on.
-    let tail = console.post("/joblog/logDetailCat", &[("logId", &running.to_string()), ("fromLineNum", "3")]).await?;
-    ensure_eq!((tail["content"]["fromLineNum"].clone(), tail["content"]["toLineNum"].clone(), tail["content"]["end"].clone()), (json!(3), json!(2), json!(false)), "{tail}");
+    let tail = console
+        .post("/joblog/logDetailCat", &[("logId", &running.to_string()), ("fromLineNum", "3")])
+        .await?;
+    ensure_eq!(
+        (
+            tail["content"]["fromLineNum"].clone(),
+            tail["content"]["toLineNum"].clone(),
+            tail["content"]["end"].clone()
+        ),
+        (json!(3), json!(2), json!(false)),
+        "{tail}"
+    );
     let asked = executor.calls_to("/log");
-    ensure_eq!((asked[0].body["logDateTim"].clone(), asked[0].body["logDateTime"].clone()), (json!(at), json!(at)));
+    ensure_eq!(
+        (asked[0].body["logDateTim"].clone(), asked[0].body["logDateTime"].clone()),
+        (json!(at), json!(at))
+    );
 
     // The run's result, reported at the root, ends it; then the tail is the end.
     ensure_eq!(root.callback(&[(running, 200, Some("done"))]).await?.code(), 200);
     let row = store.load_log(running).await.context("load")?.context("log")?;
     ensure_eq!((row.handle_code, row.handle_msg.as_deref()), (200, Some("done")));
-    let tail = console.post("/joblog/logDetailCat", &[("logId", &running.to_string()), ("fromLineNum", "3")]).await?;
+    let tail = console
+        .post("/joblog/logDetailCat", &[("logId", &running.to_string()), ("fromLineNum", "3")])
+        .await?;
     ensure_eq!(tail["content"]["end"], true, "{tail}");
     app.stop().await;
     Ok(())
@@ -347,10 +454,26 @@ async fn the_number_of_app_names_is_capped(backend: Backend) -> TestResult {
     .await?;
     let refused = executor.registry("capped-app-c", "http://10.0.0.40:9999/").await?;
     ensure_eq!(refused.code(), 500);
-    ensure!(refused.msg().contains("xxl.job.registry.max-apps (2)") && refused.msg().contains("capped-app-c"), "{}", refused.msg());
-    ensure_eq!(executor.registry("capped-app-a", "http://10.0.0.41:9999/").await?.code(), 200, "a known AppName grows");
+    ensure!(
+        refused.msg().contains("xxl.job.registry.max-apps (2)") && refused.msg().contains("capped-app-c"),
+        "{}",
+        refused.msg()
+    );
+    ensure_eq!(
+        executor.registry("capped-app-a", "http://10.0.0.41:9999/").await?.code(),
+        200,
+        "a known AppName grows"
+    );
     ensure_eq!(executor.registry("capped-app-b", "http://10.0.0.40:9999/").await?.code(), 200, "and beats");
-    let scrape = app.http.get(app.url("/actuator/prometheus")).send().await.context("scrape")?.text().await.context("text")?;
+    let scrape = app
+        .http
+        .get(app.url("/actuator/prometheus"))
+        .send()
+        .await
+        .context("scrape")?
+        .text()
+        .await
+        .context("text")?;
     ensure!(scrape.contains("xxl_job_registrations_refused_total{reason=\"max_apps\"} 1"), "{scrape}");
     app.stop().await;
     Ok(())

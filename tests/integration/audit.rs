@@ -21,10 +21,26 @@ const SQLITE: &[Backend] = &[Backend::Sqlite];
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "audit::console_operations_leave_events", backends: BACKENDS, run: |b| Box::pin(console_operations_leave_events(b)) },
-        Case { name: "audit::rest_operations_leave_events", backends: BACKENDS, run: |b| Box::pin(rest_operations_leave_events(b)) },
-        Case { name: "audit::the_page_reads_and_filters_the_file", backends: SQLITE, run: |b| Box::pin(the_page_reads_and_filters_the_file(b)) },
-        Case { name: "audit::the_webhook_receives_events_without_slowing_requests", backends: SQLITE, run: |b| Box::pin(the_webhook_receives_events(b)) },
+        Case {
+            name: "audit::console_operations_leave_events",
+            backends: BACKENDS,
+            run: |b| Box::pin(console_operations_leave_events(b)),
+        },
+        Case {
+            name: "audit::rest_operations_leave_events",
+            backends: BACKENDS,
+            run: |b| Box::pin(rest_operations_leave_events(b)),
+        },
+        Case {
+            name: "audit::the_page_reads_and_filters_the_file",
+            backends: SQLITE,
+            run: |b| Box::pin(the_page_reads_and_filters_the_file(b)),
+        },
+        Case {
+            name: "audit::the_webhook_receives_events_without_slowing_requests",
+            backends: SQLITE,
+            run: |b| Box::pin(the_webhook_receives_events(b)),
+        },
     ]
 }
 
@@ -52,8 +68,14 @@ async fn written(dir: &Path, kind: &str, outcome: &str) -> Result<Vec<Value>, Fa
 }
 
 /// The one event of `kind` whose target (or actor) matches `pick`.
-fn one<'a>(events: &'a [Value], kind: &str, outcome: &str, pick: impl Fn(&Value) -> bool) -> Result<&'a Value, Failed> {
-    let found: Vec<&Value> = events.iter().filter(|e| e["kind"] == kind && e["outcome"] == outcome && pick(e)).collect();
+fn one<'a>(
+    events: &'a [Value],
+    kind: &str,
+    outcome: &str,
+    pick: impl Fn(&Value) -> bool,
+) -> Result<&'a Value, Failed> {
+    let found: Vec<&Value> =
+        events.iter().filter(|e| e["kind"] == kind && e["outcome"] == outcome && pick(e)).collect();
     match found.as_slice() {
         [event] => Ok(event),
         other => Err(format!("{} {kind} ({outcome}) events instead of one: {other:?}", other.len()).into()),
@@ -91,11 +113,23 @@ async fn ok(client: &ConsoleClient, path: &str, form: &[(&str, &str)]) -> Result
 
 fn job_form<'a>(group: &'a str, desc: &'a str) -> Vec<(&'a str, &'a str)> {
     vec![
-        ("jobGroup", group), ("jobDesc", desc), ("author", "auditor"), ("alarmEmail", ""), ("scheduleType", "CRON"),
-        ("scheduleConf", "0 0 0 * * ?"), ("misfireStrategy", "DO_NOTHING"), ("executorRouteStrategy", "FIRST"),
-        ("executorBlockStrategy", "SERIAL_EXECUTION"), ("executorHandler", ""), ("executorParam", ""),
-        ("executorTimeout", "0"), ("executorFailRetryCount", "0"), ("childJobId", ""), ("glueType", "GLUE_SHELL"),
-        ("glueSource", "echo one"), ("glueRemark", "first version"),
+        ("jobGroup", group),
+        ("jobDesc", desc),
+        ("author", "auditor"),
+        ("alarmEmail", ""),
+        ("scheduleType", "CRON"),
+        ("scheduleConf", "0 0 0 * * ?"),
+        ("misfireStrategy", "DO_NOTHING"),
+        ("executorRouteStrategy", "FIRST"),
+        ("executorBlockStrategy", "SERIAL_EXECUTION"),
+        ("executorHandler", ""),
+        ("executorParam", ""),
+        ("executorTimeout", "0"),
+        ("executorFailRetryCount", "0"),
+        ("childJobId", ""),
+        ("glueType", "GLUE_SHELL"),
+        ("glueSource", "echo one"),
+        ("glueRemark", "first version"),
     ]
 }
 
@@ -125,10 +159,32 @@ async fn console_operations_leave_events(backend: Backend) -> TestResult {
     let admin = logged_in(&app, "admin", "123456").await?;
 
     // Executors.
-    ok(&admin, "/jobgroup/save", &[("appname", "audit-app"), ("title", "Audit"), ("addressType", "1"), ("addressList", "127.0.0.1:9")]).await?;
-    let group = store.all_groups().await.context("groups")?.into_iter().find(|g| g.app_name == "audit-app").context("audit-app")?;
+    ok(
+        &admin,
+        "/jobgroup/save",
+        &[("appname", "audit-app"), ("title", "Audit"), ("addressType", "1"), ("addressList", "127.0.0.1:9")],
+    )
+    .await?;
+    let group = store
+        .all_groups()
+        .await
+        .context("groups")?
+        .into_iter()
+        .find(|g| g.app_name == "audit-app")
+        .context("audit-app")?;
     let gid = group.id.to_string();
-    ok(&admin, "/jobgroup/update", &[("id", &gid), ("appname", "audit-app"), ("title", "Audit two"), ("addressType", "1"), ("addressList", "127.0.0.1:9")]).await?;
+    ok(
+        &admin,
+        "/jobgroup/update",
+        &[
+            ("id", &gid),
+            ("appname", "audit-app"),
+            ("title", "Audit two"),
+            ("addressType", "1"),
+            ("addressList", "127.0.0.1:9"),
+        ],
+    )
+    .await?;
 
     // A job: add, update, GLUE, start, stop, run once.
     let added = ok(&admin, "/jobinfo/add", &job_form(&gid, "nightly report")).await?;
@@ -136,7 +192,12 @@ async fn console_operations_leave_events(backend: Backend) -> TestResult {
     let mut update = job_form(&gid, "nightly summary");
     update.push(("id", &jid));
     ok(&admin, "/jobinfo/update", &update).await?;
-    ok(&admin, "/jobcode/save", &[("id", &jid), ("glueSource", "echo two"), ("glueRemark", "second version")]).await?;
+    ok(
+        &admin,
+        "/jobcode/save",
+        &[("id", &jid), ("glueSource", "echo two"), ("glueRemark", "second version")],
+    )
+    .await?;
     ok(&admin, "/jobinfo/start", &[("id", &jid)]).await?;
     ok(&admin, "/jobinfo/stop", &[("id", &jid)]).await?;
     ok(&admin, "/jobinfo/trigger", &[("id", &jid), ("executorParam", "by hand")]).await?;
@@ -148,14 +209,38 @@ async fn console_operations_leave_events(backend: Backend) -> TestResult {
     ok(&admin, "/joblog/clearLog", &[("jobGroup", &gid), ("jobId", "0"), ("type", "9")]).await?;
 
     // Users; a restricted user refused an administrator's page and another group's job.
-    ok(&admin, "/user/add", &[("username", "auditee"), ("password", "first-secret"), ("role", "0"), ("permission", "")]).await?;
-    let auditee_id = store.load_user_by_name("auditee").await.context("load")?.context("auditee")?.id.to_string();
-    ok(&admin, "/user/update", &[("id", &auditee_id), ("username", "auditee"), ("password", "second-secret"), ("role", "0"), ("permission", "1")]).await?;
+    ok(
+        &admin,
+        "/user/add",
+        &[("username", "auditee"), ("password", "first-secret"), ("role", "0"), ("permission", "")],
+    )
+    .await?;
+    let auditee_id =
+        store.load_user_by_name("auditee").await.context("load")?.context("auditee")?.id.to_string();
+    ok(
+        &admin,
+        "/user/update",
+        &[
+            ("id", &auditee_id),
+            ("username", "auditee"),
+            ("password", "second-secret"),
+            ("role", "0"),
+            ("permission", "1"),
+        ],
+    )
+    .await?;
     let auditee = logged_in(&app, "auditee", "second-secret").await?;
-    ensure_eq!(auditee.post("/jobgroup/save", &[("appname", "sneaky-app"), ("title", "x")]).await?["code"], 500);
+    ensure_eq!(
+        auditee.post("/jobgroup/save", &[("appname", "sneaky-app"), ("title", "x")]).await?["code"],
+        500
+    );
     ensure_eq!(auditee.post("/jobinfo/stop", &[("id", &jid)]).await?["code"], 500);
-    ensure_eq!(auditee.post("/joblog/clearLog", &[("jobGroup", &gid), ("jobId", "0"), ("type", "9")]).await?["code"], 500);
-    ok(&auditee, "/user/updatePwd", &[("oldPassword", "second-secret"), ("password", "third-secret")]).await?;
+    ensure_eq!(
+        auditee.post("/joblog/clearLog", &[("jobGroup", &gid), ("jobId", "0"), ("type", "9")]).await?["code"],
+        500
+    );
+    ok(&auditee, "/user/updatePwd", &[("oldPassword", "second-secret"), ("password", "third-secret")])
+        .await?;
     let issued = ok(&admin, "/user/apiToken", &[]).await?;
     let token = issued["content"]["token"].as_str().context("token")?.to_string();
     ensure_eq!(admin.post("/alarm/test", &[("name", "nowhere")]).await?["code"], 500);
@@ -170,9 +255,15 @@ async fn console_operations_leave_events(backend: Backend) -> TestResult {
     let all = written(dir.path(), "signout", "success").await?;
     let admin_id = json!(1);
     let wrong = one(&all, "signin", "failure", |e| e["actor"]["userName"] == "admin")?;
-    ensure_eq!((wrong["method"].as_str(), wrong["actor"]["userId"].clone()), (Some("password"), admin_id.clone()), "{wrong}");
+    ensure_eq!(
+        (wrong["method"].as_str(), wrong["actor"]["userId"].clone()),
+        (Some("password"), admin_id.clone()),
+        "{wrong}"
+    );
     ensure_eq!(wrong["address"], "127.0.0.1");
-    one(&all, "signin", "failure", |e| e["actor"]["userName"] == "nobody-here" && e["actor"]["userId"].is_null())?;
+    one(&all, "signin", "failure", |e| {
+        e["actor"]["userName"] == "nobody-here" && e["actor"]["userId"].is_null()
+    })?;
     let signed_in = one(&all, "signin", "success", |e| e["actor"]["userName"] == "admin")?;
     by(signed_in, "admin", "console")?;
 
@@ -211,13 +302,19 @@ async fn console_operations_leave_events(backend: Backend) -> TestResult {
     let page = one(&all, "access.refused", "refused", |e| e["target"]["name"] == "/jobgroup/save")?;
     by(page, "auditee", "console")?;
     ensure_eq!(page["target"]["type"], "endpoint");
-    let group_refusals = all.iter().filter(|e| e["kind"] == "access.refused" && e["target"] == json!({"type": "group", "id": group.id})).count();
+    let group_refusals = all
+        .iter()
+        .filter(|e| e["kind"] == "access.refused" && e["target"] == json!({"type": "group", "id": group.id}))
+        .count();
     ensure_eq!(group_refusals, 2, "the stop and the clearing were refused the group");
     by(one(&all, "job.stop", "refused", |_| true)?, "auditee", "console")?;
     by(one(&all, "log.clear", "refused", |_| true)?, "auditee", "console")?;
     change(one(&all, "user.password", "success", |_| true)?, "password", json!("***"), json!("***"))?;
     let issue = one(&all, "token.issue", "success", |_| true)?;
-    ensure!(issue["target"]["id"].as_str().is_some_and(|id| !id.is_empty()), "a token is named by its id: {issue}");
+    ensure!(
+        issue["target"]["id"].as_str().is_some_and(|id| !id.is_empty()),
+        "a token is named by its id: {issue}"
+    );
     one(&all, "alarm.test", "failure", |e| e["target"]["name"] == "nowhere")?;
     change(one(&all, "job.remove", "success", |_| true)?, "jobDesc", json!("nightly summary"), Value::Null)?;
     one(&all, "group.remove", "success", |e| e["target"]["id"] == json!(group.id))?;
@@ -226,7 +323,16 @@ async fn console_operations_leave_events(backend: Backend) -> TestResult {
 
     let session = cookie.split_once('=').context("cookie value")?.1;
     let hashes = [md5("123456"), md5("first-secret"), md5("second-secret"), md5("third-secret")];
-    let mut secrets = vec!["123456", "wrong-pass", "whatever-pw", "first-secret", "second-secret", "third-secret", token.as_str(), session];
+    let mut secrets = vec![
+        "123456",
+        "wrong-pass",
+        "whatever-pw",
+        "first-secret",
+        "second-secret",
+        "third-secret",
+        token.as_str(),
+        session,
+    ];
     secrets.extend(hashes.iter().map(String::as_str));
     no_secret(dir.path(), &secrets)?;
     app.stop().await;
@@ -255,16 +361,30 @@ async fn rest_operations_leave_events(backend: Backend) -> TestResult {
     api.expect(200, api.post(&format!("/jobs/{jid}/start"), json!({}))).await?;
     api.expect(200, api.post(&format!("/jobs/{jid}/stop"), json!({}))).await?;
     api.expect(202, api.post(&format!("/jobs/{jid}/trigger"), json!({"executorParam": "from api"}))).await?;
-    let (status, body) = api.text(reqwest::Method::POST, "/apply", Some(("application/toml", "[[executor]]\napp_name = \"code-app\"\ntitle = \"Code\"\n"))).await?;
+    let (status, body) = api
+        .text(
+            reqwest::Method::POST,
+            "/apply",
+            Some(("application/toml", "[[executor]]\napp_name = \"code-app\"\ntitle = \"Code\"\n")),
+        )
+        .await?;
     ensure_eq!(status, 200, "{body}");
     api.expect(204, api.delete(&format!("/jobs/{jid}"))).await?;
     api.expect(204, api.delete(&format!("/groups/{gid}"))).await?;
 
     // A restricted user's token refused an administrator's operation; a token that is no token.
-    ok(&admin, "/user/add", &[("username", "restuser"), ("password", "rest-secret"), ("role", "0"), ("permission", "")]).await?;
+    ok(
+        &admin,
+        "/user/add",
+        &[("username", "restuser"), ("password", "rest-secret"), ("role", "0"), ("permission", "")],
+    )
+    .await?;
     let restricted = logged_in(&app, "restuser", "rest-secret").await?;
     let restricted_api = RestClient::issued_by(&app.base, &restricted, None).await?;
-    ensure_eq!(restricted_api.post("/groups", json!({"appname": "nope-app", "title": "No"})).await?.status, 403);
+    ensure_eq!(
+        restricted_api.post("/groups", json!({"appname": "nope-app", "title": "No"})).await?.status,
+        403
+    );
     ensure_eq!(RestClient::new(&app.base, Some("xxlapi1.forged.token")).get("/jobs").await?.status, 401);
 
     let all = written(dir.path(), "signin", "failure").await?;
@@ -300,7 +420,17 @@ async fn rest_operations_leave_events(backend: Backend) -> TestResult {
     ensure_eq!(forged["address"], "127.0.0.1");
 
     let restricted_token = restricted_api.token.clone().context("token")?;
-    no_secret(dir.path(), &[&token, &restricted_token, "xxlapi1.forged.token", "rest-secret", &md5("rest-secret"), &md5("123456")])?;
+    no_secret(
+        dir.path(),
+        &[
+            &token,
+            &restricted_token,
+            "xxlapi1.forged.token",
+            "rest-secret",
+            &md5("rest-secret"),
+            &md5("123456"),
+        ],
+    )?;
     app.stop().await;
     Ok(())
 }
@@ -310,7 +440,12 @@ async fn page(client: &ConsoleClient, query: &str) -> Result<Value, Failed> {
 }
 
 fn kinds(page: &Value) -> Vec<String> {
-    page["data"].as_array().into_iter().flatten().map(|e| e["kind"].as_str().unwrap_or("").to_string()).collect()
+    page["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| e["kind"].as_str().unwrap_or("").to_string())
+        .collect()
 }
 
 async fn the_page_reads_and_filters_the_file(backend: Backend) -> TestResult {
@@ -320,10 +455,18 @@ async fn the_page_reads_and_filters_the_file(backend: Backend) -> TestResult {
     let mut stranger = ConsoleClient::new(&app.base);
     stranger.login("admin", "not-it", false).await?;
     let admin = logged_in(&app, "admin", "123456").await?;
-    ok(&admin, "/user/add", &[("username", "reader"), ("password", "reader-pw"), ("role", "0"), ("permission", "")]).await?;
+    ok(
+        &admin,
+        "/user/add",
+        &[("username", "reader"), ("password", "reader-pw"), ("role", "0"), ("permission", "")],
+    )
+    .await?;
     let reader = logged_in(&app, "reader", "reader-pw").await?;
     written(dir.path(), "signin", "success").await?;
-    eventually(Duration::from_secs(10), "four events", || async { (events(dir.path()).len() >= 4).then_some(()) }).await?;
+    eventually(Duration::from_secs(10), "four events", || async {
+        (events(dir.path()).len() >= 4).then_some(())
+    })
+    .await?;
 
     // Newest first, paged; the total says whether an older page exists.
     let first = page(&admin, "start=0&length=2").await?;
@@ -340,9 +483,18 @@ async fn the_page_reads_and_filters_the_file(backend: Backend) -> TestResult {
     let failed = page(&admin, "text=failure").await?;
     ensure_eq!(failed["data"].as_array().map(Vec::len), Some(1), "{failed}");
     ensure_eq!(failed["data"][0]["outcome"], "failure");
-    let local = |ms: i64| chrono::DateTime::from_timestamp_millis(ms).expect("instant").with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M:%S").to_string();
+    let local = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .expect("instant")
+            .with_timezone(&chrono::Local)
+            .format("%Y-%m-%d %H:%M:%S")
+            .to_string()
+    };
     let future = format!("{} - {}", local(now_ms() + 3_600_000), local(now_ms() + 7_200_000));
-    ensure_eq!(kinds(&page(&admin, &format!("filterTime={}", urlencode(&future))).await?), Vec::<String>::new());
+    ensure_eq!(
+        kinds(&page(&admin, &format!("filterTime={}", urlencode(&future))).await?),
+        Vec::<String>::new()
+    );
     let around = format!("{} - {}", local(now_ms() - 600_000), local(now_ms() + 600_000));
     ensure_eq!(kinds(&page(&admin, &format!("filterTime={}&length=10", urlencode(&around))).await?).len(), 4);
 
@@ -350,8 +502,18 @@ async fn the_page_reads_and_filters_the_file(backend: Backend) -> TestResult {
     let refused = reader.get_json("/audit/pageList").await?;
     ensure_eq!(refused["code"], 500, "{refused}");
     let html = admin.get("/audit").await?;
-    ensure!(html.status == 200 && html.body.contains("audit.jsonl") && html.body.contains("audit_list"), "{}", html.body);
-    ensure!(html.body.contains(">Outcome</th>") && html.body.contains("<th>Target</th>") && html.body.contains("nav-audit"), "{}", html.body);
+    ensure!(
+        html.status == 200 && html.body.contains("audit.jsonl") && html.body.contains("audit_list"),
+        "{}",
+        html.body
+    );
+    ensure!(
+        html.body.contains(">Outcome</th>")
+            && html.body.contains("<th>Target</th>")
+            && html.body.contains("nav-audit"),
+        "{}",
+        html.body
+    );
     ensure!(!reader.get("/jobinfo").await?.body.contains("nav-audit"), "not in a user's menu");
     app.stop().await;
 
@@ -361,7 +523,10 @@ async fn the_page_reads_and_filters_the_file(backend: Backend) -> TestResult {
     let html = admin.get("/audit").await?;
     ensure!(html.body.contains("auditNoFile") && html.body.contains("xxl.job.audit.file"), "{}", html.body);
     let answer = page(&admin, "").await?;
-    ensure!(answer["code"] == 500 && answer["msg"].as_str().is_some_and(|m| m.contains("xxl.job.audit.file")), "{answer}");
+    ensure!(
+        answer["code"] == 500 && answer["msg"].as_str().is_some_and(|m| m.contains("xxl.job.audit.file")),
+        "{answer}"
+    );
     plain.stop().await;
     Ok(())
 }
@@ -378,7 +543,14 @@ async fn the_webhook_receives_events(backend: Backend) -> TestResult {
     let app = TestApp::start(&db, &[&url, "--server.forward-headers-strategy=framework"]).await?;
     let client = ConsoleClient::new(&app.base);
     let forwarded = [("X-Forwarded-For", "203.0.113.7")];
-    client.request(reqwest::Method::POST, "/login", &[("userName", "admin"), ("password", "wrong-one")], &forwarded).await?;
+    client
+        .request(
+            reqwest::Method::POST,
+            "/login",
+            &[("userName", "admin"), ("password", "wrong-one")],
+            &forwarded,
+        )
+        .await?;
     logged_in(&app, "admin", "123456").await?;
     let received = eventually(Duration::from_secs(10), "two events at the webhook", || async {
         let received = receiver.received("/json");
@@ -400,7 +572,11 @@ async fn the_webhook_receives_events(backend: Backend) -> TestResult {
     for _ in 0..20 {
         logged_in(&app, "admin", "123456").await?;
     }
-    ensure!(started.elapsed() < Duration::from_secs(5), "20 sign-ins took {:?} beside a hanging webhook", started.elapsed());
+    ensure!(
+        started.elapsed() < Duration::from_secs(5),
+        "20 sign-ins took {:?} beside a hanging webhook",
+        started.elapsed()
+    );
     app.stop().await;
     Ok(())
 }

@@ -8,24 +8,68 @@ use crate::support::nginx::{free_port, Nginx};
 use crate::support::{Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
 use crate::{ensure, ensure_eq, Case, TestResult};
 use libtest_mimic::Failed;
-use xxl_job_admin::i18n::I18n;
 use serde_json::{json, Value};
+use xxl_job_admin::i18n::I18n;
 
 pub fn cases() -> Vec<Case> {
     const SQLITE: &[Backend] = &[Backend::Sqlite];
     vec![
-        Case { name: "browser::job_from_executor_to_rolling_log", backends: SQLITE, run: |b| Box::pin(job_from_executor_to_rolling_log(b)) },
-        Case { name: "browser::glue_edit_and_rollback", backends: SQLITE, run: |b| Box::pin(glue_edit_and_rollback(b)) },
-        Case { name: "browser::language_follows_configuration", backends: SQLITE, run: |b| Box::pin(language_follows_configuration(b)) },
-        Case { name: "browser::user_password_and_clear_log_dialogs", backends: SQLITE, run: |b| Box::pin(user_password_and_clear_log_dialogs(b)) },
+        Case {
+            name: "browser::job_from_executor_to_rolling_log",
+            backends: SQLITE,
+            run: |b| Box::pin(job_from_executor_to_rolling_log(b)),
+        },
+        Case {
+            name: "browser::glue_edit_and_rollback",
+            backends: SQLITE,
+            run: |b| Box::pin(glue_edit_and_rollback(b)),
+        },
+        Case {
+            name: "browser::language_follows_configuration",
+            backends: SQLITE,
+            run: |b| Box::pin(language_follows_configuration(b)),
+        },
+        Case {
+            name: "browser::user_password_and_clear_log_dialogs",
+            backends: SQLITE,
+            run: |b| Box::pin(user_password_and_clear_log_dialogs(b)),
+        },
         Case { name: "browser::api_token_dialog", backends: SQLITE, run: |b| Box::pin(api_token_dialog(b)) },
-        Case { name: "browser::alarm_channels_page_sends_a_test", backends: SQLITE, run: |b| Box::pin(alarm_channels_page_sends_a_test(b)) },
-        Case { name: "browser::deep_link_and_long_password_survive_login", backends: SQLITE, run: |b| Box::pin(deep_link_and_long_password_survive_login(b)) },
-        Case { name: "browser::first_look_cron_builder_dashboard_glue_note", backends: SQLITE, run: |b| Box::pin(first_look_cron_builder_dashboard_glue_note(b)) },
-        Case { name: "browser::behind_nginx_job_flow_and_dialogs", backends: SQLITE, run: |b| Box::pin(behind_nginx_job_flow_and_dialogs(b)) },
-        Case { name: "browser::behind_nginx_every_action_and_other_origins", backends: SQLITE, run: |b| Box::pin(behind_nginx_every_action_and_other_origins(b)) },
-        Case { name: "browser::jobs_as_code_export_and_upload", backends: SQLITE, run: |b| Box::pin(jobs_as_code_export_and_upload(b)) },
-        Case { name: "browser::audit_page_lists_and_filters_events", backends: SQLITE, run: |b| Box::pin(audit_page_lists_and_filters_events(b)) },
+        Case {
+            name: "browser::alarm_channels_page_sends_a_test",
+            backends: SQLITE,
+            run: |b| Box::pin(alarm_channels_page_sends_a_test(b)),
+        },
+        Case {
+            name: "browser::deep_link_and_long_password_survive_login",
+            backends: SQLITE,
+            run: |b| Box::pin(deep_link_and_long_password_survive_login(b)),
+        },
+        Case {
+            name: "browser::first_look_cron_builder_dashboard_glue_note",
+            backends: SQLITE,
+            run: |b| Box::pin(first_look_cron_builder_dashboard_glue_note(b)),
+        },
+        Case {
+            name: "browser::behind_nginx_job_flow_and_dialogs",
+            backends: SQLITE,
+            run: |b| Box::pin(behind_nginx_job_flow_and_dialogs(b)),
+        },
+        Case {
+            name: "browser::behind_nginx_every_action_and_other_origins",
+            backends: SQLITE,
+            run: |b| Box::pin(behind_nginx_every_action_and_other_origins(b)),
+        },
+        Case {
+            name: "browser::jobs_as_code_export_and_upload",
+            backends: SQLITE,
+            run: |b| Box::pin(jobs_as_code_export_and_upload(b)),
+        },
+        Case {
+            name: "browser::audit_page_lists_and_filters_events",
+            backends: SQLITE,
+            run: |b| Box::pin(audit_page_lists_and_filters_events(b)),
+        },
     ]
 }
 
@@ -56,9 +100,17 @@ async fn login(browser: &Browser, user: &str, password: &str) -> Result<(), Fail
 /// Arms the tripwire on the current page and checks it was not sprung.
 async fn no_injected_script(browser: &Browser) -> Result<(), Failed> {
     let sprung = browser
-        .script("window.alert = function () { window.__xss = 'alert'; }; return window.__xss || null;", vec![])
+        .script(
+            "window.alert = function () { window.__xss = 'alert'; }; return window.__xss || null;",
+            vec![],
+        )
         .await?;
-    ensure_eq!(sprung, Value::Null, "injected script ran on {}", browser.client.current_url().await.context("url")?);
+    ensure_eq!(
+        sprung,
+        Value::Null,
+        "injected script ran on {}",
+        browser.client.current_url().await.context("url")?
+    );
     Ok(())
 }
 
@@ -105,10 +157,21 @@ async fn job_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
         browser.click("#addModal input[name=addressType][value='1']").await?;
         set_field(&browser, "#addForm", "addressList", &address).await?;
         browser.click("#addSubmit").await?;
-        browser.until("the new executor in the list", "return document.querySelector('#jobgroup_list').textContent.includes('browser-app');").await?;
+        browser
+            .until(
+                "the new executor in the list",
+                "return document.querySelector('#jobgroup_list').textContent.includes('browser-app');",
+            )
+            .await?;
         ensure!(browser.text("#jobgroup_list").await?.contains("ex &amp; 'x'"), "the title is shown as text");
         no_injected_script(&browser).await?;
-        let group = store.all_groups().await.context("groups")?.into_iter().find(|g| g.app_name == "browser-app").context("group")?;
+        let group = store
+            .all_groups()
+            .await
+            .context("groups")?
+            .into_iter()
+            .find(|g| g.app_name == "browser-app")
+            .context("group")?;
 
         // A job with hostile text, added through the job manager.
         browser.goto(&format!("/jobinfo?jobGroup={}", group.id)).await?;
@@ -122,9 +185,17 @@ async fn job_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
         set_field(&browser, "#addForm", "executorHandler", "demoJobHandler").await?;
         set_field(&browser, "#addForm", "executorParam", &format!("{XSS}{XSS_SCRIPT}")).await?;
         browser.click("#addSubmit").await?;
-        browser.until("the new job in the list", "return document.querySelector('#job_list').textContent.includes('browser job');").await?;
+        browser
+            .until(
+                "the new job in the list",
+                "return document.querySelector('#job_list').textContent.includes('browser job');",
+            )
+            .await?;
         let listed = browser.text("#job_list").await?;
-        ensure!(listed.contains(XSS) && listed.contains(XSS_SCRIPT), "description and author shown as text: {listed}");
+        ensure!(
+            listed.contains(XSS) && listed.contains(XSS_SCRIPT),
+            "description and author shown as text: {listed}"
+        );
         no_injected_script(&browser).await?;
         let jobs = store.jobs_by_group(group.id).await.context("jobs")?;
         let job = jobs.first().context("the job was stored")?;
@@ -136,19 +207,22 @@ async fn job_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
         browser.visible("#triggerModal").await?;
         set_field(&browser, "#triggerForm", "executorParam", "from the browser").await?;
         browser.click("#triggerSubmit").await?;
-        let log_id = crate::support::eventually(std::time::Duration::from_secs(20), "a successful log", || async {
-            let filter = xxl_job_admin::storage::LogFilter { job_id: job.id, ..Default::default() };
-            let (logs, _) = store.page_logs(&filter, 0, 10).await.ok()?;
-            logs.into_iter().find(|l| l.handle_code == 200).map(|l| l.id)
-        })
-        .await?;
+        let log_id =
+            crate::support::eventually(std::time::Duration::from_secs(20), "a successful log", || async {
+                let filter = xxl_job_admin::storage::LogFilter { job_id: job.id, ..Default::default() };
+                let (logs, _) = store.page_logs(&filter, 0, 10).await.ok()?;
+                logs.into_iter().find(|l| l.handle_code == 200).map(|l| l.id)
+            })
+            .await?;
         let run = executor.calls_to("/run");
         ensure_eq!(run.len(), 1);
         ensure_eq!(run[0].body["executorParams"], "from the browser");
 
         // The trigger log shows it as a success, and its messages through the sanitiser.
         browser.goto(&format!("/joblog?jobId={}", job.id)).await?;
-        browser.until("the success label", "return document.querySelector('#joblog_list .text-green') !== null;").await?;
+        browser
+            .until("the success label", "return document.querySelector('#joblog_list .text-green') !== null;")
+            .await?;
         browser.click("#joblog_list .log-msg[data-field=triggerMsg]").await?;
         browser.visible("#logMsgModal").await?;
         let message = browser.text("#logMsgContent").await?;
@@ -159,7 +233,10 @@ async fn job_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
         browser.goto(&format!("/joblog/logDetailPage?id={log_id}")).await?;
         let console = browser.until("log lines", "var c = document.querySelector('#logConsole'); return c && c.textContent.includes('line 1') ? c.textContent : null;").await?;
         let console = console.as_str().unwrap_or("");
-        ensure!(console.contains("<script>alert('x')</script>") && console.contains("<b>bold</b>"), "log markup as text: {console}");
+        ensure!(
+            console.contains("<script>alert('x')</script>") && console.contains("<b>bold</b>"),
+            "log markup as text: {console}"
+        );
         ensure!(!console.contains("<br>"), "the executor's <br> are line breaks, not text: {console}");
         let elements = browser
             // The console's own end-of-log notes are spans of class xj-log-*.
@@ -170,7 +247,9 @@ async fn job_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
 
         // The job manager as the README shows it.
         browser.goto(&format!("/jobinfo?jobGroup={}", group.id)).await?;
-        browser.until("the job list", "return document.querySelector('#job_list .job-desc') !== null;").await?;
+        browser
+            .until("the job list", "return document.querySelector('#job_list .job-desc') !== null;")
+            .await?;
         browser.screenshot("jobinfo").await;
         Ok(())
     })
@@ -191,7 +270,12 @@ async fn glue_edit_and_rollback(backend: Backend) -> TestResult {
         for (version, remark) in [("echo v1", "first version"), ("echo v2", &format!("second {XSS}")[..])] {
             browser.goto(&format!("/jobcode?jobId={job_id}")).await?;
             browser.until("the editor", "return !!window.glueEditor;").await?;
-            browser.script("window.glueEditor.setValue(arguments[0]);", vec![json!(format!("#!/bin/bash\n{version}"))]).await?;
+            browser
+                .script(
+                    "window.glueEditor.setValue(arguments[0]);",
+                    vec![json!(format!("#!/bin/bash\n{version}"))],
+                )
+                .await?;
             browser.click("#saveGlue").await?;
             browser.visible("#saveModal").await?;
             browser.fill("#glueRemark", remark).await?;
@@ -208,7 +292,11 @@ async fn glue_edit_and_rollback(backend: Backend) -> TestResult {
                     ),
                 )
                 .await?;
-            ensure_eq!(listed, json!(if version == "echo v1" { 1 } else { 2 }), "versions listed after saving {version}");
+            ensure_eq!(
+                listed,
+                json!(if version == "echo v1" { 1 } else { 2 }),
+                "versions listed after saving {version}"
+            );
             let expected = format!("#!/bin/bash\n{version}");
             crate::support::eventually(std::time::Duration::from_secs(20), "the saved source", || {
                 let (store, expected) = (store.clone(), expected.clone());
@@ -232,7 +320,12 @@ async fn glue_edit_and_rollback(backend: Backend) -> TestResult {
             )
             .await?;
         ensure!(!chosen.is_null(), "the first version is offered");
-        browser.until("the first version in the editor", "return window.glueEditor.getValue().includes('echo v1');").await?;
+        browser
+            .until(
+                "the first version in the editor",
+                "return window.glueEditor.getValue().includes('echo v1');",
+            )
+            .await?;
         browser.click("#saveGlue").await?;
         browser.visible("#saveModal").await?;
         browser.fill("#glueRemark", "roll back to v1").await?;
@@ -246,11 +339,12 @@ async fn glue_edit_and_rollback(backend: Backend) -> TestResult {
         })
         .await?;
         // The job row is written before its history row: wait for the latter too.
-        let history = crate::support::eventually(std::time::Duration::from_secs(5), "the third version", || {
-            let store = store.clone();
-            async move { store.glues_of_job(job_id).await.ok().filter(|h| h.len() >= 3) }
-        })
-        .await?;
+        let history =
+            crate::support::eventually(std::time::Duration::from_secs(5), "the third version", || {
+                let store = store.clone();
+                async move { store.glues_of_job(job_id).await.ok().filter(|h| h.len() >= 3) }
+            })
+            .await?;
         ensure_eq!(history.len(), 3, "three saved versions");
         Ok(())
     })?;
@@ -274,10 +368,15 @@ async fn language_follows_configuration(backend: Backend) -> TestResult {
             let sidebar = browser.text("#sidebarMenu").await?;
             ensure!(sidebar.contains(&expected), "{code}: sidebar {sidebar:?} should name {expected:?}");
             // The console's own texts (beyond the 2.4.2 keys) come from the same bundle.
-            let cron_builder = browser.script("return document.querySelector('#addForm .cron-gen-toggle').title;", vec![]).await?;
+            let cron_builder = browser
+                .script("return document.querySelector('#addForm .cron-gen-toggle').title;", vec![])
+                .await?;
             ensure_eq!(cron_builder, json!(i18n.get("cron_builder")), "{code}");
             browser.goto("/help").await?;
-            ensure!(browser.text(".content").await?.contains(i18n.get("help_intro")), "{code}: the help text");
+            ensure!(
+                browser.text(".content").await?.contains(i18n.get("help_intro")),
+                "{code}: the help text"
+            );
             Ok(())
         })?;
         app.stop().await;
@@ -322,7 +421,12 @@ async fn dialogs_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
             .await?;
         ensure_eq!(checked, json!(true), "executor 1 offered as a permission");
         browser.click("#addSubmit").await?;
-        browser.until("the new user in the list", "return document.querySelector('#user_list').textContent.includes('bobby1');").await?;
+        browser
+            .until(
+                "the new user in the list",
+                "return document.querySelector('#user_list').textContent.includes('bobby1');",
+            )
+            .await?;
         let bobby = store.load_user_by_name("bobby1").await.context("user")?.context("bobby1 stored")?;
         ensure_eq!((bobby.role, bobby.permission.as_deref()), (0, Some("1")));
 
@@ -341,12 +445,17 @@ async fn dialogs_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
         ensure_eq!(shown, json!(["bobby1", true]), "the edit dialog shows the stored user");
         browser.click("#updateForm input[name=role][value='1']").await?;
         browser.click("#updateSubmit").await?;
-        let promoted = crate::support::eventually(std::time::Duration::from_secs(20), "the role change", || {
-            let store = store.clone();
-            async move { store.load_user_by_name("bobby1").await.ok()?.filter(|u| u.role == 1) }
-        })
-        .await?;
-        ensure_eq!(promoted.permission.as_deref().unwrap_or(""), "", "administrators keep no permission list");
+        let promoted =
+            crate::support::eventually(std::time::Duration::from_secs(20), "the role change", || {
+                let store = store.clone();
+                async move { store.load_user_by_name("bobby1").await.ok()?.filter(|u| u.role == 1) }
+            })
+            .await?;
+        ensure_eq!(
+            promoted.permission.as_deref().unwrap_or(""),
+            "",
+            "administrators keep no permission list"
+        );
         ensure_eq!(promoted.password, bobby.password, "a blank password field keeps the password");
 
         browser.script("jQuery('#changePwdBtn').trigger('click'); return true;", vec![]).await?;
@@ -364,8 +473,12 @@ async fn dialogs_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
         browser.goto("/joblog").await?;
         browser.click("#clearLogBtn").await?;
         browser.visible("#clearLogModal").await?;
-        let group_name = browser.script("return document.querySelector('#clearLogGroupName').value;", vec![]).await?;
-        ensure!(group_name.as_str().is_some_and(|name| !name.is_empty()), "the dialog names the executor: {group_name}");
+        let group_name =
+            browser.script("return document.querySelector('#clearLogGroupName').value;", vec![]).await?;
+        ensure!(
+            group_name.as_str().is_some_and(|name| !name.is_empty()),
+            "the dialog names the executor: {group_name}"
+        );
         no_injected_script(&browser).await?;
         Ok(())
     })
@@ -385,18 +498,31 @@ async fn api_token_dialog(backend: Backend) -> TestResult {
                 browser.click("#userMenuToggle").await?;
                 browser.click("#apiTokenBtn").await?;
                 browser.visible("#apiTokenModal").await?;
-                let cleared = browser.script("return document.querySelector('#apiTokenValue').value;", vec![]).await?;
+                let cleared =
+                    browser.script("return document.querySelector('#apiTokenValue').value;", vec![]).await?;
                 ensure_eq!(cleared, json!(""), "an earlier token is not shown again");
-                browser.script("jQuery('#apiTokenDays').val(arguments[0]); return true;", vec![json!(days)]).await?;
+                browser
+                    .script("jQuery('#apiTokenDays').val(arguments[0]); return true;", vec![json!(days)])
+                    .await?;
                 browser.click("#apiTokenSubmit").await?;
-                let token = browser.until("the new token", "var v = document.querySelector('#apiTokenValue').value; return v ? v : null;").await?;
+                let token = browser
+                    .until(
+                        "the new token",
+                        "var v = document.querySelector('#apiTokenValue').value; return v ? v : null;",
+                    )
+                    .await?;
                 let expiry = browser.text("#apiTokenExpiry").await?;
                 // Where to send it: the absolute base URL, and the document's link; a Copy button.
                 let shown = browser.text("#apiTokenBase").await?;
                 ensure_eq!(shown, format!("{}/openapi/v1", base), "the REST base URL, absolute");
                 browser.visible("#apiTokenCopy").await?;
                 browser.script("jQuery('#apiTokenModal').modal('hide'); return true;", vec![]).await?;
-                browser.until("the dialog closed", "return jQuery('#apiTokenModal').is(':visible') ? null : true;").await?;
+                browser
+                    .until(
+                        "the dialog closed",
+                        "return jQuery('#apiTokenModal').is(':visible') ? null : true;",
+                    )
+                    .await?;
                 Ok::<_, Failed>((token.as_str().unwrap_or_default().to_string(), expiry))
             }
         };
@@ -423,14 +549,23 @@ async fn alarm_channels_page_sends_a_test(backend: Backend) -> TestResult {
     let receiver = crate::support::webhook::WebhookServer::start().await?;
     let db = TestDb::fresh(backend)?;
     let url = format!("--xxl.job.alarm.webhook.ops.url={}/json?token=T0K3N", receiver.base);
-    let app = TestApp::start(&db, &["--xxl.job.i18n=en", "--xxl.job.alarm.webhook.ops.type=json", &url]).await?;
+    let app =
+        TestApp::start(&db, &["--xxl.job.i18n=en", "--xxl.job.alarm.webhook.ops.type=json", &url]).await?;
     let t = I18n::new("en");
     in_browser!(app.base, "browser-alarm-channels", |browser| {
         login(&browser, "admin", "123456").await?;
         browser.click("#nav-alarm a").await?;
-        browser.until("the alarm channels page", "return document.body.dataset.page === 'alarm' ? true : null;").await?;
+        browser
+            .until("the alarm channels page", "return document.body.dataset.page === 'alarm' ? true : null;")
+            .await?;
         let row = browser.text("#alarm_channels tbody tr").await?;
-        ensure!(row.contains("webhook:ops") && row.contains("json") && row.contains("/json?token=***") && !row.contains("T0K3N"), "{row}");
+        ensure!(
+            row.contains("webhook:ops")
+                && row.contains("json")
+                && row.contains("/json?token=***")
+                && !row.contains("T0K3N"),
+            "{row}"
+        );
         browser.click(".xj-alarm-test[data-name='ops']").await?;
         let expected = t.format("alarm_channel_test_sent", &[&"ops"]);
         browser
@@ -459,13 +594,23 @@ async fn audit_page_lists_and_filters_events(backend: Backend) -> TestResult {
     in_browser!(app.base, "browser-audit-page", |browser| {
         login(&browser, "admin", "123456").await?;
         browser.click("#nav-audit a").await?;
-        browser.until("the audit page", "return document.body.dataset.page === 'audit' ? true : null;").await?;
+        browser
+            .until("the audit page", "return document.body.dataset.page === 'audit' ? true : null;")
+            .await?;
         let listed = browser.until("two events", &format!("var rows = ({rows})(); return rows.length === 2 && rows[0].includes('signin') ? rows : null;")).await?;
-        ensure!(listed[0].as_str().is_some_and(|r| r.contains("admin") && r.contains("success")), "newest first: {listed}");
-        ensure!(listed[1].as_str().is_some_and(|r| r.contains(XSS) && r.contains("failure")), "the name as text: {listed}");
+        ensure!(
+            listed[0].as_str().is_some_and(|r| r.contains("admin") && r.contains("success")),
+            "newest first: {listed}"
+        );
+        ensure!(
+            listed[1].as_str().is_some_and(|r| r.contains(XSS) && r.contains("failure")),
+            "the name as text: {listed}"
+        );
         browser.script("$('#auditText').val('onerror'); $('#searchBtn').click();", vec![]).await?;
         browser.until("one event", &format!("var rows = ({rows})(); return rows.length === 1 && rows[0].includes('failure') ? true : null;")).await?;
-        browser.script("$('#auditText').val(''); $('#auditKind').val('user.add').trigger('change');", vec![]).await?;
+        browser
+            .script("$('#auditText').val(''); $('#auditKind').val('user.add').trigger('change');", vec![])
+            .await?;
         browser.until("no user event", "var td = document.querySelector('#audit_list tbody td.dataTables_empty'); return td ? true : null;").await?;
         no_injected_script(&browser).await?;
         Ok(())
@@ -507,7 +652,9 @@ async fn deep_link_and_long_password_survive_login(backend: Backend) -> TestResu
         let typed = browser.script("return [document.querySelector('#userName').value, document.querySelector('#password').value];", vec![]).await?;
         ensure_eq!(typed, json!([NAME, PASSWORD]), "all 20 characters typed");
         browser.click("#loginSubmit").await?;
-        browser.until("the trigger log after login", "return document.body.dataset.page === 'joblog';").await?;
+        browser
+            .until("the trigger log after login", "return document.body.dataset.page === 'joblog';")
+            .await?;
         let url = browser.client.current_url().await.context("url")?;
         ensure!(url.as_str().ends_with(&format!("/xxl-job-admin/joblog?jobId={job_id}")), "landed on {url}");
         let selected = browser.script("return document.querySelector('#jobId').value;", vec![]).await?;
@@ -516,9 +663,14 @@ async fn deep_link_and_long_password_survive_login(backend: Backend) -> TestResu
         // Logged in, the login page sends a foreign or protocol-relative return address home instead.
         for evil in ["https://evil.example/", "//evil.example/", "/xxl-job-admin/../evil"] {
             browser.goto(&format!("/toLogin?redirect={}", percent(evil))).await?;
-            browser.until("the dashboard", "return document.body && document.body.dataset.page === 'index';").await?;
+            browser
+                .until("the dashboard", "return document.body && document.body.dataset.page === 'index';")
+                .await?;
             let url = browser.client.current_url().await.context("url")?;
-            ensure!(url.host_str() == Some("127.0.0.1") && url.path() == "/xxl-job-admin/", "{evil}: landed on {url}");
+            ensure!(
+                url.host_str() == Some("127.0.0.1") && url.path() == "/xxl-job-admin/",
+                "{evil}: landed on {url}"
+            );
         }
         Ok(())
     })?;
@@ -528,7 +680,9 @@ async fn deep_link_and_long_password_survive_login(backend: Backend) -> TestResu
 
 /// Every byte but letters and digits percent-encoded, as a query value.
 fn percent(text: &str) -> String {
-    text.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect()
+    text.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
 }
 
 /// What a newcomer sees first, in English: the cron builder opens on a valid expression with its next
@@ -541,7 +695,9 @@ async fn first_look_cron_builder_dashboard_glue_note(backend: Backend) -> TestRe
     in_browser!(app.base, "browser-first-look", |browser| {
         login(&browser, "admin", "123456").await?;
 
-        let empty = browser.until("the empty pie chart", "return document.querySelector('#pieChart').dataset.empty || null;").await?;
+        let empty = browser
+            .until("the empty pie chart", "return document.querySelector('#pieChart').dataset.empty || null;")
+            .await?;
         ensure_eq!(empty, json!("true"), "no triggers yet: the pie chart shows its empty state");
         let cut = browser
             .script(
@@ -554,13 +710,19 @@ async fn first_look_cron_builder_dashboard_glue_note(backend: Backend) -> TestRe
         let heights = browser
             .script("return Array.from(document.querySelectorAll('#dashboard .xj-even-row .info-box')).map(function (e) { return e.offsetHeight; });", vec![])
             .await?;
-        let heights: Vec<i64> = heights.as_array().map(|h| h.iter().filter_map(|v| v.as_i64()).collect()).unwrap_or_default();
-        ensure!(heights.len() == 3 && heights.windows(2).all(|w| w[0] == w[1]), "even info boxes: {heights:?}");
+        let heights: Vec<i64> =
+            heights.as_array().map(|h| h.iter().filter_map(|v| v.as_i64()).collect()).unwrap_or_default();
+        ensure!(
+            heights.len() == 3 && heights.windows(2).all(|w| w[0] == w[1]),
+            "even info boxes: {heights:?}"
+        );
 
         browser.goto("/jobinfo").await?;
         browser.click("#jobAdd").await?;
         browser.visible("#addModal").await?;
-        let note = browser.script("return document.querySelector('#addForm [name=glueRemark]').value;", vec![]).await?;
+        let note = browser
+            .script("return document.querySelector('#addForm [name=glueRemark]').value;", vec![])
+            .await?;
         ensure_eq!(note, json!(t.get("jobinfo_glue_remark_initial")), "the default GLUE version note");
         browser.click("#addForm .cron-gen-toggle").await?;
         let times = browser
@@ -582,13 +744,21 @@ async fn first_look_cron_builder_dashboard_glue_note(backend: Backend) -> TestRe
             .until("the error beside the Cron field", "var e = document.querySelector('#addForm .cron-error'); return e && e.offsetParent ? e.textContent : null;")
             .await?;
         let prefix = format!("{}{}: ", t.get("schedule_type"), t.get("system_unvalid"));
-        ensure!(error.as_str().is_some_and(|e| e.starts_with(&prefix) && e.len() > prefix.len() + 10), "{error}");
+        ensure!(
+            error.as_str().is_some_and(|e| e.starts_with(&prefix) && e.len() > prefix.len() + 10),
+            "{error}"
+        );
         let beside = browser
             .script("return document.querySelector('#addForm .cron-error').closest('.schedule-conf-CRON') !== null;", vec![])
             .await?;
         ensure_eq!(beside, json!(true), "the error sits in the Cron field's column");
         browser.fill("#addForm [name=schedule_conf_CRON]", "0 0 3 * * ?").await?;
-        browser.until("the error gone", "return document.querySelector('#addForm .cron-error').offsetParent === null;").await?;
+        browser
+            .until(
+                "the error gone",
+                "return document.querySelector('#addForm .cron-error').offsetParent === null;",
+            )
+            .await?;
         no_injected_script(&browser).await?;
         Ok(())
     })?;
@@ -607,8 +777,17 @@ async fn behind_nginx_job_flow_and_dialogs(backend: Backend) -> TestResult {
             "job" => job_flow(&app, &nginx.console, name).await,
             _ => dialogs_flow(&app, &nginx.console, name).await,
         };
-        result.map_err(|e| Failed::from(format!("{flow} flow through nginx: {}; nginx: {}", e.message().unwrap_or("?"), nginx.error_log())))?;
-        ensure!(nginx.access_log().contains("\"POST /xxl-job-admin/login HTTP/1.1\" 200"), "the login went through nginx");
+        result.map_err(|e| {
+            Failed::from(format!(
+                "{flow} flow through nginx: {}; nginx: {}",
+                e.message().unwrap_or("?"),
+                nginx.error_log()
+            ))
+        })?;
+        ensure!(
+            nginx.access_log().contains("\"POST /xxl-job-admin/login HTTP/1.1\" 200"),
+            "the login went through nginx"
+        );
         app.stop().await;
     }
     Ok(())
@@ -665,28 +844,63 @@ async fn behind_nginx_every_action_and_other_origins(backend: Backend) -> TestRe
         browser.goto("/jobinfo").await?;
         console_call(&browser, "POST", "/jobinfo/stop", json!({ "id": victim })).await?;
         console_call(&browser, "POST", "/jobinfo/start", json!({ "id": victim })).await?;
-        ensure_eq!(store.load_job(victim).await.context("job")?.context("victim")?.trigger_status, 1, "started");
-        console_call(&browser, "POST", "/jobcode/save", json!({ "id": glue, "glueSource": "#!/bin/bash\necho v1", "glueRemark": "through nginx" })).await?;
+        ensure_eq!(
+            store.load_job(victim).await.context("job")?.context("victim")?.trigger_status,
+            1,
+            "started"
+        );
+        console_call(
+            &browser,
+            "POST",
+            "/jobcode/save",
+            json!({ "id": glue, "glueSource": "#!/bin/bash\necho v1", "glueRemark": "through nginx" }),
+        )
+        .await?;
         let saved = store.load_job(glue).await.context("job")?.context("glue")?;
         ensure_eq!(saved.glue_source.as_deref(), Some("#!/bin/bash\necho v1"));
-        console_call(&browser, "POST", "/jobinfo/trigger", json!({ "id": victim, "executorParam": "through nginx", "addressList": "" })).await?;
-        let log_id = crate::support::eventually(std::time::Duration::from_secs(20), "the run's log", || async {
-            let filter = xxl_job_admin::storage::LogFilter { job_id: victim, ..Default::default() };
-            let (logs, _) = store.page_logs(&filter, 0, 10).await.ok()?;
-            logs.into_iter().find(|l| l.trigger_code == 200).map(|l| l.id)
-        })
+        console_call(
+            &browser,
+            "POST",
+            "/jobinfo/trigger",
+            json!({ "id": victim, "executorParam": "through nginx", "addressList": "" }),
+        )
         .await?;
+        let log_id =
+            crate::support::eventually(std::time::Duration::from_secs(20), "the run's log", || async {
+                let filter = xxl_job_admin::storage::LogFilter { job_id: victim, ..Default::default() };
+                let (logs, _) = store.page_logs(&filter, 0, 10).await.ok()?;
+                logs.into_iter().find(|l| l.trigger_code == 200).map(|l| l.id)
+            })
+            .await?;
         // xxl-job-vue3's kill button: GET /joblog/logKill?id=…
         console_call(&browser, "GET", "/joblog/logKill", json!({ "id": log_id })).await?;
         let kills = executor.calls_to("/kill");
         ensure_eq!(kills.len(), 1, "the executor was asked to kill the run");
         ensure_eq!(kills[0].body["jobId"], json!(victim));
-        console_call(&browser, "POST", "/joblog/clearLog", json!({ "jobGroup": group, "jobId": 0, "type": 9 })).await?;
+        console_call(
+            &browser,
+            "POST",
+            "/joblog/clearLog",
+            json!({ "jobGroup": group, "jobId": 0, "type": 9 }),
+        )
+        .await?;
         let form = json!({ "appname": "nginx-app", "title": "Behind nginx", "addressType": 1, "addressList": executor_address });
         console_call(&browser, "POST", "/jobgroup/save", form).await?;
-        let added = store.all_groups().await.context("groups")?.into_iter().find(|g| g.app_name == "nginx-app").context("group added")?;
+        let added = store
+            .all_groups()
+            .await
+            .context("groups")?
+            .into_iter()
+            .find(|g| g.app_name == "nginx-app")
+            .context("group added")?;
         console_call(&browser, "POST", "/jobgroup/remove", json!({ "id": added.id })).await?;
-        console_call(&browser, "POST", "/user/add", json!({ "username": "proxied", "password": "proxied1", "role": 0 })).await?;
+        console_call(
+            &browser,
+            "POST",
+            "/user/add",
+            json!({ "username": "proxied", "password": "proxied1", "role": 0 }),
+        )
+        .await?;
         let user = store.load_user_by_name("proxied").await.context("user")?.context("user added")?;
         console_call(&browser, "POST", "/user/remove", json!({ "id": user.id })).await?;
         console_call(&browser, "POST", "/jobinfo/remove", json!({ "id": glue })).await?;
@@ -697,8 +911,19 @@ async fn behind_nginx_every_action_and_other_origins(backend: Backend) -> TestRe
         let sibling = format!("http://{}/other", other);
         let other_site = format!("http://localhost:{}/other", other.port());
         for (url, sender, submit) in [
-            (&sibling, format!("http://{}", other), "document.getElementById('steal').submit(); return true;".to_string()),
-            (&other_site, "Sec-Fetch-Site: cross-site".to_string(), format!("location.href = {}; return true;", json!(format!("{}/jobinfo/remove?id={victim}", console)))),
+            (
+                &sibling,
+                format!("http://{}", other),
+                "document.getElementById('steal').submit(); return true;".to_string(),
+            ),
+            (
+                &other_site,
+                "Sec-Fetch-Site: cross-site".to_string(),
+                format!(
+                    "location.href = {}; return true;",
+                    json!(format!("{}/jobinfo/remove?id={victim}", console))
+                ),
+            ),
         ] {
             browser.client.goto(url).await.context(url)?;
             browser.until("the img and the fetch", "return window.imgDone && window.fetchDone;").await?;
@@ -708,19 +933,27 @@ async fn behind_nginx_every_action_and_other_origins(backend: Backend) -> TestRe
                 .await?;
             let shown = shown.as_str().unwrap_or_default();
             ensure!(shown.contains(refused_before) && shown.contains(&sender), "from {url}: {shown}");
-            ensure!(shown.contains("xxl.job.console.trusted-origins"), "the refusal says what to configure: {shown}");
+            ensure!(
+                shown.contains("xxl.job.console.trusted-origins"),
+                "the refusal says what to configure: {shown}"
+            );
         }
         let kept = store.load_job(victim).await.context("job")?.context("the job survived")?;
         ensure_eq!(kept.trigger_status, 1, "still running: the other origins' stop did nothing");
 
         // The session survived and the console still works through nginx; then log out.
         browser.goto(&format!("/jobinfo?jobGroup={group}")).await?;
-        browser.until("the job list", "return document.querySelector('#job_list .job-desc') !== null;").await?;
+        browser
+            .until("the job list", "return document.querySelector('#job_list .job-desc') !== null;")
+            .await?;
         console_call(&browser, "POST", "/logout", json!({})).await?;
         Ok(())
     })?;
     let log = nginx.access_log();
-    ensure!(log.contains("\"GET /xxl-job-admin/joblog/logKill?id="), "the GET kill went through nginx: {log}");
+    ensure!(
+        log.contains("\"GET /xxl-job-admin/joblog/logKill?id="),
+        "the GET kill went through nginx: {log}"
+    );
     app.stop().await;
     Ok(())
 }
@@ -743,20 +976,46 @@ async fn jobs_as_code_export_and_upload(backend: Backend) -> TestResult {
         browser.goto("/jobinfo").await?;
         // The export button's target, fetched by the page itself with its session.
         let exported = browser
-            .script("return fetch(XJ.url('/jobinfo/export?jobGroup=1')).then(function (r) { return r.text(); });", vec![])
+            .script(
+                "return fetch(XJ.url('/jobinfo/export?jobGroup=1')).then(function (r) { return r.text(); });",
+                vec![],
+            )
             .await?;
-        ensure!(exported.as_str().is_some_and(|t| t.contains("app_name = \"xxl-job-executor-sample\"")), "{exported}");
+        ensure!(
+            exported.as_str().is_some_and(|t| t.contains("app_name = \"xxl-job-executor-sample\"")),
+            "{exported}"
+        );
         browser.click("#jobApply").await?;
         browser.visible("#applyModal").await?;
-        browser.visible("#applyForm [name=document]").await?.send_keys(&path).await.context("choose the file")?;
+        browser
+            .visible("#applyForm [name=document]")
+            .await?
+            .send_keys(&path)
+            .await
+            .context("choose the file")?;
         browser.click("#applySubmit").await?;
-        let plan = browser.until("the plan", "var t = jQuery('#applyPlan').text(); return t ? t : null;").await?;
-        ensure!(plan.as_str().is_some_and(|p| p.contains("+ job xxl-job-executor-sample/uploaded job/uploaded: create")), "{plan}");
+        let plan =
+            browser.until("the plan", "var t = jQuery('#applyPlan').text(); return t ? t : null;").await?;
+        ensure!(
+            plan.as_str()
+                .is_some_and(|p| p.contains("+ job xxl-job-executor-sample/uploaded job/uploaded: create")),
+            "{plan}"
+        );
         ensure_eq!(db_handle.jobs_by_group(1).await.context("jobs")?.len(), 1, "a dry run writes nothing");
         browser.script("jQuery('#applyForm [name=dryRun]').prop('checked', false); jQuery('#applyPlan').text(''); return true;", vec![]).await?;
         browser.click("#applySubmit").await?;
-        browser.until("the applied plan", "var t = jQuery('#applyPlan').text(); return t.indexOf('1 change(s)') >= 0 ? t : null;").await?;
-        browser.until("the new job in the list", "return jQuery('#job_list').text().indexOf('uploaded job') >= 0 ? true : null;").await?;
+        browser
+            .until(
+                "the applied plan",
+                "var t = jQuery('#applyPlan').text(); return t.indexOf('1 change(s)') >= 0 ? t : null;",
+            )
+            .await?;
+        browser
+            .until(
+                "the new job in the list",
+                "return jQuery('#job_list').text().indexOf('uploaded job') >= 0 ? true : null;",
+            )
+            .await?;
         ensure_eq!(db_handle.jobs_by_group(1).await.context("jobs")?.len(), 2);
         no_injected_script(&browser).await?;
         browser.goto("/jobgroup").await?;

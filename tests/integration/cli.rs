@@ -12,16 +12,33 @@ pub fn cases() -> Vec<Case> {
     // The commands need no database; the start-up case uses an SQLite file.
     const ONCE: &[Backend] = &[Backend::Sqlite];
     vec![
-        Case { name: "cli::start_up_prints_console_url_and_default_login", backends: ONCE, run: |b| Box::pin(start_up_prints_console_url_and_default_login(b)) },
-        Case { name: "cli::help_fits_80_columns_and_lists_every_command", backends: ONCE, run: |_| Box::pin(help_fits_80_columns_and_lists_every_command()) },
-        Case { name: "cli::cron_without_fire_time_says_so_and_exits_1", backends: ONCE, run: |_| Box::pin(cron_without_fire_time_says_so_and_exits_1()) },
+        Case {
+            name: "cli::start_up_prints_console_url_and_default_login",
+            backends: ONCE,
+            run: |b| Box::pin(start_up_prints_console_url_and_default_login(b)),
+        },
+        Case {
+            name: "cli::help_fits_80_columns_and_lists_every_command",
+            backends: ONCE,
+            run: |_| Box::pin(help_fits_80_columns_and_lists_every_command()),
+        },
+        Case {
+            name: "cli::cron_without_fire_time_says_so_and_exits_1",
+            backends: ONCE,
+            run: |_| Box::pin(cron_without_fire_time_says_so_and_exits_1()),
+        },
     ]
 }
 
 const BINARY: &str = env!("CARGO_BIN_EXE_xxl-job-admin");
 
 fn run(args: &[&str]) -> Result<Output, Failed> {
-    Command::new(BINARY).args(args).env_remove("COLUMNS").env_remove("RUST_LOG").output().context("run xxl-job-admin")
+    Command::new(BINARY)
+        .args(args)
+        .env_remove("COLUMNS")
+        .env_remove("RUST_LOG")
+        .output()
+        .context("run xxl-job-admin")
 }
 
 /// The admin started as a process on `db`; it is killed when dropped.
@@ -46,9 +63,12 @@ fn start_and_read(db: &TestDb, done: impl Fn(&[String]) -> bool) -> Result<(Admi
         .spawn()
         .context("start xxl-job-admin")?;
     let (lines_tx, lines) = mpsc::channel();
-    for stream in [child.stdout.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>), child.stderr.take().map(|s| Box::new(s) as _)]
-        .into_iter()
-        .flatten()
+    for stream in [
+        child.stdout.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        child.stderr.take().map(|s| Box::new(s) as _),
+    ]
+    .into_iter()
+    .flatten()
     {
         let tx = lines_tx.clone();
         std::thread::spawn(move || {
@@ -66,7 +86,9 @@ fn start_and_read(db: &TestDb, done: impl Fn(&[String]) -> bool) -> Result<(Admi
         let left = deadline.saturating_duration_since(Instant::now());
         match lines.recv_timeout(left) {
             Ok(line) => seen.push(line),
-            Err(_) => return Err(format!("start-up output incomplete after 30 s:\n{}", seen.join("\n")).into()),
+            Err(_) => {
+                return Err(format!("start-up output incomplete after 30 s:\n{}", seen.join("\n")).into())
+            }
         }
     }
     Ok((admin, seen))
@@ -88,10 +110,14 @@ async fn start_up_prints_console_url_and_default_login(backend: Backend) -> Test
         .and_then(|port| port.parse::<u16>().ok())
         .context(&format!("clickable console URL in {line:?}"))?;
     let warning = lines.iter().find(|l| l.contains("default password")).cloned().unwrap_or_default();
-    ensure!(warning.contains("WARN") && warning.contains("admin / 123456"), "default login and a warning: {warning}");
+    ensure!(
+        warning.contains("WARN") && warning.contains("admin / 123456"),
+        "default login and a warning: {warning}"
+    );
 
     // The printed URL works, and the bare host leads to it.
-    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().context("client")?;
+    let http =
+        reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().context("client")?;
     let console = http.get(&url).send().await.context("GET console")?;
     ensure_eq!(console.status().as_u16(), 302, "the console asks for a login");
     let root = http.get(format!("http://127.0.0.1:{port}/")).send().await.context("GET /")?;
@@ -101,13 +127,22 @@ async fn start_up_prints_console_url_and_default_login(backend: Backend) -> Test
 
     // With the password changed, no default login is printed.
     let app = TestApp::start(&db, &[]).await?;
-    app.app.db.update_user(1, Some("0123456789abcdef0123456789abcdef"), 1, None).await.context("change password")?;
+    app.app
+        .db
+        .update_user(1, Some("0123456789abcdef0123456789abcdef"), 1, None)
+        .await
+        .context("change password")?;
     app.stop().await;
-    let (admin, lines) = start_and_read(&db, |lines| lines.iter().any(|l| l.contains("console: http://localhost:")))?;
+    let (admin, lines) =
+        start_and_read(&db, |lines| lines.iter().any(|l| l.contains("console: http://localhost:")))?;
     // The check runs right after the URL is printed; give it the moment it takes.
     std::thread::sleep(Duration::from_millis(500));
     drop(admin);
-    ensure!(!lines.iter().any(|l| l.contains("default password")), "no warning after the change:\n{}", lines.join("\n"));
+    ensure!(
+        !lines.iter().any(|l| l.contains("default password")),
+        "no warning after the change:\n{}",
+        lines.join("\n")
+    );
     Ok(())
 }
 
@@ -123,13 +158,18 @@ async fn help_fits_80_columns_and_lists_every_command() -> TestResult {
     ensure!(long.is_empty(), "lines over 80 columns when piped: {long:#?}");
     for command in ["serve", "cron", "help", "version"] {
         ensure!(
-            help.lines().any(|l| l.starts_with("  ") && l.split_whitespace().next() == Some(command) && l.split_whitespace().count() > 2),
+            help.lines().any(|l| l.starts_with("  ")
+                && l.split_whitespace().next() == Some(command)
+                && l.split_whitespace().count() > 2),
             "{command} has its line:\n{help}"
         );
     }
     // The commands the help names are the commands the binary runs.
     let cron_help = run(&["cron", "--help"])?;
-    ensure!(String::from_utf8_lossy(&cron_help.stdout).starts_with("Usage: xxl-job-admin cron"), "{cron_help:?}");
+    ensure!(
+        String::from_utf8_lossy(&cron_help.stdout).starts_with("Usage: xxl-job-admin cron"),
+        "{cron_help:?}"
+    );
     let version = run(&["version"])?;
     ensure!(String::from_utf8_lossy(&version.stdout).starts_with("xxl-job-admin "), "{version:?}");
     Ok(())
@@ -139,8 +179,15 @@ async fn cron_without_fire_time_says_so_and_exits_1() -> TestResult {
     let output = run(&["cron", "0 0 0 30 2 ?", "--from", "2026-01-01 00:00:00"])?;
     ensure_eq!(output.status.code(), Some(1));
     ensure_eq!(String::from_utf8_lossy(&output.stdout), "");
-    ensure_eq!(String::from_utf8_lossy(&output.stderr), "xxl-job-admin cron: no fire time after 2026-01-01 00:00:00\n");
-    let fires = run(&["cron", "0 0 0 29 2 ?", "--from", "2026-01-01 00:00:00", "--count", "1", "--tz", "UTC"])?;
-    ensure_eq!((fires.status.code(), String::from_utf8_lossy(&fires.stdout).into_owned()), (Some(0), "2028-02-29 00:00:00\n".to_string()));
+    ensure_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "xxl-job-admin cron: no fire time after 2026-01-01 00:00:00\n"
+    );
+    let fires =
+        run(&["cron", "0 0 0 29 2 ?", "--from", "2026-01-01 00:00:00", "--count", "1", "--tz", "UTC"])?;
+    ensure_eq!(
+        (fires.status.code(), String::from_utf8_lossy(&fires.stdout).into_owned()),
+        (Some(0), "2028-02-29 00:00:00\n".to_string())
+    );
     Ok(())
 }

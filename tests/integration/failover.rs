@@ -44,9 +44,17 @@ const EXAMPLES: usize = 8;
 /// `first_fire`; returns their ids.
 async fn insert_jobs(url: &str, executor: &str, count: usize, first_fire: i64) -> Result<Vec<i64>, Failed> {
     let args = [format!("--spring.datasource.url={url}"), "--spring.datasource.username=root".to_string()];
-    let loaded = xxl_job_admin::config::Config::load(&args, std::iter::empty(), std::path::Path::new("/")).context("config")?;
+    let loaded = xxl_job_admin::config::Config::load(&args, std::iter::empty(), std::path::Path::new("/"))
+        .context("config")?;
     let (db, _) = xxl_job_admin::storage::connect(&loaded.config.datasource).await.context("connect")?;
-    let group = JobGroup { id: 0, app_name: APP_NAME.into(), title: "failover".into(), address_type: 1, address_list: Some(executor.into()), update_time: None };
+    let group = JobGroup {
+        id: 0,
+        app_name: APP_NAME.into(),
+        title: "failover".into(),
+        address_type: 1,
+        address_list: Some(executor.into()),
+        update_time: None,
+    };
     let group = db.insert_group(&group).await.context("group")?;
     let mut ids = Vec::with_capacity(count);
     for n in 0..count {
@@ -139,7 +147,10 @@ async fn a_killed_admins_plan_is_sent_once_and_on_time_by_the_survivors(backend:
             let second = now_ms() / 1000 * 1000 + 1000;
             sleep_until(second - 300).await;
             let owner = leader(&db).await?.context("an admin holding the lease")?;
-            let index = admins.iter().position(|a| owner_of(a).as_deref() == Some(owner.as_str())).context("the owner's process")?;
+            let index = admins
+                .iter()
+                .position(|a| owner_of(a).as_deref() == Some(owner.as_str()))
+                .context("the owner's process")?;
             sleep_until(second + offset).await;
             let at = now_ms();
             let mut victim = admins.remove(index);
@@ -168,16 +179,22 @@ async fn a_killed_admins_plan_is_sent_once_and_on_time_by_the_survivors(backend:
     // covered before it died, the survivor the rest.
     let unknown = uncertain_rows(&db).await?;
     check_once(&fires, &jobs, first_fire + 2_000..end, &mut violations);
-    let mut notes = vec![format!("{unknown} row(s) the victims may have sent settled as \"result unknown\" (their /run arrived)")];
+    let mut notes = vec![format!(
+        "{unknown} row(s) the victims may have sent settled as \"result unknown\" (their /run arrived)"
+    )];
     for kill in &kills {
         let (worst_first, worst_later) = check_lateness(&fires, kill.at, &mut violations);
-        notes.push(format!("kill at x.{:03}: worst lateness {worst_first} ms in the first second, {worst_later} ms after", kill.at.rem_euclid(1000)));
+        notes.push(format!(
+            "kill at x.{:03}: worst lateness {worst_first} ms in the first second, {worst_later} ms after",
+            kill.at.rem_euclid(1000)
+        ));
     }
     if outcome.is_ok() && violations.is_empty() {
         eprintln!("failover ({}): {}", backend.name(), notes.join("; "));
         return Ok(());
     }
-    let tails: Vec<String> = admins.iter().chain(&gone).map(|a| format!("--- {}:\n{}", a.name, a.tail(15))).collect();
+    let tails: Vec<String> =
+        admins.iter().chain(&gone).map(|a| format!("--- {}:\n{}", a.name, a.tail(15))).collect();
     if let Err(e) = outcome {
         violations.insert(0, e.message().unwrap_or("the kills stopped").to_string());
     }
@@ -218,11 +235,18 @@ fn check_once(fires: &[Fire], jobs: &[i64], stretch: std::ops::Range<i64>, viola
             }
         }
     }
-    let bunched: Vec<String> =
-        by_arrival.iter().filter(|(_, n)| **n > 1).map(|((job, s), n)| format!("job {job}: {n} runs in second {s}")).collect();
+    let bunched: Vec<String> = by_arrival
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|((job, s), n)| format!("job {job}: {n} runs in second {s}"))
+        .collect();
     for (what, items) in [("lost", lost), ("sent twice", doubled), ("two runs in one second", bunched)] {
         if !items.is_empty() {
-            violations.push(format!("{what}: {} case(s), e.g. {}", items.len(), items.iter().take(EXAMPLES).cloned().collect::<Vec<_>>().join("; ")));
+            violations.push(format!(
+                "{what}: {} case(s), e.g. {}",
+                items.len(),
+                items.iter().take(EXAMPLES).cloned().collect::<Vec<_>>().join("; ")
+            ));
         }
     }
 }
@@ -236,10 +260,18 @@ fn check_lateness(fires: &[Fire], death: i64, violations: &mut Vec<String>) -> (
         if planned < death || planned >= death + LATENESS_WINDOW_MS {
             continue;
         }
-        let (limit, worst) = if planned < death + 1_000 { (FIRST_SECOND_MS, &mut worst_first) } else { (ON_TIME_MS, &mut worst_later) };
+        let (limit, worst) = if planned < death + 1_000 {
+            (FIRST_SECOND_MS, &mut worst_first)
+        } else {
+            (ON_TIME_MS, &mut worst_later)
+        };
         *worst = (*worst).max(late);
         if late > limit {
-            violations.push(format!("job {} planned {planned} ({} ms after the kill) arrived {late} ms late (limit {limit})", fire.job_id, planned - death));
+            violations.push(format!(
+                "job {} planned {planned} ({} ms after the kill) arrived {late} ms late (limit {limit})",
+                fire.job_id,
+                planned - death
+            ));
         }
     }
     violations.truncate(violations.len().min(40));
@@ -276,18 +308,47 @@ async fn a_restarted_sqlite_admin_resumes_its_plan(backend: Backend) -> TestResu
     for fire in fires.iter().filter(|f| f.planned_ms.is_some_and(|p| p >= killed_at && p < ready_at)) {
         downtime_runs.entry(fire.job_id).or_default().push(fire);
     }
-    let twice: Vec<String> = downtime_runs.iter().filter(|(_, runs)| runs.len() > 1).map(|(job, runs)| format!("job {job}: {} runs", runs.len())).collect();
+    let twice: Vec<String> = downtime_runs
+        .iter()
+        .filter(|(_, runs)| runs.len() > 1)
+        .map(|(job, runs)| format!("job {job}: {} runs", runs.len()))
+        .collect();
     if !twice.is_empty() {
         violations.push(format!("the downtime's missed seconds ran more than once: {}", twice.join("; ")));
     }
     let _ = second.send_term();
     let _ = second.wait_exit().await;
     if violations.is_empty() {
-        let example: Vec<String> = downtime_runs.values().next().into_iter().flatten().map(|f| format!("{:?} planned {:?} at {}", f.trigger_type, f.planned_ms.map(|p| p - killed_at), f.at_ms - killed_at)).collect();
-        eprintln!("sqlite restart: {} of {} jobs ran once for the downtime ({}; ready {} ms after the kill)", downtime_runs.len(), jobs.len(), example.join(", "), ready_at - killed_at);
+        let example: Vec<String> = downtime_runs
+            .values()
+            .next()
+            .into_iter()
+            .flatten()
+            .map(|f| {
+                format!(
+                    "{:?} planned {:?} at {}",
+                    f.trigger_type,
+                    f.planned_ms.map(|p| p - killed_at),
+                    f.at_ms - killed_at
+                )
+            })
+            .collect();
+        eprintln!(
+            "sqlite restart: {} of {} jobs ran once for the downtime ({}; ready {} ms after the kill)",
+            downtime_runs.len(),
+            jobs.len(),
+            example.join(", "),
+            ready_at - killed_at
+        );
         return Ok(());
     }
-    Err(format!("{}\n--- admin-1:\n{}\n--- admin-2:\n{}", violations.join("\n"), first.tail(15), second.tail(20)).into())
+    Err(format!(
+        "{}\n--- admin-1:\n{}\n--- admin-2:\n{}",
+        violations.join("\n"),
+        first.tail(15),
+        second.tail(20)
+    )
+    .into())
 }
 
 async fn sleep_until(at_ms: i64) {

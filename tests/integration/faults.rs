@@ -186,7 +186,12 @@ async fn planned_fires_are_sent_once_or_settled_through_faults(_: Backend) -> Te
     let mut db = PrivateMariaDb::start().await?;
     let logs = tempfile::tempdir().context("temp dir")?;
     let recorder = Recorder::start(APP_NAME, TOKEN).await?;
-    let mut cluster = Cluster { jdbc_url: db.jdbc_url(DATABASE), log_dir: logs.path().to_path_buf(), admins: Vec::new(), gone: Vec::new() };
+    let mut cluster = Cluster {
+        jdbc_url: db.jdbc_url(DATABASE),
+        log_dir: logs.path().to_path_buf(),
+        admins: Vec::new(),
+        gone: Vec::new(),
+    };
     let mut findings = Findings::default();
     let outcome = play_faults(&mut db, &mut cluster, &recorder, &mut findings).await;
     findings.note(format!("run took {:.0} s", started.elapsed().as_secs_f64()));
@@ -205,7 +210,13 @@ async fn planned_fires_are_sent_once_or_settled_through_faults(_: Backend) -> Te
             findings.violations.join("\n- "),
         )
         .into()),
-        Err(e) => Err(format!("{}\n--- mariadbd:\n{}\n{kept}\n{}\n{report}", cluster.log_tails(), db.log_tail(15), e.message().unwrap_or("")).into()),
+        Err(e) => Err(format!(
+            "{}\n--- mariadbd:\n{}\n{kept}\n{}\n{report}",
+            cluster.log_tails(),
+            db.log_tail(15),
+            e.message().unwrap_or("")
+        )
+        .into()),
     }
 }
 
@@ -225,7 +236,13 @@ fn keep_evidence(log_dir: &Path, fires: &[Fire]) -> String {
         let mut csv = String::from("received_ms,job_id,log_id,planned_ms,trigger_type\n");
         for f in fires {
             let planned = f.planned_ms.map(|p| p.to_string()).unwrap_or_default();
-            csv.push_str(&format!("{},{},{},{planned},{}\n", f.at_ms, f.job_id, f.log_id, f.trigger_type.as_deref().unwrap_or("")));
+            csv.push_str(&format!(
+                "{},{},{},{planned},{}\n",
+                f.at_ms,
+                f.job_id,
+                f.log_id,
+                f.trigger_type.as_deref().unwrap_or("")
+            ));
         }
         std::fs::write(dir.join("fires.csv"), csv)
     };
@@ -236,7 +253,12 @@ fn keep_evidence(log_dir: &Path, fires: &[Fire]) -> String {
 }
 
 /// The faults in turn, then the checks over every fire received.
-async fn play_faults(db: &mut PrivateMariaDb, cluster: &mut Cluster, recorder: &Recorder, findings: &mut Findings) -> Result<(), Failed> {
+async fn play_faults(
+    db: &mut PrivateMariaDb,
+    cluster: &mut Cluster,
+    recorder: &Recorder,
+    findings: &mut Findings,
+) -> Result<(), Failed> {
     // The first admin creates the schema on the empty server; the others find it.
     for _ in 0..3 {
         let index = cluster.spawn()?;
@@ -268,7 +290,11 @@ async fn play_faults(db: &mut PrivateMariaDb, cluster: &mut Cluster, recorder: &
 
 /// An admin told to stop while its database is gone and triggers wait for it exits within its grace
 /// (`spring.lifecycle.timeout-per-shutdown-phase`, 10 s by default), not when the database comes back.
-async fn stop_while_the_database_is_down(db: &mut PrivateMariaDb, cluster: &mut Cluster, findings: &mut Findings) -> Result<(), Failed> {
+async fn stop_while_the_database_is_down(
+    db: &mut PrivateMariaDb,
+    cluster: &mut Cluster,
+    findings: &mut Findings,
+) -> Result<(), Failed> {
     db.stop().await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let admin = &mut cluster.admins[0];
@@ -277,7 +303,10 @@ async fn stop_while_the_database_is_down(db: &mut PrivateMariaDb, cluster: &mut 
     admin.wait_exit().await?;
     let took = sent.elapsed().as_millis() as i64;
     if took > SHUTDOWN_GRACE_MS + SHUTDOWN_SLACK_MS {
-        findings.fail(format!("{} took {took} ms to exit after SIGTERM with its database down (grace {SHUTDOWN_GRACE_MS} ms)", admin.name));
+        findings.fail(format!(
+            "{} took {took} ms to exit after SIGTERM with its database down (grace {SHUTDOWN_GRACE_MS} ms)",
+            admin.name
+        ));
     } else {
         findings.note(format!("{} exited {took} ms after SIGTERM with its database down", admin.name));
     }
@@ -299,8 +328,10 @@ async fn insert_jobs(db: &PrivateMariaDb, executor: &str) -> Result<Jobs, Failed
     .last_insert_id();
     let first_fire = (now_ms() + FIRST_FIRE_AFTER_MS) / 1000 * 1000;
     let group = group as i64;
-    let do_nothing = insert_every_second_jobs(&mut conn, group, "DO_NOTHING", JOBS_PER_STRATEGY, first_fire).await?;
-    let fire_once_now = insert_every_second_jobs(&mut conn, group, "FIRE_ONCE_NOW", JOBS_PER_STRATEGY, first_fire).await?;
+    let do_nothing =
+        insert_every_second_jobs(&mut conn, group, "DO_NOTHING", JOBS_PER_STRATEGY, first_fire).await?;
+    let fire_once_now =
+        insert_every_second_jobs(&mut conn, group, "FIRE_ONCE_NOW", JOBS_PER_STRATEGY, first_fire).await?;
     let hung = insert_every_second_jobs(&mut conn, group, "DO_NOTHING", HUNG_JOBS, first_fire).await?;
     Ok(Jobs { first_fire, do_nothing, fire_once_now, hung })
 }
@@ -350,7 +381,8 @@ async fn database_outage(
     let term_at = now_ms();
     db.stop().await?;
     let down_at = now_ms();
-    let probes: Vec<_> = cluster.admins.iter().map(|a| tokio::spawn(probe_health(a.name.clone(), a.health_url()))).collect();
+    let probes: Vec<_> =
+        cluster.admins.iter().map(|a| tokio::spawn(probe_health(a.name.clone(), a.health_url()))).collect();
     sleep_until(down_at + length_ms).await;
     db.resume().await?;
     let up_at = now_ms();
@@ -378,13 +410,19 @@ async fn database_outage(
 /// `GET {context}/actuator/health` a moment into the outage: 503 within the limit.
 async fn probe_health(admin: String, url: String) -> Result<String, String> {
     tokio::time::sleep(Duration::from_millis(HEALTH_PROBE_AFTER_MS as u64)).await;
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(15)).build().map_err(|e| e.to_string())?;
+    let http =
+        reqwest::Client::builder().timeout(Duration::from_secs(15)).build().map_err(|e| e.to_string())?;
     let sent = std::time::Instant::now();
     let answer = http.get(&url).send().await;
     let took = sent.elapsed().as_millis() as i64;
     match answer {
-        Ok(response) if response.status() == 503 && took <= HEALTH_LIMIT_MS => Ok(format!("{admin} health answered 503 in {took} ms")),
-        Ok(response) => Err(format!("{admin} health answered {} after {took} ms (503 within {HEALTH_LIMIT_MS} ms wanted)", response.status())),
+        Ok(response) if response.status() == 503 && took <= HEALTH_LIMIT_MS => {
+            Ok(format!("{admin} health answered 503 in {took} ms"))
+        }
+        Ok(response) => Err(format!(
+            "{admin} health answered {} after {took} ms (503 within {HEALTH_LIMIT_MS} ms wanted)",
+            response.status()
+        )),
         Err(e) => Err(format!("{admin} health gave no answer within {took} ms: {e}")),
     }
 }
@@ -429,7 +467,8 @@ async fn crash_while_sending(
     let spawned_at = now_ms();
     loop {
         // The hung jobs' rows are mostly triggers waiting for the executor, not plans.
-        let plans = unsent_plans(&mut conn).await?.into_iter().filter(|(job, _)| !jobs.hung.contains(job)).count();
+        let plans =
+            unsent_plans(&mut conn).await?.into_iter().filter(|(job, _)| !jobs.hung.contains(job)).count();
         if plans >= jobs.do_nothing.len() + jobs.fire_once_now.len() || now_ms() > spawned_at + PLAN_WAIT_MS {
             break;
         }
@@ -472,7 +511,11 @@ async fn unsent_plans(conn: &mut sqlx::MySqlConnection) -> Result<Vec<(i64, i64)
 }
 
 /// Once the sweep has had its time, no row may be left without a trigger result.
-async fn lost_results_are_settled(db: &PrivateMariaDb, crash: &Crash, findings: &mut Findings) -> Result<(), Failed> {
+async fn lost_results_are_settled(
+    db: &PrivateMariaDb,
+    crash: &Crash,
+    findings: &mut Findings,
+) -> Result<(), Failed> {
     sleep_until(crash.at + SWEEP_CHECK_FROM_MS).await;
     let query = format!(
         "SELECT id, job_id, DATE_FORMAT(trigger_time, '%Y-%m-%d %H:%i:%s') FROM xxl_job_log \
@@ -480,7 +523,8 @@ async fn lost_results_are_settled(db: &PrivateMariaDb, crash: &Crash, findings: 
     );
     loop {
         let mut conn = db.connect(DATABASE).await?;
-        let stale: Vec<(i64, i32, String)> = sqlx::query_as(&query).fetch_all(&mut conn).await.context("rows without a result")?;
+        let stale: Vec<(i64, i32, String)> =
+            sqlx::query_as(&query).fetch_all(&mut conn).await.context("rows without a result")?;
         if stale.is_empty() {
             let settled: Option<(String,)> = sqlx::query_as(
                 "SELECT trigger_msg FROM xxl_job_log WHERE trigger_code <> 0 AND trigger_code <> 200 \
@@ -497,7 +541,8 @@ async fn lost_results_are_settled(db: &PrivateMariaDb, crash: &Crash, findings: 
             return Ok(());
         }
         if now_ms() > crash.at + SWEEP_DEADLINE_MS {
-            let shown: Vec<String> = stale.iter().map(|(id, job, at)| format!("log {id} of job {job} at {at} UTC")).collect();
+            let shown: Vec<String> =
+                stale.iter().map(|(id, job, at)| format!("log {id} of job {job} at {at} UTC")).collect();
             findings.fail_each(
                 &format!("{} ms after the crash, rows still have trigger_code 0 and a trigger_time older than {LOST_RESULT_AGE_S} s", now_ms() - crash.at),
                 shown,
@@ -522,7 +567,10 @@ async fn keep_rows(db: &PrivateMariaDb, jobs: &Jobs, log_dir: &Path) -> Result<(
         sqlx::query_as(&query).fetch_all(&mut conn).await.context("FIRE_ONCE_NOW log rows")?;
     let mut csv = String::from("id,job_id,trigger_time_utc,trigger_code,handle_code,trigger_msg\n");
     for (id, job, at, trigger_code, handle_code, msg) in rows {
-        csv.push_str(&format!("{id},{job},{at},{trigger_code},{handle_code},\"{}\"\n", msg.unwrap_or_default().replace('"', "'")));
+        csv.push_str(&format!(
+            "{id},{job},{at},{trigger_code},{handle_code},\"{}\"\n",
+            msg.unwrap_or_default().replace('"', "'")
+        ));
     }
     std::fs::write(log_dir.join("fire-once-now-rows.csv"), csv).context("write the rows")?;
     Ok(())
@@ -545,7 +593,14 @@ async fn stop_in_console(cluster: &Cluster, jobs: &Jobs) -> Result<Vec<Stop>, Fa
 }
 
 /// The promise, checked over every fire received.
-fn check_fires(fires: &[Fire], jobs: &Jobs, outages: &[Outage], crash: &Crash, stops: &[Stop], findings: &mut Findings) {
+fn check_fires(
+    fires: &[Fire],
+    jobs: &Jobs,
+    outages: &[Outage],
+    crash: &Crash,
+    stops: &[Stop],
+    findings: &mut Findings,
+) {
     let untyped = fires.iter().filter(|f| f.trigger_type.is_none()).map(describe_fire).collect();
     findings.fail_each("a /run came without the Xxl-Job-Trigger-Type header", untyped);
     // Every fire here is planned by a schedule (or compensates a planned one): each carries its instant.
@@ -560,7 +615,9 @@ fn check_fires(fires: &[Fire], jobs: &Jobs, outages: &[Outage], crash: &Crash, s
     let doubled = by_plan
         .iter()
         .filter(|(_, sent)| sent.len() > 1)
-        .map(|((job, planned), sent)| format!("job {job} planned {planned} sent {} times: {}", sent.len(), describe(sent, *planned)))
+        .map(|((job, planned), sent)| {
+            format!("job {job} planned {planned} sent {} times: {}", sent.len(), describe(sent, *planned))
+        })
         .collect();
     findings.fail_each("a planned fire was sent more than once", doubled);
     // Late fires collapse into one run: no job runs twice within one second of arrival, whatever happened.
@@ -571,17 +628,32 @@ fn check_fires(fires: &[Fire], jobs: &Jobs, outages: &[Outage], crash: &Crash, s
     let bunched = by_arrival
         .iter()
         .filter(|(_, sent)| sent.len() > 1)
-        .map(|((job, second), sent)| format!("job {job} ran {} times in second {second}: {}", sent.len(), describe(sent, second * 1000)))
+        .map(|((job, second), sent)| {
+            format!(
+                "job {job} ran {} times in second {second}: {}",
+                sent.len(),
+                describe(sent, second * 1000)
+            )
+        })
         .collect();
     findings.fail_each("a job ran twice within one second", bunched);
 
     let late_do_nothing = fires
         .iter()
         .filter(|f| !jobs.fires_once_now(f.job_id))
-        .filter(|f| f.trigger_type.as_deref() == Some("MISFIRE") || f.lateness_ms().unwrap_or(0) > MISFIRE_MS + LATE_SLACK_MS)
+        .filter(|f| {
+            f.trigger_type.as_deref() == Some("MISFIRE")
+                || f.lateness_ms().unwrap_or(0) > MISFIRE_MS + LATE_SLACK_MS
+        })
         .map(describe_fire)
         .collect();
-    findings.fail_each(&format!("a DO_NOTHING fire was compensated or sent more than {} ms late", MISFIRE_MS + LATE_SLACK_MS), late_do_nothing);
+    findings.fail_each(
+        &format!(
+            "a DO_NOTHING fire was compensated or sent more than {} ms late",
+            MISFIRE_MS + LATE_SLACK_MS
+        ),
+        late_do_nothing,
+    );
 
     if let Some(first_outage) = outages.first() {
         check_on_time(&by_plan, jobs, jobs.first_fire..first_outage.term_at - 1000, "calm weather", findings);
@@ -621,7 +693,12 @@ fn describe(sent: &[&Fire], reference: i64) -> String {
         .iter()
         .map(|f| {
             let planned = f.planned_ms.map_or("none".to_string(), |p| format!("{:+}", p - reference));
-            format!("planned {planned} received {:+} ms ({}, log {})", f.at_ms - reference, f.trigger_type.as_deref().unwrap_or("?"), f.log_id)
+            format!(
+                "planned {planned} received {:+} ms ({}, log {})",
+                f.at_ms - reference,
+                f.trigger_type.as_deref().unwrap_or("?"),
+                f.log_id
+            )
         })
         .collect();
     parts.join(", ")
@@ -629,9 +706,16 @@ fn describe(sent: &[&Fire], reference: i64) -> String {
 
 /// Compensations per FIRE_ONCE_NOW job (exactly one for the long outage, at most one for the short), and
 /// fires on time again once the database is back.
-fn check_outage(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, outage: &Outage, findings: &mut Findings) {
+fn check_outage(
+    fires: &[Fire],
+    by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>,
+    jobs: &Jobs,
+    outage: &Outage,
+    findings: &mut Findings,
+) {
     let missed = outage.term_at - 1000..outage.up_at + RESUMED_AFTER_MS;
-    let compensations = compensations_per_job(fires, jobs, &missed, &(outage.term_at..outage.up_at + RECOVERY_MS));
+    let compensations =
+        compensations_per_job(fires, jobs, &missed, &(outage.term_at..outage.up_at + RECOVERY_MS));
     // Every outage is longer than the misfire threshold: each FIRE_ONCE_NOW job's late fires collapse into
     // one run, its compensation.
     let wanted = 1..=1;
@@ -640,10 +724,18 @@ fn check_outage(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs
         .iter()
         .map(|job| (job, compensations.get(job).map_or(0, Vec::len)))
         .filter(|(_, count)| !wanted.contains(count))
-        .map(|(job, count)| format!("job {job}: {count} [{}]", compensations.get(job).map(|c| describe(c, outage.down_at)).unwrap_or_default()))
+        .map(|(job, count)| {
+            format!(
+                "job {job}: {count} [{}]",
+                compensations.get(job).map(|c| describe(c, outage.down_at)).unwrap_or_default()
+            )
+        })
         .collect();
     findings.fail_each(
-        &format!("{}: FIRE_ONCE_NOW jobs not compensated {wanted:?} time(s) (times relative to the server's exit)", outage.name),
+        &format!(
+            "{}: FIRE_ONCE_NOW jobs not compensated {wanted:?} time(s) (times relative to the server's exit)",
+            outage.name
+        ),
         wrong,
     );
     let total: usize = compensations.values().map(Vec::len).sum();
@@ -651,7 +743,11 @@ fn check_outage(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs
     let during = fires.iter().filter(|f| window.contains(&f.at_ms));
     let (late, max_late) = during.fold((0, 0), |(n, max), f| {
         let lateness = f.lateness_ms().unwrap_or(0);
-        if lateness > ON_TIME_MS && !is_compensation(f) { (n + 1, max.max(lateness)) } else { (n, max) }
+        if lateness > ON_TIME_MS && !is_compensation(f) {
+            (n + 1, max.max(lateness))
+        } else {
+            (n, max)
+        }
     });
     findings.note(format!(
         "{}: {total} compensations for {} FIRE_ONCE_NOW jobs; {late} fires sent 1-5 s late (at most {max_late} ms)",
@@ -669,7 +765,8 @@ fn compensations_per_job<'a>(
     missed: &std::ops::Range<i64>,
     received: &std::ops::Range<i64>,
 ) -> HashMap<i64, Vec<&'a Fire>> {
-    let belongs = |f: &Fire| f.planned_ms.map_or(received.contains(&f.at_ms), |planned| missed.contains(&planned));
+    let belongs =
+        |f: &Fire| f.planned_ms.map_or(received.contains(&f.at_ms), |planned| missed.contains(&planned));
     let mut per_job: HashMap<i64, Vec<&Fire>> = HashMap::new();
     for fire in fires.iter().filter(|f| jobs.fires_once_now(f.job_id) && is_compensation(f) && belongs(f)) {
         per_job.entry(fire.job_id).or_default().push(fire);
@@ -678,7 +775,13 @@ fn compensations_per_job<'a>(
 }
 
 /// Every job fired exactly once, on time, for every whole second of `stretch`.
-fn check_on_time(by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, stretch: std::ops::Range<i64>, what: &str, findings: &mut Findings) {
+fn check_on_time(
+    by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>,
+    jobs: &Jobs,
+    stretch: std::ops::Range<i64>,
+    what: &str,
+    findings: &mut Findings,
+) {
     let first = (stretch.start + 999) / 1000 * 1000;
     let mut wrong = Vec::new();
     for job in jobs.all() {
@@ -690,26 +793,53 @@ fn check_on_time(by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, stretc
             }
         }
     }
-    findings.fail_each(&format!("{what}: fires not sent once within {ON_TIME_MS} ms of their planned instant"), wrong);
+    findings.fail_each(
+        &format!("{what}: fires not sent once within {ON_TIME_MS} ms of their planned instant"),
+        wrong,
+    );
 }
 
 /// Fires on time again once the engine has had `RESUMED_AFTER_MS` to recover from a fault that ended at `end_ms`.
-fn check_resumed(by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, end_ms: i64, after: &str, findings: &mut Findings) {
+fn check_resumed(
+    by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>,
+    jobs: &Jobs,
+    end_ms: i64,
+    after: &str,
+    findings: &mut Findings,
+) {
     let from = end_ms + RESUMED_AFTER_MS;
-    check_on_time(by_plan, jobs, from..from + RESUME_CHECKED_MS, &format!("{RESUMED_AFTER_MS} ms after the {after}"), findings);
+    check_on_time(
+        by_plan,
+        jobs,
+        from..from + RESUME_CHECKED_MS,
+        &format!("{RESUMED_AFTER_MS} ms after the {after}"),
+        findings,
+    );
 }
 
 /// Fires the crashed admin had planned and never sent; FIRE_ONCE_NOW jobs among them get one compensation
 /// (not the jobs stopped before the sweep could settle their rows: a stopped job is not compensated).
-fn check_crash(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, crash: &Crash, stopped: &[i64], findings: &mut Findings) {
+fn check_crash(
+    fires: &[Fire],
+    by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>,
+    jobs: &Jobs,
+    crash: &Crash,
+    stopped: &[i64],
+    findings: &mut Findings,
+) {
     // Lost: no fire sent as planned (a compensation may carry the instant; it does not undo the loss).
-    let sent_as_planned = |job: i64, second: i64| by_plan.get(&(job, second)).is_some_and(|sent| sent.iter().any(|f| !is_compensation(f)));
+    let sent_as_planned = |job: i64, second: i64| {
+        by_plan.get(&(job, second)).is_some_and(|sent| sent.iter().any(|f| !is_compensation(f)))
+    };
     let mut lost: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
     for &(job, planned) in crash.abandoned.iter().filter(|&&(job, planned)| !sent_as_planned(job, planned)) {
         lost.entry(job).or_default().push(planned);
     }
     if !crash.abandoned.iter().any(|&(_, planned)| planned > crash.at) {
-        findings.fail("crash: the victim held no planned fire at the kill, so lost plans were not exercised".to_string());
+        findings.fail(
+            "crash: the victim held no planned fire at the kill, so lost plans were not exercised"
+                .to_string(),
+        );
     }
     let first = crash.abandoned.iter().map(|p| p.1).min().unwrap_or(crash.at).min(crash.at) / 1000 * 1000;
     let horizon = first - 1000..crash.at + PLAN_HORIZON_MS + 1;
@@ -721,14 +851,25 @@ fn check_crash(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs:
         .map(|&job| (job, lost.contains_key(&job), compensations.get(&job).map_or(0, Vec::len)))
         .collect();
     let describe_job = |&(job, _, count): &(i64, bool, usize)| {
-        let seconds: Vec<String> = lost.get(&job).into_iter().flatten().map(|s| format!("{:+}", s - crash.at)).collect();
+        let seconds: Vec<String> =
+            lost.get(&job).into_iter().flatten().map(|s| format!("{:+}", s - crash.at)).collect();
         let sent = compensations.get(&job).map(|c| describe(c, crash.at)).unwrap_or_default();
-        format!("job {job}: lost planned fires at [{}] ms, {count} compensation(s) [{sent}]", seconds.join(", "))
+        format!(
+            "job {job}: lost planned fires at [{}] ms, {count} compensation(s) [{sent}]",
+            seconds.join(", ")
+        )
     };
     let doubled: Vec<String> = counted.iter().filter(|&&(_, _, count)| count > 1).map(describe_job).collect();
-    findings.fail_each("crash: FIRE_ONCE_NOW jobs compensated more than once for the lost plan (times relative to the kill)", doubled);
-    let uncompensated: Vec<String> = counted.iter().filter(|&&(_, lost, count)| lost && count == 0).map(describe_job).collect();
-    findings.fail_each("crash: FIRE_ONCE_NOW jobs with a lost plan never compensated (times relative to the kill)", uncompensated);
+    findings.fail_each(
+        "crash: FIRE_ONCE_NOW jobs compensated more than once for the lost plan (times relative to the kill)",
+        doubled,
+    );
+    let uncompensated: Vec<String> =
+        counted.iter().filter(|&&(_, lost, count)| lost && count == 0).map(describe_job).collect();
+    findings.fail_each(
+        "crash: FIRE_ONCE_NOW jobs with a lost plan never compensated (times relative to the kill)",
+        uncompensated,
+    );
     let compensated = counted.iter().filter(|&&(_, lost, count)| lost && count == 1).count();
     findings.note(format!("crash: {compensated} FIRE_ONCE_NOW jobs with a lost plan compensated once"));
     // Seconds nobody planned: the survivors' first pass found the jobs late by less than the misfire
@@ -736,10 +877,17 @@ fn check_crash(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs:
     let skipped = jobs
         .all()
         .flat_map(|job| horizon.clone().step_by(1000).map(move |s| (job, s)))
-        .filter(|&(job, s)| s >= first && !by_plan.contains_key(&(job, s)) && !crash.abandoned.contains(&(job, s)))
+        .filter(|&(job, s)| {
+            s >= first && !by_plan.contains_key(&(job, s)) && !crash.abandoned.contains(&(job, s))
+        })
         .count();
     let received = crash.at..crash.at + STOP_AFTER_CRASH_MS;
-    let late = fires.iter().filter(|f| received.contains(&f.at_ms) && f.lateness_ms().unwrap_or(0) > ON_TIME_MS && !is_compensation(f)).count();
+    let late = fires
+        .iter()
+        .filter(|f| {
+            received.contains(&f.at_ms) && f.lateness_ms().unwrap_or(0) > ON_TIME_MS && !is_compensation(f)
+        })
+        .count();
     let delays: Vec<i64> = compensations.values().flatten().map(|f| f.at_ms - crash.at).collect();
     findings.note(format!(
         "crash: {} of the victim's planned fires never sent, of {} jobs; {} compensations, received {} to {} ms after the kill; \
@@ -752,7 +900,13 @@ fn check_crash(fires: &[Fire], by_plan: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs:
     ));
     check_resumed(by_plan, jobs, crash.at, "crash", findings);
     // A graceful stop loses nothing: the stopping admins send what they planned, the victim plans on.
-    check_on_time(by_plan, jobs, crash.others_stopped_at..crash.at - 1000, "graceful stop of two admins", findings);
+    check_on_time(
+        by_plan,
+        jobs,
+        crash.others_stopped_at..crash.at - 1000,
+        "graceful stop of two admins",
+        findings,
+    );
 }
 
 async fn sleep_until(at_ms: i64) {

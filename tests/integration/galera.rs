@@ -60,7 +60,13 @@ async fn three_admins_on_three_nodes_send_every_fire_once_through_a_node_crash(_
     let mut admins = Vec::new();
     for node in 0..NODES {
         let name = format!("admin-on-node{}", node + 1);
-        admins.push(AdminProcess::spawn_with(&name, &cluster.jdbc_url(DATABASE, node), TOKEN, logs.path(), &[SESSION_SECRET])?);
+        admins.push(AdminProcess::spawn_with(
+            &name,
+            &cluster.jdbc_url(DATABASE, node),
+            TOKEN,
+            logs.path(),
+            &[SESSION_SECRET],
+        )?);
         // The first creates the schema; the others find it.
         if node == 0 {
             admins[0].wait_ready().await?;
@@ -73,7 +79,11 @@ async fn three_admins_on_three_nodes_send_every_fire_once_through_a_node_crash(_
     };
     match outcome {
         Ok(findings) if findings.violations.is_empty() => {
-            eprintln!("galera: cluster up in {:.0} s; {}", cluster_up.as_secs_f64(), findings.notes.join("; "));
+            eprintln!(
+                "galera: cluster up in {:.0} s; {}",
+                cluster_up.as_secs_f64(),
+                findings.notes.join("; ")
+            );
             Ok(())
         }
         // The verdict last, where a cut log (CI prints a run's end) still shows it.
@@ -85,7 +95,13 @@ async fn three_admins_on_three_nodes_send_every_fire_once_through_a_node_crash(_
             findings.notes.join("; "),
         )
         .into()),
-        Err(e) => Err(format!("{}\n--- node1:\n{}\n{}", tails(), cluster.nodes[0].log_tail(20), e.message().unwrap_or("")).into()),
+        Err(e) => Err(format!(
+            "{}\n--- node1:\n{}\n{}",
+            tails(),
+            cluster.nodes[0].log_tail(20),
+            e.message().unwrap_or("")
+        )
+        .into()),
     }
 }
 
@@ -104,7 +120,11 @@ impl Findings {
     }
 }
 
-async fn run(cluster: &mut Galera, admins: &mut [AdminProcess], recorder: &Recorder) -> Result<Findings, Failed> {
+async fn run(
+    cluster: &mut Galera,
+    admins: &mut [AdminProcess],
+    recorder: &Recorder,
+) -> Result<Findings, Failed> {
     for admin in admins.iter_mut() {
         admin.wait_ready().await?;
     }
@@ -131,15 +151,29 @@ async fn run(cluster: &mut Galera, admins: &mut [AdminProcess], recorder: &Recor
     let plans = by_plan(&fires);
     findings.notes.push(format!("{} fires received", fires.len()));
     // What no admin can shorten: until then no node commits a plan, a lease or a result.
-    findings.notes.push(format!("the cluster committed again {} ms after the crash (Galera's eviction of the node)", ordering_again? - crash_at));
+    findings.notes.push(format!(
+        "the cluster committed again {} ms after the crash (Galera's eviction of the node)",
+        ordering_again? - crash_at
+    ));
     match takeover {
-        Ok(after) => findings.notes.push(format!("the admin on the killed node healthy again {:.1} s after the crash", after.as_secs_f64())),
-        Err(e) => findings.violations.push(format!("the admin on the killed node: {}", e.message().unwrap_or(""))),
+        Ok(after) => findings.notes.push(format!(
+            "the admin on the killed node healthy again {:.1} s after the crash",
+            after.as_secs_f64()
+        )),
+        Err(e) => {
+            findings.violations.push(format!("the admin on the killed node: {}", e.message().unwrap_or("")))
+        }
     }
     match moved_after(&admins[0], mark, crash_at) {
-        Some(ms) if ms <= TAKEOVER_MS => findings.notes.push(format!("the admin on the killed node moved {ms} ms after the crash")),
-        Some(ms) => findings.violations.push(format!("the admin on the killed node moved only {ms} ms after the crash")),
-        None => findings.violations.push("the admin on the killed node did not log a move to another node".into()),
+        Some(ms) if ms <= TAKEOVER_MS => {
+            findings.notes.push(format!("the admin on the killed node moved {ms} ms after the crash"))
+        }
+        Some(ms) => findings
+            .violations
+            .push(format!("the admin on the killed node moved only {ms} ms after the crash")),
+        None => {
+            findings.violations.push("the admin on the killed node did not log a move to another node".into())
+        }
     }
     let doubled: Vec<String> = plans
         .iter()
@@ -158,13 +192,21 @@ async fn run(cluster: &mut Galera, admins: &mut [AdminProcess], recorder: &Recor
     findings.notes.push(format!("{bunched} (job, second) pairs with more than one run"));
 
     let calm_missed = missed(&plans, &jobs, jobs.first_fire..calm_end);
-    findings.notes.push(format!("calm {} s: {} of {} job-seconds missed", CALM_MS / 1000, calm_missed.len(), 100 * CALM_MS / 1000));
+    findings.notes.push(format!(
+        "calm {} s: {} of {} job-seconds missed",
+        CALM_MS / 1000,
+        calm_missed.len(),
+        100 * CALM_MS / 1000
+    ));
     findings.fail_each("calm weather: job-seconds never sent", calm_missed);
 
     // A second planned exactly 5 s after the crash is within those 5 s.
     let takeover_end = crash_at + TAKEOVER_MS + 1;
     let late_missed = missed(&plans, &jobs, takeover_end..end);
-    findings.fail_each(&format!("more than {TAKEOVER_MS} ms after the crash: job-seconds never sent"), late_missed);
+    findings.fail_each(
+        &format!("more than {TAKEOVER_MS} ms after the crash: job-seconds never sent"),
+        late_missed,
+    );
     check_crash_window(&fires, &plans, &jobs, crash_at - 1000..takeover_end, &mut findings);
     findings.notes.push(stop_and_time(&mut admins[0]).await);
     Ok(findings)
@@ -186,32 +228,58 @@ async fn insert_jobs(cluster: &Galera, executor: &str) -> Result<Jobs, Failed> {
         }
         job.trigger_next_time = jobs.first_fire;
         let id = i64::from(fixtures::insert(&db, &job).await?);
-        if n % 2 == 0 { jobs.do_nothing.push(id) } else { jobs.fire_once_now.push(id) }
+        if n % 2 == 0 {
+            jobs.do_nothing.push(id)
+        } else {
+            jobs.fire_once_now.push(id)
+        }
     }
     db.close().await;
     Ok(jobs)
 }
 
 /// The (job, second) of `stretch` for which nothing was sent.
-fn missed(plans: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, stretch: std::ops::Range<i64>) -> Vec<String> {
+fn missed(
+    plans: &BTreeMap<(i64, i64), Vec<&Fire>>,
+    jobs: &Jobs,
+    stretch: std::ops::Range<i64>,
+) -> Vec<String> {
     let first = (stretch.start + 999) / 1000 * 1000;
     let mut missing = Vec::new();
     for job in jobs.all() {
-        missing.extend((first..stretch.end).step_by(1000).filter(|at| !plans.contains_key(&(job, *at))).map(|at| format!("job {job} planned {at}")));
+        missing.extend(
+            (first..stretch.end)
+                .step_by(1000)
+                .filter(|at| !plans.contains_key(&(job, *at)))
+                .map(|at| format!("job {job} planned {at}")),
+        );
     }
     missing
 }
 
 /// Within the crash window, a FIRE_ONCE_NOW job that missed a second gets one compensation, and a job
 /// without a miss none.
-fn check_crash_window(fires: &[Fire], plans: &BTreeMap<(i64, i64), Vec<&Fire>>, jobs: &Jobs, window: std::ops::Range<i64>, findings: &mut Findings) {
+fn check_crash_window(
+    fires: &[Fire],
+    plans: &BTreeMap<(i64, i64), Vec<&Fire>>,
+    jobs: &Jobs,
+    window: std::ops::Range<i64>,
+    findings: &mut Findings,
+) {
     let mut compensations: HashMap<i64, usize> = HashMap::new();
     for fire in fires.iter().filter(|f| f.trigger_type.as_deref() == Some("MISFIRE")) {
         *compensations.entry(fire.job_id).or_default() += 1;
     }
     let lost = |job: i64| {
         let first = (window.start + 999) / 1000 * 1000;
-        (first..window.end).step_by(1000).filter(|at| plans.get(&(job, *at)).is_none_or(|sent| sent.iter().all(|f| f.trigger_type.as_deref() == Some("MISFIRE")))).count()
+        (first..window.end)
+            .step_by(1000)
+            .filter(|at| {
+                plans
+                    .get(&(job, *at))
+                    .is_none_or(|sent| sent.iter().all(|f| f.trigger_type.as_deref() == Some("MISFIRE")))
+            })
+            .count()
     };
     let do_nothing_lost: usize = jobs.do_nothing.iter().map(|&job| lost(job)).sum();
     let mut wrong = Vec::new();
@@ -230,7 +298,9 @@ fn check_crash_window(fires: &[Fire], plans: &BTreeMap<(i64, i64), Vec<&Fire>>, 
         let (lost, count, runs) = (lost(job), compensations.get(&job).copied().unwrap_or(0), catch_ups(job));
         settled += usize::from(lost > 0 && runs == 1);
         if (lost > 0 && count > 1) || (lost == 0 && count > 0) {
-            wrong.push(format!("job {job}: {lost} second(s) lost, {count} compensation(s), {runs} late run(s)"));
+            wrong.push(format!(
+                "job {job}: {lost} second(s) lost, {count} compensation(s), {runs} late run(s)"
+            ));
         }
     }
     findings.notes.push(format!(
@@ -241,8 +311,17 @@ fn check_crash_window(fires: &[Fire], plans: &BTreeMap<(i64, i64), Vec<&Fire>>, 
 
 /// Each fire's receive instant and type relative to the planned second.
 fn describe(sent: &[&Fire], planned: i64) -> String {
-    let parts: Vec<String> =
-        sent.iter().map(|f| format!("received {:+} ms ({}, log {})", f.at_ms - planned, f.trigger_type.as_deref().unwrap_or("?"), f.log_id)).collect();
+    let parts: Vec<String> = sent
+        .iter()
+        .map(|f| {
+            format!(
+                "received {:+} ms ({}, log {})",
+                f.at_ms - planned,
+                f.trigger_type.as_deref().unwrap_or("?"),
+                f.log_id
+            )
+        })
+        .collect();
     parts.join(", ")
 }
 

@@ -80,7 +80,11 @@ pub async fn stop_and_time(admin: &mut AdminProcess) -> String {
     }
     match admin.wait_exit().await {
         Ok(()) => format!("{} exited {:.1} s after SIGTERM", admin.name, started.elapsed().as_secs_f64()),
-        Err(_) => format!("{} did not exit within {:.0} s of SIGTERM (killed)", admin.name, started.elapsed().as_secs_f64()),
+        Err(_) => format!(
+            "{} did not exit within {:.0} s of SIGTERM (killed)",
+            admin.name,
+            started.elapsed().as_secs_f64()
+        ),
     }
 }
 
@@ -99,7 +103,10 @@ async fn admin_goes_on_with_the_next_host_when_the_first_dies(_: Backend) -> Tes
         sqlx::query(sql).execute(&mut conn).await.context(sql)?;
     }
 
-    let url = format!("jdbc:mysql://127.0.0.1:{},127.0.0.1:{}/{DATABASE}?serverTimezone=UTC", primary.port, replica.port);
+    let url = format!(
+        "jdbc:mysql://127.0.0.1:{},127.0.0.1:{}/{DATABASE}?serverTimezone=UTC",
+        primary.port, replica.port
+    );
     let logs = tempfile::tempdir().context("temp dir")?;
     let recorder = Recorder::start(APP_NAME, TOKEN).await?;
     let mut admin = AdminProcess::spawn("admin-ha", &url, TOKEN, logs.path())?;
@@ -168,14 +175,19 @@ async fn admin_goes_on_with_the_next_host_when_the_first_dies(_: Backend) -> Tes
         Ok(())
     }
     .await;
-    outcome.map_err(|e| Failed::from(format!("{}\n--- {}:\n{}", e.message().unwrap_or(""), admin.name, admin.tail(30))))
+    outcome.map_err(|e| {
+        Failed::from(format!("{}\n--- {}:\n{}", e.message().unwrap_or(""), admin.name, admin.tail(30)))
+    })
 }
 
 async fn target_server_type_primary_passes_over_a_standby(_: Backend) -> TestResult {
     let primary = PrivatePostgres::primary().await?;
     let standby = PrivatePostgres::standby_of(&primary).await?;
     let mut on_standby = standby.connect("postgres").await?;
-    let in_recovery: bool = sqlx::query_scalar("SELECT pg_is_in_recovery()").fetch_one(&mut on_standby).await.context("standby role")?;
+    let in_recovery: bool = sqlx::query_scalar("SELECT pg_is_in_recovery()")
+        .fetch_one(&mut on_standby)
+        .await
+        .context("standby role")?;
     crate::ensure_eq!(in_recovery, true, "the standby is in recovery");
 
     // A host that does not answer, then the standby: a driver that took the first host that answers would
@@ -191,19 +203,31 @@ async fn target_server_type_primary_passes_over_a_standby(_: Backend) -> TestRes
         admin.wait_ready().await?;
         let mut console = ConsoleClient::new(&admin.base);
         crate::ensure_eq!(console.login("admin", "123456", false).await?["code"], 200, "console login");
-        let form = [("appname", "ha-primary"), ("title", "primary"), ("addressType", "1"), ("addressList", "http://127.0.0.1:9/")];
+        let form = [
+            ("appname", "ha-primary"),
+            ("title", "primary"),
+            ("addressType", "1"),
+            ("addressList", "http://127.0.0.1:9/"),
+        ];
         let saved = console.post("/jobgroup/save", &form).await?;
         crate::ensure_eq!(saved["code"], 200, "a console write: {saved}");
         let mut on_primary = primary.connect(DATABASE).await?;
         let sql = "SELECT COUNT(*) FROM xxl_job_group WHERE app_name = 'ha-primary'";
-        let groups: i64 = sqlx::query_scalar(sql).fetch_one(&mut on_primary).await.context("the group on the primary")?;
+        let groups: i64 =
+            sqlx::query_scalar(sql).fetch_one(&mut on_primary).await.context("the group on the primary")?;
         crate::ensure_eq!(groups, 1, "the console's write on the primary");
         // Every connection of the admin is on the primary.
-        let sessions = "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = 'xxl_job' AND pid <> pg_backend_pid()";
-        let on_standby_count: i64 = sqlx::query_scalar(sessions).fetch_one(&mut on_standby).await.context("standby sessions")?;
-        let on_primary_count: i64 = sqlx::query_scalar(sessions).fetch_one(&mut on_primary).await.context("primary sessions")?;
+        let sessions =
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = 'xxl_job' AND pid <> pg_backend_pid()";
+        let on_standby_count: i64 =
+            sqlx::query_scalar(sessions).fetch_one(&mut on_standby).await.context("standby sessions")?;
+        let on_primary_count: i64 =
+            sqlx::query_scalar(sessions).fetch_one(&mut on_primary).await.context("primary sessions")?;
         if on_standby_count != 0 || on_primary_count == 0 {
-            return Err(format!("admin sessions: {on_primary_count} on the primary, {on_standby_count} on the standby").into());
+            return Err(format!(
+                "admin sessions: {on_primary_count} on the primary, {on_standby_count} on the standby"
+            )
+            .into());
         }
         Ok(())
     }

@@ -13,10 +13,26 @@ use std::process::{Command, Output};
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "jobs_as_code::cli_round_trip_dry_run_idempotence_and_exit_status", backends: ALL, run: |b| Box::pin(cli_round_trip(b)) },
-        Case { name: "jobs_as_code::rest_apply_plan_prune_and_refusals_change_nothing", backends: ALL, run: |b| Box::pin(rest_apply(b)) },
-        Case { name: "jobs_as_code::apply_file_at_start_once_for_two_admins", backends: ALL, run: |b| Box::pin(apply_file_at_start(b)) },
-        Case { name: "jobs_as_code::restricted_user_stays_within_granted_executors", backends: ALL, run: |b| Box::pin(restricted_user(b)) },
+        Case {
+            name: "jobs_as_code::cli_round_trip_dry_run_idempotence_and_exit_status",
+            backends: ALL,
+            run: |b| Box::pin(cli_round_trip(b)),
+        },
+        Case {
+            name: "jobs_as_code::rest_apply_plan_prune_and_refusals_change_nothing",
+            backends: ALL,
+            run: |b| Box::pin(rest_apply(b)),
+        },
+        Case {
+            name: "jobs_as_code::apply_file_at_start_once_for_two_admins",
+            backends: ALL,
+            run: |b| Box::pin(apply_file_at_start(b)),
+        },
+        Case {
+            name: "jobs_as_code::restricted_user_stays_within_granted_executors",
+            backends: ALL,
+            run: |b| Box::pin(restricted_user(b)),
+        },
     ]
 }
 
@@ -65,7 +81,9 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     let group = api
         .expect(201, api.post("/groups", json!({"appname": "billing-app", "title": "Billing", "addressType": 1, "addressList": "http://10.0.0.1:9999,http://10.0.0.2:9999"})))
         .await?;
-    let mailer = api.expect(201, api.post("/jobs", job_body(&group["id"], "send mail", "mailer", "0 0 3 * * ?"))).await?;
+    let mailer = api
+        .expect(201, api.post("/jobs", job_body(&group["id"], "send mail", "mailer", "0 0 3 * * ?")))
+        .await?;
     let mut parent = job_body(&group["id"], "invoices", "invoicer", "0 0 2 * * ?");
     parent["childJobId"] = json!(mailer["id"].to_string());
     let parent = api.expect(201, api.post("/jobs", parent)).await?;
@@ -83,8 +101,15 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     // Two versions saved in the GLUE IDE: the shell job's history, exported with --glue-history.
     let mut console = ConsoleClient::new(&app.base);
     console.login("admin", "123456", false).await?;
-    for (source, remark) in [("#!/bin/sh\nrm -rf /tmp/x\n", "shell v2"), ("#!/bin/sh\nrm -rf /tmp/x\n", "shell v3")] {
-        let saved = console.post("/jobcode/save", &[("id", &shell["id"].to_string()), ("glueSource", source), ("glueRemark", remark)]).await?;
+    for (source, remark) in
+        [("#!/bin/sh\nrm -rf /tmp/x\n", "shell v2"), ("#!/bin/sh\nrm -rf /tmp/x\n", "shell v3")]
+    {
+        let saved = console
+            .post(
+                "/jobcode/save",
+                &[("id", &shell["id"].to_string()), ("glueSource", source), ("glueRemark", remark)],
+            )
+            .await?;
         ensure_eq!(saved["code"], 200, "{saved}");
     }
     app.stop().await;
@@ -93,10 +118,17 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     ensure_eq!(exported.status.code(), Some(0), "{}", text(&exported.stderr));
     let document = std::fs::read_to_string(dir.path().join("a.toml")).context("a.toml")?;
     ensure!(document.contains("child_jobs = [\"billing-app/send mail/mailer\"]"), "{document}");
-    ensure!(document.contains("addresses = [\n    \"http://10.0.0.1:9999\",") || document.contains("addresses = [\"http://10.0.0.1:9999\""), "{document}");
+    ensure!(
+        document.contains("addresses = [\n    \"http://10.0.0.1:9999\",")
+            || document.contains("addresses = [\"http://10.0.0.1:9999\""),
+        "{document}"
+    );
     ensure!(document.contains("#!/bin/sh") && document.contains("glue_remark = \"shell v3\""), "{document}");
     let history_at = document.find("[[executor.job.glue_history]]").context("a history")?;
-    ensure!(document[history_at..].find("shell v3") < document[history_at..].find("shell v2"), "newest first: {document}");
+    ensure!(
+        document[history_at..].find("shell v3") < document[history_at..].find("shell v2"),
+        "newest first: {document}"
+    );
     ensure_eq!(document.matches("[[executor.job.glue_history]]").count(), 2, "{document}");
     let json_out = cli(&a, &["export", "--group", "billing-app"], dir.path())?;
     let json_doc: Value = serde_json::from_slice(&json_out.stdout).context("JSON on stdout")?;
@@ -106,8 +138,16 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     let applied = cli(&b, &["apply", "-f", "a.toml"], dir.path())?;
     let out = text(&applied.stdout);
     ensure_eq!(applied.status.code(), Some(0), "{out}{}", text(&applied.stderr));
-    ensure!(out.contains("+ executor billing-app: create") && out.contains("+ job billing-app/invoices/invoicer: create"), "{out}");
-    ensure!(out.contains("= job xxl-job-executor-sample/测试任务1/demoJobHandler: unchanged") && out.contains("4 change(s)"), "{out}");
+    ensure!(
+        out.contains("+ executor billing-app: create")
+            && out.contains("+ job billing-app/invoices/invoicer: create"),
+        "{out}"
+    );
+    ensure!(
+        out.contains("= job xxl-job-executor-sample/测试任务1/demoJobHandler: unchanged")
+            && out.contains("4 change(s)"),
+        "{out}"
+    );
     let again = cli(&b, &["export", "--glue-history", "-o", "b.toml"], dir.path())?;
     ensure_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
     ensure_eq!(std::fs::read_to_string(dir.path().join("b.toml")).context("b.toml")?, document);
@@ -121,11 +161,22 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     let invoices = jobs.iter().find(|j| j.job_desc == "invoices").context("invoices")?;
     ensure_eq!(invoices.glue_source.as_deref(), Some(""));
     ensure_eq!(invoices.glue_remark.as_deref(), Some("first version"));
-    ensure!(invoices.add_time.is_some() && invoices.update_time.is_some() && invoices.glue_updatetime.is_some(), "{invoices:?}");
+    ensure!(
+        invoices.add_time.is_some() && invoices.update_time.is_some() && invoices.glue_updatetime.is_some(),
+        "{invoices:?}"
+    );
     ensure!(invoices.trigger_status == 1 && invoices.trigger_next_time > 0, "{invoices:?}");
     let mailer_b = jobs.iter().find(|j| j.job_desc == "send mail").context("send mail")?;
     ensure_eq!(invoices.child_jobid, Some(mailer_b.id.to_string()));
-    let shell_b = app_b.app.db.jobs_by_group(1).await.context("jobs")?.into_iter().find(|j| j.job_desc == "clean tmp").context("clean tmp")?;
+    let shell_b = app_b
+        .app
+        .db
+        .jobs_by_group(1)
+        .await
+        .context("jobs")?
+        .into_iter()
+        .find(|j| j.job_desc == "clean tmp")
+        .context("clean tmp")?;
     ensure_eq!(mailer_b.child_jobid, Some(shell_b.id.to_string()), "a child created after its parent");
     ensure_eq!(shell_b.glue_source.as_deref(), Some("#!/bin/sh\nrm -rf /tmp/x\n"));
     ensure_eq!((mailer_b.trigger_status, mailer_b.trigger_next_time), (0, 0));
@@ -135,24 +186,38 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     ensure_eq!(second.status.code(), Some(0));
     ensure!(text(&second.stdout).contains("\n0 change(s)"), "{}", text(&second.stdout));
 
-    std::fs::write(dir.path().join("c.toml"), document.replace("0 0 3 * * ?", "0 30 3 * * ?")).context("c.toml")?;
+    std::fs::write(dir.path().join("c.toml"), document.replace("0 0 3 * * ?", "0 30 3 * * ?"))
+        .context("c.toml")?;
     let planned = cli(&b, &["apply", "-f", "c.toml", "--dry-run"], dir.path())?;
     let out = text(&planned.stdout);
     ensure_eq!(planned.status.code(), Some(0), "{}", text(&planned.stderr));
     ensure!(out.contains("~ job billing-app/send mail/mailer: update\n    schedule_conf: \"0 0 3 * * ?\" -> \"0 30 3 * * ?\""), "{out}");
     ensure!(out.contains("1 change(s)") && out.contains("dry run"), "{out}");
-    std::fs::write(dir.path().join("h.toml"), document.replace("glue_remark = \"shell v2\"", "glue_remark = \"shell 2\"")).context("h.toml")?;
+    std::fs::write(
+        dir.path().join("h.toml"),
+        document.replace("glue_remark = \"shell v2\"", "glue_remark = \"shell 2\""),
+    )
+    .context("h.toml")?;
     let planned = cli(&b, &["apply", "-f", "h.toml", "--dry-run"], dir.path())?;
     let out = text(&planned.stdout);
     ensure!(out.contains("~ job xxl-job-executor-sample/clean tmp/: update\n    glue_history: \"2 version(s): \\\"shell v3\\\" "), "{out}");
     ensure!(out.contains(", \\\"shell 2\\\" ") && out.contains("1 change(s)"), "{out}");
     let versions = "[[executor.job.glue_history]]\nglue_remark = \"v\"\n".repeat(30);
-    let long = document.replacen("[[executor.job.glue_history]]", &format!("{versions}[[executor.job.glue_history]]"), 1);
+    let long = document.replacen(
+        "[[executor.job.glue_history]]",
+        &format!("{versions}[[executor.job.glue_history]]"),
+        1,
+    );
     std::fs::write(dir.path().join("long.toml"), long).context("long.toml")?;
     let long = cli(&b, &["apply", "-f", "long.toml"], dir.path())?;
-    ensure!(long.status.code() == Some(1) && text(&long.stderr).contains("glue_history: 32 versions"), "{}", text(&long.stderr));
+    ensure!(
+        long.status.code() == Some(1) && text(&long.stderr).contains("glue_history: 32 versions"),
+        "{}",
+        text(&long.stderr)
+    );
 
-    std::fs::write(dir.path().join("bad.toml"), "[[executor]]\napp_name = \"billing-app\"\ntitle = \n").context("bad.toml")?;
+    std::fs::write(dir.path().join("bad.toml"), "[[executor]]\napp_name = \"billing-app\"\ntitle = \n")
+        .context("bad.toml")?;
     let bad = cli(&b, &["apply", "-f", "bad.toml"], dir.path())?;
     ensure_eq!(bad.status.code(), Some(1));
     ensure!(text(&bad.stderr).contains("bad.toml: line 3"), "{}", text(&bad.stderr));
@@ -165,7 +230,11 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
 
     let after = cli(&b, &["export", "--glue-history", "-o", "after.toml"], dir.path())?;
     ensure_eq!(after.status.code(), Some(0));
-    ensure_eq!(std::fs::read_to_string(dir.path().join("after.toml")).context("after.toml")?, document, "dry run and bad files wrote nothing");
+    ensure_eq!(
+        std::fs::read_to_string(dir.path().join("after.toml")).context("after.toml")?,
+        document,
+        "dry run and bad files wrote nothing"
+    );
 
     // A document without history leaves the stored one alone, and a changed GLUE source is saved as the
     // GLUE IDE saves it: with a history version, beside the two applied.
@@ -173,11 +242,24 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     ensure_eq!(plain.status.code(), Some(0));
     let plain = std::fs::read_to_string(dir.path().join("plain.toml")).context("plain.toml")?;
     ensure!(!plain.contains("glue_history"), "{plain}");
-    std::fs::write(dir.path().join("d.toml"), plain.replace("rm -rf /tmp/x", "rm -rf /tmp/y")).context("d.toml")?;
+    std::fs::write(dir.path().join("d.toml"), plain.replace("rm -rf /tmp/x", "rm -rf /tmp/y"))
+        .context("d.toml")?;
     let glue = cli(&b, &["apply", "-f", "d.toml"], dir.path())?;
-    ensure!(glue.status.success() && text(&glue.stdout).contains("    glue_source: "), "{}", text(&glue.stdout));
+    ensure!(
+        glue.status.success() && text(&glue.stdout).contains("    glue_source: "),
+        "{}",
+        text(&glue.stdout)
+    );
     let app_b = TestApp::start(&b, &[]).await?;
-    let shell_b = app_b.app.db.jobs_by_group(1).await.context("jobs")?.into_iter().find(|j| j.job_desc == "clean tmp").context("clean tmp")?;
+    let shell_b = app_b
+        .app
+        .db
+        .jobs_by_group(1)
+        .await
+        .context("jobs")?
+        .into_iter()
+        .find(|j| j.job_desc == "clean tmp")
+        .context("clean tmp")?;
     ensure_eq!(shell_b.glue_source.as_deref(), Some("#!/bin/sh\nrm -rf /tmp/y\n"));
     let history = app_b.app.db.glues_of_job(shell_b.id).await.context("history")?;
     let remarks: Vec<&str> = history.iter().map(|v| v.glue_remark.as_str()).collect();
@@ -186,7 +268,8 @@ async fn cli_round_trip(backend: Backend) -> TestResult {
     // The REST API's export with glueHistory=true is the command's.
     let with_history = cli(&b, &["export", "--glue-history", "-o", "e.toml"], dir.path())?;
     ensure_eq!(with_history.status.code(), Some(0));
-    let (status, body) = admin_api(&app_b).await?.text(Method::GET, "/export?format=toml&glueHistory=true", None).await?;
+    let (status, body) =
+        admin_api(&app_b).await?.text(Method::GET, "/export?format=toml&glueHistory=true", None).await?;
     ensure_eq!(status, 200, "{body}");
     ensure_eq!(body, std::fs::read_to_string(dir.path().join("e.toml")).context("e.toml")?);
     app_b.stop().await;
@@ -233,10 +316,20 @@ async fn refused(api: &RestClient, doc: &str, part: &str, before: &str) -> TestR
 }
 
 /// `status` from `POST path` whose message contains `part`, and the database as it was.
-async fn refused_with(api: &RestClient, path: &str, expected: u16, doc: &str, part: &str, before: &str) -> TestResult {
+async fn refused_with(
+    api: &RestClient,
+    path: &str,
+    expected: u16,
+    doc: &str,
+    part: &str,
+    before: &str,
+) -> TestResult {
     let (status, body) = api.text(Method::POST, path, Some((TOML, doc))).await?;
     ensure_eq!(status, expected, "{body}");
-    let message = serde_json::from_str::<Value>(&body).context("error body")?["message"].as_str().unwrap_or("").to_string();
+    let message = serde_json::from_str::<Value>(&body).context("error body")?["message"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
     ensure!(message.contains(part), "{part:?} in {message}");
     ensure_eq!(export_all(api).await?, before, "a refused document changes nothing");
     Ok(())
@@ -264,36 +357,99 @@ async fn rest_apply(backend: Backend) -> TestResult {
     let plan: Value = serde_json::from_str(&applied.1).context("plan")?;
     ensure_eq!((plan["applied"].clone(), plan["changes"].clone()), (json!(true), json!(3)), "{plan}");
     let jobs = api.expect(200, api.get("/jobs?jobDesc=r")).await?;
-    let daily = jobs["items"].as_array().context("items")?.iter().find(|j| j["jobDesc"] == "daily report").context("daily")?.clone();
-    let archive = jobs["items"].as_array().context("items")?.iter().find(|j| j["jobDesc"] == "archive").context("archive")?.clone();
+    let daily = jobs["items"]
+        .as_array()
+        .context("items")?
+        .iter()
+        .find(|j| j["jobDesc"] == "daily report")
+        .context("daily")?
+        .clone();
+    let archive = jobs["items"]
+        .as_array()
+        .context("items")?
+        .iter()
+        .find(|j| j["jobDesc"] == "archive")
+        .context("archive")?
+        .clone();
     ensure_eq!(daily["childJobId"], archive["id"].to_string());
     ensure_eq!(daily["triggerStatus"], 1);
     ensure_eq!(archive["triggerStatus"], 0);
     // A Java admin reads these rows as its console's: '' wherever the file left a text out, never NULL.
     let archive_id = archive["id"].as_i64().context("archive id")? as i32;
     let row = app.app.db.load_job(archive_id).await.context("archive row")?.context("archive row")?;
-    let texts = [&row.author, &row.alarm_email, &row.schedule_conf, &row.executor_route_strategy, &row.executor_handler,
-        &row.executor_param, &row.executor_block_strategy, &row.glue_source, &row.glue_remark, &row.child_jobid];
+    let texts = [
+        &row.author,
+        &row.alarm_email,
+        &row.schedule_conf,
+        &row.executor_route_strategy,
+        &row.executor_handler,
+        &row.executor_param,
+        &row.executor_block_strategy,
+        &row.glue_source,
+        &row.glue_remark,
+        &row.child_jobid,
+    ];
     ensure!(texts.iter().all(|t| t.is_some()), "no NULL text: {row:?}");
     ensure!(row.add_time.is_some() && row.update_time.is_some() && row.glue_updatetime.is_some(), "{row:?}");
 
-    let again: Value = serde_json::from_str(&api.text(Method::POST, "/apply", Some((TOML, REPORTS))).await?.1).context("plan")?;
+    let again: Value =
+        serde_json::from_str(&api.text(Method::POST, "/apply", Some((TOML, REPORTS))).await?.1)
+            .context("plan")?;
     ensure_eq!((again["applied"].clone(), again["changes"].clone()), (json!(false), json!(0)), "{again}");
     let (status, exported_json) = api.text(Method::GET, "/export?group=reports-app", None).await?;
     ensure_eq!(status, 200);
-    let round: Value = serde_json::from_str(&api.text(Method::POST, "/apply", Some(("application/json", &exported_json))).await?.1).context("plan")?;
+    let round: Value = serde_json::from_str(
+        &api.text(Method::POST, "/apply", Some(("application/json", &exported_json))).await?.1,
+    )
+    .context("plan")?;
     ensure_eq!(round["changes"], 0, "{round}");
 
     let before = export_all(&api).await?;
     refused(&api, "[[executor]]\napp_name = \"reports-app\"\ntitle = [\n", "line 3", &before).await?;
-    refused(&api, &REPORTS.replace("0 0 6 * * ?", "0 0 6 * *"), "job \"reports-app/daily report/dailyReport\" (line 6): Cron", &before).await?;
+    refused(
+        &api,
+        &REPORTS.replace("0 0 6 * * ?", "0 0 6 * *"),
+        "job \"reports-app/daily report/dailyReport\" (line 6): Cron",
+        &before,
+    )
+    .await?;
     // A name that finds nothing is a 404 and names that collide a 409, as the job form's child ids and the
     // stored job's version are.
-    refused_with(&api, "/apply", 404, &REPORTS.replace("[\"archive\"]", "[\"nowhere-app/x/y\"]"), "child_jobs: \"nowhere-app/x/y\" names no job", &before).await?;
-    refused_with(&api, "/apply", 409, &REPORTS.replace("key = \"archive\"\ndescription = \"archive\"", "key = \"archive\"\ndescription = \"daily report\"").replace("handler = \"archiver\"", "handler = \"dailyReport\""), "declared twice", &before).await?;
+    refused_with(
+        &api,
+        "/apply",
+        404,
+        &REPORTS.replace("[\"archive\"]", "[\"nowhere-app/x/y\"]"),
+        "child_jobs: \"nowhere-app/x/y\" names no job",
+        &before,
+    )
+    .await?;
+    refused_with(
+        &api,
+        "/apply",
+        409,
+        &REPORTS
+            .replace(
+                "key = \"archive\"\ndescription = \"archive\"",
+                "key = \"archive\"\ndescription = \"daily report\"",
+            )
+            .replace("handler = \"archiver\"", "handler = \"dailyReport\""),
+        "declared twice",
+        &before,
+    )
+    .await?;
     // Beyond the console's checks: what the columns would refuse with a database error, and an address that
     // the comma-joined column would split.
-    refused(&api, &REPORTS.replace("author = \"ops\"\nschedule_type = \"CRON\"", &format!("author = \"{}\"\nschedule_type = \"CRON\"", "o".repeat(65))), "author: longer than the column's 64 characters", &before).await?;
+    refused(
+        &api,
+        &REPORTS.replace(
+            "author = \"ops\"\nschedule_type = \"CRON\"",
+            &format!("author = \"{}\"\nschedule_type = \"CRON\"", "o".repeat(65)),
+        ),
+        "author: longer than the column's 64 characters",
+        &before,
+    )
+    .await?;
     let manual = "[[executor]]\napp_name = \"manual-app\"\ntitle = \"Manual\"\naddress_type = \"manual\"\naddresses = [\"http://127.0.0.1:9999,http://127.0.0.1:9998\"]\n";
     refused(&api, manual, "addresses: \"http://127.0.0.1:9999,http://127.0.0.1:9998\"", &before).await?;
     // The flags and the format as the OpenAPI document spells them: true or false, json or toml; a bare flag
@@ -305,7 +461,16 @@ async fn rest_apply(backend: Backend) -> TestResult {
         let (status, body) = api.text(Method::GET, &format!("/export?{format}"), None).await?;
         ensure_eq!(status, 400, "{format}: {body}");
     }
-    refused(&api, &REPORTS.replace("author = \"ops\"\nschedule_type = \"NONE\"", "author = \"ops\"\nowner = \"x\"\nschedule_type = \"NONE\""), "unknown field `owner`", &before).await?;
+    refused(
+        &api,
+        &REPORTS.replace(
+            "author = \"ops\"\nschedule_type = \"NONE\"",
+            "author = \"ops\"\nowner = \"x\"\nschedule_type = \"NONE\"",
+        ),
+        "unknown field `owner`",
+        &before,
+    )
+    .await?;
     // Checked only while writing, after the new executor's row: the whole apply is rolled back.
     let never = REPORTS.replace("reports-app", "later-app").replace("0 0 6 * * ?", "0 0 0 1 1 ? 2020");
     refused(&api, &never, "trigger_status", &before).await?;
@@ -314,21 +479,35 @@ async fn rest_apply(backend: Backend) -> TestResult {
     // JSON Schema's integers include 1.0, so the document's do too.
     let mut integral: Value = serde_json::from_str(&exported_json).context("export")?;
     integral["executor"][0]["job"][0]["timeout"] = json!(0.0);
-    let (status, body) = api.text(Method::POST, "/apply?dryRun=false", Some(("application/json", &integral.to_string()))).await?;
+    let (status, body) = api
+        .text(Method::POST, "/apply?dryRun=false", Some(("application/json", &integral.to_string())))
+        .await?;
     ensure_eq!(status, 200, "{body}");
     ensure_eq!(serde_json::from_str::<Value>(&body).context("plan")?["changes"], 0, "{body}");
 
-    let pruned_doc = REPORTS.split("[[executor.job]]\nkey = \"archive\"").next().context("first part")?.replace("child_jobs = [\"archive\"]\n", "");
-    let (status, body) = api.text(Method::POST, "/apply?prune=true&dryRun=true", Some((TOML, &pruned_doc))).await?;
+    let pruned_doc = REPORTS
+        .split("[[executor.job]]\nkey = \"archive\"")
+        .next()
+        .context("first part")?
+        .replace("child_jobs = [\"archive\"]\n", "");
+    let (status, body) =
+        api.text(Method::POST, "/apply?prune=true&dryRun=true", Some((TOML, &pruned_doc))).await?;
     ensure_eq!(status, 200, "{body}");
     let plan: Value = serde_json::from_str(&body).context("plan")?;
-    ensure_eq!(plan["jobs"][1], json!({"job": "reports-app/archive/archiver", "action": "delete", "diffs": []}));
-    ensure_eq!(plan["jobs"][0]["diffs"], json!([{"field": "child_jobs", "from": "reports-app/archive/archiver", "to": ""}]));
+    ensure_eq!(
+        plan["jobs"][1],
+        json!({"job": "reports-app/archive/archiver", "action": "delete", "diffs": []})
+    );
+    ensure_eq!(
+        plan["jobs"][0]["diffs"],
+        json!([{"field": "child_jobs", "from": "reports-app/archive/archiver", "to": ""}])
+    );
     ensure_eq!(export_all(&api).await?, before);
     let (status, body) = api.text(Method::POST, "/apply?prune=true", Some((TOML, &pruned_doc))).await?;
     ensure_eq!(status, 200, "{body}");
     let all = api.expect(200, api.get("/jobs")).await?;
-    let names: Vec<&str> = all["items"].as_array().context("items")?.iter().filter_map(|j| j["jobDesc"].as_str()).collect();
+    let names: Vec<&str> =
+        all["items"].as_array().context("items")?.iter().filter_map(|j| j["jobDesc"].as_str()).collect();
     ensure_eq!(names, vec!["daily report", "测试任务1"], "prune kept the other executor's job");
     app.stop().await;
     Ok(())
@@ -365,11 +544,17 @@ async fn apply_file_at_start(backend: Backend) -> TestResult {
         .filter(|e: &Value| e["kind"] == "code.apply")
         .collect();
     ensure_eq!(events.len(), 2, "{events:?}");
-    ensure!(events.iter().all(|e| e["actor"]["via"] == "configuration" && e["outcome"] == "success"), "{events:?}");
+    ensure!(
+        events.iter().all(|e| e["actor"]["via"] == "configuration" && e["outcome"] == "success"),
+        "{events:?}"
+    );
     ensure!(events.iter().any(|e| e.to_string().contains("reports-app")), "{events:?}");
     std::fs::write(dir.path().join("broken.toml"), "[[executor]\n").context("write")?;
     let refused = TestApp::start(&db, &[&setting]).await;
-    ensure!(refused.as_ref().err().is_some_and(|e| format!("{e:?}").contains("broken.toml")), "a bad file stops the start");
+    ensure!(
+        refused.as_ref().err().is_some_and(|e| format!("{e:?}").contains("broken.toml")),
+        "a bad file stops the start"
+    );
     Ok(())
 }
 
@@ -379,11 +564,20 @@ async fn restricted_user(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &[]).await?;
     let admin_api = admin_api(&app).await?;
-    let other = admin_api.expect(201, admin_api.post("/groups", json!({"appname": "other-app", "title": "Other"}))).await?;
-    admin_api.expect(201, admin_api.post("/jobs", job_body(&other["id"], "secret", "hidden", "0 0 1 * * ?"))).await?;
+    let other = admin_api
+        .expect(201, admin_api.post("/groups", json!({"appname": "other-app", "title": "Other"})))
+        .await?;
+    admin_api
+        .expect(201, admin_api.post("/jobs", job_body(&other["id"], "secret", "hidden", "0 0 1 * * ?")))
+        .await?;
     let mut admin = ConsoleClient::new(&app.base);
     admin.login("admin", "123456", false).await?;
-    let added = admin.post("/user/add", &[("username", "ops-user"), ("password", "secret-1"), ("role", "0"), ("permission", "1")]).await?;
+    let added = admin
+        .post(
+            "/user/add",
+            &[("username", "ops-user"), ("password", "secret-1"), ("role", "0"), ("permission", "1")],
+        )
+        .await?;
     ensure_eq!(added["code"], 200, "{added}");
     let mut ops = ConsoleClient::new(&app.base);
     ensure_eq!(ops.login("ops-user", "secret-1", false).await?["code"], 200);
@@ -399,9 +593,16 @@ async fn restricted_user(backend: Backend) -> TestResult {
     let (status, body) = api.text(Method::POST, "/apply", Some((TOML, foreign))).await?;
     ensure_eq!(status, 403, "{body}");
     ensure!(body.contains("executor \\\"other-app\\\""), "{body}");
-    let (status, body) = api.text(Method::POST, "/apply", Some((TOML, "[[executor]]\napp_name = \"brand-new-app\"\ntitle = \"New\"\n"))).await?;
+    let (status, body) = api
+        .text(
+            Method::POST,
+            "/apply",
+            Some((TOML, "[[executor]]\napp_name = \"brand-new-app\"\ntitle = \"New\"\n")),
+        )
+        .await?;
     ensure_eq!(status, 403, "only administrators create executors: {body}");
-    let with_foreign_child = mine.replace("trigger_status = 0", "trigger_status = 0\nchild_jobs = [\"other-app/secret/hidden\"]");
+    let with_foreign_child =
+        mine.replace("trigger_status = 0", "trigger_status = 0\nchild_jobs = [\"other-app/secret/hidden\"]");
     let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &with_foreign_child))).await?;
     ensure_eq!(status, 403, "{body}");
     ensure_eq!(export_all(&admin_api).await?, everything, "refused applies changed nothing");
@@ -410,9 +611,13 @@ async fn restricted_user(backend: Backend) -> TestResult {
     let foreign_export = ops.get(&format!("/jobinfo/export?jobGroup={}", other["id"])).await?;
     ensure_eq!(foreign_export.json()?["code"], 500, "{}", foreign_export.body);
     let own_export = ops.get("/jobinfo/export?jobGroup=1").await?;
-    ensure_eq!(own_export.headers.get("content-disposition").and_then(|v| v.to_str().ok()), Some("attachment; filename=\"xxl-job-executor-sample.toml\""));
+    ensure_eq!(
+        own_export.headers.get("content-disposition").and_then(|v| v.to_str().ok()),
+        Some("attachment; filename=\"xxl-job-executor-sample.toml\"")
+    );
     ensure_eq!(own_export.body, mine);
-    let upload = ops.post("/jobinfo/apply", &[("document", foreign), ("format", "toml"), ("dryRun", "true")]).await?;
+    let upload =
+        ops.post("/jobinfo/apply", &[("document", foreign), ("format", "toml"), ("dryRun", "true")]).await?;
     ensure_eq!(upload["code"], 500, "{upload}");
     ensure!(upload["msg"].as_str().is_some_and(|m| m.contains("other-app")), "{upload}");
 

@@ -22,11 +22,31 @@ const SAMPLE_APP: &str = "xxl-job-executor-sample";
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "ldap::login_creates_the_user_with_role_and_permissions_from_groups", backends: SQLITE, run: |b| Box::pin(login_creates_the_user_with_role_and_permissions_from_groups(b)) },
-        Case { name: "ldap::wrong_empty_unknown_and_injected_names_are_refused", backends: SQLITE, run: |b| Box::pin(wrong_empty_unknown_and_injected_names_are_refused(b)) },
-        Case { name: "ldap::member_of_with_anonymous_search", backends: SQLITE, run: |b| Box::pin(member_of_with_anonymous_search(b)) },
-        Case { name: "ldap::starttls_and_ldaps_trust_only_the_configured_ca", backends: SQLITE, run: |b| Box::pin(starttls_and_ldaps_trust_only_the_configured_ca(b)) },
-        Case { name: "ldap::server_down_and_the_local_fallback", backends: SQLITE, run: |b| Box::pin(server_down_and_the_local_fallback(b)) },
+        Case {
+            name: "ldap::login_creates_the_user_with_role_and_permissions_from_groups",
+            backends: SQLITE,
+            run: |b| Box::pin(login_creates_the_user_with_role_and_permissions_from_groups(b)),
+        },
+        Case {
+            name: "ldap::wrong_empty_unknown_and_injected_names_are_refused",
+            backends: SQLITE,
+            run: |b| Box::pin(wrong_empty_unknown_and_injected_names_are_refused(b)),
+        },
+        Case {
+            name: "ldap::member_of_with_anonymous_search",
+            backends: SQLITE,
+            run: |b| Box::pin(member_of_with_anonymous_search(b)),
+        },
+        Case {
+            name: "ldap::starttls_and_ldaps_trust_only_the_configured_ca",
+            backends: SQLITE,
+            run: |b| Box::pin(starttls_and_ldaps_trust_only_the_configured_ca(b)),
+        },
+        Case {
+            name: "ldap::server_down_and_the_local_fallback",
+            backends: SQLITE,
+            run: |b| Box::pin(server_down_and_the_local_fallback(b)),
+        },
     ]
 }
 
@@ -55,7 +75,11 @@ async fn start(db: &TestDb, args: &[String]) -> Result<TestApp, libtest_mimic::F
 }
 
 /// The `/login` answer for a fresh client, and the client (holding the session when it succeeded).
-async fn login(app: &TestApp, username: &str, password: &str) -> Result<(Value, ConsoleClient), libtest_mimic::Failed> {
+async fn login(
+    app: &TestApp,
+    username: &str,
+    password: &str,
+) -> Result<(Value, ConsoleClient), libtest_mimic::Failed> {
     let mut client = ConsoleClient::new(&app.base);
     let reply = client.login(username, password, false).await?;
     Ok((reply, client))
@@ -73,7 +97,10 @@ async fn login_creates_the_user_with_role_and_permissions_from_groups(backend: B
     let (reply, alice) = login(&app, "alice", "alice-pw").await?;
     ensure_eq!(reply["code"], 200, "{reply}");
     let row = user(&app, "alice").await?.context("alice's row")?;
-    ensure_eq!((row.password.as_str(), row.role, row.permission.as_deref()), (DIRECTORY_PASSWORD, 1, Some("1")));
+    ensure_eq!(
+        (row.password.as_str(), row.role, row.permission.as_deref()),
+        (DIRECTORY_PASSWORD, 1, Some("1"))
+    );
     // The session is a console session like any other: an administrator's page answers.
     let users = alice.post("/user/pageList", &[("role", "-1")]).await?;
     ensure!(users["recordsTotal"].as_i64().unwrap_or(0) >= 2, "{users}");
@@ -90,17 +117,30 @@ async fn login_creates_the_user_with_role_and_permissions_from_groups(backend: B
     ensure_eq!((row.role, row.permission.as_deref()), (1, Some("1")));
 
     // A local row of the same name becomes the directory's: its local password stops working.
-    let local = JobUser { id: 0, username: "carol".into(), password: xxl_job_admin::service::login::md5_hex("local-pw"), role: 0, permission: Some("1".into()) };
+    let local = JobUser {
+        id: 0,
+        username: "carol".into(),
+        password: xxl_job_admin::service::login::md5_hex("local-pw"),
+        role: 0,
+        permission: Some("1".into()),
+    };
     app.app.db.insert_user(&local).await.context("insert carol")?;
     ensure_eq!(login(&app, "carol", "local-pw").await?.0["msg"], message("login_param_unvalid"));
     ensure_eq!(login(&app, "carol", "carol-pw").await?.0["code"], 200);
     let carol = user(&app, "carol").await?.context("carol's row")?;
-    ensure_eq!((carol.password.as_str(), carol.role, carol.permission.as_deref()), (DIRECTORY_PASSWORD, 0, None), "no group, no executor");
+    ensure_eq!(
+        (carol.password.as_str(), carol.role, carol.permission.as_deref()),
+        (DIRECTORY_PASSWORD, 0, None),
+        "no group, no executor"
+    );
     app.stop().await;
 
     // Without a mapping, role and permissions stay as an administrator set them.
     let db = TestDb::fresh(backend)?;
-    let unmapped: Vec<String> = settings(&slapd.ldap_url).into_iter().filter(|a| !a.contains("admin-group") && !a.contains("group-executors")).collect();
+    let unmapped: Vec<String> = settings(&slapd.ldap_url)
+        .into_iter()
+        .filter(|a| !a.contains("admin-group") && !a.contains("group-executors"))
+        .collect();
     let app = start(&db, &unmapped).await?;
     ensure_eq!(login(&app, "alice", "alice-pw").await?.0["code"], 200);
     let row = user(&app, "alice").await?.context("alice's row")?;
@@ -138,16 +178,25 @@ async fn wrong_empty_unknown_and_injected_names_are_refused(backend: Backend) ->
     }
     // The name `*` is a literal value: it finds the one person whose uid is `*`, not everyone.
     ensure_eq!(login(&app, "*", "*-pw").await?.0["code"], 200);
-    ensure!(user(&app, "alic*").await?.is_none() && user(&app, "nobody").await?.is_none(), "no row for a refused name");
+    ensure!(
+        user(&app, "alic*").await?.is_none() && user(&app, "nobody").await?.is_none(),
+        "no row for a refused name"
+    );
     ensure_eq!(login(&app, "alice", "").await?.0["msg"], message("login_param_empty"));
     // Each attempt is an audit event of method ldap, the injected name recorded as typed.
     eventually(Duration::from_secs(10), "the LDAP sign-in events", || async {
         let text = std::fs::read_to_string(&audit_file).unwrap_or_default();
         let events: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
         let signin = |user: &str, outcome: &str| {
-            events.iter().any(|e| e["kind"] == "signin" && e["method"] == "ldap" && e["outcome"] == outcome && e["actor"]["userName"] == user)
+            events.iter().any(|e| {
+                e["kind"] == "signin"
+                    && e["method"] == "ldap"
+                    && e["outcome"] == outcome
+                    && e["actor"]["userName"] == user
+            })
         };
-        (signin("*", "success") && signin("*)(uid=alice", "failure") && signin("admin", "failure")).then_some(())
+        (signin("*", "success") && signin("*)(uid=alice", "failure") && signin("admin", "failure"))
+            .then_some(())
     })
     .await?;
     let text = std::fs::read_to_string(&audit_file).context("audit file")?;
@@ -155,13 +204,18 @@ async fn wrong_empty_unknown_and_injected_names_are_refused(backend: Backend) ->
 
     // An empty password never reaches a bind (servers take a DN without a password as anonymous and
     // answer success): refused even with the directory stopped.
-    let config = Config::load(&args, Vec::<(String, String)>::new(), std::path::Path::new("/")).context("config")?.config;
+    let config = Config::load(&args, Vec::<(String, String)>::new(), std::path::Path::new("/"))
+        .context("config")?
+        .config;
     let directory = Directory::new(config.ldap.context("ldap config")?).context("directory")?;
     let Verdict::Accepted(mut alice) = directory.verify("alice", "alice-pw").await.context("verify")? else {
         return Err("alice's password refused".into());
     };
     alice.groups.sort();
-    ensure_eq!((alice.dn, alice.groups), (user_dn("alice"), vec![format!("cn=admins,{GROUPS}"), format!("cn=ops,{GROUPS}")]));
+    ensure_eq!(
+        (alice.dn, alice.groups),
+        (user_dn("alice"), vec![format!("cn=admins,{GROUPS}"), format!("cn=ops,{GROUPS}")])
+    );
     drop(slapd);
     ensure_eq!(directory.verify("alice", "").await.context("verify")?, Verdict::WrongPassword);
     ensure!(directory.verify("alice", "alice-pw").await.is_err(), "the directory is down");
@@ -183,7 +237,10 @@ async fn wrong_empty_unknown_and_injected_names_are_refused(backend: Backend) ->
 async fn member_of_with_anonymous_search(backend: Backend) -> TestResult {
     let slapd = Slapd::start().await?;
     let db = TestDb::fresh(backend)?;
-    let args: Vec<String> = settings(&slapd.ldap_url).into_iter().filter(|a| !a.contains("bind-") && !a.contains("group-search-base")).collect();
+    let args: Vec<String> = settings(&slapd.ldap_url)
+        .into_iter()
+        .filter(|a| !a.contains("bind-") && !a.contains("group-search-base"))
+        .collect();
     let app = start(&db, &args).await?;
     ensure_eq!(login(&app, "alice", "alice-pw").await?.0["code"], 200);
     let row = user(&app, "alice").await?.context("alice's row")?;
@@ -205,7 +262,10 @@ async fn starttls_and_ldaps_trust_only_the_configured_ca(backend: Backend) -> Te
     for (args, what) in [
         (with(&slapd.ldaps_url, &[&ca]), "LDAPS"),
         (with(&slapd.ldap_url, &[&ca, "--xxl.job.auth.ldap.starttls=true"]), "StartTLS"),
-        (with(&slapd.ldap_url.replace("127.0.0.1", "localhost"), &[&ca]), "StartTLS by default, by host name"),
+        (
+            with(&slapd.ldap_url.replace("127.0.0.1", "localhost"), &[&ca]),
+            "StartTLS by default, by host name",
+        ),
     ] {
         let app = start(&db, &args).await?;
         let (reply, _) = login(&app, "alice", "alice-pw").await?;
@@ -245,8 +305,16 @@ async fn server_down_and_the_local_fallback(backend: Backend) -> TestResult {
     let mut fallback = settings(&down);
     fallback.push("--xxl.job.auth.ldap.fallback-to-local=true".into());
     let app = start(&db, &fallback).await?;
-    ensure_eq!(login(&app, "admin", "123456").await?.0["code"], 200, "the local administrator while LDAP is down");
-    ensure_eq!(login(&app, "admin", "wrong").await?.0["msg"], message("login_ldap_unavailable"), "not a wrong password: LDAP was not asked");
+    ensure_eq!(
+        login(&app, "admin", "123456").await?.0["code"],
+        200,
+        "the local administrator while LDAP is down"
+    );
+    ensure_eq!(
+        login(&app, "admin", "wrong").await?.0["msg"],
+        message("login_ldap_unavailable"),
+        "not a wrong password: LDAP was not asked"
+    );
     app.stop().await;
 
     // With the directory up, fallback lets in local names it does not know, never its own names.
@@ -257,7 +325,11 @@ async fn server_down_and_the_local_fallback(backend: Backend) -> TestResult {
     ensure_eq!(login(&app, "admin", "123456").await?.0["code"], 200);
     ensure_eq!(login(&app, "alice", "alice-pw").await?.0["code"], 200);
     drop(slapd);
-    ensure_eq!(login(&app, "alice", "alice-pw").await?.0["msg"], message("login_ldap_unavailable"), "a directory user has no local password");
+    ensure_eq!(
+        login(&app, "alice", "alice-pw").await?.0["msg"],
+        message("login_ldap_unavailable"),
+        "a directory user has no local password"
+    );
     app.stop().await;
     Ok(())
 }

@@ -57,11 +57,15 @@ pub const POSTGRES_ONLY: &[Backend] = &[Backend::Postgres];
 
 fn main() {
     let args = Arguments::from_args();
-    let servers: Vec<(Backend, Result<(), String>)> = SERVERS.iter().map(|&b| (b, b.availability())).collect();
+    let servers: Vec<(Backend, Result<(), String>)> =
+        SERVERS.iter().map(|&b| (b, b.availability())).collect();
     let unavailable = |backend: Backend| servers.iter().any(|(b, up)| *b == backend && up.is_err());
     let reference = schema::reference_script_path().exists();
     if !reference {
-        eprintln!("note: {} not found; the reference comparisons are ignored", schema::reference_script_path().display());
+        eprintln!(
+            "note: {} not found; the reference comparisons are ignored",
+            schema::reference_script_path().display()
+        );
     }
     let browser = support::browser::browser_availability();
     // The documented REST examples (docs/rest-api.md) are curl commands, run as written.
@@ -73,7 +77,10 @@ fn main() {
     let slapd = support::slapd::availability();
     // The OpenID Connect tests' real provider: Node and tools/oidc-provider's node_modules.
     let oidc_provider = oidc::provider_availability();
-    let promtool = std::process::Command::new(metrics::PROMTOOL).arg("--version").output().is_ok_and(|o| o.status.success());
+    let promtool = std::process::Command::new(metrics::PROMTOOL)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     let cases = alarm::cases()
         .into_iter()
         .chain(api::cases())
@@ -118,7 +125,9 @@ fn main() {
             let needs_oidc_provider = case.name.starts_with("oidc::provider_");
             // The fault suite, the read counts and the high-availability tests start servers of their own and
             // do not use the shared ones.
-            let needs_private_mariadb = case.name.starts_with("faults::") || case.name.starts_with("reads::") || case.name.starts_with("ha::mariadb");
+            let needs_private_mariadb = case.name.starts_with("faults::")
+                || case.name.starts_with("reads::")
+                || case.name.starts_with("ha::mariadb");
             let needs_private_postgres = case.name.starts_with("ha::postgres");
             let skip = if case.name.starts_with("galera::") {
                 galera.is_err()
@@ -127,7 +136,14 @@ fn main() {
             } else if needs_private_postgres {
                 private_postgres.is_err()
             } else {
-                unavailable(backend) || (needs_reference && !reference) || (needs_browser && browser.is_err()) || (needs_curl && !curl) || (needs_nginx && nginx.is_err()) || (needs_promtool && !promtool) || (needs_slapd && slapd.is_err()) || (needs_oidc_provider && oidc_provider.is_err())
+                unavailable(backend)
+                    || (needs_reference && !reference)
+                    || (needs_browser && browser.is_err())
+                    || (needs_curl && !curl)
+                    || (needs_nginx && nginx.is_err())
+                    || (needs_promtool && !promtool)
+                    || (needs_slapd && slapd.is_err())
+                    || (needs_oidc_provider && oidc_provider.is_err())
             };
             trials.push(trial.with_ignored_flag(skip));
         }
@@ -186,7 +202,10 @@ fn main() {
             eprintln!("promtool is required in CI but unavailable");
             std::process::exit(1);
         }
-        eprintln!("note: the promtool check of the metrics is ignored: {} is not installed", metrics::PROMTOOL);
+        eprintln!(
+            "note: the promtool check of the metrics is ignored: {} is not installed",
+            metrics::PROMTOOL
+        );
     }
     if !curl {
         if std::env::var_os("CI").is_some() {

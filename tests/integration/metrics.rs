@@ -12,8 +12,16 @@ use xxl_job_admin::storage::LogFilter;
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "metrics::counters_move_after_triggers", backends: ALL, run: |b| Box::pin(counters_move_after_triggers(b)) },
-        Case { name: "metrics::promtool_accepts_the_exposition", backends: &[Backend::Sqlite], run: |b| Box::pin(promtool_accepts_the_exposition(b)) },
+        Case {
+            name: "metrics::counters_move_after_triggers",
+            backends: ALL,
+            run: |b| Box::pin(counters_move_after_triggers(b)),
+        },
+        Case {
+            name: "metrics::promtool_accepts_the_exposition",
+            backends: &[Backend::Sqlite],
+            run: |b| Box::pin(promtool_accepts_the_exposition(b)),
+        },
     ]
 }
 
@@ -21,7 +29,8 @@ pub fn cases() -> Vec<Case> {
 pub async fn scrape(app: &TestApp) -> Result<String, Failed> {
     let response = app.http.get(app.url("/actuator/prometheus")).send().await.context("scrape")?;
     ensure_eq!(response.status().as_u16(), 200);
-    let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let content_type =
+        response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     ensure!(content_type.starts_with("text/plain; version=0.0.4"), "content type {content_type:?}");
     response.text().await.context("scrape body")
 }
@@ -69,10 +78,15 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
     ] {
         ensure_eq!(sample(&before, series), Some(0.0), "{series}");
     }
-    ensure_eq!(sample(&before, &format!("xxl_job_build_info{{version=\"{}\"}}", env!("CARGO_PKG_VERSION"))), Some(1.0));
+    ensure_eq!(
+        sample(&before, &format!("xxl_job_build_info{{version=\"{}\"}}", env!("CARGO_PKG_VERSION"))),
+        Some(1.0)
+    );
 
     // An executor that registers, accepts /run and calls back.
-    let executor = FakeExecutor::start(Behaviour { callback: Some((app.base.clone(), 200)), ..Behaviour::default() }).await?;
+    let executor =
+        FakeExecutor::start(Behaviour { callback: Some((app.base.clone(), 200)), ..Behaviour::default() })
+            .await?;
     let client = app.executor_client();
     ensure_eq!(client.registry("metrics-app", &executor.address).await?.code(), 200);
     let group = manual_group(&app.app.db, "metrics-app", &[&executor.address]).await?;
@@ -98,17 +112,30 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
     // callback when it came: all three are waited for.
     let after = eventually(Duration::from_secs(20), "scheduled fires in the metrics", || async {
         let text = scrape(&app).await.ok()?;
-        let counted = ["xxl_job_fire_lateness_seconds_count", "xxl_job_triggers_total{type=\"cron\",result=\"success\"}", "xxl_job_callbacks_received_total"];
+        let counted = [
+            "xxl_job_fire_lateness_seconds_count",
+            "xxl_job_triggers_total{type=\"cron\",result=\"success\"}",
+            "xxl_job_callbacks_received_total",
+        ];
         counted.iter().all(|series| sample(&text, series).is_some_and(|n| n >= 2.0)).then_some(text)
     })
     .await?;
     ensure_eq!(sample(&after, manual_ok), Some(1.0));
-    ensure_eq!(sample(&after, "xxl_job_misfires_settled_total{strategy=\"DO_NOTHING\",reason=\"late\"}"), Some(1.0));
-    ensure!(sample(&after, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}").is_some_and(|n| n >= 2.0), "{after}");
+    ensure_eq!(
+        sample(&after, "xxl_job_misfires_settled_total{strategy=\"DO_NOTHING\",reason=\"late\"}"),
+        Some(1.0)
+    );
+    ensure!(
+        sample(&after, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}").is_some_and(|n| n >= 2.0),
+        "{after}"
+    );
     ensure!(sample(&after, "xxl_job_callbacks_received_total").is_some_and(|n| n >= 2.0), "{after}");
     ensure_eq!(sample(&after, "xxl_job_callbacks_ignored_total{reason=\"unknown_log\"}"), Some(1.0));
     // The manual run's success, as its executor reported it; the ignored item is not a result.
-    ensure!(sample(&after, "xxl_job_job_results_total{result=\"success\"}").is_some_and(|n| n >= 1.0), "{after}");
+    ensure!(
+        sample(&after, "xxl_job_job_results_total{result=\"success\"}").is_some_and(|n| n >= 1.0),
+        "{after}"
+    );
     ensure_eq!(sample(&after, "xxl_job_job_results_total{result=\"failure\"}"), Some(0.0));
     ensure_eq!(sample(&after, "xxl_job_executors_online{appname=\"metrics-app\"}"), Some(1.0));
     ensure!(sample(&after, "xxl_job_schedule_pass_seconds_count").is_some_and(|n| n >= 1.0), "{after}");
@@ -130,7 +157,8 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
 
     // Switched off as in Spring Boot: no endpoint, health still there.
     let app = TestApp::start(&db, &["--management.endpoint.prometheus.enabled=false"]).await?;
-    let response = app.http.get(app.url("/actuator/prometheus")).send().await.context("scrape switched off")?;
+    let response =
+        app.http.get(app.url("/actuator/prometheus")).send().await.context("scrape switched off")?;
     ensure_eq!(response.status().as_u16(), 404);
     let response = app.http.get(app.url("/actuator/health")).send().await.context("health")?;
     ensure_eq!(response.status().as_u16(), 200);
@@ -143,17 +171,37 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
 /// them. A scraper asking for OpenMetrics gets it, with the same series.
 async fn promtool_accepts_the_exposition(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
-    let app = TestApp::start(&db, &["--xxl.job.alarm.webhook.ops.type=json", "--xxl.job.alarm.webhook.ops.url=http://127.0.0.1:9/hook"]).await?;
+    let app = TestApp::start(
+        &db,
+        &["--xxl.job.alarm.webhook.ops.type=json", "--xxl.job.alarm.webhook.ops.url=http://127.0.0.1:9/hook"],
+    )
+    .await?;
     let text = scrape(&app).await?;
     // Prometheus asks for OpenMetrics first: it gets it, with the same samples.
     let accept = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
-    let response = app.http.get(app.url("/actuator/prometheus")).header("accept", accept).send().await.context("scrape OpenMetrics")?;
-    let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
-    ensure!(content_type.starts_with("application/openmetrics-text; version=1.0.0"), "content type {content_type:?}");
+    let response = app
+        .http
+        .get(app.url("/actuator/prometheus"))
+        .header("accept", accept)
+        .send()
+        .await
+        .context("scrape OpenMetrics")?;
+    let content_type =
+        response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    ensure!(
+        content_type.starts_with("application/openmetrics-text; version=1.0.0"),
+        "content type {content_type:?}"
+    );
     let open = response.text().await.context("OpenMetrics body")?;
     app.stop().await;
     ensure!(open.ends_with("# EOF\n") && open.contains("# TYPE xxl_job_triggers counter\n"), "{open}");
-    let series = |text: &str| text.lines().filter(|l| !l.starts_with('#')).filter_map(|l| l.rsplit_once(' ')).map(|(s, _)| s.to_string()).collect::<std::collections::BTreeSet<_>>();
+    let series = |text: &str| {
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.rsplit_once(' '))
+            .map(|(s, _)| s.to_string())
+            .collect::<std::collections::BTreeSet<_>>()
+    };
     ensure_eq!(series(&open).len(), series(&text).len());
     let mut child = Command::new(PROMTOOL)
         .args(["check", "metrics"])
@@ -164,7 +212,8 @@ async fn promtool_accepts_the_exposition(backend: Backend) -> TestResult {
         .context("run promtool")?;
     child.stdin.take().context("promtool's stdin")?.write_all(text.as_bytes()).context("feed promtool")?;
     let output = child.wait_with_output().context("promtool's verdict")?;
-    let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     ensure!(output.status.success() && said.trim().is_empty(), "promtool: {said}\n{text}");
     // Each sample belongs to the family declared before it (its name, or a histogram's suffixes).
     let mut family = String::new();
@@ -173,7 +222,13 @@ async fn promtool_accepts_the_exposition(backend: Backend) -> TestResult {
             family = declared.split(' ').next().unwrap_or_default().to_string();
         } else if !line.starts_with('#') {
             let name = line.split(['{', ' ']).next().unwrap_or_default();
-            let owned = [family.as_str(), &format!("{family}_bucket"), &format!("{family}_sum"), &format!("{family}_count")].contains(&name);
+            let owned = [
+                family.as_str(),
+                &format!("{family}_bucket"),
+                &format!("{family}_sum"),
+                &format!("{family}_count"),
+            ]
+            .contains(&name);
             ensure!(owned, "sample {name} outside its family {family}");
         }
     }

@@ -9,6 +9,7 @@
 //! browser sends what is addressed there to whichever admin it chooses, as the balancer would.
 
 use crate::support::fixtures::manual_group;
+use crate::support::Backend;
 use crate::support::{Context, TestApp, TestDb};
 use crate::{ensure, ensure_eq, Case, TestResult};
 use axum::extract::{Form, Query, State};
@@ -22,28 +23,67 @@ use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use std::io::{BufRead, BufReader};
-use crate::support::Backend;
 use xxl_job_admin::storage::Db;
 
 pub fn cases() -> Vec<Case> {
     use Backend::{MySql, Sqlite};
     vec![
-        Case { name: "oidc::provider_first_sign_in_creates_the_user_and_maps_groups", backends: &[Sqlite], run: |b| Box::pin(provider_first_sign_in_creates_the_user_and_maps_groups(b)) },
-        Case { name: "oidc::provider_sign_in_started_on_one_admin_completes_on_another", backends: &[Sqlite, MySql], run: |b| Box::pin(provider_sign_in_started_on_one_admin_completes_on_another(b)) },
-        Case { name: "oidc::signs_in_with_an_es256_token_and_pkce", backends: &[Sqlite], run: |b| Box::pin(signs_in_with_an_es256_token_and_pkce(b)) },
-        Case { name: "oidc::refuses_a_wrong_state", backends: &[Sqlite], run: |b| Box::pin(refuses_a_wrong_state(b)) },
-        Case { name: "oidc::refuses_a_wrong_nonce", backends: &[Sqlite], run: |b| Box::pin(refuses(b, Forgery::WrongNonce)) },
-        Case { name: "oidc::refuses_a_token_signed_by_another_key", backends: &[Sqlite], run: |b| Box::pin(refuses(b, Forgery::OtherKey)) },
-        Case { name: "oidc::refuses_an_expired_token", backends: &[Sqlite], run: |b| Box::pin(refuses(b, Forgery::Expired)) },
-        Case { name: "oidc::refuses_a_token_for_another_client", backends: &[Sqlite], run: |b| Box::pin(refuses(b, Forgery::OtherAudience)) },
-        Case { name: "oidc::a_new_signing_key_is_fetched_at_most_every_10_s", backends: &[Sqlite], run: |b| Box::pin(a_new_signing_key_is_fetched_at_most_every_10_s(b)) },
-        Case { name: "oidc::password_login_disabled_refuses_the_form", backends: &[Sqlite], run: |b| Box::pin(password_login_disabled_refuses_the_form(b)) },
+        Case {
+            name: "oidc::provider_first_sign_in_creates_the_user_and_maps_groups",
+            backends: &[Sqlite],
+            run: |b| Box::pin(provider_first_sign_in_creates_the_user_and_maps_groups(b)),
+        },
+        Case {
+            name: "oidc::provider_sign_in_started_on_one_admin_completes_on_another",
+            backends: &[Sqlite, MySql],
+            run: |b| Box::pin(provider_sign_in_started_on_one_admin_completes_on_another(b)),
+        },
+        Case {
+            name: "oidc::signs_in_with_an_es256_token_and_pkce",
+            backends: &[Sqlite],
+            run: |b| Box::pin(signs_in_with_an_es256_token_and_pkce(b)),
+        },
+        Case {
+            name: "oidc::refuses_a_wrong_state",
+            backends: &[Sqlite],
+            run: |b| Box::pin(refuses_a_wrong_state(b)),
+        },
+        Case {
+            name: "oidc::refuses_a_wrong_nonce",
+            backends: &[Sqlite],
+            run: |b| Box::pin(refuses(b, Forgery::WrongNonce)),
+        },
+        Case {
+            name: "oidc::refuses_a_token_signed_by_another_key",
+            backends: &[Sqlite],
+            run: |b| Box::pin(refuses(b, Forgery::OtherKey)),
+        },
+        Case {
+            name: "oidc::refuses_an_expired_token",
+            backends: &[Sqlite],
+            run: |b| Box::pin(refuses(b, Forgery::Expired)),
+        },
+        Case {
+            name: "oidc::refuses_a_token_for_another_client",
+            backends: &[Sqlite],
+            run: |b| Box::pin(refuses(b, Forgery::OtherAudience)),
+        },
+        Case {
+            name: "oidc::a_new_signing_key_is_fetched_at_most_every_10_s",
+            backends: &[Sqlite],
+            run: |b| Box::pin(a_new_signing_key_is_fetched_at_most_every_10_s(b)),
+        },
+        Case {
+            name: "oidc::password_login_disabled_refuses_the_form",
+            backends: &[Sqlite],
+            run: |b| Box::pin(password_login_disabled_refuses_the_form(b)),
+        },
     ]
 }
 
@@ -131,7 +171,8 @@ impl Provider {
                 }
             }
         });
-        let issuer = tokio::time::timeout(Duration::from_secs(20), receiver).await.context("provider start")?;
+        let issuer =
+            tokio::time::timeout(Duration::from_secs(20), receiver).await.context("provider start")?;
         provider.issuer = issuer.context("the provider's address")?;
         Ok(provider)
     }
@@ -161,7 +202,11 @@ impl Landing {
 
 impl Browser {
     fn new() -> Browser {
-        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).timeout(Duration::from_secs(20)).build().expect("client");
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(20))
+            .build()
+            .expect("client");
         Browser { http, jar: HashMap::new(), admin: String::new() }
     }
 
@@ -176,13 +221,20 @@ impl Browser {
         }
     }
 
-    async fn send(&mut self, url: &str, form: Option<&[(String, String)]>) -> Result<(u16, Option<String>, String), Failed> {
+    async fn send(
+        &mut self,
+        url: &str,
+        form: Option<&[(String, String)]>,
+    ) -> Result<(u16, Option<String>, String), Failed> {
         let (host, real) = self.route(url);
         let mut request = match form {
             Some(form) => self.http.post(&real).form(form),
             None => self.http.get(&real),
         };
-        let cookies = self.jar.get(&host).map(|c| c.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; "));
+        let cookies = self
+            .jar
+            .get(&host)
+            .map(|c| c.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; "));
         if let Some(cookies) = cookies.filter(|c| !c.is_empty()) {
             request = request.header(COOKIE, cookies);
         }
@@ -190,7 +242,14 @@ impl Browser {
         let jar = self.jar.entry(host).or_default();
         for value in response.headers().get_all(SET_COOKIE) {
             let text = value.to_str().unwrap_or_default();
-            let Some((name, rest)) = text.split(';').next().and_then(|pair| pair.split_once('=')).map(|(n, v)| (n.trim().to_string(), v.to_string())) else { continue };
+            let Some((name, rest)) = text
+                .split(';')
+                .next()
+                .and_then(|pair| pair.split_once('='))
+                .map(|(n, v)| (n.trim().to_string(), v.to_string()))
+            else {
+                continue;
+            };
             let expired = rest.is_empty() || text.to_ascii_lowercase().contains("max-age=0");
             if expired {
                 jar.remove(&name);
@@ -198,7 +257,9 @@ impl Browser {
                 jar.insert(name, rest);
             }
         }
-        let location = response.headers().get(LOCATION).and_then(|v| v.to_str().ok()).map(|l| url::Url::parse(url).and_then(|base| base.join(l)).map(String::from).unwrap_or_default());
+        let location = response.headers().get(LOCATION).and_then(|v| v.to_str().ok()).map(|l| {
+            url::Url::parse(url).and_then(|base| base.join(l)).map(String::from).unwrap_or_default()
+        });
         let status = response.status().as_u16();
         let body = response.text().await.context("body")?;
         Ok((status, location, body))
@@ -226,7 +287,10 @@ impl Browser {
             let (action, fields) = provider_form(&body).context(&format!("a form at {url}"))?;
             url = url::Url::parse(&url).and_then(|base| base.join(&action)).context("form action")?.into();
             let mut fields = fields;
-            fields.extend([("login".to_string(), login.to_string()), ("password".to_string(), "any".to_string())]);
+            fields.extend([
+                ("login".to_string(), login.to_string()),
+                ("password".to_string(), "any".to_string()),
+            ]);
             form = Some(fields);
         }
         Err("more than 20 steps".into())
@@ -243,10 +307,18 @@ impl Browser {
 fn provider_form(html: &str) -> Option<(String, Vec<(String, String)>)> {
     let attribute = |tag: &str, name: &str| {
         let start = tag.find(&format!("{name}=\""))? + name.len() + 2;
-        Some(tag[start..].split('"').next()?.replace("&amp;", "&").replace("&#x2F;", "/").replace("&#47;", "/"))
+        Some(
+            tag[start..]
+                .split('"')
+                .next()?
+                .replace("&amp;", "&")
+                .replace("&#x2F;", "/")
+                .replace("&#47;", "/"),
+        )
     };
     let form_start = html.find("<form")?;
-    let form = &html[form_start..html[form_start..].find("</form>").map_or(html.len(), |end| form_start + end)];
+    let form =
+        &html[form_start..html[form_start..].find("</form>").map_or(html.len(), |end| form_start + end)];
     let action = attribute(&form[..form.find('>')?], "action")?;
     let hidden = form
         .split("<input")
@@ -262,25 +334,43 @@ async fn user(db: &Db, name: &str) -> Result<xxl_job_admin::storage::JobUser, Fa
 }
 
 async fn provider_first_sign_in_creates_the_user_and_maps_groups(backend: Backend) -> TestResult {
-    let provider = Provider::start(json!({ "alice": ["xxl-admins", "app-a"], "bob": ["app-b", "unrelated"] })).await?;
+    let provider =
+        Provider::start(json!({ "alice": ["xxl-admins", "app-a"], "bob": ["app-b", "unrelated"] })).await?;
     let db = TestDb::fresh(backend)?;
-    let args = admin_args(&provider.issuer, &["--xxl.job.auth.oidc.scopes=openid profile groups", "--xxl.job.auth.oidc.groups-claim=groups", "--xxl.job.auth.oidc.admin-groups=xxl-admins"]);
+    let args = admin_args(
+        &provider.issuer,
+        &[
+            "--xxl.job.auth.oidc.scopes=openid profile groups",
+            "--xxl.job.auth.oidc.groups-claim=groups",
+            "--xxl.job.auth.oidc.admin-groups=xxl-admins",
+        ],
+    );
     let app = start_admin(&db, &args).await?;
     let store = app.app.db.clone();
     let a = manual_group(&store, "app-a", &[]).await?;
     let b = manual_group(&store, "app-b", &[]).await?;
 
-    let page = app.http.get(app.url("/toLogin")).send().await.context("login page")?.text().await.context("body")?;
+    let page =
+        app.http.get(app.url("/toLogin")).send().await.context("login page")?.text().await.context("body")?;
     let page = page.replace("&#x2f;", "/");
-    ensure!(page.contains("Sign in with Test IdP") && page.contains("/xxl-job-admin/auth/oidc/login?redirect=/xxl-job-admin/\""), "the button: {page}");
+    ensure!(
+        page.contains("Sign in with Test IdP")
+            && page.contains("/xxl-job-admin/auth/oidc/login?redirect=/xxl-job-admin/\""),
+        "the button: {page}"
+    );
     ensure!(page.contains("loginForm"), "the password form stays");
 
     let mut browser = Browser::new();
-    let landing = browser.sign_in(&app.base.replace("/xxl-job-admin", ""), &app.base.replace("/xxl-job-admin", ""), "alice").await?;
+    let landing = browser
+        .sign_in(&app.base.replace("/xxl-job-admin", ""), &app.base.replace("/xxl-job-admin", ""), "alice")
+        .await?;
     ensure_eq!(landing.0, format!("{PUBLIC}/xxl-job-admin/"));
     ensure!(browser.console_opens().await?, "alice's session opens the console");
     let alice = user(&store, "alice").await?;
-    ensure_eq!((alice.role, alice.permission.clone(), alice.password.as_str()), (1, Some(a.to_string()), NO_PASSWORD));
+    ensure_eq!(
+        (alice.role, alice.permission.clone(), alice.password.as_str()),
+        (1, Some(a.to_string()), NO_PASSWORD)
+    );
 
     let mut browser = Browser::new();
     let admin = app.base.replace("/xxl-job-admin", "");
@@ -288,7 +378,13 @@ async fn provider_first_sign_in_creates_the_user_and_maps_groups(backend: Backen
     let bob = user(&store, "bob").await?;
     ensure_eq!((bob.role, bob.permission.clone()), (0, Some(b.to_string())));
     // No password opens bob's account: the form refuses whatever is typed.
-    let form = app.http.post(app.url("/login")).form(&[("userName", "bob"), ("password", NO_PASSWORD)]).send().await.context("login")?;
+    let form = app
+        .http
+        .post(app.url("/login"))
+        .form(&[("userName", "bob"), ("password", NO_PASSWORD)])
+        .send()
+        .await
+        .context("login")?;
     ensure_eq!(form.json::<Value>().await.context("json")?["code"], 500);
 
     // The groups changed at the provider: the next sign-in brings the row up to date, still one row.
@@ -413,7 +509,11 @@ async fn fake_provider(forgery: Forgery) -> Result<Arc<FakeState>, Failed> {
 
 /// The provider written here, lying as told, and an admin using it: the provider, the admin, its origin,
 /// and its database (kept until the test ends).
-async fn with_fake_provider(backend: Backend, forgery: Forgery, extra: &[&str]) -> Result<(Arc<FakeState>, TestApp, String, TestDb), Failed> {
+async fn with_fake_provider(
+    backend: Backend,
+    forgery: Forgery,
+    extra: &[&str],
+) -> Result<(Arc<FakeState>, TestApp, String, TestDb), Failed> {
     let provider = fake_provider(forgery).await?;
     let db = TestDb::fresh(backend)?;
     let app = start_admin(&db, &admin_args(&provider.issuer, extra)).await?;
@@ -423,13 +523,22 @@ async fn with_fake_provider(backend: Backend, forgery: Forgery, extra: &[&str]) 
 
 /// Waits for the audit file to hold a sign-in event of the provider with `outcome`.
 async fn audited_sign_in(file: &std::path::Path, user: &str, outcome: &str) -> TestResult {
-    crate::support::eventually(Duration::from_secs(10), &format!("an oidc sign-in event ({outcome})"), || async {
-        let text = std::fs::read_to_string(file).unwrap_or_default();
-        text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).any(|e| {
-            e["kind"] == "signin" && e["method"] == "oidc" && e["outcome"] == outcome && e["actor"]["userName"] == user
-        })
-        .then_some(())
-    })
+    crate::support::eventually(
+        Duration::from_secs(10),
+        &format!("an oidc sign-in event ({outcome})"),
+        || async {
+            let text = std::fs::read_to_string(file).unwrap_or_default();
+            text.lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .any(|e| {
+                    e["kind"] == "signin"
+                        && e["method"] == "oidc"
+                        && e["outcome"] == outcome
+                        && e["actor"]["userName"] == user
+                })
+                .then_some(())
+        },
+    )
     .await
 }
 
@@ -445,7 +554,10 @@ async fn signs_in_with_an_es256_token_and_pkce(backend: Backend) -> TestResult {
     ensure!(browser.console_opens().await?, "dave's session");
     ensure_eq!(*provider.bad_verifiers.lock().unwrap(), 0);
     ensure_eq!(user(&app.app.db, "dave").await?.password, NO_PASSWORD);
-    ensure!(!browser.jar.get(PUBLIC).is_some_and(|c| c.contains_key("XXL_JOB_OIDC")), "the transaction cookie is cleared");
+    ensure!(
+        !browser.jar.get(PUBLIC).is_some_and(|c| c.contains_key("XXL_JOB_OIDC")),
+        "the transaction cookie is cleared"
+    );
     app.stop().await;
     Ok(())
 }
@@ -455,9 +567,15 @@ async fn a_new_signing_key_is_fetched_at_most_every_10_s(backend: Backend) -> Te
     let (provider, app, admin, _db) = with_fake_provider(backend, Forgery::None, &[]).await?;
     ensure!(Browser::new().sign_in(&admin, &admin, "dave").await?.signed_in(), "signed with k1");
     provider.rotated.store(true, Ordering::SeqCst);
-    ensure!(!Browser::new().sign_in(&admin, &admin, "dave").await?.signed_in(), "k2 within 10 s of reading the keys");
+    ensure!(
+        !Browser::new().sign_in(&admin, &admin, "dave").await?.signed_in(),
+        "k2 within 10 s of reading the keys"
+    );
     tokio::time::sleep(Duration::from_millis(10_500)).await;
-    ensure!(Browser::new().sign_in(&admin, &admin, "dave").await?.signed_in(), "k2, read once 10 s have passed");
+    ensure!(
+        Browser::new().sign_in(&admin, &admin, "dave").await?.signed_in(),
+        "k2, read once 10 s have passed"
+    );
     app.stop().await;
     Ok(())
 }
@@ -507,12 +625,27 @@ async fn refuses_a_wrong_state(backend: Backend) -> TestResult {
 }
 
 async fn password_login_disabled_refuses_the_form(backend: Backend) -> TestResult {
-    let (_provider, app, _, _db) = with_fake_provider(backend, Forgery::None, &["--xxl.job.auth.password.enabled=false"]).await?;
-    let answer: Value = app.http.post(app.url("/login")).form(&[("userName", "admin"), ("password", "123456")]).send().await.context("login")?.json().await.context("json")?;
+    let (_provider, app, _, _db) =
+        with_fake_provider(backend, Forgery::None, &["--xxl.job.auth.password.enabled=false"]).await?;
+    let answer: Value = app
+        .http
+        .post(app.url("/login"))
+        .form(&[("userName", "admin"), ("password", "123456")])
+        .send()
+        .await
+        .context("login")?
+        .json()
+        .await
+        .context("json")?;
     ensure_eq!(answer["code"], 500, "{answer}");
     ensure!(answer["msg"].as_str().is_some_and(|m| m.contains("turned off")), "{answer}");
     let page = app.http.get(app.url("/toLogin")).send().await.context("login page")?;
-    ensure!(page.headers().get(CONTENT_TYPE).is_some_and(|t| t.to_str().unwrap_or_default().starts_with("text/html")), "a page");
+    ensure!(
+        page.headers()
+            .get(CONTENT_TYPE)
+            .is_some_and(|t| t.to_str().unwrap_or_default().starts_with("text/html")),
+        "a page"
+    );
     let page = page.text().await.context("body")?;
     ensure!(!page.contains("loginForm") && page.contains("Sign in with Test IdP"), "{page}");
     app.stop().await;

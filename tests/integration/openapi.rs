@@ -5,7 +5,9 @@
 use crate::support::console::ConsoleClient;
 use crate::support::fixtures::{insert, job, log, manual_group};
 use crate::support::rest::{refusal, RestClient};
-use crate::support::{eventually, now_ms, Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb, LOG_CONTENT};
+use crate::support::{
+    eventually, now_ms, Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb, LOG_CONTENT,
+};
 use crate::{ensure, ensure_eq, Case, TestResult, ALL};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -13,13 +15,37 @@ use xxl_job_admin::i18n::I18n;
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "openapi::tokens_authenticate_expire_and_are_revoked", backends: ALL, run: |b| Box::pin(tokens_authenticate_expire_and_are_revoked(b)) },
+        Case {
+            name: "openapi::tokens_authenticate_expire_and_are_revoked",
+            backends: ALL,
+            run: |b| Box::pin(tokens_authenticate_expire_and_are_revoked(b)),
+        },
         Case { name: "openapi::job_endpoints", backends: ALL, run: |b| Box::pin(job_endpoints(b)) },
-        Case { name: "openapi::log_and_group_endpoints", backends: ALL, run: |b| Box::pin(log_and_group_endpoints(b)) },
-        Case { name: "openapi::restricted_token_is_confined_to_its_groups", backends: ALL, run: |b| Box::pin(restricted_token_is_confined_to_its_groups(b)) },
-        Case { name: "openapi::the_edge_refuses_what_the_contract_forbids", backends: ALL, run: |b| Box::pin(the_edge_refuses_what_the_contract_forbids(b)) },
-        Case { name: "openapi::writes_answer_where_they_went", backends: ALL, run: |b| Box::pin(writes_answer_where_they_went(b)) },
-        Case { name: "openapi::document_and_readme_examples", backends: ALL, run: |b| Box::pin(document_and_readme_examples(b)) },
+        Case {
+            name: "openapi::log_and_group_endpoints",
+            backends: ALL,
+            run: |b| Box::pin(log_and_group_endpoints(b)),
+        },
+        Case {
+            name: "openapi::restricted_token_is_confined_to_its_groups",
+            backends: ALL,
+            run: |b| Box::pin(restricted_token_is_confined_to_its_groups(b)),
+        },
+        Case {
+            name: "openapi::the_edge_refuses_what_the_contract_forbids",
+            backends: ALL,
+            run: |b| Box::pin(the_edge_refuses_what_the_contract_forbids(b)),
+        },
+        Case {
+            name: "openapi::writes_answer_where_they_went",
+            backends: ALL,
+            run: |b| Box::pin(writes_answer_where_they_went(b)),
+        },
+        Case {
+            name: "openapi::document_and_readme_examples",
+            backends: ALL,
+            run: |b| Box::pin(document_and_readme_examples(b)),
+        },
     ]
 }
 
@@ -28,7 +54,11 @@ fn msg(keys: &[&str]) -> String {
     keys.iter().map(|k| t.get(k)).collect()
 }
 
-async fn console(app: &TestApp, username: &str, password: &str) -> Result<ConsoleClient, libtest_mimic::Failed> {
+async fn console(
+    app: &TestApp,
+    username: &str,
+    password: &str,
+) -> Result<ConsoleClient, libtest_mimic::Failed> {
     let mut client = ConsoleClient::new(&app.base);
     let reply = client.login(username, password, false).await?;
     ensure_eq!(reply["code"], 200, "login of {username}: {reply}");
@@ -36,14 +66,28 @@ async fn console(app: &TestApp, username: &str, password: &str) -> Result<Consol
 }
 
 /// A role-0 user allowed `groups`, logged in to the console.
-async fn restricted_user(app: &TestApp, admin: &ConsoleClient, name: &str, groups: &str) -> Result<ConsoleClient, libtest_mimic::Failed> {
-    let added = admin.post("/user/add", &[("username", name), ("password", "secret-1"), ("role", "0"), ("permission", groups)]).await?;
+async fn restricted_user(
+    app: &TestApp,
+    admin: &ConsoleClient,
+    name: &str,
+    groups: &str,
+) -> Result<ConsoleClient, libtest_mimic::Failed> {
+    let added = admin
+        .post(
+            "/user/add",
+            &[("username", name), ("password", "secret-1"), ("role", "0"), ("permission", groups)],
+        )
+        .await?;
     ensure_eq!(added["code"], 200, "{added}");
     console(app, name, "secret-1").await
 }
 
 fn local_time(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms).expect("instant").with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M:%S").to_string()
+    chrono::DateTime::from_timestamp_millis(ms)
+        .expect("instant")
+        .with_timezone(&chrono::Local)
+        .format("%Y-%m-%d %H:%M:%S")
+        .to_string()
 }
 
 fn unauthorized(reply: &crate::support::rest::RestReply) -> Result<String, libtest_mimic::Failed> {
@@ -68,7 +112,9 @@ async fn tokens_authenticate_expire_and_are_revoked(backend: Backend) -> TestRes
     let anonymous = RestClient::new(&app.base, None);
     let message = unauthorized(&anonymous.get("/jobs").await?)?;
     ensure!(message.contains("Bearer"), "{message}");
-    let basic = anonymous.send(reqwest::Method::GET, "/jobs", None, &[("Authorization", "Basic YWRtaW46MTIzNDU2")]).await?;
+    let basic = anonymous
+        .send(reqwest::Method::GET, "/jobs", None, &[("Authorization", "Basic YWRtaW46MTIzNDU2")])
+        .await?;
     unauthorized(&basic)?;
     let cookie = admin.cookie.clone().context("cookie")?;
     unauthorized(&anonymous.send(reqwest::Method::GET, "/jobs", None, &[("Cookie", &cookie)]).await?)?;
@@ -81,7 +127,9 @@ async fn tokens_authenticate_expire_and_are_revoked(backend: Backend) -> TestRes
     ensure!(message.contains("signature") || message.contains("not an API token"), "{message}");
     unauthorized(&RestClient::new(&app.base, Some("garbage")).get("/jobs").await?)?;
     // The scheme is case-insensitive.
-    let lower = anonymous.send(reqwest::Method::GET, "/groups", None, &[("Authorization", &format!("bearer {token}"))]).await?;
+    let lower = anonymous
+        .send(reqwest::Method::GET, "/groups", None, &[("Authorization", &format!("bearer {token}"))])
+        .await?;
     ensure_eq!(lower.status, 200);
 
     // Expiry: in the past is refused, soon is honoured.
@@ -101,14 +149,16 @@ async fn tokens_authenticate_expire_and_are_revoked(backend: Backend) -> TestRes
     ensure!(message.contains("expired"), "{message}");
     let get = admin.request(reqwest::Method::GET, "/user/apiToken", &[], &[]).await?;
     ensure_eq!(get.status, 405, "tokens are issued by POST only");
-    let anonymous_console = ConsoleClient::new(&app.base).request(reqwest::Method::POST, "/user/apiToken", &[], &[]).await?;
+    let anonymous_console =
+        ConsoleClient::new(&app.base).request(reqwest::Method::POST, "/user/apiToken", &[], &[]).await?;
     ensure_eq!(anonymous_console.status, 302, "issuing needs a login");
 
     // A password change revokes; so does a role change; a permission change applies live.
     let ops = restricted_user(&app, &admin, "ops-user", "1").await?;
     let ops_api = RestClient::issued_by(&app.base, &ops, None).await?;
     ensure_eq!(ops_api.expect(200, ops_api.get("/groups")).await?["total"], 1);
-    let changed = ops.post("/user/updatePwd", &[("oldPassword", "secret-1"), ("password", "secret-2")]).await?;
+    let changed =
+        ops.post("/user/updatePwd", &[("oldPassword", "secret-1"), ("password", "secret-2")]).await?;
     ensure_eq!(changed["code"], 200);
     let message = unauthorized(&ops_api.get("/groups").await?)?;
     ensure!(message.contains("revoked"), "{message}");
@@ -116,10 +166,14 @@ async fn tokens_authenticate_expire_and_are_revoked(backend: Backend) -> TestRes
     let ops_api = RestClient::issued_by(&app.base, &ops, None).await?;
     let ops_row = app.app.db.load_user_by_name("ops-user").await.context("load")?.context("ops-user")?;
     let id = ops_row.id.to_string();
-    let granted = admin.post("/user/update", &[("id", &id), ("username", "ops-user"), ("role", "0"), ("permission", "")]).await?;
+    let granted = admin
+        .post("/user/update", &[("id", &id), ("username", "ops-user"), ("role", "0"), ("permission", "")])
+        .await?;
     ensure_eq!(granted["code"], 200);
     ensure_eq!(ops_api.expect(200, ops_api.get("/groups")).await?["total"], 0, "rights are read live");
-    let promoted = admin.post("/user/update", &[("id", &id), ("username", "ops-user"), ("role", "1"), ("permission", "")]).await?;
+    let promoted = admin
+        .post("/user/update", &[("id", &id), ("username", "ops-user"), ("role", "1"), ("permission", "")])
+        .await?;
     ensure_eq!(promoted["code"], 200);
     unauthorized(&ops_api.get("/groups").await?)?;
     let removed = admin.post("/user/remove", &[("id", &id)]).await?;
@@ -155,10 +209,17 @@ async fn job_endpoints(backend: Backend) -> TestResult {
     let mut cron = new_job(group);
     cron["scheduleType"] = json!("CRON");
     cron["scheduleConf"] = json!("not cron");
-    ensure_eq!(api.expect(400, api.post("/jobs", cron)).await?["message"], format!("Cron{}", msg(&["system_unvalid"])));
+    ensure_eq!(
+        api.expect(400, api.post("/jobs", cron)).await?["message"],
+        format!("Cron{}", msg(&["system_unvalid"]))
+    );
     // A well-made form naming a group that is not there: not found, with the console's message.
-    ensure_eq!(api.expect(404, api.post("/jobs", new_job(999))).await?["message"], msg(&["system_please_choose", "jobinfo_field_jobgroup"]));
-    let malformed = api.send(reqwest::Method::POST, "/jobs", None, &[("Content-Type", "application/json")]).await?;
+    ensure_eq!(
+        api.expect(404, api.post("/jobs", new_job(999))).await?["message"],
+        msg(&["system_please_choose", "jobinfo_field_jobgroup"])
+    );
+    let malformed =
+        api.send(reqwest::Method::POST, "/jobs", None, &[("Content-Type", "application/json")]).await?;
     ensure_eq!(malformed.status, 400, "an empty body is malformed JSON");
     let mut wrong_type = new_job(group);
     wrong_type["executorTimeout"] = json!("soon");
@@ -166,7 +227,10 @@ async fn job_endpoints(backend: Backend) -> TestResult {
 
     let created = api.expect(201, api.post("/jobs", new_job(group))).await?;
     let id = created["id"].as_i64().context("id")?;
-    ensure_eq!((created["jobGroup"].clone(), created["jobDesc"].clone(), created["triggerStatus"].clone()), (json!(group), json!("api job"), json!(0)));
+    ensure_eq!(
+        (created["jobGroup"].clone(), created["jobDesc"].clone(), created["triggerStatus"].clone()),
+        (json!(group), json!("api job"), json!(0))
+    );
     ensure_eq!(created["glueType"], "BEAN");
     ensure_eq!(api.expect(200, api.get(&format!("/jobs/{id}"))).await?, created);
     let stored = app.app.db.load_job(id as i32).await.context("load")?.context("job")?;
@@ -180,10 +244,20 @@ async fn job_endpoints(backend: Backend) -> TestResult {
     ensure_eq!(api.expect(200, api.get("/jobs?author=nobody")).await?["total"], 0);
     let paged = api.expect(200, api.get("/jobs?limit=1&offset=1")).await?;
     ensure_eq!((paged["total"].clone(), paged["items"].as_array().map(Vec::len)), (json!(2), Some(1)));
-    ensure_eq!(api.expect(400, api.get("/jobs?limit=0")).await?["message"], "limit must be between 1 and 1000");
-    ensure_eq!(api.expect(400, api.get("/jobs?jobGrup=1")).await?["status"], 400, "unknown parameters are refused");
+    ensure_eq!(
+        api.expect(400, api.get("/jobs?limit=0")).await?["message"],
+        "limit must be between 1 and 1000"
+    );
+    ensure_eq!(
+        api.expect(400, api.get("/jobs?jobGrup=1")).await?["status"],
+        400,
+        "unknown parameters are refused"
+    );
     ensure_eq!(api.expect(400, api.get("/jobs/abc")).await?["status"], 400);
-    ensure_eq!(api.expect(404, api.get("/jobs/9999")).await?, refusal(404, "Not Found", &msg(&["jobinfo_field_id", "system_not_found"])));
+    ensure_eq!(
+        api.expect(404, api.get("/jobs/9999")).await?,
+        refusal(404, "Not Found", &msg(&["jobinfo_field_id", "system_not_found"]))
+    );
     ensure_eq!(api.expect(404, api.get("/nothing-here")).await?["status"], 404);
 
     // Update, then schedule previews, start and stop.
@@ -193,16 +267,29 @@ async fn job_endpoints(backend: Backend) -> TestResult {
     change["scheduleConf"] = json!("0 0 3 * * ?");
     change["id"] = json!(12345);
     let updated = api.expect(200, api.put(&format!("/jobs/{id}"), change.clone())).await?;
-    ensure_eq!((updated["id"].clone(), updated["jobDesc"].clone(), updated["scheduleConf"].clone()), (json!(id), json!("api job, changed"), json!("0 0 3 * * ?")));
-    ensure_eq!(api.expect(404, api.put("/jobs/9999", change.clone())).await?["message"], msg(&["jobinfo_field_id", "system_not_found"]));
+    ensure_eq!(
+        (updated["id"].clone(), updated["jobDesc"].clone(), updated["scheduleConf"].clone()),
+        (json!(id), json!("api job, changed"), json!("0 0 3 * * ?"))
+    );
+    ensure_eq!(
+        api.expect(404, api.put("/jobs/9999", change.clone())).await?["message"],
+        msg(&["jobinfo_field_id", "system_not_found"])
+    );
     let mut read = api.expect(200, api.get(&format!("/jobs/{id}"))).await?;
     read["jobDesc"] = json!("sent back");
-    ensure_eq!(api.expect(200, api.put(&format!("/jobs/{id}"), read)).await?["jobDesc"], "sent back", "a job as read is a valid form");
+    ensure_eq!(
+        api.expect(200, api.put(&format!("/jobs/{id}"), read)).await?["jobDesc"],
+        "sent back",
+        "a job as read is a valid form"
+    );
     let times = api.expect(200, api.get(&format!("/jobs/{id}/next-fire-times?count=3"))).await?;
     let times = times["times"].as_array().context("times")?.clone();
     ensure_eq!(times.len(), 3);
     ensure!(times.iter().all(|t| t.as_str().is_some_and(|t| t.ends_with(" 03:00:00"))), "{times:?}");
-    ensure_eq!(api.expect(400, api.get(&format!("/jobs/{id}/next-fire-times?count=0"))).await?["status"], 400);
+    ensure_eq!(
+        api.expect(400, api.get(&format!("/jobs/{id}/next-fire-times?count=0"))).await?["status"],
+        400
+    );
     let started = api.expect(200, api.post(&format!("/jobs/{id}/start"), Value::Null)).await?;
     ensure_eq!(started["triggerStatus"], 1);
     ensure!(started["triggerNextTime"].as_i64().is_some_and(|t| t > now_ms()), "{started}");
@@ -210,30 +297,63 @@ async fn job_endpoints(backend: Backend) -> TestResult {
     ensure_eq!((stopped["triggerStatus"].clone(), stopped["triggerNextTime"].clone()), (json!(0), json!(0)));
     let unscheduled = api.expect(201, api.post("/jobs", new_job(group))).await?["id"].clone();
     let refused = api.expect(409, api.post(&format!("/jobs/{unscheduled}/start"), Value::Null)).await?;
-    ensure_eq!(refused["message"], msg(&["schedule_type_none_limit_start"]), "a job without a schedule cannot start");
+    ensure_eq!(
+        refused["message"],
+        msg(&["schedule_type_none_limit_start"]),
+        "a job without a schedule cannot start"
+    );
 
     // Run once: with a parameter, then with the job's own; only the group's addresses.
-    ensure!(api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({"executorParam": "api=1"}))).await?["logId"].is_i64(), "a log id");
-    ensure!(api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({"addressList": executor.address}))).await?["logId"].is_i64(), "a log id");
+    ensure!(
+        api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({"executorParam": "api=1"}))).await?
+            ["logId"]
+            .is_i64(),
+        "a log id"
+    );
+    ensure!(
+        api.expect(202, api.post(&format!("/jobs/{id}/trigger"), json!({"addressList": executor.address})))
+            .await?["logId"]
+            .is_i64(),
+        "a log id"
+    );
     let runs = eventually(Duration::from_secs(10), "two runs", || async {
         let runs = executor.calls_to("/run");
         (runs.len() >= 2).then_some(runs)
     })
     .await?;
-    let mut params: Vec<String> = runs.iter().map(|r| r.body["executorParams"].as_str().unwrap_or("?").to_string()).collect();
+    let mut params: Vec<String> =
+        runs.iter().map(|r| r.body["executorParams"].as_str().unwrap_or("?").to_string()).collect();
     params.sort();
     ensure_eq!(params, vec!["api=1".to_string(), "own".to_string()]);
-    let stranger = api.expect(404, api.post(&format!("/jobs/{id}/trigger"), json!({"addressList": "http://10.9.9.9:9999/"}))).await?;
-    ensure_eq!(stranger["message"], format!("{}: http://10.9.9.9:9999/", msg(&["jobgroup_field_registryList", "system_unvalid"])));
-    ensure_eq!(api.expect(400, api.post(&format!("/jobs/{id}/trigger"), json!({"param": "x"}))).await?["status"], 400, "unknown fields");
-    ensure_eq!(api.expect(404, api.post("/jobs/9999/trigger", json!({}))).await?["message"], msg(&["jobinfo_glue_jobid_unvalid"]));
+    let stranger = api
+        .expect(
+            404,
+            api.post(&format!("/jobs/{id}/trigger"), json!({"addressList": "http://10.9.9.9:9999/"})),
+        )
+        .await?;
+    ensure_eq!(
+        stranger["message"],
+        format!("{}: http://10.9.9.9:9999/", msg(&["jobgroup_field_registryList", "system_unvalid"]))
+    );
+    ensure_eq!(
+        api.expect(400, api.post(&format!("/jobs/{id}/trigger"), json!({"param": "x"}))).await?["status"],
+        400,
+        "unknown fields"
+    );
+    ensure_eq!(
+        api.expect(404, api.post("/jobs/9999/trigger", json!({}))).await?["message"],
+        msg(&["jobinfo_glue_jobid_unvalid"])
+    );
 
     // Delete: the job, its logs and GLUE history go; then it is unknown.
     let logs_before = api.expect(200, api.get(&format!("/logs?jobGroup={group}&jobId={id}"))).await?;
     ensure!(logs_before["total"].as_i64().is_some_and(|n| n >= 2), "{logs_before}");
     ensure_eq!(api.expect(204, api.delete(&format!("/jobs/{id}"))).await?, Value::Null);
     ensure_eq!(api.expect(404, api.get(&format!("/jobs/{id}"))).await?["status"], 404);
-    ensure_eq!(api.expect(404, api.delete(&format!("/jobs/{id}"))).await?["message"], msg(&["jobinfo_field_id", "system_not_found"]));
+    ensure_eq!(
+        api.expect(404, api.delete(&format!("/jobs/{id}"))).await?["message"],
+        msg(&["jobinfo_field_id", "system_not_found"])
+    );
     ensure_eq!(api.expect(200, api.get(&format!("/logs?jobGroup={group}&jobId={id}"))).await?["total"], 0);
     app.stop().await;
     Ok(())
@@ -261,18 +381,32 @@ async fn log_and_group_endpoints(backend: Backend) -> TestResult {
     ensure_eq!(ours["items"][0]["registryList"], json!([executor.address]));
     let one = api.expect(200, api.get(&format!("/groups/{group}"))).await?;
     ensure_eq!(one, ours["items"][0]);
-    ensure_eq!(api.expect(404, api.get("/groups/999")).await?["message"], msg(&["jobinfo_field_jobgroup", "system_not_found"]));
-    let short = api.expect(400, api.post("/groups", json!({"appname": "ab", "title": "T", "addressType": 0}))).await?;
+    ensure_eq!(
+        api.expect(404, api.get("/groups/999")).await?["message"],
+        msg(&["jobinfo_field_jobgroup", "system_not_found"])
+    );
+    let short = api
+        .expect(400, api.post("/groups", json!({"appname": "ab", "title": "T", "addressType": 0})))
+        .await?;
     ensure_eq!(short["message"], msg(&["jobgroup_field_appname_length"]));
     let manual = json!({"appname": "new-app", "title": "New", "addressType": 1, "addressList": "http://127.0.0.1:9999/"});
     let created = api.expect(201, api.post("/groups", manual)).await?;
     let new_id = created["id"].as_i64().context("id")?;
-    ensure_eq!((created["appname"].clone(), created["registryList"].clone()), (json!("new-app"), json!(["http://127.0.0.1:9999/"])));
+    ensure_eq!(
+        (created["appname"].clone(), created["registryList"].clone()),
+        (json!("new-app"), json!(["http://127.0.0.1:9999/"]))
+    );
     let retitled = json!({"appname": "new-app", "title": "Renamed", "addressType": 1, "addressList": "http://127.0.0.1:9998/"});
     let updated = api.expect(200, api.put(&format!("/groups/{new_id}"), retitled.clone())).await?;
-    ensure_eq!((updated["id"].clone(), updated["title"].clone(), updated["addressList"].clone()), (json!(new_id), json!("Renamed"), json!("http://127.0.0.1:9998/")));
+    ensure_eq!(
+        (updated["id"].clone(), updated["title"].clone(), updated["addressList"].clone()),
+        (json!(new_id), json!("Renamed"), json!("http://127.0.0.1:9998/"))
+    );
     ensure_eq!(api.expect(404, api.put("/groups/999", retitled)).await?["status"], 404);
-    ensure_eq!(api.expect(409, api.delete(&format!("/groups/{group}"))).await?["message"], msg(&["jobgroup_del_limit_0"]));
+    ensure_eq!(
+        api.expect(409, api.delete(&format!("/groups/{group}"))).await?["message"],
+        msg(&["jobgroup_del_limit_0"])
+    );
     ensure_eq!(api.expect(204, api.delete(&format!("/groups/{new_id}"))).await?, Value::Null);
     ensure_eq!(api.expect(404, api.delete(&format!("/groups/{new_id}"))).await?["status"], 404);
 
@@ -282,20 +416,29 @@ async fn log_and_group_endpoints(backend: Backend) -> TestResult {
     ensure_eq!(all["items"][0]["id"], failed, "newest first");
     let by_status = |status: &'static str| {
         let api = &api;
-        async move { api.expect(200, api.get(&format!("/logs?jobGroup={group}&jobId={job_id}&status={status}"))).await }
+        async move {
+            api.expect(200, api.get(&format!("/logs?jobGroup={group}&jobId={job_id}&status={status}"))).await
+        }
     };
     ensure_eq!(by_status("running").await?["items"][0]["id"], running);
     ensure_eq!(by_status("success").await?["items"][0]["id"], finished);
     ensure_eq!(by_status("failure").await?["items"][0]["id"], failed);
     ensure_eq!(api.expect(400, api.get("/logs?status=odd")).await?["status"], 400);
-    let window = format!("/logs?jobGroup={group}&from={}&to={}", local_time(at + 1000).replace(' ', "%20"), local_time(at + 1000).replace(' ', "%20"));
+    let window = format!(
+        "/logs?jobGroup={group}&from={}&to={}",
+        local_time(at + 1000).replace(' ', "%20"),
+        local_time(at + 1000).replace(' ', "%20")
+    );
     let windowed = api.expect(200, api.get(&window)).await?;
     ensure_eq!((windowed["total"].clone(), windowed["items"][0]["id"].clone()), (json!(1), json!(running)));
     let bad_time = api.expect(400, api.get("/logs?from=yesterday")).await?;
     ensure!(bad_time["message"].as_str().is_some_and(|m| m.contains("yyyy-MM-dd HH:mm:ss")), "{bad_time}");
     ensure_eq!(api.expect(200, api.get("/logs")).await?["total"], 3, "an administrator may list every group");
     let one = api.expect(200, api.get(&format!("/logs/{finished}"))).await?;
-    ensure_eq!((one["id"].clone(), one["handleCode"].clone(), one["executorAddress"].clone()), (json!(finished), json!(200), json!(executor.address)));
+    ensure_eq!(
+        (one["id"].clone(), one["handleCode"].clone(), one["executorAddress"].clone()),
+        (json!(finished), json!(200), json!(executor.address))
+    );
     ensure_eq!(api.expect(404, api.get("/logs/99999")).await?["message"], msg(&["joblog_logid_unvalid"]));
 
     // The rolling log comes raw (the console escapes it for its page).
@@ -304,7 +447,10 @@ async fn log_and_group_endpoints(backend: Backend) -> TestResult {
     let tail = api.expect(200, api.get(&format!("/logs/{finished}/rolling?fromLine=3"))).await?;
     ensure_eq!(tail["end"], true);
     let asked = executor.calls_to("/log");
-    ensure_eq!((asked.len(), asked[0].body["logId"].clone(), asked[0].body["logDateTim"].clone()), (2, json!(finished), json!(at)));
+    ensure_eq!(
+        (asked.len(), asked[0].body["logId"].clone(), asked[0].body["logDateTim"].clone()),
+        (2, json!(finished), json!(at))
+    );
 
     // Kill: a running log; a failed trigger has nothing to kill; an unreachable executor is a 502.
     let killed = api.expect(200, api.post(&format!("/logs/{running}/kill"), Value::Null)).await?;
@@ -313,7 +459,10 @@ async fn log_and_group_endpoints(backend: Backend) -> TestResult {
     let row = store.load_log(running).await.context("load")?.context("log")?;
     let by_hand = format!("{}:", msg(&["joblog_kill_log_byman"]));
     ensure_eq!((row.handle_code, row.handle_msg.as_deref()), (500, Some(by_hand.as_str())));
-    ensure_eq!(api.expect(409, api.post(&format!("/logs/{failed}/kill"), Value::Null)).await?["message"], msg(&["joblog_kill_log_limit"]));
+    ensure_eq!(
+        api.expect(409, api.post(&format!("/logs/{failed}/kill"), Value::Null)).await?["message"],
+        msg(&["joblog_kill_log_limit"])
+    );
     // A failed trigger has no log on its executor, and will have none; one not triggered yet may.
     let ended = json!({"fromLineNum": 1, "toLineNum": 0, "logContent": null, "end": true});
     ensure_eq!(api.expect(200, api.get(&format!("/logs/{failed}/rolling"))).await?, ended);
@@ -370,28 +519,55 @@ async fn restricted_token_is_confined_to_its_groups(backend: Backend) -> TestRes
     ensure_eq!(api.expect(403, api.get(&format!("/jobs/{other_job}"))).await?, forbidden);
     ensure_eq!(api.expect(403, api.put(&format!("/jobs/{other_job}"), body.clone())).await?, forbidden);
     body["jobGroup"] = json!(mine);
-    ensure_eq!(api.expect(403, api.put(&format!("/jobs/{other_job}"), body.clone())).await?, forbidden, "a job cannot be pulled out of a foreign group");
+    ensure_eq!(
+        api.expect(403, api.put(&format!("/jobs/{other_job}"), body.clone())).await?,
+        forbidden,
+        "a job cannot be pulled out of a foreign group"
+    );
     body["childJobId"] = json!(other_job.to_string());
     let child = api.expect(403, api.post("/jobs", body)).await?;
-    ensure_eq!(child["message"], format!("{}({other_job}){}", msg(&["jobinfo_field_childJobId"]), msg(&["system_permission_limit"])));
+    ensure_eq!(
+        child["message"],
+        format!("{}({other_job}){}", msg(&["jobinfo_field_childJobId"]), msg(&["system_permission_limit"]))
+    );
     ensure_eq!(api.expect(403, api.delete(&format!("/jobs/{other_job}"))).await?, forbidden);
     ensure_eq!(api.expect(403, api.post(&format!("/jobs/{other_job}/start"), Value::Null)).await?, forbidden);
     ensure_eq!(api.expect(403, api.post(&format!("/jobs/{other_job}/stop"), Value::Null)).await?, forbidden);
     let trigger = api.expect(403, api.post(&format!("/jobs/{other_job}/trigger"), json!({}))).await?;
-    ensure_eq!(trigger, refusal(403, "Forbidden", &msg(&["system_permission_limit"])), "2.4.2's trigger message names no user");
+    ensure_eq!(
+        trigger,
+        refusal(403, "Forbidden", &msg(&["system_permission_limit"])),
+        "2.4.2's trigger message names no user"
+    );
     ensure_eq!(api.expect(403, api.get(&format!("/jobs/{other_job}/next-fire-times"))).await?, forbidden);
-    let every_group = refusal(403, "Forbidden", &format!("{}[username=restricted]", msg(&["system_permission_limit"])));
-    ensure_eq!(api.expect(403, api.get("/logs")).await?, every_group, "every group's logs are for administrators");
+    let every_group =
+        refusal(403, "Forbidden", &format!("{}[username=restricted]", msg(&["system_permission_limit"])));
+    ensure_eq!(
+        api.expect(403, api.get("/logs")).await?,
+        every_group,
+        "every group's logs are for administrators"
+    );
     ensure_eq!(api.expect(403, api.get(&format!("/logs?jobGroup={other}"))).await?, forbidden);
-    ensure_eq!(api.expect(403, api.get(&format!("/logs?jobGroup={mine}&jobId={other_job}"))).await?, forbidden);
+    ensure_eq!(
+        api.expect(403, api.get(&format!("/logs?jobGroup={mine}&jobId={other_job}"))).await?,
+        forbidden
+    );
     ensure_eq!(api.expect(403, api.get(&format!("/logs/{other_log}"))).await?, forbidden);
     ensure_eq!(api.expect(403, api.get(&format!("/logs/{other_log}/rolling"))).await?, forbidden);
     ensure_eq!(api.expect(403, api.post(&format!("/logs/{other_log}/kill"), Value::Null)).await?, forbidden);
 
     // Nothing of the other group changed or ran.
     let untouched = store.load_job(other_job).await.context("load")?.context("job")?;
-    ensure_eq!((untouched.trigger_status, untouched.job_group, untouched.job_desc.as_str()), (1, other, "integration test job"));
-    ensure!(executor.calls_to("/run").is_empty() && executor.calls_to("/kill").is_empty() && executor.calls_to("/log").is_empty(), "no executor call");
+    ensure_eq!(
+        (untouched.trigger_status, untouched.job_group, untouched.job_desc.as_str()),
+        (1, other, "integration test job")
+    );
+    ensure!(
+        executor.calls_to("/run").is_empty()
+            && executor.calls_to("/kill").is_empty()
+            && executor.calls_to("/log").is_empty(),
+        "no executor call"
+    );
     ensure_eq!(store.load_log(other_log).await.context("load")?.context("log")?.handle_code, 0);
     ensure_eq!(api.expect(200, api.get(&format!("/logs/{my_log}"))).await?["id"], my_log);
     app.stop().await;
@@ -400,8 +576,10 @@ async fn restricted_token_is_confined_to_its_groups(backend: Backend) -> TestRes
 
 /// The documented REST API example (docs/rest-api.md): the shell block after the `<!-- openapi-example -->` marker.
 fn readme_example() -> Result<String, libtest_mimic::Failed> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/rest-api.md")).context("docs/rest-api.md")?;
-    let (_, after) = readme.split_once("<!-- openapi-example -->").context("docs/rest-api.md's openapi-example marker")?;
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/rest-api.md"))
+        .context("docs/rest-api.md")?;
+    let (_, after) =
+        readme.split_once("<!-- openapi-example -->").context("docs/rest-api.md's openapi-example marker")?;
     let block = after.split_once("```sh\n").context("a sh block")?.1;
     Ok(block.split_once("```").context("the block's end")?.0.to_string())
 }
@@ -417,7 +595,10 @@ async fn document_and_readme_examples(backend: Backend) -> TestResult {
     let paths = doc["paths"].as_object().context("paths")?;
     let operations: usize = paths.values().map(|p| p.as_object().map_or(0, |o| o.len())).sum();
     ensure_eq!(operations, 20, "every operation is documented: {:?}", paths.keys().collect::<Vec<_>>());
-    ensure!(doc["components"]["schemas"]["JobForm"]["properties"]["jobDesc"].is_object(), "the job form's schema");
+    ensure!(
+        doc["components"]["schemas"]["JobForm"]["properties"]["jobDesc"].is_object(),
+        "the job form's schema"
+    );
 
     // The README's curl commands, run as written against this admin, with a token of its admin.
     let admin = console(&app, "admin", "123456").await?;
@@ -436,12 +617,25 @@ async fn document_and_readme_examples(backend: Backend) -> TestResult {
     .context("join")?
     .context("sh (with curl)")?;
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    ensure!(output.status.success(), "README example failed: {}\n{stdout}\n{}", output.status, String::from_utf8_lossy(&output.stderr));
+    ensure!(
+        output.status.success(),
+        "README example failed: {}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
     let created = app.app.db.load_job(2).await.context("load")?.context("the README's job")?;
-    ensure_eq!((created.job_desc.as_str(), created.trigger_status, created.schedule_conf.as_deref()), ("nightly report", 1, Some("0 0 2 * * ?")));
+    ensure_eq!(
+        (created.job_desc.as_str(), created.trigger_status, created.schedule_conf.as_deref()),
+        ("nightly report", 1, Some("0 0 2 * * ?"))
+    );
     ensure!(stdout.contains("\"jobDesc\":\"nightly report\""), "{stdout}");
     let manual = eventually(Duration::from_secs(10), "the README's manual run", || async {
-        let (logs, _) = app.app.db.page_logs(&xxl_job_admin::storage::LogFilter { job_id: 2, ..Default::default() }, 0, 10).await.ok()?;
+        let (logs, _) = app
+            .app
+            .db
+            .page_logs(&xxl_job_admin::storage::LogFilter { job_id: 2, ..Default::default() }, 0, 10)
+            .await
+            .ok()?;
         logs.into_iter().find(|l| l.trigger_code != 0)
     })
     .await?;
@@ -451,7 +645,9 @@ async fn document_and_readme_examples(backend: Backend) -> TestResult {
 }
 
 /// A fresh admin with its administrator logged in to the console and holding an API token.
-async fn as_admin(backend: Backend) -> Result<(TestDb, TestApp, ConsoleClient, RestClient), libtest_mimic::Failed> {
+async fn as_admin(
+    backend: Backend,
+) -> Result<(TestDb, TestApp, ConsoleClient, RestClient), libtest_mimic::Failed> {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &[]).await?;
     let admin = console(&app, "admin", "123456").await?;
@@ -475,21 +671,40 @@ async fn the_edge_refuses_what_the_contract_forbids(backend: Backend) -> TestRes
     let mut group = json!({"appname": "nul-app", "title": "t", "addressType": 0});
     group["title"] = json!("\u{0}");
     ensure_eq!(api.expect(400, api.post("/groups", group)).await?, nul("title"));
-    let page = admin.request(reqwest::Method::POST, "/jobinfo/pageList", &[("jobGroup", "1"), ("triggerStatus", "-1"), ("jobDesc", "\u{0}")], &[]).await?;
-    ensure_eq!((page.status, page.json()?["message"].clone()), (400, json!(t.format("system_nul_refused", &[&"jobDesc"]))));
+    let page = admin
+        .request(
+            reqwest::Method::POST,
+            "/jobinfo/pageList",
+            &[("jobGroup", "1"), ("triggerStatus", "-1"), ("jobDesc", "\u{0}")],
+            &[],
+        )
+        .await?;
+    ensure_eq!(
+        (page.status, page.json()?["message"].clone()),
+        (400, json!(t.format("system_nul_refused", &[&"jobDesc"])))
+    );
     ensure!(app.app.db.load_job(2).await.context("load")?.is_none(), "nothing was stored");
 
     // Framework texts become the admin's own, naming the field.
     ensure_eq!(api.expect(400, api.get("/jobs/2147483648")).await?, invalid("id"));
     ensure_eq!(api.expect(400, api.get("/jobs?limit=many")).await?, invalid("limit"));
     ensure_eq!(api.expect(400, api.get("/logs/1/rolling?fromLine=0")).await?, invalid("fromLine"));
-    ensure_eq!(api.expect(200, api.get("/logs?from=2024-01-01T00:00:00%2B08:00&to=2099-01-01T00:00:00Z")).await?["total"], 0, "ISO 8601 with an offset");
+    ensure_eq!(
+        api.expect(200, api.get("/logs?from=2024-01-01T00:00:00%2B08:00&to=2099-01-01T00:00:00Z")).await?
+            ["total"],
+        0,
+        "ISO 8601 with an offset"
+    );
     let mut misspelt = new_job(1);
     misspelt["jobDesk"] = json!("typo");
     let refused = api.expect(400, api.post("/jobs", misspelt)).await?;
     ensure!(refused["message"].as_str().is_some_and(|m| m.contains("`jobDesk`")), "{refused}");
     let read = api.expect(200, api.get("/jobs/1")).await?;
-    ensure_eq!(api.expect(200, api.put("/jobs/1", read.clone())).await?["id"], 1, "a job as read goes back unchanged: {read}");
+    ensure_eq!(
+        api.expect(200, api.put("/jobs/1", read.clone())).await?["id"],
+        1,
+        "a job as read goes back unchanged: {read}"
+    );
     let unknown = api.expect(400, api.get("/jobs?colour=red")).await?;
     ensure!(unknown["message"].as_str().is_some_and(|m| m.contains("colour")), "{unknown}");
     // JSON Schema's integers: `1.0` is one; what a view holds beside the form is ignored whatever it is, even NUL.
@@ -497,7 +712,10 @@ async fn the_edge_refuses_what_the_contract_forbids(backend: Backend) -> TestRes
     whole["jobGroup"] = json!(1.0);
     whole["updateTime"] = json!({"nested": "\u{0}"});
     ensure_eq!(api.expect(200, api.put("/jobs/1", whole)).await?["jobGroup"], 1);
-    ensure_eq!(api.expect(400, api.post("/jobs/1/trigger", json!([null]))).await?["message"], "the request body must be a JSON object");
+    ensure_eq!(
+        api.expect(400, api.post("/jobs/1/trigger", json!([null]))).await?["message"],
+        "the request body must be a JSON object"
+    );
 
     let plain = api.send(reqwest::Method::POST, "/jobs", None, &[("Content-Type", "text/plain")]).await?;
     ensure_eq!((plain.status, plain.body["status"].clone()), (415, json!(415)));
@@ -518,8 +736,12 @@ async fn writes_answer_where_they_went(backend: Backend) -> TestResult {
     ensure_eq!(created.header("location"), Some(format!("/xxl-job-admin/openapi/v1/jobs/{id}")));
     let stored = app.app.db.load_job(id as i32).await.context("load")?.context("job")?;
     ensure_eq!((stored.glue_source.as_deref(), stored.glue_remark.as_deref()), (Some(""), Some("")));
-    let group = api.post("/groups", json!({"appname": "located-app", "title": "Located", "addressType": 0})).await?;
-    ensure_eq!(group.header("location"), Some(format!("/xxl-job-admin/openapi/v1/groups/{}", group.body["id"])));
+    let group =
+        api.post("/groups", json!({"appname": "located-app", "title": "Located", "addressType": 0})).await?;
+    ensure_eq!(
+        group.header("location"),
+        Some(format!("/xxl-job-admin/openapi/v1/groups/{}", group.body["id"]))
+    );
 
     // Two editors read the same version; the second save is refused, then succeeds on a fresh read.
     let read = api.get(&format!("/jobs/{id}")).await?;
@@ -527,14 +749,24 @@ async fn writes_answer_where_they_went(backend: Backend) -> TestResult {
     ensure_eq!(Some(tag.clone()), created.header("etag"));
     let mut first = new_job(1);
     first["jobDesc"] = json!("first editor");
-    let saved = api.send(reqwest::Method::PUT, &format!("/jobs/{id}"), Some(first), &[("If-Match", &tag)]).await?;
+    let saved =
+        api.send(reqwest::Method::PUT, &format!("/jobs/{id}"), Some(first), &[("If-Match", &tag)]).await?;
     ensure_eq!(saved.status, 200, "{}", saved.body);
     let mut second = new_job(1);
     second["jobDesc"] = json!("second editor");
-    let stale = api.send(reqwest::Method::PUT, &format!("/jobs/{id}"), Some(second.clone()), &[("If-Match", &tag)]).await?;
+    let stale = api
+        .send(reqwest::Method::PUT, &format!("/jobs/{id}"), Some(second.clone()), &[("If-Match", &tag)])
+        .await?;
     ensure_eq!((stale.status, stale.body["status"].clone()), (412, json!(412)));
     let fresh = saved.header("etag").context("ETag of the save")?;
-    ensure_eq!(api.expect(200, api.send(reqwest::Method::PUT, &format!("/jobs/{id}"), Some(second), &[("If-Match", &fresh)])).await?["jobDesc"], "second editor");
+    ensure_eq!(
+        api.expect(
+            200,
+            api.send(reqwest::Method::PUT, &format!("/jobs/{id}"), Some(second), &[("If-Match", &fresh)])
+        )
+        .await?["jobDesc"],
+        "second editor"
+    );
 
     // A trigger is typed API; a run that never reached an executor has an empty, ended log.
     let triggered = api.post(&format!("/jobs/{id}/trigger"), json!({})).await?;

@@ -45,7 +45,12 @@ async fn the_monitors_read_the_rows_without_a_result_not_the_log_table(_backend:
         "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_time, handle_code, alarm_status) \
          SELECT 1, seq % 100 + 1, ? + INTERVAL seq DIV 100 SECOND, 200, ? + INTERVAL seq DIV 100 SECOND, 200, 1 FROM seq_1_to_{SETTLED}"
     );
-    sqlx::query(&settled).bind(settled_from).bind(settled_from).execute(&mut conn).await.context("settled rows")?;
+    sqlx::query(&settled)
+        .bind(settled_from)
+        .bind(settled_from)
+        .execute(&mut conn)
+        .await
+        .context("settled rows")?;
     let in_flight = format!(
         "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code, executor_address) \
          SELECT 1, seq % 100 + 1, ?, 200, 0, 'http://127.0.0.1:9999/' FROM seq_1_to_{IN_FLIGHT}"
@@ -68,7 +73,11 @@ async fn the_monitors_read_the_rows_without_a_result_not_the_log_table(_backend:
     ensure!(untriggered.context("fail monitor's cursor")?.is_none(), "every trigger has its result");
     reads.push(("fail monitor's cursor (first row without a trigger result)", read));
 
-    let over: Vec<String> = reads.iter().filter(|(_, read)| *read > READ_LIMIT).map(|(what, read)| format!("{what}: {read} rows")).collect();
+    let over: Vec<String> = reads
+        .iter()
+        .filter(|(_, read)| *read > READ_LIMIT)
+        .map(|(what, read)| format!("{what}: {read} rows"))
+        .collect();
     ensure!(
         over.is_empty(),
         "with {SETTLED} settled rows and {IN_FLIGHT} in flight, a search may read {READ_LIMIT} rows; these read more:\n{}",
@@ -79,7 +88,10 @@ async fn the_monitors_read_the_rows_without_a_result_not_the_log_table(_backend:
 
 /// The result of `search`, and the rows the server read meanwhile: every kind of handler read (index
 /// lookups and steps, table scans), as MariaDB counts them for all its connections.
-async fn counting<T>(conn: &mut MySqlConnection, search: impl Future<Output = T>) -> Result<(T, u64), libtest_mimic::Failed> {
+async fn counting<T>(
+    conn: &mut MySqlConnection,
+    search: impl Future<Output = T>,
+) -> Result<(T, u64), libtest_mimic::Failed> {
     let before = rows_read(conn).await?;
     let result = search.await;
     let after = rows_read(conn).await?;
@@ -87,7 +99,10 @@ async fn counting<T>(conn: &mut MySqlConnection, search: impl Future<Output = T>
 }
 
 async fn rows_read(conn: &mut MySqlConnection) -> Result<u64, libtest_mimic::Failed> {
-    let rows = sqlx::query("SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Handler_read%'").fetch_all(conn).await.context("status")?;
+    let rows = sqlx::query("SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Handler_read%'")
+        .fetch_all(conn)
+        .await
+        .context("status")?;
     let mut total = 0;
     for status in rows {
         let value: String = status.try_get(1).context("status value")?;

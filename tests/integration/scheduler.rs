@@ -10,17 +10,61 @@ use xxl_job_admin::domain::{TriggerRequest, TriggerType};
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "scheduler::every_second_cron_fires_once_per_second", backends: ALL, run: |b| Box::pin(every_second_cron_fires_once_per_second(b)) },
-        Case { name: "scheduler::two_admins_never_fire_a_second_twice", backends: ALL, run: |b| Box::pin(two_admins_never_fire_a_second_twice(b)) },
-        Case { name: "scheduler::sharding_broadcast_reaches_every_executor", backends: ALL, run: |b| Box::pin(sharding_broadcast_reaches_every_executor(b)) },
-        Case { name: "scheduler::failover_skips_a_dead_address", backends: ALL, run: |b| Box::pin(failover_skips_a_dead_address(b)) },
-        Case { name: "scheduler::failing_job_is_retried_its_retry_count", backends: ALL, run: |b| Box::pin(failing_job_is_retried_its_retry_count(b)) },
-        Case { name: "scheduler::child_job_runs_after_parent_succeeds", backends: ALL, run: |b| Box::pin(child_job_runs_after_parent_succeeds(b)) },
-        Case { name: "scheduler::hanging_executor_does_not_delay_others", backends: ALL, run: |b| Box::pin(hanging_executor_does_not_delay_others(b)) },
-        Case { name: "scheduler::a_stopped_job_sends_nothing_after_the_stop", backends: ALL, run: |b| Box::pin(a_stopped_job_sends_nothing_after_the_stop(b)) },
-        Case { name: "scheduler::lost_trigger_results_are_settled", backends: ALL, run: |b| Box::pin(lost_trigger_results_are_settled(b)) },
-        Case { name: "scheduler::runs_on_a_vanished_executor_fail_after_ten_minutes", backends: ALL, run: |b| Box::pin(runs_on_a_vanished_executor_fail_after_ten_minutes(b)) },
-        Case { name: "scheduler::missing_group_ends_as_failed_trigger", backends: &[Backend::Sqlite], run: |b| Box::pin(missing_group_ends_as_failed_trigger(b)) },
+        Case {
+            name: "scheduler::every_second_cron_fires_once_per_second",
+            backends: ALL,
+            run: |b| Box::pin(every_second_cron_fires_once_per_second(b)),
+        },
+        Case {
+            name: "scheduler::two_admins_never_fire_a_second_twice",
+            backends: ALL,
+            run: |b| Box::pin(two_admins_never_fire_a_second_twice(b)),
+        },
+        Case {
+            name: "scheduler::sharding_broadcast_reaches_every_executor",
+            backends: ALL,
+            run: |b| Box::pin(sharding_broadcast_reaches_every_executor(b)),
+        },
+        Case {
+            name: "scheduler::failover_skips_a_dead_address",
+            backends: ALL,
+            run: |b| Box::pin(failover_skips_a_dead_address(b)),
+        },
+        Case {
+            name: "scheduler::failing_job_is_retried_its_retry_count",
+            backends: ALL,
+            run: |b| Box::pin(failing_job_is_retried_its_retry_count(b)),
+        },
+        Case {
+            name: "scheduler::child_job_runs_after_parent_succeeds",
+            backends: ALL,
+            run: |b| Box::pin(child_job_runs_after_parent_succeeds(b)),
+        },
+        Case {
+            name: "scheduler::hanging_executor_does_not_delay_others",
+            backends: ALL,
+            run: |b| Box::pin(hanging_executor_does_not_delay_others(b)),
+        },
+        Case {
+            name: "scheduler::a_stopped_job_sends_nothing_after_the_stop",
+            backends: ALL,
+            run: |b| Box::pin(a_stopped_job_sends_nothing_after_the_stop(b)),
+        },
+        Case {
+            name: "scheduler::lost_trigger_results_are_settled",
+            backends: ALL,
+            run: |b| Box::pin(lost_trigger_results_are_settled(b)),
+        },
+        Case {
+            name: "scheduler::runs_on_a_vanished_executor_fail_after_ten_minutes",
+            backends: ALL,
+            run: |b| Box::pin(runs_on_a_vanished_executor_fail_after_ten_minutes(b)),
+        },
+        Case {
+            name: "scheduler::missing_group_ends_as_failed_trigger",
+            backends: &[Backend::Sqlite],
+            run: |b| Box::pin(missing_group_ends_as_failed_trigger(b)),
+        },
     ]
 }
 
@@ -62,7 +106,11 @@ async fn every_second_cron_fires_once_per_second(backend: Backend) -> TestResult
         let sent = run.body["logDateTime"].as_i64().context("logDateTime")?;
         // Fired on the whole second it was planned for, with millisecond precision.
         let lateness = sent - planned;
-        ensure!(lateness < 300, "fire at {planned} is {lateness} ms past its second; all: {:?}", runs.iter().map(|r| r.body["logDateTime"].clone()).collect::<Vec<_>>());
+        ensure!(
+            lateness < 300,
+            "fire at {planned} is {lateness} ms past its second; all: {:?}",
+            runs.iter().map(|r| r.body["logDateTime"].clone()).collect::<Vec<_>>()
+        );
         ensure!((0..300).contains(&lateness), "fire for {planned} sent {lateness} ms later");
         seconds.push(planned / 1000);
     }
@@ -88,7 +136,8 @@ async fn two_admins_never_fire_a_second_twice(backend: Backend) -> TestResult {
         (runs.len() >= 8).then_some(runs)
     })
     .await?;
-    let seconds: Vec<i64> = runs.iter().filter_map(|r| r.body["logDateTime"].as_i64()).map(|t| t / 1000).collect();
+    let seconds: Vec<i64> =
+        runs.iter().filter_map(|r| r.body["logDateTime"].as_i64()).map(|t| t / 1000).collect();
     let distinct: HashSet<_> = seconds.iter().collect();
     ensure_eq!(distinct.len(), seconds.len(), "a second fired twice: {seconds:?}");
     let log_ids: HashSet<_> = runs.iter().filter_map(|r| r.body["logId"].as_i64()).collect();
@@ -113,9 +162,20 @@ async fn sharding_broadcast_reaches_every_executor(backend: Backend) -> TestResu
     let job_id = insert(&app.app.db, &j).await?;
     app.app.triggers.submit(TriggerRequest::of_job(job_id, TriggerType::Manual));
     for (index, executor) in executors.iter().enumerate() {
-        let run = eventually(Duration::from_secs(10), "a shard", || async { executor.calls_to("/run").pop() }).await?;
-        ensure_eq!((run.body["broadcastIndex"].as_i64(), run.body["broadcastTotal"].as_i64()), (Some(index as i64), Some(3)));
-        let log = app.app.db.load_log(run.body["logId"].as_i64().context("logId")?).await.context("log")?.context("row")?;
+        let run =
+            eventually(Duration::from_secs(10), "a shard", || async { executor.calls_to("/run").pop() })
+                .await?;
+        ensure_eq!(
+            (run.body["broadcastIndex"].as_i64(), run.body["broadcastTotal"].as_i64()),
+            (Some(index as i64), Some(3))
+        );
+        let log = app
+            .app
+            .db
+            .load_log(run.body["logId"].as_i64().context("logId")?)
+            .await
+            .context("log")?
+            .context("row")?;
         let expected = format!("{index}/3");
         let log = eventually(Duration::from_secs(5), "trigger info", || {
             let db = app.app.db.clone();
@@ -124,7 +184,11 @@ async fn sharding_broadcast_reaches_every_executor(backend: Backend) -> TestResu
         .await?;
         ensure_eq!(log.executor_sharding_param.as_deref(), Some(expected.as_str()));
         ensure_eq!(log.executor_address.as_deref(), Some(executor.address.as_str()));
-        ensure!(log.trigger_msg.as_deref().unwrap_or("").contains(&format!("({index}/3)")), "{:?}", log.trigger_msg);
+        ensure!(
+            log.trigger_msg.as_deref().unwrap_or("").contains(&format!("({index}/3)")),
+            "{:?}",
+            log.trigger_msg
+        );
     }
     app.stop().await;
     Ok(())
@@ -140,9 +204,16 @@ async fn failover_skips_a_dead_address(backend: Backend) -> TestResult {
     j.executor_route_strategy = Some("FAILOVER".into());
     let job_id = insert(&app.app.db, &j).await?;
     app.app.triggers.submit(TriggerRequest::of_job(job_id, TriggerType::Manual));
-    let run = eventually(Duration::from_secs(10), "the run on the live executor", || async { live.calls_to("/run").pop() }).await?;
+    let run = eventually(Duration::from_secs(10), "the run on the live executor", || async {
+        live.calls_to("/run").pop()
+    })
+    .await?;
     ensure_eq!(live.calls_to("/beat").len(), 1);
-    ensure_eq!(live.calls_to("/beat")[0].body, serde_json::json!(""), "the beat body is the JSON string \"\"");
+    ensure_eq!(
+        live.calls_to("/beat")[0].body,
+        serde_json::json!(""),
+        "the beat body is the JSON string \"\""
+    );
     let log_id = run.body["logId"].as_i64().context("logId")?;
     let log = eventually(Duration::from_secs(5), "trigger info", || {
         let db = app.app.db.clone();
@@ -152,7 +223,10 @@ async fn failover_skips_a_dead_address(backend: Backend) -> TestResult {
     ensure_eq!(log.trigger_code, 200);
     ensure_eq!(log.executor_address.as_deref(), Some(live.address.as_str()));
     let msg = log.trigger_msg.unwrap_or_default();
-    ensure!(msg.contains("http://127.0.0.1:1/") && msg.contains("code：500"), "the dead probe is reported: {msg}");
+    ensure!(
+        msg.contains("http://127.0.0.1:1/") && msg.contains("code：500"),
+        "the dead probe is reported: {msg}"
+    );
     app.stop().await;
     Ok(())
 }
@@ -183,12 +257,24 @@ async fn failing_job_is_retried_its_retry_count(backend: Backend) -> TestResult 
     ensure_eq!(failing.calls_to("/run").len(), 3);
     let mut counts = Vec::new();
     for run in &runs {
-        let log = app.app.db.load_log(run.body["logId"].as_i64().context("logId")?).await.context("log")?.context("row")?;
+        let log = app
+            .app
+            .db
+            .load_log(run.body["logId"].as_i64().context("logId")?)
+            .await
+            .context("log")?
+            .context("row")?;
         counts.push(log.executor_fail_retry_count);
         ensure_eq!(log.trigger_code, 500);
     }
     ensure_eq!(counts, vec![2, 1, 0]);
-    let first = app.app.db.load_log(runs[0].body["logId"].as_i64().context("logId")?).await.context("log")?.context("row")?;
+    let first = app
+        .app
+        .db
+        .load_log(runs[0].body["logId"].as_i64().context("logId")?)
+        .await
+        .context("log")?
+        .context("row")?;
     ensure!(first.trigger_msg.unwrap_or_default().contains("#F39C12"), "the retry banner is appended");
     ensure_eq!(first.alarm_status, 2, "no alarm address: nothing to send counts as sent");
     app.stop().await;
@@ -198,7 +284,9 @@ async fn failing_job_is_retried_its_retry_count(backend: Backend) -> TestResult 
 async fn child_job_runs_after_parent_succeeds(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &[]).await?;
-    let executor = FakeExecutor::start(Behaviour { callback: Some((app.base.clone(), 200)), ..Behaviour::default() }).await?;
+    let executor =
+        FakeExecutor::start(Behaviour { callback: Some((app.base.clone(), 200)), ..Behaviour::default() })
+            .await?;
     let group = manual_group(&app.app.db, "child-test", &[&executor.address]).await?;
     let child_id = insert(&app.app.db, &job(group)).await?;
     let mut parent = job(group);
@@ -209,9 +297,16 @@ async fn child_job_runs_after_parent_succeeds(backend: Backend) -> TestResult {
         executor.calls_to("/run").into_iter().find(|r| r.body["jobId"] == child_id)
     })
     .await?;
-    let parent_run = executor.calls_to("/run").into_iter().find(|r| r.body["jobId"] == parent_id).context("parent run")?;
+    let parent_run =
+        executor.calls_to("/run").into_iter().find(|r| r.body["jobId"] == parent_id).context("parent run")?;
     ensure!(parent_run.at_ms <= child_run.at_ms, "the child runs after the parent");
-    let parent_log = app.app.db.load_log(parent_run.body["logId"].as_i64().context("logId")?).await.context("log")?.context("row")?;
+    let parent_log = app
+        .app
+        .db
+        .load_log(parent_run.body["logId"].as_i64().context("logId")?)
+        .await
+        .context("log")?
+        .context("row")?;
     let msg = parent_log.handle_msg.unwrap_or_default();
     ensure!(msg.starts_with("done by the test executor<br><br><span style=\"color:#00c0ef;\" >"), "{msg}");
     ensure!(msg.contains("abc"), "the invalid child id is reported: {msg}");
@@ -241,10 +336,12 @@ async fn hanging_executor_does_not_delay_others(backend: Backend) -> TestResult 
     }
     let started = std::time::Instant::now();
     app.app.triggers.submit(TriggerRequest::of_job(healthy_job, TriggerType::Manual));
-    eventually(Duration::from_secs(10), "the healthy run", || async { healthy.calls_to("/run").pop() }).await?;
+    eventually(Duration::from_secs(10), "the healthy run", || async { healthy.calls_to("/run").pop() })
+        .await?;
     ensure!(started.elapsed() < Duration::from_secs(2), "the healthy job waited {:?}", started.elapsed());
     // The hung calls time out after the 3 s read timeout and are recorded as failed triggers.
-    let run = eventually(Duration::from_secs(15), "a hung run", || async { hung.calls_to("/run").pop() }).await?;
+    let run =
+        eventually(Duration::from_secs(15), "a hung run", || async { hung.calls_to("/run").pop() }).await?;
     let log_id = run.body["logId"].as_i64().context("logId")?;
     let log = eventually(Duration::from_secs(15), "the timed-out trigger", || {
         let db = app.app.db.clone();
@@ -265,7 +362,10 @@ async fn missing_group_ends_as_failed_trigger(backend: Backend) -> TestResult {
     let log = eventually(Duration::from_secs(10), "the failed trigger", || {
         let db = app.app.db.clone();
         async move {
-            let (logs, _) = db.page_logs(&xxl_job_admin::storage::LogFilter { job_id, ..Default::default() }, 0, 10).await.ok()?;
+            let (logs, _) = db
+                .page_logs(&xxl_job_admin::storage::LogFilter { job_id, ..Default::default() }, 0, 10)
+                .await
+                .ok()?;
             logs.into_iter().find(|l| l.trigger_code != 0)
         }
     })
@@ -281,7 +381,10 @@ async fn a_stopped_job_sends_nothing_after_the_stop(backend: Backend) -> TestRes
     let app = TestApp::start(&db, &[]).await?;
     let executor = FakeExecutor::start(Behaviour::default()).await?;
     let job_id = every_second_job(&app, &executor).await?;
-    eventually(Duration::from_secs(20), "two runs", || async { (executor.calls_to("/run").len() >= 2).then_some(()) }).await?;
+    eventually(Duration::from_secs(20), "two runs", || async {
+        (executor.calls_to("/run").len() >= 2).then_some(())
+    })
+    .await?;
     let mut console = crate::support::console::ConsoleClient::new(&app.base);
     console.login("admin", "123456", false).await?;
     // Stopped after the pass of x.500: the next second's fire is planned (its row written) by then.
@@ -291,7 +394,8 @@ async fn a_stopped_job_sends_nothing_after_the_stop(backend: Backend) -> TestRes
     ensure_eq!(reply["code"], 200);
     let stopped_at = now_ms();
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let late: Vec<i64> = executor.calls_to("/run").iter().map(|r| r.at_ms).filter(|at| *at > stopped_at + 50).collect();
+    let late: Vec<i64> =
+        executor.calls_to("/run").iter().map(|r| r.at_ms).filter(|at| *at > stopped_at + 50).collect();
     ensure!(late.is_empty(), "runs after the stop at {stopped_at}: {late:?}");
     // The planned fire's row was removed with it: nothing is left "running".
     let unsent = app.app.db.find_unsettled_logs(now_ms() + 60_000, 10).await.context("unsettled")?;
@@ -355,14 +459,21 @@ async fn lost_trigger_results_are_settled(backend: Backend) -> TestResult {
     let do_nothing = insert(store, &j).await?;
     // Rows an admin wrote and never finished (killed between its insert and its result), two minutes
     // ago; and one that a live admin is working on right now.
-    let lost = store.insert_logs(&[(group, once_now), (group, do_nothing)], now_ms() - 120_000).await.context("lost rows")?;
+    let lost = store
+        .insert_logs(&[(group, once_now), (group, do_nothing)], now_ms() - 120_000)
+        .await
+        .context("lost rows")?;
     let live = store.insert_log(group, do_nothing, now_ms()).await.context("live row")?;
     let settled = eventually(Duration::from_secs(20), "the sweep", || async {
         let row = store.load_log(lost[1]).await.ok()??;
         (row.trigger_code == 500).then_some(row)
     })
     .await?;
-    ensure!(settled.trigger_msg.as_deref().unwrap_or("").contains("Trigger result lost"), "{:?}", settled.trigger_msg);
+    ensure!(
+        settled.trigger_msg.as_deref().unwrap_or("").contains("Trigger result lost"),
+        "{:?}",
+        settled.trigger_msg
+    );
     ensure_eq!(settled.handle_code, 0);
     // The FIRE_ONCE_NOW job's row too: nothing is sent again for a lost trigger (the schedule pass
     // compensates a missed next time; a trigger that may have reached its executor is not repeated).
@@ -370,7 +481,11 @@ async fn lost_trigger_results_are_settled(backend: Backend) -> TestResult {
         store.load_log(lost[0]).await.ok()?.filter(|l| l.trigger_code == 500)
     })
     .await?;
-    ensure!(other.trigger_msg.as_deref().unwrap_or("").contains("Trigger result lost"), "{:?}", other.trigger_msg);
+    ensure!(
+        other.trigger_msg.as_deref().unwrap_or("").contains("Trigger result lost"),
+        "{:?}",
+        other.trigger_msg
+    );
     tokio::time::sleep(Duration::from_secs(1)).await;
     ensure_eq!(executor.calls_to("/run").len(), 0, "nothing is sent for lost rows");
     let live_row = store.load_log(live).await.context("load")?.context("row")?;

@@ -13,14 +13,46 @@ use xxl_job_admin::storage::SESSION_SECRET_PREFIX;
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "schema::empty_database_gets_the_reference_schema", backends: MYSQL_ONLY, run: |b| Box::pin(empty_database_gets_the_reference_schema(b)) },
-        Case { name: "schema::reference_database_is_left_unchanged", backends: MYSQL_ONLY, run: |b| Box::pin(reference_database_is_left_unchanged(b)) },
-        Case { name: "schema::new_database_gets_every_table_and_the_initial_rows", backends: ALL, run: |b| Box::pin(new_database_gets_every_table_and_the_initial_rows(b)) },
-        Case { name: "schema::admins_starting_together_on_a_new_database_all_start", backends: SERVERS, run: |b| Box::pin(admins_starting_together(b)) },
-        Case { name: "schema::partial_schema_refuses_to_start", backends: SERVERS, run: |b| Box::pin(partial_schema_refuses_to_start(b)) },
-        Case { name: "schema::postgres_gets_the_intended_schema", backends: POSTGRES_ONLY, run: |b| Box::pin(postgres_gets_the_intended_schema(b)) },
-        Case { name: "schema::postgres_database_with_the_tables_is_left_unchanged", backends: POSTGRES_ONLY, run: |b| Box::pin(postgres_database_with_the_tables_is_left_unchanged(b)) },
-        Case { name: "schema::postgres_columns_of_other_types_refuse_to_start", backends: POSTGRES_ONLY, run: |b| Box::pin(postgres_columns_of_other_types_refuse_to_start(b)) },
+        Case {
+            name: "schema::empty_database_gets_the_reference_schema",
+            backends: MYSQL_ONLY,
+            run: |b| Box::pin(empty_database_gets_the_reference_schema(b)),
+        },
+        Case {
+            name: "schema::reference_database_is_left_unchanged",
+            backends: MYSQL_ONLY,
+            run: |b| Box::pin(reference_database_is_left_unchanged(b)),
+        },
+        Case {
+            name: "schema::new_database_gets_every_table_and_the_initial_rows",
+            backends: ALL,
+            run: |b| Box::pin(new_database_gets_every_table_and_the_initial_rows(b)),
+        },
+        Case {
+            name: "schema::admins_starting_together_on_a_new_database_all_start",
+            backends: SERVERS,
+            run: |b| Box::pin(admins_starting_together(b)),
+        },
+        Case {
+            name: "schema::partial_schema_refuses_to_start",
+            backends: SERVERS,
+            run: |b| Box::pin(partial_schema_refuses_to_start(b)),
+        },
+        Case {
+            name: "schema::postgres_gets_the_intended_schema",
+            backends: POSTGRES_ONLY,
+            run: |b| Box::pin(postgres_gets_the_intended_schema(b)),
+        },
+        Case {
+            name: "schema::postgres_database_with_the_tables_is_left_unchanged",
+            backends: POSTGRES_ONLY,
+            run: |b| Box::pin(postgres_database_with_the_tables_is_left_unchanged(b)),
+        },
+        Case {
+            name: "schema::postgres_columns_of_other_types_refuse_to_start",
+            backends: POSTGRES_ONLY,
+            run: |b| Box::pin(postgres_columns_of_other_types_refuse_to_start(b)),
+        },
     ]
 }
 
@@ -38,7 +70,8 @@ async fn load_reference(db: &TestDb) -> Result<(), Failed> {
     db.create().await?;
     let mut conn = db.mysql().await?;
     for statement in script.split(";\n").map(str::trim).filter(|s| !s.is_empty()) {
-        let body: String = statement.lines().filter(|l| !l.trim_start().starts_with('#')).collect::<Vec<_>>().join("\n");
+        let body: String =
+            statement.lines().filter(|l| !l.trim_start().starts_with('#')).collect::<Vec<_>>().join("\n");
         let lower = body.trim().to_lowercase();
         if lower.is_empty() || lower.starts_with("create database") || lower.starts_with("use ") {
             continue;
@@ -100,8 +133,12 @@ async fn rows(conn: &mut MySqlConnection) -> Result<Vec<String>, Failed> {
 /// checking its form.
 fn without_session_secret(rows: Vec<String>) -> Result<Vec<String>, Failed> {
     let prefix = format!("xxl_job_lock|{SESSION_SECRET_PREFIX}");
-    let (secrets, others): (Vec<String>, Vec<String>) = rows.into_iter().partition(|r| r.starts_with(&prefix));
-    ensure!(secrets.len() == 1 && secrets[0].len() == "xxl_job_lock|".len() + 50, "one session secret row: {secrets:?}");
+    let (secrets, others): (Vec<String>, Vec<String>) =
+        rows.into_iter().partition(|r| r.starts_with(&prefix));
+    ensure!(
+        secrets.len() == 1 && secrets[0].len() == "xxl_job_lock|".len() + 50,
+        "one session secret row: {secrets:?}"
+    );
     Ok(others)
 }
 
@@ -118,7 +155,10 @@ async fn empty_database_gets_the_reference_schema(backend: Backend) -> TestResul
     ensure!(expected.len() > 80, "the reference schema was not loaded: {expected:?}");
     let missing: Vec<_> = expected.iter().filter(|f| !actual.contains(f)).collect();
     let extra: Vec<_> = actual.iter().filter(|f| !expected.contains(f)).collect();
-    ensure!(missing.is_empty() && extra.is_empty(), "schema differs\n missing: {missing:#?}\n extra: {extra:#?}");
+    ensure!(
+        missing.is_empty() && extra.is_empty(),
+        "schema differs\n missing: {missing:#?}\n extra: {extra:#?}"
+    );
     let charset: Vec<String> = sqlx::query_scalar(
         "SELECT CAST(CONCAT(DEFAULT_CHARACTER_SET_NAME, '/', DEFAULT_COLLATION_NAME) AS CHAR) \
          FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN (?, ?)",
@@ -154,9 +194,12 @@ async fn reference_database_is_left_unchanged(backend: Backend) -> TestResult {
     ensure_eq!(tables.len(), 8, "no bookkeeping table may appear: {tables:?}");
     // Users, jobs and the lock are untouched (groups may get their address list refreshed); the session
     // secret is the one row added.
-    let after: Vec<String> =
-        without_session_secret(rows(&mut db.mysql().await?).await?)?.into_iter().filter(|r| !r.starts_with("xxl_job_group")).collect();
-    let before: Vec<String> = user_rows_before.into_iter().filter(|r| !r.starts_with("xxl_job_group")).collect();
+    let after: Vec<String> = without_session_secret(rows(&mut db.mysql().await?).await?)?
+        .into_iter()
+        .filter(|r| !r.starts_with("xxl_job_group"))
+        .collect();
+    let before: Vec<String> =
+        user_rows_before.into_iter().filter(|r| !r.starts_with("xxl_job_group")).collect();
     ensure_eq!(after, before);
     Ok(())
 }
@@ -190,7 +233,8 @@ async fn new_database_gets_every_table_and_the_initial_rows(backend: Backend) ->
 /// schema, the others wait for it and find them made; all start, and the initial rows are there once.
 async fn admins_starting_together(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
-    let (a, b, c) = tokio::join!(TestApp::start(&db, &[]), TestApp::start(&db, &[]), TestApp::start(&db, &[]));
+    let (a, b, c) =
+        tokio::join!(TestApp::start(&db, &[]), TestApp::start(&db, &[]), TestApp::start(&db, &[]));
     let started = [a, b, c].into_iter().collect::<Result<Vec<_>, _>>()?;
     ensure_eq!(started[0].app.db.count_jobs().await.context("count")?, 1);
     ensure_eq!(started[1].app.db.all_groups().await.context("groups")?.len(), 1);
@@ -239,7 +283,8 @@ async fn describe_postgres(conn: &mut PgConnection) -> Result<Vec<String>, Faile
         facts.extend(rows);
     }
     // The catalogue names the schema in index definitions; the intent does not depend on it.
-    let schema: String = sqlx::query_scalar("SELECT current_schema()").fetch_one(&mut *conn).await.context("schema")?;
+    let schema: String =
+        sqlx::query_scalar("SELECT current_schema()").fetch_one(&mut *conn).await.context("schema")?;
     let mut facts: Vec<String> = facts.into_iter().map(|f| f.replace(&format!(" {schema}."), " ")).collect();
     facts.sort();
     Ok(facts)
@@ -266,11 +311,16 @@ async fn postgres_gets_the_intended_schema(backend: Backend) -> TestResult {
     ensure!(expected.len() > 80, "the intent lost its lines: {expected:?}");
     let missing: Vec<_> = expected.iter().filter(|f| !actual.contains(f)).collect();
     let extra: Vec<_> = actual.iter().filter(|f| !expected.contains(f)).collect();
-    ensure!(missing.is_empty() && extra.is_empty(), "schema differs\n missing: {missing:#?}\n extra: {extra:#?}");
-    let encoding: String = sqlx::query_scalar("SELECT pg_encoding_to_char(encoding) FROM pg_database WHERE datname = current_database()")
-        .fetch_one(&mut db.postgres().await?)
-        .await
-        .context("encoding")?;
+    ensure!(
+        missing.is_empty() && extra.is_empty(),
+        "schema differs\n missing: {missing:#?}\n extra: {extra:#?}"
+    );
+    let encoding: String = sqlx::query_scalar(
+        "SELECT pg_encoding_to_char(encoding) FROM pg_database WHERE datname = current_database()",
+    )
+    .fetch_one(&mut db.postgres().await?)
+    .await
+    .context("encoding")?;
     ensure_eq!(encoding, "UTF8");
     Ok(())
 }

@@ -18,25 +18,97 @@ use xxl_job_admin::workers::registry::{monitor_pass, ADDRESS_LIST_MAX_BYTES};
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "security::throttle_counts_the_account_found_not_the_spelling", backends: ALL, run: |b| Box::pin(throttle_counts_the_account_found_not_the_spelling(b)) },
-        Case { name: "security::throttle_is_per_address_and_says_how_long", backends: ALL, run: |b| Box::pin(throttle_is_per_address_and_says_how_long(b)) },
-        Case { name: "security::forwarded_for_is_ignored_unless_configured", backends: &[Backend::Sqlite], run: |b| Box::pin(forwarded_for_is_ignored_unless_configured(b)) },
-        Case { name: "security::state_changes_take_get_only_from_the_consoles_pages", backends: ALL, run: |b| Box::pin(state_changes_take_get_only_from_the_consoles_pages(b)) },
-        Case { name: "security::a_proxy_rewriting_host_and_trusted_origins", backends: &[Backend::Sqlite], run: |b| Box::pin(a_proxy_rewriting_host_and_trusted_origins(b)) },
-        Case { name: "security::old_browsers_behind_nginx_need_the_public_origin", backends: &[Backend::Sqlite], run: |b| Box::pin(old_browsers_behind_nginx_need_the_public_origin(b)) },
-        Case { name: "security::csrf_variants_are_refused", backends: ALL, run: |b| Box::pin(csrf_variants_are_refused(b)) },
-        Case { name: "security::the_session_secret_is_shared_through_the_database", backends: SERVERS, run: |b| Box::pin(the_session_secret_is_shared_through_the_database(b)) },
-        Case { name: "security::admins_starting_together_agree_on_one_secret", backends: ALL, run: |b| Box::pin(admins_starting_together_agree_on_one_secret(b)) },
-        Case { name: "security::sessions_are_encrypted_cookies_bound_to_the_password", backends: ALL, run: |b| Box::pin(sessions_are_encrypted_cookies_bound_to_the_password(b)) },
-        Case { name: "security::one_registry_group_stops_nothing", backends: ALL, run: |b| Box::pin(one_registry_group_stops_nothing(b)) },
-        Case { name: "security::registrations_are_checked_and_capped", backends: ALL, run: |b| Box::pin(registrations_are_checked_and_capped(b)) },
-        Case { name: "security::every_console_response_is_hardened", backends: &[Backend::Sqlite], run: |b| Box::pin(every_console_response_is_hardened(b)) },
-        Case { name: "security::the_default_password_is_announced_to_administrators", backends: ALL, run: |b| Box::pin(the_default_password_is_announced_to_administrators(b)) },
-        Case { name: "security::other_groups_are_out_of_reach", backends: ALL, run: |b| Box::pin(other_groups_are_out_of_reach(b)) },
+        Case {
+            name: "security::throttle_counts_the_account_found_not_the_spelling",
+            backends: ALL,
+            run: |b| Box::pin(throttle_counts_the_account_found_not_the_spelling(b)),
+        },
+        Case {
+            name: "security::throttle_is_per_address_and_says_how_long",
+            backends: ALL,
+            run: |b| Box::pin(throttle_is_per_address_and_says_how_long(b)),
+        },
+        Case {
+            name: "security::forwarded_for_is_ignored_unless_configured",
+            backends: &[Backend::Sqlite],
+            run: |b| Box::pin(forwarded_for_is_ignored_unless_configured(b)),
+        },
+        Case {
+            name: "security::state_changes_take_get_only_from_the_consoles_pages",
+            backends: ALL,
+            run: |b| Box::pin(state_changes_take_get_only_from_the_consoles_pages(b)),
+        },
+        Case {
+            name: "security::a_proxy_rewriting_host_and_trusted_origins",
+            backends: &[Backend::Sqlite],
+            run: |b| Box::pin(a_proxy_rewriting_host_and_trusted_origins(b)),
+        },
+        Case {
+            name: "security::old_browsers_behind_nginx_need_the_public_origin",
+            backends: &[Backend::Sqlite],
+            run: |b| Box::pin(old_browsers_behind_nginx_need_the_public_origin(b)),
+        },
+        Case {
+            name: "security::csrf_variants_are_refused",
+            backends: ALL,
+            run: |b| Box::pin(csrf_variants_are_refused(b)),
+        },
+        Case {
+            name: "security::the_session_secret_is_shared_through_the_database",
+            backends: SERVERS,
+            run: |b| Box::pin(the_session_secret_is_shared_through_the_database(b)),
+        },
+        Case {
+            name: "security::admins_starting_together_agree_on_one_secret",
+            backends: ALL,
+            run: |b| Box::pin(admins_starting_together_agree_on_one_secret(b)),
+        },
+        Case {
+            name: "security::sessions_are_encrypted_cookies_bound_to_the_password",
+            backends: ALL,
+            run: |b| Box::pin(sessions_are_encrypted_cookies_bound_to_the_password(b)),
+        },
+        Case {
+            name: "security::one_registry_group_stops_nothing",
+            backends: ALL,
+            run: |b| Box::pin(one_registry_group_stops_nothing(b)),
+        },
+        Case {
+            name: "security::registrations_are_checked_and_capped",
+            backends: ALL,
+            run: |b| Box::pin(registrations_are_checked_and_capped(b)),
+        },
+        Case {
+            name: "security::every_console_response_is_hardened",
+            backends: &[Backend::Sqlite],
+            run: |b| Box::pin(every_console_response_is_hardened(b)),
+        },
+        Case {
+            name: "security::the_default_password_is_announced_to_administrators",
+            backends: ALL,
+            run: |b| Box::pin(the_default_password_is_announced_to_administrators(b)),
+        },
+        Case {
+            name: "security::other_groups_are_out_of_reach",
+            backends: ALL,
+            run: |b| Box::pin(other_groups_are_out_of_reach(b)),
+        },
         Case { name: "security::input_stays_data", backends: ALL, run: |b| Box::pin(input_stays_data(b)) },
-        Case { name: "security::executor_api_checks_token_and_size", backends: ALL, run: |b| Box::pin(executor_api_checks_token_and_size(b)) },
-        Case { name: "security::logout_ends_the_session_on_every_admin", backends: SERVERS, run: |b| Box::pin(logout_ends_the_session_on_every_admin(b)) },
-        Case { name: "security::a_refused_post_keeps_its_connection", backends: &[Backend::Sqlite], run: |b| Box::pin(a_refused_post_keeps_its_connection(b)) },
+        Case {
+            name: "security::executor_api_checks_token_and_size",
+            backends: ALL,
+            run: |b| Box::pin(executor_api_checks_token_and_size(b)),
+        },
+        Case {
+            name: "security::logout_ends_the_session_on_every_admin",
+            backends: SERVERS,
+            run: |b| Box::pin(logout_ends_the_session_on_every_admin(b)),
+        },
+        Case {
+            name: "security::a_refused_post_keeps_its_connection",
+            backends: &[Backend::Sqlite],
+            run: |b| Box::pin(a_refused_post_keeps_its_connection(b)),
+        },
     ]
 }
 
@@ -49,9 +121,21 @@ fn throttled(secs: i64) -> String {
     en().format("login_throttled", &[&secs])
 }
 
-async fn login_from(app: &TestApp, name: &str, password: &str, address: &str) -> Result<(serde_json::Value, Option<String>), Failed> {
+async fn login_from(
+    app: &TestApp,
+    name: &str,
+    password: &str,
+    address: &str,
+) -> Result<(serde_json::Value, Option<String>), Failed> {
     let client = ConsoleClient::new(&app.base);
-    let reply = client.request(Method::POST, "/login", &[("userName", name), ("password", password)], &[("X-Forwarded-For", address)]).await?;
+    let reply = client
+        .request(
+            Method::POST,
+            "/login",
+            &[("userName", name), ("password", password)],
+            &[("X-Forwarded-For", address)],
+        )
+        .await?;
     let cookie = reply.set_cookie.as_deref().and_then(|c| c.split(';').next()).map(str::to_string);
     Ok((reply.json()?, cookie))
 }
@@ -72,7 +156,10 @@ async fn throttle_counts_the_account_found_not_the_spelling(backend: Backend) ->
         Backend::Sqlite | Backend::Postgres => (&["admin"; 5], "admin"),
     };
     for name in spellings {
-        ensure!(app.app.db.load_user_by_name(name).await.context("lookup")?.is_some(), "{name} finds the admin");
+        ensure!(
+            app.app.db.load_user_by_name(name).await.context("lookup")?.is_some(),
+            "{name} finds the admin"
+        );
         let (reply, _) = login_from(&app, name, "wrong", "").await?;
         ensure_eq!(reply["msg"], en().get("login_param_unvalid"), "{name}");
     }
@@ -89,10 +176,17 @@ async fn throttle_is_per_address_and_says_how_long(backend: Backend) -> TestResu
     let app = TestApp::start(&db, &["--server.forward-headers-strategy=native"]).await?;
     let guesser = "203.0.113.66";
     for _ in 0..5 {
-        ensure_eq!(login_from(&app, "admin", "wrong", guesser).await?.0["msg"], en().get("login_param_unvalid"));
+        ensure_eq!(
+            login_from(&app, "admin", "wrong", guesser).await?.0["msg"],
+            en().get("login_param_unvalid")
+        );
     }
     let (refused, cookie) = login_from(&app, "admin", "123456", guesser).await?;
-    ensure_eq!(refused, json!({"code": 500, "msg": throttled(30), "content": null}), "even the right password waits there");
+    ensure_eq!(
+        refused,
+        json!({"code": 500, "msg": throttled(30), "content": null}),
+        "even the right password waits there"
+    );
     ensure!(cookie.is_none(), "no session for the guesser");
     let (owner, cookie) = login_from(&app, "admin", "123456", "198.51.100.7").await?;
     ensure_eq!(owner["code"], 200, "the owner signs in from elsewhere");
@@ -103,12 +197,32 @@ async fn throttle_is_per_address_and_says_how_long(backend: Backend) -> TestResu
     client.cookie = cookie;
     let from = [("X-Forwarded-For", "198.51.100.8")];
     for _ in 0..5 {
-        let reply = client.request(Method::POST, "/user/updatePwd", &[("oldPassword", "nope"), ("password", "new-secret")], &from).await?;
-        ensure_eq!(reply.json()?["msg"], format!("{}{}", en().get("change_pwd_field_oldpwd"), en().get("system_unvalid")));
+        let reply = client
+            .request(
+                Method::POST,
+                "/user/updatePwd",
+                &[("oldPassword", "nope"), ("password", "new-secret")],
+                &from,
+            )
+            .await?;
+        ensure_eq!(
+            reply.json()?["msg"],
+            format!("{}{}", en().get("change_pwd_field_oldpwd"), en().get("system_unvalid"))
+        );
     }
-    let blocked = client.request(Method::POST, "/user/updatePwd", &[("oldPassword", "123456"), ("password", "new-secret")], &from).await?;
+    let blocked = client
+        .request(
+            Method::POST,
+            "/user/updatePwd",
+            &[("oldPassword", "123456"), ("password", "new-secret")],
+            &from,
+        )
+        .await?;
     ensure_eq!(blocked.json()?["msg"], throttled(30));
-    ensure!(app.app.db.load_user(1).await.context("load")?.context("admin")?.password.starts_with("e10adc"), "unchanged");
+    ensure!(
+        app.app.db.load_user(1).await.context("load")?.context("admin")?.password.starts_with("e10adc"),
+        "unchanged"
+    );
     app.stop().await;
     Ok(())
 }
@@ -141,25 +255,49 @@ fn state_changing(job_id: &str) -> Vec<(&'static str, Vec<(&'static str, String)
         ("/jobinfo/stop", vec![("id", s(job_id))]),
         ("/jobinfo/start", vec![("id", s(job_id))]),
         ("/jobinfo/trigger", vec![("id", s(job_id))]),
-        ("/jobinfo/add", vec![("jobGroup", s("1")), ("jobDesc", s("csrf")), ("author", s("x")), ("scheduleType", s("NONE")), ("glueType", s("BEAN")), ("executorHandler", s("h")), ("executorRouteStrategy", s("FIRST")), ("misfireStrategy", s("DO_NOTHING")), ("executorBlockStrategy", s("SERIAL_EXECUTION"))]),
+        (
+            "/jobinfo/add",
+            vec![
+                ("jobGroup", s("1")),
+                ("jobDesc", s("csrf")),
+                ("author", s("x")),
+                ("scheduleType", s("NONE")),
+                ("glueType", s("BEAN")),
+                ("executorHandler", s("h")),
+                ("executorRouteStrategy", s("FIRST")),
+                ("misfireStrategy", s("DO_NOTHING")),
+                ("executorBlockStrategy", s("SERIAL_EXECUTION")),
+            ],
+        ),
         ("/jobinfo/update", vec![("id", s(job_id)), ("jobDesc", s("csrf"))]),
         ("/joblog/logKill", vec![("id", s("1"))]),
         ("/joblog/clearLog", vec![("jobGroup", s("1")), ("jobId", s("0")), ("type", s("9"))]),
         ("/jobgroup/save", vec![("appname", s("evil-app")), ("title", s("Evil")), ("addressType", s("0"))]),
-        ("/jobgroup/update", vec![("id", s("1")), ("appname", s("evil-app")), ("title", s("Evil")), ("addressType", s("0"))]),
+        (
+            "/jobgroup/update",
+            vec![("id", s("1")), ("appname", s("evil-app")), ("title", s("Evil")), ("addressType", s("0"))],
+        ),
         ("/jobgroup/remove", vec![("id", s("1"))]),
         ("/user/add", vec![("username", s("mallory")), ("password", s("mallory-pw")), ("role", s("1"))]),
         ("/user/update", vec![("id", s("2")), ("username", s("x")), ("role", s("1"))]),
         ("/user/remove", vec![("id", s("2"))]),
         ("/user/updatePwd", vec![("oldPassword", s("123456")), ("password", s("stolen1"))]),
         ("/jobcode/save", vec![("id", s(job_id)), ("glueSource", s("x")), ("glueRemark", s("takeover"))]),
-        ("/jobinfo/apply", vec![("format", s("toml")), ("document", s("[[executor]]\napp_name = \"evil-app\"\ntitle = \"Evil\"\n"))]),
+        (
+            "/jobinfo/apply",
+            vec![
+                ("format", s("toml")),
+                ("document", s("[[executor]]\napp_name = \"evil-app\"\ntitle = \"Evil\"\n")),
+            ],
+        ),
         ("/logout", vec![]),
     ]
 }
 
 fn query(form: &[(&str, String)]) -> String {
-    url::form_urlencoded::Serializer::new(String::new()).extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str()))).finish()
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
+        .finish()
 }
 
 fn borrowed<'a>(form: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
@@ -183,23 +321,46 @@ async fn state_changes_take_get_only_from_the_consoles_pages(backend: Backend) -
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &[]).await?;
     let client = admin(&app).await?;
-    let glue = insert(&app.app.db, &xxl_job_admin::storage::JobInfo { glue_type: "GLUE_SHELL".into(), ..job(1) }).await?.to_string();
+    let glue =
+        insert(&app.app.db, &xxl_job_admin::storage::JobInfo { glue_type: "GLUE_SHELL".into(), ..job(1) })
+            .await?
+            .to_string();
     let t = en();
     let refusals: Vec<(&str, Vec<(&str, &str)>)> = vec![
         ("no browser marker", vec![]),
-        ("another site's <img>", vec![("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "no-cors"), ("Sec-Fetch-Dest", "image")]),
+        (
+            "another site's <img>",
+            vec![
+                ("Sec-Fetch-Site", "cross-site"),
+                ("Sec-Fetch-Mode", "no-cors"),
+                ("Sec-Fetch-Dest", "image"),
+            ],
+        ),
         ("a link on a sibling site", vec![("Sec-Fetch-Site", "same-site"), ("Sec-Fetch-Mode", "navigate")]),
         ("a foreign Origin", vec![("Origin", "https://evil.example")]),
     ];
     for (path, form) in state_changing(&glue) {
         let url = format!("{path}?{}", query(&form));
         let post_only = POST_ONLY.contains(&path);
-        let methods: &[Method] = if post_only { &[Method::GET, Method::PUT, Method::DELETE] } else { &[Method::PUT, Method::DELETE, Method::PATCH] };
+        let methods: &[Method] = if post_only {
+            &[Method::GET, Method::PUT, Method::DELETE]
+        } else {
+            &[Method::PUT, Method::DELETE, Method::PATCH]
+        };
         for method in methods {
-            let reply = client.request(method.clone(), &url, &[], &[("Sec-Fetch-Site", "same-origin")]).await?;
-            let (allow, key) = if post_only { ("POST", "system_post_only") } else { ("GET, POST", "system_get_needs_console") };
+            let reply =
+                client.request(method.clone(), &url, &[], &[("Sec-Fetch-Site", "same-origin")]).await?;
+            let (allow, key) = if post_only {
+                ("POST", "system_post_only")
+            } else {
+                ("GET, POST", "system_get_needs_console")
+            };
             ensure_eq!(reply.status, 405, "{method} {path}");
-            ensure_eq!(reply.headers.get("allow").and_then(|v| v.to_str().ok()), Some(allow), "{method} {path}");
+            ensure_eq!(
+                reply.headers.get("allow").and_then(|v| v.to_str().ok()),
+                Some(allow),
+                "{method} {path}"
+            );
             ensure_eq!(reply.json()?, envelope(405, t.format(key, &[&path])), "{method} {path}");
         }
         if post_only {
@@ -225,22 +386,49 @@ async fn state_changes_take_get_only_from_the_consoles_pages(backend: Backend) -
     let store = &app.app.db;
     let cron = insert(store, &crate::support::fixtures::every_second_job(1, 3600)).await?;
     let status = |reply: &PageReply| Ok::<_, Failed>((reply.status, reply.json()?["code"].clone()));
-    let stopped = client.request(Method::GET, &format!("/jobinfo/stop?id={cron}"), &[], &[("Sec-Fetch-Site", "same-origin")]).await?;
+    let stopped = client
+        .request(Method::GET, &format!("/jobinfo/stop?id={cron}"), &[], &[("Sec-Fetch-Site", "same-origin")])
+        .await?;
     ensure_eq!(status(&stopped)?, (200, json!(200)), "GET stop from the console's page");
     ensure_eq!(store.load_job(cron).await.context("job")?.context("job")?.trigger_status, 0);
-    let started = client.request(Method::GET, &format!("/jobinfo/start?id={cron}"), &[], &[("Sec-Fetch-Site", "none")]).await?;
+    let started = client
+        .request(Method::GET, &format!("/jobinfo/start?id={cron}"), &[], &[("Sec-Fetch-Site", "none")])
+        .await?;
     ensure_eq!(status(&started)?, (200, json!(200)), "GET start typed into the address bar");
     ensure_eq!(store.load_job(cron).await.context("job")?.context("job")?.trigger_status, 1);
-    let removed = client.request(Method::GET, &format!("/jobinfo/remove?id={cron}"), &[], &[("Origin", &own)]).await?;
+    let removed =
+        client.request(Method::GET, &format!("/jobinfo/remove?id={cron}"), &[], &[("Origin", &own)]).await?;
     ensure_eq!(status(&removed)?, (200, json!(200)), "GET remove with this admin's Origin");
     ensure!(store.load_job(cron).await.context("job")?.is_none(), "removed");
-    let login = ConsoleClient::new(&app.base).request(Method::GET, "/login?userName=admin&password=123456", &[], &[("Sec-Fetch-Site", "same-origin")]).await?;
-    ensure_eq!((login.status, login.json()?), (405, envelope(405, t.format("system_post_only", &[&"/login"]))), "no GET login");
+    let login = ConsoleClient::new(&app.base)
+        .request(
+            Method::GET,
+            "/login?userName=admin&password=123456",
+            &[],
+            &[("Sec-Fetch-Site", "same-origin")],
+        )
+        .await?;
+    ensure_eq!(
+        (login.status, login.json()?),
+        (405, envelope(405, t.format("system_post_only", &[&"/login"]))),
+        "no GET login"
+    );
 
     // Read-only endpoints keep GET, as scripts use them.
-    for path in ["/jobinfo/pageList?jobGroup=1&triggerStatus=-1", "/joblog/getJobsByGroup?jobGroup=1", "/jobgroup/loadById?id=1", "/user/pageList?role=-1", "/chartInfo", "/jobinfo/nextTriggerTime?scheduleType=FIX_RATE&scheduleConf=5"] {
+    for path in [
+        "/jobinfo/pageList?jobGroup=1&triggerStatus=-1",
+        "/joblog/getJobsByGroup?jobGroup=1",
+        "/jobgroup/loadById?id=1",
+        "/user/pageList?role=-1",
+        "/chartInfo",
+        "/jobinfo/nextTriggerTime?scheduleType=FIX_RATE&scheduleConf=5",
+    ] {
         let reply = client.get(path).await?;
-        ensure_eq!((reply.status, reply.json()?.get("recordsTotal").is_some() || reply.json()?["code"] == 200), (200, true), "GET {path}");
+        ensure_eq!(
+            (reply.status, reply.json()?.get("recordsTotal").is_some() || reply.json()?["code"] == 200),
+            (200, true),
+            "GET {path}"
+        );
     }
     // Scripts POSTing without Origin or Sec-Fetch-* keep working.
     ensure_eq!(client.post("/jobinfo/stop", &[("id", "1")]).await?["code"], 200);
@@ -269,13 +457,25 @@ async fn csrf_variants_are_refused(backend: Backend) -> TestResult {
         }
     }
     let login = ConsoleClient::new(&app.base)
-        .request(Method::POST, "/login", &[("userName", "admin"), ("password", "123456")], &[("Sec-Fetch-Site", "same-site")])
+        .request(
+            Method::POST,
+            "/login",
+            &[("userName", "admin"), ("password", "123456")],
+            &[("Sec-Fetch-Site", "same-site")],
+        )
         .await?;
     ensure_eq!(login.status, 403, "login CSRF from a sibling site");
     ensure_eq!(app.app.db.count_jobs().await.context("count")?, 1, "nothing changed");
     ensure_eq!(client.get("/").await?.status, 200, "the session survived");
     let own = format!("http://127.0.0.1:{port}");
-    let same = client.request(Method::POST, "/jobinfo/stop", &[("id", "1")], &[("Origin", &own), ("Sec-Fetch-Site", "same-origin")]).await?;
+    let same = client
+        .request(
+            Method::POST,
+            "/jobinfo/stop",
+            &[("id", "1")],
+            &[("Origin", &own), ("Sec-Fetch-Site", "same-origin")],
+        )
+        .await?;
     ensure_eq!(same.json()?["code"], 200, "the console itself");
     app.stop().await;
     Ok(())
@@ -293,8 +493,21 @@ async fn a_proxy_rewriting_host_and_trusted_origins(backend: Backend) -> TestRes
     let passes: Vec<(&str, Vec<(&str, &str)>)> = vec![
         ("the console's page behind the proxy", vec![("Origin", public), ("Sec-Fetch-Site", "same-origin")]),
         ("X-Forwarded-Host", vec![("Origin", public), ("X-Forwarded-Host", "jobs.example.com")]),
-        ("X-Forwarded-Host and -Proto", vec![("Origin", "https://jobs.example.com"), ("X-Forwarded-Host", "jobs.example.com"), ("X-Forwarded-Proto", "https")]),
-        ("Forwarded", vec![("Origin", "https://jobs.example.com:8443"), ("Forwarded", "for=192.0.2.1;host=\"jobs.example.com:8443\";proto=https")]),
+        (
+            "X-Forwarded-Host and -Proto",
+            vec![
+                ("Origin", "https://jobs.example.com"),
+                ("X-Forwarded-Host", "jobs.example.com"),
+                ("X-Forwarded-Proto", "https"),
+            ],
+        ),
+        (
+            "Forwarded",
+            vec![
+                ("Origin", "https://jobs.example.com:8443"),
+                ("Forwarded", "for=192.0.2.1;host=\"jobs.example.com:8443\";proto=https"),
+            ],
+        ),
         ("a trusted front end", vec![("Origin", "https://ui.example.com"), ("Sec-Fetch-Site", "cross-site")]),
         ("a trusted front end in an old browser", vec![("Origin", "https://ui.example.com")]),
     ];
@@ -302,19 +515,54 @@ async fn a_proxy_rewriting_host_and_trusted_origins(backend: Backend) -> TestRes
         let reply = client.request(Method::POST, "/jobinfo/stop", &[("id", "1")], headers).await?;
         ensure_eq!((reply.status, reply.json()?["code"].clone()), (200, json!(200)), "{what}");
     }
-    let kill = client.request(Method::GET, "/joblog/logKill?id=999999", &[], &[("Origin", "https://ui.example.com"), ("Sec-Fetch-Site", "cross-site")]).await?;
-    ensure_eq!((kill.status, kill.json()?["code"].clone()), (200, json!(500)), "a trusted front end's GET kill reaches the kill (of no log)");
+    let kill = client
+        .request(
+            Method::GET,
+            "/joblog/logKill?id=999999",
+            &[],
+            &[("Origin", "https://ui.example.com"), ("Sec-Fetch-Site", "cross-site")],
+        )
+        .await?;
+    ensure_eq!(
+        (kill.status, kill.json()?["code"].clone()),
+        (200, json!(500)),
+        "a trusted front end's GET kill reaches the kill (of no log)"
+    );
     let refusals = [
         ("an old browser behind a proxy that hides the public host", vec![("Origin", public)], public),
-        ("X-Forwarded-Proto says https, the page is http", vec![("Origin", public), ("X-Forwarded-Host", "jobs.example.com"), ("X-Forwarded-Proto", "https")], public),
-        ("another site", vec![("Origin", "https://evil.example"), ("Sec-Fetch-Site", "cross-site")], "https://evil.example"),
-        ("another site posing as the public host", vec![("Origin", "https://evil.example"), ("X-Forwarded-Host", "jobs.example.com")], "https://evil.example"),
+        (
+            "X-Forwarded-Proto says https, the page is http",
+            vec![
+                ("Origin", public),
+                ("X-Forwarded-Host", "jobs.example.com"),
+                ("X-Forwarded-Proto", "https"),
+            ],
+            public,
+        ),
+        (
+            "another site",
+            vec![("Origin", "https://evil.example"), ("Sec-Fetch-Site", "cross-site")],
+            "https://evil.example",
+        ),
+        (
+            "another site posing as the public host",
+            vec![("Origin", "https://evil.example"), ("X-Forwarded-Host", "jobs.example.com")],
+            "https://evil.example",
+        ),
     ];
     for (what, headers, sender) in &refusals {
         let reply = client.request(Method::POST, "/jobinfo/start", &[("id", "1")], headers).await?;
-        ensure_eq!((reply.status, reply.json()?), (403, envelope(403, en().format("system_cross_site_refused", &[sender]))), "{what}");
+        ensure_eq!(
+            (reply.status, reply.json()?),
+            (403, envelope(403, en().format("system_cross_site_refused", &[sender]))),
+            "{what}"
+        );
     }
-    ensure_eq!(app.app.db.load_job(1).await.context("job")?.context("job 1")?.trigger_status, 0, "never started");
+    ensure_eq!(
+        app.app.db.load_job(1).await.context("job")?.context("job 1")?.trigger_status,
+        0,
+        "never started"
+    );
     app.stop().await;
     Ok(())
 }
@@ -332,16 +580,44 @@ async fn old_browsers_behind_nginx_need_the_public_origin(backend: Backend) -> T
         let app = TestApp::start(&db, &extra.iter().map(String::as_str).collect::<Vec<_>>()).await?;
         let nginx = Nginx::start(port, app.app.addr, &[]).await?;
         let mut client = ConsoleClient::new(&nginx.console);
-        ensure_eq!(client.login("admin", "123456", false).await?["code"], 200, "a script logs in through nginx");
-        let modern = client.request(Method::POST, "/jobinfo/stop", &[("id", "1")], &[("Origin", &public), ("Sec-Fetch-Site", "same-origin")]).await?;
-        ensure_eq!((modern.status, modern.json()?["code"].clone()), (200, json!(200)), "a current browser (trusted: {trusted})");
-        let old = client.request(Method::POST, "/jobinfo/stop", &[("id", "1")], &[("Origin", &public)]).await?;
+        ensure_eq!(
+            client.login("admin", "123456", false).await?["code"],
+            200,
+            "a script logs in through nginx"
+        );
+        let modern = client
+            .request(
+                Method::POST,
+                "/jobinfo/stop",
+                &[("id", "1")],
+                &[("Origin", &public), ("Sec-Fetch-Site", "same-origin")],
+            )
+            .await?;
+        ensure_eq!(
+            (modern.status, modern.json()?["code"].clone()),
+            (200, json!(200)),
+            "a current browser (trusted: {trusted})"
+        );
+        let old =
+            client.request(Method::POST, "/jobinfo/stop", &[("id", "1")], &[("Origin", &public)]).await?;
         if trusted {
-            ensure_eq!((old.status, old.json()?["code"].clone()), (200, json!(200)), "an old browser, its origin trusted");
+            ensure_eq!(
+                (old.status, old.json()?["code"].clone()),
+                (200, json!(200)),
+                "an old browser, its origin trusted"
+            );
         } else {
-            ensure_eq!((old.status, old.json()?), (403, envelope(403, en().format("system_cross_site_refused", &[&public]))), "an old browser");
+            ensure_eq!(
+                (old.status, old.json()?),
+                (403, envelope(403, en().format("system_cross_site_refused", &[&public]))),
+                "an old browser"
+            );
         }
-        ensure!(nginx.access_log().contains("POST /xxl-job-admin/jobinfo/stop"), "through nginx: {}", nginx.access_log());
+        ensure!(
+            nginx.access_log().contains("POST /xxl-job-admin/jobinfo/stop"),
+            "through nginx: {}",
+            nginx.access_log()
+        );
         drop(nginx);
         app.stop().await;
     }
@@ -373,7 +649,8 @@ async fn the_session_secret_is_shared_through_the_database(backend: Backend) -> 
     let mut on_second = ConsoleClient::new(&second.base);
     on_second.cookie = client.cookie.clone();
     ensure_eq!(on_second.get("/").await?.status, 200, "a session of one admin is valid on the other");
-    let configured = TestApp::start(&db, &["--xxl.job.session.secret=0123456789abcdef0123456789abcdef"]).await?;
+    let configured =
+        TestApp::start(&db, &["--xxl.job.session.secret=0123456789abcdef0123456789abcdef"]).await?;
     let mut elsewhere = ConsoleClient::new(&configured.base);
     elsewhere.cookie = client.cookie.clone();
     ensure_eq!(elsewhere.get("/").await?.status, 302, "another secret, no session");
@@ -422,17 +699,34 @@ async fn sessions_are_encrypted_cookies_bound_to_the_password(backend: Backend) 
     for attribute in ["HttpOnly", "SameSite=Lax", "Path=/"] {
         ensure!(plain.contains(attribute), "{attribute} in {plain}");
     }
-    ensure!(!plain.contains("Max-Age") && !plain.contains("Secure"), "a browser-session cookie over http: {plain}");
-    let remembered = client.request(Method::POST, "/login", &[("userName", "admin"), ("password", "123456"), ("ifRemember", "on")], &[("X-Forwarded-Proto", "https")]).await?;
+    ensure!(
+        !plain.contains("Max-Age") && !plain.contains("Secure"),
+        "a browser-session cookie over http: {plain}"
+    );
+    let remembered = client
+        .request(
+            Method::POST,
+            "/login",
+            &[("userName", "admin"), ("password", "123456"), ("ifRemember", "on")],
+            &[("X-Forwarded-Proto", "https")],
+        )
+        .await?;
     let remembered = remembered.set_cookie.context("cookie")?;
-    ensure!(remembered.contains("; Secure") && remembered.contains("Max-Age=12095"), "14 days, Secure behind https: {remembered}");
+    ensure!(
+        remembered.contains("; Secure") && remembered.contains("Max-Age=12095"),
+        "14 days, Secure behind https: {remembered}"
+    );
     let value = plain.split(';').next().context("value")?.to_string();
     ensure!(!value.contains("admin") && !value.contains("e10adc"), "nothing readable: {value}");
 
     let legacy = "7b226964223a312c22757365726e616d65223a2261646d696e222c2270617373776f7264223a226531306164633339343962613539616262653536653035376632306638383365222c22726f6c65223a312c227065726d697373696f6e223a6e756c6c7d";
     let other_db = TestDb::fresh(backend)?;
     let other = TestApp::start(&other_db, &[]).await?;
-    let foreign = ConsoleClient::new(&other.base).request(Method::POST, "/login", &form, &[]).await?.set_cookie.context("cookie")?;
+    let foreign = ConsoleClient::new(&other.base)
+        .request(Method::POST, "/login", &form, &[])
+        .await?
+        .set_cookie
+        .context("cookie")?;
     let foreign = foreign.split(';').next().context("value")?.to_string();
     let mut tampered = value.clone().into_bytes();
     let middle = tampered.len() / 2;
@@ -446,7 +740,11 @@ async fn sessions_are_encrypted_cookies_bound_to_the_password(backend: Backend) 
     for cookie in forged {
         let mut intruder = ConsoleClient::new(&app.base);
         intruder.cookie = Some(cookie.clone());
-        ensure_eq!(intruder.get("/jobinfo/pageList?jobGroup=1&triggerStatus=-1").await?.status, 302, "{cookie}");
+        ensure_eq!(
+            intruder.get("/jobinfo/pageList?jobGroup=1&triggerStatus=-1").await?.status,
+            302,
+            "{cookie}"
+        );
     }
     other.stop().await;
 
@@ -458,7 +756,10 @@ async fn sessions_are_encrypted_cookies_bound_to_the_password(backend: Backend) 
     ensure!(logout.set_cookie.unwrap_or_default().contains("Max-Age=0"), "the cookie is cleared");
     ensure_eq!(second.get("/").await?.status, 302, "a copy of the logged-out cookie is refused");
     ensure_eq!(first.get("/").await?.status, 200, "other sessions go on");
-    ensure_eq!(first.post("/user/updatePwd", &[("oldPassword", "123456"), ("password", "changed-1")]).await?["code"], 200);
+    ensure_eq!(
+        first.post("/user/updatePwd", &[("oldPassword", "123456"), ("password", "changed-1")]).await?["code"],
+        200
+    );
     ensure_eq!(first.get("/").await?.status, 302, "a password change ends every session");
     app.stop().await;
     Ok(())
@@ -479,14 +780,27 @@ async fn one_registry_group_stops_nothing(backend: Backend) -> TestResult {
     let now = now_ms();
     let address = |n: usize| format!("http://executor-with-a-rather-long-host-name-{n:05}.example:9999/");
     for n in 0..1200 {
-        let key = RegistryKey { registry_group: "EXECUTOR".into(), registry_key: "crowded-app".into(), registry_value: address(n) };
+        let key = RegistryKey {
+            registry_group: "EXECUTOR".into(),
+            registry_key: "crowded-app".into(),
+            registry_value: address(n),
+        };
         store.registry_upsert(&key, now, 5000).await.context("register")?;
     }
-    let key = RegistryKey { registry_group: "EXECUTOR".into(), registry_key: "later-app".into(), registry_value: "http://later:1/".into() };
+    let key = RegistryKey {
+        registry_group: "EXECUTOR".into(),
+        registry_key: "later-app".into(),
+        registry_value: "http://later:1/".into(),
+    };
     store.registry_upsert(&key, now, 5000).await.context("register")?;
     monitor_pass(store, now_ms(), &mut HashSet::new()).await;
-    let list = store.load_group(crowded).await.context("load")?.context("group")?.address_list.context("list")?;
-    ensure!(list.len() <= ADDRESS_LIST_MAX_BYTES && list.len() > ADDRESS_LIST_MAX_BYTES - 100, "{} bytes", list.len());
+    let list =
+        store.load_group(crowded).await.context("load")?.context("group")?.address_list.context("list")?;
+    ensure!(
+        list.len() <= ADDRESS_LIST_MAX_BYTES && list.len() > ADDRESS_LIST_MAX_BYTES - 100,
+        "{} bytes",
+        list.len()
+    );
     let kept: Vec<&str> = list.split(',').collect();
     let expected: Vec<String> = (0..kept.len()).map(address).collect();
     ensure_eq!(kept, expected, "the first addresses in order");
@@ -494,13 +808,37 @@ async fn one_registry_group_stops_nothing(backend: Backend) -> TestResult {
     ensure_eq!(later_list.as_deref(), Some("http://later:1/"), "a later group is written too");
 
     let client = admin(&app).await?;
-    let form = |kind: &str, list: &str| vec![("id", crowded.to_string()), ("appname", "crowded-app".into()), ("title", "Crowded".into()), ("addressType", kind.into()), ("addressList", list.into())];
-    ensure_eq!(client.post("/jobgroup/update", &borrowed(&form("0", ""))).await?["code"], 200, "an automatic list is cut, not refused");
+    let form = |kind: &str, list: &str| {
+        vec![
+            ("id", crowded.to_string()),
+            ("appname", "crowded-app".into()),
+            ("title", "Crowded".into()),
+            ("addressType", kind.into()),
+            ("addressList", list.into()),
+        ]
+    };
+    ensure_eq!(
+        client.post("/jobgroup/update", &borrowed(&form("0", ""))).await?["code"],
+        200,
+        "an automatic list is cut, not refused"
+    );
     let long_manual = vec!["http://m:1/"; 7000].join(",");
     let reply = client.post("/jobgroup/update", &borrowed(&form("1", &long_manual))).await?;
-    ensure_eq!(reply, json!({"code": 500, "msg": en().get("jobgroup_field_registryList_length"), "content": null}));
-    let saved = client.post("/jobgroup/save", &[("appname", "new-app"), ("title", "New"), ("addressType", "0"), ("addressList", &long_manual)]).await?;
-    ensure_eq!(saved["msg"], en().get("jobgroup_field_registryList_length"), "no database error on save either");
+    ensure_eq!(
+        reply,
+        json!({"code": 500, "msg": en().get("jobgroup_field_registryList_length"), "content": null})
+    );
+    let saved = client
+        .post(
+            "/jobgroup/save",
+            &[("appname", "new-app"), ("title", "New"), ("addressType", "0"), ("addressList", &long_manual)],
+        )
+        .await?;
+    ensure_eq!(
+        saved["msg"],
+        en().get("jobgroup_field_registryList_length"),
+        "no database error on save either"
+    );
     app.stop().await;
     Ok(())
 }
@@ -514,18 +852,32 @@ async fn registrations_are_checked_and_capped(backend: Backend) -> TestResult {
     let reply = executor.registry("capped-app", &long).await?;
     ensure_eq!(reply.msg(), "Illegal Argument: registryValue is longer than 255 characters.");
     let count = || async {
-        app.app.db.live_registrations(3600, now_ms()).await.unwrap_or_default().iter().filter(|r| r.registry_key == "capped-app").count()
+        app.app
+            .db
+            .live_registrations(3600, now_ms())
+            .await
+            .unwrap_or_default()
+            .iter()
+            .filter(|r| r.registry_key == "capped-app")
+            .count()
     };
     // One at a time: writers running side by side may overshoot the cap by a row or two.
     for n in 0..5 {
         ensure_eq!(executor.registry("capped-app", &format!("http://10.0.0.{n}:9999/")).await?.code(), 200);
         if n < 3 {
-            eventually(Duration::from_secs(5), "the registration", || async { (count().await == n + 1).then_some(()) }).await?;
+            eventually(Duration::from_secs(5), "the registration", || async {
+                (count().await == n + 1).then_some(())
+            })
+            .await?;
         }
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     ensure_eq!(count().await, 3, "no more than the cap");
-    ensure_eq!(executor.registry("capped-app", "http://10.0.0.0:9999/").await?.code(), 200, "a registered executor still beats");
+    ensure_eq!(
+        executor.registry("capped-app", "http://10.0.0.0:9999/").await?.code(),
+        200,
+        "a registered executor still beats"
+    );
     app.stop().await;
     Ok(())
 }
@@ -544,11 +896,26 @@ async fn every_console_response_is_hardened(backend: Backend) -> TestResult {
         ("the login page", anonymous.get("/toLogin").await?),
         ("a redirect", anonymous.get("/jobinfo").await?),
         ("a page", client.get("/jobinfo").await?),
-        ("JSON", client.request(Method::POST, "/jobinfo/pageList", &[("jobGroup", "1"), ("triggerStatus", "-1")], &[]).await?),
+        (
+            "JSON",
+            client
+                .request(
+                    Method::POST,
+                    "/jobinfo/pageList",
+                    &[("jobGroup", "1"), ("triggerStatus", "-1")],
+                    &[],
+                )
+                .await?,
+        ),
         ("a 405", client.request(Method::PUT, "/jobinfo/remove?id=1", &[], &[]).await?),
         ("a refused GET", client.get("/jobinfo/remove?id=1").await?),
         ("an asset", anonymous.get("/static/js/common.js").await?),
-        ("a login", anonymous.request(Method::POST, "/login", &[("userName", "admin"), ("password", "x")], &[]).await?),
+        (
+            "a login",
+            anonymous
+                .request(Method::POST, "/login", &[("userName", "admin"), ("password", "x")], &[])
+                .await?,
+        ),
     ];
     for (what, reply) in &replies {
         ensure_eq!(header(reply, "x-frame-options"), Some("SAMEORIGIN"), "{what}");
@@ -575,11 +942,26 @@ async fn the_default_password_is_announced_to_administrators(backend: Backend) -
     }
     let app = TestApp::start(&db, &[]).await?;
     let client = admin(&app).await?;
-    ensure_eq!(client.post("/user/add", &[("username", "viewer"), ("password", "viewer-pw"), ("role", "0"), ("permission", "1")]).await?["code"], 200);
+    ensure_eq!(
+        client
+            .post(
+                "/user/add",
+                &[("username", "viewer"), ("password", "viewer-pw"), ("role", "0"), ("permission", "1")]
+            )
+            .await?["code"],
+        200
+    );
     let mut viewer = ConsoleClient::new(&app.base);
     ensure_eq!(viewer.login("viewer", "viewer-pw", false).await?["code"], 200);
-    ensure!(!viewer.get("/jobinfo").await?.body.contains("defaultPasswordWarning"), "only administrators are told");
-    ensure_eq!(client.post("/user/updatePwd", &[("oldPassword", "123456"), ("password", "a-real-one")]).await?["code"], 200);
+    ensure!(
+        !viewer.get("/jobinfo").await?.body.contains("defaultPasswordWarning"),
+        "only administrators are told"
+    );
+    ensure_eq!(
+        client.post("/user/updatePwd", &[("oldPassword", "123456"), ("password", "a-real-one")]).await?
+            ["code"],
+        200
+    );
     let mut again = ConsoleClient::new(&app.base);
     ensure_eq!(again.login("admin", "a-real-one", false).await?["code"], 200);
     ensure!(!again.get("/").await?.body.contains("defaultPasswordWarning"), "gone once changed");
@@ -597,7 +979,15 @@ async fn other_groups_are_out_of_reach(backend: Backend) -> TestResult {
     let other_id = other.to_string();
     let foreign = insert(store, &job(other)).await?.to_string();
     let client = admin(&app).await?;
-    ensure_eq!(client.post("/user/add", &[("username", "alice"), ("password", "alice-pw"), ("role", "0"), ("permission", "1")]).await?["code"], 200);
+    ensure_eq!(
+        client
+            .post(
+                "/user/add",
+                &[("username", "alice"), ("password", "alice-pw"), ("role", "0"), ("permission", "1")]
+            )
+            .await?["code"],
+        200
+    );
     let mut alice = ConsoleClient::new(&app.base);
     ensure_eq!(alice.login("alice", "alice-pw", false).await?["code"], 200);
     let limit = en().get("system_permission_limit").to_string();
@@ -614,7 +1004,9 @@ async fn other_groups_are_out_of_reach(backend: Backend) -> TestResult {
         ensure!(reply["msg"].as_str().unwrap_or_default().contains(&limit), "{path}: {reply}");
     }
     ensure!(store.load_job(foreign.parse().context("id")?).await.context("load")?.is_some(), "not removed");
-    let ssrf = client.post("/jobinfo/trigger", &[("id", "1"), ("addressList", "http://169.254.169.254/latest/")]).await?;
+    let ssrf = client
+        .post("/jobinfo/trigger", &[("id", "1"), ("addressList", "http://169.254.169.254/latest/")])
+        .await?;
     ensure_eq!(ssrf["code"], 500, "an address outside the group: {ssrf}");
     app.stop().await;
     Ok(())
@@ -627,10 +1019,26 @@ async fn input_stays_data(backend: Backend) -> TestResult {
     let app = TestApp::start(&db, &[]).await?;
     let client = admin(&app).await?;
     let markup = "<img src=x onerror=alert(1)>";
-    let id = insert(&app.app.db, &xxl_job_admin::storage::JobInfo { job_desc: markup.into(), glue_type: "GLUE_SHELL".into(), ..job(1) }).await?;
+    let id = insert(
+        &app.app.db,
+        &xxl_job_admin::storage::JobInfo {
+            job_desc: markup.into(),
+            glue_type: "GLUE_SHELL".into(),
+            ..job(1)
+        },
+    )
+    .await?;
     let ide = client.get(&format!("/jobcode?jobId={id}")).await?.body;
-    ensure!(!ide.contains(markup) && ide.contains("&lt;img src=x onerror=alert(1)&gt;"), "escaped in the page");
-    ensure_eq!(client.post("/jobgroup/save", &[("appname", "xss-app"), ("title", "<b>x</b>"), ("addressType", "0")]).await?["msg"], format!("{}{}", en().get("jobgroup_field_title"), en().get("system_unvalid")));
+    ensure!(
+        !ide.contains(markup) && ide.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "escaped in the page"
+    );
+    ensure_eq!(
+        client
+            .post("/jobgroup/save", &[("appname", "xss-app"), ("title", "<b>x</b>"), ("addressType", "0")])
+            .await?["msg"],
+        format!("{}{}", en().get("jobgroup_field_title"), en().get("system_unvalid"))
+    );
     for (path, form) in [
         ("/user/pageList", vec![("role", "-1"), ("username", "' OR ''='")]),
         ("/jobinfo/pageList", vec![("jobGroup", "1"), ("triggerStatus", "-1"), ("jobDesc", "%' OR 1=1 -- ")]),
@@ -640,7 +1048,13 @@ async fn input_stays_data(backend: Backend) -> TestResult {
         ensure!(reply.status == 400 || reply.json()?["recordsTotal"] == 0, "{path}: {}", reply.body);
     }
     ensure!(app.app.db.load_user(1).await.context("load")?.is_some(), "the user table is intact");
-    for path in ["/static/../../Cargo.toml", "/static/%2e%2e/%2e%2e/Cargo.toml", "/static/..%2f..%2fCargo.toml", "/static/js/..%2f..%2f..%2fsrc/main.rs", "/static//etc/passwd"] {
+    for path in [
+        "/static/../../Cargo.toml",
+        "/static/%2e%2e/%2e%2e/Cargo.toml",
+        "/static/..%2f..%2fCargo.toml",
+        "/static/js/..%2f..%2f..%2fsrc/main.rs",
+        "/static//etc/passwd",
+    ] {
         let reply = client.get(path).await?;
         ensure!(reply.status == 404 || reply.status == 400, "{path}: {}", reply.status);
         ensure!(!reply.body.contains("[package]") && !reply.body.contains("root:"), "{path}");
@@ -671,7 +1085,11 @@ async fn executor_api_checks_token_and_size(backend: Backend) -> TestResult {
 
 /// One request on a raw connection: the headers, a pause, then the body (as clients that wait for the
 /// socket to drain do); answers the status line and whether the server said `Connection: close`.
-async fn late_body(stream: &mut tokio::net::TcpStream, head: &str, body: &str) -> Result<(String, bool), Failed> {
+async fn late_body(
+    stream: &mut tokio::net::TcpStream,
+    head: &str,
+    body: &str,
+) -> Result<(String, bool), Failed> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     stream.write_all(head.as_bytes()).await.context("headers")?;
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -680,12 +1098,19 @@ async fn late_body(stream: &mut tokio::net::TcpStream, head: &str, body: &str) -
     let mut chunk = [0u8; 4096];
     // Every answer here is small: read until its headers and its whole (Content-Length) body are in.
     loop {
-        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut chunk)).await.context("answer in time")?.context("read")?;
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut chunk))
+            .await
+            .context("answer in time")?
+            .context("read")?;
         ensure!(n > 0, "connection closed before an answer: {:?}", String::from_utf8_lossy(&reply));
         reply.extend_from_slice(&chunk[..n]);
         let text = String::from_utf8_lossy(&reply).to_string();
         if let Some((head, rest)) = text.split_once("\r\n\r\n") {
-            let length = head.lines().find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)));
+            let length = head.lines().find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+            });
             if rest.len() >= length.unwrap_or(0) {
                 let close = head.to_ascii_lowercase().contains("connection: close");
                 return Ok((head.lines().next().unwrap_or_default().to_string(), close));
@@ -713,7 +1138,9 @@ async fn a_refused_post_keeps_its_connection(backend: Backend) -> TestResult {
         ensure!(status.contains(expected), "{path}: {status}");
         ensure!(!close, "{path}: the connection stays open");
     }
-    let (status, _) = late_body(&mut stream, "GET /xxl-job-admin/actuator/health HTTP/1.1\r\nHost: localhost\r\n\r\n", "").await?;
+    let (status, _) =
+        late_body(&mut stream, "GET /xxl-job-admin/actuator/health HTTP/1.1\r\nHost: localhost\r\n\r\n", "")
+            .await?;
     ensure!(status.contains("200"), "the next request on the same connection: {status}");
     app.stop().await;
     Ok(())
@@ -734,10 +1161,19 @@ async fn logout_ends_the_session_on_every_admin(backend: Backend) -> TestResult 
     let mut other = ConsoleClient::new(&two.base);
     other.cookie = staying.cookie.clone();
     ensure_eq!(other.get("/").await?.status, 200, "other sessions go on");
-    let rows: Vec<String> = secret_rows(&db).await?.into_iter().filter(|r| r.starts_with(LOGOUT_PREFIX)).collect();
+    let rows: Vec<String> =
+        secret_rows(&db).await?.into_iter().filter(|r| r.starts_with(LOGOUT_PREFIX)).collect();
     ensure_eq!(rows.len(), 1, "one row per ended session: {rows:?}");
-    ensure_eq!(staying.post("/user/updatePwd", &[("oldPassword", "123456"), ("password", "changed-1")]).await?["code"], 200);
-    ensure_eq!(other.get("/").await?.status, 302, "a password change on one admin ends the session on the other");
+    ensure_eq!(
+        staying.post("/user/updatePwd", &[("oldPassword", "123456"), ("password", "changed-1")]).await?
+            ["code"],
+        200
+    );
+    ensure_eq!(
+        other.get("/").await?.status,
+        302,
+        "a password change on one admin ends the session on the other"
+    );
     one.stop().await;
     two.stop().await;
     Ok(())

@@ -34,10 +34,17 @@ async fn job_versions_are_read_by_range_or_list(backend: Backend) -> TestResult 
     }
     store.delete_job(ids[1]).await.context("delete")?;
     // Dense: most of a range, with holes the range read must leave out.
-    let dense: Vec<i32> = ids[..250].iter().copied().enumerate().filter(|(n, _)| n % 7 != 4).map(|(_, id)| id).collect();
+    let dense: Vec<i32> =
+        ids[..250].iter().copied().enumerate().filter(|(n, _)| n % 7 != 4).map(|(_, id)| id).collect();
     let sparse: Vec<i32> = ids.iter().copied().step_by(3).collect();
     for (what, asked) in [("dense", dense), ("sparse", sparse)] {
-        let mut got: Vec<(i32, i16)> = store.job_versions(&asked).await.context("versions")?.into_iter().map(|v| (v.id, v.trigger_status)).collect();
+        let mut got: Vec<(i32, i16)> = store
+            .job_versions(&asked)
+            .await
+            .context("versions")?
+            .into_iter()
+            .map(|v| (v.id, v.trigger_status))
+            .collect();
         got.sort_unstable();
         let wanted: Vec<(i32, i16)> = ids
             .iter()
@@ -74,7 +81,13 @@ async fn batched_trigger_results_land_on_their_rows(backend: Backend) -> TestRes
     let ids = store.insert_logs(&rows, T).await.context("insert")?;
     ensure_eq!(ids.len() as i64, ROWS);
     // Every third row with a callback's result joined, of two kinds.
-    let handled = |row: i64| (row % 3 == 0).then(|| HandleInfo { time_ms: T + 5_000 + row, code: if row % 2 == 0 { 200 } else { 500 }, msg: format!("done {row}") });
+    let handled = |row: i64| {
+        (row % 3 == 0).then(|| HandleInfo {
+            time_ms: T + 5_000 + row,
+            code: if row % 2 == 0 { 200 } else { 500 },
+            msg: format!("done {row}"),
+        })
+    };
     let updates: Vec<(i64, TriggerInfo, Option<HandleInfo>)> =
         ids.iter().enumerate().map(|(row, id)| (*id, info(row as i64), handled(row as i64))).collect();
     ensure_eq!(store.update_trigger_results(&updates).await.context("update")?, ROWS as u64);
@@ -115,13 +128,33 @@ async fn batched_trigger_results_land_on_their_rows(backend: Backend) -> TestRes
     let alike: Vec<(i64, TriggerInfo, Option<HandleInfo>)> = ids[..300]
         .iter()
         .enumerate()
-        .map(|(row, id)| (*id, info(row as i64 % 2 * 2), Some(HandleInfo { time_ms: T, code: 200, msg: format!("alike {}", row % 2) })))
+        .map(|(row, id)| {
+            (
+                *id,
+                info(row as i64 % 2 * 2),
+                Some(HandleInfo { time_ms: T, code: 200, msg: format!("alike {}", row % 2) }),
+            )
+        })
         .collect();
     ensure_eq!(store.update_trigger_results(&alike).await.context("update alike")?, 300);
     for (row, id) in ids.iter().enumerate() {
         let log = store.load_log(*id).await.context("load")?.context("row")?;
-        let wanted = if row < 300 { format!("alike {}", row % 2) } else { updates[row].2.as_ref().map(|h| h.msg.clone()).unwrap_or_default() };
-        ensure_eq!((log.handle_msg.unwrap_or_default(), log.trigger_msg), (wanted, info(if row < 300 { row as i64 % 2 * 2 } else { row as i64 }).trigger_msg.as_deref().map(str::to_string)), "row {row} after the alike update");
+        let wanted = if row < 300 {
+            format!("alike {}", row % 2)
+        } else {
+            updates[row].2.as_ref().map(|h| h.msg.clone()).unwrap_or_default()
+        };
+        ensure_eq!(
+            (log.handle_msg.unwrap_or_default(), log.trigger_msg),
+            (
+                wanted,
+                info(if row < 300 { row as i64 % 2 * 2 } else { row as i64 })
+                    .trigger_msg
+                    .as_deref()
+                    .map(str::to_string)
+            ),
+            "row {row} after the alike update"
+        );
     }
     Ok(())
 }

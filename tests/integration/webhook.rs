@@ -1,10 +1,12 @@
 //! Webhook alarms against an HTTP server that plays DingTalk, WeCom, Feishu, Slack and a JSON endpoint,
 //! checking each message's shape and the robots' signatures; and channels that are down or hang.
 
+use crate::alarm::{
+    alarmed_log, start_app, trigger_failing_job, APP_NAME, DEAD_EXECUTOR, GROUP_TITLE, JOB_DESC,
+};
 use crate::console::{is_error_page, job_form};
-use crate::support::console::ConsoleClient;
-use crate::alarm::{alarmed_log, start_app, trigger_failing_job, APP_NAME, DEAD_EXECUTOR, GROUP_TITLE, JOB_DESC};
 use crate::metrics::{sample, scrape};
+use crate::support::console::ConsoleClient;
 use crate::support::fixtures::{every_second_job, insert, manual_group};
 use crate::support::smtp::closed_port;
 use crate::support::webhook::{Received, WebhookServer, SECRET};
@@ -17,17 +19,36 @@ use xxl_job_admin::storage::JobLog;
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case { name: "webhook::each_channel_gets_its_own_signed_format", backends: ALL, run: |b| Box::pin(each_channel_gets_its_own_signed_format(b)) },
-        Case { name: "webhook::a_job_names_only_configured_channels", backends: &[Backend::Sqlite], run: |b| Box::pin(a_job_names_only_configured_channels(b)) },
-        Case { name: "webhook::down_and_hanging_channels_fail_the_alarm_only", backends: ALL, run: |b| Box::pin(down_and_hanging_channels_fail_the_alarm_only(b)) },
-        Case { name: "webhook::the_console_lists_channels_and_tests_them", backends: &[Backend::Sqlite], run: |b| Box::pin(the_console_lists_channels_and_tests_them(b)) },
+        Case {
+            name: "webhook::each_channel_gets_its_own_signed_format",
+            backends: ALL,
+            run: |b| Box::pin(each_channel_gets_its_own_signed_format(b)),
+        },
+        Case {
+            name: "webhook::a_job_names_only_configured_channels",
+            backends: &[Backend::Sqlite],
+            run: |b| Box::pin(a_job_names_only_configured_channels(b)),
+        },
+        Case {
+            name: "webhook::down_and_hanging_channels_fail_the_alarm_only",
+            backends: ALL,
+            run: |b| Box::pin(down_and_hanging_channels_fail_the_alarm_only(b)),
+        },
+        Case {
+            name: "webhook::the_console_lists_channels_and_tests_them",
+            backends: &[Backend::Sqlite],
+            run: |b| Box::pin(the_console_lists_channels_and_tests_them(b)),
+        },
     ]
 }
 
 const CONSOLE: &str = "https://jobs.example.test/xxl-job-admin";
 
 fn channel(name: &str, kind: &str, url: &str) -> Vec<String> {
-    vec![format!("--xxl.job.alarm.webhook.{name}.type={kind}"), format!("--xxl.job.alarm.webhook.{name}.url={url}")]
+    vec![
+        format!("--xxl.job.alarm.webhook.{name}.type={kind}"),
+        format!("--xxl.job.alarm.webhook.{name}.url={url}"),
+    ]
 }
 
 /// The only request `path` received.
@@ -47,20 +68,27 @@ fn check_markdown(what: &str, message: &str, log: &JobLog, job_id: i32) -> TestR
     for expected in [
         format!("**{}**: B&amp;&lt;i&gt;ops&lt;/i&gt;", i18n.get("jobinfo_field_jobgroup")),
         format!("**{}**: {job_id}", i18n.get("jobinfo_field_id")),
-        format!("**{}**: settle &lt;script&gt;alert\\(1\\)&lt;/script&gt; accounts", i18n.get("jobinfo_field_jobdesc")),
+        format!(
+            "**{}**: settle &lt;script&gt;alert\\(1\\)&lt;/script&gt; accounts",
+            i18n.get("jobinfo_field_jobdesc")
+        ),
         format!("Alarm Job LogId={}\n\nTriggerMsg=", log.id),
         format!("[{}]({CONSOLE}/joblog/logDetailPage?id={})", i18n.get("joblog_rolling_log"), log.id),
     ] {
         ensure!(message.contains(&expected), "{what} lacks {expected:?}: {message}");
     }
-    ensure!(!message.contains("<script") && !message.contains("<br>") && !message.contains("<span"), "{what} lets markup through: {message}");
+    ensure!(
+        !message.contains("<script") && !message.contains("<br>") && !message.contains("<span"),
+        "{what} lets markup through: {message}"
+    );
     Ok(())
 }
 
 async fn each_channel_gets_its_own_signed_format(backend: Backend) -> TestResult {
     let server = WebhookServer::start().await?;
     let url = |path: &str| format!("{}{path}", server.base);
-    let mut args = vec!["--xxl.job.i18n=zh_CN".to_string(), format!("--xxl.job.alarm.console-url={CONSOLE}/")];
+    let mut args =
+        vec!["--xxl.job.i18n=zh_CN".to_string(), format!("--xxl.job.alarm.console-url={CONSOLE}/")];
     // The DingTalk URL has its token in the query already, as real robot URLs do.
     args.extend(channel("ding-talk", "dingtalk", &url("/dingtalk?access_token=T0K3N")));
     args.push(format!("--xxl.job.alarm.webhook.ding-talk.secret={SECRET}"));
@@ -77,7 +105,8 @@ async fn each_channel_gets_its_own_signed_format(backend: Backend) -> TestResult
     args.push("--xxl.job.alarm.webhook.unused.groups=other-app".into());
     let db = TestDb::fresh(backend)?;
     let app = start_app(&db, &args).await?;
-    let job_id = trigger_failing_job(&app, "webhook:Ding_Talk, webhook:wecom,webhook:feishu , webhook:flaky").await?;
+    let job_id =
+        trigger_failing_job(&app, "webhook:Ding_Talk, webhook:wecom,webhook:feishu , webhook:flaky").await?;
     let log = alarmed_log(&app, job_id, Duration::from_secs(30)).await?;
     ensure_eq!(log.alarm_status, 2, "every channel delivered (the flaky one on its second attempt)");
     ensure!(server.received("/unused").is_empty(), "a channel for other groups is not told");
@@ -93,21 +122,40 @@ async fn each_channel_gets_its_own_signed_format(backend: Backend) -> TestResult
     let wecom = only(&server, "/wecom")?;
     ensure_eq!(text(&wecom.body, "/msgtype"), "markdown");
     check_markdown("WeCom", text(&wecom.body, "/markdown/content"), &log, job_id)?;
-    ensure!(wecom.query.is_empty() && wecom.body.get("sign").is_none(), "an unsigned robot gets no signature");
+    ensure!(
+        wecom.query.is_empty() && wecom.body.get("sign").is_none(),
+        "an unsigned robot gets no signature"
+    );
 
     let feishu = only(&server, "/feishu")?;
     ensure_eq!(text(&feishu.body, "/msg_type"), "interactive");
     ensure!(text(&feishu.body, "/sign").len() == 44, "Feishu's signature is in the body: {}", feishu.body);
     ensure_eq!(text(&feishu.body, "/card/header/title/content"), zh.get("jobconf_monitor"));
     let card_text = text(&feishu.body, "/card/elements/0/text/content");
-    ensure!(card_text.contains(&format!("Alarm Job LogId={}", log.id)) && !card_text.contains("<script"), "{card_text}");
-    ensure_eq!(text(&feishu.body, "/card/elements/1/actions/0/url"), format!("{CONSOLE}/joblog/logDetailPage?id={}", log.id));
+    ensure!(
+        card_text.contains(&format!("Alarm Job LogId={}", log.id)) && !card_text.contains("<script"),
+        "{card_text}"
+    );
+    ensure_eq!(
+        text(&feishu.body, "/card/elements/1/actions/0/url"),
+        format!("{CONSOLE}/joblog/logDetailPage?id={}", log.id)
+    );
 
     let slack = only(&server, "/slack")?;
     ensure_eq!(text(&slack.body, "/blocks/0/type"), "header");
-    ensure_eq!(text(&slack.body, "/blocks/1/fields/0/text"), format!("*{}*\nB&amp;&lt;i&gt;ops&lt;/i&gt;", zh.get("jobinfo_field_jobgroup")));
-    ensure!(text(&slack.body, "/blocks/2/text/text").contains(DEAD_EXECUTOR), "the trigger message: {}", slack.body);
-    ensure_eq!(text(&slack.body, "/blocks/3/elements/0/url"), format!("{CONSOLE}/joblog/logDetailPage?id={}", log.id));
+    ensure_eq!(
+        text(&slack.body, "/blocks/1/fields/0/text"),
+        format!("*{}*\nB&amp;&lt;i&gt;ops&lt;/i&gt;", zh.get("jobinfo_field_jobgroup"))
+    );
+    ensure!(
+        text(&slack.body, "/blocks/2/text/text").contains(DEAD_EXECUTOR),
+        "the trigger message: {}",
+        slack.body
+    );
+    ensure_eq!(
+        text(&slack.body, "/blocks/3/elements/0/url"),
+        format!("{CONSOLE}/joblog/logDetailPage?id={}", log.id)
+    );
 
     let json = only(&server, "/json")?;
     ensure_eq!(json.body["jobId"], job_id);
@@ -116,17 +164,37 @@ async fn each_channel_gets_its_own_signed_format(backend: Backend) -> TestResult
     ensure_eq!(text(&json.body, "/jobGroupTitle"), GROUP_TITLE);
     ensure_eq!(text(&json.body, "/appName"), APP_NAME);
     ensure_eq!(json.body["triggerCode"], 500);
-    ensure!(text(&json.body, "/triggerMsg").contains(DEAD_EXECUTOR) && !text(&json.body, "/triggerMsg").contains("<br>"), "{}", json.body);
+    ensure!(
+        text(&json.body, "/triggerMsg").contains(DEAD_EXECUTOR)
+            && !text(&json.body, "/triggerMsg").contains("<br>"),
+        "{}",
+        json.body
+    );
     ensure_eq!(json.body["handleMsg"], Value::Null, "no result yet: no handle message");
-    ensure!(json.body["triggerTime"].as_i64().is_some_and(|t| (now_ms() - t).abs() < 60_000), "{}", json.body);
+    ensure!(
+        json.body["triggerTime"].as_i64().is_some_and(|t| (now_ms() - t).abs() < 60_000),
+        "{}",
+        json.body
+    );
     ensure_eq!(text(&json.body, "/logUrl"), format!("{CONSOLE}/joblog/logDetailPage?id={}", log.id));
 
     let flaky = server.received("/flaky");
     ensure_eq!(flaky.len(), 2, "a 503 is retried once it passes");
-    ensure!(flaky[1].at_ms - flaky[0].at_ms >= 400, "the retry waits: {} ms", flaky[1].at_ms - flaky[0].at_ms);
+    ensure!(
+        flaky[1].at_ms - flaky[0].at_ms >= 400,
+        "the retry waits: {} ms",
+        flaky[1].at_ms - flaky[0].at_ms
+    );
 
     let metrics = scrape(&app).await?;
-    for channel in ["webhook:dingtalk", "webhook:wecom", "webhook:feishu", "webhook:slack", "webhook:everything", "webhook:flaky"] {
+    for channel in [
+        "webhook:dingtalk",
+        "webhook:wecom",
+        "webhook:feishu",
+        "webhook:slack",
+        "webhook:everything",
+        "webhook:flaky",
+    ] {
         let series = format!("xxl_job_alarms_total{{channel=\"{channel}\",result=\"sent\"}}");
         ensure_eq!(sample(&metrics, &series), Some(1.0), "{series}");
     }
@@ -166,8 +234,14 @@ async fn down_and_hanging_channels_fail_the_alarm_only(backend: Backend) -> Test
     })
     .await?;
     let metrics = scrape(&app).await?;
-    ensure_eq!(sample(&metrics, "xxl_job_alarms_total{channel=\"webhook:down\",result=\"failed\"}"), Some(1.0));
-    ensure_eq!(sample(&metrics, "xxl_job_alarms_total{channel=\"webhook:hang\",result=\"failed\"}"), Some(1.0));
+    ensure_eq!(
+        sample(&metrics, "xxl_job_alarms_total{channel=\"webhook:down\",result=\"failed\"}"),
+        Some(1.0)
+    );
+    ensure_eq!(
+        sample(&metrics, "xxl_job_alarms_total{channel=\"webhook:hang\",result=\"failed\"}"),
+        Some(1.0)
+    );
     ensure_eq!(sample(&metrics, "xxl_job_alarms_total{channel=\"webhook:fine\",result=\"sent\"}"), Some(2.0));
     app.stop().await;
     Ok(())
@@ -188,7 +262,10 @@ async fn a_job_names_only_configured_channels(backend: Backend) -> TestResult {
     };
     let refused = console.post("/jobinfo/add", &with_alarm("ops@x.test, webhook:nope")).await?;
     let expected = I18n::new("en").format("jobinfo_alarm_unknown_channel", &[&"nope", &"opshook"]);
-    ensure_eq!((refused["code"].clone(), refused["msg"].clone()), (serde_json::json!(500), serde_json::json!(expected)));
+    ensure_eq!(
+        (refused["code"].clone(), refused["msg"].clone()),
+        (serde_json::json!(500), serde_json::json!(expected))
+    );
     ensure_eq!(console.post("/jobinfo/add", &with_alarm("ops@x.test, webhook:Ops_Hook")).await?["code"], 200);
     app.stop().await;
     Ok(())
@@ -213,19 +290,32 @@ async fn the_console_lists_channels_and_tests_them(backend: Backend) -> TestResu
     let page = admin.get("/alarm").await?;
     ensure_eq!(page.status, 200);
     // Every page carries the whole i18n bundle: the rows are recognised by their markup.
-    for expected in ["<code>webhook:opsteam</code>", "<code>webhook:audit</code>", "<code>webhook:gone</code>", "<td>dingtalk</td>", "access_token=***</code>",
-        &format!("<td>{}</td>", t.get("alarm_channel_groups_all")), "data-name=\"opsteam\""]
-    {
+    for expected in [
+        "<code>webhook:opsteam</code>",
+        "<code>webhook:audit</code>",
+        "<code>webhook:gone</code>",
+        "<td>dingtalk</td>",
+        "access_token=***</code>",
+        &format!("<td>{}</td>", t.get("alarm_channel_groups_all")),
+        "data-name=\"opsteam\"",
+    ] {
         ensure!(page.body.contains(expected), "the page shows {expected:?}");
     }
     ensure!(!page.body.contains("T0K3N") && !page.body.contains(SECRET), "the page shows no secret");
 
     let sent = admin.post("/alarm/test", &[("name", "opsteam")]).await?;
-    ensure_eq!((sent["code"].clone(), sent["msg"].clone()), (serde_json::json!(200), serde_json::json!(t.format("alarm_channel_test_sent", &[&"opsteam"]))));
+    ensure_eq!(
+        (sent["code"].clone(), sent["msg"].clone()),
+        (serde_json::json!(200), serde_json::json!(t.format("alarm_channel_test_sent", &[&"opsteam"])))
+    );
     // The robot checked the signature; the message says it is a test, sent by whom.
     let received = only(&server, "/dingtalk")?;
     let text = text(&received.body, "/markdown/text");
-    ensure!(text.contains(t.get("alarm_test_job_desc")) && text.contains(&t.format("alarm_test_message", &[&"admin"])), "{text}");
+    ensure!(
+        text.contains(t.get("alarm_test_job_desc"))
+            && text.contains(&t.format("alarm_test_message", &[&"admin"])),
+        "{text}"
+    );
 
     let failed = admin.post("/alarm/test", &[("name", "gone")]).await?;
     ensure_eq!(failed["msg"], t.format("alarm_channel_test_failed", &[&"gone"]));
@@ -233,14 +323,23 @@ async fn the_console_lists_channels_and_tests_them(backend: Backend) -> TestResu
     ensure_eq!(unknown["msg"], t.format("alarm_channel_unknown", &[&"nope"]));
     ensure_eq!(server.received("/json").len(), 0, "a test goes to the channel asked for only");
 
-    let added = admin.post("/user/add", &[("username", "alice"), ("password", "alice-pw"), ("role", "0"), ("permission", "1")]).await?;
+    let added = admin
+        .post(
+            "/user/add",
+            &[("username", "alice"), ("password", "alice-pw"), ("role", "0"), ("permission", "1")],
+        )
+        .await?;
     ensure_eq!(added["code"], 200);
     let mut alice = ConsoleClient::new(&app.base);
     ensure_eq!(alice.login("alice", "alice-pw", false).await?["code"], 200);
     let refused = alice.post("/alarm/test", &[("name", "opsteam")]).await?;
     ensure_eq!(refused["msg"], t.get("system_permission_limit"));
     let page = alice.get("/alarm").await?;
-    ensure!(is_error_page(&page, t.get("system_permission_limit")) && !page.body.contains("webhook:opsteam"), "not for other users: {}", page.body);
+    ensure!(
+        is_error_page(&page, t.get("system_permission_limit")) && !page.body.contains("webhook:opsteam"),
+        "not for other users: {}",
+        page.body
+    );
     ensure!(!alice.get("/jobinfo").await?.body.contains("nav-alarm"), "nor in their menu");
     ensure_eq!(server.received("/dingtalk").len(), 1);
     app.stop().await;

@@ -47,7 +47,8 @@ const DEFAULT_PEER_JOBS: [usize; 1] = [10_000];
 const DEFAULT_SECONDS: u64 = 30;
 const DEFAULT_WARMUP: u64 = 10;
 /// The servers, with the superuser and port each is installed with.
-const MYSQL: ServerKind = ServerKind { option: "--mysql", schemes: &["mysql", "mariadb"], user: "root", port: 3306 };
+const MYSQL: ServerKind =
+    ServerKind { option: "--mysql", schemes: &["mysql", "mariadb"], user: "root", port: 3306 };
 const POSTGRES: ServerKind =
     ServerKind { option: "--postgres", schemes: &["postgres", "postgresql"], user: "postgres", port: 5432 };
 /// Past this the job table alone outgrows a small machine; nothing else depends on it.
@@ -152,7 +153,8 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
             Some((name, value)) if name.starts_with("--") => (name, Some(value.to_string())),
             _ => (arg.as_str(), None),
         };
-        let mut value = || inline.clone().or_else(|| rest.next().cloned()).ok_or_else(|| format!("{name} needs a value"));
+        let mut value =
+            || inline.clone().or_else(|| rest.next().cloned()).ok_or_else(|| format!("{name} needs a value"));
         match name {
             "-h" | "--help" => return Ok(Command::Help),
             "--jobs" => jobs = Some(parse_jobs(name, &value()?)?),
@@ -186,7 +188,10 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         (Some(_), true) => return Err("--burst and --raw-only are different modes; choose one".into()),
         (Some(sizes), false) => {
             if jobs.is_some() || phases.is_some() || seconds.is_some() || warmup.is_some() {
-                return Err("--burst sets its own job counts and timing: drop --jobs, --phase, --seconds, --warmup".into());
+                return Err(
+                    "--burst sets its own job counts and timing: drop --jobs, --phase, --seconds, --warmup"
+                        .into(),
+                );
             }
             Workload::Burst(sizes)
         }
@@ -220,7 +225,12 @@ fn parse_jobs(name: &str, text: &str) -> Result<Vec<usize>, String> {
 }
 
 /// A comma-separated list of names from `all`, each at most once, in the order given.
-fn parse_list<T: Copy + PartialEq>(name: &str, text: &str, all: &[T], label: fn(T) -> &'static str) -> Result<Vec<T>, String> {
+fn parse_list<T: Copy + PartialEq>(
+    name: &str,
+    text: &str,
+    all: &[T],
+    label: fn(T) -> &'static str,
+) -> Result<Vec<T>, String> {
     let mut picked = Vec::new();
     for item in text.split(',').map(str::trim) {
         let Some(value) = all.iter().copied().find(|v| label(*v) == item) else {
@@ -266,7 +276,9 @@ impl ServerKind {
             return Err(format!("{option}: expected {example}, got scheme `{}`", url.scheme()));
         }
         if !matches!(url.path(), "" | "/") || url.query().is_some() {
-            return Err(format!("{option}: give no database or parameters; each row creates its own database"));
+            return Err(format!(
+                "{option}: give no database or parameters; each row creates its own database"
+            ));
         }
         // Neither scheme is one the URL standard knows, so the host comes back as an unparsed name.
         let host = match url.host_str() {
@@ -275,7 +287,10 @@ impl ServerKind {
             _ => return Err(format!("{option}: the server must be on this machine (127.0.0.1)")),
         };
         let decode = |s: &str| {
-            percent_decode_str(s).decode_utf8().map(|s| s.into_owned()).map_err(|_| format!("{option}: credentials are not UTF-8"))
+            percent_decode_str(s)
+                .decode_utf8()
+                .map(|s| s.into_owned())
+                .map_err(|_| format!("{option}: credentials are not UTF-8"))
         };
         let user = decode(url.username())?;
         Ok(ServerTarget {
@@ -305,17 +320,41 @@ mod tests {
     #[test]
     fn defaults() {
         let o = run(&[]);
-        assert_eq!(o.workload, Workload::Sustained { jobs: vec![1_000, 5_000, 10_000], phases: vec![Phase::Aligned, Phase::Spread] });
+        assert_eq!(
+            o.workload,
+            Workload::Sustained {
+                jobs: vec![1_000, 5_000, 10_000],
+                phases: vec![Phase::Aligned, Phase::Spread]
+            }
+        );
         assert_eq!(o.storages, vec![Storage::MySql, Storage::Sqlite]);
         assert_eq!((o.seconds, o.warmup, o.keep, o.admin, o.peer), (30, 10, false, None, None));
-        assert_eq!(o.mysql, ServerTarget { host: "127.0.0.1".into(), port: 3306, user: "root".into(), password: None });
-        assert_eq!(o.postgres, ServerTarget { host: "127.0.0.1".into(), port: 5432, user: "postgres".into(), password: None });
+        assert_eq!(
+            o.mysql,
+            ServerTarget { host: "127.0.0.1".into(), port: 3306, user: "root".into(), password: None }
+        );
+        assert_eq!(
+            o.postgres,
+            ServerTarget { host: "127.0.0.1".into(), port: 5432, user: "postgres".into(), password: None }
+        );
     }
 
     #[test]
     fn values_with_space_or_equals() {
-        let o = run(&["--jobs", "1000,10000", "--seconds=20", "--warmup", "0", "--keep", "--admin=/opt/x", "--phase=spread"]);
-        assert_eq!(o.workload, Workload::Sustained { jobs: vec![1_000, 10_000], phases: vec![Phase::Spread] });
+        let o = run(&[
+            "--jobs",
+            "1000,10000",
+            "--seconds=20",
+            "--warmup",
+            "0",
+            "--keep",
+            "--admin=/opt/x",
+            "--phase=spread",
+        ]);
+        assert_eq!(
+            o.workload,
+            Workload::Sustained { jobs: vec![1_000, 10_000], phases: vec![Phase::Spread] }
+        );
         assert_eq!((o.seconds, o.warmup, o.keep, o.admin), (20, 0, true, Some(PathBuf::from("/opt/x"))));
     }
 
@@ -323,14 +362,21 @@ mod tests {
     fn lists_keep_their_order() {
         let o = run(&["--storage", "sqlite,postgres,mysql", "--phase", "spread, aligned"]);
         assert_eq!(o.storages, vec![Storage::Sqlite, Storage::Postgres, Storage::MySql]);
-        assert!(matches!(o.workload, Workload::Sustained { phases, .. } if phases == vec![Phase::Spread, Phase::Aligned]));
+        assert!(
+            matches!(o.workload, Workload::Sustained { phases, .. } if phases == vec![Phase::Spread, Phase::Aligned])
+        );
     }
 
     #[test]
     fn burst_mode() {
         let o = run(&["--burst", "10000,50000", "--storage", "mysql"]);
         assert_eq!((o.workload, o.storages), (Workload::Burst(vec![10_000, 50_000]), vec![Storage::MySql]));
-        for bad in [&["--burst", "10", "--jobs", "5"][..], &["--burst", "10", "--phase", "aligned"], &["--burst", "10", "--raw-only"], &["--burst", "10", "--seconds", "5"]] {
+        for bad in [
+            &["--burst", "10", "--jobs", "5"][..],
+            &["--burst", "10", "--phase", "aligned"],
+            &["--burst", "10", "--raw-only"],
+            &["--burst", "10", "--seconds", "5"],
+        ] {
             assert!(parse(&args(bad)).is_err(), "{bad:?}");
         }
     }
@@ -352,7 +398,12 @@ mod tests {
         assert_eq!((o.peer, o.storages), (Some(PathBuf::from("/tmp/ratchjob")), vec![Storage::Sqlite]));
         let o = run(&["--peer=/tmp/ratchjob", "--jobs", "200", "--phase", "aligned", "--seconds", "10"]);
         assert_eq!(o.workload, Workload::Sustained { jobs: vec![200], phases: vec![Phase::Aligned] });
-        for bad in [&["--peer", "x", "--phase", "spread"][..], &["--peer", "x", "--burst", "10"], &["--peer", "x", "--raw-only"], &["--peer"]] {
+        for bad in [
+            &["--peer", "x", "--phase", "spread"][..],
+            &["--peer", "x", "--burst", "10"],
+            &["--peer", "x", "--raw-only"],
+            &["--peer"],
+        ] {
             assert!(parse(&args(bad)).is_err(), "{bad:?}");
         }
     }
@@ -360,9 +411,25 @@ mod tests {
     #[test]
     fn mysql_urls() {
         let o = run(&["--mysql", "mysql://bench:p%40ss@localhost:3307"]);
-        assert_eq!(o.mysql, ServerTarget { host: "127.0.0.1".into(), port: 3307, user: "bench".into(), password: Some("p@ss".into()) });
-        assert_eq!(run(&["--mysql=mariadb://127.0.0.2"]).mysql, ServerTarget { host: "127.0.0.2".into(), ..MYSQL.default_target() });
-        for bad in ["mysql://root@10.0.0.5:3306", "postgres://root@127.0.0.1", "mysql://root@127.0.0.1/xxl_job", "nonsense"] {
+        assert_eq!(
+            o.mysql,
+            ServerTarget {
+                host: "127.0.0.1".into(),
+                port: 3307,
+                user: "bench".into(),
+                password: Some("p@ss".into())
+            }
+        );
+        assert_eq!(
+            run(&["--mysql=mariadb://127.0.0.2"]).mysql,
+            ServerTarget { host: "127.0.0.2".into(), ..MYSQL.default_target() }
+        );
+        for bad in [
+            "mysql://root@10.0.0.5:3306",
+            "postgres://root@127.0.0.1",
+            "mysql://root@127.0.0.1/xxl_job",
+            "nonsense",
+        ] {
             assert!(parse(&args(&["--mysql", bad])).is_err(), "{bad}");
         }
     }
@@ -371,7 +438,15 @@ mod tests {
     fn postgres_urls() {
         let o = run(&["--storage", "postgres", "--postgres", "postgresql://bench:p%40ss@localhost:5433"]);
         assert_eq!(o.storages, vec![Storage::Postgres]);
-        assert_eq!(o.postgres, ServerTarget { host: "127.0.0.1".into(), port: 5433, user: "bench".into(), password: Some("p@ss".into()) });
+        assert_eq!(
+            o.postgres,
+            ServerTarget {
+                host: "127.0.0.1".into(),
+                port: 5433,
+                user: "bench".into(),
+                password: Some("p@ss".into())
+            }
+        );
         // The user and port default to the server's own, not MariaDB's.
         assert_eq!(run(&["--postgres=postgres://127.0.0.1"]).postgres, POSTGRES.default_target());
         assert_eq!(run(&["--postgres", "postgres://app@127.0.0.1"]).postgres.user, "app");

@@ -28,7 +28,8 @@ pub const HANDLER: &str = "benchJobHandler";
 const INSERT_BATCH: usize = 1_000;
 /// A burst job's FIX_RATE period: one day, so its one fire is the only one a bench run sees.
 const BURST_RATE_S: &str = "86400";
-const INSERT_GROUP: &str = "INSERT INTO xxl_job_group (id, app_name, title, address_type, address_list, update_time) ";
+const INSERT_GROUP: &str =
+    "INSERT INTO xxl_job_group (id, app_name, title, address_type, address_list, update_time) ";
 const INSERT_JOBS: &str = "INSERT INTO xxl_job_info (id, job_group, job_desc, add_time, update_time, author, alarm_email, \
      schedule_type, schedule_conf, misfire_strategy, executor_route_strategy, executor_handler, executor_param, \
      executor_block_strategy, executor_timeout, executor_fail_retry_count, glue_type, glue_source, glue_remark, \
@@ -77,9 +78,16 @@ pub struct Datasource {
 /// The database of one row.
 pub enum RowDb {
     /// `server` has no default database: it reads the server's counters.
-    MySql { pool: MySqlPool, server: MySqlPool },
-    Postgres { pool: PgPool },
-    Sqlite { pool: SqlitePool },
+    MySql {
+        pool: MySqlPool,
+        server: MySqlPool,
+    },
+    Postgres {
+        pool: PgPool,
+    },
+    Sqlite {
+        pool: SqlitePool,
+    },
 }
 
 /// Runs `$body` with `$p` bound to the row's pool, whatever its backend.
@@ -105,7 +113,8 @@ impl RowDb {
     ) -> Result<(RowDb, Datasource), String> {
         match storage {
             Storage::MySql => {
-                let Server { target, pool: server, .. } = servers.mysql.as_ref().ok_or("no connection to MariaDB")?;
+                let Server { target, pool: server, .. } =
+                    servers.mysql.as_ref().ok_or("no connection to MariaDB")?;
                 servers.create_database(storage, name).await?;
                 let datasource = target.datasource(target.jdbc_url(name));
                 create_schema(&datasource, workdir).await?;
@@ -130,13 +139,17 @@ impl RowDb {
                 let file = workdir.join(format!("{name}.db"));
                 let path = utf8_percent_encode(&file.to_string_lossy(), URL_PATH).to_string();
                 // UTC, as for MariaDB: DATETIME text free of DST.
-                let datasource =
-                    Datasource { args: vec![format!("--spring.datasource.url=sqlite:{path}?serverTimezone=UTC")], env: Vec::new() };
+                let datasource = Datasource {
+                    args: vec![format!("--spring.datasource.url=sqlite:{path}?serverTimezone=UTC")],
+                    env: Vec::new(),
+                };
                 create_schema(&datasource, workdir).await?;
                 // One connection: the bench writes only while seeding and activating.
                 let pool = SqlitePoolOptions::new()
                     .max_connections(1)
-                    .connect_with(SqliteConnectOptions::new().filename(&file).busy_timeout(Duration::from_secs(30)))
+                    .connect_with(
+                        SqliteConnectOptions::new().filename(&file).busy_timeout(Duration::from_secs(30)),
+                    )
                     .await
                     .map_err(|e| format!("cannot open {}: {e}", file.display()))?;
                 Ok((RowDb::Sqlite { pool }, datasource))
@@ -172,7 +185,12 @@ impl RowDb {
         on_pool!(self, |p| {
             let mut group = QueryBuilder::new(INSERT_GROUP);
             group.push_values([()], |mut row, ()| {
-                row.push_bind(GROUP_ID).push_bind("xxl-job-bench").push_bind("bench").push_bind(1).push_bind(executor_address).push_bind(now);
+                row.push_bind(GROUP_ID)
+                    .push_bind("xxl-job-bench")
+                    .push_bind("bench")
+                    .push_bind(1)
+                    .push_bind(executor_address)
+                    .push_bind(now);
             });
             group.build().execute(p).await.map(|_| ())
         })
@@ -254,7 +272,9 @@ impl Servers {
         let mut notes = Vec::new();
         let mut note = |what: &str, process: Option<ServerProcess>| {
             notes.push(match process {
-                Some(ServerProcess::Threads(pid) | ServerProcess::Postmaster(pid)) => format!("{what}: pid {pid}"),
+                Some(ServerProcess::Threads(pid) | ServerProcess::Postmaster(pid)) => {
+                    format!("{what}: pid {pid}")
+                }
                 None => format!("{what} was not found: its CPU is not measured"),
             })
         };
@@ -262,8 +282,10 @@ impl Servers {
             true => {
                 let target = options.mysql.clone();
                 let pool = server_pool(target.mysql_options(), "MariaDB", &target).await?;
-                let pid_file = sqlx::query_scalar::<_, String>("SELECT @@pid_file").fetch_one(&pool).await.ok();
-                let process = process::server_process(pid_file.as_deref(), &MYSQL_PROCESS_NAMES).map(ServerProcess::Threads);
+                let pid_file =
+                    sqlx::query_scalar::<_, String>("SELECT @@pid_file").fetch_one(&pool).await.ok();
+                let process = process::server_process(pid_file.as_deref(), &MYSQL_PROCESS_NAMES)
+                    .map(ServerProcess::Threads);
                 note("the MariaDB server process", process);
                 Some(Server { target, pool, process })
             }
@@ -272,10 +294,14 @@ impl Servers {
         let postgres = match options.storages.contains(&Storage::Postgres) {
             true => {
                 let target = options.postgres.clone();
-                let pool = server_pool(target.postgres_options().database(PG_MAINTENANCE_DB), "PostgreSQL", &target).await?;
+                let pool =
+                    server_pool(target.postgres_options().database(PG_MAINTENANCE_DB), "PostgreSQL", &target)
+                        .await?;
                 // The server process of this very connection was forked by the postmaster.
-                let backend = sqlx::query_scalar::<_, i32>("SELECT pg_backend_pid()").fetch_one(&pool).await.ok();
-                let postmaster = backend.and_then(|pid| process::postmaster_of(u32::try_from(pid).ok()?, &PG_PROCESS_NAMES));
+                let backend =
+                    sqlx::query_scalar::<_, i32>("SELECT pg_backend_pid()").fetch_one(&pool).await.ok();
+                let postmaster = backend
+                    .and_then(|pid| process::postmaster_of(u32::try_from(pid).ok()?, &PG_PROCESS_NAMES));
                 let process = postmaster.map(ServerProcess::Postmaster);
                 note("the PostgreSQL postmaster", process);
                 Some(Server { target, pool, process })
@@ -301,7 +327,9 @@ impl Servers {
             // The admin's own CREATE DATABASE fallback is not relied on: sqlx reports MariaDB's
             // "unknown database" by SQLSTATE (42000), not by the error number it looks for.
             (Storage::MySql, Some(server), _) => {
-                let sql = format!("CREATE DATABASE `{database}` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci");
+                let sql = format!(
+                    "CREATE DATABASE `{database}` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
+                );
                 sqlx::query(&sql).execute(&server.pool).await.map(drop)
             }
             // UTF8 whatever the cluster's default, as the admin creates a missing database.
@@ -318,11 +346,17 @@ impl Servers {
     pub async fn drop_database(&self, storage: Storage, database: &str) -> Result<(), String> {
         let dropped = match (storage, &self.mysql, &self.postgres) {
             (Storage::MySql, Some(server), _) => {
-                sqlx::query(&format!("DROP DATABASE IF EXISTS `{database}`")).execute(&server.pool).await.map(drop)
+                sqlx::query(&format!("DROP DATABASE IF EXISTS `{database}`"))
+                    .execute(&server.pool)
+                    .await
+                    .map(drop)
             }
             // PostgreSQL waits a few seconds for the sessions of a stopped admin to end.
             (Storage::Postgres, _, Some(server)) => {
-                sqlx::query(&format!("DROP DATABASE IF EXISTS \"{database}\"")).execute(&server.pool).await.map(drop)
+                sqlx::query(&format!("DROP DATABASE IF EXISTS \"{database}\""))
+                    .execute(&server.pool)
+                    .await
+                    .map(drop)
             }
             _ => Ok(()),
         };
@@ -333,10 +367,16 @@ impl Servers {
     pub async fn facts(&self) -> Vec<String> {
         let mut facts = Vec::new();
         if let Some(server) = &self.mysql {
-            facts.push(format!("MariaDB: {}", mysql_facts(&server.pool).await.unwrap_or_else(|e| format!("unknown ({e})"))));
+            facts.push(format!(
+                "MariaDB: {}",
+                mysql_facts(&server.pool).await.unwrap_or_else(|e| format!("unknown ({e})"))
+            ));
         }
         if let Some(server) = &self.postgres {
-            facts.push(format!("PostgreSQL: {}", postgres_facts(&server.pool).await.unwrap_or_else(|e| format!("unknown ({e})"))));
+            facts.push(format!(
+                "PostgreSQL: {}",
+                postgres_facts(&server.pool).await.unwrap_or_else(|e| format!("unknown ({e})"))
+            ));
         }
         facts
     }
@@ -355,13 +395,24 @@ impl ServerTarget {
     /// The admin's datasource: `url`, and this target's user and password.
     fn datasource(&self, url: String) -> Datasource {
         Datasource {
-            args: vec![format!("--spring.datasource.url={url}"), format!("--spring.datasource.username={}", self.user)],
-            env: self.password.iter().map(|p| ("SPRING_DATASOURCE_PASSWORD".to_string(), p.clone())).collect(),
+            args: vec![
+                format!("--spring.datasource.url={url}"),
+                format!("--spring.datasource.username={}", self.user),
+            ],
+            env: self
+                .password
+                .iter()
+                .map(|p| ("SPRING_DATASOURCE_PASSWORD".to_string(), p.clone()))
+                .collect(),
         }
     }
 
     fn mysql_options(&self) -> MySqlConnectOptions {
-        let mut options = MySqlConnectOptions::new().host(&self.host).port(self.port).username(&self.user).charset("utf8mb4");
+        let mut options = MySqlConnectOptions::new()
+            .host(&self.host)
+            .port(self.port)
+            .username(&self.user)
+            .charset("utf8mb4");
         if let Some(password) = &self.password {
             options = options.password(password);
         }
@@ -375,8 +426,11 @@ impl ServerTarget {
 
     /// Without TLS, as MariaDB is reached: on loopback it would only add encryption to both sides' CPU.
     fn postgres_options(&self) -> PgConnectOptions {
-        let mut options =
-            PgConnectOptions::new_without_pgpass().host(&self.host).port(self.port).username(&self.user).ssl_mode(PgSslMode::Disable);
+        let mut options = PgConnectOptions::new_without_pgpass()
+            .host(&self.host)
+            .port(self.port)
+            .username(&self.user)
+            .ssl_mode(PgSslMode::Disable);
         if let Some(password) = &self.password {
             options = options.password(password);
         }
@@ -418,16 +472,19 @@ async fn database_pool(target: &ServerTarget, database: &str, connections: u32) 
 /// The schema, exactly as the admin would make it, from the admin's own configuration (so the
 /// datasource is validated before the child is started).
 async fn create_schema(datasource: &Datasource, cwd: &Path) -> Result<(), String> {
-    let loaded =
-        Config::load(&datasource.args, datasource.env.iter().cloned(), cwd).map_err(|e| format!("admin configuration: {e}"))?;
-    let (db, _) = xxl_job_admin::storage::connect(&loaded.config.datasource).await.map_err(|e| format!("creating the schema: {e}"))?;
+    let loaded = Config::load(&datasource.args, datasource.env.iter().cloned(), cwd)
+        .map_err(|e| format!("admin configuration: {e}"))?;
+    let (db, _) = xxl_job_admin::storage::connect(&loaded.config.datasource)
+        .await
+        .map_err(|e| format!("creating the schema: {e}"))?;
     db.close().await;
     Ok(())
 }
 
 /// The version, and the settings that decide what a commit costs.
 async fn mysql_facts(server: &MySqlPool) -> Result<String, String> {
-    let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(server).await.map_err(|e| e.to_string())?;
+    let version: String =
+        sqlx::query_scalar("SELECT VERSION()").fetch_one(server).await.map_err(|e| e.to_string())?;
     let vars: Vec<(String, String)> = sqlx::query_as(
         "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
          ('innodb_flush_log_at_trx_commit', 'innodb_buffer_pool_size', 'log_bin', 'max_connections')",
@@ -440,7 +497,8 @@ async fn mysql_facts(server: &MySqlPool) -> Result<String, String> {
 
 /// As [`mysql_facts`].
 async fn postgres_facts(server: &PgPool) -> Result<String, String> {
-    let version: String = sqlx::query_scalar("SHOW server_version").fetch_one(server).await.map_err(|e| e.to_string())?;
+    let version: String =
+        sqlx::query_scalar("SHOW server_version").fetch_one(server).await.map_err(|e| e.to_string())?;
     let vars: Vec<(String, String)> = sqlx::query_as(
         "SELECT name, current_setting(name) FROM pg_settings WHERE name IN \
          ('synchronous_commit', 'fsync', 'wal_sync_method', 'shared_buffers', 'max_connections') ORDER BY name",
@@ -484,7 +542,8 @@ impl Counters {
             "SHOW GLOBAL STATUS WHERE Variable_name IN ({})",
             COUNTERS.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", ")
         );
-        let rows: Vec<(String, String)> = sqlx::query_as(&sql).fetch_all(server).await.map_err(|e| format!("SHOW GLOBAL STATUS: {e}"))?;
+        let rows: Vec<(String, String)> =
+            sqlx::query_as(&sql).fetch_all(server).await.map_err(|e| format!("SHOW GLOBAL STATUS: {e}"))?;
         Ok(Counters(rows.into_iter().filter_map(|(k, v)| Some((k, v.parse().ok()?))).collect()))
     }
 

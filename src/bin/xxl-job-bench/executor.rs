@@ -102,12 +102,20 @@ pub struct FastExecutor {
 
 impl FastExecutor {
     /// Listens on a free port of 127.0.0.1 and sends callbacks to `callback_url`.
-    pub async fn start(token: &str, callback_url: String, client: reqwest::Client) -> Result<FastExecutor, String> {
+    pub async fn start(
+        token: &str,
+        callback_url: String,
+        client: reqwest::Client,
+    ) -> Result<FastExecutor, String> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(|e| format!("executor: cannot listen on 127.0.0.1: {e}"))?;
         let addr: SocketAddr = listener.local_addr().map_err(|e| format!("executor: {e}"))?;
-        let shared = Arc::new(Shared { token: token.to_string(), record_until_us: AtomicI64::new(i64::MIN), ..Shared::default() });
+        let shared = Arc::new(Shared {
+            token: token.to_string(),
+            record_until_us: AtomicI64::new(i64::MIN),
+            ..Shared::default()
+        });
         let (stop, stopped) = watch::channel(false);
         let app = Router::new().route("/run", post(run)).with_state(shared.clone());
         let mut server_stop = stopped.clone();
@@ -134,12 +142,20 @@ impl FastExecutor {
     pub fn register(&mut self, client: reqwest::Client, registry_url: String, app_name: String) {
         let (shared, address, mut stop) = (self.shared.clone(), self.address.clone(), self.stop.subscribe());
         self.tasks.push(tokio::spawn(async move {
-            let body = Registration { registry_group: "EXECUTOR", registry_key: &app_name, registry_value: &address };
+            let body = Registration {
+                registry_group: "EXECUTOR",
+                registry_key: &app_name,
+                registry_value: &address,
+            };
             loop {
                 if post_json(&client, &registry_url, &shared.token, &body).await {
                     shared.registrations.fetch_add(1, Ordering::Relaxed);
                 }
-                let pause = if shared.registrations.load(Ordering::Relaxed) > 0 { REGISTRY_BEAT } else { REGISTRY_RETRY };
+                let pause = if shared.registrations.load(Ordering::Relaxed) > 0 {
+                    REGISTRY_BEAT
+                } else {
+                    REGISTRY_RETRY
+                };
                 tokio::select! {
                     _ = tokio::time::sleep(pause) => {}
                     _ = stop.wait_for(|s| *s) => return,
@@ -230,7 +246,12 @@ async fn run(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes)
 
 /// The callback thread of a Java executor: one batch at a time, each waiting for the admin's answer; a
 /// batch not acknowledged with code 200 is sent again (Java retries it from a file).
-async fn send_callbacks(shared: Arc<Shared>, client: reqwest::Client, url: String, mut stop: watch::Receiver<bool>) {
+async fn send_callbacks(
+    shared: Arc<Shared>,
+    client: reqwest::Client,
+    url: String,
+    mut stop: watch::Receiver<bool>,
+) {
     let mut tick = tokio::time::interval(CALLBACK_INTERVAL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -290,7 +311,11 @@ mod tests {
                 let token = headers.get(TOKEN_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
                 let mut seen = record.lock().unwrap();
                 seen.push((token, serde_json::from_slice(&body).unwrap()));
-                if seen.len() == 1 { r#"{"code":500,"msg":"not ready"}"# } else { r#"{"code":200}"# }
+                if seen.len() == 1 {
+                    r#"{"code":500,"msg":"not ready"}"#
+                } else {
+                    r#"{"code":200}"#
+                }
             }),
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -303,7 +328,10 @@ mod tests {
     async fn registers_as_a_java_executor_until_accepted() {
         let (url, seen) = registry().await;
         let client = reqwest::Client::builder().no_proxy().build().unwrap();
-        let mut executor = FastExecutor::start("secret", "http://127.0.0.1:9/api/callback".into(), client.clone()).await.unwrap();
+        let mut executor =
+            FastExecutor::start("secret", "http://127.0.0.1:9/api/callback".into(), client.clone())
+                .await
+                .unwrap();
         executor.register(client, url, "bench-app".into());
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         while !executor.registered() && tokio::time::Instant::now() < deadline {
@@ -316,6 +344,9 @@ mod tests {
         // Refused once, then accepted, then quiet until the next beat.
         assert_eq!(seen.len(), 2);
         let body = serde_json::json!({"registryGroup": "EXECUTOR", "registryKey": "bench-app", "registryValue": address});
-        assert!(seen.iter().all(|(token, sent)| token.as_deref() == Some("secret") && *sent == body), "{seen:?}");
+        assert!(
+            seen.iter().all(|(token, sent)| token.as_deref() == Some("secret") && *sent == body),
+            "{seen:?}"
+        );
     }
 }

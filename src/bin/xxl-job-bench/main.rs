@@ -23,7 +23,9 @@ mod stats;
 use args::{Command, Options, Phase, Storage, Workload, USAGE};
 use db::{Counters, RowDb, Servers, Shape};
 use executor::{ExecutorCounts, FastExecutor};
-use process::{cpu_ticks, own_cpu_ticks, peak_rss_kib, AdminProcess, LogStreams, MachineTicks, ServerProcess};
+use process::{
+    cpu_ticks, own_cpu_ticks, peak_rss_kib, AdminProcess, LogStreams, MachineTicks, ServerProcess,
+};
 use report::{Measured, Row, RunResult, Scheduler, Usage};
 use stats::{Fire, Grid};
 use std::path::PathBuf;
@@ -108,11 +110,21 @@ fn plans(options: &Options) -> Vec<Plan> {
         match &options.workload {
             Workload::Sustained { jobs, phases } => {
                 for &phase in phases {
-                    plans.extend(jobs.iter().map(|&jobs| Plan { scheduler, kind: Kind::Scheduled(Shape::Sustained(phase)), jobs }));
+                    plans.extend(jobs.iter().map(|&jobs| Plan {
+                        scheduler,
+                        kind: Kind::Scheduled(Shape::Sustained(phase)),
+                        jobs,
+                    }));
                 }
             }
-            Workload::Burst(sizes) => plans.extend(sizes.iter().map(|&jobs| Plan { scheduler, kind: Kind::Scheduled(Shape::Burst), jobs })),
-            Workload::RawCeiling(jobs) => plans.extend(jobs.iter().map(|&jobs| Plan { scheduler, kind: Kind::RawCeiling, jobs })),
+            Workload::Burst(sizes) => plans.extend(sizes.iter().map(|&jobs| Plan {
+                scheduler,
+                kind: Kind::Scheduled(Shape::Burst),
+                jobs,
+            })),
+            Workload::RawCeiling(jobs) => {
+                plans.extend(jobs.iter().map(|&jobs| Plan { scheduler, kind: Kind::RawCeiling, jobs }))
+            }
         }
     }
     plans
@@ -127,7 +139,9 @@ async fn bench(options: Options) -> u8 {
         Some((text, one_minute)) => {
             progress(format!("load average: {text}"));
             if one_minute > QUIET_LOAD {
-                progress(format!("WARNING: 1-minute load {one_minute} > {QUIET_LOAD}: the machine is not quiet"));
+                progress(format!(
+                    "WARNING: 1-minute load {one_minute} > {QUIET_LOAD}: the machine is not quiet"
+                ));
             }
             text
         }
@@ -174,7 +188,11 @@ async fn bench(options: Options) -> u8 {
         }
     }
     if options.keep {
-        progress(format!("kept the databases (xxl_bench_{}_<row>) and {}", std::process::id(), context.workdir.display()));
+        progress(format!(
+            "kept the databases (xxl_bench_{}_<row>) and {}",
+            std::process::id(),
+            context.workdir.display()
+        ));
     } else {
         let _ = std::fs::remove_dir_all(&context.workdir);
     }
@@ -215,7 +233,9 @@ fn kind_name(kind: Kind) -> &'static str {
 async fn prepare(options: &Options) -> Result<Context, String> {
     let admin_exe = match &options.admin {
         Some(path) => path.clone(),
-        None => std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?.with_file_name(ADMIN_EXE),
+        None => std::env::current_exe()
+            .map_err(|e| format!("cannot find this executable: {e}"))?
+            .with_file_name(ADMIN_EXE),
     };
     let raw_only = matches!(options.workload, Workload::RawCeiling(_));
     if !raw_only && !admin_exe.is_file() {
@@ -229,7 +249,10 @@ async fn prepare(options: &Options) -> Result<Context, String> {
     }
     let (servers, notes) = Servers::connect(options).await?;
     notes.into_iter().for_each(progress);
-    let client = reqwest::Client::builder().no_proxy().build().map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     let workdir = std::env::temp_dir().join(format!("xxl-job-bench-{}", std::process::id()));
     std::fs::create_dir_all(&workdir).map_err(|e| format!("cannot create {}: {e}", workdir.display()))?;
     Ok(Context { admin_exe, servers, client, workdir })
@@ -240,7 +263,9 @@ async fn machine_facts(context: &Context, load: &str) -> String {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
         .lines()
-        .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_string()))
+        .find_map(|l| {
+            l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_string())
+        })
         .unwrap_or_else(|| "unknown CPU".into());
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let mem_gib = meminfo
@@ -249,43 +274,74 @@ async fn machine_facts(context: &Context, load: &str) -> String {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or_else(|| "?".into(), |kib| format!("{:.1}", kib / 1024.0 / 1024.0));
     let build = if cfg!(debug_assertions) { "debug build (numbers not meaningful)" } else { "release build" };
-    let mut facts = format!("machine: {cores} cores ({model}), {mem_gib} GiB RAM; {build}; load average at start: {load}");
+    let mut facts = format!(
+        "machine: {cores} cores ({model}), {mem_gib} GiB RAM; {build}; load average at start: {load}"
+    );
     for server in context.servers.facts().await {
         facts.push_str(&format!("\n{server}"));
     }
     facts
 }
 
-async fn run_row(options: &Options, context: &Context, plan: Plan, name: &str, label: &str) -> Result<Measured, String> {
+async fn run_row(
+    options: &Options,
+    context: &Context,
+    plan: Plan,
+    name: &str,
+    label: &str,
+) -> Result<Measured, String> {
     let Scheduler::Admin(storage) = plan.scheduler else {
         return measure_peer(options, context, plan.jobs, name, label).await;
     };
-    let (db, datasource) = RowDb::create(storage, &context.servers, &context.workdir, name, raw::CONNECTIONS).await?;
+    let (db, datasource) =
+        RowDb::create(storage, &context.servers, &context.workdir, name, raw::CONNECTIONS).await?;
     let measured = measure_row(options, context, plan, storage, &db, datasource, label).await;
     db.close().await;
     measured
 }
 
 /// ratch-job with `jobs` aligned every-second jobs, measured over the same window as an admin row.
-async fn measure_peer(options: &Options, context: &Context, jobs: usize, name: &str, label: &str) -> Result<Measured, String> {
+async fn measure_peer(
+    options: &Options,
+    context: &Context,
+    jobs: usize,
+    name: &str,
+    label: &str,
+) -> Result<Measured, String> {
     let exe = options.peer.as_deref().ok_or("no --peer executable")?;
     let token = format!("{:032x}", rand::random::<u128>());
     let ports = peer::Ports { api: free_port()?, console: free_port()?, cluster: free_port()? };
     let base = format!("http://127.0.0.1:{}", ports.api);
-    let mut executor =
-        FastExecutor::start(&token, format!("{base}{}/api/callback", peer::XXL_PREFIX), context.client.clone()).await?;
+    let mut executor = FastExecutor::start(
+        &token,
+        format!("{base}{}/api/callback", peer::XXL_PREFIX),
+        context.client.clone(),
+    )
+    .await?;
     let mut process = peer::spawn(exe, &context.workdir.join(name), &ports, &token)?;
-    executor.register(context.client.clone(), format!("{base}{}/api/registry", peer::XXL_PREFIX), peer::APP_NAME.into());
-    process.wait_until("accept the executor's registration", STARTUP_TIMEOUT, || async { executor.registered() }).await?;
+    executor.register(
+        context.client.clone(),
+        format!("{base}{}/api/registry", peer::XXL_PREFIX),
+        peer::APP_NAME.into(),
+    );
+    process
+        .wait_until("accept the executor's registration", STARTUP_TIMEOUT, || async { executor.registered() })
+        .await?;
     let creating = std::time::Instant::now();
     let ids = peer::create_jobs(&context.client, &base, jobs).await?;
-    progress(format!("{label}: {jobs} jobs created in {:.1} s; executor at {}", creating.elapsed().as_secs_f64(), executor.address));
+    progress(format!(
+        "{label}: {jobs} jobs created in {:.1} s; executor at {}",
+        creating.elapsed().as_secs_f64(),
+        executor.address
+    ));
     // Each job fires from the whole second after its creation on, so all are due from the next one.
     let start_ms = chrono::Utc::now().timestamp_millis().div_euclid(1000) * 1000 + 1000;
     let grid = Grid { start_ms, jobs, first_job_id: db::FIRST_JOB_ID, phase: Phase::Aligned };
     let run = Run { db: None, executor: &executor, admin_pid: process.pid(), db_process: None, grid, label };
     let window = run.sustained(options.warmup, options.seconds).await;
-    let result = finish(process, executor, &grid, window, label, |fires| peer::planned(fires, &ids, db::FIRST_JOB_ID)).await?;
+    let result =
+        finish(process, executor, &grid, window, label, |fires| peer::planned(fires, &ids, db::FIRST_JOB_ID))
+            .await?;
     Ok(Measured::Sustained(result))
 }
 
@@ -308,7 +364,8 @@ async fn measure_row(
     ];
     admin_args.extend(datasource.args);
     let base = format!("http://127.0.0.1:{port}/xxl-job-admin");
-    let executor = FastExecutor::start(&token, format!("{base}/api/callback"), context.client.clone()).await?;
+    let executor =
+        FastExecutor::start(&token, format!("{base}/api/callback"), context.client.clone()).await?;
     let seeding = std::time::Instant::now();
     let shape = match plan.kind {
         Kind::Scheduled(shape) => shape,
@@ -316,21 +373,43 @@ async fn measure_row(
         Kind::RawCeiling => Shape::Sustained(Phase::Spread),
     };
     db.seed(shape, plan.jobs, &executor.address).await?;
-    progress(format!("{label}: seeded in {:.1} s; executor at {}", seeding.elapsed().as_secs_f64(), executor.address));
+    progress(format!(
+        "{label}: seeded in {:.1} s; executor at {}",
+        seeding.elapsed().as_secs_f64(),
+        executor.address
+    ));
     let Kind::Scheduled(shape) = plan.kind else {
         let pool = db.mysql().ok_or("the raw ceiling needs MariaDB")?;
         db.activate(chrono::Utc::now().timestamp_millis()).await?;
-        let workload = raw::Workload { executor_address: executor.address.clone(), jobs: db::next_times(pool).await? };
+        let workload =
+            raw::Workload { executor_address: executor.address.clone(), jobs: db::next_times(pool).await? };
         executor.stop().await;
         let server = context.servers.mysql.as_ref().ok_or("the raw ceiling needs MariaDB")?;
-        progress(format!("{label}: raw ceiling for {} s with {} connections", options.seconds, raw::CONNECTIONS));
-        return Ok(Measured::Raw(raw::measure(pool, &server.pool, workload, options.seconds, server.process).await?));
+        progress(format!(
+            "{label}: raw ceiling for {} s with {} connections",
+            options.seconds,
+            raw::CONNECTIONS
+        ));
+        return Ok(Measured::Raw(
+            raw::measure(pool, &server.pool, workload, options.seconds, server.process).await?,
+        ));
     };
-    let mut admin =
-        AdminProcess::spawn("the admin", &context.admin_exe, &admin_args, &datasource.env, &context.workdir, LogStreams::Both)?;
+    let mut admin = AdminProcess::spawn(
+        "the admin",
+        &context.admin_exe,
+        &admin_args,
+        &datasource.env,
+        &context.workdir,
+        LogStreams::Both,
+    )?;
     admin.wait_healthy(&context.client, &format!("{base}/actuator/health"), STARTUP_TIMEOUT).await?;
     let now = chrono::Utc::now().timestamp_millis();
-    let grid = Grid { start_ms: (now + LEAD_MS).div_euclid(1000) * 1000 + 1000, jobs: plan.jobs, first_job_id: db::FIRST_JOB_ID, phase: shape.phase() };
+    let grid = Grid {
+        start_ms: (now + LEAD_MS).div_euclid(1000) * 1000 + 1000,
+        jobs: plan.jobs,
+        first_job_id: db::FIRST_JOB_ID,
+        phase: shape.phase(),
+    };
     let db_process = context.servers.process(storage);
     let run = Run { db: Some(db), executor: &executor, admin_pid: admin.pid(), db_process, grid, label };
     let measured = match shape {
@@ -449,7 +528,8 @@ impl Run<'_> {
         sleep_until_ms(at + MISFIRE_THRESHOLD_MS).await;
         let mut runs = self.executor.counts().runs;
         let mut quiet_since = tokio::time::Instant::now();
-        while quiet_since.elapsed() < BURST_QUIET && chrono::Utc::now().timestamp_millis() < at + BURST_MAX_MS {
+        while quiet_since.elapsed() < BURST_QUIET && chrono::Utc::now().timestamp_millis() < at + BURST_MAX_MS
+        {
             tokio::time::sleep(POLL).await;
             let now_runs = self.executor.counts().runs;
             if now_runs != runs {
@@ -460,7 +540,15 @@ impl Run<'_> {
         let peak_rss_kib = peak_rss_kib(self.admin_pid);
         let usage = after.usage_since(&before);
         let executor = self.executor.counts();
-        Ok(Window { planned_ms: (at, at + 1000), seconds: 1, usage, peak_rss_kib, logs: None, backlog_at_end: 0, executor })
+        Ok(Window {
+            planned_ms: (at, at + 1000),
+            seconds: 1,
+            usage,
+            peak_rss_kib,
+            logs: None,
+            backlog_at_end: 0,
+            executor,
+        })
     }
 
     /// Lets the seeded jobs fire from `start_ms`; the peer's fire from their creation.

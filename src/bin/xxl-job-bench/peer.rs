@@ -59,7 +59,8 @@ struct CreatedJob {
 
 /// One line for the report's settings.
 pub fn settings(exe: &Path) -> String {
-    let name = exe.file_name().map_or_else(|| exe.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let name =
+        exe.file_name().map_or_else(|| exe.display().to_string(), |n| n.to_string_lossy().into_owned());
     format!(
         "peer: {name} (ratch-job), default configuration, RUST_LOG=warn, a fresh data directory; jobs CRON \
          `* * * * * *` created through its open API; lateness from its logDateTime (the wheel second it fired for)"
@@ -128,7 +129,8 @@ async fn create_job(client: &reqwest::Client, url: &str, i: usize) -> Result<i64
         enable: true,
     };
     let fail = |e: String| format!("ratch-job: creating job {i}: {e}");
-    let response = client.post(url).json(&job).timeout(CREATE_TIMEOUT).send().await.map_err(|e| fail(e.to_string()))?;
+    let response =
+        client.post(url).json(&job).timeout(CREATE_TIMEOUT).send().await.map_err(|e| fail(e.to_string()))?;
     let answer: ReturnT<CreatedJob> = response.json().await.map_err(|e| fail(e.to_string()))?;
     match answer.content {
         Some(job) if answer.is_success() => Ok(job.id),
@@ -139,11 +141,13 @@ async fn create_job(client: &reqwest::Client, url: &str, i: usize) -> Result<i64
 /// The fires with the bench's job ids (`first_job_id + i` for ratch-job's `ids[i]`, others left unknown)
 /// and their planned instants derived from `logDateTime` (see the module's doc).
 pub fn planned(fires: Vec<Fire>, ids: &[i64], first_job_id: i32) -> Vec<Fire> {
-    let index: HashMap<i64, i32> = ids.iter().enumerate().map(|(i, id)| (*id, first_job_id + i as i32)).collect();
+    let index: HashMap<i64, i32> =
+        ids.iter().enumerate().map(|(i, id)| (*id, first_job_id + i as i32)).collect();
     fires
         .into_iter()
         .map(|fire| {
-            let whole_second = fire.log_date_time_ms.rem_euclid(1000) == 0 && fire.log_date_time_ms * 1000 <= fire.at_us;
+            let whole_second =
+                fire.log_date_time_ms.rem_euclid(1000) == 0 && fire.log_date_time_ms * 1000 <= fire.at_us;
             Fire {
                 job_id: index.get(&i64::from(fire.job_id)).copied().unwrap_or(i32::MIN),
                 planned_ms: whole_second.then_some(fire.log_date_time_ms),
@@ -159,16 +163,31 @@ mod tests {
 
     #[test]
     fn planned_instant_is_the_whole_second_ratch_job_fired_for() {
-        let fire = |job_id, log_date_time_ms, at_us| Fire { job_id, at_us, planned_ms: None, misfire: false, log_date_time_ms };
+        let fire = |job_id, log_date_time_ms, at_us| Fire {
+            job_id,
+            at_us,
+            planned_ms: None,
+            misfire: false,
+            log_date_time_ms,
+        };
         let fires = vec![
-            fire(7, 12_000, 12_140_000),   // 140 ms late
-            fire(8, 12_000, 13_600_000),   // 1.6 s late: still the instant 12 s
-            fire(7, 12_500, 12_600_000),   // not a whole second
-            fire(8, 14_000, 13_900_000),   // before its instant: not ratch-job's wheel second
-            fire(99, 12_000, 12_001_000),  // a job the bench did not create
+            fire(7, 12_000, 12_140_000),  // 140 ms late
+            fire(8, 12_000, 13_600_000),  // 1.6 s late: still the instant 12 s
+            fire(7, 12_500, 12_600_000),  // not a whole second
+            fire(8, 14_000, 13_900_000),  // before its instant: not ratch-job's wheel second
+            fire(99, 12_000, 12_001_000), // a job the bench did not create
         ];
         let got = planned(fires, &[8, 7], 1_000);
         let summary: Vec<(i32, Option<i64>)> = got.iter().map(|f| (f.job_id, f.planned_ms)).collect();
-        assert_eq!(summary, vec![(1_001, Some(12_000)), (1_000, Some(12_000)), (1_001, None), (1_000, None), (i32::MIN, Some(12_000))]);
+        assert_eq!(
+            summary,
+            vec![
+                (1_001, Some(12_000)),
+                (1_000, Some(12_000)),
+                (1_001, None),
+                (1_000, None),
+                (i32::MIN, Some(12_000))
+            ]
+        );
     }
 }

@@ -93,7 +93,12 @@ impl AdminProcess {
     }
 
     /// Polls the health endpoint until it answers `UP`, failing early if the admin exits.
-    pub async fn wait_healthy(&mut self, client: &reqwest::Client, url: &str, timeout: Duration) -> Result<(), String> {
+    pub async fn wait_healthy(
+        &mut self,
+        client: &reqwest::Client,
+        url: &str,
+        timeout: Duration,
+    ) -> Result<(), String> {
         let up = || async {
             match client.get(url).timeout(Duration::from_secs(2)).send().await {
                 Ok(response) => response.text().await.is_ok_and(|body| body.contains("\"UP\"")),
@@ -114,7 +119,10 @@ impl AdminProcess {
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
                 let name = self.name;
-                return Err(format!("{name} exited during start-up ({status}); its log: {:?}", self.log_summary().samples));
+                return Err(format!(
+                    "{name} exited during start-up ({status}); its log: {:?}",
+                    self.log_summary().samples
+                ));
             }
             if ready().await {
                 return Ok(());
@@ -213,7 +221,8 @@ fn level_of(line: &str) -> Option<Level> {
     if line.trim().is_empty() {
         return None;
     }
-    let level = line.trim_start_matches('[').split_whitespace().take(LEVEL_WITHIN_WORDS).find(|w| LEVELS.contains(w));
+    let level =
+        line.trim_start_matches('[').split_whitespace().take(LEVEL_WITHIN_WORDS).find(|w| LEVELS.contains(w));
     match level {
         Some("WARN") => Some(Level::Warn),
         Some("INFO" | "DEBUG" | "TRACE") => None,
@@ -293,7 +302,11 @@ impl ServerProcess {
 
 /// The pids under `/proc`.
 fn processes() -> impl Iterator<Item = u32> {
-    std::fs::read_dir("/proc").into_iter().flatten().flatten().filter_map(|e| e.file_name().to_str()?.parse().ok())
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
 }
 
 fn is_named(pid: u32, names: &[&str]) -> bool {
@@ -320,7 +333,10 @@ fn parse_machine_ticks(stat: &str) -> Option<MachineTicks> {
     let line = stat.lines().find(|l| l.starts_with("cpu "))?;
     let v: Vec<u64> = line.split_whitespace().skip(1).map(|f| f.parse().ok()).collect::<Option<_>>()?;
     let field = |i: usize| v.get(i).copied().unwrap_or(0);
-    Some(MachineTicks { busy: field(0) + field(1) + field(2) + field(5) + field(6) + field(7), iowait: field(4) })
+    Some(MachineTicks {
+        busy: field(0) + field(1) + field(2) + field(5) + field(6) + field(7),
+        iowait: field(4),
+    })
 }
 
 /// `/proc/loadavg` as the kernel writes it, and its 1-minute load.
@@ -349,7 +365,8 @@ fn parse_vm_hwm(status: &str) -> Option<u64> {
 /// a test suite's private one, picking would be a guess).
 pub fn server_process(pid_file: Option<&str>, names: &[&str]) -> Option<u32> {
     let is_server = |pid: &u32| is_named(*pid, names);
-    let named = pid_file.and_then(|f| std::fs::read_to_string(f).ok()).and_then(|text| text.trim().parse().ok());
+    let named =
+        pid_file.and_then(|f| std::fs::read_to_string(f).ok()).and_then(|text| text.trim().parse().ok());
     if let Some(pid) = named.filter(is_server) {
         return Some(pid);
     }
@@ -371,7 +388,8 @@ mod tests {
 
     #[test]
     fn stat_fields_skip_names_with_spaces() {
-        let stat = "4242 (tokio (rt) w) S 17 4242 4242 0 -1 4194560 1234 0 0 0 1500 250 30 12 20 0 9 0 100 0 0";
+        let stat =
+            "4242 (tokio (rt) w) S 17 4242 4242 0 -1 4194560 1234 0 0 0 1500 250 30 12 20 0 9 0 100 0 0";
         assert_eq!(ProcStat::parse(stat), Some(ProcStat { ppid: 17, ticks: 1750, children_ticks: 42 }));
         assert_eq!(ProcStat::parse("garbage"), None);
         assert_eq!(ProcStat::parse("1 (x) S 0 1 1 0 -1 0 0 0 0 0 5 6"), None);
@@ -383,7 +401,10 @@ mod tests {
         // after it ended and was waited for (cutime + cstime).
         let me = std::process::id();
         let finished_before = ProcStat::read(me).unwrap().children_ticks;
-        let mut child = Command::new("sh").args(["-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"]).spawn().unwrap();
+        let mut child = Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"])
+            .spawn()
+            .unwrap();
         let mut live = 0;
         while live == 0 && child.try_wait().unwrap().is_none() {
             std::thread::sleep(Duration::from_millis(20));
@@ -397,14 +418,20 @@ mod tests {
         assert!(finished >= live.max(1), "the child's {live} ticks are not among the finished ({finished})");
         let own = cpu_ticks(me).unwrap();
         let after = ServerProcess::Postmaster(me).cpu_ticks().unwrap();
-        assert!(after >= own + finished_before + finished, "{after} < {own} + {finished_before} + {finished}");
+        assert!(
+            after >= own + finished_before + finished,
+            "{after} < {own} + {finished_before} + {finished}"
+        );
         assert_eq!(ServerProcess::Postmaster(u32::MAX).cpu_ticks(), None);
     }
 
     #[test]
     fn machine_ticks_from_the_cpu_line() {
         let stat = "cpu  310639 68 33203 1042349 6569 0 6863 720 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n";
-        assert_eq!(parse_machine_ticks(stat), Some(MachineTicks { busy: 310_639 + 68 + 33_203 + 6_863 + 720, iowait: 6_569 }));
+        assert_eq!(
+            parse_machine_ticks(stat),
+            Some(MachineTicks { busy: 310_639 + 68 + 33_203 + 6_863 + 720, iowait: 6_569 })
+        );
         assert_eq!(parse_machine_ticks("intr 1 2\n"), None);
     }
 
@@ -423,9 +450,15 @@ mod tests {
 
     #[test]
     fn fires_not_sent_are_summed_by_reason() {
-        let line = format!("2025-01-01T00:00:00.000001Z  WARN 312 planned fire(s) not sent: {}", DropReason::Misfire.label());
+        let line = format!(
+            "2025-01-01T00:00:00.000001Z  WARN 312 planned fire(s) not sent: {}",
+            DropReason::Misfire.label()
+        );
         assert_eq!(not_sent(&line), Some((DropReason::Misfire.label(), 312)));
-        assert_eq!(not_sent("2025-01-01T00:00:00Z  WARN 1 planned fire(s) not sent: job stopped"), Some(("job stopped", 1)));
+        assert_eq!(
+            not_sent("2025-01-01T00:00:00Z  WARN 1 planned fire(s) not sent: job stopped"),
+            Some(("job stopped", 1))
+        );
         assert_eq!(not_sent("2025-01-01T00:00:00Z  WARN trigger skipped"), None);
         let mut summary = LogSummary::default();
         summary.not_sent.insert(DropReason::Misfire.label().into(), 5);
@@ -441,8 +474,16 @@ mod tests {
         assert_eq!(level_of("2025-01-01T00:00:00.000001Z  INFO listening"), None);
         assert_eq!(level_of("thread 'main' panicked at src/app.rs:1:1"), Some(Level::Error));
         assert_eq!(level_of("   "), None);
-        assert_eq!(level_of("[2026-11-25 16:59:19.092135 +00:00 WARN  ratchjob::raft::store::raftlog] empty"), Some(Level::Warn));
-        assert_eq!(level_of("[2026-11-25 16:59:54.002416 +00:00 ERROR ratchjob::task::request_actor] run task error"), Some(Level::Error));
+        assert_eq!(
+            level_of("[2026-11-25 16:59:19.092135 +00:00 WARN  ratchjob::raft::store::raftlog] empty"),
+            Some(Level::Warn)
+        );
+        assert_eq!(
+            level_of(
+                "[2026-11-25 16:59:54.002416 +00:00 ERROR ratchjob::task::request_actor] run task error"
+            ),
+            Some(Level::Error)
+        );
         assert_eq!(level_of("[2026-11-25 16:59:19.092135 +00:00 INFO  ratchjob] started"), None);
     }
 }

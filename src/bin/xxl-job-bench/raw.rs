@@ -28,10 +28,12 @@ pub const RAMP: Duration = Duration::from_secs(1);
 // batches reach these sizes; the raw workload always uses them.
 const INSERT_LOG_PREFIX: &str =
     "INSERT INTO xxl_job_log (job_group, job_id, trigger_time, trigger_code, handle_code) VALUES";
-const UPDATE_TRIGGER_INFO_PREFIX: &str = "UPDATE xxl_job_log SET trigger_time = ?, trigger_code = ?, trigger_msg = ?, \
+const UPDATE_TRIGGER_INFO_PREFIX: &str =
+    "UPDATE xxl_job_log SET trigger_time = ?, trigger_code = ?, trigger_msg = ?, \
      executor_address = ?, executor_handler = ?, executor_param = ?, executor_sharding_param = ?, \
      executor_fail_retry_count = ?";
-const UPDATE_HANDLE_INFO_PREFIX: &str = "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ?";
+const UPDATE_HANDLE_INFO_PREFIX: &str =
+    "UPDATE xxl_job_log SET handle_time = ?, handle_code = ?, handle_msg = ?";
 /// Rows per log statement: the admin's `storage::logs` batch size.
 const RAW_BATCH: usize = 200;
 
@@ -71,7 +73,13 @@ struct Shared {
 }
 
 /// Runs the workload for `RAMP + seconds` and measures the last `seconds`.
-pub async fn measure(pool: &MySqlPool, server: &MySqlPool, workload: Workload, seconds: u64, db_process: Option<ServerProcess>) -> Result<RawResult, String> {
+pub async fn measure(
+    pool: &MySqlPool,
+    server: &MySqlPool,
+    workload: Workload,
+    seconds: u64,
+    db_process: Option<ServerProcess>,
+) -> Result<RawResult, String> {
     if workload.jobs.is_empty() {
         return Err("raw ceiling: no bench jobs".into());
     }
@@ -104,12 +112,14 @@ pub async fn measure(pool: &MySqlPool, server: &MySqlPool, workload: Workload, s
     }
     tokio::time::sleep(RAMP).await;
     let before = Counters::read(server).await?;
-    let (done_before, db_before, own_before) = (shared.done.load(Ordering::Relaxed), db_process.and_then(ServerProcess::cpu_ticks), own_cpu_ticks());
+    let (done_before, db_before, own_before) =
+        (shared.done.load(Ordering::Relaxed), db_process.and_then(ServerProcess::cpu_ticks), own_cpu_ticks());
     let machine_before = MachineTicks::read();
     let from = chrono::Utc::now().timestamp_millis();
     tokio::time::sleep_until(end).await;
     let after = Counters::read(server).await?;
-    let (done_after, db_after, own_after) = (shared.done.load(Ordering::Relaxed), db_process.and_then(ServerProcess::cpu_ticks), own_cpu_ticks());
+    let (done_after, db_after, own_after) =
+        (shared.done.load(Ordering::Relaxed), db_process.and_then(ServerProcess::cpu_ticks), own_cpu_ticks());
     let machine_after = MachineTicks::read();
     let elapsed_ms = chrono::Utc::now().timestamp_millis() - from;
     while let Some(joined) = tasks.join_next().await {
@@ -125,7 +135,9 @@ pub async fn measure(pool: &MySqlPool, server: &MySqlPool, workload: Workload, s
         sql_per_trigger: per_trigger(statements),
         fsyncs_per_trigger: per_trigger(after.delta(&before, "Innodb_data_fsyncs")),
         db_cpu: cpu(db_after, db_before),
-        db_us_per_trigger: db_after.zip(db_before).and_then(|(a, b)| us_per_trigger(a.saturating_sub(b), triggers)),
+        db_us_per_trigger: db_after
+            .zip(db_before)
+            .and_then(|(a, b)| us_per_trigger(a.saturating_sub(b), triggers)),
         bench_cpu: cpu(own_after, own_before),
         machine_busy: cpu(machine_after.map(|m| m.busy), machine_before.map(|m| m.busy)),
     })
@@ -146,7 +158,8 @@ async fn one_trigger(shared: &Shared, conn: &mut MySqlConnection) -> Result<(), 
     let n = shared.started.fetch_add(RAW_BATCH as u64, Ordering::Relaxed);
     let jobs = &shared.workload.jobs;
     let now = db::utc_datetime(chrono::Utc::now().timestamp_millis());
-    let insert = format!("{INSERT_LOG_PREFIX} {} RETURNING id", vec!["(?, ?, ?, 0, 0)"; RAW_BATCH].join(", "));
+    let insert =
+        format!("{INSERT_LOG_PREFIX} {} RETURNING id", vec!["(?, ?, ?, 0, 0)"; RAW_BATCH].join(", "));
     let mut query = sqlx::query_scalar::<_, i64>(&insert);
     for k in 0..RAW_BATCH as u64 {
         let (job_id, _) = jobs[((n + k) % jobs.len() as u64) as usize];
@@ -169,7 +182,8 @@ async fn one_trigger(shared: &Shared, conn: &mut MySqlConnection) -> Result<(), 
     }
     query.execute(&mut *conn).await?;
     let sql = format!("{UPDATE_HANDLE_INFO_PREFIX} WHERE id IN ({in_list}) AND handle_code <= 0");
-    let mut query = sqlx::query(&sql).bind(db::utc_datetime(chrono::Utc::now().timestamp_millis())).bind(200).bind("");
+    let mut query =
+        sqlx::query(&sql).bind(db::utc_datetime(chrono::Utc::now().timestamp_millis())).bind(200).bind("");
     for id in &ids {
         query = query.bind(id);
     }
@@ -186,7 +200,8 @@ async fn one_trigger(shared: &Shared, conn: &mut MySqlConnection) -> Result<(), 
 async fn update_schedules(shared: &Shared, conn: &mut MySqlConnection) -> Result<(), sqlx::Error> {
     let mut schedules = shared.schedules.lock().await;
     let total = schedules.jobs.len();
-    let indexes: Vec<usize> = (0..SCHEDULE_BATCH.min(total)).map(|k| (schedules.cursor + k) % total).collect();
+    let indexes: Vec<usize> =
+        (0..SCHEDULE_BATCH.min(total)).map(|k| (schedules.cursor + k) % total).collect();
     let case = format!("CASE id {} END", vec!["WHEN ? THEN ?"; indexes.len()].join(" "));
     let sql = format!(
         "UPDATE xxl_job_info SET trigger_status = {case}, trigger_last_time = {case}, \

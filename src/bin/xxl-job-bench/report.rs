@@ -345,7 +345,8 @@ fn details(out: &mut String, row: &Row) {
     // The peer logs no summary of unsent fires, and its logDateTime is the planned instant itself.
     let peer = row.scheduler == Scheduler::Peer;
     if !peer {
-        let not_sent: Vec<String> = r.log.not_sent.iter().map(|(reason, n)| format!("{reason}: {}", count(*n))).collect();
+        let not_sent: Vec<String> =
+            r.log.not_sent.iter().map(|(reason, n)| format!("{reason}: {}", count(*n))).collect();
         let _ = writeln!(
             out,
             "  planned fires the admin logged as not sent (whole run): {}",
@@ -381,8 +382,10 @@ fn details(out: &mut String, row: &Row) {
     let u = &r.usage;
     if !u.statements.is_empty() {
         let per_run = |n: u64| opt((f.sent > 0).then(|| n as f64 / f.sent as f64), 2);
-        let per = |name: &str| per_run(COUNTERS.iter().position(|c| *c == name).map_or(0, |i| u.statements[i]));
-        let dml: u64 = COUNTERS.iter().zip(&u.statements).filter(|(c, _)| DML.contains(c)).map(|(_, n)| n).sum();
+        let per =
+            |name: &str| per_run(COUNTERS.iter().position(|c| *c == name).map_or(0, |i| u.statements[i]));
+        let dml: u64 =
+            COUNTERS.iter().zip(&u.statements).filter(|(c, _)| DML.contains(c)).map(|(_, n)| n).sum();
         let _ = writeln!(
             out,
             "  per /run (MariaDB counters): {} SQL ({} SELECT, {} INSERT, {} UPDATE, {} DELETE); {} BEGIN, {} COMMIT, \
@@ -400,7 +403,9 @@ fn details(out: &mut String, row: &Row) {
         );
     }
     // Per-process and machine-wide ticks are sampled separately; a small negative rest is noise.
-    let others = (|| Some(u.machine_busy_ticks?.saturating_sub(u.admin_ticks? + u.db_ticks.unwrap_or(0) + u.own_ticks?)))();
+    let others = (|| {
+        Some(u.machine_busy_ticks?.saturating_sub(u.admin_ticks? + u.db_ticks.unwrap_or(0) + u.own_ticks?))
+    })();
     let _ = writeln!(
         out,
         "  CPU over {:.1} s (% of one core): {who} {} ({} µs/run), database server {} ({} µs/run), bench {}, \
@@ -428,7 +433,11 @@ fn details(out: &mut String, row: &Row) {
         count(r.backlog_at_end),
     );
     if e.unrecorded > 0 {
-        let _ = writeln!(out, "  {} /run were not recorded (memory bound): the counts are incomplete", count(e.unrecorded));
+        let _ = writeln!(
+            out,
+            "  {} /run were not recorded (memory bound): the counts are incomplete",
+            count(e.unrecorded)
+        );
     }
     let _ = writeln!(out, "  {who} log: {} warnings, {} errors; {}", r.log.warnings, r.log.errors, r.exit);
     for sample in &r.log.samples {
@@ -487,7 +496,9 @@ fn goals(row: &Row) -> Vec<String> {
                         goals.push(at_most("MariaDB", r.db_us(), TARGET_DB_US, "µs/trigger"));
                     }
                     // The issue states the database's target for MariaDB only.
-                    Storage::Postgres => goals.push(at_most("admin", r.admin_us(), TARGET_ADMIN_US, "µs/trigger")),
+                    Storage::Postgres => {
+                        goals.push(at_most("admin", r.admin_us(), TARGET_ADMIN_US, "µs/trigger"))
+                    }
                     Storage::Sqlite => {
                         goals.push(at_most("admin CPU", r.admin_cpu(), TARGET_SQLITE_CPU, "%"));
                         goals.push(at_most("RSS", r.rss_mb(), TARGET_SQLITE_RSS_MB, "MB"));
@@ -499,7 +510,11 @@ fn goals(row: &Row) -> Vec<String> {
             }
         }
         Measured::Burst(r) => {
-            goals.push(format!("no silent drops ({} untraced) {}", count(r.unaccounted()), verdict(r.unaccounted() == 0)));
+            goals.push(format!(
+                "no silent drops ({} untraced) {}",
+                count(r.unaccounted()),
+                verdict(r.unaccounted() == 0)
+            ));
             if storage == Storage::MySql && row.jobs >= TARGET_BURST_JOBS {
                 let all = r.fires.within_threshold == r.fires.planned;
                 goals.push(format!(
@@ -525,7 +540,8 @@ fn targets(out: &mut String, rows: &[Row]) {
                 Measured::Burst(_) => "burst",
                 Measured::Raw(_) => "raw",
             };
-            (!goals.is_empty()).then(|| format!("  {}: {}", label(row.scheduler, kind, row.jobs), goals.join(" | ")))
+            (!goals.is_empty())
+                .then(|| format!("  {}: {}", label(row.scheduler, kind, row.jobs), goals.join(" | ")))
         })
         .collect();
     if !lines.is_empty() {
@@ -552,7 +568,11 @@ fn ratios(out: &mut String, rows: &[Row]) {
     }
     let mut lines = Vec::new();
     for (_, jobs, peer) in rows.iter().filter_map(sustained).filter(|(s, _, _)| *s == Scheduler::Peer) {
-        for (scheduler, _, ours) in rows.iter().filter_map(sustained).filter(|(s, j, r)| *s != Scheduler::Peer && *j == jobs && r.phase == peer.phase) {
+        for (scheduler, _, ours) in rows
+            .iter()
+            .filter_map(sustained)
+            .filter(|(s, j, r)| *s != Scheduler::Peer && *j == jobs && r.phase == peer.phase)
+        {
             let p99 = |r: &RunResult| r.lateness_ms(|l| l.p99);
             lines.push(vec![
                 scheduler.name().to_string(),
@@ -599,7 +619,10 @@ mod tests {
     #[test]
     fn ratios_need_both_values() {
         assert_eq!(ratio(Some(3.0), Some(2.0)), Some(1.5));
-        assert_eq!((ratio(None, Some(2.0)), ratio(Some(3.0), None), ratio(Some(3.0), Some(0.0))), (None, None, None));
+        assert_eq!(
+            (ratio(None, Some(2.0)), ratio(Some(3.0), None), ratio(Some(3.0), Some(0.0))),
+            (None, None, None)
+        );
     }
 
     #[test]

@@ -138,7 +138,8 @@ pub fn analyse(grid: &Grid, window_ms: (i64, i64), fires: &[Fire]) -> FireAnalys
         }
         a.duplicates += u64::from(count - 1);
         let (index, slot) = (at / seconds, at % seconds);
-        let planned_ms = grid.start_ms + Grid::offset_ms(grid.phase, index, grid.jobs) + (first_slot + slot as i64) * 1000;
+        let planned_ms =
+            grid.start_ms + Grid::offset_ms(grid.phase, index, grid.jobs) + (first_slot + slot as i64) * 1000;
         if first_us[at] - planned_ms * 1000 <= MISFIRE_THRESHOLD_MS * 1000 {
             a.within_threshold += 1;
         }
@@ -159,7 +160,11 @@ pub struct Percentiles {
 impl Percentiles {
     pub fn of(mut values: Vec<i64>) -> Option<Percentiles> {
         values.sort_unstable();
-        Some(Percentiles { p50: percentile(&values, 50.0)?, p99: percentile(&values, 99.0)?, max: *values.last()? })
+        Some(Percentiles {
+            p50: percentile(&values, 50.0)?,
+            p99: percentile(&values, 99.0)?,
+            max: *values.last()?,
+        })
     }
 }
 
@@ -196,7 +201,10 @@ mod tests {
     fn offsets_by_phase() {
         let spread: Vec<i64> = (0..4).map(|i| Grid::offset_ms(Phase::Spread, i, 4)).collect();
         assert_eq!(spread, vec![0, 250, 500, 750]);
-        assert_eq!((0..3).map(|i| Grid::offset_ms(Phase::Spread, i, 3)).collect::<Vec<_>>(), vec![0, 333, 666]);
+        assert_eq!(
+            (0..3).map(|i| Grid::offset_ms(Phase::Spread, i, 3)).collect::<Vec<_>>(),
+            vec![0, 333, 666]
+        );
         assert_eq!((0..3).map(|i| Grid::offset_ms(Phase::Aligned, i, 3)).collect::<Vec<_>>(), vec![0, 0, 0]);
         let grid = Grid { start_ms: 0, jobs: 3, first_job_id: 1, phase: Phase::Spread };
         assert_eq!((grid.index_of(0), grid.index_of(3), grid.index_of(4)), (None, Some(2), None));
@@ -218,7 +226,13 @@ mod tests {
 
     /// A fire of `job_id` for the instant `planned_ms`, started `late_ms` later and received 0.5 ms after that.
     fn fire(job_id: i32, planned_ms: i64, late_ms: i64) -> Fire {
-        Fire { job_id, at_us: (planned_ms + late_ms) * 1000 + 500, planned_ms: Some(planned_ms), misfire: false, log_date_time_ms: planned_ms + late_ms }
+        Fire {
+            job_id,
+            at_us: (planned_ms + late_ms) * 1000 + 500,
+            planned_ms: Some(planned_ms),
+            misfire: false,
+            log_date_time_ms: planned_ms + late_ms,
+        }
     }
 
     #[test]
@@ -229,7 +243,7 @@ mod tests {
             fire(1, 10_000, 0), // before the window
             fire(1, 11_000, 2),
             fire(2, 11_000, 40),
-            fire(2, 11_000, 400), // the same (job, instant) again
+            fire(2, 11_000, 400),   // the same (job, instant) again
             fire(1, 12_000, 1_500), // late by more than a second: still the instant it stands for
             fire(1, 13_000, 0),     // after the window
             fire(9, 11_000, 0),     // unknown job

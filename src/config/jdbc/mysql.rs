@@ -134,7 +134,9 @@ impl Params {
             let value = decode(value, &format!("parameter `{name}`"))?;
             let canonical: String =
                 name.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect();
-            let flag = |value: &str| crate::config::text::parse_bool(value).map_err(|e| format!("parameter `{name}`: {e}"));
+            let flag = |value: &str| {
+                crate::config::text::parse_bool(value).map_err(|e| format!("parameter `{name}`: {e}"))
+            };
             let millis = |value: &str| {
                 let ms = value
                     .trim()
@@ -158,13 +160,15 @@ impl Params {
                 "secondsbeforeretrymaster" => {
                     let secs = value.trim().parse::<u64>();
                     params.seconds_before_retry_master =
-                        Some(secs.map_err(|_| format!("parameter `{name}`: `{value}` is not a number of seconds"))?);
+                        Some(secs.map_err(|_| {
+                            format!("parameter `{name}`: `{value}` is not a number of seconds")
+                        })?);
                 }
                 "failoverreadonly" => params.fail_over_read_only = Some(flag(&value)?),
                 harmless if HARMLESS.contains(&harmless) => {}
-                _ => {
-                    params.warnings.push(format!("spring.datasource.url: parameter `{name}` is not supported; ignored"))
-                }
+                _ => params
+                    .warnings
+                    .push(format!("spring.datasource.url: parameter `{name}` is not supported; ignored")),
             }
         }
         Ok(params)
@@ -253,7 +257,6 @@ mod tests {
         name.parse().unwrap()
     }
 
-
     #[test]
     fn java_shipped_url() {
         let url = "jdbc:mysql://127.0.0.1:3306/xxl_job?useUnicode=true&characterEncoding=UTF-8&autoReconnect=true&serverTimezone=Asia/Shanghai";
@@ -302,7 +305,13 @@ mod tests {
     fn multi_host_urls_keep_every_host_in_order() {
         assert_eq!(hosts("jdbc:mysql://a:3306,b:3307/x"), ["a:3306", "b:3307"]);
         assert_eq!(hosts("jdbc:mysql://a,[::1]:3310,c/x"), ["a:3306", "[::1]:3310", "c:3306"]);
-        for flavour in ["mysql:loadbalance", "mariadb:sequential", "mariadb:failover", "mariadb:loadbalance", "mariadb:aurora"] {
+        for flavour in [
+            "mysql:loadbalance",
+            "mariadb:sequential",
+            "mariadb:failover",
+            "mariadb:loadbalance",
+            "mariadb:aurora",
+        ] {
             let url = format!("jdbc:{flavour}://c:1,b:2,a:3/x");
             let ds = ok(&url);
             assert!(ds.warnings.is_empty(), "{url}: {:?}", ds.warnings);
@@ -316,8 +325,14 @@ mod tests {
     #[test]
     fn replication_urls_use_the_source_only() {
         let ds = ok("jdbc:mysql:replication://src:3306,replica:3307/x");
-        assert!(matches!(&ds.target, DbTarget::MySql { servers, .. } if *servers == Servers::single("src", 3306)));
-        assert!(ds.warnings.iter().any(|w| w.contains("src:3306") && w.contains("replica")), "{:?}", ds.warnings);
+        assert!(
+            matches!(&ds.target, DbTarget::MySql { servers, .. } if *servers == Servers::single("src", 3306))
+        );
+        assert!(
+            ds.warnings.iter().any(|w| w.contains("src:3306") && w.contains("replica")),
+            "{:?}",
+            ds.warnings
+        );
     }
 
     #[test]
@@ -326,7 +341,8 @@ mod tests {
         assert_eq!(servers("jdbc:mysql://a,b/x?secondsBeforeRetryMaster=5").retry_first_after_secs, Some(5));
         assert_eq!(servers("jdbc:mysql://a,b/x?secondsBeforeRetryMaster=0").retry_first_after_secs, None);
         assert!(err("jdbc:mysql://a,b/x?secondsBeforeRetryMaster=soon").contains("secondsBeforeRetryMaster"));
-        let ds = ok("jdbc:mysql://a,b/x?queriesBeforeRetryMaster=50&retriesAllDown=120&failOverReadOnly=false");
+        let ds =
+            ok("jdbc:mysql://a,b/x?queriesBeforeRetryMaster=50&retriesAllDown=120&failOverReadOnly=false");
         assert!(ds.warnings.is_empty(), "{:?}", ds.warnings);
         // We never become read-only on a failover host, and say so when the URL asks for it.
         let ds = ok("jdbc:mysql://a,b/x?failOverReadOnly=true");
@@ -338,7 +354,9 @@ mod tests {
         let ds = ok("mysql://root:p%40ss%3Aword@db.local:3307/xxl_job?ssl-mode=disabled");
         assert_eq!(ds.username.as_deref(), Some("root"));
         assert_eq!(ds.password.as_deref(), Some("p@ss:word"));
-        assert!(matches!(&ds.target, DbTarget::MySql { servers, ssl_mode: SslMode::Disabled, .. } if servers.first().port == 3307));
+        assert!(
+            matches!(&ds.target, DbTarget::MySql { servers, ssl_mode: SslMode::Disabled, .. } if servers.first().port == 3307)
+        );
         let ds = ok("mariadb://u@db/x");
         assert_eq!((ds.username.as_deref(), ds.password), (Some("u"), None));
         let ds = ok("mysql://db/x");

@@ -53,12 +53,18 @@ pub(super) fn parse(url: &str, scheme_end: usize) -> Result<Datasource, String> 
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
         let name = super::decode(name, "a parameter name")?;
         let value = super::decode(value, &format!("parameter `{name}`"))?;
-        let canonical: String = name.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect();
+        let canonical: String =
+            name.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect();
         match canonical.as_str() {
             "user" => username = Some(value).filter(|u| !u.is_empty()),
             "password" => password = Some(value),
             "sslmode" => ssl_mode = Some(ssl_mode_of(&value)?),
-            "ssl" => ssl_flag = Some(crate::config::text::parse_bool(&value).map_err(|e| format!("parameter `{name}`: {e}"))?),
+            "ssl" => {
+                ssl_flag = Some(
+                    crate::config::text::parse_bool(&value)
+                        .map_err(|e| format!("parameter `{name}`: {e}"))?,
+                )
+            }
             "currentschema" => schema = Some(value).filter(|s| !s.trim().is_empty()),
             "servertimezone" => server_timezone = Some(value),
             "options" => settings.extend(session_settings(&value)?),
@@ -70,7 +76,8 @@ pub(super) fn parse(url: &str, scheme_end: usize) -> Result<Datasource, String> 
                     .map_err(|_| format!("parameter `{name}`: `{value}` is not a number of seconds"))?;
             }
             "loadbalancehosts" => {
-                let shuffle = crate::config::text::parse_bool(&value).map_err(|e| format!("parameter `{name}`: {e}"))?;
+                let shuffle = crate::config::text::parse_bool(&value)
+                    .map_err(|e| format!("parameter `{name}`: {e}"))?;
                 if shuffle && hosts.len() > 1 {
                     warnings.push(
                         "spring.datasource.url: loadBalanceHosts=true is not followed: hosts are tried in the order written"
@@ -79,14 +86,17 @@ pub(super) fn parse(url: &str, scheme_end: usize) -> Result<Datasource, String> 
                 }
             }
             harmless if HARMLESS.contains(&harmless) => {}
-            _ => warnings.push(format!("spring.datasource.url: parameter `{name}` is not supported; ignored")),
+            _ => {
+                warnings.push(format!("spring.datasource.url: parameter `{name}` is not supported; ignored"))
+            }
         }
     }
-    let time_zone = match (&server_timezone, settings.iter().find(|(k, _)| k.eq_ignore_ascii_case("TimeZone"))) {
-        (Some(zone), _) => parse_zone(zone).map_err(|e| format!("parameter `serverTimezone`: {e}"))?,
-        (None, Some((_, zone))) => session_zone(zone)?,
-        (None, None) => None,
-    };
+    let time_zone =
+        match (&server_timezone, settings.iter().find(|(k, _)| k.eq_ignore_ascii_case("TimeZone"))) {
+            (Some(zone), _) => parse_zone(zone).map_err(|e| format!("parameter `serverTimezone`: {e}"))?,
+            (None, Some((_, zone))) => session_zone(zone)?,
+            (None, None) => None,
+        };
     let ssl_mode = match (ssl_mode, ssl_flag) {
         (Some(mode), _) => mode,
         // pgJDBC: `ssl=true` without `sslmode` verifies the certificate and the host name.
@@ -113,7 +123,9 @@ fn target_server_of(value: &str) -> Result<TargetServer, String> {
             "parameter `targetServerType`: `{value}` asks for a standby, which refuses the admin's writes; \
              use primary (or preferPrimary, any)"
         )),
-        _ => Err(format!("parameter `targetServerType`: `{value}` is not one of any, primary, master, preferPrimary")),
+        _ => Err(format!(
+            "parameter `targetServerType`: `{value}` is not one of any, primary, master, preferPrimary"
+        )),
     }
 }
 
@@ -140,8 +152,9 @@ fn session_settings(options: &str) -> Result<Vec<(String, String)>, String> {
             w if w.starts_with("-c") => &w[2..],
             w => return Err(format!("parameter `options`: expected `-c name=value`, found `{w}`")),
         };
-        let (name, value) =
-            setting.split_once('=').ok_or_else(|| format!("parameter `options`: `{setting}` is not name=value"))?;
+        let (name, value) = setting
+            .split_once('=')
+            .ok_or_else(|| format!("parameter `options`: `{setting}` is not name=value"))?;
         settings.push((name.to_string(), value.to_string()));
     }
     Ok(settings)
@@ -170,7 +183,13 @@ mod tests {
     /// The target of `//host:port/database` without parameters.
     fn plain(host: &str, port: u16, database: &str) -> DbTarget {
         let (servers, database) = (Servers::single(host, port), database.to_string());
-        DbTarget::Postgres { servers, database, ssl_mode: SslMode::Preferred, schema: None, settings: Vec::new() }
+        DbTarget::Postgres {
+            servers,
+            database,
+            ssl_mode: SslMode::Preferred,
+            schema: None,
+            settings: Vec::new(),
+        }
     }
 
     fn servers(url: &str) -> Servers {
@@ -215,7 +234,10 @@ mod tests {
         assert_eq!(servers("jdbc:postgresql://a,b/x?hostRecheckSeconds=3").retry_first_after_secs, Some(3));
         assert_eq!(servers("jdbc:postgresql://a,b/x?hostRecheckSeconds=0").retry_first_after_secs, None);
         assert!(ok("jdbc:postgresql://a,b/x?loadBalanceHosts=false").warnings.is_empty());
-        assert!(ok("jdbc:postgresql://a,b/x?loadBalanceHosts=true").warnings.iter().any(|w| w.contains("loadBalanceHosts")));
+        assert!(ok("jdbc:postgresql://a,b/x?loadBalanceHosts=true")
+            .warnings
+            .iter()
+            .any(|w| w.contains("loadBalanceHosts")));
     }
 
     #[test]
@@ -262,7 +284,10 @@ mod tests {
             panic!("not PostgreSQL")
         };
         assert_eq!(schema.as_deref(), Some("jobs"));
-        assert_eq!(settings, vec![("statement_timeout".into(), "5000".into()), ("lock_timeout".into(), "1000".into())]);
+        assert_eq!(
+            settings,
+            vec![("statement_timeout".into(), "5000".into()), ("lock_timeout".into(), "1000".into())]
+        );
     }
 
     #[test]

@@ -22,7 +22,9 @@ pub(super) fn parse(rest: &str, cwd: &Path) -> Result<Datasource, String> {
     let time_zone = params.time_zone()?;
     let mut warnings = std::mem::take(&mut params.warnings);
     warnings.extend(
-        params.mysql_only().map(|name| format!("spring.datasource.url: `{name}` has no meaning for SQLite; ignored")),
+        params
+            .mysql_only()
+            .map(|name| format!("spring.datasource.url: `{name}` has no meaning for SQLite; ignored")),
     );
     Ok(Datasource { target: DbTarget::Sqlite { path }, time_zone, username: None, password: None, warnings })
 }

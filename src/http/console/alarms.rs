@@ -12,7 +12,9 @@ use axum::{Json, Router};
 use serde::Serialize;
 
 pub fn admin_routes() -> Router<AppState> {
-    Router::new().route("/alarm/test", changes_state_post_only(test)).route("/alarm/test/", changes_state_post_only(test))
+    Router::new()
+        .route("/alarm/test", changes_state_post_only(test))
+        .route("/alarm/test/", changes_state_post_only(test))
 }
 
 /// One row of the page: what an administrator needs to use and check a channel, without its secrets.
@@ -34,7 +36,13 @@ pub fn channel_rows(state: &AppState) -> Vec<ChannelRow> {
         .alarm
         .webhooks
         .iter()
-        .map(|w| ChannelRow { name: w.name.clone(), kind: w.kind.name(), target: w.redacted_url(), signed: w.secret.is_some(), groups: w.groups.clone() })
+        .map(|w| ChannelRow {
+            name: w.name.clone(),
+            kind: w.kind.name(),
+            target: w.redacted_url(),
+            signed: w.secret.is_some(),
+            groups: w.groups.clone(),
+        })
         .collect()
 }
 
@@ -49,6 +57,9 @@ async fn test(State(state): State<AppState>, login: LoginUser, params: Params) -
         Some(false) => Err(ConsoleError::msg(i18n.format("alarm_channel_test_failed", &[&name]))),
         Some(true) => Ok(()),
     };
-    state.audit.done(&login, "alarm.test", Target::named("channel", name.as_str()), |()| None, result).or_json(&state)?;
+    state
+        .audit
+        .done(&login, "alarm.test", Target::named("channel", name.as_str()), |()| None, result)
+        .or_json(&state)?;
     Ok(Json(ReturnT { msg: Some(i18n.format("alarm_channel_test_sent", &[&name])), ..ReturnT::success() }))
 }

@@ -44,9 +44,14 @@ async fn page_list(State(state): State<AppState>, params: Params) -> Result<Json
     let page = match read {
         Ok(Ok(page)) => page,
         // Not written yet: nothing happened since the file was configured.
-        Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => read::Page { events: Vec::new(), more: false },
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            read::Page { events: Vec::new(), more: false }
+        }
         Ok(Err(e)) => {
-            tracing::error!("audit file {}: cannot read it: {e}", state.audit.file().map(|p| p.display().to_string()).unwrap_or_default());
+            tracing::error!(
+                "audit file {}: cannot read it: {e}",
+                state.audit.file().map(|p| p.display().to_string()).unwrap_or_default()
+            );
             return Err(ConsoleError::msg(state.i18n.get("audit_read_failed"))).or_json(&state);
         }
         Err(e) => {

@@ -5,13 +5,13 @@ use super::params::Params;
 use super::session;
 use super::throttle::wait_secs;
 use super::{changes_state_post_only, current_user, LoginUser, OrJson};
-use crate::service::audit::{Event, METHOD_LDAP, METHOD_PASSWORD};
-use crate::service::Origin;
-use crate::http::state::AppState;
 use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
+use crate::http::state::AppState;
 use crate::i18n::I18n;
+use crate::service::audit::{Event, METHOD_LDAP, METHOD_PASSWORD};
 use crate::service::login::{self, Outcome};
+use crate::service::Origin;
 use crate::storage::JobUser;
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -32,7 +32,12 @@ pub fn throttled(i18n: &I18n, wait_ms: i64) -> ConsoleError {
     ConsoleError::msg(i18n.format("login_throttled", &[&wait_secs(wait_ms)]))
 }
 
-async fn login(State(state): State<AppState>, ClientAddr(address): ClientAddr, session: Session, params: Params) -> Result<Json<ReturnT<()>>, JsonError> {
+async fn login(
+    State(state): State<AppState>,
+    ClientAddr(address): ClientAddr,
+    session: Session,
+    params: Params,
+) -> Result<Json<ReturnT<()>>, JsonError> {
     let i18n = &state.i18n;
     if !state.config.auth.password_enabled {
         return Err(ConsoleError::msg(i18n.get("login_password_disabled"))).or_json(&state);
@@ -51,7 +56,11 @@ async fn login(State(state): State<AppState>, ClientAddr(address): ClientAddr, s
     let attempt = Attempt { username: &username, address, account, now };
     let ending = match state.console.throttle.wait_ms(account, address, now) {
         Some(wait) => Ending::Throttled(wait),
-        None => Ending::Checked(login::check(&state.db, state.console.ldap.as_ref(), user, &username, &password).await.or_json(&state)?),
+        None => Ending::Checked(
+            login::check(&state.db, state.console.ldap.as_ref(), user, &username, &password)
+                .await
+                .or_json(&state)?,
+        ),
     };
     let user = settle(&state, &attempt, ending).or_json(&state)?;
     let remember = params.string("ifRemember").as_deref() == Some("on");
@@ -110,7 +119,11 @@ fn settle(state: &AppState, attempt: &Attempt, ending: Ending) -> Result<JobUser
     }
 }
 
-async fn logout(State(state): State<AppState>, ClientAddr(address): ClientAddr, session: Session) -> Result<Json<ReturnT<()>>, JsonError> {
+async fn logout(
+    State(state): State<AppState>,
+    ClientAddr(address): ClientAddr,
+    session: Session,
+) -> Result<Json<ReturnT<()>>, JsonError> {
     let user = current_user(&state, &session).await.or_json(&state)?;
     session::end(&session, &state.console.ended, &state.db, state.clock.now_ms()).await.or_json(&state)?;
     if let Some(user) = user {
@@ -123,5 +136,8 @@ async fn logout(State(state): State<AppState>, ClientAddr(address): ClientAddr, 
 /// Behind a TLS-terminating proxy the request itself is plain HTTP; the proxy says so. Only ever adds
 /// `Secure` to our own cookie, so a forged header harms nobody but its sender.
 pub fn is_https(headers: &HeaderMap) -> bool {
-    headers.get("x-forwarded-proto").and_then(|v| v.to_str().ok()).is_some_and(|p| p.eq_ignore_ascii_case("https"))
+    headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|p| p.eq_ignore_ascii_case("https"))
 }

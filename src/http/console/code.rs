@@ -16,12 +16,18 @@ use axum::{Json, Router};
 use serde::Serialize;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/jobinfo/export", get(export)).route("/jobinfo/apply", changes_state_post_only(apply))
+    Router::new()
+        .route("/jobinfo/export", get(export))
+        .route("/jobinfo/apply", changes_state_post_only(apply))
 }
 
 /// The executor `jobGroup` (0 or absent: every executor the user may see) as a TOML (or `format=json`)
 /// download.
-async fn export(State(state): State<AppState>, user: LoginUser, params: Params) -> Result<Response, super::error::JsonError> {
+async fn export(
+    State(state): State<AppState>,
+    user: LoginUser,
+    params: Params,
+) -> Result<Response, super::error::JsonError> {
     let group: i32 = params.number_or("jobGroup", 0).or_json(&state)?;
     let format = params.string("format").as_deref().and_then(Format::of_name).unwrap_or(Format::Toml);
     let apps = match group {
@@ -30,10 +36,19 @@ async fn export(State(state): State<AppState>, user: LoginUser, params: Params) 
     };
     let doc = jobs_as_code::export(&Setting::of(&state), &user, &apps, false).await.or_json(&state)?;
     // Only characters every browser keeps in a file name.
-    let stem: String = apps.first().map_or("xxl-job", String::as_str).chars().filter(|c| c.is_ascii_alphanumeric() || "._-".contains(*c)).collect();
+    let stem: String = apps
+        .first()
+        .map_or("xxl-job", String::as_str)
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || "._-".contains(*c))
+        .collect();
     let extension = if format == Format::Json { "json" } else { "toml" };
     let disposition = format!("attachment; filename=\"{stem}.{extension}\"");
-    Ok(([(CONTENT_TYPE, format.media_type().to_string()), (CONTENT_DISPOSITION, disposition)], doc.render(format)).into_response())
+    Ok((
+        [(CONTENT_TYPE, format.media_type().to_string()), (CONTENT_DISPOSITION, disposition)],
+        doc.render(format),
+    )
+        .into_response())
 }
 
 #[derive(Debug, Serialize)]
@@ -58,5 +73,9 @@ async fn apply(State(state): State<AppState>, user: LoginUser, params: Params) -
     };
     let plan = jobs_as_code::apply_for(&state, &user, &doc, options).await.or_json(&state)?;
     let changes = plan.changes();
-    Ok(Json(ReturnT::with_content(Applied { plan: plan.to_string(), changes, applied: !options.dry_run && changes > 0 })))
+    Ok(Json(ReturnT::with_content(Applied {
+        plan: plan.to_string(),
+        changes,
+        applied: !options.dry_run && changes > 0,
+    })))
 }

@@ -44,9 +44,10 @@ pub enum ConsoleError {
 impl From<ServiceError> for ConsoleError {
     fn from(error: ServiceError) -> ConsoleError {
         match error {
-            ServiceError::Invalid(msg) | ServiceError::Forbidden(msg) | ServiceError::NotFound(msg) | ServiceError::Conflict(msg) => {
-                ConsoleError::Message(msg)
-            }
+            ServiceError::Invalid(msg)
+            | ServiceError::Forbidden(msg)
+            | ServiceError::NotFound(msg)
+            | ServiceError::Conflict(msg) => ConsoleError::Message(msg),
             ServiceError::Executor(Some(msg)) => ConsoleError::Message(msg),
             ServiceError::Failed | ServiceError::Executor(None) => ConsoleError::Silent,
             ServiceError::Storage(e) => ConsoleError::Storage(e),
@@ -57,7 +58,9 @@ impl From<ServiceError> for ConsoleError {
 impl Failure for ConsoleError {
     fn audited(&self) -> (Outcome, String) {
         match self {
-            ConsoleError::Storage(_) | ConsoleError::Session(_) => (Outcome::Failure, "database or session error".to_string()),
+            ConsoleError::Storage(_) | ConsoleError::Session(_) => {
+                (Outcome::Failure, "database or session error".to_string())
+            }
             other => (Outcome::Failure, other.message().unwrap_or_default()),
         }
     }
@@ -86,17 +89,30 @@ impl ConsoleError {
     fn special_response(&self, context_path: &str) -> Option<Response> {
         match self {
             // 302, as 2.4.2 answers pages and AJAX calls alike.
-            ConsoleError::LoginRequired => {
-                Some((StatusCode::FOUND, [(header::LOCATION, format!("{context_path}/toLogin"))]).into_response())
-            }
-            ConsoleError::BadRequest(msg) => Some((StatusCode::BAD_REQUEST, Json(serde_json::json!({
-                "status": 400, "error": "Bad Request", "message": msg
-            }))).into_response()),
+            ConsoleError::LoginRequired => Some(
+                (StatusCode::FOUND, [(header::LOCATION, format!("{context_path}/toLogin"))]).into_response(),
+            ),
+            ConsoleError::BadRequest(msg) => Some(
+                (
+                    StatusCode::BAD_REQUEST,
+                    Json(serde_json::json!({
+                        "status": 400, "error": "Bad Request", "message": msg
+                    })),
+                )
+                    .into_response(),
+            ),
             // The console's envelope, whose `msg` its pages show, with the status scripts check.
-            ConsoleError::Refused(msg) => Some((StatusCode::FORBIDDEN, envelope(StatusCode::FORBIDDEN, msg)).into_response()),
-            ConsoleError::MethodRefused { allow, message } => {
-                Some((StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, *allow)], envelope(StatusCode::METHOD_NOT_ALLOWED, message)).into_response())
+            ConsoleError::Refused(msg) => {
+                Some((StatusCode::FORBIDDEN, envelope(StatusCode::FORBIDDEN, msg)).into_response())
             }
+            ConsoleError::MethodRefused { allow, message } => Some(
+                (
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    [(header::ALLOW, *allow)],
+                    envelope(StatusCode::METHOD_NOT_ALLOWED, message),
+                )
+                    .into_response(),
+            ),
             _ => None,
         }
     }

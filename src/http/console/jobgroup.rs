@@ -5,8 +5,8 @@ use super::error::{ConsoleError, JsonError};
 use super::params::Params;
 use super::views::{GroupView, Page};
 use super::{changes_state, JsonResult, LoginUser, OrJson};
-use crate::http::state::AppState;
 use crate::domain::ReturnT;
+use crate::http::state::AppState;
 use crate::service::groups::{self, GroupForm};
 use axum::extract::State;
 use axum::routing::any;
@@ -26,10 +26,17 @@ pub fn routes() -> Router<AppState> {
     router
 }
 
-async fn page_list(State(state): State<AppState>, user: LoginUser, params: Params) -> Result<Json<Page<GroupView>>, JsonError> {
+async fn page_list(
+    State(state): State<AppState>,
+    user: LoginUser,
+    params: Params,
+) -> Result<Json<Page<GroupView>>, JsonError> {
     let start: i64 = params.number_or("start", 0).or_json(&state)?;
     let length: i64 = params.number_or("length", 10).or_json(&state)?;
-    let (found, total) = groups::list(&state, &user, params.string("appname"), params.string("title"), start, length).await.or_json(&state)?;
+    let (found, total) =
+        groups::list(&state, &user, params.string("appname"), params.string("title"), start, length)
+            .await
+            .or_json(&state)?;
     let zone = state.db.zone();
     Ok(Json(Page::new(found.into_iter().map(|g| GroupView::new(g, zone)).collect(), total)))
 }

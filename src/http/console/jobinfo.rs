@@ -5,8 +5,8 @@ use super::error::ConsoleError;
 use super::params::Params;
 use super::views::{JobView, Page};
 use super::{changes_state, JsonResult, LoginUser, OrJson};
-use crate::http::state::AppState;
 use crate::domain::{ReturnT, TriggerType};
+use crate::http::state::AppState;
 use crate::service::jobs::{self, JobForm, JobQuery};
 use axum::extract::State;
 use axum::routing::any;
@@ -32,7 +32,11 @@ pub fn routes() -> Router<AppState> {
     router
 }
 
-async fn page_list(State(state): State<AppState>, user: LoginUser, params: Params) -> Result<Json<Page<JobView>>, super::error::JsonError> {
+async fn page_list(
+    State(state): State<AppState>,
+    user: LoginUser,
+    params: Params,
+) -> Result<Json<Page<JobView>>, super::error::JsonError> {
     let query = JobQuery {
         job_group: params.required("jobGroup").or_json(&state)?,
         trigger_status: params.required("triggerStatus").or_json(&state)?,
@@ -106,12 +110,20 @@ async fn start(State(state): State<AppState>, user: LoginUser, params: Params) -
 async fn trigger(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
     let id: i32 = params.required("id").or_json(&state)?;
     let executor_param = Some(params.string("executorParam").unwrap_or_default());
-    jobs::trigger(&state, &user, id, executor_param, params.string("addressList"), TriggerType::Manual, None).await.or_json(&state)?;
+    jobs::trigger(&state, &user, id, executor_param, params.string("addressList"), TriggerType::Manual, None)
+        .await
+        .or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }
 
 async fn next_trigger_time(State(state): State<AppState>, params: Params) -> JsonResult<Vec<String>> {
     let schedule_type = params.string("scheduleType").unwrap_or_default();
-    let times = jobs::next_fire_times(&state, &schedule_type, params.string("scheduleConf").as_deref(), PREVIEW_COUNT).or_json(&state)?;
+    let times = jobs::next_fire_times(
+        &state,
+        &schedule_type,
+        params.string("scheduleConf").as_deref(),
+        PREVIEW_COUNT,
+    )
+    .or_json(&state)?;
     Ok(Json(ReturnT::with_content(times)))
 }

@@ -2,20 +2,20 @@
 //! rules of list, detail and kill in [`crate::service::logs`], shared with the REST API.
 
 use super::error::JsonError;
-use crate::service::ServiceError;
-use crate::service::audit::Target;
-use serde_json::json;
 use super::params::Params;
 use super::views::{JobView, LogView, Page};
 use super::{changes_state, JsonResult, LoginUser, OrJson};
-use crate::http::state::AppState;
 use crate::domain::html::escape;
 use crate::domain::ReturnT;
+use crate::http::state::AppState;
+use crate::service::audit::Target;
 use crate::service::logs::{self, LogLines, LogQuery};
+use crate::service::ServiceError;
 use axum::extract::State;
 use axum::routing::any;
 use axum::{Json, Router};
 use chrono::{Months, NaiveDateTime};
+use serde_json::json;
 
 /// Deletion batches, so the log table is never locked for long.
 const CLEAR_BATCH: i64 = 1000;
@@ -34,7 +34,11 @@ pub fn routes() -> Router<AppState> {
     router
 }
 
-async fn jobs_by_group(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<Vec<JobView>> {
+async fn jobs_by_group(
+    State(state): State<AppState>,
+    user: LoginUser,
+    params: Params,
+) -> JsonResult<Vec<JobView>> {
     let group: i32 = params.required("jobGroup").or_json(&state)?;
     user.ensure_access(&state, group).or_json(&state)?;
     let zone = state.db.zone();
@@ -44,14 +48,20 @@ async fn jobs_by_group(State(state): State<AppState>, user: LoginUser, params: P
 
 /// `yyyy-MM-dd HH:mm:ss - yyyy-MM-dd HH:mm:ss`; an unparsable side is not applied.
 pub(super) fn parse_filter_time(filter_time: Option<&str>) -> (Option<NaiveDateTime>, Option<NaiveDateTime>) {
-    let Some((from, to)) = filter_time.and_then(|f| f.split_once(" - ")).filter(|(_, to)| !to.contains(" - ")) else {
+    let Some((from, to)) =
+        filter_time.and_then(|f| f.split_once(" - ")).filter(|(_, to)| !to.contains(" - "))
+    else {
         return (None, None);
     };
     let parse = |s: &str| NaiveDateTime::parse_from_str(s.trim(), "%Y-%m-%d %H:%M:%S").ok();
     (parse(from), parse(to))
 }
 
-async fn page_list(State(state): State<AppState>, user: LoginUser, params: Params) -> Result<Json<Page<LogView>>, JsonError> {
+async fn page_list(
+    State(state): State<AppState>,
+    user: LoginUser,
+    params: Params,
+) -> Result<Json<Page<LogView>>, JsonError> {
     let job_group: i32 = params.required("jobGroup").or_json(&state)?;
     let job_id: i32 = params.required("jobId").or_json(&state)?;
     let status: i32 = params.required("logStatus").or_json(&state)?;
@@ -65,7 +75,11 @@ async fn page_list(State(state): State<AppState>, user: LoginUser, params: Param
 }
 
 /// The log page inserts the lines as HTML: they are escaped here.
-async fn log_detail_cat(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<LogLines> {
+async fn log_detail_cat(
+    State(state): State<AppState>,
+    user: LoginUser,
+    params: Params,
+) -> JsonResult<LogLines> {
     let log_id: i64 = params.required("logId").or_json(&state)?;
     let from_line: i32 = params.required("fromLineNum").or_json(&state)?;
     let mut result = logs::rolling(&state, &user, log_id, from_line).await.or_json(&state)?;
@@ -88,13 +102,23 @@ async fn clear_log(State(state): State<AppState>, user: LoginUser, params: Param
     let kind: i32 = params.required("type").or_json(&state)?;
     let target = Target::new("logs", json!({ "jobGroup": job_group, "jobId": job_id }), None);
     let result = clear(&state, &user, job_group, job_id, kind).await;
-    let deleted = |count: &u64| Some(json!({ "type": { "before": null, "after": kind }, "deleted": { "before": null, "after": count } }));
+    let deleted = |count: &u64| {
+        Some(
+            json!({ "type": { "before": null, "after": kind }, "deleted": { "before": null, "after": count } }),
+        )
+    };
     state.audit.done(&user, "log.clear", target, deleted, result).or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }
 
 /// Deletes the logs `kind` names; returns how many.
-async fn clear(state: &AppState, user: &LoginUser, job_group: i32, job_id: i32, kind: i32) -> Result<u64, ServiceError> {
+async fn clear(
+    state: &AppState,
+    user: &LoginUser,
+    job_group: i32,
+    job_id: i32,
+    kind: i32,
+) -> Result<u64, ServiceError> {
     logs::ensure_scope(state, user, job_group, job_id).await?;
     let now = state.db.zone().to_naive_exact(state.clock.now_ms());
     let months_ago = |m: u32| now.checked_sub_months(Months::new(m));

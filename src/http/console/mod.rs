@@ -36,14 +36,14 @@ use axum::routing::{on, post, MethodFilter, MethodRouter};
 use axum::{Extension, Router};
 use error::{ConsoleError, JsonError};
 use origin::Sender;
-use std::sync::Arc;
 use session::{Binding, COOKIE_NAME};
+use std::sync::Arc;
 use tower_sessions::Session;
 
-/// The user of a gated request; the console and the REST API share its rights.
-pub use crate::service::LoginUser;
 use crate::http::client::request_address;
 use crate::service::audit::Target;
+/// The user of a gated request; the console and the REST API share its rights.
+pub use crate::service::LoginUser;
 use crate::service::Origin;
 use state::ConsoleState;
 
@@ -121,7 +121,11 @@ where
 /// - the console's own pages pass, POST or GET;
 /// - a request with no browser marker passes as POST (scripts) but not as GET: an `<img>` of another
 ///   site sends `Sec-Fetch-Site: cross-site` in a current browser and nothing at all in an old one.
-async fn guard_state_change(Extension(console): Extension<Arc<ConsoleState>>, request: Request, next: Next) -> Response {
+async fn guard_state_change(
+    Extension(console): Extension<Arc<ConsoleState>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let method = request.method().clone();
     if method != Method::GET && method != Method::POST {
         // HEAD, which the GET route also takes.
@@ -130,14 +134,21 @@ async fn guard_state_change(Extension(console): Extension<Arc<ConsoleState>>, re
     match console.origins.sender(request.headers()) {
         Sender::Own => next.run(request).await,
         Sender::Unmarked if method == Method::POST => next.run(request).await,
-        Sender::Unmarked => ConsoleError::Refused(console.i18n.format("system_get_needs_console", &[&request.uri().path()])).into_response(),
+        Sender::Unmarked => {
+            ConsoleError::Refused(console.i18n.format("system_get_needs_console", &[&request.uri().path()]))
+                .into_response()
+        }
         Sender::Foreign(evidence) => refuse_foreign(&console, request.uri(), evidence),
     }
 }
 
 /// Refuses reads by another origin's pages too: a page that cannot read the answer may still trigger
 /// what a read does (a rolling log fetched from an executor).
-async fn same_origin_only(Extension(console): Extension<Arc<ConsoleState>>, request: Request, next: Next) -> Response {
+async fn same_origin_only(
+    Extension(console): Extension<Arc<ConsoleState>>,
+    request: Request,
+    next: Next,
+) -> Response {
     match console.origins.sender(request.headers()) {
         Sender::Foreign(evidence) => refuse_foreign(&console, request.uri(), evidence),
         Sender::Own | Sender::Unmarked => next.run(request).await,
@@ -155,12 +166,17 @@ fn refuse_foreign(console: &ConsoleState, uri: &Uri, evidence: origin::Evidence)
         "refused a console request from another origin's page; if that origin is the console's own, set \
          xxl.job.console.trusted-origins or have the proxy pass the public host"
     );
-    ConsoleError::Refused(console.i18n.format("system_cross_site_refused", &[&evidence.sender()])).into_response()
+    ConsoleError::Refused(console.i18n.format("system_cross_site_refused", &[&evidence.sender()]))
+        .into_response()
 }
 
 /// 405 for a method the endpoint never takes, with `Allow` and the console's JSON.
-async fn method_refused<const GET: bool>(Extension(console): Extension<Arc<ConsoleState>>, uri: Uri) -> Response {
-    let (allow, key) = if GET { ("GET, POST", "system_get_needs_console") } else { ("POST", "system_post_only") };
+async fn method_refused<const GET: bool>(
+    Extension(console): Extension<Arc<ConsoleState>>,
+    uri: Uri,
+) -> Response {
+    let (allow, key) =
+        if GET { ("GET, POST", "system_get_needs_console") } else { ("POST", "system_post_only") };
     ConsoleError::MethodRefused { allow, message: console.i18n.format(key, &[&uri.path()]) }.into_response()
 }
 
@@ -207,19 +223,29 @@ async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -
     };
     match user {
         Ok(Some(user)) => {
-            let address = request_address(state.config.server.forward_headers, request.extensions(), request.headers());
+            let address =
+                request_address(state.config.server.forward_headers, request.extensions(), request.headers());
             request.extensions_mut().insert(LoginUser(user, Origin { address, token_id: None }));
             next.run(request).await
         }
-        Ok(None) => JsonError { error: ConsoleError::LoginRequired, context_path: state.config.server.context_path.clone() }.into_response(),
-        Err(error) => JsonError { error, context_path: state.config.server.context_path.clone() }.into_response(),
+        Ok(None) => JsonError {
+            error: ConsoleError::LoginRequired,
+            context_path: state.config.server.context_path.clone(),
+        }
+        .into_response(),
+        Err(error) => {
+            JsonError { error, context_path: state.config.server.context_path.clone() }.into_response()
+        }
     }
 }
 
 /// The logged-in user of a session, if any.
 pub async fn current_user(state: &AppState, session: &Session) -> Result<Option<JobUser>, ConsoleError> {
     let console = &state.console;
-    let Some(login) = session::login_of(session, &console.ended, &state.db, state.clock.now_ms()).await? else { return Ok(None) };
+    let Some(login) = session::login_of(session, &console.ended, &state.db, state.clock.now_ms()).await?
+    else {
+        return Ok(None);
+    };
     let Some(user) = state.db.load_user(login.uid).await? else { return Ok(None) };
     Ok(console.secret.binding_matches(&login.binding, &user, Binding::Password).then_some(user))
 }
@@ -232,7 +258,11 @@ async fn admin_only(State(state): State<AppState>, request: Request, next: Next)
             if let Some(user) = user {
                 refused(&state, user, request.uri().path(), message);
             }
-            JsonError { error: ConsoleError::msg(message), context_path: state.config.server.context_path.clone() }.into_response()
+            JsonError {
+                error: ConsoleError::msg(message),
+                context_path: state.config.server.context_path.clone(),
+            }
+            .into_response()
         }
     }
 }
@@ -264,7 +294,10 @@ pub trait OrJson<T> {
 
 impl<T, E: Into<ConsoleError>> OrJson<T> for Result<T, E> {
     fn or_json(self, state: &AppState) -> Result<T, JsonError> {
-        self.map_err(|e| JsonError { error: e.into(), context_path: state.config.server.context_path.clone() })
+        self.map_err(|e| JsonError {
+            error: e.into(),
+            context_path: state.config.server.context_path.clone(),
+        })
     }
 }
 
@@ -280,7 +313,14 @@ mod tests {
         h.append(SET_COOKIE, HeaderValue::from_static("XXL_JOB_LOGIN_IDENTITY=; Path=/; Secure"));
         mark_secure(&mut h);
         let cookies: Vec<&str> = h.get_all(SET_COOKIE).iter().map(|v| v.to_str().unwrap()).collect();
-        assert_eq!(cookies, ["XXL_JOB_LOGIN_IDENTITY=abc; HttpOnly; Path=/; Secure", "other=1; Path=/", "XXL_JOB_LOGIN_IDENTITY=; Path=/; Secure"]);
+        assert_eq!(
+            cookies,
+            [
+                "XXL_JOB_LOGIN_IDENTITY=abc; HttpOnly; Path=/; Secure",
+                "other=1; Path=/",
+                "XXL_JOB_LOGIN_IDENTITY=; Path=/; Secure"
+            ]
+        );
     }
 
     #[test]

@@ -7,14 +7,14 @@
 //! another one started, and no admin keeps anything in memory for it.
 
 use super::auth::is_https;
+use super::cookie;
 use super::params::Params;
 use super::return_to;
 use super::session::SessionSecret;
 use super::sign_in;
-use crate::service::audit::METHOD_OIDC;
-use super::cookie;
 use crate::http::client::ClientAddr;
 use crate::http::state::AppState;
+use crate::service::audit::METHOD_OIDC;
 use crate::service::oidc::{OidcError, Pending};
 use crate::storage::JobUser;
 use axum::extract::State;
@@ -59,7 +59,8 @@ fn key(secret: &SessionSecret) -> Key {
 
 fn seal(secret: &SessionSecret, transaction: &Transaction) -> String {
     let mut jar = CookieJar::new();
-    jar.private_mut(&key(secret)).add(Cookie::new(TRANSACTION_COOKIE, serde_json::to_string(transaction).unwrap_or_default()));
+    jar.private_mut(&key(secret))
+        .add(Cookie::new(TRANSACTION_COOKIE, serde_json::to_string(transaction).unwrap_or_default()));
     jar.get(TRANSACTION_COOKIE).map(|c| c.value().to_string()).unwrap_or_default()
 }
 
@@ -73,7 +74,8 @@ fn open(secret: &SessionSecret, value: &str) -> Option<Transaction> {
 
 /// The `Set-Cookie` of the transaction cookie; an empty `value` deletes it.
 fn transaction_cookie(state: &AppState, headers: &HeaderMap, value: String) -> Option<HeaderValue> {
-    let max_age = if value.is_empty() { CookieDuration::ZERO } else { CookieDuration::milliseconds(TRANSACTION_MS) };
+    let max_age =
+        if value.is_empty() { CookieDuration::ZERO } else { CookieDuration::milliseconds(TRANSACTION_MS) };
     let cookie = Cookie::build((TRANSACTION_COOKIE, value))
         .path(format!("{}{PREFIX}", state.config.server.context_path))
         .http_only(true)
@@ -126,10 +128,23 @@ async fn start(State(state): State<AppState>, headers: HeaderMap, params: Params
 }
 
 /// Where the provider sends the browser back: the session begins, or the login page says it failed.
-async fn callback(State(state): State<AppState>, ClientAddr(address): ClientAddr, session: Session, headers: HeaderMap, params: Params) -> Response {
+async fn callback(
+    State(state): State<AppState>,
+    ClientAddr(address): ClientAddr,
+    session: Session,
+    headers: HeaderMap,
+    params: Params,
+) -> Response {
     let outcome = complete(&state, &headers, &params).await;
     let return_to = outcome.as_ref().ok().map(|(_, to)| to.clone());
-    let concluded = sign_in::conclude(&state, &session, METHOD_OIDC, address, outcome.map(|(user, _)| user).map_err(|e| e.to_string())).await;
+    let concluded = sign_in::conclude(
+        &state,
+        &session,
+        METHOD_OIDC,
+        address,
+        outcome.map(|(user, _)| user).map_err(|e| e.to_string()),
+    )
+    .await;
     let mut response = match (concluded, return_to) {
         (Ok(true), Some(to)) => Redirect::to(&to).into_response(),
         (Err(e), _) => {
@@ -146,17 +161,30 @@ async fn callback(State(state): State<AppState>, ClientAddr(address): ClientAddr
 }
 
 /// The user of a callback, and the page to show them.
-async fn complete(state: &AppState, headers: &HeaderMap, params: &Params) -> Result<(JobUser, String), OidcError> {
-    let oidc = state.console.oidc.as_ref().ok_or_else(|| OidcError::Refused("OpenID Connect is not configured".into()))?;
+async fn complete(
+    state: &AppState,
+    headers: &HeaderMap,
+    params: &Params,
+) -> Result<(JobUser, String), OidcError> {
+    let oidc = state
+        .console
+        .oidc
+        .as_ref()
+        .ok_or_else(|| OidcError::Refused("OpenID Connect is not configured".into()))?;
     let now = state.clock.now_ms();
     let transaction = cookie(headers, TRANSACTION_COOKIE)
         .and_then(|value| open(&state.console.secret, &value))
         .filter(|t| now - t.started_ms <= TRANSACTION_MS && t.started_ms - now <= TRANSACTION_MS)
-        .ok_or_else(|| OidcError::Refused("no sign-in in progress in this browser (no cookie, or older than ten minutes)".into()))?;
+        .ok_or_else(|| {
+            OidcError::Refused(
+                "no sign-in in progress in this browser (no cookie, or older than ten minutes)".into(),
+            )
+        })?;
     if let Some(error) = params.string("error") {
         let description = params.string("error_description").unwrap_or_default();
         // Anyone can send these to the callback: kept short and on one line for the log.
-        let said: String = format!("{error} {description}").chars().filter(|c| !c.is_control()).take(200).collect();
+        let said: String =
+            format!("{error} {description}").chars().filter(|c| !c.is_control()).take(200).collect();
         return Err(OidcError::Denied(said.trim().to_string()));
     }
     let (Some(returned_state), Some(code)) = (params.string("state"), params.string("code")) else {
@@ -172,7 +200,12 @@ mod tests {
     use super::*;
 
     fn transaction() -> Transaction {
-        let pending = Pending { state: "s".into(), nonce: "n".into(), verifier: "v".into(), redirect_uri: "http://a/cb".into() };
+        let pending = Pending {
+            state: "s".into(),
+            nonce: "n".into(),
+            verifier: "v".into(),
+            redirect_uri: "http://a/cb".into(),
+        };
         Transaction { pending, return_to: "/x".into(), started_ms: 1 }
     }
 
@@ -182,7 +215,10 @@ mod tests {
         let sealed = seal(&secret, &transaction());
         assert!(!sealed.contains("\"nonce\"") && !sealed.contains("http://a/cb"), "encrypted: {sealed}");
         let opened = open(&secret, &sealed).expect("opens");
-        assert_eq!((opened.pending, opened.return_to, opened.started_ms), (transaction().pending, "/x".to_string(), 1));
+        assert_eq!(
+            (opened.pending, opened.return_to, opened.started_ms),
+            (transaction().pending, "/x".to_string(), 1)
+        );
         assert!(open(&SessionSecret::new("two"), &sealed).is_none(), "another database's secret");
         let mut tampered = sealed.clone().into_bytes();
         let last = tampered.len() - 2;

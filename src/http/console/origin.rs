@@ -72,11 +72,16 @@ impl OriginPolicy {
             Sender::Foreign(Evidence {
                 fetch_site: fetch_site.map(str::to_string),
                 origin: origin.map(str::to_string),
-                addressed: addressed.iter().map(|(scheme, host)| format!("{}://{host}", scheme.unwrap_or("*"))).collect(),
+                addressed: addressed
+                    .iter()
+                    .map(|(scheme, host)| format!("{}://{host}", scheme.unwrap_or("*")))
+                    .collect(),
             })
         };
         match fetch_site {
-            Some(site) if site.eq_ignore_ascii_case("same-origin") || site.eq_ignore_ascii_case("none") => return Sender::Own,
+            Some(site) if site.eq_ignore_ascii_case("same-origin") || site.eq_ignore_ascii_case("none") => {
+                return Sender::Own
+            }
             // cross-site, same-site, or a value we do not know.
             Some(_) => return foreign(),
             None => {}
@@ -88,7 +93,8 @@ impl OriginPolicy {
         let Some(url) = parsed else { return foreign() };
         let own = addressed.iter().any(|(scheme, host)| {
             let scheme = scheme.unwrap_or(url.scheme());
-            Url::parse(&format!("{scheme}://{host}")).is_ok_and(|candidate| candidate.origin() == url.origin())
+            Url::parse(&format!("{scheme}://{host}"))
+                .is_ok_and(|candidate| candidate.origin() == url.origin())
         });
         if own {
             Sender::Own
@@ -106,8 +112,13 @@ fn text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 /// element's `host` with its `proto`, each `X-Forwarded-Host` with `X-Forwarded-Proto`, and `Host`.
 fn addressed_origins(headers: &HeaderMap) -> Vec<(Option<&str>, &str)> {
     let mut origins = Vec::new();
-    for element in headers.get_all(FORWARDED).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')) {
-        let pairs = element.split(';').filter_map(|pair| pair.split_once('=')).map(|(k, v)| (k.trim(), v.trim().trim_matches('"')));
+    for element in
+        headers.get_all(FORWARDED).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(','))
+    {
+        let pairs = element
+            .split(';')
+            .filter_map(|pair| pair.split_once('='))
+            .map(|(k, v)| (k.trim(), v.trim().trim_matches('"')));
         let (mut host, mut proto) = (None, None);
         for (key, value) in pairs {
             if key.eq_ignore_ascii_case("host") {
@@ -119,7 +130,8 @@ fn addressed_origins(headers: &HeaderMap) -> Vec<(Option<&str>, &str)> {
         origins.extend(host.map(|host| (proto, host)));
     }
     let forwarded_proto = text(headers, "x-forwarded-proto").and_then(|p| p.split(',').next()).map(str::trim);
-    let forwarded_hosts = headers.get_all("x-forwarded-host").iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(','));
+    let forwarded_hosts =
+        headers.get_all("x-forwarded-host").iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(','));
     origins.extend(forwarded_hosts.map(|host| (forwarded_proto, host.trim())));
     origins.extend(text(headers, HOST.as_str()).map(|host| (None, host)));
     origins.retain(|(_, host)| !host.is_empty());
@@ -150,11 +162,16 @@ mod tests {
     #[test]
     fn fetch_metadata_decides_first() {
         // nginx's default: Host is the upstream's address; the browser still says same-origin.
-        let proxied = [("host", "127.0.0.1:8080"), ("origin", "http://jobs.example.com"), ("sec-fetch-site", "same-origin")];
+        let proxied = [
+            ("host", "127.0.0.1:8080"),
+            ("origin", "http://jobs.example.com"),
+            ("sec-fetch-site", "same-origin"),
+        ];
         assert_eq!(sender(&proxied), Sender::Own);
         assert_eq!(sender(&[("sec-fetch-site", "none")]), Sender::Own, "a typed URL or a bookmark");
         for site in ["cross-site", "same-site", "bogus"] {
-            let own_origin = [("host", "a.example"), ("origin", "http://a.example"), ("sec-fetch-site", site)];
+            let own_origin =
+                [("host", "a.example"), ("origin", "http://a.example"), ("sec-fetch-site", site)];
             assert!(is_foreign(&sender(&own_origin)), "{site}");
         }
     }
@@ -164,8 +181,16 @@ mod tests {
         assert_eq!(sender(&[]), Sender::Unmarked, "a script");
         assert_eq!(sender(&[("host", "a.example:8080")]), Sender::Unmarked);
         assert_eq!(sender(&[("host", "a.example:8080"), ("origin", "http://A.example:8080")]), Sender::Own);
-        assert_eq!(sender(&[("host", "a.example"), ("origin", "https://a.example")]), Sender::Own, "TLS ended in front");
-        assert_eq!(sender(&[("host", "a.example:443"), ("origin", "https://a.example")]), Sender::Own, "default port");
+        assert_eq!(
+            sender(&[("host", "a.example"), ("origin", "https://a.example")]),
+            Sender::Own,
+            "TLS ended in front"
+        );
+        assert_eq!(
+            sender(&[("host", "a.example:443"), ("origin", "https://a.example")]),
+            Sender::Own,
+            "default port"
+        );
         let sibling = sender(&[("host", "a.example:8080"), ("origin", "http://a.example:8081")]);
         let Sender::Foreign(evidence) = sibling else { panic!("a sibling port is foreign") };
         assert_eq!(evidence.addressed, ["*://a.example:8080"]);
@@ -174,20 +199,44 @@ mod tests {
         assert!(is_foreign(&sender(&[("origin", "http://a.example")])), "nothing to compare with");
         // Behind a proxy that rewrites Host but says what the browser asked for.
         let upstream = ("host", "127.0.0.1:8080");
-        assert_eq!(sender(&[upstream, ("x-forwarded-host", "jobs.example.com"), ("origin", "http://jobs.example.com")]), Sender::Own);
+        assert_eq!(
+            sender(&[
+                upstream,
+                ("x-forwarded-host", "jobs.example.com"),
+                ("origin", "http://jobs.example.com")
+            ]),
+            Sender::Own
+        );
         let https = [upstream, ("x-forwarded-host", "jobs.example.com"), ("x-forwarded-proto", "https")];
-        assert_eq!(sender(&[https[0], https[1], https[2], ("origin", "https://jobs.example.com")]), Sender::Own);
-        assert!(is_foreign(&sender(&[https[0], https[1], https[2], ("origin", "http://jobs.example.com")])), "http page, https console");
-        let forwarded = ("forwarded", "for=10.0.0.1;host=\"jobs.example.com:8443\";proto=https, for=10.0.0.2;host=inner");
+        assert_eq!(
+            sender(&[https[0], https[1], https[2], ("origin", "https://jobs.example.com")]),
+            Sender::Own
+        );
+        assert!(
+            is_foreign(&sender(&[https[0], https[1], https[2], ("origin", "http://jobs.example.com")])),
+            "http page, https console"
+        );
+        let forwarded =
+            ("forwarded", "for=10.0.0.1;host=\"jobs.example.com:8443\";proto=https, for=10.0.0.2;host=inner");
         assert_eq!(sender(&[upstream, forwarded, ("origin", "https://jobs.example.com:8443")]), Sender::Own);
         assert!(is_foreign(&sender(&[upstream, forwarded, ("origin", "https://evil.example")])));
     }
 
     #[test]
     fn trusted_origins_pass_even_cross_site() {
-        let trusted = [("host", "127.0.0.1:8080"), ("origin", "https://ui.example.com"), ("sec-fetch-site", "cross-site")];
+        let trusted = [
+            ("host", "127.0.0.1:8080"),
+            ("origin", "https://ui.example.com"),
+            ("sec-fetch-site", "cross-site"),
+        ];
         assert_eq!(sender(&trusted), Sender::Own);
-        assert_eq!(sender(&[("host", "127.0.0.1:8080"), ("origin", "https://ui.example.com:443")]), Sender::Own);
-        assert!(is_foreign(&sender(&[("origin", "http://ui.example.com"), ("sec-fetch-site", "cross-site")])), "another scheme");
+        assert_eq!(
+            sender(&[("host", "127.0.0.1:8080"), ("origin", "https://ui.example.com:443")]),
+            Sender::Own
+        );
+        assert!(
+            is_foreign(&sender(&[("origin", "http://ui.example.com"), ("sec-fetch-site", "cross-site")])),
+            "another scheme"
+        );
     }
 }

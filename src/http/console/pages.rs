@@ -3,15 +3,15 @@
 use super::error::{ConsoleError, PageError};
 use super::params::Params;
 use super::render::{render, script_json};
-use super::{oidc, return_to};
 use super::session::DEFAULT_PASSWORD_MD5;
 use super::views::JobView;
 use super::{changes_state, cookie, current_user, JsonResult, LoginUser, OrJson};
-use crate::http::state::AppState;
+use super::{oidc, return_to};
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{MisfireStrategy, ScheduleType};
 use crate::domain::trigger_msg::block_title_key;
 use crate::domain::{java_split, ReturnT, BLOCK_STRATEGIES, GLUE_HISTORY, GLUE_TYPES};
+use crate::http::state::AppState;
 use crate::service::audit::{self, changes, Target};
 use crate::service::groups;
 use crate::storage::LogGlue;
@@ -25,7 +25,6 @@ use minijinja::{context, Value};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use tower_sessions::Session;
-
 
 pub fn gated_routes() -> Router<AppState> {
     let mut router = Router::new();
@@ -78,8 +77,15 @@ fn collapsed(headers: &HeaderMap) -> bool {
 
 /// A gated page. Administrators are warned on every page while an administrator account keeps the
 /// default password.
-async fn page(state: &AppState, user: &LoginUser, headers: &HeaderMap, template: &str, model: Value) -> Result<Html<String>, PageError> {
-    let default_password = user.is_admin() && state.db.admins_with_password(DEFAULT_PASSWORD_MD5).await.or_page(state)? > 0;
+async fn page(
+    state: &AppState,
+    user: &LoginUser,
+    headers: &HeaderMap,
+    template: &str,
+    model: Value,
+) -> Result<Html<String>, PageError> {
+    let default_password =
+        user.is_admin() && state.db.admins_with_password(DEFAULT_PASSWORD_MD5).await.or_page(state)? > 0;
     let model = context! { default_password_warning => default_password, ..model };
     render(state, Some(&user.0), collapsed(headers), template, model)
 }
@@ -93,11 +99,16 @@ struct Choice {
 
 fn choices(state: &AppState) -> Value {
     let t = |key: &str| state.i18n.get(key).to_string();
-    let route: Vec<Choice> = RouteStrategy::ALL.iter().map(|r| Choice { value: r.name(), label: t(r.i18n_key()) }).collect();
-    let glue: Vec<Choice> = GLUE_TYPES.iter().map(|(name, title)| Choice { value: name, label: title.to_string() }).collect();
-    let block: Vec<Choice> = BLOCK_STRATEGIES.iter().map(|b| Choice { value: b, label: t(block_title_key(Some(b))) }).collect();
-    let schedule: Vec<Choice> = ScheduleType::ALL.iter().map(|s| Choice { value: s.name(), label: t(s.i18n_key()) }).collect();
-    let misfire: Vec<Choice> = MisfireStrategy::ALL.iter().map(|m| Choice { value: m.name(), label: t(m.i18n_key()) }).collect();
+    let route: Vec<Choice> =
+        RouteStrategy::ALL.iter().map(|r| Choice { value: r.name(), label: t(r.i18n_key()) }).collect();
+    let glue: Vec<Choice> =
+        GLUE_TYPES.iter().map(|(name, title)| Choice { value: name, label: title.to_string() }).collect();
+    let block: Vec<Choice> =
+        BLOCK_STRATEGIES.iter().map(|b| Choice { value: b, label: t(block_title_key(Some(b))) }).collect();
+    let schedule: Vec<Choice> =
+        ScheduleType::ALL.iter().map(|s| Choice { value: s.name(), label: t(s.i18n_key()) }).collect();
+    let misfire: Vec<Choice> =
+        MisfireStrategy::ALL.iter().map(|m| Choice { value: m.name(), label: t(m.i18n_key()) }).collect();
     context! { route => route, glue => glue, block => block, schedule => schedule, misfire => misfire }
 }
 
@@ -111,17 +122,19 @@ struct GroupChoice {
 /// The groups the user may see, or the "no executor" failure of 2.4.2.
 async fn visible_groups(state: &AppState, user: &LoginUser) -> Result<Vec<GroupChoice>, PageError> {
     let (groups, _) = groups::list(state, user, None, None, 0, groups::ALL).await.or_page(state)?;
-    let visible: Vec<GroupChoice> = groups
-        .into_iter()
-        .map(|g| GroupChoice { id: g.id, appname: g.app_name, title: g.title })
-        .collect();
+    let visible: Vec<GroupChoice> =
+        groups.into_iter().map(|g| GroupChoice { id: g.id, appname: g.app_name, title: g.title }).collect();
     if visible.is_empty() {
         return Err(page_error(state, ConsoleError::msg(state.i18n.get("jobgroup_empty"))));
     }
     Ok(visible)
 }
 
-async fn dashboard(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
+async fn dashboard(
+    State(state): State<AppState>,
+    user: LoginUser,
+    headers: HeaderMap,
+) -> Result<Html<String>, PageError> {
     let jobs = state.db.count_jobs().await.or_page(&state)?;
     let totals = state.db.report_totals().await.or_page(&state)?;
     let executors: BTreeSet<String> = state
@@ -131,7 +144,9 @@ async fn dashboard(State(state): State<AppState>, user: LoginUser, headers: Head
         .or_page(&state)?
         .into_iter()
         .filter_map(|g| g.address_list)
-        .flat_map(|list| java_split(&list).into_iter().filter(|a| !a.is_empty()).map(str::to_string).collect::<Vec<_>>())
+        .flat_map(|list| {
+            java_split(&list).into_iter().filter(|a| !a.is_empty()).map(str::to_string).collect::<Vec<_>>()
+        })
         .collect();
     let model = context! {
         page => "index",
@@ -159,9 +174,9 @@ async fn chart_info(State(state): State<AppState>, params: Params) -> JsonResult
     let parse = |name: &str| -> Result<Option<NaiveDateTime>, ConsoleError> {
         match params.string(name).filter(|v| !v.is_empty()) {
             None => Ok(None),
-            Some(v) => NaiveDateTime::parse_from_str(&v, "%Y-%m-%d %H:%M:%S")
-                .map(Some)
-                .map_err(|_| ConsoleError::BadRequest(format!("parameter '{name}' is not a date (yyyy-MM-dd HH:mm:ss)"))),
+            Some(v) => NaiveDateTime::parse_from_str(&v, "%Y-%m-%d %H:%M:%S").map(Some).map_err(|_| {
+                ConsoleError::BadRequest(format!("parameter '{name}' is not a date (yyyy-MM-dd HH:mm:ss)"))
+            }),
         }
     };
     let (from, to) = (parse("startDate").or_json(&state)?, parse("endDate").or_json(&state)?);
@@ -189,7 +204,9 @@ async fn chart_info(State(state): State<AppState>, params: Params) -> JsonResult
         }
     }
     for row in rows {
-        chart.trigger_day_list.push(row.trigger_day.map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_default());
+        chart
+            .trigger_day_list
+            .push(row.trigger_day.map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_default());
         chart.trigger_day_count_running_list.push(row.running_count.into());
         chart.trigger_day_count_suc_list.push(row.suc_count.into());
         chart.trigger_day_count_fail_list.push(row.fail_count.into());
@@ -201,7 +218,11 @@ async fn chart_info(State(state): State<AppState>, params: Params) -> JsonResult
 }
 
 /// The login page; `redirect` names the page to return to afterwards (see `return_to`).
-async fn to_login(State(state): State<AppState>, session: Session, params: Params) -> Result<Response, PageError> {
+async fn to_login(
+    State(state): State<AppState>,
+    session: Session,
+    params: Params,
+) -> Result<Response, PageError> {
     let context = &state.config.server.context_path;
     let requested = params.string(return_to::PARAM);
     let return_to = requested
@@ -223,18 +244,33 @@ async fn to_login(State(state): State<AppState>, session: Session, params: Param
     Ok(render(&state, None, false, "login.html", model)?.into_response())
 }
 
-async fn help_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
+async fn help_page(
+    State(state): State<AppState>,
+    user: LoginUser,
+    headers: HeaderMap,
+) -> Result<Html<String>, PageError> {
     page(&state, &user, &headers, "help.html", context! { page => "help" }).await
 }
 
-async fn jobinfo_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap, params: Params) -> Result<Html<String>, PageError> {
+async fn jobinfo_page(
+    State(state): State<AppState>,
+    user: LoginUser,
+    headers: HeaderMap,
+    params: Params,
+) -> Result<Html<String>, PageError> {
     let groups = visible_groups(&state, &user).await?;
     let job_group: i32 = params.number_or("jobGroup", -1).or_page(&state)?;
-    let model = context! { page => "jobinfo", groups => groups, job_group => job_group, choices => choices(&state) };
+    let model =
+        context! { page => "jobinfo", groups => groups, job_group => job_group, choices => choices(&state) };
     page(&state, &user, &headers, "jobinfo.html", model).await
 }
 
-async fn joblog_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap, params: Params) -> Result<Html<String>, PageError> {
+async fn joblog_page(
+    State(state): State<AppState>,
+    user: LoginUser,
+    headers: HeaderMap,
+    params: Params,
+) -> Result<Html<String>, PageError> {
     let groups = visible_groups(&state, &user).await?;
     let job_id: i32 = params.number_or("jobId", 0).or_page(&state)?;
     let mut job = None;
@@ -251,7 +287,12 @@ async fn joblog_page(State(state): State<AppState>, user: LoginUser, headers: He
     page(&state, &user, &headers, "joblog.html", model).await
 }
 
-async fn log_detail_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap, params: Params) -> Result<Html<String>, PageError> {
+async fn log_detail_page(
+    State(state): State<AppState>,
+    user: LoginUser,
+    headers: HeaderMap,
+    params: Params,
+) -> Result<Html<String>, PageError> {
     let id: i64 = params.required("id").or_page(&state)?;
     let Some(log) = state.db.load_log(id).await.or_page(&state)? else {
         return Err(page_error(&state, ConsoleError::msg(state.i18n.get("joblog_logid_unvalid"))));
@@ -271,12 +312,20 @@ fn require_admin(state: &AppState, user: &LoginUser, page: &str) -> Result<(), P
     }
 }
 
-async fn jobgroup_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
+async fn jobgroup_page(
+    State(state): State<AppState>,
+    user: LoginUser,
+    headers: HeaderMap,
+) -> Result<Html<String>, PageError> {
     require_admin(&state, &user, "/jobgroup")?;
     page(&state, &user, &headers, "jobgroup.html", context! { page => "jobgroup" }).await
 }
 
-async fn user_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
+async fn user_page(
+    State(state): State<AppState>,
+    user: LoginUser,
+    headers: HeaderMap,
+) -> Result<Html<String>, PageError> {
     require_admin(&state, &user, "/user")?;
     let groups: Vec<GroupChoice> = state
         .db
@@ -289,16 +338,31 @@ async fn user_page(State(state): State<AppState>, user: LoginUser, headers: Head
     page(&state, &user, &headers, "user.html", context! { page => "user", groups => groups }).await
 }
 
-async fn alarm_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
+async fn alarm_page(
+    State(state): State<AppState>,
+    user: LoginUser,
+    headers: HeaderMap,
+) -> Result<Html<String>, PageError> {
     require_admin(&state, &user, "/alarm")?;
     let channels = super::alarms::channel_rows(&state);
     page(&state, &user, &headers, "alarm.html", context! { page => "alarm", channels => channels }).await
 }
 
-async fn audit_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap) -> Result<Html<String>, PageError> {
+async fn audit_page(
+    State(state): State<AppState>,
+    user: LoginUser,
+    headers: HeaderMap,
+) -> Result<Html<String>, PageError> {
     require_admin(&state, &user, "/audit")?;
     let file = state.audit.file().map(|path| path.display().to_string());
-    page(&state, &user, &headers, "audit.html", context! { page => "audit", audit_file => file, kinds => audit::KINDS }).await
+    page(
+        &state,
+        &user,
+        &headers,
+        "audit.html",
+        context! { page => "audit", audit_file => file, kinds => audit::KINDS },
+    )
+    .await
 }
 
 #[derive(Serialize)]
@@ -323,7 +387,12 @@ impl From<LogGlue> for GlueVersion {
     }
 }
 
-async fn jobcode_page(State(state): State<AppState>, user: LoginUser, headers: HeaderMap, params: Params) -> Result<Html<String>, PageError> {
+async fn jobcode_page(
+    State(state): State<AppState>,
+    user: LoginUser,
+    headers: HeaderMap,
+    params: Params,
+) -> Result<Html<String>, PageError> {
     let job_id: i32 = params.required("jobId").or_page(&state)?;
     let i18n = &state.i18n;
     let Some(job) = state.db.load_job(job_id).await.or_page(&state)? else {
@@ -334,8 +403,10 @@ async fn jobcode_page(State(state): State<AppState>, user: LoginUser, headers: H
     if job.glue_type == "BEAN" {
         return Err(page_error(&state, ConsoleError::msg(i18n.get("jobinfo_glue_gluetype_unvalid"))));
     }
-    let history: Vec<GlueVersion> = state.db.glues_of_job(job.id).await.or_page(&state)?.into_iter().map(GlueVersion::from).collect();
-    let glue_title = GLUE_TYPES.iter().find(|(name, _)| *name == job.glue_type).map(|(_, title)| *title).unwrap_or("");
+    let history: Vec<GlueVersion> =
+        state.db.glues_of_job(job.id).await.or_page(&state)?.into_iter().map(GlueVersion::from).collect();
+    let glue_title =
+        GLUE_TYPES.iter().find(|(name, _)| *name == job.glue_type).map(|(_, title)| *title).unwrap_or("");
     let model = context! {
         page => "jobcode",
         job => JobView::new(job.clone(), state.db.zone()),
@@ -350,7 +421,11 @@ async fn jobcode_save(State(state): State<AppState>, user: LoginUser, params: Pa
     let i18n = &state.i18n;
     let id: i32 = params.required("id").or_json(&state)?;
     let Some(remark) = params.string("glueRemark") else {
-        return Ok(Json(ReturnT::fail(format!("{}{}", i18n.get("system_please_input"), i18n.get("jobinfo_glue_remark")))));
+        return Ok(Json(ReturnT::fail(format!(
+            "{}{}",
+            i18n.get("system_please_input"),
+            i18n.get("jobinfo_glue_remark")
+        ))));
     };
     if !(4..=100).contains(&remark.encode_utf16().count()) {
         return Ok(Json(ReturnT::fail(i18n.get("jobinfo_glue_remark_limit"))));
@@ -371,6 +446,9 @@ async fn jobcode_save(State(state): State<AppState>, user: LoginUser, params: Pa
     }
     .await;
     let target = Target::new("job", job.id, Some(job.job_desc.clone()));
-    state.audit.done(&user, "glue.save", target, |()| changes(Some(&before), Some(&job)), saved).or_json(&state)?;
+    state
+        .audit
+        .done(&user, "glue.save", target, |()| changes(Some(&before), Some(&job)), saved)
+        .or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }

@@ -54,7 +54,10 @@ impl Params {
 }
 
 fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, ConsoleError> {
-    value.trim().parse().map_err(|_| ConsoleError::BadRequest(format!("parameter '{name}' is not a valid number")))
+    value
+        .trim()
+        .parse()
+        .map_err(|_| ConsoleError::BadRequest(format!("parameter '{name}' is not a valid number")))
 }
 
 impl FromRequest<AppState> for Params {
@@ -66,27 +69,38 @@ impl FromRequest<AppState> for Params {
             .query()
             .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
             .unwrap_or_default();
-        let content_type =
-            request.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
+        let content_type = request
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
         if content_type.starts_with("multipart/form-data") {
             let mut multipart = Multipart::from_request(request, state)
                 .await
                 .map_err(|e| ConsoleError::BadRequest(format!("malformed multipart body: {e}")))?;
-            while let Some(field) =
-                multipart.next_field().await.map_err(|e| ConsoleError::BadRequest(format!("malformed multipart body: {e}")))?
+            while let Some(field) = multipart
+                .next_field()
+                .await
+                .map_err(|e| ConsoleError::BadRequest(format!("malformed multipart body: {e}")))?
             {
                 let name = field.name().unwrap_or("").to_string();
-                let value = field.text().await.map_err(|e| ConsoleError::BadRequest(format!("unreadable form field: {e}")))?;
+                let value = field
+                    .text()
+                    .await
+                    .map_err(|e| ConsoleError::BadRequest(format!("unreadable form field: {e}")))?;
                 pairs.push((name, value));
             }
         } else if content_type.starts_with("application/x-www-form-urlencoded") {
-            let body = axum::body::to_bytes(request.into_body(), MAX_FORM_BODY)
-                .await
-                .map_err(|_| ConsoleError::BadRequest(format!("form body larger than {MAX_FORM_BODY} bytes")))?;
+            let body = axum::body::to_bytes(request.into_body(), MAX_FORM_BODY).await.map_err(|_| {
+                ConsoleError::BadRequest(format!("form body larger than {MAX_FORM_BODY} bytes"))
+            })?;
             pairs.extend(url::form_urlencoded::parse(&body).into_owned());
         }
         // PostgreSQL cannot store NUL in text (MySQL and SQLite would): refused on every backend alike.
-        if let Some((name, _)) = pairs.iter().find(|(name, value)| name.contains('\0') || value.contains('\0')) {
+        if let Some((name, _)) =
+            pairs.iter().find(|(name, value)| name.contains('\0') || value.contains('\0'))
+        {
             let name = name.replace('\0', "\\0");
             return Err(ConsoleError::BadRequest(state.i18n.format("system_nul_refused", &[&name])));
         }

@@ -31,7 +31,13 @@ fn environment() -> &'static Environment<'static> {
 }
 
 /// Renders `template` with the context every page shares plus `page`.
-pub fn render(state: &AppState, user: Option<&JobUser>, sidebar_collapsed: bool, template: &str, page: Value) -> Result<Html<String>, PageError> {
+pub fn render(
+    state: &AppState,
+    user: Option<&JobUser>,
+    sidebar_collapsed: bool,
+    template: &str,
+    page: Value,
+) -> Result<Html<String>, PageError> {
     let i18n = &state.i18n;
     let common = context! {
         base_url => state.config.server.context_path.clone(),
@@ -44,13 +50,13 @@ pub fn render(state: &AppState, user: Option<&JobUser>, sidebar_collapsed: bool,
         year => chrono::Local::now().format("%Y").to_string(),
     };
     let ctx = context! { ..page, ..common };
-    let html = environment()
-        .get_template(template)
-        .and_then(|t| t.render(ctx))
-        .map_err(|e| {
-            tracing::error!("template {template}: {e:#}");
-            PageError { error: super::error::ConsoleError::msg("page rendering failed"), context_path: state.config.server.context_path.clone() }
-        })?;
+    let html = environment().get_template(template).and_then(|t| t.render(ctx)).map_err(|e| {
+        tracing::error!("template {template}: {e:#}");
+        PageError {
+            error: super::error::ConsoleError::msg("page rendering failed"),
+            context_path: state.config.server.context_path.clone(),
+        }
+    })?;
     Ok(Html(html))
 }
 
@@ -65,7 +71,10 @@ pub async fn static_file(Path(path): Path<String>) -> Response {
         Some(file) => {
             let mime = mime_guess::from_path(&path).first_or_octet_stream();
             (
-                [(header::CONTENT_TYPE, mime.as_ref().to_string()), (header::CACHE_CONTROL, "public, max-age=86400".to_string())],
+                [
+                    (header::CONTENT_TYPE, mime.as_ref().to_string()),
+                    (header::CACHE_CONTROL, "public, max-age=86400".to_string()),
+                ],
                 file.data.into_owned(),
             )
                 .into_response()

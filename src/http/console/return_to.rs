@@ -24,7 +24,8 @@ const VALUE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'/').remove(b'-').remove(b'_'
 /// page, the requested page is added to it. Data endpoints are not wrapped: a script's call is no page
 /// to come back to.
 pub async fn remember_page(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let requested = request.extensions().get::<OriginalUri>().map_or_else(|| request.uri().clone(), |uri| uri.0.clone());
+    let requested =
+        request.extensions().get::<OriginalUri>().map_or_else(|| request.uri().clone(), |uri| uri.0.clone());
     let is_get = request.method() == Method::GET;
     let mut response = next.run(request).await;
     let context = &state.config.server.context_path;

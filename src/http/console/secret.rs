@@ -40,7 +40,10 @@ pub fn embedded_secret(db_file: &Path) -> String {
     match read_or_create_secret(&path) {
         Ok(secret) => secret,
         Err(e) => {
-            tracing::warn!("cannot keep the session secret in {}: {e}; logins end when this process stops", path.display());
+            tracing::warn!(
+                "cannot keep the session secret in {}: {e}; logins end when this process stops",
+                path.display()
+            );
             random()
         }
     }
@@ -61,7 +64,8 @@ fn read_or_create_secret(path: &Path) -> std::io::Result<String> {
     // Written aside, then linked into place: a process starting at the same moment sees the whole
     // secret or none, and the loser of the race reads the winner's.
     let secret = random();
-    let staging = PathBuf::from(format!("{}.{}-{:08x}", path.display(), std::process::id(), rand::random::<u32>()));
+    let staging =
+        PathBuf::from(format!("{}.{}-{:08x}", path.display(), std::process::id(), rand::random::<u32>()));
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -94,7 +98,8 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.path().join("admin.db.session-key")).unwrap().permissions().mode();
+            let mode =
+                std::fs::metadata(dir.path().join("admin.db.session-key")).unwrap().permissions().mode();
             assert_eq!(mode & 0o077, 0, "only the owner may read the secret");
         }
         assert_ne!(embedded_secret(&dir.path().join("other.db")), first);

@@ -64,9 +64,12 @@ impl SessionSecret {
         let (id, role) = (user.id.to_string(), user.role.to_string());
         let parts: &[&[u8]] = match binding {
             Binding::Password => &[b"password", id.as_bytes(), user.password.as_bytes()],
-            Binding::PasswordAndRole => &[b"password+role", id.as_bytes(), user.password.as_bytes(), role.as_bytes()],
+            Binding::PasswordAndRole => {
+                &[b"password+role", id.as_bytes(), user.password.as_bytes(), role.as_bytes()]
+            }
         };
-        let mut mac = HmacSha256::new_from_slice(&self.derive("user-binding")).expect("HMAC takes keys of any length");
+        let mut mac =
+            HmacSha256::new_from_slice(&self.derive("user-binding")).expect("HMAC takes keys of any length");
         for part in parts {
             mac.update(&(part.len() as u64).to_be_bytes());
             mac.update(part);
@@ -137,7 +140,13 @@ impl Login {
 }
 
 /// Starts a session for `user` under a fresh id (so an id seen before login is worthless after it).
-pub async fn begin(session: &Session, secret: &SessionSecret, user: &JobUser, remember: bool, now_ms: i64) -> Result<(), SessionError> {
+pub async fn begin(
+    session: &Session,
+    secret: &SessionSecret,
+    user: &JobUser,
+    remember: bool,
+    now_ms: i64,
+) -> Result<(), SessionError> {
     let login = Login::new(secret, user, remember, now_ms);
     session.cycle_id().await?;
     session.set_expiry(Some(login.cookie_expiry(remember)));
@@ -145,12 +154,19 @@ pub async fn begin(session: &Session, secret: &SessionSecret, user: &JobUser, re
 }
 
 /// The login of an unexpired session not ended by logout on any admin of the database.
-pub async fn login_of(session: &Session, ended: &EndedSessions, db: &Db, now_ms: i64) -> Result<Option<Login>, ConsoleError> {
+pub async fn login_of(
+    session: &Session,
+    ended: &EndedSessions,
+    db: &Db,
+    now_ms: i64,
+) -> Result<Option<Login>, ConsoleError> {
     let Some(id) = session.id() else { return Ok(None) };
     if ended.contains(id) {
         return Ok(None);
     }
-    let Some(login) = session.get::<Login>(LOGIN_KEY).await?.filter(|login| login.is_current(now_ms)) else { return Ok(None) };
+    let Some(login) = session.get::<Login>(LOGIN_KEY).await?.filter(|login| login.is_current(now_ms)) else {
+        return Ok(None);
+    };
     // Ended on another admin: remembered here too, so a replayed cookie costs one lookup.
     if db.logout_recorded(&logout_row(login.exp, &id.to_string())).await? {
         ended.insert(id, login.exp, now_ms);
@@ -213,7 +229,6 @@ pub async fn warn_about_default_passwords(db: &Db) {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,13 +256,24 @@ mod tests {
         for binding in [Binding::Password, Binding::PasswordAndRole] {
             let fingerprint = secret.user_binding(&admin(), binding);
             assert!(secret.binding_matches(&fingerprint, &admin(), binding));
-            assert!(!secret.binding_matches(&fingerprint, &JobUser { password: md5_hex("other"), ..admin() }, binding));
+            assert!(!secret.binding_matches(
+                &fingerprint,
+                &JobUser { password: md5_hex("other"), ..admin() },
+                binding
+            ));
             assert!(!secret.binding_matches(&fingerprint, &JobUser { id: 2, ..admin() }, binding));
-            assert!(!SessionSecret::new("t").binding_matches(&fingerprint, &admin(), binding), "another secret");
+            assert!(
+                !SessionSecret::new("t").binding_matches(&fingerprint, &admin(), binding),
+                "another secret"
+            );
             assert!(!fingerprint.contains(&admin().password), "the hash never travels");
         }
         let demoted = JobUser { role: 0, ..admin() };
-        assert!(secret.binding_matches(&secret.user_binding(&admin(), Binding::Password), &demoted, Binding::Password));
+        assert!(secret.binding_matches(
+            &secret.user_binding(&admin(), Binding::Password),
+            &demoted,
+            Binding::Password
+        ));
         let with_role = secret.user_binding(&admin(), Binding::PasswordAndRole);
         assert!(!secret.binding_matches(&with_role, &demoted, Binding::PasswordAndRole));
         assert_ne!(with_role, secret.user_binding(&admin(), Binding::Password));
@@ -260,7 +286,9 @@ mod tests {
         assert!(login.is_current(1_000 + SESSION_MS - 1) && !login.is_current(1_000 + SESSION_MS));
         assert_eq!(login.cookie_expiry(false), Expiry::OnSessionEnd, "a browser-session cookie");
         let remembered = Login::new(&secret, &admin(), true, 1_000);
-        assert!(remembered.is_current(1_000 + REMEMBER_MS - 1) && !remembered.is_current(1_000 + REMEMBER_MS));
+        assert!(
+            remembered.is_current(1_000 + REMEMBER_MS - 1) && !remembered.is_current(1_000 + REMEMBER_MS)
+        );
         let Expiry::AtDateTime(at) = remembered.cookie_expiry(true) else { panic!("a dated cookie") };
         assert_eq!(at.unix_timestamp() * 1000, 1_000 + REMEMBER_MS, "the cookie ends with the login");
     }

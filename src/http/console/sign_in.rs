@@ -11,7 +11,13 @@ use tower_sessions::Session;
 /// Starts the session of `outcome`'s user exactly as the password login does (a browser-session
 /// login), or logs why the attempt was refused; `Ok(true)` when a session began. `reason` never holds
 /// a token or a secret; `method` is one of the audit trail's `METHOD_…` names.
-pub async fn conclude(state: &AppState, session: &Session, method: &'static str, address: IpAddr, outcome: Result<JobUser, String>) -> Result<bool, ConsoleError> {
+pub async fn conclude(
+    state: &AppState,
+    session: &Session,
+    method: &'static str,
+    address: IpAddr,
+    outcome: Result<JobUser, String>,
+) -> Result<bool, ConsoleError> {
     match outcome {
         Ok(user) => {
             session::begin(session, &state.console.secret, &user, false, state.clock.now_ms()).await?;

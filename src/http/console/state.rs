@@ -26,10 +26,23 @@ pub struct ConsoleState {
 
 impl ConsoleState {
     /// The session secret as configured, or the one kept for this database (see `secret::resolve`).
-    pub async fn build(config: &Config, db: &Db, i18n: I18n, ldap: Option<Directory>) -> Result<ConsoleState, StorageError> {
+    pub async fn build(
+        config: &Config,
+        db: &Db,
+        i18n: I18n,
+        ldap: Option<Directory>,
+    ) -> Result<ConsoleState, StorageError> {
         let secret = secret::resolve(config, db).await?;
         let origins = OriginPolicy::new(config.trusted_origins.clone());
         let oidc = config.auth.oidc.clone().map(Oidc::new);
-        Ok(ConsoleState { secret, throttle: LoginThrottle::default(), ended: EndedSessions::default(), origins, i18n, ldap, oidc })
+        Ok(ConsoleState {
+            secret,
+            throttle: LoginThrottle::default(),
+            ended: EndedSessions::default(),
+            origins,
+            i18n,
+            ldap,
+            oidc,
+        })
     }
 }

@@ -118,7 +118,11 @@ mod tests {
         }
         assert_eq!(throttle.wait_ms(Some(1), a, 10 * FIRST_WAIT_MS + 19), Some(MAX_WAIT_MS), "capped");
         throttle.record_success(1, a);
-        assert_eq!(throttle.wait_ms(Some(1), a, 10 * FIRST_WAIT_MS + 19), Some(MAX_WAIT_MS), "the address still waits");
+        assert_eq!(
+            throttle.wait_ms(Some(1), a, 10 * FIRST_WAIT_MS + 19),
+            Some(MAX_WAIT_MS),
+            "the address still waits"
+        );
     }
 
     #[test]
@@ -142,7 +146,11 @@ mod tests {
             throttle.record_failure(Some(1), a, 0);
         }
         throttle.record_failure(Some(1), a, FORGET_MS);
-        assert_eq!(throttle.wait_ms(Some(1), a, FORGET_MS), None, "one failure after an hour is a fresh start");
+        assert_eq!(
+            throttle.wait_ms(Some(1), a, FORGET_MS),
+            None,
+            "one failure after an hour is a fresh start"
+        );
         assert_eq!(wait_secs(1), 1);
         assert_eq!(wait_secs(30_000), 30);
     }

@@ -1,21 +1,21 @@
 //! The user manager's endpoints (spec console 1.6): administrators manage users; everyone may change
 //! their own password, giving the old one.
 
+use super::auth::throttled;
 use super::error::{ConsoleError, JsonError};
 use super::params::Params;
 use super::session::md5_hex;
 use super::views::{Page, UserView};
 use super::{changes_state, changes_state_post_only, JsonResult, LoginUser, OrJson};
-use super::auth::throttled;
-use crate::http::state::AppState;
-use crate::http::client::ClientAddr;
 use crate::domain::{is_blank, ReturnT};
+use crate::http::client::ClientAddr;
+use crate::http::state::AppState;
+use crate::service::audit::{changes, Event, Target, HIDDEN};
 use crate::storage::JobUser;
 use axum::extract::State;
 use axum::routing::any;
 use axum::{Json, Router};
 use chrono::NaiveDateTime;
-use crate::service::audit::{changes, Event, Target, HIDDEN};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::net::IpAddr;
@@ -55,7 +55,11 @@ async fn page_list(State(state): State<AppState>, params: Params) -> Result<Json
     let role: i32 = params.required("role").or_json(&state)?;
     let start: i64 = params.number_or("start", 0).or_json(&state)?;
     let length: i64 = params.number_or("length", 10).or_json(&state)?;
-    let (users, total) = state.db.page_users(&params.string("username"), role, start.max(0), length.max(0)).await.or_json(&state)?;
+    let (users, total) = state
+        .db
+        .page_users(&params.string("username"), role, start.max(0), length.max(0))
+        .await
+        .or_json(&state)?;
     Ok(Json(Page::new(users.into_iter().map(UserView::from).collect(), total)))
 }
 
@@ -72,7 +76,10 @@ async fn add(State(state): State<AppState>, login: LoginUser, params: Params) ->
     let name = params.string("username").map(|n| n.trim().to_string());
     let result = add_user(&state, &params).await;
     let target = user_target(result.as_ref().map_or(0, |user| user.id), name.as_deref());
-    state.audit.done(&login, "user.add", target, |user| changes(None, Some(&user_fields(user))), result).or_json(&state)?;
+    state
+        .audit
+        .done(&login, "user.add", target, |user| changes(None, Some(&user_fields(user))), result)
+        .or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }
 
@@ -111,12 +118,26 @@ async fn update(State(state): State<AppState>, login: LoginUser, params: Params)
     let result = update_user(&state, &login, id, &params).await;
     let target = user_target(id, before.as_ref().map(|user| user.username.as_str()));
     let fields = |user: &Option<JobUser>| user.as_ref().map(user_fields);
-    state.audit.done(&login, "user.update", target, |after| changes(fields(&before).as_ref(), fields(after).as_ref()), result).or_json(&state)?;
+    state
+        .audit
+        .done(
+            &login,
+            "user.update",
+            target,
+            |after| changes(fields(&before).as_ref(), fields(after).as_ref()),
+            result,
+        )
+        .or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }
 
 /// Returns the user as stored afterwards.
-async fn update_user(state: &AppState, login: &LoginUser, id: i32, params: &Params) -> Result<Option<JobUser>, ConsoleError> {
+async fn update_user(
+    state: &AppState,
+    login: &LoginUser,
+    id: i32,
+    params: &Params,
+) -> Result<Option<JobUser>, ConsoleError> {
     // 2.4.2 compares the submitted name, so a request naming someone else could change oneself.
     if id == login.0.id || params.string("username").as_deref() == Some(login.0.username.as_str()) {
         return Err(ConsoleError::msg(state.i18n.get("user_update_loginuser_limit")));
@@ -140,12 +161,26 @@ async fn remove(State(state): State<AppState>, login: LoginUser, params: Params)
     } else {
         state.db.delete_user(id).await.map_err(ConsoleError::from)
     };
-    state.audit.done(&login, "user.remove", target, |_| changes(before.as_ref().map(user_fields).as_ref(), None), result).or_json(&state)?;
+    state
+        .audit
+        .done(
+            &login,
+            "user.remove",
+            target,
+            |_| changes(before.as_ref().map(user_fields).as_ref(), None),
+            result,
+        )
+        .or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }
 
 /// The old-password check is a password oracle, so it is throttled and counted like a login.
-async fn update_pwd(State(state): State<AppState>, login: LoginUser, ClientAddr(address): ClientAddr, params: Params) -> JsonResult<()> {
+async fn update_pwd(
+    State(state): State<AppState>,
+    login: LoginUser,
+    ClientAddr(address): ClientAddr,
+    params: Params,
+) -> JsonResult<()> {
     let result = change_password(&state, &login, address, &params).await;
     let target = user_target(login.0.id, Some(&login.0.username));
     // Which password is none of the trail's business: only that it changed.
@@ -154,15 +189,28 @@ async fn update_pwd(State(state): State<AppState>, login: LoginUser, ClientAddr(
     Ok(Json(ReturnT::success()))
 }
 
-async fn change_password(state: &AppState, login: &LoginUser, address: IpAddr, params: &Params) -> Result<(), ConsoleError> {
+async fn change_password(
+    state: &AppState,
+    login: &LoginUser,
+    address: IpAddr,
+    params: &Params,
+) -> Result<(), ConsoleError> {
     let t = |key| state.i18n.get(key);
     let old = params.string("oldPassword").unwrap_or_default();
     if is_blank(Some(&old)) {
-        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("change_pwd_field_oldpwd"))));
+        return Err(ConsoleError::msg(format!(
+            "{}{}",
+            t("system_please_input"),
+            t("change_pwd_field_oldpwd")
+        )));
     }
     let new = params.string("password").unwrap_or_default();
     if is_blank(Some(&new)) {
-        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("change_pwd_field_newpwd"))));
+        return Err(ConsoleError::msg(format!(
+            "{}{}",
+            t("system_please_input"),
+            t("change_pwd_field_newpwd")
+        )));
     }
     let new = checked_password(state, &new)?;
     let (throttle, now) = (&state.console.throttle, state.clock.now_ms());
@@ -194,16 +242,24 @@ struct IssuedToken {
 
 /// Issues a personal REST API token for the logged-in user; `expireTime` (optional, wall-clock time in
 /// the admin's zone) must lie in the future.
-async fn api_token(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<IssuedToken> {
+async fn api_token(
+    State(state): State<AppState>,
+    login: LoginUser,
+    params: Params,
+) -> JsonResult<IssuedToken> {
     let now = state.clock.now_ms();
     let zone = state.cron_zone();
     let expires = match params.string("expireTime").filter(|t| !is_blank(Some(t))) {
         None => None,
         Some(text) => {
-            let typed = NaiveDateTime::parse_from_str(text.trim(), "%Y-%m-%d %H:%M:%S").ok().map(|t| zone.to_epoch_ms(t));
+            let typed = NaiveDateTime::parse_from_str(text.trim(), "%Y-%m-%d %H:%M:%S")
+                .ok()
+                .map(|t| zone.to_epoch_ms(t));
             match typed.filter(|&ms| ms > now) {
                 Some(ms) => Some(ms),
-                None => return Err(ConsoleError::msg(state.i18n.get("api_token_expire_unvalid"))).or_json(&state),
+                None => {
+                    return Err(ConsoleError::msg(state.i18n.get("api_token_expire_unvalid"))).or_json(&state)
+                }
             }
         }
     };
@@ -212,7 +268,11 @@ async fn api_token(State(state): State<AppState>, login: LoginUser, params: Para
     // Named by its id, which the token's requests carry in their events too; never by its text.
     let id = state.api_tokens.verify(&token, now).map(|claims| claims.id().to_string()).ok();
     let issued = json!({ "expireTime": { "before": null, "after": expire_time } });
-    let event = Event::by(&login, "token.issue", Some(Target { kind: "token", id: id.map(Value::from), name: Some(login.0.username.clone()) }));
+    let event = Event::by(
+        &login,
+        "token.issue",
+        Some(Target { kind: "token", id: id.map(Value::from), name: Some(login.0.username.clone()) }),
+    );
     state.audit.record(event.changes(Some(issued)));
     Ok(Json(ReturnT::with_content(IssuedToken { token, expire_time })))
 }

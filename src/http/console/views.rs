@@ -28,7 +28,12 @@ pub struct JobView {
 impl JobView {
     pub fn new(job: JobInfo, zone: Zone) -> JobView {
         let (add_time, update_time, glue_updatetime) = (job.add_time, job.update_time, job.glue_updatetime);
-        JobView { job, add_time: json_date(zone, add_time), update_time: json_date(zone, update_time), glue_updatetime: json_date(zone, glue_updatetime) }
+        JobView {
+            job,
+            add_time: json_date(zone, add_time),
+            update_time: json_date(zone, update_time),
+            glue_updatetime: json_date(zone, glue_updatetime),
+        }
     }
 }
 
@@ -44,7 +49,8 @@ pub struct LogView {
 
 impl LogView {
     pub fn new(log: JobLog, zone: Zone) -> LogView {
-        let (trigger_time, handle_time) = (json_date(zone, log.trigger_time), json_date(zone, log.handle_time));
+        let (trigger_time, handle_time) =
+            (json_date(zone, log.trigger_time), json_date(zone, log.handle_time));
         LogView { log, trigger_time, handle_time }
     }
 }
@@ -82,7 +88,13 @@ pub struct UserView {
 
 impl From<JobUser> for UserView {
     fn from(user: JobUser) -> UserView {
-        UserView { id: user.id, username: user.username, password: None, role: user.role, permission: user.permission }
+        UserView {
+            id: user.id,
+            username: user.username,
+            password: None,
+            role: user.role,
+            permission: user.permission,
+        }
     }
 }
 
@@ -114,7 +126,8 @@ mod tests {
     }
 
     fn keys(value: impl Serialize) -> Vec<String> {
-        let mut keys: Vec<String> = serde_json::to_value(value).unwrap().as_object().unwrap().keys().cloned().collect();
+        let mut keys: Vec<String> =
+            serde_json::to_value(value).unwrap().as_object().unwrap().keys().cloned().collect();
         keys.sort();
         keys
     }
@@ -129,7 +142,10 @@ mod tests {
     #[test]
     fn views_keep_the_java_field_names() {
         let stored = NaiveDateTime::parse_from_str("2018-11-03 14:21:31", "%Y-%m-%d %H:%M:%S").unwrap();
-        let job = JobView::new(JobInfo { add_time: Some(stored), child_jobid: Some("2".into()), ..JobInfo::sample(1) }, Zone::Named(chrono_tz::UTC));
+        let job = JobView::new(
+            JobInfo { add_time: Some(stored), child_jobid: Some("2".into()), ..JobInfo::sample(1) },
+            Zone::Named(chrono_tz::UTC),
+        );
         assert_eq!(
             keys(&job),
             sorted(
@@ -150,13 +166,30 @@ mod tests {
                  executorFailRetryCount triggerTime triggerCode triggerMsg handleTime handleCode handleMsg alarmStatus"
             )
         );
-        let group = JobGroup { id: 1, app_name: "a".into(), title: "t".into(), address_type: 0, address_list: None, update_time: None };
-        assert_eq!(keys(GroupView::new(group, Zone::System)), sorted("id appname title addressType addressList updateTime registryList"));
+        let group = JobGroup {
+            id: 1,
+            app_name: "a".into(),
+            title: "t".into(),
+            address_type: 0,
+            address_list: None,
+            update_time: None,
+        };
+        assert_eq!(
+            keys(GroupView::new(group, Zone::System)),
+            sorted("id appname title addressType addressList updateTime registryList")
+        );
     }
 
     #[test]
     fn registry_list_splits_non_blank_lists_only() {
-        let group = JobGroup { id: 1, app_name: "a".into(), title: "t".into(), address_type: 1, address_list: Some("x,y,".into()), update_time: None };
+        let group = JobGroup {
+            id: 1,
+            app_name: "a".into(),
+            title: "t".into(),
+            address_type: 1,
+            address_list: Some("x,y,".into()),
+            update_time: None,
+        };
         let view = GroupView::new(group.clone(), Zone::System);
         assert_eq!(view.registry_list, Some(vec!["x".to_string(), "y".to_string()]));
         let blank = GroupView::new(JobGroup { address_list: Some(" ".into()), ..group }, Zone::System);

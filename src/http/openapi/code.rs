@@ -13,12 +13,18 @@ use serde::Serialize;
 
 /// The query's pairs, refusing any name not in `known` and any text holding NUL.
 fn query_pairs(state: &AppState, uri: &Uri, known: &[&str]) -> ApiResult<Vec<(String, String)>> {
-    let pairs: Vec<(String, String)> = uri.query().map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
+    let pairs: Vec<(String, String)> = uri
+        .query()
+        .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+        .unwrap_or_default();
     if let Some((name, _)) = pairs.iter().find(|(name, value)| name.contains('\0') || value.contains('\0')) {
         return Err(nul_refused(state, name));
     }
     match pairs.iter().find(|(name, _)| !known.contains(&name.as_str())) {
-        Some((name, _)) => Err(ApiError::BadRequest(format!("unknown parameter `{name}`; this endpoint takes {}", known.join(", ")))),
+        Some((name, _)) => Err(ApiError::BadRequest(format!(
+            "unknown parameter `{name}`; this endpoint takes {}",
+            known.join(", ")
+        ))),
         None => Ok(pairs),
     }
 }
@@ -43,7 +49,11 @@ fn flag(pairs: &[(String, String)], name: &str) -> ApiResult<bool> {
 fn read_document(body: &str, format: Format) -> ApiResult<Document> {
     Document::parse(body, format)
         .or_else(|first| match format {
-            Format::Json => serde_json::from_str(body).ok().map(integral).and_then(|value| serde_json::from_value(value).ok()).ok_or(first),
+            Format::Json => serde_json::from_str(body)
+                .ok()
+                .map(integral)
+                .and_then(|value| serde_json::from_value(value).ok())
+                .ok_or(first),
             Format::Toml => Err(first),
         })
         .map_err(|e| ApiError::BadRequest(e.to_string()))
@@ -106,7 +116,13 @@ pub struct Applied {
         (status = 409, body = ErrorBody, description = "entries that collide: an executor or job declared twice, or stored twice under the name the \
             document uses, a job's GLUE type other than the stored one, a child job that prune would delete"),
         (status = 415, body = ErrorBody, description = "a body other than application/json, application/toml or text/toml")))]
-pub async fn apply(State(state): State<AppState>, ApiUser(user): ApiUser, uri: Uri, headers: HeaderMap, body: Bytes) -> ApiResult<Json<Applied>> {
+pub async fn apply(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Json<Applied>> {
     let pairs = query_pairs(&state, &uri, &["dryRun", "prune"])?;
     let options = ApplyOptions { dry_run: flag(&pairs, "dryRun")?, prune: flag(&pairs, "prune")? };
     let media = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
@@ -114,9 +130,14 @@ pub async fn apply(State(state): State<AppState>, ApiUser(user): ApiUser, uri: U
     let format = match media.as_str() {
         "application/json" => Format::Json,
         "application/toml" | "text/toml" => Format::Toml,
-        _ => return Err(ApiError::UnsupportedMediaType("a document: Content-Type: application/json, application/toml or text/toml")),
+        _ => {
+            return Err(ApiError::UnsupportedMediaType(
+                "a document: Content-Type: application/json, application/toml or text/toml",
+            ))
+        }
     };
-    let body = std::str::from_utf8(&body).map_err(|_| ApiError::BadRequest("the document is not UTF-8 text".into()))?;
+    let body = std::str::from_utf8(&body)
+        .map_err(|_| ApiError::BadRequest("the document is not UTF-8 text".into()))?;
     let doc = read_document(body, format)?;
     // PostgreSQL cannot store NUL in text: refused everywhere alike, naming the field.
     if let Some(field) = serde_json::to_value(&doc).ok().and_then(|v| nul_in_json(&v, "")) {

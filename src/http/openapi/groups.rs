@@ -1,8 +1,8 @@
 //! `/groups`: the executor groups a token's user may see; administrators create, change and delete them.
 
 use super::{location, paging, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
-use crate::http::state::AppState;
 use crate::http::console::views::GroupView;
+use crate::http::state::AppState;
 use crate::service::groups::{self, GroupForm};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -29,7 +29,11 @@ pub struct GroupQuery {
 /// Lists executor groups: every group for an administrator, the permitted ones for other users.
 #[utoipa::path(operation_id = "listGroups", get, path = "/groups", tag = "groups", params(GroupQuery),
     responses((status = 200, body = Listing<GroupView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
-pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryParams(query): QueryParams<GroupQuery>) -> ApiResult<Json<Listing<GroupView>>> {
+pub async fn list(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    QueryParams(query): QueryParams<GroupQuery>,
+) -> ApiResult<Json<Listing<GroupView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
     let (found, total) = groups::list(&state, &user, query.appname, query.title, offset, limit).await?;
     let zone = state.db.zone();
@@ -39,7 +43,11 @@ pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryPa
 /// One executor group.
 #[utoipa::path(operation_id = "getGroup", get, path = "/groups/{id}", tag = "groups", params(("id" = i32, Path, description = "group id", minimum = 1)),
     responses((status = 200, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<GroupView>> {
+pub async fn get(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i32>,
+) -> ApiResult<Json<GroupView>> {
     let group = groups::get(&state, &user, id).await?;
     Ok(Json(GroupView::new(group, state.db.zone())))
 }
@@ -47,17 +55,30 @@ pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): 
 /// Creates an executor group (administrators only).
 #[utoipa::path(operation_id = "createGroup", post, path = "/groups", tag = "groups", request_body = GroupForm,
     responses((status = 201, body = GroupView, headers(("Location" = String, description = "the new group's URL"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 415, body = ErrorBody)))]
-pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<GroupForm>) -> ApiResult<impl IntoResponse> {
+pub async fn create(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    JsonBody(form): JsonBody<GroupForm>,
+) -> ApiResult<impl IntoResponse> {
     let id = groups::add(&state, &user, form).await?;
     let group = groups::get(&state, &user, id).await?;
-    Ok((StatusCode::CREATED, location(&state, &format!("/groups/{id}")), Json(GroupView::new(group, state.db.zone()))))
+    Ok((
+        StatusCode::CREATED,
+        location(&state, &format!("/groups/{id}")),
+        Json(GroupView::new(group, state.db.zone())),
+    ))
 }
 
 /// Replaces an executor group's settings (administrators only); an automatic group takes its live
 /// registrations at once.
 #[utoipa::path(operation_id = "updateGroup", put, path = "/groups/{id}", tag = "groups", request_body = GroupForm, params(("id" = i32, Path, description = "group id", minimum = 1)),
     responses((status = 200, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)))]
-pub async fn update(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(form): JsonBody<GroupForm>) -> ApiResult<Json<GroupView>> {
+pub async fn update(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i32>,
+    JsonBody(form): JsonBody<GroupForm>,
+) -> ApiResult<Json<GroupView>> {
     groups::get(&state, &user, id).await?;
     groups::update(&state, &user, GroupForm { id, ..form }).await?;
     let group = groups::get(&state, &user, id).await?;
@@ -67,7 +88,11 @@ pub async fn update(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id
 /// Deletes an executor group without jobs, unless it is the last one (administrators only).
 #[utoipa::path(operation_id = "deleteGroup", delete, path = "/groups/{id}", tag = "groups", params(("id" = i32, Path, description = "group id", minimum = 1)),
     responses((status = 204, description = "deleted"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the group has jobs, or is the last one")))]
-pub async fn delete(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<StatusCode> {
+pub async fn delete(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i32>,
+) -> ApiResult<StatusCode> {
     groups::get(&state, &user, id).await?;
     groups::remove(&state, &user, id).await?;
     Ok(StatusCode::NO_CONTENT)

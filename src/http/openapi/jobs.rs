@@ -1,9 +1,12 @@
 //! `/jobs`: list, read, create, change, delete, start, stop, run once, and preview fire times.
 
-use super::{etag, location, paging, within, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
-use crate::http::state::AppState;
+use super::{
+    etag, location, paging, within, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing,
+    QueryParams,
+};
 use crate::domain::{LogIdSink, TriggerType};
 use crate::http::console::views::JobView;
+use crate::http::state::AppState;
 use crate::service::jobs::{self, JobForm, JobQuery};
 use axum::extract::State;
 use axum::http::header::{ETAG, IF_MATCH};
@@ -42,7 +45,11 @@ pub struct JobListQuery {
 /// Lists jobs of the permitted groups.
 #[utoipa::path(operation_id = "listJobs", get, path = "/jobs", tag = "jobs", params(JobListQuery),
     responses((status = 200, body = Listing<JobView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
-pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryParams(query): QueryParams<JobListQuery>) -> ApiResult<Json<Listing<JobView>>> {
+pub async fn list(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    QueryParams(query): QueryParams<JobListQuery>,
+) -> ApiResult<Json<Listing<JobView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
     within(&state, "jobGroup", query.job_group, 0..=i32::MAX)?;
     within(&state, "triggerStatus", query.trigger_status, -1..=1)?;
@@ -62,7 +69,11 @@ pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryPa
 #[utoipa::path(operation_id = "createJob", post, path = "/jobs", tag = "jobs", request_body = JobForm,
     responses((status = 201, body = JobView, headers(("Location" = String, description = "the new job's URL"), ("ETag" = String))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "the executor group or a child job named does not exist"), (status = 415, body = ErrorBody)))]
-pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonBody(form): JsonBody<JobForm>) -> ApiResult<impl IntoResponse> {
+pub async fn create(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    JsonBody(form): JsonBody<JobForm>,
+) -> ApiResult<impl IntoResponse> {
     let id = jobs::add(&state, &user, form).await?;
     let job = JobView::new(jobs::get(&state, &user, id).await?, state.db.zone());
     Ok((StatusCode::CREATED, location(&state, &format!("/jobs/{id}")), [(ETAG, etag(&job))], Json(job)))
@@ -71,7 +82,11 @@ pub async fn create(State(state): State<AppState>, ApiUser(user): ApiUser, JsonB
 /// One job.
 #[utoipa::path(operation_id = "getJob", get, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 200, body = JobView, headers(("ETag" = String, description = "send it back in If-Match to update only this version"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<impl IntoResponse> {
+pub async fn get(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i32>,
+) -> ApiResult<impl IntoResponse> {
     let job = JobView::new(jobs::get(&state, &user, id).await?, state.db.zone());
     Ok(([(ETAG, etag(&job))], Json(job)))
 }
@@ -104,7 +119,11 @@ pub async fn update(
 /// Deletes a job with its trigger logs and GLUE history.
 #[utoipa::path(operation_id = "deleteJob", delete, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 204, description = "deleted"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn delete(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<StatusCode> {
+pub async fn delete(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i32>,
+) -> ApiResult<StatusCode> {
     if jobs::remove(&state, &user, id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
@@ -115,7 +134,11 @@ pub async fn delete(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id
 /// Schedules a job: it fires from five seconds on.
 #[utoipa::path(operation_id = "startJob", post, path = "/jobs/{id}/start", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the job has no schedule")))]
-pub async fn start(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
+pub async fn start(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i32>,
+) -> ApiResult<Json<JobView>> {
     let job = jobs::start(&state, &user, id).await?;
     Ok(Json(JobView::new(job, state.db.zone())))
 }
@@ -123,7 +146,11 @@ pub async fn start(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id)
 /// Unschedules a job.
 #[utoipa::path(operation_id = "stopJob", post, path = "/jobs/{id}/stop", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn stop(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>) -> ApiResult<Json<JobView>> {
+pub async fn stop(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i32>,
+) -> ApiResult<Json<JobView>> {
     let job = jobs::stop(&state, &user, id).await?;
     Ok(Json(JobView::new(job, state.db.zone())))
 }
@@ -153,7 +180,12 @@ pub struct Triggered {
 /// Runs a job once, now, with the trigger type API. The run is queued; its log is at `Location`.
 #[utoipa::path(operation_id = "triggerJob", post, path = "/jobs/{id}/trigger", tag = "jobs", request_body = TriggerBody, params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 202, body = Triggered, description = "queued", headers(("Location" = String, description = "the run's trigger log"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)))]
-pub async fn trigger(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i32>, JsonBody(body): JsonBody<TriggerBody>) -> ApiResult<Response> {
+pub async fn trigger(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i32>,
+    JsonBody(body): JsonBody<TriggerBody>,
+) -> ApiResult<Response> {
     let (sender, receiver) = tokio::sync::oneshot::channel();
     let sender = std::sync::Mutex::new(Some(sender));
     // A broadcast writes one row per shard: the first one answers.
@@ -162,7 +194,8 @@ pub async fn trigger(State(state): State<AppState>, ApiUser(user): ApiUser, Id(i
             let _ = sender.send(log_id);
         }
     }));
-    jobs::trigger(&state, &user, id, body.executor_param, body.address_list, TriggerType::Api, Some(sink)).await?;
+    jobs::trigger(&state, &user, id, body.executor_param, body.address_list, TriggerType::Api, Some(sink))
+        .await?;
     let log_id = tokio::time::timeout(LOG_ID_WAIT, receiver).await.ok().and_then(Result::ok);
     let answer = (StatusCode::ACCEPTED, Json(Triggered { log_id }));
     Ok(match log_id {

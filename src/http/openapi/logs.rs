@@ -2,8 +2,8 @@
 
 use super::{paging, within, ApiError, ApiResult, ApiUser, ErrorBody, Id, Listing, QueryParams};
 use crate::domain::protocol::SUCCESS_CODE;
-use crate::http::state::AppState;
 use crate::http::console::views::LogView;
+use crate::http::state::AppState;
 use crate::service::logs::{self, LogLines, LogQuery};
 use crate::service::ServiceError;
 use axum::extract::State;
@@ -49,10 +49,14 @@ pub struct LogListQuery {
     job_id: Option<i32>,
     status: Option<LogStatus>,
     /// Triggered at or after: `yyyy-MM-dd HH:mm:ss` in the admin's time zone, or ISO 8601 with an offset.
-    #[param(pattern = r"^(?:\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)|(?:\d{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)(?: (?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d|T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d))$")]
+    #[param(
+        pattern = r"^(?:\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)|(?:\d{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)(?: (?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d|T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d))$"
+    )]
     from: Option<String>,
     /// Triggered at or before: `yyyy-MM-dd HH:mm:ss` in the admin's time zone, or ISO 8601 with an offset.
-    #[param(pattern = r"^(?:\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)|(?:\d{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)(?: (?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d|T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d))$")]
+    #[param(
+        pattern = r"^(?:\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)|(?:\d{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)(?: (?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d|T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d))$"
+    )]
     to: Option<String>,
     /// Rows to skip (default 0).
     #[param(minimum = 0)]
@@ -70,9 +74,15 @@ fn wall_clock(state: &AppState, name: &str, value: Option<String>) -> ApiResult<
             let text = text.trim();
             NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S")
                 .ok()
-                .or_else(|| chrono::DateTime::parse_from_rfc3339(text).ok().map(|t| state.db.datetime(t.timestamp_millis())))
+                .or_else(|| {
+                    chrono::DateTime::parse_from_rfc3339(text)
+                        .ok()
+                        .map(|t| state.db.datetime(t.timestamp_millis()))
+                })
                 .ok_or_else(|| {
-                    ApiError::BadRequest(format!("{name} must be yyyy-MM-dd HH:mm:ss or ISO 8601 with an offset, not {text:?}"))
+                    ApiError::BadRequest(format!(
+                        "{name} must be yyyy-MM-dd HH:mm:ss or ISO 8601 with an offset, not {text:?}"
+                    ))
                 })
         })
         .transpose()
@@ -81,7 +91,11 @@ fn wall_clock(state: &AppState, name: &str, value: Option<String>) -> ApiResult<
 /// Lists trigger logs, newest first.
 #[utoipa::path(operation_id = "listLogs", get, path = "/logs", tag = "logs", params(LogListQuery),
     responses((status = 200, body = Listing<LogView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
-pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryParams(query): QueryParams<LogListQuery>) -> ApiResult<Json<Listing<LogView>>> {
+pub async fn list(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    QueryParams(query): QueryParams<LogListQuery>,
+) -> ApiResult<Json<Listing<LogView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
     within(&state, "jobGroup", query.job_group, 0..=i32::MAX)?;
     within(&state, "jobId", query.job_id, 0..=i32::MAX)?;
@@ -100,7 +114,11 @@ pub async fn list(State(state): State<AppState>, ApiUser(user): ApiUser, QueryPa
 /// One trigger log.
 #[utoipa::path(operation_id = "getLog", get, path = "/logs/{id}", tag = "logs", params(("id" = i64, Path, description = "log id", minimum = 1)),
     responses((status = 200, body = LogView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i64>) -> ApiResult<Json<LogView>> {
+pub async fn get(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i64>,
+) -> ApiResult<Json<LogView>> {
     let log = logs::get(&state, &user, id).await?;
     Ok(Json(LogView::new(log, state.db.zone())))
 }
@@ -134,7 +152,12 @@ pub async fn rolling(
         // Not triggered yet (code 0): nothing to read so far, ask again. A trigger that failed, or found no
         // executor: there is no log, and none will come.
         let end = log.trigger_code != 0;
-        return Ok(Json(LogLines { from_line_num: from_line, to_line_num: from_line - 1, log_content: None, end }));
+        return Ok(Json(LogLines {
+            from_line_num: from_line,
+            to_line_num: from_line - 1,
+            log_content: None,
+            end,
+        }));
     }
     let result = logs::rolling(&state, &user, id, from_line).await?;
     match result.content {
@@ -152,7 +175,11 @@ pub struct Killed {
 /// Kills a run on its executor and records it as failed by hand.
 #[utoipa::path(operation_id = "killLog", post, path = "/logs/{id}/kill", tag = "logs", params(("id" = i64, Path, description = "log id", minimum = 1)),
     responses((status = 200, body = Killed), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the trigger failed: nothing runs"), (status = 502, body = ErrorBody, description = "the executor refused or is unreachable")))]
-pub async fn kill(State(state): State<AppState>, ApiUser(user): ApiUser, Id(id): Id<i64>) -> ApiResult<Json<Killed>> {
+pub async fn kill(
+    State(state): State<AppState>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i64>,
+) -> ApiResult<Json<Killed>> {
     let message = logs::kill(&state, &user, id).await?;
     Ok(Json(Killed { message }))
 }

@@ -8,15 +8,15 @@ mod groups;
 mod jobs;
 mod logs;
 
-use crate::http::state::AppState;
+use crate::http::client::request_address;
 use crate::http::console::params::MAX_FORM_BODY;
 use crate::http::console::views::{GroupView, JobView, LogView};
+use crate::http::state::AppState;
+use crate::service::audit::METHOD_TOKEN;
 use crate::service::groups::GroupForm;
 use crate::service::jobs::JobForm;
 use crate::service::logs::LogLines;
 use crate::service::tokens::TokenError;
-use crate::http::client::request_address;
-use crate::service::audit::METHOD_TOKEN;
 use crate::service::{LoginUser, Origin, ServiceError};
 use crate::storage::JobUser;
 use axum::extract::rejection::JsonRejection;
@@ -28,9 +28,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
-use serde::Serialize;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::server::Server;
 use utoipa::OpenApi;
@@ -120,19 +120,28 @@ fn declare_edge(doc: &mut serde_json::Value) {
     let mut bodies = BTreeSet::new();
     for (path, item) in doc["paths"].as_object_mut().into_iter().flatten() {
         for (method, operation) in item.as_object_mut().into_iter().flatten() {
-            for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
+            for parameter in
+                operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten()
+            {
                 without_nul(&mut parameter["schema"]);
                 if let Some(items) = parameter["schema"].get_mut("items") {
                     without_nul(items);
                 }
             }
             if (path.as_str(), method.as_str()) == ("/apply", "post") {
-                for media in operation.pointer_mut("/requestBody/content").and_then(Value::as_object_mut).into_iter().flat_map(|m| m.values_mut()) {
+                for media in operation
+                    .pointer_mut("/requestBody/content")
+                    .and_then(Value::as_object_mut)
+                    .into_iter()
+                    .flat_map(|m| m.values_mut())
+                {
                     media["schema"] = json!({ "$ref": "#/components/schemas/AppliedDocument" });
                 }
                 continue;
             }
-            let Some(body) = operation.pointer_mut("/requestBody/content/application~1json/schema") else { continue };
+            let Some(body) = operation.pointer_mut("/requestBody/content/application~1json/schema") else {
+                continue;
+            };
             bodies.extend(body["$ref"].as_str().and_then(|r| r.rsplit('/').next()).map(str::to_string));
             if (path.as_str(), method.as_str()) == ("/jobs", "post") {
                 *body = json!({ "$ref": "#/components/schemas/NewJob" });
@@ -146,13 +155,16 @@ fn declare_edge(doc: &mut serde_json::Value) {
         // A field whose shape depends on another is described by its rules alone: a second pattern beside
         // them would hide a `format` from generators.
         let (rules, ruled) = crate::service::schema::conditions(&name);
-        for (field, property) in schema.get_mut("properties").and_then(Value::as_object_mut).into_iter().flatten() {
+        for (field, property) in
+            schema.get_mut("properties").and_then(Value::as_object_mut).into_iter().flatten()
+        {
             if !ruled.contains(&field.as_str()) {
                 without_nul(property);
             }
         }
         if schema["additionalProperties"] != Value::Bool(false) {
-            let view = READ_BACK.iter().find(|(form, _)| *form == name).and_then(|(_, view)| fields.get(*view));
+            let view =
+                READ_BACK.iter().find(|(form, _)| *form == name).and_then(|(_, view)| fields.get(*view));
             let names: BTreeSet<&String> = fields.get(&name).into_iter().chain(view).flatten().collect();
             schema["propertyNames"] = json!({ "enum": names });
         }
@@ -171,12 +183,19 @@ fn declare_edge(doc: &mut serde_json::Value) {
 /// shapes: rows written by older versions or another admin need not pass today's checks to be read.
 fn declare_applied(schemas: &mut serde_json::Value) {
     use serde_json::{json, Value};
-    const APPLIED: [(&str, &str); 4] =
-        [("Document", "AppliedDocument"), ("Executor", "AppliedExecutor"), ("Job", "AppliedJob"), ("GlueVersion", "AppliedGlueVersion")];
+    const APPLIED: [(&str, &str); 4] = [
+        ("Document", "AppliedDocument"),
+        ("Executor", "AppliedExecutor"),
+        ("Job", "AppliedJob"),
+        ("GlueVersion", "AppliedGlueVersion"),
+    ];
     for (plain, applied) in APPLIED {
         let mut text = schemas[plain].to_string();
         for (from, to) in APPLIED {
-            text = text.replace(&format!("\"#/components/schemas/{from}\""), &format!("\"#/components/schemas/{to}\""));
+            text = text.replace(
+                &format!("\"#/components/schemas/{from}\""),
+                &format!("\"#/components/schemas/{to}\""),
+            );
         }
         let Ok(mut schema) = serde_json::from_str::<Value>(&text) else { continue };
         let mut fields = crate::service::schema::applied_fields(plain);
@@ -189,7 +208,9 @@ fn declare_applied(schemas: &mut serde_json::Value) {
             fields["glue_remark"]["maxLength"] = json!(crate::service::jobs_as_code::GLUE_REMARK_WIDTH);
         }
         let (rules, ruled) = crate::service::schema::conditions(applied);
-        for (field, property) in schema.get_mut("properties").and_then(Value::as_object_mut).into_iter().flatten() {
+        for (field, property) in
+            schema.get_mut("properties").and_then(Value::as_object_mut).into_iter().flatten()
+        {
             for (key, value) in fields[field.as_str()].as_object().into_iter().flatten() {
                 property[key] = value.clone();
             }
@@ -214,7 +235,11 @@ fn without_nul(schema: &mut serde_json::Value) {
         serde_json::Value::Array(types) => types.iter().any(|t| t == "string"),
         _ => false,
     };
-    if is_text && schema.get("enum").is_none() && schema.get("pattern").is_none() && schema.get("format").is_none() {
+    if is_text
+        && schema.get("enum").is_none()
+        && schema.get("pattern").is_none()
+        && schema.get("format").is_none()
+    {
         schema["pattern"] = serde_json::Value::from(crate::service::schema::NO_NUL);
     }
 }
@@ -272,7 +297,9 @@ impl ApiError {
             ApiError::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             ApiError::Service(ServiceError::Conflict(_)) => StatusCode::CONFLICT,
             ApiError::Service(ServiceError::Executor(_)) => StatusCode::BAD_GATEWAY,
-            ApiError::Service(ServiceError::Failed | ServiceError::Storage(_)) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Service(ServiceError::Failed | ServiceError::Storage(_)) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
         }
     }
 }
@@ -287,10 +314,17 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        let body = ErrorBody { status: status.as_u16(), error: status.canonical_reason().unwrap_or("").to_string(), message };
+        let body = ErrorBody {
+            status: status.as_u16(),
+            error: status.canonical_reason().unwrap_or("").to_string(),
+            message,
+        };
         let mut response = (status, Json(body)).into_response();
         if status == StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(WWW_AUTHENTICATE, axum::http::HeaderValue::from_static("Bearer realm=\"xxl-job-admin\""));
+            response.headers_mut().insert(
+                WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer realm=\"xxl-job-admin\""),
+            );
         }
         response
     }
@@ -313,10 +347,15 @@ impl FromRequestParts<AppState> for ApiUser {
             .map(|(_, token)| token.trim());
         let result = match token {
             Some(token) => authenticate(state, token).await,
-            None => Err((None, ApiError::Unauthorized("an API token is required: Authorization: Bearer <token>".into()))),
+            None => Err((
+                None,
+                ApiError::Unauthorized("an API token is required: Authorization: Bearer <token>".into()),
+            )),
         };
         match result {
-            Ok((user, token_id)) => Ok(ApiUser(LoginUser(user, Origin { address, token_id: Some(token_id) }))),
+            Ok((user, token_id)) => {
+                Ok(ApiUser(LoginUser(user, Origin { address, token_id: Some(token_id) })))
+            }
             Err((uid, error)) => {
                 // A refused token is a failed sign-in; its text is never recorded.
                 if let (Some(address), ApiError::Unauthorized(reason)) = (address, &error) {
@@ -348,10 +387,13 @@ impl<T: DeserializeOwned + utoipa::ToSchema> FromRequest<AppState> for JsonBody<
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let Json(value) = Json::<serde_json::Value>::from_request(request, state).await.map_err(|e| match e {
-            JsonRejection::MissingJsonContentType(_) => ApiError::UnsupportedMediaType("JSON: Content-Type: application/json"),
-            other => ApiError::BadRequest(other.body_text()),
-        })?;
+        let Json(value) =
+            Json::<serde_json::Value>::from_request(request, state).await.map_err(|e| match e {
+                JsonRejection::MissingJsonContentType(_) => {
+                    ApiError::UnsupportedMediaType("JSON: Content-Type: application/json")
+                }
+                other => ApiError::BadRequest(other.body_text()),
+            })?;
         let serde_json::Value::Object(mut fields) = integral(value) else {
             // serde would read a struct from an array too; the document says object.
             return Err(ApiError::BadRequest("the request body must be a JSON object".into()));
@@ -366,7 +408,8 @@ impl<T: DeserializeOwned + utoipa::ToSchema> FromRequest<AppState> for JsonBody<
         if let Some(field) = nul_in_json(&value, "") {
             return Err(nul_refused(state, &field));
         }
-        let value = serde_json::from_value(value).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
+        let value = serde_json::from_value(value)
+            .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
         Ok(JsonBody(value))
     }
 }
@@ -387,12 +430,19 @@ fn schema_fields() -> &'static HashMap<String, BTreeSet<String>> {
 
 /// The property names of a schema, with those of the schemas it is composed of (`allOf`, `$ref`): a view
 /// is its row plus a few fields.
-fn properties(schema: &serde_json::Value, schemas: &serde_json::Map<String, serde_json::Value>, depth: usize) -> BTreeSet<String> {
-    let mut fields: BTreeSet<String> = schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
+fn properties(
+    schema: &serde_json::Value,
+    schemas: &serde_json::Map<String, serde_json::Value>,
+    depth: usize,
+) -> BTreeSet<String> {
+    let mut fields: BTreeSet<String> =
+        schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
     if depth > 8 {
         return fields;
     }
-    if let Some(target) = schema["$ref"].as_str().and_then(|r| r.rsplit('/').next()).and_then(|name| schemas.get(name)) {
+    if let Some(target) =
+        schema["$ref"].as_str().and_then(|r| r.rsplit('/').next()).and_then(|name| schemas.get(name))
+    {
         fields.extend(properties(target, schemas, depth + 1));
     }
     for part in schema["allOf"].as_array().into_iter().flatten() {
@@ -408,7 +458,11 @@ fn unknown_field(schema: &str, object: &serde_json::Map<String, serde_json::Valu
     let view = READ_BACK.iter().find(|(form, _)| *form == schema).and_then(|(_, view)| fields.get(*view));
     let unknown = object.keys().find(|key| !own.contains(*key) && !view.is_some_and(|v| v.contains(*key)))?;
     let known: Vec<&str> = own.iter().map(String::as_str).collect();
-    Some(ApiError::BadRequest(format!("unknown field `{}`; {schema} has {}", unknown.replace('\0', "\\0"), known.join(", "))))
+    Some(ApiError::BadRequest(format!(
+        "unknown field `{}`; {schema} has {}",
+        unknown.replace('\0', "\\0"),
+        known.join(", ")
+    )))
 }
 
 /// JSON Schema's integers include `1.0`: numbers without a fraction become integers before serde, which
@@ -432,10 +486,16 @@ fn nul_in_json(value: &serde_json::Value, path: &str) -> Option<String> {
     use serde_json::Value;
     match value {
         Value::String(text) => text.contains('\0').then(|| path.to_string()),
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| nul_in_json(v, &format!("{path}[{i}]"))),
+        Value::Array(items) => {
+            items.iter().enumerate().find_map(|(i, v)| nul_in_json(v, &format!("{path}[{i}]")))
+        }
         Value::Object(map) => map.iter().find_map(|(key, v)| {
             let here = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
-            if key.contains('\0') { Some(here) } else { nul_in_json(v, &here) }
+            if key.contains('\0') {
+                Some(here)
+            } else {
+                nul_in_json(v, &here)
+            }
         }),
         _ => None,
     }
@@ -457,7 +517,9 @@ impl<T: DeserializeOwned> FromRequestParts<AppState> for QueryParams<T> {
             .query()
             .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
             .unwrap_or_default();
-        if let Some((name, _)) = pairs.iter().find(|(name, value)| name.contains('\0') || value.contains('\0')) {
+        if let Some((name, _)) =
+            pairs.iter().find(|(name, value)| name.contains('\0') || value.contains('\0'))
+        {
             return Err(nul_refused(state, name));
         }
         match axum::extract::Query::<T>::try_from_uri(&parts.uri) {
@@ -514,9 +576,16 @@ pub struct Listing<T> {
 }
 
 /// A number parameter within what the document declares; outside it, a 400 naming it.
-pub fn within(state: &AppState, name: &str, value: Option<i32>, range: std::ops::RangeInclusive<i32>) -> ApiResult<()> {
+pub fn within(
+    state: &AppState,
+    name: &str,
+    value: Option<i32>,
+    range: std::ops::RangeInclusive<i32>,
+) -> ApiResult<()> {
     match value {
-        Some(value) if !range.contains(&value) => Err(ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&name]))),
+        Some(value) if !range.contains(&value) => {
+            Err(ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&name])))
+        }
         _ => Ok(()),
     }
 }
@@ -543,7 +612,13 @@ mod tests {
         assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
         assert_eq!(doc["servers"][0]["url"], "/xxl-job-admin/openapi/v1");
         assert_eq!(doc["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
-        let ids: Vec<&str> = doc["paths"].as_object().unwrap().values().flat_map(|p| p.as_object().unwrap().values()).map(|op| op["operationId"].as_str().unwrap()).collect();
+        let ids: Vec<&str> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|p| p.as_object().unwrap().values())
+            .map(|op| op["operationId"].as_str().unwrap())
+            .collect();
         let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
         assert_eq!(unique.len(), ids.len(), "operation ids are unique: {ids:?}");
         let mut refs = Vec::new();
@@ -553,9 +628,22 @@ mod tests {
             assert!(doc["components"]["schemas"][name].is_object(), "{target} resolves");
         }
         let paths = doc["paths"].as_object().unwrap();
-        for path in ["/groups", "/groups/{id}", "/jobs", "/jobs/{id}", "/jobs/{id}/start", "/jobs/{id}/stop", "/jobs/{id}/trigger",
-            "/jobs/{id}/next-fire-times", "/logs", "/logs/{id}", "/logs/{id}/rolling", "/logs/{id}/kill", "/export", "/apply"]
-        {
+        for path in [
+            "/groups",
+            "/groups/{id}",
+            "/jobs",
+            "/jobs/{id}",
+            "/jobs/{id}/start",
+            "/jobs/{id}/stop",
+            "/jobs/{id}/trigger",
+            "/jobs/{id}/next-fire-times",
+            "/logs",
+            "/logs/{id}",
+            "/logs/{id}/rolling",
+            "/logs/{id}/kill",
+            "/export",
+            "/apply",
+        ] {
             assert!(paths.contains_key(path), "{path} documented");
         }
     }
@@ -565,7 +653,15 @@ mod tests {
         let doc = serde_json::to_value(openapi_document("")).unwrap();
         let schemas = &doc["components"]["schemas"];
         let required = |schema: &str| schemas[schema]["required"].as_array().cloned().unwrap_or_default();
-        for field in ["jobGroup", "jobDesc", "author", "scheduleType", "misfireStrategy", "executorRouteStrategy", "executorBlockStrategy"] {
+        for field in [
+            "jobGroup",
+            "jobDesc",
+            "author",
+            "scheduleType",
+            "misfireStrategy",
+            "executorRouteStrategy",
+            "executorBlockStrategy",
+        ] {
             assert!(required("JobForm").contains(&serde_json::json!(field)), "JobForm requires {field}");
         }
         assert!(required("GroupForm").contains(&serde_json::json!("appname")));
@@ -578,9 +674,15 @@ mod tests {
         assert_eq!(job["glueType"]["enum"].as_array().map(Vec::len), Some(7));
         let list = doc["paths"]["/jobs"]["get"]["parameters"].as_array().unwrap();
         let param = |name: &str| list.iter().find(|p| p["name"] == name).unwrap()["schema"].clone();
-        assert_eq!((param("limit")["minimum"].as_f64(), param("limit")["maximum"].as_f64()), (Some(1.0), Some(1000.0)));
+        assert_eq!(
+            (param("limit")["minimum"].as_f64(), param("limit")["maximum"].as_f64()),
+            (Some(1.0), Some(1000.0))
+        );
         assert_eq!(param("offset")["minimum"].as_f64(), Some(0.0));
-        assert_eq!((param("triggerStatus")["minimum"].as_f64(), param("triggerStatus")["maximum"].as_f64()), (Some(-1.0), Some(1.0)));
+        assert_eq!(
+            (param("triggerStatus")["minimum"].as_f64(), param("triggerStatus")["maximum"].as_f64()),
+            (Some(-1.0), Some(1.0))
+        );
         for (path, item) in doc["paths"].as_object().unwrap() {
             for (method, op) in item.as_object().unwrap() {
                 assert!(op["responses"]["400"].is_object(), "{method} {path} declares its 400");
@@ -590,11 +692,23 @@ mod tests {
         assert_eq!(job["alarmEmail"]["pattern"], crate::service::schema::NO_NUL);
         assert_eq!(param("jobDesc")["pattern"], crate::service::schema::NO_NUL);
         let names = schemas["JobForm"]["propertyNames"]["enum"].as_array().unwrap();
-        assert!(names.contains(&serde_json::json!("jobDesc")) && names.contains(&serde_json::json!("updateTime")), "form and view fields");
+        assert!(
+            names.contains(&serde_json::json!("jobDesc")) && names.contains(&serde_json::json!("updateTime")),
+            "form and view fields"
+        );
         let cron = &schemas["JobForm"]["allOf"][0]["anyOf"][0];
-        assert_eq!((cron["properties"]["scheduleType"]["const"].as_str(), cron["properties"]["scheduleConf"]["format"].as_str()), (Some("CRON"), Some("quartz-cron")));
+        assert_eq!(
+            (
+                cron["properties"]["scheduleType"]["const"].as_str(),
+                cron["properties"]["scheduleConf"]["format"].as_str()
+            ),
+            (Some("CRON"), Some("quartz-cron"))
+        );
         assert!(job["scheduleConf"].get("pattern").is_none(), "the rules alone describe scheduleConf");
-        assert_eq!(doc["paths"]["/jobs"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/NewJob");
+        assert_eq!(
+            doc["paths"]["/jobs"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/NewJob"
+        );
         assert_eq!(schemas["NewJob"]["allOf"][1]["required"], serde_json::json!(["glueType"]));
     }
 
@@ -608,30 +722,62 @@ mod tests {
         };
         assert_eq!(param("/export", "get", "format")["enum"], serde_json::json!(["json", "toml"]));
         assert_eq!(param("/export", "get", "group")["items"]["pattern"], crate::service::schema::NO_NUL);
-        assert_eq!((param("/apply", "post", "dryRun")["type"].as_str(), param("/apply", "post", "prune")["type"].as_str()), (Some("boolean"), Some("boolean")));
+        assert_eq!(
+            (
+                param("/apply", "post", "dryRun")["type"].as_str(),
+                param("/apply", "post", "prune")["type"].as_str()
+            ),
+            (Some("boolean"), Some("boolean"))
+        );
         let export = &doc["paths"]["/export"]["get"]["responses"]["200"]["content"];
-        assert_eq!(export["application/json"]["schema"]["$ref"], "#/components/schemas/Document", "an export answers the plain shape");
+        assert_eq!(
+            export["application/json"]["schema"]["$ref"], "#/components/schemas/Document",
+            "an export answers the plain shape"
+        );
         assert!(export["application/toml"].is_object());
         let apply = &doc["paths"]["/apply"]["post"];
         for media in ["application/json", "application/toml", "text/toml"] {
-            assert_eq!(apply["requestBody"]["content"][media]["schema"]["$ref"], "#/components/schemas/AppliedDocument", "{media}");
+            assert_eq!(
+                apply["requestBody"]["content"][media]["schema"]["$ref"],
+                "#/components/schemas/AppliedDocument",
+                "{media}"
+            );
         }
         for status in ["200", "400", "401", "403", "404", "409", "415"] {
             assert!(apply["responses"][status].is_object(), "apply declares its {status}");
         }
-        assert_eq!(schemas["AppliedDocument"]["properties"]["executor"]["items"]["$ref"], "#/components/schemas/AppliedExecutor");
+        assert_eq!(
+            schemas["AppliedDocument"]["properties"]["executor"]["items"]["$ref"],
+            "#/components/schemas/AppliedExecutor"
+        );
         let executor = &schemas["AppliedExecutor"];
         assert_eq!(executor["properties"]["job"]["items"]["$ref"], "#/components/schemas/AppliedJob");
-        assert_eq!((executor["properties"]["app_name"]["minLength"].as_i64(), executor["properties"]["title"]["maxLength"].as_i64()), (Some(4), Some(12)));
+        assert_eq!(
+            (
+                executor["properties"]["app_name"]["minLength"].as_i64(),
+                executor["properties"]["title"]["maxLength"].as_i64()
+            ),
+            (Some(4), Some(12))
+        );
         assert_eq!(executor["allOf"][0]["anyOf"][0]["properties"]["addresses"]["minItems"], 1);
         let job = &schemas["AppliedJob"];
         assert_eq!(job["properties"]["author"]["maxLength"], 64);
         assert_eq!(job["properties"]["trigger_status"]["enum"], serde_json::json!([0, 1, null]));
         assert_eq!(job["properties"]["route_strategy"]["enum"].as_array().map(Vec::len), Some(10));
         let none = &job["allOf"][0]["anyOf"][2]["properties"];
-        assert_eq!((none["schedule_type"]["const"].as_str(), none["trigger_status"]["enum"].clone()), (Some("NONE"), serde_json::json!([0, null])));
-        assert_eq!(job["allOf"][1]["anyOf"][1]["required"], serde_json::json!(["handler"]), "a BEAN job, the default, needs its JobHandler");
-        assert!(schemas["Job"]["properties"]["author"].get("maxLength").is_none(), "the exported shape is left as it is");
+        assert_eq!(
+            (none["schedule_type"]["const"].as_str(), none["trigger_status"]["enum"].clone()),
+            (Some("NONE"), serde_json::json!([0, null]))
+        );
+        assert_eq!(
+            job["allOf"][1]["anyOf"][1]["required"],
+            serde_json::json!(["handler"]),
+            "a BEAN job, the default, needs its JobHandler"
+        );
+        assert!(
+            schemas["Job"]["properties"]["author"].get("maxLength").is_none(),
+            "the exported shape is left as it is"
+        );
     }
 
     fn collect_refs(value: &serde_json::Value, refs: &mut Vec<String>) {

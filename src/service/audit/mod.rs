@@ -38,9 +38,28 @@ pub const METHOD_OIDC: &str = "oidc";
 
 /// Every kind of event, for the audit page's filter; docs/audit.md says what each means.
 pub const KINDS: &[&str] = &[
-    "signin", "signout", "access.refused", "group.add", "group.update", "group.remove", "job.add", "job.update", "job.remove",
-    "job.start", "job.stop", "job.trigger", "glue.save", "log.kill", "log.clear", "user.add", "user.update", "user.remove",
-    "user.password", "token.issue", "alarm.test", "code.apply",
+    "signin",
+    "signout",
+    "access.refused",
+    "group.add",
+    "group.update",
+    "group.remove",
+    "job.add",
+    "job.update",
+    "job.remove",
+    "job.start",
+    "job.stop",
+    "job.trigger",
+    "glue.save",
+    "log.kill",
+    "log.clear",
+    "user.add",
+    "user.update",
+    "user.remove",
+    "user.password",
+    "token.issue",
+    "alarm.test",
+    "code.apply",
 ];
 
 /// How an operation ended.
@@ -124,7 +143,12 @@ impl Actor {
             (None, Some(_)) => "console",
             (None, None) => "configuration",
         };
-        Actor { user_id: Some(user.0.id).filter(|id| *id > 0), user_name: user.0.username.clone(), via, token_id: user.1.token_id.clone() }
+        Actor {
+            user_id: Some(user.0.id).filter(|id| *id > 0),
+            user_name: user.0.username.clone(),
+            via,
+            token_id: user.1.token_id.clone(),
+        }
     }
 }
 
@@ -173,7 +197,10 @@ impl Event {
 
     /// The event as written: one JSON object, the time in RFC 3339 with the admin's offset and in epoch ms.
     fn to_json(&self, now_ms: i64) -> Value {
-        let time = Local.timestamp_millis_opt(now_ms).single().map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, false));
+        let time = Local
+            .timestamp_millis_opt(now_ms)
+            .single()
+            .map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, false));
         let mut event = Map::new();
         event.insert("time".into(), Value::from(time));
         event.insert("epochMs".into(), Value::from(now_ms));
@@ -227,7 +254,14 @@ impl Audit {
 
     /// Records the outcome of an operation of `user` on `target` (with `changes` when it succeeded) and
     /// hands the result back.
-    pub fn done<T, E: Failure>(&self, user: &LoginUser, kind: &'static str, target: Target, changes: impl FnOnce(&T) -> Option<Value>, result: Result<T, E>) -> Result<T, E> {
+    pub fn done<T, E: Failure>(
+        &self,
+        user: &LoginUser,
+        kind: &'static str,
+        target: Target,
+        changes: impl FnOnce(&T) -> Option<Value>,
+        result: Result<T, E>,
+    ) -> Result<T, E> {
         let changed = result.as_ref().ok().and_then(changes);
         self.record(Event::by(user, kind, Some(target)).ended(&result).changes(changed));
         result
@@ -236,7 +270,14 @@ impl Audit {
     /// A sign-in attempt: `name` as typed (or the account's name), `user_id` when an account was found,
     /// `method` how it was proved ([`METHOD_PASSWORD`], `oidc`, `ldap`…), and the reason of a failure.
     /// Every login path calls this, whatever its method.
-    pub fn sign_in(&self, name: &str, user_id: Option<i32>, method: &'static str, address: IpAddr, failure: Option<&str>) {
+    pub fn sign_in(
+        &self,
+        name: &str,
+        user_id: Option<i32>,
+        method: &'static str,
+        address: IpAddr,
+        failure: Option<&str>,
+    ) {
         let via = if method == METHOD_TOKEN { "api" } else { "console" };
         self.record(Event {
             kind: "signin",
@@ -252,7 +293,11 @@ impl Audit {
 
     /// A request refused for lack of permission: the page or endpoint, or the group asked for.
     pub fn refused(&self, user: &LoginUser, target: Target, message: &str) {
-        let event = Event { outcome: Outcome::Refused, message: Some(message.to_string()), ..Event::by(user, "access.refused", Some(target)) };
+        let event = Event {
+            outcome: Outcome::Refused,
+            message: Some(message.to_string()),
+            ..Event::by(user, "access.refused", Some(target))
+        };
         self.record(event);
     }
 
@@ -329,7 +374,10 @@ mod tests {
         let before = json!({"jobDesc": "a", "author": "x", "alarmEmail": null, "password": "e10adc"});
         let after = json!({"jobDesc": "b", "author": "x", "alarmEmail": "", "password": "0000"});
         let diff = redacted(changes(Some(&before), Some(&after)).unwrap());
-        assert_eq!(diff, json!({"jobDesc": {"before": "a", "after": "b"}, "password": {"before": HIDDEN, "after": HIDDEN}}));
+        assert_eq!(
+            diff,
+            json!({"jobDesc": {"before": "a", "after": "b"}, "password": {"before": HIDDEN, "after": HIDDEN}})
+        );
         let created = changes(None, Some(&json!({"title": "t", "addressList": null}))).unwrap();
         assert_eq!(created, json!({"title": {"before": null, "after": "t"}}));
         let deep = redacted(json!({"plan": [{"accessToken": "abc", "name": "n"}], "secret": ""}));
@@ -338,17 +386,27 @@ mod tests {
 
     #[test]
     fn an_event_is_one_json_object_with_both_times() {
-        let user = LoginUser(crate::storage::JobUser { id: 7, username: "ops".into(), password: "hash".into(), role: 0, permission: None }, Origin {
-            address: Some("10.0.0.9".parse().unwrap()),
-            token_id: Some("ab12".into()),
-        });
-        let event = Event::by(&user, "job.start", Some(Target::new("job", 3, Some("nightly".into())))).ended::<(), _>(&Err(ServiceError::Forbidden("no".into())));
+        let user = LoginUser(
+            crate::storage::JobUser {
+                id: 7,
+                username: "ops".into(),
+                password: "hash".into(),
+                role: 0,
+                permission: None,
+            },
+            Origin { address: Some("10.0.0.9".parse().unwrap()), token_id: Some("ab12".into()) },
+        );
+        let event = Event::by(&user, "job.start", Some(Target::new("job", 3, Some("nightly".into()))))
+            .ended::<(), _>(&Err(ServiceError::Forbidden("no".into())));
         let json = event.to_json(1_700_000_000_123);
         assert_eq!(json["epochMs"], 1_700_000_000_123i64);
         let time = chrono::DateTime::parse_from_rfc3339(json["time"].as_str().unwrap()).unwrap();
         assert_eq!(time.timestamp_millis(), 1_700_000_000_123);
         assert_eq!(json["actor"], json!({"userId": 7, "userName": "ops", "via": "api", "tokenId": "ab12"}));
-        assert_eq!((json["address"].as_str(), json["outcome"].as_str(), json["message"].as_str()), (Some("10.0.0.9"), Some("refused"), Some("no")));
+        assert_eq!(
+            (json["address"].as_str(), json["outcome"].as_str(), json["message"].as_str()),
+            (Some("10.0.0.9"), Some("refused"), Some("no"))
+        );
         assert_eq!(json["target"], json!({"type": "job", "id": 3, "name": "nightly"}));
         assert!(!json.to_string().contains("hash"));
     }

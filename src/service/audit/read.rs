@@ -41,7 +41,8 @@ impl Filter {
         }
         if let Some(kind) = &self.kind {
             let actual = event["kind"].as_str().unwrap_or("");
-            if actual != kind && !actual.strip_prefix(kind.as_str()).is_some_and(|rest| rest.starts_with('.')) {
+            if actual != kind && !actual.strip_prefix(kind.as_str()).is_some_and(|rest| rest.starts_with('.'))
+            {
                 return false;
             }
         }
@@ -171,7 +172,15 @@ mod tests {
 
     #[test]
     fn pages_are_newest_first_and_filtered() {
-        let mut lines: Vec<String> = (1..=5000).map(|n| event(n, if n % 2 == 0 { "Alice" } else { "bob" }, if n % 3 == 0 { "job.update" } else { "signin" })).collect();
+        let mut lines: Vec<String> = (1..=5000)
+            .map(|n| {
+                event(
+                    n,
+                    if n % 2 == 0 { "Alice" } else { "bob" },
+                    if n % 3 == 0 { "job.update" } else { "signin" },
+                )
+            })
+            .collect();
         lines.insert(10, "not json".into());
         let file = file_of(&lines);
         let all = Filter::default();

@@ -57,7 +57,11 @@ impl Sinks {
         };
         let webhook = match &config.webhook {
             None => None,
-            Some(url) => Some(Queue { sender: start_webhook(url.expose().to_string())?, dropped: AtomicU64::new(0), name: "webhook" }),
+            Some(url) => Some(Queue {
+                sender: start_webhook(url.expose().to_string())?,
+                dropped: AtomicU64::new(0),
+                name: "webhook",
+            }),
         };
         Ok(Sinks { file, webhook })
     }
@@ -96,7 +100,9 @@ fn write_lines(mut file: File, receiver: std_mpsc::Receiver<String>, path: &str)
         line.push('\n');
         // One write per line in append mode: lines of several admins sharing a file do not interleave.
         if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.flush()) {
-            tracing::error!("audit file {path}: cannot write an event: {e} (the log under target `audit` has it)");
+            tracing::error!(
+                "audit file {path}: cannot write an event: {e} (the log under target `audit` has it)"
+            );
         }
     }
 }
@@ -111,12 +117,22 @@ fn start_webhook(url: String) -> Result<mpsc::Sender<String>, SinkError> {
     let (sender, mut receiver) = mpsc::channel::<String>(WEBHOOK_QUEUE);
     tokio::spawn(async move {
         while let Some(line) = receiver.recv().await {
-            let sent = http.post(&url).header(reqwest::header::CONTENT_TYPE, "application/json").body(line).send().await;
+            let sent = http
+                .post(&url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(line)
+                .send()
+                .await;
             // Named without the URL, which may carry a token.
             match sent {
                 Ok(reply) if reply.status().is_success() => {}
-                Ok(reply) => tracing::warn!("audit webhook answered HTTP {}; the event is not resent", reply.status()),
-                Err(e) => tracing::warn!("audit webhook not reached ({}); the event is not resent", crate::executor::describe(&e)),
+                Ok(reply) => {
+                    tracing::warn!("audit webhook answered HTTP {}; the event is not resent", reply.status())
+                }
+                Err(e) => tracing::warn!(
+                    "audit webhook not reached ({}); the event is not resent",
+                    crate::executor::describe(&e)
+                ),
             }
         }
     });
@@ -130,7 +146,10 @@ mod tests {
     #[test]
     fn a_full_queue_drops_and_counts_instead_of_waiting() {
         let (sender, _receiver) = mpsc::channel::<String>(1);
-        let sinks = Sinks { file: None, webhook: Some(Queue { sender, dropped: AtomicU64::new(0), name: "webhook" }) };
+        let sinks = Sinks {
+            file: None,
+            webhook: Some(Queue { sender, dropped: AtomicU64::new(0), name: "webhook" }),
+        };
         for n in 0..3 {
             sinks.send(format!("{{\"n\":{n}}}"));
         }
@@ -155,7 +174,8 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         };
         assert_eq!(text, "{\"old\":true}\n{\"a\":1}\n{\"b\":2}\n");
-        let missing = AuditConfig { file: Some(dir.path().join("no/such/folder/audit.jsonl")), webhook: None };
+        let missing =
+            AuditConfig { file: Some(dir.path().join("no/such/folder/audit.jsonl")), webhook: None };
         assert!(matches!(Sinks::start(&missing), Err(SinkError::File { .. })));
     }
 }

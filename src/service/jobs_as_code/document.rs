@@ -49,7 +49,11 @@ impl AddressType {
     }
 
     pub fn of_code(code: i16) -> AddressType {
-        if code == 0 { AddressType::Auto } else { AddressType::Manual }
+        if code == 0 {
+            AddressType::Auto
+        } else {
+            AddressType::Manual
+        }
     }
 }
 
@@ -129,10 +133,18 @@ pub struct GlueVersion {
 fn versions<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<GlueVersion>>, D::Error> {
     let Some(values) = Option::<Vec<serde_json::Value>>::deserialize(deserializer)? else { return Ok(None) };
     let read = |(i, value): (usize, serde_json::Value)| match value {
-        serde_json::Value::Object(_) => serde_json::from_value(value).map_err(|e| format!("glue_history[{i}]: {e}")),
+        serde_json::Value::Object(_) => {
+            serde_json::from_value(value).map_err(|e| format!("glue_history[{i}]: {e}"))
+        }
         other => Err(format!("glue_history[{i}]: a table of a version's fields, not {other}")),
     };
-    values.into_iter().enumerate().map(read).collect::<Result<_, _>>().map(Some).map_err(serde::de::Error::custom)
+    values
+        .into_iter()
+        .enumerate()
+        .map(read)
+        .collect::<Result<_, _>>()
+        .map(Some)
+        .map_err(serde::de::Error::custom)
 }
 
 /// How history times are written: as the console shows them.
@@ -221,7 +233,8 @@ impl Document {
             // serde_json's messages end with "at line L column C".
             Format::Json => serde_json::from_str(text).map_err(|e| FormatError(e.to_string())),
             Format::Toml => {
-                let mut doc: Document = toml::from_str(text).map_err(|e| FormatError(toml_error(text, &e)))?;
+                let mut doc: Document =
+                    toml::from_str(text).map_err(|e| FormatError(toml_error(text, &e)))?;
                 doc.mark_lines(text);
                 Ok(doc)
             }
@@ -261,7 +274,8 @@ impl Document {
 /// The documents of a file, or of every `.json` and `.toml` file of a folder (in name order), as one
 /// document: a folder is applied in one transaction. Errors name the file.
 pub fn read_documents(path: &std::path::Path) -> Result<Document, FormatError> {
-    let unreadable = |path: &std::path::Path, e: std::io::Error| FormatError(format!("{}: {e}", path.display()));
+    let unreadable =
+        |path: &std::path::Path, e: std::io::Error| FormatError(format!("{}: {e}", path.display()));
     let files = if path.is_dir() {
         let mut files: Vec<_> = std::fs::read_dir(path)
             .map_err(|e| unreadable(path, e))?
@@ -278,7 +292,8 @@ pub fn read_documents(path: &std::path::Path) -> Result<Document, FormatError> {
         let format = Format::of_path(&file)
             .ok_or_else(|| FormatError(format!("{}: the name must end in .json or .toml", file.display())))?;
         let text = std::fs::read_to_string(&file).map_err(|e| unreadable(&file, e))?;
-        let doc = Document::parse(&text, format).map_err(|e| FormatError(format!("{}: {e}", file.display())))?;
+        let doc =
+            Document::parse(&text, format).map_err(|e| FormatError(format!("{}: {e}", file.display())))?;
         all.executors.extend(doc.executors);
     }
     Ok(all)
@@ -343,7 +358,10 @@ mod tests {
                     schedule_type = \"NONE\"\nroute_strategy = \"FIRST\"\nblock_strategy = \"SERIAL_EXECUTION\"\nhandler = \"h\"\n";
         let doc = Document::parse(text, Format::Toml).unwrap();
         let job = &doc.executors[0].jobs[0];
-        assert_eq!((job.glue_type.as_str(), job.misfire_strategy.as_str(), job.trigger_status), ("BEAN", "DO_NOTHING", None));
+        assert_eq!(
+            (job.glue_type.as_str(), job.misfire_strategy.as_str(), job.trigger_status),
+            ("BEAN", "DO_NOTHING", None)
+        );
         assert_eq!(doc.executors[0].address_type, AddressType::Auto);
         assert_eq!((doc.executors[0].line, job.line), (Some(1), Some(4)));
         assert_eq!(doc.executors[0].job_name(job), "job \"a-app/d/h\" (line 4)");
@@ -363,10 +381,19 @@ mod tests {
 
     #[test]
     fn a_history_version_is_a_table_of_known_fields() {
-        let job = |history: &str| format!("{{\"executor\": [{{\"app_name\": \"a-app\", \"title\": \"A\", \"job\": [{{\"description\": \"d\", \"author\": \"me\", \"schedule_type\": \"NONE\", \"route_strategy\": \"FIRST\", \"block_strategy\": \"SERIAL_EXECUTION\", \"glue_history\": {history}}}]}}]}}");
-        let doc = Document::parse(&job("[{\"glue_remark\": \"v1\", \"glue_source\": null}]"), Format::Json).unwrap();
-        assert_eq!(doc.executors[0].jobs[0].glue_history, Some(vec![GlueVersion { glue_remark: "v1".into(), ..GlueVersion::default() }]));
-        assert_eq!(Document::parse(&job("null"), Format::Json).unwrap().executors[0].jobs[0].glue_history, None);
+        let job = |history: &str| {
+            format!("{{\"executor\": [{{\"app_name\": \"a-app\", \"title\": \"A\", \"job\": [{{\"description\": \"d\", \"author\": \"me\", \"schedule_type\": \"NONE\", \"route_strategy\": \"FIRST\", \"block_strategy\": \"SERIAL_EXECUTION\", \"glue_history\": {history}}}]}}]}}")
+        };
+        let doc = Document::parse(&job("[{\"glue_remark\": \"v1\", \"glue_source\": null}]"), Format::Json)
+            .unwrap();
+        assert_eq!(
+            doc.executors[0].jobs[0].glue_history,
+            Some(vec![GlueVersion { glue_remark: "v1".into(), ..GlueVersion::default() }])
+        );
+        assert_eq!(
+            Document::parse(&job("null"), Format::Json).unwrap().executors[0].jobs[0].glue_history,
+            None
+        );
         for bad in ["[[null, null]]", "[\"v1\"]", "[{\"remark\": \"v1\"}]"] {
             let e = Document::parse(&job(bad), Format::Json).unwrap_err().to_string();
             assert!(e.contains("glue_history[0]"), "{bad}: {e}");
@@ -375,13 +402,23 @@ mod tests {
                     schedule_type = \"NONE\"\nroute_strategy = \"FIRST\"\nblock_strategy = \"SERIAL_EXECUTION\"\n\
                     [[executor.job.glue_history]]\nglue_remark = \"v1\"\nupdate_time = \"2024-01-02 03:04:05\"\n";
         let doc = Document::parse(toml, Format::Toml).unwrap();
-        assert_eq!(doc.executors[0].jobs[0].glue_history.as_ref().map(|h| h[0].update_time.clone()), Some(Some("2024-01-02 03:04:05".into())));
+        assert_eq!(
+            doc.executors[0].jobs[0].glue_history.as_ref().map(|h| h[0].update_time.clone()),
+            Some(Some("2024-01-02 03:04:05".into()))
+        );
     }
 
     #[test]
     fn history_times_are_read_in_the_one_spelling_an_export_writes() {
         assert!(parse_time("2024-02-29 23:59:59").is_some());
-        for bad in ["2024-2-29 23:59:59", "2023-02-29 00:00:00", "0999-01-01 00:00:00", "2024-01-01 00:00:00.5", " 2024-01-01 00:00:00", "2024-01-01T00:00:00"] {
+        for bad in [
+            "2024-2-29 23:59:59",
+            "2023-02-29 00:00:00",
+            "0999-01-01 00:00:00",
+            "2024-01-01 00:00:00.5",
+            " 2024-01-01 00:00:00",
+            "2024-01-01T00:00:00",
+        ] {
             assert!(parse_time(bad).is_none(), "{bad}");
         }
     }

@@ -7,12 +7,14 @@
 mod document;
 mod plan;
 
-pub use document::{natural_key, read_documents, AddressType, Document, Executor, Format, FormatError, GlueVersion, Job};
+pub use document::{
+    natural_key, read_documents, AddressType, Document, Executor, Format, FormatError, GlueVersion, Job,
+};
 pub use plan::{Action, FieldDiff, Plan, PlanError};
 
+use super::audit::{Audit, Target};
 use super::groups::{ensure_admin, live_address_lists, GroupForm};
 use super::jobs::{new_job, write_form, Checks, JobForm, START_DELAY_MS};
-use super::audit::{Audit, Target};
 use super::{LoginUser, Origin, ServiceContext, ServiceError};
 use crate::domain::schedule::{next_time, ScheduleType};
 use crate::domain::{GLUE_HISTORY, GLUE_TYPES};
@@ -34,14 +36,28 @@ pub struct Setting<'a> {
 
 impl<'a> Setting<'a> {
     pub fn of(state: &'a ServiceContext) -> Setting<'a> {
-        Setting { db: &state.db, i18n: &state.i18n, alarm_channels: state.alarms.webhook_names(), now_ms: state.clock.now_ms() }
+        Setting {
+            db: &state.db,
+            i18n: &state.i18n,
+            alarm_channels: state.alarms.webhook_names(),
+            now_ms: state.clock.now_ms(),
+        }
     }
 }
 
 /// Who acts for the command line and `xxl.job.apply.file`: whoever holds the database's configuration
 /// already holds every row, so an administrator.
 pub fn operator() -> LoginUser {
-    LoginUser(JobUser { id: 0, username: "(configuration)".into(), password: String::new(), role: 1, permission: None }, Origin::default())
+    LoginUser(
+        JobUser {
+            id: 0,
+            username: "(configuration)".into(),
+            password: String::new(),
+            role: 1,
+            permission: None,
+        },
+        Origin::default(),
+    )
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -54,7 +70,12 @@ pub struct ApplyOptions {
 
 /// The executors named `apps` (every one when empty) that the user may see, with their jobs; with
 /// `glue_history`, each GLUE job's history too (and a BEAN job's, should it have one).
-pub async fn export(setting: &Setting<'_>, user: &LoginUser, apps: &[String], glue_history: bool) -> Result<Document, ServiceError> {
+pub async fn export(
+    setting: &Setting<'_>,
+    user: &LoginUser,
+    apps: &[String],
+    glue_history: bool,
+) -> Result<Document, ServiceError> {
     let db = setting.db;
     let groups = db.all_groups().await?;
     for app in apps {
@@ -63,15 +84,18 @@ pub async fn export(setting: &Setting<'_>, user: &LoginUser, apps: &[String], gl
         };
         user.ensure_access_with(setting.i18n, group.id)?;
     }
-    let chosen: Vec<&JobGroup> =
-        groups.iter().filter(|g| user.can_access(g.id) && (apps.is_empty() || apps.contains(&g.app_name))).collect();
+    let chosen: Vec<&JobGroup> = groups
+        .iter()
+        .filter(|g| user.can_access(g.id) && (apps.is_empty() || apps.contains(&g.app_name)))
+        .collect();
     let mut jobs_of = Vec::with_capacity(chosen.len());
     for group in &chosen {
         jobs_of.push(db.jobs_by_group(group.id).await?);
     }
     // Children may live in groups not exported: named by their natural keys all the same.
     let exported: HashMap<i32, &JobInfo> = jobs_of.iter().flatten().map(|j| (j.id, j)).collect();
-    let mut child_ids: Vec<i32> = jobs_of.iter().flatten().flat_map(child_ids).filter(|id| !exported.contains_key(id)).collect();
+    let mut child_ids: Vec<i32> =
+        jobs_of.iter().flatten().flat_map(child_ids).filter(|id| !exported.contains_key(id)).collect();
     child_ids.sort_unstable();
     child_ids.dedup();
     let outside = db.load_jobs(&child_ids).await?;
@@ -80,7 +104,16 @@ pub async fn export(setting: &Setting<'_>, user: &LoginUser, apps: &[String], gl
         .values()
         .copied()
         .chain(outside.iter())
-        .map(|j| (j.id, natural_key(app_of.get(&j.job_group).copied().unwrap_or(""), &j.job_desc, j.executor_handler.as_deref().unwrap_or(""))))
+        .map(|j| {
+            (
+                j.id,
+                natural_key(
+                    app_of.get(&j.job_group).copied().unwrap_or(""),
+                    &j.job_desc,
+                    j.executor_handler.as_deref().unwrap_or(""),
+                ),
+            )
+        })
         .collect();
     let mut histories: HashMap<i32, Vec<GlueVersion>> = HashMap::new();
     if glue_history {
@@ -100,9 +133,19 @@ pub async fn export(setting: &Setting<'_>, user: &LoginUser, apps: &[String], gl
             address_type: AddressType::of_code(group.address_type),
             addresses: match AddressType::of_code(group.address_type) {
                 AddressType::Auto => vec![],
-                AddressType::Manual => group.address_list.as_deref().map(crate::domain::java_split).unwrap_or_default().into_iter().map(str::to_string).collect(),
+                AddressType::Manual => group
+                    .address_list
+                    .as_deref()
+                    .map(crate::domain::java_split)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
             },
-            jobs: jobs.iter().map(|j| Job { glue_history: histories.remove(&j.id), ..exported_job(j, &key_of) }).collect(),
+            jobs: jobs
+                .iter()
+                .map(|j| Job { glue_history: histories.remove(&j.id), ..exported_job(j, &key_of) })
+                .collect(),
             line: None,
         })
         .collect();
@@ -110,7 +153,13 @@ pub async fn export(setting: &Setting<'_>, user: &LoginUser, apps: &[String], gl
 }
 
 fn child_ids(job: &JobInfo) -> Vec<i32> {
-    job.child_jobid.as_deref().map(crate::domain::java_split).unwrap_or_default().iter().filter_map(|id| id.trim().parse().ok()).collect()
+    job.child_jobid
+        .as_deref()
+        .map(crate::domain::java_split)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|id| id.trim().parse().ok())
+        .collect()
 }
 
 fn exported_job(job: &JobInfo, key_of: &HashMap<i32, String>) -> Job {
@@ -167,25 +216,45 @@ fn row_of(job_id: i32, version: &GlueVersion) -> LogGlue {
 }
 
 /// [`apply`] for a console or API request (see [`apply_audited`]).
-pub async fn apply_for(state: &ServiceContext, user: &LoginUser, doc: &Document, options: ApplyOptions) -> Result<Plan, ServiceError> {
+pub async fn apply_for(
+    state: &ServiceContext,
+    user: &LoginUser,
+    doc: &Document,
+    options: ApplyOptions,
+) -> Result<Plan, ServiceError> {
     apply_audited(&Setting::of(state), &state.audit, user, doc, options).await
 }
 
 /// [`apply`]; unless a dry run, an audit event names the document's executors and carries the plan.
-pub async fn apply_audited(setting: &Setting<'_>, audit: &Audit, user: &LoginUser, doc: &Document, options: ApplyOptions) -> Result<Plan, ServiceError> {
+pub async fn apply_audited(
+    setting: &Setting<'_>,
+    audit: &Audit,
+    user: &LoginUser,
+    doc: &Document,
+    options: ApplyOptions,
+) -> Result<Plan, ServiceError> {
     let result = apply(setting, user, doc, options).await;
     if options.dry_run {
         return result;
     }
     let apps: Vec<&str> = doc.executors.iter().map(|e| e.app_name.as_str()).collect();
     let target = Target::named("document", apps.join(","));
-    let plan = |plan: &Plan| Some(serde_json::json!({ "plan": { "before": null, "after": plan }, "prune": { "before": null, "after": options.prune } }));
+    let plan = |plan: &Plan| {
+        Some(
+            serde_json::json!({ "plan": { "before": null, "after": plan }, "prune": { "before": null, "after": options.prune } }),
+        )
+    };
     audit.done(user, "code.apply", target, plan, result)
 }
 
 /// Plans the document against the database and, unless `dry_run`, carries the plan out; one transaction
 /// under the schedule lock either way, so a refused document changes nothing.
-pub async fn apply(setting: &Setting<'_>, user: &LoginUser, doc: &Document, options: ApplyOptions) -> Result<Plan, ServiceError> {
+pub async fn apply(
+    setting: &Setting<'_>,
+    user: &LoginUser,
+    doc: &Document,
+    options: ApplyOptions,
+) -> Result<Plan, ServiceError> {
     check_entries(setting, user, doc)?;
     // Read before the lock: SQLite's pool has no second connection while the lock's transaction writes.
     let live = live_address_lists(setting.db, setting.now_ms).await?;
@@ -228,24 +297,38 @@ fn check_entries(setting: &Setting<'_>, user: &LoginUser, doc: &Document) -> Res
         // Joined with commas into one column, a blank address or one holding a comma would come back as
         // other addresses than the file's.
         if executor.address_type == AddressType::Manual {
-            if let Some(bad) = executor.addresses.iter().find(|a| crate::domain::is_blank(Some(a)) || a.contains(',')) {
-                return Err(at(ServiceError::Invalid(format!("addresses: {bad:?}: {}", setting.i18n.get("jobgroup_field_registryList_unvalid")))));
+            if let Some(bad) =
+                executor.addresses.iter().find(|a| crate::domain::is_blank(Some(a)) || a.contains(','))
+            {
+                return Err(at(ServiceError::Invalid(format!(
+                    "addresses: {bad:?}: {}",
+                    setting.i18n.get("jobgroup_field_registryList_unvalid")
+                ))));
             }
         }
         for job in &executor.jobs {
             let at = |e: ServiceError| ServiceError::Invalid(format!("{}: {e}", executor.job_name(job)));
             checks.new_job_fields(&job_form(0, job)).map_err(at)?;
             if let Some((field, width)) = too_wide(job) {
-                return Err(at(ServiceError::Invalid(format!("{field}: longer than the column's {width} characters"))));
+                return Err(at(ServiceError::Invalid(format!(
+                    "{field}: longer than the column's {width} characters"
+                ))));
             }
             check_history(job).map_err(|e| at(ServiceError::Invalid(e)))?;
             match job.trigger_status {
                 None | Some(0) => {}
                 Some(1) if job.schedule_type == ScheduleType::None.name() => {
-                    return Err(at(ServiceError::Invalid(format!("trigger_status: {}", setting.i18n.get("schedule_type_none_limit_start")))));
+                    return Err(at(ServiceError::Invalid(format!(
+                        "trigger_status: {}",
+                        setting.i18n.get("schedule_type_none_limit_start")
+                    ))));
                 }
                 Some(1) => {}
-                Some(other) => return Err(at(ServiceError::Invalid(format!("trigger_status: {other} is neither 0 (stopped) nor 1 (running)")))),
+                Some(other) => {
+                    return Err(at(ServiceError::Invalid(format!(
+                        "trigger_status: {other} is neither 0 (stopped) nor 1 (running)"
+                    ))))
+                }
             }
         }
     }
@@ -260,19 +343,30 @@ pub const GLUE_REMARK_WIDTH: usize = 128;
 fn check_history(job: &Job) -> Result<(), String> {
     let Some(versions) = &job.glue_history else { return Ok(()) };
     if versions.len() > GLUE_HISTORY as usize {
-        return Err(format!("glue_history: {} versions; the GLUE IDE keeps at most {GLUE_HISTORY}", versions.len()));
+        return Err(format!(
+            "glue_history: {} versions; the GLUE IDE keeps at most {GLUE_HISTORY}",
+            versions.len()
+        ));
     }
     for (i, version) in versions.iter().enumerate() {
         let field = |name: &str| format!("glue_history[{i}].{name}");
-        if let Some(kind) = version.glue_type.as_deref().filter(|t| !GLUE_TYPES.iter().any(|(name, _)| name == t)) {
+        if let Some(kind) =
+            version.glue_type.as_deref().filter(|t| !GLUE_TYPES.iter().any(|(name, _)| name == t))
+        {
             return Err(format!("{}: {kind:?} is not a GLUE type", field("glue_type")));
         }
         if version.glue_remark.chars().count() > GLUE_REMARK_WIDTH {
-            return Err(format!("{}: longer than the column's {GLUE_REMARK_WIDTH} characters", field("glue_remark")));
+            return Err(format!(
+                "{}: longer than the column's {GLUE_REMARK_WIDTH} characters",
+                field("glue_remark")
+            ));
         }
         for (name, time) in [("add_time", &version.add_time), ("update_time", &version.update_time)] {
             if let Some(text) = time.as_deref().filter(|t| document::parse_time(t).is_none()) {
-                return Err(format!("{}: {text:?} is not yyyy-MM-dd HH:mm:ss (years 1000 to 9999)", field(name)));
+                return Err(format!(
+                    "{}: {text:?} is not yyyy-MM-dd HH:mm:ss (years 1000 to 9999)",
+                    field(name)
+                ));
             }
         }
     }
@@ -282,18 +376,42 @@ fn check_history(job: &Job) -> Result<(), String> {
 /// The widths of the job columns a document fills with free text (characters, as MySQL's utf8mb4 and
 /// PostgreSQL count them): a longer value would fail the insert with a database error instead of a message
 /// naming the field. The REST API's document states the same limits.
-pub const JOB_TEXT_WIDTHS: [(&str, usize); 7] =
-    [("description", 255), ("author", 64), ("alarm_email", 255), ("schedule_conf", 128), ("handler", 255), ("param", 512), ("glue_remark", 128)];
+pub const JOB_TEXT_WIDTHS: [(&str, usize); 7] = [
+    ("description", 255),
+    ("author", 64),
+    ("alarm_email", 255),
+    ("schedule_conf", 128),
+    ("handler", 255),
+    ("param", 512),
+    ("glue_remark", 128),
+];
 
 /// The first field of `job` wider than its column, with that width.
 fn too_wide(job: &Job) -> Option<(&'static str, usize)> {
-    let values = [&job.description, &job.author, &job.alarm_email, &job.schedule_conf, &job.handler, &job.param, &job.glue_remark];
-    JOB_TEXT_WIDTHS.into_iter().zip(values).find(|((_, width), value)| value.chars().count() > *width).map(|(field, _)| field)
+    let values = [
+        &job.description,
+        &job.author,
+        &job.alarm_email,
+        &job.schedule_conf,
+        &job.handler,
+        &job.param,
+        &job.glue_remark,
+    ];
+    JOB_TEXT_WIDTHS
+        .into_iter()
+        .zip(values)
+        .find(|((_, width), value)| value.chars().count() > *width)
+        .map(|(field, _)| field)
 }
 
 /// Executors are managed by administrators only; everyone acts only within the groups granted to them,
 /// children included (as the console checks a child job id).
-fn check_permissions(i18n: &I18n, user: &LoginUser, plan: &Plan, jobs: &[JobInfo]) -> Result<(), ServiceError> {
+fn check_permissions(
+    i18n: &I18n,
+    user: &LoginUser,
+    plan: &Plan,
+    jobs: &[JobInfo],
+) -> Result<(), ServiceError> {
     for step in &plan.executors {
         let at = |e: ServiceError| ServiceError::Forbidden(format!("executor {:?}: {e}", step.app_name));
         if step.action != Action::Unchanged {
@@ -308,7 +426,8 @@ fn check_permissions(i18n: &I18n, user: &LoginUser, plan: &Plan, jobs: &[JobInfo
         for child in &step.children {
             let Child::Stored(id) = child else { continue };
             if let Some(group) = group_of.get(id) {
-                let at = |e: ServiceError| ServiceError::Forbidden(format!("job {:?}: child_jobs: {e}", step.job));
+                let at =
+                    |e: ServiceError| ServiceError::Forbidden(format!("job {:?}: child_jobs: {e}", step.job));
                 user.ensure_access_with(i18n, *group).map_err(at)?;
             }
         }
@@ -405,7 +524,8 @@ impl Writer<'_, '_> {
             let children = child_list(&step.children, &ids, &step.job)?;
             let row = match (step.action, step.id.and_then(|id| stored.get(&id))) {
                 (Action::Create, _) => {
-                    let glue_source = super::jobs::stored_glue_source(&form.glue_type, form.glue_source.as_deref());
+                    let glue_source =
+                        super::jobs::stored_glue_source(&form.glue_type, form.glue_source.as_deref());
                     let mut row = new_job(form, job.glue_type.clone(), glue_source, Some(children), now);
                     self.set_status(&mut row, job.trigger_status, &step.job)?;
                     row.id = self.lock.insert_job(&row).await?;
@@ -456,13 +576,23 @@ impl Writer<'_, '_> {
 
     /// The update form's fields, then the GLUE source as the GLUE IDE saves it (with a history version,
     /// unless the document declares the history), then the running state as start and stop set it.
-    async fn update_row(&mut self, row: &mut JobInfo, job: &Job, form: JobForm, children: String, key: &str) -> Result<(), ServiceError> {
+    async fn update_row(
+        &mut self,
+        row: &mut JobInfo,
+        job: &Job,
+        form: JobForm,
+        children: String,
+        key: &str,
+    ) -> Result<(), ServiceError> {
         let (now_ms, now) = (self.setting.now_ms, self.setting.db.datetime(self.setting.now_ms));
         let glue_source = super::jobs::stored_glue_source(&form.glue_type, form.glue_source.as_deref());
         let glue_remark = form.glue_remark.clone();
-        write_form(row, form, Some(children), now_ms, now, CRON_ZONE).map_err(|()| self.invalid_schedule(key, "schedule_conf"))?;
+        write_form(row, form, Some(children), now_ms, now, CRON_ZONE)
+            .map_err(|()| self.invalid_schedule(key, "schedule_conf"))?;
         let stored_remark = row.glue_remark.as_deref().unwrap_or_default();
-        if row.glue_source.as_deref().unwrap_or_default() != glue_source || stored_remark != glue_remark.as_deref().unwrap_or_default() {
+        if row.glue_source.as_deref().unwrap_or_default() != glue_source
+            || stored_remark != glue_remark.as_deref().unwrap_or_default()
+        {
             row.glue_source = Some(glue_source);
             row.glue_remark = glue_remark;
             row.glue_updatetime = Some(now);
@@ -477,12 +607,16 @@ impl Writer<'_, '_> {
         match status {
             Some(1) if row.trigger_status != 1 => {
                 let from = self.setting.now_ms + START_DELAY_MS;
-                let Ok(Some(next)) = next_time(&row.schedule_type, row.schedule_conf.as_deref(), from, CRON_ZONE) else {
+                let Ok(Some(next)) =
+                    next_time(&row.schedule_type, row.schedule_conf.as_deref(), from, CRON_ZONE)
+                else {
                     return Err(self.invalid_schedule(key, "trigger_status"));
                 };
                 (row.trigger_status, row.trigger_last_time, row.trigger_next_time) = (1, 0, next);
             }
-            Some(0) if row.trigger_status != 0 => (row.trigger_status, row.trigger_last_time, row.trigger_next_time) = (0, 0, 0),
+            Some(0) if row.trigger_status != 0 => {
+                (row.trigger_status, row.trigger_last_time, row.trigger_next_time) = (0, 0, 0)
+            }
             _ => {}
         }
         Ok(())
@@ -491,7 +625,11 @@ impl Writer<'_, '_> {
     /// A schedule with no next fire time, as start and update refuse it.
     fn invalid_schedule(&self, key: &str, field: &str) -> ServiceError {
         let i18n = self.setting.i18n;
-        ServiceError::Invalid(format!("job {key:?}: {field}: {}{}", i18n.get("schedule_type"), i18n.get("system_unvalid")))
+        ServiceError::Invalid(format!(
+            "job {key:?}: {field}: {}{}",
+            i18n.get("schedule_type"),
+            i18n.get("system_unvalid")
+        ))
     }
 }
 
@@ -512,7 +650,9 @@ fn child_list(children: &[Child], ids: &[i32], key: &str) -> Result<String, Serv
         .collect::<Vec<_>>()
         .join(",");
     if list.len() > CHILD_LIST_WIDTH {
-        return Err(ServiceError::Invalid(format!("job {key:?}: child_jobs: too many; their ids take more than {CHILD_LIST_WIDTH} characters")));
+        return Err(ServiceError::Invalid(format!(
+            "job {key:?}: child_jobs: too many; their ids take more than {CHILD_LIST_WIDTH} characters"
+        )));
     }
     Ok(list)
 }

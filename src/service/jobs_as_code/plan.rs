@@ -83,7 +83,9 @@ impl fmt::Display for Plan {
     /// its update.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let lines = self.executors.iter().map(|s| ("executor", &s.app_name, s.action, &s.diffs));
-        for (what, name, action, diffs) in lines.chain(self.jobs.iter().map(|s| ("job", &s.job, s.action, &s.diffs))) {
+        for (what, name, action, diffs) in
+            lines.chain(self.jobs.iter().map(|s| ("job", &s.job, s.action, &s.diffs)))
+        {
             let (sign, verb) = match action {
                 Action::Create => ('+', "create"),
                 Action::Update => ('~', "update"),
@@ -123,7 +125,11 @@ pub fn key_of(executor: &Executor, job: &Job) -> String {
 pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) -> Result<Plan, PlanError> {
     let app_of: HashMap<i32, &str> = groups.iter().map(|g| (g.id, g.app_name.as_str())).collect();
     let stored_key = |job: &JobInfo| {
-        natural_key(app_of.get(&job.job_group).copied().unwrap_or(""), &job.job_desc, job.executor_handler.as_deref().unwrap_or(""))
+        natural_key(
+            app_of.get(&job.job_group).copied().unwrap_or(""),
+            &job.job_desc,
+            job.executor_handler.as_deref().unwrap_or(""),
+        )
     };
     let mut stored: HashMap<String, Vec<&JobInfo>> = HashMap::new();
     for job in jobs {
@@ -139,13 +145,31 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
         }
         let matching: Vec<&JobGroup> = groups.iter().filter(|g| g.app_name == executor.app_name).collect();
         let step = match matching.as_slice() {
-            [] => ExecutorStep { app_name: executor.app_name.clone(), action: Action::Create, diffs: vec![], group_id: None, executor: e },
+            [] => ExecutorStep {
+                app_name: executor.app_name.clone(),
+                action: Action::Create,
+                diffs: vec![],
+                group_id: None,
+                executor: e,
+            },
             [group] => {
                 let diffs = executor_diffs(group, executor);
                 let action = if diffs.is_empty() { Action::Unchanged } else { Action::Update };
-                ExecutorStep { app_name: executor.app_name.clone(), action, diffs, group_id: Some(group.id), executor: e }
+                ExecutorStep {
+                    app_name: executor.app_name.clone(),
+                    action,
+                    diffs,
+                    group_id: Some(group.id),
+                    executor: e,
+                }
             }
-            _ => return Err(PlanError::Conflict(format!("{}: app_name: {} stored groups have it; keep one", executor.name(), matching.len()))),
+            _ => {
+                return Err(PlanError::Conflict(format!(
+                    "{}: app_name: {} stored groups have it; keep one",
+                    executor.name(),
+                    matching.len()
+                )))
+            }
         };
         plan.executors.push(step);
     }
@@ -159,7 +183,9 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
             let index = keys.len();
             let name = executor.job_name(job);
             if by_name.insert(key.clone(), index).is_some() {
-                return Err(PlanError::Conflict(format!("{name}: declared twice (executor, description and handler must differ)")));
+                return Err(PlanError::Conflict(format!(
+                    "{name}: declared twice (executor, description and handler must differ)"
+                )));
             }
             if let Some(alias) = &job.key {
                 if by_name.insert(alias.clone(), index).is_some() {
@@ -169,7 +195,12 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
             let found = match stored.get(&key).map(Vec::as_slice) {
                 None | Some([]) => None,
                 Some([one]) => Some(*one),
-                Some(many) => return Err(PlanError::Conflict(format!("{name}: {} stored jobs have this description and handler; keep one", many.len()))),
+                Some(many) => {
+                    return Err(PlanError::Conflict(format!(
+                        "{name}: {} stored jobs have this description and handler; keep one",
+                        many.len()
+                    )))
+                }
             };
             keys.push((key, e, j, found));
         }
@@ -188,17 +219,31 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
                 },
                 None => match stored.get(child).map(Vec::as_slice) {
                     Some([one]) => (Child::Stored(one.id), child.clone()),
-                    _ => return Err(PlanError::NotFound(format!("{name}: child_jobs: {child:?} names no job of the file or the database"))),
+                    _ => {
+                        return Err(PlanError::NotFound(format!(
+                            "{name}: child_jobs: {child:?} names no job of the file or the database"
+                        )))
+                    }
                 },
             };
             children.push(child_ref);
             child_keys.push(child_key);
         }
         let step = match found {
-            None => JobStep { job: key.clone(), action: Action::Create, diffs: vec![], id: None, source: Some((*e, *j)), children },
+            None => JobStep {
+                job: key.clone(),
+                action: Action::Create,
+                diffs: vec![],
+                id: None,
+                source: Some((*e, *j)),
+                children,
+            },
             Some(stored_job) => {
                 if stored_job.glue_type != job.glue_type {
-                    return Err(PlanError::Conflict(format!("{name}: glue_type: {:?} is stored; the GLUE type of a job cannot change", stored_job.glue_type)));
+                    return Err(PlanError::Conflict(format!(
+                        "{name}: glue_type: {:?} is stored; the GLUE type of a job cannot change",
+                        stored_job.glue_type
+                    )));
                 }
                 let stored_children: Vec<String> = stored_job
                     .child_jobid
@@ -206,14 +251,31 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
                     .map(java_split)
                     .unwrap_or_default()
                     .iter()
-                    .map(|id| id.trim().parse().ok().and_then(|id: i32| key_of_id.get(&id).cloned()).unwrap_or_else(|| format!("#{id}")))
+                    .map(|id| {
+                        id.trim()
+                            .parse()
+                            .ok()
+                            .and_then(|id: i32| key_of_id.get(&id).cloned())
+                            .unwrap_or_else(|| format!("#{id}"))
+                    })
                     .collect();
                 let mut diffs = job_diffs(stored_job, job);
                 if stored_children != child_keys {
-                    diffs.push(FieldDiff { field: "child_jobs", from: stored_children.join(", "), to: child_keys.join(", ") });
+                    diffs.push(FieldDiff {
+                        field: "child_jobs",
+                        from: stored_children.join(", "),
+                        to: child_keys.join(", "),
+                    });
                 }
                 let action = if diffs.is_empty() { Action::Unchanged } else { Action::Update };
-                JobStep { job: key.clone(), action, diffs, id: Some(stored_job.id), source: Some((*e, *j)), children }
+                JobStep {
+                    job: key.clone(),
+                    action,
+                    diffs,
+                    id: Some(stored_job.id),
+                    source: Some((*e, *j)),
+                    children,
+                }
             }
         };
         plan.jobs.push(step);
@@ -225,19 +287,33 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
             for job in jobs.iter().filter(|j| j.job_group == group_id) {
                 let key = stored_key(job);
                 if !keys.iter().any(|(k, ..)| *k == key) {
-                    plan.jobs.push(JobStep { job: key, action: Action::Delete, diffs: vec![], id: Some(job.id), source: None, children: vec![] });
+                    plan.jobs.push(JobStep {
+                        job: key,
+                        action: Action::Delete,
+                        diffs: vec![],
+                        id: Some(job.id),
+                        source: None,
+                        children: vec![],
+                    });
                 }
             }
         }
         // A child pruned away would leave its parent naming a job that no longer exists.
-        let deleted: HashMap<i32, &str> =
-            plan.jobs.iter().filter(|s| s.action == Action::Delete).filter_map(|s| Some((s.id?, s.job.as_str()))).collect();
+        let deleted: HashMap<i32, &str> = plan
+            .jobs
+            .iter()
+            .filter(|s| s.action == Action::Delete)
+            .filter_map(|s| Some((s.id?, s.job.as_str())))
+            .collect();
         for step in &plan.jobs {
             if let Some(child) = step.children.iter().find_map(|c| match c {
                 Child::Stored(id) => deleted.get(id),
                 Child::Created(_) => None,
             }) {
-                return Err(PlanError::Conflict(format!("job {:?}: child_jobs: {child:?} is not in the file, so prune would delete it", step.job)));
+                return Err(PlanError::Conflict(format!(
+                    "job {:?}: child_jobs: {child:?} is not in the file, so prune would delete it",
+                    step.job
+                )));
             }
         }
     }
@@ -252,7 +328,10 @@ pub const GLUE_HISTORY_FIELD: &str = "glue_history";
 pub fn history_diffs(plan: &mut Plan, doc: &Document, stored: &HashMap<i32, Vec<GlueVersion>>) {
     for step in &mut plan.jobs {
         let (Some(id), Some((e, j))) = (step.id, step.source) else { continue };
-        let (Some(declared), Some(current)) = (&doc.executors[e].jobs[j].glue_history, stored.get(&id)) else { continue };
+        let (Some(declared), Some(current)) = (&doc.executors[e].jobs[j].glue_history, stored.get(&id))
+        else {
+            continue;
+        };
         if declared == current {
             continue;
         }
@@ -267,7 +346,8 @@ pub fn history_diffs(plan: &mut Plan, doc: &Document, stored: &HashMap<i32, Vec<
 
 /// A history in one line: each version's remark and update time, newest first.
 fn history_summary(versions: &[GlueVersion]) -> String {
-    let each = versions.iter().map(|v| format!("{:?} {}", v.glue_remark, v.update_time.as_deref().unwrap_or("-")));
+    let each =
+        versions.iter().map(|v| format!("{:?} {}", v.glue_remark, v.update_time.as_deref().unwrap_or("-")));
     format!("{} version(s): {}", versions.len(), each.collect::<Vec<_>>().join(", "))
 }
 
@@ -285,7 +365,11 @@ fn executor_diffs(group: &JobGroup, executor: &Executor) -> Vec<FieldDiff> {
     };
     differ("title", group.title.clone(), executor.title.clone());
     let stored_type = AddressType::of_code(group.address_type);
-    differ("address_type", format!("{stored_type:?}").to_lowercase(), format!("{:?}", executor.address_type).to_lowercase());
+    differ(
+        "address_type",
+        format!("{stored_type:?}").to_lowercase(),
+        format!("{:?}", executor.address_type).to_lowercase(),
+    );
     if executor.address_type == AddressType::Manual {
         differ("addresses", group.address_list.clone().unwrap_or_default(), address_list(executor));
     }
@@ -311,10 +395,17 @@ fn job_diffs(stored: &JobInfo, job: &Job) -> Vec<FieldDiff> {
         ("glue_source", text(&stored.glue_source), glue_source),
         ("glue_remark", text(&stored.glue_remark), job.glue_remark.clone()),
     ];
-    let mut diffs: Vec<FieldDiff> =
-        pairs.into_iter().filter(|(_, from, to)| from != to).map(|(field, from, to)| FieldDiff { field, from, to }).collect();
+    let mut diffs: Vec<FieldDiff> = pairs
+        .into_iter()
+        .filter(|(_, from, to)| from != to)
+        .map(|(field, from, to)| FieldDiff { field, from, to })
+        .collect();
     if let Some(status) = job.trigger_status.filter(|s| *s != stored.trigger_status) {
-        diffs.push(FieldDiff { field: "trigger_status", from: stored.trigger_status.to_string(), to: status.to_string() });
+        diffs.push(FieldDiff {
+            field: "trigger_status",
+            from: stored.trigger_status.to_string(),
+            to: status.to_string(),
+        });
     }
     diffs
 }
@@ -324,7 +415,14 @@ mod tests {
     use super::*;
 
     fn group(id: i32, app: &str) -> JobGroup {
-        JobGroup { id, app_name: app.into(), title: "T".into(), address_type: 0, address_list: None, update_time: None }
+        JobGroup {
+            id,
+            app_name: app.into(),
+            title: "T".into(),
+            address_type: 0,
+            address_list: None,
+            update_time: None,
+        }
     }
 
     fn stored(id: i32, group: i32, desc: &str, handler: &str) -> JobInfo {
@@ -359,7 +457,14 @@ mod tests {
     }
 
     fn doc(app: &str, jobs: Vec<Job>) -> Document {
-        Document { executors: vec![Executor { app_name: app.into(), title: "T".into(), jobs, ..Executor::default() }] }
+        Document {
+            executors: vec![Executor {
+                app_name: app.into(),
+                title: "T".into(),
+                jobs,
+                ..Executor::default()
+            }],
+        }
     }
 
     #[test]
@@ -374,11 +479,20 @@ mod tests {
 
     #[test]
     fn differing_fields_are_listed_with_both_values() {
-        let changed = Job { schedule_type: "CRON".into(), schedule_conf: "0 0 * * * ?".into(), timeout: 7, trigger_status: Some(1), ..job("d", "h") };
+        let changed = Job {
+            schedule_type: "CRON".into(),
+            schedule_conf: "0 0 * * * ?".into(),
+            timeout: 7,
+            trigger_status: Some(1),
+            ..job("d", "h")
+        };
         let mut d = doc("app", vec![changed]);
         d.executors[0].title = "New".into();
         let plan = make(&d, &[group(1, "app")], &[stored(5, 1, "d", "h")], false).unwrap();
-        assert_eq!(plan.executors[0].diffs, vec![FieldDiff { field: "title", from: "T".into(), to: "New".into() }]);
+        assert_eq!(
+            plan.executors[0].diffs,
+            vec![FieldDiff { field: "title", from: "T".into(), to: "New".into() }]
+        );
         let fields: Vec<&str> = plan.jobs[0].diffs.iter().map(|d| d.field).collect();
         assert_eq!(fields, ["schedule_type", "schedule_conf", "timeout", "trigger_status"]);
         assert_eq!(plan.jobs[0].action, Action::Update);
@@ -392,30 +506,55 @@ mod tests {
         let groups = [group(1, "app"), group(2, "other")];
         let rows = [stored(5, 1, "old", "h"), stored(6, 2, "elsewhere", "h")];
         let mut d = doc("app", vec![job("new", "h")]);
-        d.executors.push(Executor { app_name: "fresh".into(), title: "F".into(), jobs: vec![job("x", "y")], ..Executor::default() });
+        d.executors.push(Executor {
+            app_name: "fresh".into(),
+            title: "F".into(),
+            jobs: vec![job("x", "y")],
+            ..Executor::default()
+        });
         let kept = make(&d, &groups, &rows, false).unwrap();
         assert_eq!(kept.jobs.iter().map(|s| s.action).collect::<Vec<_>>(), [Action::Create, Action::Create]);
         assert_eq!(kept.executors[1].action, Action::Create);
         let pruned = make(&d, &groups, &rows, true).unwrap();
-        let deleted: Vec<_> = pruned.jobs.iter().filter(|s| s.action == Action::Delete).map(|s| (s.job.as_str(), s.id)).collect();
+        let deleted: Vec<_> = pruned
+            .jobs
+            .iter()
+            .filter(|s| s.action == Action::Delete)
+            .map(|s| (s.job.as_str(), s.id))
+            .collect();
         assert_eq!(deleted, [("app/old/h", Some(5))]);
         d.executors[0].jobs[0].child_jobs = vec!["app/old/h".into()];
         let e = make(&d, &groups, &rows, true).unwrap_err();
-        assert_eq!(e, PlanError::Conflict("job \"app/new/h\": child_jobs: \"app/old/h\" is not in the file, so prune would delete it".into()));
+        assert_eq!(
+            e,
+            PlanError::Conflict(
+                "job \"app/new/h\": child_jobs: \"app/old/h\" is not in the file, so prune would delete it"
+                    .into()
+            )
+        );
         assert!(make(&d, &groups, &rows, false).is_ok(), "without prune the child stays");
     }
 
     #[test]
     fn children_resolve_by_key_natural_key_or_stored_row() {
-        let parent = Job { child_jobs: vec!["second".into(), "app/first/h".into(), "other/elsewhere/h".into()], ..job("parent", "p") };
+        let parent = Job {
+            child_jobs: vec!["second".into(), "app/first/h".into(), "other/elsewhere/h".into()],
+            ..job("parent", "p")
+        };
         let second = Job { key: Some("second".into()), ..job("second", "s") };
         let d = doc("app", vec![parent, job("first", "h"), second]);
         let groups = [group(1, "app"), group(2, "other")];
-        let plan = make(&d, &groups, &[stored(5, 1, "first", "h"), stored(6, 2, "elsewhere", "h")], false).unwrap();
+        let plan =
+            make(&d, &groups, &[stored(5, 1, "first", "h"), stored(6, 2, "elsewhere", "h")], false).unwrap();
         assert_eq!(plan.jobs[0].children, [Child::Created(2), Child::Stored(5), Child::Stored(6)]);
         let bad = doc("app", vec![Job { child_jobs: vec!["nobody".into()], ..job("a", "b") }]);
         let e = make(&bad, &groups, &[], false).unwrap_err();
-        assert_eq!(e, PlanError::NotFound("job \"app/a/b\": child_jobs: \"nobody\" names no job of the file or the database".into()));
+        assert_eq!(
+            e,
+            PlanError::NotFound(
+                "job \"app/a/b\": child_jobs: \"nobody\" names no job of the file or the database".into()
+            )
+        );
     }
 
     #[test]
@@ -423,11 +562,17 @@ mod tests {
         let mut parent = stored(5, 1, "parent", "p");
         parent.child_jobid = Some("6".into());
         let rows = [parent, stored(6, 1, "child", "c")];
-        let same = doc("app", vec![Job { child_jobs: vec!["app/child/c".into()], ..job("parent", "p") }, job("child", "c")]);
+        let same = doc(
+            "app",
+            vec![Job { child_jobs: vec!["app/child/c".into()], ..job("parent", "p") }, job("child", "c")],
+        );
         assert_eq!(make(&same, &[group(1, "app")], &rows, false).unwrap().changes(), 0);
         let none = doc("app", vec![job("parent", "p"), job("child", "c")]);
         let plan = make(&none, &[group(1, "app")], &rows, false).unwrap();
-        assert_eq!(plan.jobs[0].diffs, vec![FieldDiff { field: "child_jobs", from: "app/child/c".into(), to: String::new() }]);
+        assert_eq!(
+            plan.jobs[0].diffs,
+            vec![FieldDiff { field: "child_jobs", from: "app/child/c".into(), to: String::new() }]
+        );
     }
 
     #[test]
@@ -450,15 +595,22 @@ mod tests {
             update_time: Some(time.into()),
         };
         let stored_history = HashMap::from([(5, vec![version("second", "2024-01-02 03:04:05")])]);
-        let with = |history: Option<Vec<GlueVersion>>| doc("app", vec![Job { glue_history: history, ..job("d", "h") }]);
+        let with = |history: Option<Vec<GlueVersion>>| {
+            doc("app", vec![Job { glue_history: history, ..job("d", "h") }])
+        };
         let rows = [stored(5, 1, "d", "h")];
-        for (history, changes) in [(None, 0), (Some(vec![version("second", "2024-01-02 03:04:05")]), 0), (Some(vec![]), 1)] {
+        for (history, changes) in
+            [(None, 0), (Some(vec![version("second", "2024-01-02 03:04:05")]), 0), (Some(vec![]), 1)]
+        {
             let d = with(history);
             let mut plan = make(&d, &[group(1, "app")], &rows, false).unwrap();
             history_diffs(&mut plan, &d, &stored_history);
             assert_eq!(plan.changes(), changes, "{plan}");
         }
-        let d = with(Some(vec![version("second", "2024-01-02 03:04:05"), version("first", "2024-01-01 00:00:00")]));
+        let d = with(Some(vec![
+            version("second", "2024-01-02 03:04:05"),
+            version("first", "2024-01-01 00:00:00"),
+        ]));
         let mut plan = make(&d, &[group(1, "app")], &rows, false).unwrap();
         history_diffs(&mut plan, &d, &stored_history);
         let diff = &plan.jobs[0].diffs[0];
@@ -476,11 +628,18 @@ mod tests {
     fn contradictions_name_the_entry_and_field() {
         let groups = [group(1, "app")];
         let twice = doc("app", vec![job("d", "h"), job("d", "h")]);
-        assert!(make(&twice, &groups, &[], false).unwrap_err().to_string().starts_with("job \"app/d/h\": declared twice"));
+        assert!(make(&twice, &groups, &[], false)
+            .unwrap_err()
+            .to_string()
+            .starts_with("job \"app/d/h\": declared twice"));
         let glue = doc("app", vec![Job { glue_type: "GLUE_SHELL".into(), ..job("d", "h") }]);
         let e = make(&glue, &groups, &[stored(5, 1, "d", "h")], false).unwrap_err();
         assert!(matches!(&e, PlanError::Conflict(m) if m.starts_with("job \"app/d/h\": glue_type:")), "{e}");
-        let ambiguous = make(&doc("app", vec![]), &[group(1, "app"), group(2, "app")], &[], false).unwrap_err();
-        assert!(ambiguous.to_string().starts_with("executor \"app\": app_name: 2 stored groups"), "{ambiguous}");
+        let ambiguous =
+            make(&doc("app", vec![]), &[group(1, "app"), group(2, "app")], &[], false).unwrap_err();
+        assert!(
+            ambiguous.to_string().starts_with("executor \"app\": app_name: 2 stored groups"),
+            "{ambiguous}"
+        );
     }
 }

@@ -27,7 +27,13 @@ impl AdminProcess {
     }
 
     /// [`AdminProcess::spawn`] with more `--key=value` arguments.
-    pub fn spawn_with(name: &str, jdbc_url: &str, token: &str, log_dir: &Path, extra: &[&str]) -> Result<AdminProcess, Failed> {
+    pub fn spawn_with(
+        name: &str,
+        jdbc_url: &str,
+        token: &str,
+        log_dir: &Path,
+        extra: &[&str],
+    ) -> Result<AdminProcess, Failed> {
         let port = free_port()?;
         let mut command = Command::new(env!("CARGO_BIN_EXE_xxl-job-admin"));
         command.args([
@@ -48,7 +54,11 @@ impl AdminProcess {
             }
         }
         let daemon = Daemon::spawn(name, command, &log_dir.join(format!("{name}.log")))?;
-        Ok(AdminProcess { name: name.to_string(), base: format!("http://127.0.0.1:{port}/xxl-job-admin"), daemon })
+        Ok(AdminProcess {
+            name: name.to_string(),
+            base: format!("http://127.0.0.1:{port}/xxl-job-admin"),
+            daemon,
+        })
     }
 
     pub fn health_url(&self) -> String {
@@ -57,17 +67,30 @@ impl AdminProcess {
 
     /// Waits until the health endpoint answers 200.
     pub async fn wait_ready(&mut self) -> Result<(), Failed> {
-        let http = reqwest::Client::builder().timeout(Duration::from_secs(2)).build().map_err(|e| Failed::from(e.to_string()))?;
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(2))
+            .build()
+            .map_err(|e| Failed::from(e.to_string()))?;
         let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
         loop {
             if let Some(status) = self.daemon.exited() {
-                return Err(format!("{} exited ({status}) while starting:\n{}", self.name, self.daemon.tail(40)).into());
+                return Err(format!(
+                    "{} exited ({status}) while starting:\n{}",
+                    self.name,
+                    self.daemon.tail(40)
+                )
+                .into());
             }
             if http.get(self.health_url()).send().await.is_ok_and(|r| r.status().is_success()) {
                 return Ok(());
             }
             if tokio::time::Instant::now() > deadline {
-                return Err(format!("{} not ready within {READY_TIMEOUT:?}:\n{}", self.name, self.daemon.tail(40)).into());
+                return Err(format!(
+                    "{} not ready within {READY_TIMEOUT:?}:\n{}",
+                    self.name,
+                    self.daemon.tail(40)
+                )
+                .into());
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

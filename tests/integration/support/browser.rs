@@ -164,7 +164,9 @@ impl Browser {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         loop {
             let value = self.script(js, vec![]).await?;
-            let truthy = !matches!(&value, Value::Null | Value::Bool(false)) && value != json!("") && value != json!(0);
+            let truthy = !matches!(&value, Value::Null | Value::Bool(false))
+                && value != json!("")
+                && value != json!(0);
             if truthy {
                 return Ok(value);
             }

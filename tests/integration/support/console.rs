@@ -36,7 +36,13 @@ impl ConsoleClient {
         ConsoleClient { base: base.to_string(), http, cookie: None }
     }
 
-    pub async fn request(&self, method: reqwest::Method, path: &str, form: &[(&str, &str)], headers: &[(&str, &str)]) -> Result<PageReply, Failed> {
+    pub async fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        form: &[(&str, &str)],
+        headers: &[(&str, &str)],
+    ) -> Result<PageReply, Failed> {
         let mut request = self.http.request(method, format!("{}{path}", self.base)).form(form);
         if let Some(cookie) = &self.cookie {
             request = request.header(COOKIE, cookie);
@@ -45,8 +51,15 @@ impl ConsoleClient {
             request = request.header(*name, *value);
         }
         let response = request.send().await.context(path)?;
-        let header = |name| response.headers().get(name).and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok()).map(str::to_string);
-        let (status, location, set_cookie) = (response.status().as_u16(), header(LOCATION), header(SET_COOKIE));
+        let header = |name| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let (status, location, set_cookie) =
+            (response.status().as_u16(), header(LOCATION), header(SET_COOKIE));
         let content_type = header(reqwest::header::CONTENT_TYPE).unwrap_or_default();
         let headers = response.headers().clone();
         let body = response.text().await.context("body")?;

@@ -22,7 +22,11 @@ pub struct Daemon {
 impl Daemon {
     /// Starts `command` with stdout and stderr appended to `log`.
     pub fn spawn(name: &str, mut command: Command, log: &Path) -> Result<Daemon, Failed> {
-        let out = OpenOptions::new().create(true).append(true).open(log).map_err(|e| Failed::from(format!("{}: {e}", log.display())))?;
+        let out = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .map_err(|e| Failed::from(format!("{}: {e}", log.display())))?;
         let err = out.try_clone().map_err(|e| Failed::from(e.to_string()))?;
         let child = command
             .stdin(Stdio::null())
@@ -47,7 +51,9 @@ impl Daemon {
     /// Sends SIGTERM without waiting.
     pub fn send_term(&mut self) -> Result<(), Failed> {
         if let Some(status) = self.exited() {
-            return Err(format!("{} had already exited ({status}); log tail:\n{}", self.name, self.tail(30)).into());
+            return Err(
+                format!("{} had already exited ({status}); log tail:\n{}", self.name, self.tail(30)).into()
+            );
         }
         let sent = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
         if !sent.as_ref().is_ok_and(|s| s.success()) {
@@ -65,7 +71,12 @@ impl Daemon {
             }
             if tokio::time::Instant::now() > deadline {
                 self.kill();
-                return Err(format!("{} did not exit within {grace:?} of SIGTERM; log tail:\n{}", self.name, self.tail(30)).into());
+                return Err(format!(
+                    "{} did not exit within {grace:?} of SIGTERM; log tail:\n{}",
+                    self.name,
+                    self.tail(30)
+                )
+                .into());
             }
             tokio::time::sleep(EXIT_POLL).await;
         }
@@ -136,6 +147,7 @@ pub fn stable_free_ports(count: usize) -> Result<Vec<u16>, Failed> {
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 pub fn free_port() -> Result<u16, Failed> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| Failed::from(format!("free port: {e}")))?;
+    let listener =
+        std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| Failed::from(format!("free port: {e}")))?;
     listener.local_addr().map(|a| a.port()).map_err(|e| Failed::from(e.to_string()))
 }

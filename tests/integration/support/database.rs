@@ -41,7 +41,8 @@ impl Backend {
     /// Whether the database server answers; the reason when it does not.
     pub fn availability(self) -> Result<(), String> {
         let Some(url) = self.server_url() else { return Ok(()) };
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
         runtime.block_on(async {
             let attempt = async {
                 match self {
@@ -131,7 +132,9 @@ impl TestDb {
         let cwd = tempfile::tempdir().map_err(|e| Failed::from(format!("temp dir: {e}")))?;
         let loaded = xxl_job_admin::config::Config::load(&args, Vec::<(String, String)>::new(), cwd.path())
             .map_err(|e| Failed::from(format!("config: {e}")))?;
-        let (db, _) = xxl_job_admin::storage::connect(&loaded.config.datasource).await.map_err(|e| Failed::from(format!("connect: {e}")))?;
+        let (db, _) = xxl_job_admin::storage::connect(&loaded.config.datasource)
+            .await
+            .map_err(|e| Failed::from(format!("connect: {e}")))?;
         Ok(db)
     }
 
@@ -155,7 +158,10 @@ impl TestDb {
     /// A connection to the server's default database (MySQL: none selected).
     pub async fn server(&self) -> Result<ServerConnection, Failed> {
         let server = Server::of(self.backend)?;
-        server.connect().await.map_err(|e| Failed::from(format!("connect to the {} server: {e}", self.backend.name())))
+        server
+            .connect()
+            .await
+            .map_err(|e| Failed::from(format!("connect to the {} server: {e}", self.backend.name())))
     }
 
     /// A connection to this database.
@@ -183,8 +189,13 @@ impl TestDb {
     /// Creates the (empty) database, in the character set the admin would create it with.
     pub async fn create(&self) -> Result<(), Failed> {
         let sql = match self.backend {
-            Backend::Postgres => format!("CREATE DATABASE \"{}\" ENCODING 'UTF8' TEMPLATE template0", self.name),
-            _ => format!("CREATE DATABASE `{}` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci", self.name),
+            Backend::Postgres => {
+                format!("CREATE DATABASE \"{}\" ENCODING 'UTF8' TEMPLATE template0", self.name)
+            }
+            _ => format!(
+                "CREATE DATABASE `{}` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
+                self.name
+            ),
         };
         self.server().await?.execute(&sql).await
     }

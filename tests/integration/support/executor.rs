@@ -54,7 +54,12 @@ impl JavaExecutorClient {
         self.send(reqwest::Method::POST, uri, body.into()).await
     }
 
-    pub async fn send(&self, method: reqwest::Method, uri: &str, body: reqwest::Body) -> Result<Reply, Failed> {
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        uri: &str,
+        body: reqwest::Body,
+    ) -> Result<Reply, Failed> {
         let mut request = self
             .http
             .request(method, format!("{}/api/{uri}", self.base))
@@ -65,12 +70,20 @@ impl JavaExecutorClient {
         if let Some(token) = &self.token {
             request = request.header("XXL-JOB-ACCESS-TOKEN", token);
         }
-        let response = request.send().await.map_err(|e| Failed::from(format!("api/{uri}: {}", super::error_chain(&e))))?;
+        let response = request
+            .send()
+            .await
+            .map_err(|e| Failed::from(format!("api/{uri}: {}", super::error_chain(&e))))?;
         let status = response.status().as_u16();
-        let content_type =
-            response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+        let content_type = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
         let text = response.text().await.map_err(|e| Failed::from(e.to_string()))?;
-        let body = serde_json::from_str(&text).map_err(|e| Failed::from(format!("api/{uri} answered non-JSON {text:?}: {e}")))?;
+        let body = serde_json::from_str(&text)
+            .map_err(|e| Failed::from(format!("api/{uri} answered non-JSON {text:?}: {e}")))?;
         Ok(Reply { status, content_type, body })
     }
 
@@ -89,7 +102,8 @@ impl JavaExecutorClient {
         let items: Vec<Value> = items
             .iter()
             .map(|(log_id, code, msg)| {
-                let mut item = json!({"logId": log_id, "logDateTim": 1_700_000_000_000i64, "handleCode": code});
+                let mut item =
+                    json!({"logId": log_id, "logDateTim": 1_700_000_000_000i64, "handleCode": code});
                 if let Some(msg) = msg {
                     item["handleMsg"] = json!(msg);
                 }
@@ -135,7 +149,14 @@ pub struct Behaviour {
 
 impl Default for Behaviour {
     fn default() -> Self {
-        Behaviour { token: Some(super::TOKEN.to_string()), run_code: 200, beat_code: 200, hang: false, callback: None, wire_3x: false }
+        Behaviour {
+            token: Some(super::TOKEN.to_string()),
+            run_code: 200,
+            beat_code: 200,
+            hang: false,
+            callback: None,
+            wire_3x: false,
+        }
     }
 }
 
@@ -153,7 +174,8 @@ pub struct FakeExecutor {
 
 impl FakeExecutor {
     pub async fn start(behaviour: Behaviour) -> Result<FakeExecutor, Failed> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| Failed::from(e.to_string()))?;
+        let listener =
+            tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| Failed::from(e.to_string()))?;
         let addr = listener.local_addr().map_err(|e| Failed::from(e.to_string()))?;
         let inner = Arc::new(Inner { behaviour, calls: Mutex::new(Vec::new()) });
         let app = Router::new().fallback(handle).with_state(inner.clone());
@@ -178,9 +200,13 @@ impl Drop for FakeExecutor {
     }
 }
 
-
 /// Answers like the Java executor: HTTP 200, `text/html;charset=UTF-8`, JSON without null fields.
-async fn handle(State(inner): State<Arc<Inner>>, uri: Uri, headers: HeaderMap, body: Bytes) -> impl IntoResponse {
+async fn handle(
+    State(inner): State<Arc<Inner>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> impl IntoResponse {
     let path = uri.path().to_string();
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -233,9 +259,11 @@ async fn handle(State(inner): State<Arc<Inner>>, uri: Uri, headers: HeaderMap, b
 /// when asked from past the last line.
 fn in_3x_form(path: &str, request: &Value, reply: Value) -> Value {
     let code = reply["code"].clone();
-    let mut answer = json!({"code": code, "msg": reply.get("msg").cloned().unwrap_or_else(|| json!("Success"))});
+    let mut answer =
+        json!({"code": code, "msg": reply.get("msg").cloned().unwrap_or_else(|| json!("Success"))});
     if path == "/log" && request["fromLineNum"].as_i64().is_some_and(|from| from > 2) {
-        answer["data"] = json!({"fromLineNum": request["fromLineNum"], "toLineNum": 0, "logContent": "", "isEnd": false});
+        answer["data"] =
+            json!({"fromLineNum": request["fromLineNum"], "toLineNum": 0, "logContent": "", "isEnd": false});
     } else if let Some(content) = reply.get("content") {
         answer["data"] = content.clone();
     }

@@ -71,7 +71,10 @@ pub async fn log(
     handle_code: i32,
     address: &str,
 ) -> Result<i64, Failed> {
-    let id = db.insert_log(group, job, trigger_time_ms).await.map_err(|e| Failed::from(format!("insert log: {e}")))?;
+    let id = db
+        .insert_log(group, job, trigger_time_ms)
+        .await
+        .map_err(|e| Failed::from(format!("insert log: {e}")))?;
     let info = xxl_job_admin::storage::TriggerInfo {
         trigger_time_ms,
         trigger_code,
@@ -104,13 +107,17 @@ pub fn local_ms(time: chrono::NaiveDateTime) -> i64 {
 
 /// The console's JSON form of an instant: ISO-8601 in UTC with milliseconds.
 pub fn json_date(ms: i64) -> String {
-    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms).expect("a valid instant").format("%Y-%m-%dT%H:%M:%S%.3f+00:00").to_string()
+    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms)
+        .expect("a valid instant")
+        .format("%Y-%m-%dT%H:%M:%S%.3f+00:00")
+        .to_string()
 }
 
 /// A manual-address group with its own title.
 pub async fn titled_group(db: &Db, app_name: &str, title: &str, addresses: &[&str]) -> Result<i32, Failed> {
     let id = manual_group(db, app_name, addresses).await?;
-    let mut group = db.load_group(id).await.map_err(|e| Failed::from(format!("load group: {e}")))?.ok_or("group")?;
+    let mut group =
+        db.load_group(id).await.map_err(|e| Failed::from(format!("load group: {e}")))?.ok_or("group")?;
     group.title = title.to_string();
     db.update_group(&group).await.map_err(|e| Failed::from(format!("update group: {e}")))?;
     Ok(id)
@@ -122,6 +129,8 @@ pub async fn db_at(url: &str) -> Result<Db, Failed> {
     let cwd = tempfile::tempdir().map_err(|e| Failed::from(e.to_string()))?;
     let loaded = xxl_job_admin::config::Config::load(&args, Vec::<(String, String)>::new(), cwd.path())
         .map_err(|e| Failed::from(format!("config of {url}: {e}")))?;
-    let (db, _) = xxl_job_admin::storage::connect(&loaded.config.datasource).await.map_err(|e| Failed::from(format!("connect to {url}: {e}")))?;
+    let (db, _) = xxl_job_admin::storage::connect(&loaded.config.datasource)
+        .await
+        .map_err(|e| Failed::from(format!("connect to {url}: {e}")))?;
     Ok(db)
 }

@@ -98,7 +98,8 @@ impl Galera {
     /// on in order: the URL of an admin attached to that node.
     pub fn jdbc_url(&self, database: &str, first: usize) -> String {
         let n = self.nodes.len();
-        let hosts: Vec<String> = (0..n).map(|k| format!("127.0.0.1:{}", self.nodes[(first + k) % n].port)).collect();
+        let hosts: Vec<String> =
+            (0..n).map(|k| format!("127.0.0.1:{}", self.nodes[(first + k) % n].port)).collect();
         format!("jdbc:mysql://{}/{database}?serverTimezone=UTC", hosts.join(","))
     }
 }
@@ -118,7 +119,10 @@ impl OrderProbe {
     /// Opened on node `node` before the fault, so that connecting is not part of what it measures.
     pub async fn open(cluster: &Galera, node: usize, database: &str) -> Result<OrderProbe, Failed> {
         let mut conn = cluster.nodes[node].connect(database).await?;
-        sqlx::query("SET SESSION wsrep_sync_wait = 1").execute(&mut conn).await.map_err(|e| Failed::from(format!("wsrep_sync_wait: {e}")))?;
+        sqlx::query("SET SESSION wsrep_sync_wait = 1")
+            .execute(&mut conn)
+            .await
+            .map_err(|e| Failed::from(format!("wsrep_sync_wait: {e}")))?;
         Ok(OrderProbe { conn })
     }
 
@@ -149,10 +153,11 @@ impl OrderProbe {
 /// `wsrep_cluster_size` and `wsrep_ready` of one node.
 async fn node_state(node: &PrivateMariaDb) -> Result<(usize, String), Failed> {
     let mut conn = node.connect("mysql").await?;
-    let rows: Vec<(String, String)> = sqlx::query_as("SHOW STATUS WHERE Variable_name IN ('wsrep_cluster_size', 'wsrep_ready')")
-        .fetch_all(&mut conn)
-        .await
-        .map_err(|e| Failed::from(format!("wsrep status: {e}")))?;
+    let rows: Vec<(String, String)> =
+        sqlx::query_as("SHOW STATUS WHERE Variable_name IN ('wsrep_cluster_size', 'wsrep_ready')")
+            .fetch_all(&mut conn)
+            .await
+            .map_err(|e| Failed::from(format!("wsrep status: {e}")))?;
     let value = |name: &str| rows.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_default();
     Ok((value("wsrep_cluster_size").parse().unwrap_or(0), value("wsrep_ready")))
 }

@@ -53,7 +53,9 @@ impl Nginx {
                 return Err(format!("page {path} cannot be written into nginx.conf").into());
             }
             let html = html.replace("CONSOLE", &console);
-            locations.push_str(&format!("        location = {path} {{ default_type text/html; return 200 '{html}'; }}\n"));
+            locations.push_str(&format!(
+                "        location = {path} {{ default_type text/html; return 200 '{html}'; }}\n"
+            ));
         }
         // One process (no master and workers), so stopping the child stops nginx. Temporary files in
         // the directory too, so nothing is written under the compiled-in /var/lib/nginx.
@@ -93,12 +95,8 @@ impl Nginx {
             .stderr(Stdio::null())
             .spawn()
             .context("start nginx")?;
-        let mut nginx = Nginx {
-            console,
-            other: SocketAddr::from(([127, 0, 0, 1], other_port)),
-            process,
-            dir,
-        };
+        let mut nginx =
+            Nginx { console, other: SocketAddr::from(([127, 0, 0, 1], other_port)), process, dir };
         for _ in 0..100 {
             let up = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok()
                 && tokio::net::TcpStream::connect(nginx.other).await.is_ok();

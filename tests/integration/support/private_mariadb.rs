@@ -2,8 +2,8 @@
 //! `mariadb-install-db`, `mariadbd` on a free port of 127.0.0.1, so the test can stop it and start it again
 //! on the same port and data. Sized small so that start and stop take about a second.
 
-use super::daemon::{stable_free_port, tail_file, Daemon};
 pub use super::daemon::stable_free_ports;
+use super::daemon::{stable_free_port, tail_file, Daemon};
 use libtest_mimic::Failed;
 use sqlx::mysql::MySqlConnectOptions;
 use sqlx::{ConnectOptions, MySqlConnection};
@@ -66,7 +66,10 @@ impl PrivateMariaDb {
     /// Makes a datadir and starts the server on it, on `port` with `options` beside the footprint's.
     pub async fn start_with(port: u16, options: Vec<String>) -> Result<PrivateMariaDb, Failed> {
         let binaries = availability()?;
-        let dir = tempfile::Builder::new().prefix("xxl-faults-mariadb").tempdir().map_err(|e| Failed::from(e.to_string()))?;
+        let dir = tempfile::Builder::new()
+            .prefix("xxl-faults-mariadb")
+            .tempdir()
+            .map_err(|e| Failed::from(e.to_string()))?;
         let mut install = Command::new(&binaries.install_db);
         install.arg("--no-defaults").arg(format!("--datadir={}", dir.path().join("data").display()));
         install.args(["--auth-root-authentication-method=normal", "--skip-test-db"]).args(FOOTPRINT);
@@ -75,11 +78,17 @@ impl PrivateMariaDb {
             let chown = Command::new("chown").args(["-R", "mysql:mysql"]).arg(dir.path()).output();
             let chown = chown.map_err(|e| Failed::from(format!("chown: {e}")))?;
             if !chown.status.success() {
-                return Err(format!("chown -R mysql {}: {}", dir.path().display(), String::from_utf8_lossy(&chown.stderr)).into());
+                return Err(format!(
+                    "chown -R mysql {}: {}",
+                    dir.path().display(),
+                    String::from_utf8_lossy(&chown.stderr)
+                )
+                .into());
             }
             install.arg("--user=mysql");
         }
-        let output = install.output().map_err(|e| Failed::from(format!("{}: {e}", binaries.install_db.display())))?;
+        let output =
+            install.output().map_err(|e| Failed::from(format!("{}: {e}", binaries.install_db.display())))?;
         if !output.status.success() {
             return Err(format!(
                 "mariadb-install-db failed ({}):\n{}\n{}",
@@ -119,7 +128,11 @@ impl PrivateMariaDb {
                 break;
             }
             if tokio::time::Instant::now() > deadline {
-                return Err(format!("mariadbd did not accept connections within {READY_TIMEOUT:?}:\n{}", server.tail(30)).into());
+                return Err(format!(
+                    "mariadbd did not accept connections within {READY_TIMEOUT:?}:\n{}",
+                    server.tail(30)
+                )
+                .into());
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

@@ -58,14 +58,33 @@ impl PrivatePostgres {
     pub async fn standby_of(primary: &PrivatePostgres) -> Result<PrivatePostgres, Failed> {
         let server = PrivatePostgres::prepare()?;
         let (data, port) = (server.data(), primary.port.to_string());
-        server.run("pg_basebackup", &["-h", "127.0.0.1", "-p", &port, "-U", "postgres", "-D", &data, "-R", "-X", "stream", "--no-sync"])?;
+        server.run(
+            "pg_basebackup",
+            &[
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "postgres",
+                "-D",
+                &data,
+                "-R",
+                "-X",
+                "stream",
+                "--no-sync",
+            ],
+        )?;
         server.start().await?;
         Ok(server)
     }
 
     fn prepare() -> Result<PrivatePostgres, Failed> {
         let bin = availability()?;
-        let dir = tempfile::Builder::new().prefix("xxl-ha-postgres").tempdir().map_err(|e| Failed::from(e.to_string()))?;
+        let dir = tempfile::Builder::new()
+            .prefix("xxl-ha-postgres")
+            .tempdir()
+            .map_err(|e| Failed::from(e.to_string()))?;
         if is_root() {
             let chown = Command::new("chown").args(["-R", "postgres:postgres"]).arg(dir.path()).status();
             if !chown.is_ok_and(|s| s.success()) {
@@ -89,7 +108,11 @@ impl PrivatePostgres {
         } else {
             Command::new(&path)
         };
-        let output = command.args(args).current_dir(self.dir.path()).output().map_err(|e| Failed::from(format!("{program}: {e}")))?;
+        let output = command
+            .args(args)
+            .current_dir(self.dir.path())
+            .output()
+            .map_err(|e| Failed::from(format!("{program}: {e}")))?;
         if !output.status.success() {
             return Err(format!(
                 "{program} {args:?} failed ({}):\n{}\n{}\nserver log:\n{}",
@@ -116,11 +139,18 @@ impl PrivatePostgres {
 
     /// A connection to `database` as `postgres`.
     pub async fn connect(&self, database: &str) -> Result<PgConnection, Failed> {
-        let options = PgConnectOptions::new_without_pgpass().host("127.0.0.1").port(self.port).username("postgres").database(database);
+        let options = PgConnectOptions::new_without_pgpass()
+            .host("127.0.0.1")
+            .port(self.port)
+            .username("postgres")
+            .database(database);
         match tokio::time::timeout(Duration::from_secs(10), options.connect()).await {
             Ok(Ok(conn)) => Ok(conn),
             Ok(Err(e)) => Err(format!("connect to the private PostgreSQL on {}: {e}", self.port).into()),
-            Err(_) => Err(format!("connect to the private PostgreSQL on {}: no answer within 10 s", self.port).into()),
+            Err(_) => {
+                Err(format!("connect to the private PostgreSQL on {}: no answer within 10 s", self.port)
+                    .into())
+            }
         }
     }
 

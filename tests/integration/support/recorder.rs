@@ -63,7 +63,8 @@ pub struct Recorder {
 
 impl Recorder {
     pub async fn start(app_name: &str, token: &str) -> Result<Recorder, Failed> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| Failed::from(e.to_string()))?;
+        let listener =
+            tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| Failed::from(e.to_string()))?;
         let addr = listener.local_addr().map_err(|e| Failed::from(e.to_string()))?;
         let address = format!("http://{addr}/");
         let shared = Arc::new(Shared {
@@ -79,13 +80,18 @@ impl Recorder {
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        let tasks = vec![server, tokio::spawn(send_callbacks(shared.clone())), tokio::spawn(register(shared.clone()))];
+        let tasks = vec![
+            server,
+            tokio::spawn(send_callbacks(shared.clone())),
+            tokio::spawn(register(shared.clone())),
+        ];
         Ok(Recorder { address, shared, tasks })
     }
 
     /// The admins (base URLs) to register on and report results to, in order of preference.
     pub fn set_admins(&self, bases: &[&str]) {
-        let clients = bases.iter().map(|base| JavaExecutorClient::new(base, Some(&self.shared.token))).collect();
+        let clients =
+            bases.iter().map(|base| JavaExecutorClient::new(base, Some(&self.shared.token))).collect();
         *self.shared.admins.lock().unwrap() = clients;
         // A new admin learns of this executor now, not at the next beat.
         let shared = self.shared.clone();
@@ -115,7 +121,12 @@ fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 /// Answers like the Java executor: HTTP 200, `text/html;charset=UTF-8`, JSON without null fields.
-async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> impl IntoResponse {
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> impl IntoResponse {
     let at_ms = super::now_ms();
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let reply = if header_text(&headers, "XXL-JOB-ACCESS-TOKEN").as_deref() != Some(shared.token.as_str()) {
@@ -129,7 +140,8 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
                     at_ms,
                     job_id,
                     log_id,
-                    planned_ms: header_text(&headers, PLANNED_TIME_HEADER).and_then(|v| v.trim().parse().ok()),
+                    planned_ms: header_text(&headers, PLANNED_TIME_HEADER)
+                        .and_then(|v| v.trim().parse().ok()),
                     trigger_type: header_text(&headers, TRIGGER_TYPE_HEADER),
                 });
                 if shared.hung.lock().unwrap().contains(&job_id) {

@@ -29,19 +29,30 @@ impl RestReply {
 impl RestClient {
     /// A client of the admin at `app_base` (`http://…/xxl-job-admin`) sending `token`.
     pub fn new(app_base: &str, token: Option<&str>) -> RestClient {
-        let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(20)).build().expect("client");
+        let http =
+            reqwest::Client::builder().timeout(std::time::Duration::from_secs(20)).build().expect("client");
         RestClient { base: format!("{app_base}/openapi/v1"), http, token: token.map(str::to_string) }
     }
 
     /// A client with a new token of the console user `console` (optionally expiring).
-    pub async fn issued_by(app_base: &str, console: &ConsoleClient, expire_time: Option<&str>) -> Result<RestClient, Failed> {
+    pub async fn issued_by(
+        app_base: &str,
+        console: &ConsoleClient,
+        expire_time: Option<&str>,
+    ) -> Result<RestClient, Failed> {
         let form: Vec<(&str, &str)> = expire_time.map(|t| vec![("expireTime", t)]).unwrap_or_default();
         let reply = console.post("/user/apiToken", &form).await?;
         let token = reply["content"]["token"].as_str().context(&format!("a token in {reply}"))?;
         Ok(RestClient::new(app_base, Some(token)))
     }
 
-    pub async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>, headers: &[(&str, &str)]) -> Result<RestReply, Failed> {
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> Result<RestReply, Failed> {
         let mut request = self.http.request(method.clone(), format!("{}{path}", self.base));
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
@@ -54,15 +65,25 @@ impl RestClient {
         }
         let response = request.send().await.context(&format!("{method} {path}"))?;
         let status = response.status().as_u16();
-        let www_authenticate = response.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).map(str::to_string);
+        let www_authenticate =
+            response.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).map(str::to_string);
         let headers = response.headers().clone();
         let text = response.text().await.context("body")?;
-        let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).context(&format!("{method} {path}: JSON expected, got {text:?}"))? };
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).context(&format!("{method} {path}: JSON expected, got {text:?}"))?
+        };
         Ok(RestReply { status, body, www_authenticate, headers })
     }
 
     /// A request with a text body of `content_type` (or none); the status and the text answered.
-    pub async fn text(&self, method: reqwest::Method, path: &str, body: Option<(&str, &str)>) -> Result<(u16, String), Failed> {
+    pub async fn text(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<(&str, &str)>,
+    ) -> Result<(u16, String), Failed> {
         let mut request = self.http.request(method.clone(), format!("{}{path}", self.base));
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
@@ -92,7 +113,11 @@ impl RestClient {
     }
 
     /// A body that must have answered `status`.
-    pub async fn expect(&self, status: u16, reply: impl std::future::Future<Output = Result<RestReply, Failed>>) -> Result<Value, Failed> {
+    pub async fn expect(
+        &self,
+        status: u16,
+        reply: impl std::future::Future<Output = Result<RestReply, Failed>>,
+    ) -> Result<Value, Failed> {
         let reply = reply.await?;
         if reply.status != status {
             return Err(format!("HTTP {} instead of {status}: {}", reply.status, reply.body).into());

@@ -79,7 +79,8 @@ impl Slapd {
         );
         std::fs::write(root.join("slapd.conf"), config).context("slapd.conf")?;
         let (port, tls_port) = (free_port()?, free_port()?);
-        let (ldap_url, ldaps_url) = (format!("ldap://127.0.0.1:{port}"), format!("ldaps://127.0.0.1:{tls_port}"));
+        let (ldap_url, ldaps_url) =
+            (format!("ldap://127.0.0.1:{port}"), format!("ldaps://127.0.0.1:{tls_port}"));
         // `-d 0`: stays in the foreground, so the child is slapd itself and stopping it stops the server.
         let process = Command::new(SLAPD)
             .arg("-f")
@@ -166,14 +167,17 @@ fn write_certificates(root: &std::path::Path) -> Result<(), Failed> {
     let ca_key = KeyPair::generate().map_err(fail)?;
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(fail)?;
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    ca_params.key_usages =
+        vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
     ca_params.distinguished_name.push(DnType::CommonName, "xxl-job LDAP test CA");
     let ca = ca_params.self_signed(&ca_key).map_err(fail)?;
     let key = KeyPair::generate().map_err(fail)?;
-    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()]).map_err(fail)?;
+    let mut params =
+        CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()]).map_err(fail)?;
     params.distinguished_name.push(DnType::CommonName, "localhost");
     let cert = params.signed_by(&key, &ca, &ca_key).map_err(fail)?;
-    for (name, pem) in [("ca.pem", ca.pem()), ("server.pem", cert.pem()), ("server.key", key.serialize_pem())] {
+    for (name, pem) in [("ca.pem", ca.pem()), ("server.pem", cert.pem()), ("server.key", key.serialize_pem())]
+    {
         std::fs::write(root.join(name), pem).context(name)?;
     }
     Ok(())

@@ -172,7 +172,8 @@ impl Drop for SmtpServer {
 
 impl SmtpServer {
     pub async fn start(options: SmtpOptions) -> Result<SmtpServer, Failed> {
-        let listener = TcpListener::bind("127.0.0.1:0").await.map_err(|e| Failed::from(format!("smtp bind: {e}")))?;
+        let listener =
+            TcpListener::bind("127.0.0.1:0").await.map_err(|e| Failed::from(format!("smtp bind: {e}")))?;
         let port = listener.local_addr().map_err(|e| Failed::from(e.to_string()))?.port();
         let acceptor = match options.tls {
             SmtpTls::None => None,
@@ -182,7 +183,8 @@ impl SmtpServer {
         let sink = received.clone();
         let accept = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let session = Session { options: options.clone(), acceptor: acceptor.clone(), received: sink.clone() };
+                let session =
+                    Session { options: options.clone(), acceptor: acceptor.clone(), received: sink.clone() };
                 tokio::spawn(async move {
                     let _ = session.serve(stream).await;
                 });
@@ -206,8 +208,9 @@ pub async fn closed_port() -> Result<u16, Failed> {
 
 /// A fresh self-signed certificate for 127.0.0.1 and localhost, served with the ring provider.
 fn tls_acceptor() -> Result<TlsAcceptor, Failed> {
-    let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".to_string()])
-        .map_err(|e| Failed::from(format!("certificate: {e}")))?;
+    let certified =
+        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            .map_err(|e| Failed::from(format!("certificate: {e}")))?;
     let cert: CertificateDer<'static> = certified.cert.der().clone();
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(certified.key_pair.serialize_der()));
     let config = ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
@@ -303,8 +306,10 @@ impl Session {
                                 }
                             };
                             let decoded = B64.decode(initial.trim()).unwrap_or_default();
-                            let parts: Vec<String> =
-                                decoded.split(|b| *b == 0).map(|p| String::from_utf8_lossy(p).into_owned()).collect();
+                            let parts: Vec<String> = decoded
+                                .split(|b| *b == 0)
+                                .map(|p| String::from_utf8_lossy(p).into_owned())
+                                .collect();
                             (parts.len() == 3).then(|| (parts[1].clone(), parts[2].clone()))
                         }
                         "LOGIN" => {
@@ -317,7 +322,10 @@ impl Session {
                             };
                             write(reader, "334 UGFzc3dvcmQ6").await?;
                             let password = read_line(reader).await?.unwrap_or_default();
-                            let decode = |s: &str| String::from_utf8_lossy(&B64.decode(s.trim()).unwrap_or_default()).into_owned();
+                            let decode = |s: &str| {
+                                String::from_utf8_lossy(&B64.decode(s.trim()).unwrap_or_default())
+                                    .into_owned()
+                            };
                             Some((decode(&user), decode(&password)))
                         }
                         _ => None,
@@ -335,7 +343,9 @@ impl Session {
                     }
                 }
                 "MAIL" if !state.greeted => "503 5.5.1 EHLO first".to_string(),
-                "MAIL" if self.options.tls == SmtpTls::StartTls && !tls => "530 5.7.0 STARTTLS first".to_string(),
+                "MAIL" if self.options.tls == SmtpTls::StartTls && !tls => {
+                    "530 5.7.0 STARTTLS first".to_string()
+                }
                 "MAIL" if self.options.credentials.is_some() && state.user.is_none() => {
                     "530 5.7.0 authentication required".to_string()
                 }

@@ -42,7 +42,8 @@ pub struct WebhookServer {
 
 impl WebhookServer {
     pub async fn start() -> Result<WebhookServer, Failed> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| Failed::from(e.to_string()))?;
+        let listener =
+            tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| Failed::from(e.to_string()))?;
         let addr = listener.local_addr().map_err(|e| Failed::from(e.to_string()))?;
         let received = Arc::new(Mutex::new(Vec::new()));
         let app = Router::new().fallback(handle).with_state(received.clone());
@@ -63,9 +64,15 @@ impl Drop for WebhookServer {
     }
 }
 
-async fn handle(State(received): State<Arc<Mutex<Vec<Received>>>>, uri: Uri, RawQuery(query): RawQuery, body: Bytes) -> impl IntoResponse {
-    let query: Vec<(String, String)> =
-        url::form_urlencoded::parse(query.unwrap_or_default().as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+async fn handle(
+    State(received): State<Arc<Mutex<Vec<Received>>>>,
+    uri: Uri,
+    RawQuery(query): RawQuery,
+    body: Bytes,
+) -> impl IntoResponse {
+    let query: Vec<(String, String)> = url::form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
     let request = Received {
         path: uri.path().to_string(),
         query,
@@ -81,17 +88,27 @@ async fn handle(State(received): State<Arc<Mutex<Vec<Received>>>>, uri: Uri, Raw
     match request.path.as_str() {
         "/dingtalk" => {
             let signed = request.query("timestamp").and_then(|t| t.parse::<i64>().ok()).is_some_and(|t| {
-                (now_ms - t).abs() < 60_000 && request.query("sign") == Some(dingtalk_sign(SECRET, t).as_str())
+                (now_ms - t).abs() < 60_000
+                    && request.query("sign") == Some(dingtalk_sign(SECRET, t).as_str())
             });
-            let reply = if signed { json!({"errcode": 0, "errmsg": "ok"}) } else { json!({"errcode": 310000, "errmsg": "sign not match"}) };
+            let reply = if signed {
+                json!({"errcode": 0, "errmsg": "ok"})
+            } else {
+                json!({"errcode": 310000, "errmsg": "sign not match"})
+            };
             (StatusCode::OK, reply.to_string())
         }
         "/feishu" => {
             let timestamp = request.body["timestamp"].as_str().and_then(|t| t.parse::<i64>().ok());
             let signed = timestamp.is_some_and(|t| {
-                (now_ms / 1000 - t).abs() < 60 && request.body["sign"].as_str() == Some(feishu_sign(SECRET, t).as_str())
+                (now_ms / 1000 - t).abs() < 60
+                    && request.body["sign"].as_str() == Some(feishu_sign(SECRET, t).as_str())
             });
-            let reply = if signed { json!({"code": 0, "msg": "success"}) } else { json!({"code": 19021, "msg": "sign match fail"}) };
+            let reply = if signed {
+                json!({"code": 0, "msg": "success"})
+            } else {
+                json!({"code": 19021, "msg": "sign match fail"})
+            };
             (StatusCode::OK, reply.to_string())
         }
         "/wecom" => (StatusCode::OK, json!({"errcode": 0, "errmsg": "ok"}).to_string()),
