@@ -443,17 +443,34 @@ async fn csrf_variants_are_refused(backend: Backend) -> TestResult {
     let client = admin(&app).await?;
     let port = app.app.addr.port();
     let sibling = format!("http://127.0.0.1:{}", port.wrapping_add(1));
+    // Issue 43 item 1: malformed origins that a URL parser reads as this admin's own.
+    let userinfo = format!("http://evil.example@127.0.0.1:{port}");
+    let escaped = format!("http://evil.example%40127.0.0.1:{port}");
+    let path = format!("http://127.0.0.1:{port}/xxl-job-admin");
+    let trailing_dot = format!("http://127.0.0.1.:{port}");
     let variants: Vec<(&str, Vec<(&str, &str)>)> = vec![
         ("a foreign Origin", vec![("Origin", "https://evil.example")]),
         ("a null Origin", vec![("Origin", "null")]),
         ("a sibling port's Origin", vec![("Origin", sibling.as_str())]),
         ("a cross-site fetch", vec![("Sec-Fetch-Site", "cross-site")]),
         ("a same-site fetch", vec![("Sec-Fetch-Site", "same-site")]),
+        ("an Origin with userinfo", vec![("Origin", userinfo.as_str())]),
+        ("an Origin with an escaped @", vec![("Origin", escaped.as_str())]),
+        ("an Origin with a path", vec![("Origin", path.as_str())]),
+        ("an Origin with a trailing dot", vec![("Origin", trailing_dot.as_str())]),
     ];
     for (path, form) in state_changing("1") {
         for (what, headers) in &variants {
             let reply = client.request(Method::POST, path, &borrowed(&form), headers).await?;
             ensure_eq!(reply.status, 403, "{path} from {what}");
+            if let Some((_, origin)) = headers.iter().find(|(name, _)| *name == "Origin") {
+                let refusal = reply.json()?;
+                let message = refusal["msg"].as_str().unwrap_or_default();
+                ensure!(
+                    message.contains(origin),
+                    "{path} from {what}: the refusal names the sender: {refusal}"
+                );
+            }
         }
     }
     let login = ConsoleClient::new(&app.base)

@@ -10,7 +10,6 @@
 
 use axum::http::header::{FORWARDED, HOST, ORIGIN};
 use axum::http::HeaderMap;
-use url::Url;
 
 /// What the headers say about the page that sent a request.
 #[derive(Debug, PartialEq, Eq)]
@@ -63,10 +62,6 @@ impl OriginPolicy {
     pub fn sender(&self, headers: &HeaderMap) -> Sender {
         let origin = text(headers, ORIGIN.as_str());
         let fetch_site = text(headers, "sec-fetch-site");
-        let parsed = origin.and_then(|o| Url::parse(o).ok()).filter(|u| u.has_host());
-        if parsed.as_ref().is_some_and(|url| self.trusted.contains(&url.origin().ascii_serialization())) {
-            return Sender::Own;
-        }
         let addressed = addressed_origins(headers);
         let foreign = || {
             Sender::Foreign(Evidence {
@@ -78,6 +73,19 @@ impl OriginPolicy {
                     .collect(),
             })
         };
+        // "null" (sandboxed frames, file: pages) is a serialized origin too, an opaque one; anything else
+        // that is not one (userinfo, a path, an escape, a trailing dot) no browser sends: refused whatever
+        // else the request says, so no parser's leniency can turn it into our own origin.
+        let serialized = match origin {
+            None | Some("null") => None,
+            Some(origin) => match SerializedOrigin::parse(origin) {
+                Some(parsed) => Some(parsed),
+                None => return foreign(),
+            },
+        };
+        if serialized.as_ref().is_some_and(|o| self.trusted.contains(&o.to_string())) {
+            return Sender::Own;
+        }
         match fetch_site {
             Some(site) if site.eq_ignore_ascii_case("same-origin") || site.eq_ignore_ascii_case("none") => {
                 return Sender::Own
@@ -89,12 +97,10 @@ impl OriginPolicy {
         if origin.is_none() {
             return Sender::Unmarked;
         }
-        // "null" (sandboxed frames, file: pages) parses to no host and is foreign.
-        let Some(url) = parsed else { return foreign() };
+        let Some(serialized) = serialized else { return foreign() };
         let own = addressed.iter().any(|(scheme, host)| {
-            let scheme = scheme.unwrap_or(url.scheme());
-            Url::parse(&format!("{scheme}://{host}"))
-                .is_ok_and(|candidate| candidate.origin() == url.origin())
+            let scheme = scheme.unwrap_or(serialized.scheme);
+            SerializedOrigin::addressed(scheme, host).is_some_and(|candidate| candidate.same(&serialized))
         });
         if own {
             Sender::Own
@@ -102,6 +108,90 @@ impl OriginPolicy {
             foreign()
         }
     }
+}
+
+/// An origin as browsers serialize it (RFC 6454 section 6.1): `scheme://host[:port]`, nothing more. Parsed
+/// strictly rather than through a URL parser, which would read `http://evil.example@host` as `host`.
+#[derive(Debug)]
+struct SerializedOrigin<'a> {
+    scheme: &'a str,
+    /// As written; compared without regard to ASCII case, as DNS names are.
+    host: &'a str,
+    /// `None` for the scheme's default port, written or not.
+    port: Option<u16>,
+}
+
+impl<'a> SerializedOrigin<'a> {
+    fn parse(origin: &'a str) -> Option<SerializedOrigin<'a>> {
+        let (scheme, authority) = origin.split_once("://")?;
+        let scheme = ["http", "https"].into_iter().find(|s| s.eq_ignore_ascii_case(scheme))?;
+        SerializedOrigin::addressed(scheme, authority)
+    }
+
+    /// The origin of a request addressed to `host[:port]` over `scheme` (a `Host` header's form).
+    fn addressed(scheme: &'a str, authority: &'a str) -> Option<SerializedOrigin<'a>> {
+        let (host, port) = split_port(authority)?;
+        if !(valid_ip_literal(host) || valid_host_name(host)) {
+            return None;
+        }
+        let default = match scheme.to_ascii_lowercase().as_str() {
+            "http" => 80,
+            "https" => 443,
+            _ => return None,
+        };
+        Some(SerializedOrigin { scheme, host, port: port.filter(|&p| p != default) })
+    }
+
+    fn same(&self, other: &SerializedOrigin<'_>) -> bool {
+        self.scheme.eq_ignore_ascii_case(other.scheme)
+            && self.host.eq_ignore_ascii_case(other.host)
+            && self.port == other.port
+    }
+}
+
+impl std::fmt::Display for SerializedOrigin<'_> {
+    /// The ASCII serialization the configuration keeps trusted origins in: lower case, no default port.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}://{}", self.scheme.to_ascii_lowercase(), self.host.to_ascii_lowercase())?;
+        match self.port {
+            Some(port) => write!(f, ":{port}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `host` and its port, if one is written: digits without a leading zero, 1 to 65535.
+fn split_port(authority: &str) -> Option<(&str, Option<u16>)> {
+    let port_at = match authority.rfind(':') {
+        Some(i) if !authority[i..].contains(']') => i,
+        _ => return Some((authority, None)),
+    };
+    let digits = &authority[port_at + 1..];
+    let well_formed =
+        !digits.is_empty() && !digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit());
+    let port = digits.parse::<u16>().ok().filter(|_| well_formed)?;
+    Some((&authority[..port_at], Some(port)))
+}
+
+/// A DNS name (IDNs arrive as punycode) or an IPv4 address: dot-separated labels of letters, digits and
+/// hyphens, none empty, so no leading, doubled or trailing dot.
+fn valid_host_name(host: &str) -> bool {
+    !host.is_empty()
+        && host.len() <= 253
+        && host.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        })
+}
+
+/// An IPv6 address in brackets, as origins and `Host` write it.
+fn valid_ip_literal(host: &str) -> bool {
+    host.strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .is_some_and(|address| address.parse::<std::net::Ipv6Addr>().is_ok())
 }
 
 fn text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
@@ -238,5 +328,52 @@ mod tests {
             is_foreign(&sender(&[("origin", "http://ui.example.com"), ("sec-fetch-site", "cross-site")])),
             "another scheme"
         );
+    }
+
+    /// What browsers send is accepted; what no browser sends (RFC 6454's serialization is scheme, host and
+    /// port only) is refused as foreign, with or without Fetch Metadata, even where a URL parser would find
+    /// this very host in it.
+    #[test]
+    fn only_serialized_origins_are_compared() {
+        let host = ("host", "127.0.0.1:8080");
+        let accepted = ["http://127.0.0.1:8080", "HTTP://127.0.0.1:8080", "http://[::1]:8080"];
+        for origin in accepted {
+            let ipv6 = ("host", "[::1]:8080");
+            let addressed = if origin.contains('[') { ipv6 } else { host };
+            assert_eq!(sender(&[addressed, ("origin", origin)]), Sender::Own, "{origin}");
+        }
+        let refused = [
+            "http://evil.example@127.0.0.1:8080",
+            "http://evil.example%40127.0.0.1:8080",
+            "http://user:pass@127.0.0.1:8080",
+            "http://@127.0.0.1:8080",
+            "http://127.0.0.1:8080/",
+            "http://127.0.0.1:8080/path",
+            "http://127.0.0.1:8080?x",
+            "http://127.0.0.1:8080#x",
+            "http://127.0.0.1.:8080",
+            "http://127.0.0.1:08080",
+            "http://127.0.0.1:+8080",
+            "http://127.0.0.1:",
+            "http://127.0.0.1:99999",
+            "http://127.0.0.1 :8080",
+            "http:127.0.0.1:8080",
+            "//127.0.0.1:8080",
+            "127.0.0.1:8080",
+            "ftp://127.0.0.1:8080",
+            "http://127%2e0.0.1:8080",
+            "http://127.0.0.1:8080\\@evil.example",
+            "http://[::1%25eth0]:8080",
+            "http://",
+        ];
+        for origin in refused {
+            assert!(is_foreign(&sender(&[host, ("origin", origin)])), "{origin}");
+            let browser_says_own = [host, ("origin", origin), ("sec-fetch-site", "same-origin")];
+            assert!(is_foreign(&sender(&browser_says_own)), "{origin} with Sec-Fetch-Site");
+        }
+        let trailing_dot = [("host", "a.example."), ("origin", "http://a.example.")];
+        assert!(is_foreign(&sender(&trailing_dot)), "a trailing dot on both sides");
+        let trusted_with_userinfo = [host, ("origin", "https://x@ui.example.com")];
+        assert!(is_foreign(&sender(&trusted_with_userinfo)), "userinfo before a trusted origin");
     }
 }
