@@ -333,6 +333,9 @@
                 });
                 break;
         }
+        // A single value the user did not tick here (the starting expression's 0, a typed one) stands in
+        // until the user ticks another: ticking minute 30 in '0 0 0 * * ?' means 30, not 0 and 30.
+        $pane.data('provisional', state.mode === 'list' && (state.list || []).length === 1);
     };
 
     Builder.prototype.readAll = function () {
@@ -439,15 +442,22 @@
         this.$holder.on('change input', 'input, select', function () {
             var $pane = $(this).closest('.cron-field');
             var key = $pane.attr('data-field');
+            var provisional = $pane.data('provisional');
+            $pane.data('provisional', false);
             // Touching a value control selects its form.
             if (!$(this).is(':radio')) {
                 var $radio = $(this).closest('.radio').find('input[type="radio"]');
                 if ($(this).hasClass('cron-value')) {
                     $radio = $pane.find('input[type="radio"][value="list"]');
+                    if (this.checked && (provisional || !$radio.is(':checked'))) {
+                        $pane.find('.cron-value').not(this).prop('checked', false);
+                    }
                 }
                 $radio.prop('checked', true);
             } else if (this.value === 'list' && !$pane.find('.cron-value:checked').length) {
+                // An empty list is no expression: the first value stands in until the user ticks one.
                 $pane.find('.cron-value').first().prop('checked', true);
+                $pane.data('provisional', true);
             }
             self.generate(key);
         });
