@@ -491,10 +491,34 @@ $(function () {
         window.location.href = XJ.url('/jobinfo/export?jobGroup=' + encodeURIComponent($('#jobGroup').val() || 0));
     });
 
+    // A file is always planned first (a dry run); only that plan's own button applies it, after a
+    // confirmation that counts what it deletes.
+    var applying = null;
+
+    function showApplyOutcome(text, plan, changes, deletions) {
+        $('#applyOutcome').prop('hidden', false).text(text);
+        $('#applyPlan').prop('hidden', !plan).text(plan || '');
+        applying = applying && changes ? $.extend(applying, { changes: changes, deletions: deletions }) : null;
+        $('#applyConfirm').prop('hidden', !applying).text(applying ? XJ.t('code_apply_changes', [changes]) : '');
+    }
+
     $('#jobApply').on('click', function () {
         XJ.showModal($('#applyModal'), $('#applyForm'));
-        $('#applyPlan').prop('hidden', true).text('');
+        applying = null;
+        $('#applyOutcome, #applyPlan, #applyConfirm').prop('hidden', true);
     });
+
+    function sendDocument(dryRun, done) {
+        var $buttons = $('#applySubmit, #applyConfirm').prop('disabled', true);
+        XJ.call('/jobinfo/apply', {
+            document: applying.document,
+            format: applying.format,
+            dryRun: dryRun ? 'true' : 'false',
+            prune: applying.prune ? 'true' : 'false'
+        }, { success: done }).always(function () {
+            $buttons.prop('disabled', false);
+        });
+    }
 
     $('#applyForm').on('submit', function (e) {
         e.preventDefault();
@@ -504,29 +528,39 @@ $(function () {
             XJ.alertError(I18n.code_no_file);
             return;
         }
-        var $button = $('#applySubmit').prop('disabled', true);
+        var format = /\.json$/i.test(file.name) ? 'json' : /\.toml$/i.test(file.name) ? 'toml' : null;
+        if (!format) {
+            XJ.alertError(XJ.t('code_unknown_format', [file.name]));
+            return;
+        }
+        var prune = $form.find('[name="prune"]').prop('checked');
         var reader = new FileReader();
         reader.onload = function () {
-            XJ.call('/jobinfo/apply', {
-                document: reader.result,
-                format: /\.json$/i.test(file.name) ? 'json' : 'toml',
-                dryRun: $form.find('[name="dryRun"]').prop('checked') ? 'true' : 'false',
-                prune: $form.find('[name="prune"]').prop('checked') ? 'true' : 'false'
-            }, {
-                success: function (result) {
-                    $('#applyPlan').prop('hidden', false).text(result.plan);
-                    if (result.applied) {
-                        reload(true);
-                    }
-                }
-            }).always(function () {
-                $button.prop('disabled', false);
+            applying = { document: reader.result, format: format, prune: prune };
+            sendDocument(true, function (result) {
+                var title = result.changes ? I18n.code_plan_title : I18n.code_plan_nothing;
+                showApplyOutcome(title, result.plan, result.changes, result.deletions);
             });
         };
         reader.onerror = function () {
-            $button.prop('disabled', false);
             XJ.alertError(I18n.code_no_file);
         };
         reader.readAsText(file);
+    });
+
+    $('#applyConfirm').on('click', function () {
+        if (!applying) {
+            return;
+        }
+        var question = applying.deletions
+            ? XJ.t('code_apply_confirm_delete', [applying.changes, applying.deletions])
+            : XJ.t('code_apply_confirm', [applying.changes]);
+        XJ.confirm(question, function () {
+            sendDocument(false, function (result) {
+                applying = null;
+                showApplyOutcome(XJ.t('code_applied', [result.changes]), result.plan, 0, 0);
+                reload(true);
+            });
+        });
     });
 });

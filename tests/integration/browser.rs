@@ -738,6 +738,16 @@ async fn first_look_cron_builder_dashboard_glue_note(backend: Backend) -> TestRe
             )
             .await?;
         ensure_eq!(first, json!(["0 0 0 * * ?", "0 0 0 * * ?", true]), "the builder's first state");
+        // Issue 43 item 5: ticking minute 30 and hour 2 means 02:30, not also 00:00, 00:30 and 02:00; a
+        // second tick in the same field adds to it.
+        let tick = "var f = document.querySelector('#addForm'); \
+                    f.querySelector('.cron-field[data-field=' + arguments[0] + '] .cron-value[value=\"' + arguments[1] + '\"]').click(); \
+                    return f.elements.schedule_conf_CRON.value;";
+        browser.script(tick, vec![json!("minute"), json!("30")]).await?;
+        let daily = browser.script(tick, vec![json!("hour"), json!("2")]).await?;
+        ensure_eq!(daily, json!("0 30 2 * * ?"), "one value ticked in place of the starting 0");
+        let twice = browser.script(tick, vec![json!("hour"), json!("14")]).await?;
+        ensure_eq!(twice, json!("0 30 2,14 * * ?"), "a second tick in a field adds to it");
 
         browser.fill("#addForm [name=schedule_conf_CRON]", "0 0 0 * * *").await?;
         let error = browser
@@ -958,11 +968,13 @@ async fn behind_nginx_every_action_and_other_origins(backend: Backend) -> TestRe
     Ok(())
 }
 
-/// Jobs as code in the console: the job page's upload plans a document (dry run, nothing written), then
-/// applies it and lists the new job; the export buttons download the executors as a document.
+/// Jobs as code in the console: the job page's upload refuses a file that is neither .toml nor .json,
+/// plans a document (nothing written), applies that plan only after a confirmation and says so, and lists
+/// the new job; the export buttons download the executors as a document.
 async fn jobs_as_code_export_and_upload(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+    let t = I18n::new("en");
     let dir = tempfile::tempdir().context("temp dir")?;
     let file = dir.path().join("reports.toml");
     let document = "[[executor]]\napp_name = \"xxl-job-executor-sample\"\ntitle = \"示例执行器\"\n\n[[executor.job]]\n\
@@ -987,6 +999,18 @@ async fn jobs_as_code_export_and_upload(backend: Backend) -> TestResult {
         );
         browser.click("#jobApply").await?;
         browser.visible("#applyModal").await?;
+        let text_file = dir.path().join("reports.txt");
+        std::fs::write(&text_file, document).context("write")?;
+        let chooser = browser.visible("#applyForm [name=document]").await?;
+        chooser.send_keys(&text_file.display().to_string()).await.context("choose the .txt file")?;
+        browser.click("#applySubmit").await?;
+        let refusal = t.get("code_unknown_format").replace("{0}", "reports.txt");
+        browser
+            .until("the refusal of a .txt file", &format!("var d = document.querySelector('.layui-layer-content'); return d && d.textContent === {} ? true : null;", json!(refusal)))
+            .await?;
+        browser
+            .script("layer.closeAll(); jQuery('#applyForm [name=document]').val(''); return true;", vec![])
+            .await?;
         browser
             .visible("#applyForm [name=document]")
             .await?
@@ -1001,15 +1025,26 @@ async fn jobs_as_code_export_and_upload(backend: Backend) -> TestResult {
                 .is_some_and(|p| p.contains("+ job xxl-job-executor-sample/uploaded job/uploaded: create")),
             "{plan}"
         );
-        ensure_eq!(db_handle.jobs_by_group(1).await.context("jobs")?.len(), 1, "a dry run writes nothing");
-        browser.script("jQuery('#applyForm [name=dryRun]').prop('checked', false); jQuery('#applyPlan').text(''); return true;", vec![]).await?;
-        browser.click("#applySubmit").await?;
+        ensure_eq!(db_handle.jobs_by_group(1).await.context("jobs")?.len(), 1, "a plan writes nothing");
+        let outcome = browser.script("return jQuery('#applyOutcome').text();", vec![]).await?;
+        ensure_eq!(outcome, json!(t.get("code_plan_title")), "the plan says nothing is written yet");
+        // Issue 43 item 5: the plan's own button applies it, and only after a confirmation.
+        browser.click("#applyConfirm").await?;
+        let question = t.get("code_apply_confirm").replace("{0}", "1");
+        browser
+            .until("the confirmation", &format!("var d = document.querySelector('.layui-layer-content'); return d && d.textContent === {} ? true : null;", json!(question)))
+            .await?;
+        ensure_eq!(db_handle.jobs_by_group(1).await.context("jobs")?.len(), 1, "nothing before the answer");
+        browser.click(".layui-layer-btn0").await?;
+        let applied = t.get("code_applied").replace("{0}", "1");
         browser
             .until(
-                "the applied plan",
-                "var t = jQuery('#applyPlan').text(); return t.indexOf('1 change(s)') >= 0 ? t : null;",
+                "the applied result",
+                &format!("return jQuery('#applyOutcome').text() === {} ? true : null;", json!(applied)),
             )
             .await?;
+        let after = browser.script("return [jQuery('#applyPlan').text().indexOf('1 change(s)') >= 0, jQuery('#applyConfirm').prop('hidden')];", vec![]).await?;
+        ensure_eq!(after, json!([true, true]), "the applied plan shown, nothing more to apply");
         browser
             .until(
                 "the new job in the list",

@@ -7,7 +7,7 @@ use super::{changes_state_post_only, JsonResult, LoginUser, OrJson};
 use crate::domain::ReturnT;
 use crate::http::state::AppState;
 use crate::service::groups;
-use crate::service::jobs_as_code::{self, ApplyOptions, Document, Format, Setting};
+use crate::service::jobs_as_code::{self, Action, ApplyOptions, Document, Format, Setting};
 use axum::extract::State;
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
@@ -57,6 +57,8 @@ struct Applied {
     /// The plan as the command line prints it.
     plan: String,
     changes: usize,
+    /// How many of the changes delete an executor or a job (with its logs): the page asks before those.
+    deletions: usize,
     applied: bool,
 }
 
@@ -73,9 +75,12 @@ async fn apply(State(state): State<AppState>, user: LoginUser, params: Params) -
     };
     let plan = jobs_as_code::apply_for(&state, &user, &doc, options).await.or_json(&state)?;
     let changes = plan.changes();
+    let deletions = plan.executors.iter().map(|s| s.action).chain(plan.jobs.iter().map(|s| s.action));
+    let deletions = deletions.filter(|action| *action == Action::Delete).count();
     Ok(Json(ReturnT::with_content(Applied {
         plan: plan.to_string(),
         changes,
+        deletions,
         applied: !options.dry_run && changes > 0,
     })))
 }
