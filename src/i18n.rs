@@ -1,13 +1,13 @@
-//! The console's three language bundles (spec console.md section 5): UI words, validation messages and the
+//! The console's three language bundles (2.4.2: I18nUtil's bundles): UI words, validation messages and the
 //! texts the scheduler writes into `trigger_msg` / `handle_msg` and alarm e-mails. Each bundle has the 251
 //! keys of the 2.4.2 bundles plus the few texts our own console adds (cron builder, help page); the page
 //! scripts receive the whole bundle, so no text lives in JavaScript.
 //!
-//! As in 2.4.2 the language is chosen once at start-up; there is no per-request language. The spec builds
-//! messages by plain concatenation (`T(system_please_input)+T(jobinfo_field_jobdesc)`), so English values
+//! As in 2.4.2 the language is chosen once at start-up; there is no per-request language. 2.4.2 builds
+//! messages by plain concatenation (`system_please_input` then `jobinfo_field_jobdesc`), so English values
 //! carry their own spacing: prefixes end with a space (`system_please_input`, `system_please_choose`,
 //! `system_lengh_limit`, `system_welcome`, `jobinfo_field_add`) and suffixes start with one
-//! (`system_unvalid`, `system_not_found`). Callers join values with nothing in between, like the reference.
+//! (`system_unvalid`, `system_not_found`). Callers join values with nothing in between, as 2.4.2 does.
 
 use std::fmt::{self, Display, Write};
 use std::sync::OnceLock;
@@ -120,7 +120,7 @@ mod tests {
 
     use super::*;
 
-    /// The 251 keys of spec console.md 5.2.
+    /// The 251 keys of 2.4.2's bundles (its `i18n/message_*.properties`).
     #[rustfmt::skip]
     const SPEC_KEYS: [&str; 251] = [
         "admin_i18n", "admin_name", "admin_name_full", "admin_version", "change_pwd", "change_pwd_field_newpwd",
@@ -274,7 +274,8 @@ mod tests {
             for (key, value) in i18n.all() {
                 let text =
                     value.as_str().unwrap_or_else(|| panic!("{}: {key} is not a string", i18n.lang_code()));
-                // Spec 5.1: `admin_i18n` is empty in both Chinese bundles; the page picks the cron builder by it.
+                // As in 2.4.2, `admin_i18n` is empty in both Chinese bundles; the page picks the cron builder
+                // by it.
                 if key != "admin_i18n" {
                     assert!(!text.trim().is_empty(), "{}: {key} is empty", i18n.lang_code());
                 }

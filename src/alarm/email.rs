@@ -1,4 +1,4 @@
-//! The e-mail alarm (spec 4.5, console 6): one HTML message to each address in the job's `alarm_email`
+//! The e-mail alarm (2.4.2: EmailJobAlarm): one HTML message to each address in the job's `alarm_email`
 //! (its `webhook:<name>` entries are other channels).
 //!
 //! SMTP settings are the JavaMail properties users already have: `mail.smtp.auth`, STARTTLS enable /
@@ -99,7 +99,7 @@ impl AlarmChannel for EmailAlarm {
     }
 }
 
-/// The HTML body of the alarm for `log` of `job` in the language of `i18n` (console spec 6.2): every value
+/// The HTML body of the alarm for `log` of `job` in `i18n`'s language (2.4.2: EmailJobAlarm): every value
 /// escaped, the stored trigger and handle messages keeping only the admin's own line breaks and banners.
 pub fn render_body(i18n: &I18n, job: &JobInfo, group_title: Option<&str>, log: &JobLog) -> String {
     let t = |key| i18n.get(key);

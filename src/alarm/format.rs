@@ -1,4 +1,4 @@
-//! An alarm in each webhook's own message format, saying what the e-mail says (console spec 6.2): the
+//! An alarm in each webhook's own message format, saying what the e-mail says (2.4.2: EmailJobAlarm): the
 //! group, job, description and alarm type, then the log id, the trigger message when the trigger failed
 //! and the handle message when the result did. Every value is escaped for the target syntax; the
 //! admin's own `<br>` become line breaks and its banner spans are dropped.

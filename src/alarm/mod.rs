@@ -1,4 +1,4 @@
-//! Alarms: how the people behind a failed job hear about it (spec 4.5). Each way is an [`AlarmChannel`]:
+//! Alarms: how the people behind a failed job hear of it (docs/alarms.md). Each way is an [`AlarmChannel`]:
 //! e-mail, the channel 2.4.2 ships, and webhooks to chat robots or any JSON endpoint. [`Alarms`] picks
 //! the channels an alarm concerns, sends on all of them at once and folds the results into one outcome.
 

@@ -95,7 +95,8 @@ pub struct DataSourceConfig {
     pub username: Option<String>,
     pub password: Option<Secret>,
     pub pool: PoolConfig,
-    /// The zone DATETIME columns are written and read in (spec 11.2); `None` = this machine's zone.
+    /// The zone DATETIME columns are written and read in, as Connector/J does for 2.4.2 (see
+    /// README.md#point-it-at-your-existing-xxl-job-database); `None` = this machine's zone.
     pub time_zone: Option<Tz>,
 }
 

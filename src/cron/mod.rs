@@ -1,4 +1,4 @@
-//! Quartz 2.3 cron expressions, as xxl-job 2.4.2 uses them (spec section 6).
+//! Quartz 2.3 cron expressions, as xxl-job 2.4.2 uses them (docs/console.md#cron-expressions).
 //!
 //! Validation and fire times follow Quartz's `CronExpression` observably, including the corners where
 //! Quartz is lenient (`5X` reads as `5`, tokens after the year are ignored) and the way it walks the

@@ -1,4 +1,5 @@
-//! How a result finishes a log row (spec 1.6 step 3 and 1.7): message composition and child jobs.
+//! How a result finishes a log row: message composition and child jobs (2.4.2: JobCompleteHelper.callback
+//! and XxlJobCompleter).
 
 use crate::domain::java_split;
 use crate::i18n::I18n;

@@ -12,7 +12,7 @@ pub mod trigger_msg;
 
 pub use protocol::{HandleCallbackParam, RegistryParam, ReturnT};
 
-/// Why a trigger was issued; its title appears in `trigger_msg` (spec 3.6).
+/// Why a trigger was issued; its title appears in `trigger_msg` (2.4.2: TriggerTypeEnum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TriggerType {
     Manual,
@@ -48,7 +48,8 @@ impl TriggerType {
     }
 }
 
-/// A request to run a job once (spec 4.2): everything the trigger pipeline needs besides the job row.
+/// A request to run a job once (2.4.2: JobTriggerPoolHelper.trigger): everything the trigger pipeline
+/// needs besides the job row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TriggerRequest {
     pub job_id: i32,
@@ -99,7 +100,7 @@ impl TriggerRequest {
     }
 }
 
-/// GLUE types (spec 3.5): stored name and the display name the console shows (never translated).
+/// GLUE types (2.4.2: GlueTypeEnum): stored name and the display name the console shows (never translated).
 pub const GLUE_TYPES: [(&str, &str); 7] = [
     ("BEAN", "BEAN"),
     ("GLUE_GROOVY", "GLUE(Java)"),
@@ -110,7 +111,7 @@ pub const GLUE_TYPES: [(&str, &str); 7] = [
     ("GLUE_POWERSHELL", "GLUE(PowerShell)"),
 ];
 
-/// Block strategies (spec 3.4), enforced by executors; the admin validates and forwards them.
+/// Block strategies (2.4.2: ExecutorBlockStrategyEnum): enforced by executors, checked and forwarded here.
 /// GLUE source versions kept per job (the console's GLUE IDE shows them).
 pub const GLUE_HISTORY: i64 = 30;
 

@@ -1,4 +1,5 @@
-//! The JSON shapes exchanged with executors (spec 1.3, 2.4), tolerant of what real executors send.
+//! The JSON shapes exchanged with executors (2.4.2: RegistryParam, HandleCallbackParam, TriggerParam,
+//! ReturnT), tolerant of what real executors send.
 
 use serde::{Deserialize, Deserializer, Serialize};
 

@@ -1,7 +1,7 @@
-//! Executor route strategies (spec 3.3, 5): which address of a group a trigger is sent to.
+//! Executor route strategies (2.4.2: ExecutorRouteStrategyEnum): which address of a group a trigger goes to.
 //!
 //! The stateful strategies (ROUND, LFU, LRU) keep their state in this admin's memory only, as 2.4.2 does
-//! (observation 10.14): it is not shared across a cluster, is lost on restart and is cleared every 24 h.
+//! (its `ExecutorRoute*` classes): it is not shared across a cluster, is lost on restart, cleared every 24 h.
 //! FAILOVER and BUSYOVER need executor calls and SHARDING_BROADCAST fans out, so the trigger handles those.
 
 use md5::{Digest, Md5};
@@ -137,7 +137,7 @@ impl Router {
         }
     }
 
-    /// The address for the strategies that need no executor call (spec 5.1–5.7). `None` for FAILOVER,
+    /// The address for the strategies that need no executor call (FIRST to LRU). `None` for FAILOVER,
     /// BUSYOVER and SHARDING_BROADCAST, which the caller handles, and for an empty address list.
     /// `addresses` is the group's list in `address_list` order; `now_ms` drives the 24 h reset.
     pub fn pick(
@@ -170,7 +170,8 @@ impl Router {
 }
 
 impl DailyState<Option<usize>> {
-    /// ROUND (5.3): a random start in `[0, 100)`, then +1 per trigger; `list[value mod n]`.
+    /// ROUND (2.4.2: ExecutorRouteRound): a random start in `[0, 100)`, then +1 per trigger;
+    /// `list[value mod n]`.
     fn pick(&mut self, job_id: i32, addresses: &[String], now_ms: i64) -> String {
         let counter = self.job(job_id, now_ms);
         let value = match *counter {
@@ -183,9 +184,9 @@ impl DailyState<Option<usize>> {
 }
 
 impl DailyState<HashMap<String, usize>> {
-    /// LEAST_FREQUENTLY_USED (5.6). New addresses start at a random count in `[0, n)` so a fresh job does not
-    /// send its first triggers all to one executor. Ties go to the earliest address in the list (2.4.2 leaves
-    /// them to hash-map order).
+    /// LEAST_FREQUENTLY_USED (2.4.2: ExecutorRouteLFU). New addresses start at a random count in `[0, n)`
+    /// so a fresh job does not send its first triggers all to one executor. Ties go to the earliest address
+    /// in the list (2.4.2 leaves them to hash-map order).
     fn pick(&mut self, job_id: i32, addresses: &[String], now_ms: i64) -> String {
         let counts = self.job(job_id, now_ms);
         let mut rng = rand::rng();
@@ -205,8 +206,9 @@ impl DailyState<HashMap<String, usize>> {
 }
 
 impl DailyState<Vec<String>> {
-    /// LEAST_RECENTLY_USED (5.7): new addresses join at the most-recent end, vanished ones are dropped, and the
-    /// least recent one is served and becomes the most recent: a rotation in list order.
+    /// LEAST_RECENTLY_USED (2.4.2: ExecutorRouteLRU): new addresses join at the most-recent end, vanished
+    /// ones are dropped, and the least recent one is served and becomes the most recent: a rotation in list
+    /// order.
     fn pick(&mut self, job_id: i32, addresses: &[String], now_ms: i64) -> String {
         let order = self.job(job_id, now_ms);
         for address in addresses {
@@ -222,9 +224,9 @@ impl DailyState<Vec<String>> {
     }
 }
 
-/// CONSISTENT_HASH (5.5): the job's position on a ring of 100 virtual nodes per address. Pure, so every admin
-/// of a cluster sends a job to the same executor while the address list is unchanged. Empty string for an
-/// empty list.
+/// CONSISTENT_HASH (2.4.2: ExecutorRouteConsistentHash): the job's position on a ring of 100 virtual nodes
+/// per address. Pure, so every admin of a cluster sends a job to the same executor while the address list
+/// is unchanged. Empty string for an empty list.
 pub fn consistent_hash_pick(job_id: i32, addresses: &[String]) -> String {
     let mut ring: BTreeMap<u32, &String> = BTreeMap::new();
     for address in addresses {

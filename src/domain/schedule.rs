@@ -1,4 +1,5 @@
-//! Schedule types and the next planned fire of a job (spec 3.1, 3.2, 4.1 refresh, 6).
+//! Schedule types and the next planned fire of a job (2.4.2: ScheduleTypeEnum, MisfireStrategyEnum,
+//! JobScheduleHelper.refreshNextValidTime).
 
 use crate::cron::CronExpression;
 use crate::domain::TriggerType;
@@ -158,7 +159,7 @@ pub const PLAN_AHEAD_MS: i64 = 3000;
 /// Fires one job may get from one pass, whatever its schedule (none fires more often than once a second).
 const MAX_FIRES_PER_PASS: usize = 16;
 
-/// What one schedule pass does with one due job (spec 4.1 cases A, B, C).
+/// What one schedule pass does with one due job (2.4.2: JobScheduleHelper: misfired, late, or due soon).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobPlan {
     /// A trigger to issue at once, a misfire compensation or a fire late by at most [`PRE_READ_MS`], and

@@ -1,11 +1,13 @@
-//! The report stored in `xxl_job_log.trigger_msg` (spec 4.3 step 6, 5.8, 4.5), built from i18n texts.
+//! The report stored in `xxl_job_log.trigger_msg`, built from i18n texts (2.4.2: XxlJobTrigger's
+//! processTrigger, the FAILOVER and BUSYOVER probes, JobFailMonitorHelper's retry banner).
 //! 2.4.2 separates labels with the full-width colon whatever the language; the console shows it as HTML.
 
 use crate::i18n::I18n;
 
 pub const FW_COLON: &str = "：";
 
-/// Block strategy titles (spec 3.4); unknown or missing values show as serial execution.
+/// Block strategy titles (2.4.2: ExecutorBlockStrategyEnum); unknown or missing ones show as serial
+/// execution.
 pub fn block_title_key(block_strategy: Option<&str>) -> &'static str {
     match block_strategy {
         Some("DISCARD_LATER") => "jobconf_block_DISCARD_LATER",

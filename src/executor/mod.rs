@@ -1,4 +1,4 @@
-//! The admin → executor client (spec 2): `run`, `beat`, `idleBeat`, `kill` and `log` over HTTP.
+//! The admin → executor HTTP client (2.4.2: ExecutorBizClient): `run`, `beat`, `idleBeat`, `kill`, `log`.
 //!
 //! Every call answers a `ReturnT`. Whatever goes wrong (blank address, transport error, HTTP status,
 //! unreadable body) becomes `code 500` with the message texts of 2.4.2's `XxlJobRemotingUtil`, so failures
@@ -40,7 +40,7 @@ const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 /// How much of an unparsable body goes into the error message (and so into `trigger_msg`).
 const MAX_ECHOED_BODY_CHARS: usize = 4096;
 
-/// The body of `/run` (spec 2.4), with Gson's field names; `None` fields are omitted as Gson omits nulls.
+/// The body of `/run` (2.4.2: TriggerParam), Gson's field names; `None` fields omitted as Gson omits nulls.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TriggerParam {
@@ -248,7 +248,7 @@ impl ExecutorClient {
         self.call(address, "idleBeat", &JobIdParam { job_id }, &[], string_content).await
     }
 
-    /// Stops the job's thread on the executor (whatever it is running, spec 10.19).
+    /// Stops the job's thread on the executor (whatever it is running: 2.4.2 kills by job, not by log).
     pub async fn kill(&self, address: &str, job_id: i32) -> ReturnT<String> {
         self.call(address, "kill", &JobIdParam { job_id }, &[], string_content).await
     }
@@ -457,7 +457,7 @@ fn tls_client() -> Result<reqwest::Client, String> {
         .retry(reqwest::retry::never())
         // Java's HttpURLConnection ignores HTTP_PROXY-style variables; executors sit on the internal network.
         .no_proxy()
-        // 2.4.2 trusts every certificate and host name for HTTPS executors (observation 10.23). Executors
+        // 2.4.2 trusts every certificate and host name for HTTPS executors (XxlJobRemotingUtil). Executors
         // typically use self-signed or IP-address certificates, so verifying would break existing setups;
         // HTTPS here gives encryption against passive listeners, not executor authentication (the access
         // token is the authentication).
@@ -493,7 +493,7 @@ fn remoting_error(reason: &str, url: &str) -> String {
     format!("xxl-job remoting error({reason}), for url : {url}")
 }
 
-/// Only `http` and `https`; texts as `java.net.URL` words them, since there is no scheme defaulting (spec 2.2).
+/// Only `http` and `https`; texts as `java.net.URL` words them: 2.4.2 adds no scheme (XxlJobRemotingUtil).
 fn parse_url(url: &str) -> Result<Url, String> {
     match Url::parse(url) {
         Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => Ok(parsed),

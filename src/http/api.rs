@@ -1,4 +1,4 @@
-//! The executor → admin API (spec 1): `/api/registry`, `/api/registryRemove`, `/api/callback`.
+//! Executor → admin API (2.4.2: JobApiController): `/api/registry`, `/api/registryRemove`, `/api/callback`.
 //!
 //! Every outcome is HTTP 200 with a ReturnT body, in the order of checks the Java admin applies:
 //! method, token, URI, then the body. The body is read only after the token check, and never beyond

@@ -1,4 +1,4 @@
-//! Who acts: a user as stored now, with the group rights of its role (spec console 3.3).
+//! Who acts: a user as stored now, with the group rights of its role (2.4.2: XxlJobUser.validPermission).
 
 use super::{ServiceContext, ServiceError};
 use crate::domain::java_split;
@@ -25,7 +25,8 @@ impl LoginUser {
         self.0.role == 1
     }
 
-    /// Role 1 sees every group; others the groups listed exactly in `permission` (spec console 3.3).
+    /// Role 1 sees every group; others the groups listed exactly in `permission` (2.4.2:
+    /// XxlJobUser.validPermission).
     pub fn can_access(&self, group: i32) -> bool {
         self.is_admin()
             || self

@@ -1,6 +1,6 @@
-//! Executor groups (spec console 1.5): seen by a user as the console's job and log pages offer them (an
-//! administrator every group, others the groups their `permission` grants), managed by administrators
-//! only, with 2.4.2's checks.
+//! Executor groups (2.4.2: JobGroupController): seen by a user as the console's job and log pages offer
+//! them (an administrator every group, others the groups their `permission` grants), managed by
+//! administrators only, with 2.4.2's checks.
 
 use super::audit::{changes, Target};
 use super::{LoginUser, ServiceContext, ServiceError};

@@ -1,4 +1,4 @@
-//! Job operations (spec console 1.3): list, add, update, remove, start, stop, run once and schedule
+//! Job operations (2.4.2: XxlJobServiceImpl): list, add, update, remove, start, stop, run once and schedule
 //! previews, with 2.4.2's checks in 2.4.2's order and the group permission on every one.
 
 use super::audit::{changes, Target};
@@ -101,8 +101,8 @@ pub struct JobForm {
     pub glue_remark: Option<String>,
 }
 
-/// The checks add and update share (spec rows 1–6 of update, 2–5 and 8–11 of add), in 2.4.2's order;
-/// a declarative apply runs the same ones.
+/// The checks add and update share (2.4.2: XxlJobServiceImpl.add and update, from the description to the
+/// child job ids), in 2.4.2's order; a declarative apply runs the same ones.
 pub(super) struct Checks<'a> {
     pub i18n: &'a I18n,
     /// The configured alarm channel names.
@@ -230,7 +230,7 @@ impl<'a> Checks<'a> {
 }
 
 /// The GLUE source as the console stores it: never NULL (the console always sends the field, and a Java
-/// admin's GLUE IDE breaks on NULL, spec 4.9); a shell script without carriage returns.
+/// admin's GLUE IDE, the `/jobcode` page, breaks on NULL); a shell script without carriage returns.
 pub(super) fn stored_glue_source(glue_type: &Option<String>, source: Option<&str>) -> String {
     match glue_type.as_deref() {
         Some("GLUE_SHELL") => source.unwrap_or_default().replace('\r', ""),

@@ -1,4 +1,4 @@
-//! Trigger-log operations (spec console 1.4): list, read, the executor's rolling log, and kill, with
+//! Trigger-log operations (2.4.2: JobLogController): list, read, the executor's rolling log, and kill, with
 //! the group permission checked on each.
 
 use super::audit::Target;

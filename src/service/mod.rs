@@ -1,5 +1,5 @@
 //! The rules the console and the REST API share: validation, messages and group permissions of the
-//! job, log and executor operations (spec console 1.3–1.5), written once. Each edge maps a
+//! job, log and executor operations (2.4.2: XxlJobServiceImpl), written once. Each edge maps a
 //! [`ServiceError`] to its own envelope: the console to 2.4.2's ReturnT, the API to HTTP statuses.
 
 mod access;

@@ -1,4 +1,4 @@
-//! `xxl_job_logglue` statements (spec 7.7): the GLUE source history of a job.
+//! `xxl_job_logglue` statements (2.4.2: XxlJobLogGlueDao): the GLUE source history of a job.
 
 use super::sql::{self, Dialect, On};
 use super::{Arg, Db, LogGlue, Result, ScheduleLock};

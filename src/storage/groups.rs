@@ -1,4 +1,4 @@
-//! `xxl_job_group` statements (spec 7.6).
+//! `xxl_job_group` statements (2.4.2: XxlJobGroupDao).
 
 use super::sql::{self, On};
 use super::{contains, Arg, Db, JobGroup, Result, ScheduleLock};

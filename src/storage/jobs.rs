@@ -1,4 +1,4 @@
-//! `xxl_job_info` statements (spec 7.2).
+//! `xxl_job_info` statements (2.4.2: XxlJobInfoDao).
 
 use super::sql::{self, Dialect, On};
 use super::{contains, restrict_groups, Arg, Db, JobInfo, JobVersion, Result, ScheduleLock};

@@ -1,4 +1,4 @@
-//! `xxl_job_log` statements (spec 7.3).
+//! `xxl_job_log` statements (2.4.2: XxlJobLogDao).
 
 use super::sql::RowsUpdate;
 use super::{group_alike, placeholders, restrict_groups, Arg, DayCounts, Db, JobLog, Result, IN_LIST_MAX};
@@ -70,7 +70,7 @@ pub struct TriggerInfo {
     pub executor_fail_retry_count: i32,
 }
 
-/// The console's `logStatus` filter (spec 3.7).
+/// The console's `logStatus` filter (2.4.2: XxlJobLogDao.pageList).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum LogStatusFilter {
     #[default]
@@ -136,7 +136,8 @@ impl LogFilter {
 }
 
 impl Db {
-    /// Creates the row of a trigger before anything is sent (spec 4.3 step 2); returns its id.
+    /// Creates the row of a trigger before anything is sent (2.4.2: XxlJobTrigger.processTrigger); returns
+    /// its id.
     pub async fn insert_log(&self, job_group: i32, job_id: i32, trigger_time_ms: i64) -> Result<i64> {
         let args = [
             Arg::Int(job_group.into()),
@@ -186,8 +187,9 @@ impl Db {
         self.fetch_optional("SELECT * FROM xxl_job_log WHERE id = ?", &[Arg::Int(id)]).await
     }
 
-    /// Failed logs not yet examined by a fail monitor (spec 4.5 step 1), of those with no result and a
-    /// failed trigger only the ones after `untriggered_after` (see [`Db::first_untriggered_log_after`]).
+    /// Failed logs not yet examined by a fail monitor (2.4.2: XxlJobLogDao.findFailJobLogIds), of those
+    /// with no result and a failed trigger only the ones after `untriggered_after` (see
+    /// [`Db::first_untriggered_log_after`]).
     ///
     /// 2.4.2's condition `NOT ((trigger_code IN (0, 200) AND handle_code = 0) OR handle_code = 200)`, split
     /// into its two disjoint halves (a result other than 0/200; no result and a failed trigger). Written as
@@ -217,7 +219,8 @@ impl Db {
         self.execute("UPDATE xxl_job_log SET alarm_status = ? WHERE id = ? AND alarm_status = ?", &args).await
     }
 
-    /// Running logs triggered before `losed_time_ms` on an address with no registry row (spec 4.6).
+    /// Running logs triggered before `losed_time_ms` on an address with no registry row (2.4.2:
+    /// XxlJobLogDao.findLostJobIds).
     ///
     /// Up to `limit` of them after the id `after`, in id order. 2.4.2's statement, without the order and
     /// the limit, made MariaDB read the whole table whenever the rows without a result were a tenth of it
@@ -236,8 +239,8 @@ impl Db {
         Ok(ids.into_iter().map(|(id,)| id).collect())
     }
 
-    /// Total, running and successful logs triggered between `from` and `to` inclusive (spec 4.7), of those
-    /// whose id is in `ids`.
+    /// Total, running and successful logs triggered between `from` and `to` inclusive (2.4.2:
+    /// XxlJobLogDao.findLogReport), of those whose id is in `ids`.
     pub async fn day_counts(&self, from: NaiveDateTime, to: NaiveDateTime, ids: IdSpan) -> Result<DayCounts> {
         let (day, args) = ids.of_day(from, to);
         let sql = format!(
@@ -283,7 +286,7 @@ impl Db {
     }
 
     /// Up to `limit` ids to delete: of a group/job (0 = any), triggered at or before a time, and/or not
-    /// among the newest `keep_newest` (spec 7.3 findClearLogIds).
+    /// among the newest `keep_newest` (2.4.2: XxlJobLogDao.findClearLogIds).
     pub async fn find_clear_log_ids(
         &self,
         job_group: i32,
@@ -469,8 +472,8 @@ pub(super) fn log_inserts(
 const LOG_BATCH: usize = RowsUpdate::MAX_ROWS;
 
 impl Db {
-    /// Creates the rows of several triggers, all at `trigger_time_ms`, before anything is sent (spec 4.3
-    /// step 2); returns their ids in the order of `rows` (`(job_group, job_id)`).
+    /// Creates the rows of several triggers, all at `trigger_time_ms`, before anything is sent (2.4.2:
+    /// XxlJobTrigger.processTrigger); returns their ids in the order of `rows` (`(job_group, job_id)`).
     pub async fn insert_logs(&self, rows: &[(i32, i32)], trigger_time_ms: i64) -> Result<Vec<i64>> {
         let rows: Vec<NewLog> = rows
             .iter()

@@ -1,8 +1,8 @@
 //! Rows of the eight xxl-job tables, field for column. DATETIME columns stay wall-clock values
 //! ([`chrono::NaiveDateTime`]); [`crate::time::Zone`] turns them into instants. TINYINT columns are
 //! `i16`: PostgreSQL has no one-byte integer (its ports use int2, which sqlx does not decode as `i8`), and
-//! MySQL and SQLite decode a TINYINT as any wider integer. The console's JSON (spec console 8.1) is these
-//! rows with Java's field names; their dates are left to the console's views, which need the zone.
+//! MySQL and SQLite decode a TINYINT as any wider integer. The console's JSON (2.4.2's `XxlJob*` models) is
+//! these rows with Java's field names; their dates are left to the console's views, which need the zone.
 
 use chrono::NaiveDateTime;
 
@@ -40,7 +40,8 @@ pub struct JobInfo {
     pub trigger_next_time: i64,
 }
 
-/// What a schedule pass reads of a job (spec 7.2 scheduleJobQuery, without the columns it never uses).
+/// What a schedule pass reads of a job (2.4.2: XxlJobInfoDao.scheduleJobQuery, without the columns it
+/// never uses).
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct ScheduledJob {
     pub id: i32,

@@ -1,5 +1,5 @@
-//! `xxl_job_registry` statements (spec 7.5). Freshness thresholds are computed here from the caller's
-//! clock rather than with `DATE_ADD` on the server; both give the same DATETIME bound.
+//! `xxl_job_registry` statements (2.4.2: XxlJobRegistryDao). Freshness thresholds are computed here from the
+//! caller's clock rather than with `DATE_ADD` on the server; both give the same DATETIME bound.
 
 use super::{placeholders, Arg, Db, JobRegistry, Result};
 

@@ -1,4 +1,4 @@
-//! `xxl_job_log_report` statements (spec 7.4).
+//! `xxl_job_log_report` statements (2.4.2: XxlJobLogReportDao).
 
 use super::{Arg, DayCounts, Db, LogReport, ReportTotals, Result};
 use chrono::NaiveDateTime;

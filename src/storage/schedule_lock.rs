@@ -1,4 +1,4 @@
-//! The cluster-wide schedule mutex (spec 4.1, 7.1) and the statements run while holding it.
+//! The cluster-wide schedule mutex (2.4.2: JobScheduleHelper) and the statements run while holding it.
 //!
 //! MySQL and PostgreSQL: `SELECT … FOR UPDATE` on the `schedule_lock` row, the very lock a Java admin
 //! takes, so every admin on the database takes turns. SQLite: `BEGIN IMMEDIATE`, which excludes every
@@ -122,7 +122,8 @@ impl Db {
 const SECRET_ATTEMPTS: u64 = 10;
 
 impl ScheduleLock {
-    /// Scheduled jobs due at or before `max_next_time` (spec 7.2 scheduleJobQuery), the most urgent first.
+    /// Scheduled jobs due at or before `max_next_time` (2.4.2: XxlJobInfoDao.scheduleJobQuery), the most
+    /// urgent first.
     /// 2.4.2 orders by id: when more jobs are due than a page holds, its next pages re-read the first
     /// jobs' following fires and leave the rest to miss their time (10,000 jobs due at one instant lost
     /// thousands of fires); by next time, every page takes the fires that are due soonest.

@@ -199,7 +199,7 @@ impl RowsUpdate<'_> {
     }
 }
 
-/// The schedule lock row, the very lock the Java admin takes (spec 4.1).
+/// The schedule lock row, the very lock the Java admin takes (2.4.2: JobScheduleHelper).
 const LOCK_ROW: &str = "SELECT * FROM xxl_job_lock WHERE lock_name = 'schedule_lock' FOR UPDATE";
 
 impl Dialect {

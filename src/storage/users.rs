@@ -1,4 +1,4 @@
-//! `xxl_job_user` statements (spec 7.8).
+//! `xxl_job_user` statements (2.4.2: XxlJobUserDao).
 
 use super::{contains, Arg, Db, JobUser, Result};
 

@@ -1,5 +1,5 @@
 //! Executor registrations: a bounded write queue in front of the database, and the monitor that expires
-//! dead registrations and rebuilds the address lists of automatic groups (spec 1.4, 1.5, 4.4).
+//! dead registrations and rebuilds the address lists of automatic groups (2.4.2: JobRegistryHelper).
 //!
 //! Unlike 2.4.2, one group can stop nothing: each group's list is written on its own, a list longer
 //! than the `address_list` column keeps the addresses that fit, and each AppName keeps at most

@@ -1,4 +1,4 @@
-//! The daily log report and log retention (spec 4.7).
+//! The daily log report and log retention (2.4.2: JobLogReportHelper).
 
 use super::Shutdown;
 use crate::storage::{DayCounts, Db, IdSpan, Result};

@@ -1,4 +1,4 @@
-//! The executor → admin API (spec 1) as real executors use it.
+//! The executor → admin API (2.4.2: JobApiController) as real executors use it.
 
 use crate::support::console::ConsoleClient;
 use crate::support::fixtures::log;

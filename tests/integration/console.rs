@@ -708,7 +708,7 @@ async fn log_endpoints_reach_the_executor(backend: Backend) -> TestResult {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Every endpoint's JSON, defaults and messages (spec console 1.2–1.7, 8.1), and each permission rule.
+// Every endpoint's JSON, defaults and messages (2.4.2: every console controller), and each permission rule.
 
 /// The messages built from i18n keys, as the console concatenates them.
 fn msg(keys: &[&str]) -> String {
@@ -741,7 +741,7 @@ fn ids(page: &serde_json::Value) -> Vec<i64> {
         .unwrap_or_default()
 }
 
-/// The 24 keys of a job object (spec 8.1).
+/// The 24 keys of a job object (2.4.2: XxlJobInfo's fields).
 const JOB_KEYS: [&str; 24] = [
     "id",
     "jobGroup",
@@ -1979,8 +1979,8 @@ async fn user_manager_endpoints(backend: Backend) -> TestResult {
     Ok(())
 }
 
-/// Every rule of spec console 3 for a role-0 user, on every endpoint, with the answers' exact JSON; and
-/// that the refused requests changed nothing.
+/// Every group rule (2.4.2: XxlJobUser.validPermission) for a role-0 user, on every endpoint, with the
+/// answers' exact JSON; and that the refused requests changed nothing.
 async fn every_endpoint_checks_the_group(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &[]).await?;
@@ -2589,8 +2589,8 @@ async fn foreign_origin_is_refused_everywhere(backend: Backend) -> TestResult {
     Ok(())
 }
 
-/// Spec console 0.1–0.3: content types, the paging map without `draw`, parameters from the query string,
-/// url-encoded and multipart bodies merged, trailing slashes, logout without a session.
+/// 2.4.2's envelopes, binding and login gate: content types, the paging map without `draw`, parameters from
+/// the query string, url-encoded and multipart bodies merged, trailing slashes, logout without a session.
 async fn envelopes_and_binding(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &[]).await?;

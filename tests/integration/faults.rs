@@ -35,7 +35,8 @@ const HUNG_JOBS: usize = 4;
 /// The jobs' first fire, this long after they are inserted: an admin's first pass comes 4-5 s after its
 /// start, and finds them then within its 5 s window, so even the first fire is planned on time.
 const FIRST_FIRE_AFTER_MS: i64 = 6_000;
-/// A fire sent later than this after its planned instant is a misfire (spec 4.1, the pre-read window).
+/// A fire sent later than this after its planned instant is a misfire (docs/failure-behaviour.md; 2.4.2's
+/// pre-read window).
 const MISFIRE_MS: i64 = 5_000;
 /// Scheduling and HTTP jitter allowed on top of the misfire limit for DO_NOTHING fires.
 const LATE_SLACK_MS: i64 = 1_000;

@@ -404,8 +404,8 @@ async fn a_stopped_job_sends_nothing_after_the_stop(backend: Backend) -> TestRes
     Ok(())
 }
 
-/// Running logs whose executor no longer registers are failed after ten minutes (spec 4.6), more of them
-/// than one statement looks up; a listed manual address and a younger run are left running.
+/// Running logs whose executor no longer registers are failed after ten minutes (2.4.2: JobCompleteHelper),
+/// more of them than one statement looks up; a listed manual address and a younger run are left running.
 async fn runs_on_a_vanished_executor_fail_after_ten_minutes(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     // Written before the admin starts: its lost-result monitor's first pass comes 50 ms after the start.

@@ -218,8 +218,8 @@ impl Params {
         })
     }
 
-    /// The zone DATETIMEs are written in (spec 11.2). Without `preserveInstants` Connector/J keeps the
-    /// JVM's wall clock, i.e. the system zone.
+    /// The zone DATETIMEs are written in (README.md#point-it-at-your-existing-xxl-job-database). Without
+    /// `preserveInstants` Connector/J keeps the JVM's wall clock, i.e. the system zone.
     pub(super) fn time_zone(&mut self) -> Result<Option<Tz>, String> {
         let (name, zone) = match (&self.connection_time_zone, &self.server_timezone) {
             (Some(zone), _) => ("connectionTimeZone", zone.clone()),

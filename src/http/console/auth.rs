@@ -1,4 +1,4 @@
-//! `/login` and `/logout` (spec console 1.2, 2.2, 2.4).
+//! `/login` and `/logout` (2.4.2: IndexController.loginDo and logout, LoginService).
 
 use super::error::{ConsoleError, JsonError};
 use super::params::Params;

@@ -1,6 +1,6 @@
 //! Console failures, mapped once at the edge: to a ReturnT JSON body (HTTP 200, code 500) for data
-//! endpoints, to the standalone error page for pages (spec console 0.4). Messages are our own i18n texts;
-//! database errors are logged and reported without SQL or class names.
+//! endpoints, to the standalone error page for pages (2.4.2: WebExceptionResolver). Messages are our own
+//! i18n texts; database errors are logged and reported without SQL or class names.
 
 use crate::domain::html::escape;
 use crate::domain::ReturnT;

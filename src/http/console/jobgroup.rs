@@ -1,4 +1,4 @@
-//! The executor manager's endpoints (spec console 1.5); administrators only. The rules are in
+//! The executor manager's endpoints (2.4.2: JobGroupController); administrators only. The rules are in
 //! [`crate::service::groups`], shared with the REST API.
 
 use super::error::{ConsoleError, JsonError};

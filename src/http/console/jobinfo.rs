@@ -1,4 +1,4 @@
-//! The job manager's endpoints (spec console 1.3): parameters bound as 2.4.2 binds them, the rules in
+//! The job manager's endpoints (2.4.2: JobInfoController): parameters bound as 2.4.2 binds them, the rules in
 //! [`crate::service::jobs`], shared with the REST API.
 
 use super::error::ConsoleError;

@@ -1,4 +1,4 @@
-//! The trigger log's endpoints (spec console 1.4), with the group permission checked everywhere; the
+//! The trigger log's endpoints (2.4.2: JobLogController), with the group permission checked everywhere; the
 //! rules of list, detail and kill in [`crate::service::logs`], shared with the REST API.
 
 use super::error::JsonError;

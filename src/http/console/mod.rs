@@ -1,5 +1,5 @@
-//! The web console (spec console): the same URLs, parameters and JSON as 2.4.2, behind a login gate,
-//! with every job-group permission check applied and cross-site requests refused.
+//! The web console (docs/console.md#the-console): the same URLs, parameters and JSON as 2.4.2, behind a
+//! login gate, with every job-group permission check applied and cross-site requests refused.
 
 mod alarms;
 mod audit;
@@ -90,7 +90,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .layer(axum::middleware::from_fn(harden))
 }
 
-/// An endpoint that changes state and that 2.4.2 also serves to GET (spec console 0.2: any method), as
+/// An endpoint that changes state and that 2.4.2 also serves to GET (its controllers take any method), as
 /// front ends use it (`xxl-job-vue3` kills a run with `GET /joblog/logKill?id=…`). POST from anyone but
 /// another origin's page; GET only when the browser marks it as the console's own (see
 /// [`guard_state_change`]); other methods are answered 405 with the console's JSON.
@@ -114,7 +114,7 @@ where
     post(handler).route_layer(axum::middleware::from_fn(guard_state_change)).fallback(method_refused::<false>)
 }
 
-/// The CSRF rules of a state change (spec console 2.6: 2.4.2 has none, and a link or an
+/// The CSRF rules of a state change (docs/security.md#security; 2.4.2 has none, and a link or an
 /// `<img src=".../jobinfo/remove?id=1">` on any page acted with the visitor's cookie):
 /// - another origin's page (another site, or a sibling: another port or subdomain of this host, where
 ///   `SameSite=Lax` cookies still go) is refused, whatever the method;
@@ -213,7 +213,7 @@ fn mark_secure(headers: &mut HeaderMap) {
     }
 }
 
-/// The login gate (spec console 0.3): a valid session of a user that still exists with the same
+/// The login gate (2.4.2: PermissionInterceptor): a valid session of a user that still exists with the same
 /// password, or a redirect to the login page.
 async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let session = request.extensions().get::<Session>().cloned();

@@ -1,5 +1,5 @@
 //! Request parameters as the Java console binds them: query string and form body (url-encoded or
-//! multipart) merged, any HTTP method (spec console 0.2). A name sent more than once binds as Spring's
+//! multipart) merged, any HTTP method (as 2.4.2's controllers). A name sent more than once binds as Spring's
 //! conversion does: a string gets the values joined with commas (`permission=1&permission=2` is "1,2"),
 //! a number the first value.
 

@@ -1,4 +1,4 @@
-//! The user manager's endpoints (spec console 1.6): administrators manage users; everyone may change
+//! The user manager's endpoints (2.4.2: UserController): administrators manage users; everyone may change
 //! their own password, giving the old one.
 
 use super::auth::throttled;

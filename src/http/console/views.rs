@@ -1,5 +1,5 @@
-//! The JSON shapes of the console (spec console 8.1): Java field names, dates as ISO-8601 UTC strings
-//! with milliseconds, as Spring Boot's Jackson writes them.
+//! The JSON shapes of the console (2.4.2: its `XxlJob*` models): Java field names, dates as ISO-8601
+//! UTC strings with milliseconds, as Spring Boot's Jackson writes them.
 
 use crate::domain::java_split;
 use crate::storage::{JobGroup, JobInfo, JobLog, JobUser};
@@ -138,7 +138,7 @@ mod tests {
         names
     }
 
-    /// 2.4.2's field names (spec console 8.1), each once: the row's own and the dates the view adds.
+    /// 2.4.2's field names (of its `XxlJob*` models), each once: the row's own and the dates the view adds.
     #[test]
     fn views_keep_the_java_field_names() {
         let stored = NaiveDateTime::parse_from_str("2018-11-03 14:21:31", "%Y-%m-%d %H:%M:%S").unwrap();
