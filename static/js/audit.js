@@ -9,8 +9,31 @@ $(function () {
         if (!value) {
             return '';
         }
-        var id = value.id === undefined ? '' : (typeof value.id === 'object' ? JSON.stringify(value.id) : String(value.id));
+        var id = value.id === undefined ? '' : shown(value.id, 'id');
         return esc(value.type) + (value.name ? ' <b>' + esc(value.name) + '</b>' : '') + (id ? ' <small>#' + esc(id) + '</small>' : '');
+    }
+
+    /** Epoch milliseconds from 2001 on: the job rows' *Time fields store instants so. */
+    var EPOCH_MS_FLOOR = 1e12;
+
+    /**
+     * A changed value as the other pages show values: instants of *Time fields as local
+     * yyyy-MM-dd HH:mm:ss, lists and objects as their items, not as JSON.
+     */
+    function shown(value, name) {
+        if (value === null || value === undefined || value === '') {
+            return '∅';
+        }
+        if (typeof value === 'number' && /time$/i.test(name) && value >= EPOCH_MS_FLOOR) {
+            return moment(value).format('YYYY-MM-DD HH:mm:ss');
+        }
+        if ($.isArray(value)) {
+            return value.length ? value.map(function (item) { return shown(item, name); }).join(', ') : '∅';
+        }
+        if (typeof value === 'object') {
+            return Object.keys(value).map(function (key) { return key + ': ' + shown(value[key], key); }).join(', ');
+        }
+        return String(value);
     }
 
     /** The changed fields, one per line: name, before → after. */
@@ -20,11 +43,15 @@ $(function () {
         }
         return Object.keys(value).map(function (name) {
             var pair = value[name] || {};
-            var show = function (v) {
-                return v === null || v === undefined ? '∅' : (typeof v === 'object' ? JSON.stringify(v) : String(v));
-            };
-            return '<div class="xj-audit-change"><code>' + esc(name) + '</code> ' + esc(show(pair.before)) + ' → ' + esc(show(pair.after)) + '</div>';
+            return '<div class="xj-audit-change"><code>' + esc(name) + '</code> ' + esc(shown(pair.before, name)) +
+                ' → ' + esc(shown(pair.after, name)) + '</div>';
         }).join('');
+    }
+
+    /** The event's time as written by the admin (its own zone), to the second like every other page. */
+    function time(value) {
+        var at = moment.parseZone(value);
+        return at.isValid() ? '<span title="' + esc(value) + '">' + esc(at.format('YYYY-MM-DD HH:mm:ss')) + '</span>' : esc(value);
     }
 
     var labels = { success: 'label-success', refused: 'label-danger', failure: 'label-warning' };
@@ -52,7 +79,7 @@ $(function () {
             };
         },
         columns: [
-            { data: 'time', className: 'xj-nowrap', render: XJ.renderText },
+            { data: 'time', className: 'xj-nowrap', render: time },
             {
                 data: 'actor',
                 className: 'xj-nowrap',

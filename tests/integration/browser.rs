@@ -612,6 +612,34 @@ async fn audit_page_lists_and_filters_events(backend: Backend) -> TestResult {
             .script("$('#auditText').val(''); $('#auditKind').val('user.add').trigger('change');", vec![])
             .await?;
         browser.until("no user event", "var td = document.querySelector('#audit_list tbody td.dataTables_empty'); return td ? true : null;").await?;
+        // Issue 43 item 5: times and changed instants as every other page shows them, no JSON, no epoch ms,
+        // no word broken inside.
+        browser.script("XJ.call('/jobinfo/start', { id: 1 }); return true;", vec![]).await?;
+        browser.script("$('#auditKind').val('').trigger('change');", vec![]).await?;
+        browser.until("the job's start", &format!("var rows = ({rows})(); return rows.length === 3 && rows[0].includes('job.start') ? true : null;")).await?;
+        let cells = browser
+            .script(
+                "var r = document.querySelector('#audit_list tbody tr'); \
+                 return [r.cells[0].textContent, r.cells[6].textContent, getComputedStyle(r.cells[6]).wordBreak];",
+                vec![],
+            )
+            .await?;
+        let time = cells[0].as_str().unwrap_or_default();
+        ensure!(
+            time.len() == 19
+                && time.as_bytes()[10] == b' '
+                && time.as_bytes()[4] == b'-'
+                && time.as_bytes()[13] == b':',
+            "the time as yyyy-MM-dd HH:mm:ss: {cells}"
+        );
+        let change = cells[1].as_str().unwrap_or_default();
+        ensure!(change.contains("triggerNextTime"), "the start's changes: {cells}");
+        let digits = change.split(|c: char| !c.is_ascii_digit()).map(str::len).max().unwrap_or(0);
+        ensure!(
+            digits <= 4 && !change.contains('{') && !change.contains('['),
+            "no epoch ms, no JSON: {change}"
+        );
+        ensure_eq!(cells[2], json!("normal"), "lines break between words");
         no_injected_script(&browser).await?;
         Ok(())
     })?;
