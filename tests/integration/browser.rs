@@ -373,9 +373,35 @@ async fn language_follows_configuration(backend: Backend) -> TestResult {
                 .await?;
             ensure_eq!(cron_builder, json!(i18n.get("cron_builder")), "{code}");
             browser.goto("/help").await?;
-            ensure!(
-                browser.text(".content").await?.contains(i18n.get("help_intro")),
-                "{code}: the help text"
+            let help = browser.text(".content").await?;
+            ensure!(help.contains(i18n.get("help_intro")), "{code}: the help text");
+            // Issue 43 item 5: what 2.4.2 lacks is findable from the help page, its links live.
+            for key in [
+                "help_more",
+                "help_health",
+                "help_rest",
+                "help_cli",
+                "help_code",
+                "help_login",
+                "help_language",
+            ] {
+                ensure!(help.contains(i18n.get(key)), "{code}: the help page names {key}");
+            }
+            let statuses = browser
+                .script(
+                    "return Promise.all(Array.from(document.querySelectorAll('#helpMore a')).map(function (a) { \
+                         return fetch(a.href).then(function (r) { return a.pathname + ' ' + r.status; }); }));",
+                    vec![],
+                )
+                .await?;
+            ensure_eq!(
+                statuses,
+                json!([
+                    "/xxl-job-admin/actuator/health 200",
+                    "/xxl-job-admin/actuator/prometheus 200",
+                    "/xxl-job-admin/openapi/v1/openapi.json 200"
+                ]),
+                "{code}"
             );
             Ok(())
         })?;
@@ -748,6 +774,22 @@ async fn first_look_cron_builder_dashboard_glue_note(backend: Backend) -> TestRe
         browser.goto("/jobinfo").await?;
         browser.click("#jobAdd").await?;
         browser.visible("#addModal").await?;
+        // Issue 43 item 5: at 1366 px, a common laptop width, every hint of the job form can be read whole.
+        browser.client.set_window_size(1366, 768).await.context("window size")?;
+        let clipped = browser
+            .script(
+                "var form = document.querySelector('#addForm'); var ctx = document.createElement('canvas').getContext('2d'); \
+                 var cut = Array.from(form.querySelectorAll('input[placeholder], textarea[placeholder]')).filter(function (e) { \
+                     var style = getComputedStyle(e); ctx.font = style.font; \
+                     var room = e.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight); \
+                     return e.offsetParent && ctx.measureText(e.placeholder).width > room; }).map(function (e) { return e.name; }); \
+                 var hints = Array.from(form.querySelectorAll('.xj-hint')); \
+                 return [cut, hints.length, hints.filter(function (h) { return !h.offsetParent || h.scrollWidth > h.clientWidth + 1; }).length];",
+                vec![],
+            )
+            .await?;
+        ensure_eq!(clipped, json!([[], 4, 0]), "placeholders cut off, hints, hints cut off or hidden");
+        browser.client.set_window_size(1400, 900).await.context("window size")?;
         let note = browser
             .script("return document.querySelector('#addForm [name=glueRemark]').value;", vec![])
             .await?;

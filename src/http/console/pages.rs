@@ -249,7 +249,9 @@ async fn help_page(
     user: LoginUser,
     headers: HeaderMap,
 ) -> Result<Html<String>, PageError> {
-    page(&state, &user, &headers, "help.html", context! { page => "help" }).await
+    let server = &state.config.server;
+    let model = context! { page => "help", management => server.management_context_path, prometheus => server.prometheus };
+    page(&state, &user, &headers, "help.html", model).await
 }
 
 async fn jobinfo_page(
