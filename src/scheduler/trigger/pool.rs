@@ -5,9 +5,9 @@
 //! times in the current minute goes to the slow lane, so a dead or hanging executor cannot starve the
 //! others.
 
-use super::backlog::{Backlog, Reserved};
-use super::results::{ResultSender, Results};
-use super::{TriggerSink, CONFLICT_RETRY};
+use super::super::backlog::{Backlog, Reserved};
+use super::super::results::{ResultSender, Results};
+use super::super::{TriggerSink, CONFLICT_RETRY};
 use crate::config::Config;
 use crate::domain::misfire::DropReason;
 use crate::domain::protocol::FAIL_CODE;
