@@ -7,9 +7,11 @@
 //! 2. **Plan** (`schedule.rs`): the leader's schedule pass takes `schedule_lock`, reads the jobs due within
 //!    the next seconds and writes, in one transaction, their next times and one log row per planned fire;
 //!    once that is committed, the fires go to the dispatcher.
-//! 3. **Dispatch** (`dispatch/`): each fire is checked against the console (a job stopped or rescheduled
-//!    since the plan), decided (a job's newest due fire runs, see `crate::domain::fires`), covered by the
-//!    lease's watermark and handed to the lanes with a release that holds it until its instant.
+//! 3. **Dispatch** (`dispatch/`): each fire is checked against the console (`check.rs`: a job stopped or
+//!    rescheduled since the plan), decided (`send.rs`: a job's newest due fire runs, see
+//!    `crate::domain::fires`) and handed to the lanes with a release (`hold.rs`) that holds it until its
+//!    instant and until the lease's watermark covers it (`cover.rs`); fires not sent are settled by
+//!    `settle.rs`.
 //! 4. **Lanes** (`trigger/lanes.rs`): the job's lane, fast or (for a job whose triggers were slow) slow,
 //!    gives it one of its permits.
 //! 5. **`/run`** (`trigger/run.rs`): its executor address is chosen (`trigger/address.rs`), its `/run`
