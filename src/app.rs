@@ -4,12 +4,13 @@ use crate::alarm::Alarms;
 use crate::config::Config;
 use crate::domain::ownership::Owner;
 use crate::executor::ExecutorClient;
+use crate::host;
 use crate::http::{self, AppState};
 use crate::i18n::I18n;
 use crate::ldap::Directory;
 use crate::metrics::Metrics;
 use crate::scheduler::complete::Completer;
-use crate::scheduler::trigger::{admin_address, LaneServices, Started, TriggerPool};
+use crate::scheduler::trigger::{LaneServices, Started, TriggerPool};
 use crate::scheduler::{Engine, TriggerSink};
 use crate::service::audit::Audit;
 use crate::service::jobs_as_code::{self, ApplyOptions, Setting};
@@ -237,7 +238,7 @@ async fn shutdown_workers(
 /// Where alarms link to when `xxl.job.alarm.console-url` is not set: the listening address, or this
 /// host's address (as trigger reports show it) when listening on all interfaces.
 fn console_url(config: &Config, addr: SocketAddr) -> String {
-    let host = if addr.ip().is_unspecified() { admin_address() } else { addr.ip().to_string() };
+    let host = if addr.ip().is_unspecified() { host::address() } else { addr.ip().to_string() };
     let host = if host.contains(':') { format!("[{host}]") } else { host };
     format!("http://{host}:{}{}", addr.port(), config.server.context_path)
 }

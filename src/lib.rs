@@ -11,6 +11,7 @@ pub mod config;
 pub mod cron;
 pub mod domain;
 pub mod executor;
+pub mod host;
 pub mod http;
 pub mod i18n;
 pub mod ldap;

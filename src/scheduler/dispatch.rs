@@ -19,7 +19,7 @@
 
 use super::lease::{Leadership, Renewal};
 use super::monitors::alarm_status;
-use super::trigger::{expand, load_groups, new_rows, Groups, Lanes, TriggerContext};
+use super::trigger::{expand, load_groups, new_rows, Groups, Lanes, LoadedGroup, TriggerContext};
 use crate::domain::fires::{Fire, JobFires, Kind, Verdict};
 use crate::domain::misfire::{cancelled, DropReason};
 use crate::domain::ownership::PlanMarker;
@@ -685,7 +685,7 @@ impl Inner {
         self: &Arc<Self>,
         term: u64,
         job: Arc<JobInfo>,
-        group: Option<(Arc<crate::storage::JobGroup>, Arc<Vec<String>>)>,
+        group: Option<LoadedGroup>,
         fire: Fire,
         compensation: bool,
         now: i64,
@@ -696,7 +696,7 @@ impl Inner {
         let mut shards = expand(&request, job, group.as_ref()).into_iter();
         let Some(first) = shards.next() else { return };
         let sent_at = now.max(fire.release_ms);
-        let first = first.into_shard(fire.log_id, sent_at, Some(fire.instant_ms));
+        let first = first.into_trigger(fire.log_id, sent_at, Some(fire.instant_ms));
         let release = Box::pin(self.clone().hold(term, job_id, fire, compensation));
         self.lanes.spawn(self.context.clone(), first, Some(release));
         let others: Vec<_> = shards.collect();
@@ -713,7 +713,7 @@ impl Inner {
                     for (pending, log_id) in others.into_iter().zip(ids) {
                         me.lanes.spawn(
                             me.context.clone(),
-                            pending.into_shard(log_id, now, Some(fire.instant_ms)),
+                            pending.into_trigger(log_id, now, Some(fire.instant_ms)),
                             None,
                         );
                     }

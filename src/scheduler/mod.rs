@@ -1,4 +1,32 @@
 //! The scheduling side of the admin: the schedule loop, triggers, results, retries and alarms.
+//!
+//! # The life of a fire
+//!
+//! 1. **Leadership** (`leader.rs`, `lease.rs`): one admin leads; the lease names the term its plan belongs
+//!    to, and its watermark says which fires were sent.
+//! 2. **Plan** (`schedule.rs`): the leader's schedule pass takes `schedule_lock`, reads the jobs due within
+//!    the next seconds and writes, in one transaction, their next times and one log row per planned fire;
+//!    once that is committed, the fires go to the dispatcher.
+//! 3. **Dispatch** (`dispatch/`): each fire is checked against the console (`check.rs`: a job stopped or
+//!    rescheduled since the plan), decided (`send.rs`: a job's newest due fire runs, see
+//!    `crate::domain::fires`) and handed to the lanes with a release (`hold.rs`) that holds it until its
+//!    instant and until the lease's watermark covers it (`cover.rs`); fires not sent are settled by
+//!    `settle.rs`.
+//! 4. **Lanes** (`trigger/lanes.rs`): the job's lane, fast or (for a job whose triggers were slow) slow,
+//!    gives it one of its permits.
+//! 5. **`/run`** (`trigger/run.rs`): its executor address is chosen (`trigger/address.rs`), its `/run`
+//!    made ready and, once the release lets it go, written.
+//! 6. **Result** (`results.rs`): the trigger's result goes to the results writer, many rows per statement.
+//!    The executor's callback (`complete.rs`, reached from `crate::http::api`) joins it when it comes
+//!    first, or finishes the row after it, and starts the job's child jobs.
+//! 7. **Monitors** (`monitors.rs`): the fail monitor retries and alarms failed runs, the lost-result
+//!    monitor finishes runs whose executor went away, and the sweeper settles the rows of an admin that
+//!    died before their result.
+//!
+//! Triggers that are not planned (manual runs, retries, child jobs) go through [`TriggerSink`] to the
+//! trigger pool (`trigger/pool.rs`), which takes them in batches, loads their jobs and groups and inserts
+//! their rows (`trigger/resolve.rs`), then hands each to its lane at step 4. `backlog.rs` counts the
+//! triggers waiting for the fast lane, so that work which can wait gives way to a burst.
 
 pub mod backlog;
 pub mod complete;
@@ -34,7 +62,8 @@ use trigger::{Lanes, TriggerContext};
 /// is tried again after this: the next attempt reads what the winner wrote.
 const CONFLICT_RETRY: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// Where triggers go to be run (the trigger pools, spec 4.2). Submitting never blocks the caller.
+/// Where triggers go to be run (the trigger pool, 2.4.2: JobTriggerPoolHelper.trigger). Submitting never
+/// blocks the caller.
 pub trait TriggerSink: Send + Sync + 'static {
     fn submit(&self, request: TriggerRequest);
 
@@ -61,9 +90,9 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Starts the workers in 2.4.2's order (4.0): fail monitor, lost-result monitor, log report, then
-    /// the leadership, the dispatcher of planned fires and the schedule loop. Returns them, and this
-    /// admin's leadership, to [`Leadership::resign`] once the lanes are done.
+    /// Starts the workers in 2.4.2's order (2.4.2: XxlJobScheduler.init): fail monitor, lost-result
+    /// monitor, log report, then the leadership, the dispatcher of planned fires and the schedule loop.
+    /// Returns them, and this admin's leadership, to [`Leadership::resign`] once the lanes are done.
     pub fn start(self, config: &Config, shutdown: &Shutdown) -> (Vec<JoinHandle<()>>, Leadership) {
         let fail = FailMonitor {
             db: self.db.clone(),

@@ -33,7 +33,7 @@ impl LogSummary {
     }
 }
 
-/// The admin's summary line for planned fires it did not send (`scheduler::trigger::settle_dropped`).
+/// The admin's summary line for planned fires it did not send (`log_dropped`, scheduler/trigger/counts.rs).
 const NOT_SENT: &str = " planned fire(s) not sent: ";
 
 /// Where a child writes its log.
