@@ -5,125 +5,39 @@ use crate::support::console::ConsoleClient;
 use crate::support::fixtures::{insert, job, json_date, local, local_ms, log, manual_group, titled_group};
 use crate::support::{eventually, now_ms, Backend, Context, TestApp, TestDb};
 use crate::support::{Behaviour, FakeExecutor, LOG_CONTENT};
-use crate::{ensure, ensure_eq, Case, TestResult, ALL};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SQLITE};
 use serde_json::json;
 use std::time::Duration;
 use xxl_job_admin::i18n::I18n;
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "console::login_gate_and_logout",
-            backends: ALL,
-            run: |b| Box::pin(login_gate_and_logout(b)),
-        },
-        Case {
-            name: "console::the_console_points_to_what_it_offers",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(the_console_points_to_what_it_offers(b)),
-        },
-        Case {
-            name: "console::forged_and_legacy_cookies_never_authenticate",
-            backends: ALL,
-            run: |b| Box::pin(forged_and_legacy_cookies_never_authenticate(b)),
-        },
-        Case {
-            name: "console::cross_site_requests_are_refused",
-            backends: ALL,
-            run: |b| Box::pin(cross_site_requests_are_refused(b)),
-        },
-        Case {
-            name: "console::password_change_ends_every_session",
-            backends: ALL,
-            run: |b| Box::pin(password_change_ends_every_session(b)),
-        },
-        Case { name: "console::job_lifecycle", backends: ALL, run: |b| Box::pin(job_lifecycle(b)) },
-        Case {
-            name: "console::restricted_user_is_confined_to_its_groups",
-            backends: ALL,
-            run: |b| Box::pin(restricted_user_is_confined_to_its_groups(b)),
-        },
-        Case {
-            name: "console::validation_messages_follow_2_4_2",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(validation_messages_follow_2_4_2(b)),
-        },
-        Case {
-            name: "console::groups_users_and_glue",
-            backends: ALL,
-            run: |b| Box::pin(groups_users_and_glue(b)),
-        },
-        Case {
-            name: "console::log_endpoints_reach_the_executor",
-            backends: ALL,
-            run: |b| Box::pin(log_endpoints_reach_the_executor(b)),
-        },
-        Case {
-            name: "console::login_throttle",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(login_throttle(b)),
-        },
-        Case {
-            name: "console::job_list_paging_filters_and_shape",
-            backends: ALL,
-            run: |b| Box::pin(job_list_paging_filters_and_shape(b)),
-        },
-        Case {
-            name: "console::job_messages_and_operations",
-            backends: ALL,
-            run: |b| Box::pin(job_messages_and_operations(b)),
-        },
-        Case {
-            name: "console::log_list_detail_kill_and_clear",
-            backends: ALL,
-            run: |b| Box::pin(log_list_detail_kill_and_clear(b)),
-        },
-        Case {
-            name: "console::executor_manager_endpoints",
-            backends: ALL,
-            run: |b| Box::pin(executor_manager_endpoints(b)),
-        },
-        Case {
-            name: "console::user_manager_endpoints",
-            backends: ALL,
-            run: |b| Box::pin(user_manager_endpoints(b)),
-        },
-        Case {
-            name: "console::every_endpoint_checks_the_group",
-            backends: ALL,
-            run: |b| Box::pin(every_endpoint_checks_the_group(b)),
-        },
-        Case {
-            name: "console::dashboard_and_chart",
-            backends: ALL,
-            run: |b| Box::pin(dashboard_and_chart(b)),
-        },
-        Case {
-            name: "console::hostile_text_is_data",
-            backends: ALL,
-            run: |b| Box::pin(hostile_text_is_data(b)),
-        },
-        Case {
-            name: "console::rolling_log_kill_and_manual_run",
-            backends: ALL,
-            run: |b| Box::pin(rolling_log_kill_and_manual_run(b)),
-        },
-        Case {
-            name: "console::foreign_origin_is_refused_everywhere",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(foreign_origin_is_refused_everywhere(b)),
-        },
-        Case {
-            name: "console::envelopes_and_binding",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(envelopes_and_binding(b)),
-        },
-        Case {
-            name: "console::clear_log_by_age_and_count",
-            backends: ALL,
-            run: |b| Box::pin(clear_log_by_age_and_count(b)),
-        },
-    ]
+    cases! {
+        "console" {
+            ALL => login_gate_and_logout,
+            SQLITE => the_console_points_to_what_it_offers,
+            ALL => forged_and_legacy_cookies_never_authenticate,
+            ALL => cross_site_requests_are_refused,
+            ALL => password_change_ends_every_session,
+            ALL => job_lifecycle,
+            ALL => restricted_user_is_confined_to_its_groups,
+            SQLITE => validation_messages_follow_2_4_2,
+            ALL => groups_users_and_glue,
+            ALL => log_endpoints_reach_the_executor,
+            SQLITE => login_throttle,
+            ALL => job_list_paging_filters_and_shape,
+            ALL => job_messages_and_operations,
+            ALL => log_list_detail_kill_and_clear,
+            ALL => executor_manager_endpoints,
+            ALL => user_manager_endpoints,
+            ALL => every_endpoint_checks_the_group,
+            ALL => dashboard_and_chart,
+            ALL => hostile_text_is_data,
+            ALL => rolling_log_kill_and_manual_run,
+            SQLITE => foreign_origin_is_refused_everywhere,
+            SQLITE => envelopes_and_binding,
+            ALL => clear_log_by_age_and_count,
+        }
+    }
 }
 
 fn en() -> I18n {
