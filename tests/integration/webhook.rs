@@ -4,9 +4,9 @@
 use crate::alarm::{
     alarmed_log, start_app, trigger_failing_job, APP_NAME, DEAD_EXECUTOR, GROUP_TITLE, JOB_DESC,
 };
-use crate::console::{is_error_page, job_form};
 use crate::metrics::{sample, scrape};
 use crate::support::console::ConsoleClient;
+use crate::support::console::{is_error_page, job_form};
 use crate::support::fixtures::{every_second_job, insert, manual_group};
 use crate::support::smtp::closed_port;
 use crate::support::webhook::{Received, WebhookServer, SECRET};
