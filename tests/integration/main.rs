@@ -10,6 +10,7 @@
 //! (`mariadb-install-db` and `mariadbd`, package mariadb-server), PostgreSQL servers (package postgresql)
 //! or a MariaDB Galera cluster (packages galera-4 and rsync). The reverse-proxy tests run a private nginx
 //! (package nginx), the LDAP login tests a private OpenLDAP server (packages slapd and ldap-utils).
+//! `TEST_LOG=1` prints the in-process admins' log lines (see `support/test_log.rs`).
 
 mod alarm;
 mod api;
@@ -65,6 +66,7 @@ pub const POSTGRES_ONLY: &[Backend] = &[Backend::Postgres];
 
 fn main() {
     let args = Arguments::from_args();
+    support::test_log::install();
     let available = Available::probe();
     let cases = alarm::cases()
         .into_iter()
