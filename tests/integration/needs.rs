@@ -76,9 +76,10 @@ impl Available {
             required: None,
             note: "the reference comparisons are ignored",
         };
-        let promtool = match succeeds(metrics::PROMTOOL, "--version") {
-            true => Ok(()),
-            false => Err(format!("{} is not installed", metrics::PROMTOOL)),
+        let promtool = if succeeds(metrics::PROMTOOL, "--version") {
+            Ok(())
+        } else {
+            Err(format!("{} is not installed", metrics::PROMTOOL))
         };
         let curl = if succeeds("curl", "--version") { Ok(()) } else { Err("curl is not installed".into()) };
         let probes = vec![
@@ -153,7 +154,7 @@ impl Available {
         Available { probes }
     }
 
-    /// Whether the case's variant on `backend` lacks something this machine does not offer.
+    /// Whether the case's variant on `backend` needs something this machine lacks.
     pub fn lacks(&self, case: &Case, backend: Backend) -> bool {
         let own_server = case.needs.iter().any(|need| need.is_own_server());
         let shared = Need::shared_server(backend).filter(|_| !own_server);
