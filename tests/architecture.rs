@@ -1,4 +1,5 @@
-//! No import circle between the files of `src/`.
+//! The shape of `src/`: no import circle between its files, no file of the scheduler over 400 lines, no
+//! function over 80 lines. Each check has a self-test proving it can fail.
 //!
 //! Reads every file of each crate in `src/` (the library from `src/lib.rs`, the admin binary from
 //! `src/main.rs`, the bench from `src/bin/xxl-job-bench/main.rs`, each a graph of its own), collects the
@@ -446,4 +447,185 @@ fn use_tree(tokens: &[Token], prefix: &[String]) -> Vec<Vec<String>> {
         paths.push(path);
     }
     paths
+}
+
+/// The scheduler stays a house one can find one's way in: no file of it over [`SCHEDULER_FILE_LINES`].
+#[test]
+fn no_scheduler_file_over_400_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let long: Vec<String> = long_files(&src.join("scheduler"), SCHEDULER_FILE_LINES)
+        .into_iter()
+        .map(|(lines, file)| format!("  {lines} {}", relative(&src, &file)))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "files of src/scheduler over {SCHEDULER_FILE_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+/// No function of `src/` over [`FUNCTION_LINES`] lines: a longer one is cut into named steps.
+#[test]
+fn no_function_over_80_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let long: Vec<String> = long_functions(&src, FUNCTION_LINES)
+        .into_iter()
+        .map(|f| format!("  {} {}:{} {}", f.lines, relative(&src, &f.file), f.line, f.name))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "functions over {FUNCTION_LINES} lines (from `fn` to the closing brace), longest first:\n{}",
+        long.join("\n")
+    );
+}
+
+/// The file check can fail: one line over the limit is found, the limit itself is not, in any folder.
+#[test]
+fn finds_a_long_file() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    std::fs::create_dir_all(dir.join("dispatch")).unwrap();
+    std::fs::write(dir.join("mod.rs"), "//\n".repeat(SCHEDULER_FILE_LINES)).unwrap();
+    std::fs::write(dir.join("dispatch/check.rs"), "//\n".repeat(SCHEDULER_FILE_LINES + 1)).unwrap();
+    std::fs::write(dir.join("notes.md"), "-\n".repeat(SCHEDULER_FILE_LINES + 1)).unwrap();
+    assert_eq!(
+        long_files(dir, SCHEDULER_FILE_LINES),
+        [(SCHEDULER_FILE_LINES + 1, dir.join("dispatch/check.rs"))]
+    );
+}
+
+/// The function check can fail: it measures from the `fn` line to the brace that closes the body at the
+/// `fn`'s indentation, whatever the signature's length and qualifiers, and passes over declarations and
+/// one-line bodies.
+#[test]
+fn finds_a_long_function() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let body = |lines: usize| "        let _ = 1;\n".repeat(lines);
+    let text = format!(
+        "fn short() -> u8 {{ 1 }}\n\
+         trait T {{\n    fn declared(&self);\n}}\n\
+         impl S {{\n    pub(crate) async fn exact(\n        a: u8,\n    ) -> u8 {{\n{}        a\n    }}\n\n\
+         \x20   pub const unsafe fn over() {{\n{}        if true {{\n        }}\n    }}\n}}\n",
+        body(FUNCTION_LINES - 5),
+        body(FUNCTION_LINES - 3),
+    );
+    std::fs::write(dir.join("lib.rs"), text).unwrap();
+    let found: Vec<(usize, usize, String)> =
+        long_functions(dir, FUNCTION_LINES - 1).into_iter().map(|f| (f.lines, f.line, f.name)).collect();
+    let over_start = 6 + FUNCTION_LINES + 1;
+    assert_eq!(
+        found,
+        [(FUNCTION_LINES + 1, over_start, "over".to_string()), (FUNCTION_LINES, 6, "exact".to_string())]
+    );
+    assert_eq!(long_functions(dir, FUNCTION_LINES).len(), 1);
+}
+
+const SCHEDULER_FILE_LINES: usize = 400;
+const FUNCTION_LINES: usize = 80;
+
+/// Every `.rs` file under `dir` longer than `limit` lines, as (lines, file), longest first.
+fn long_files(dir: &Path, limit: usize) -> Vec<(usize, PathBuf)> {
+    let mut long: Vec<(usize, PathBuf)> = rust_files(dir)
+        .into_iter()
+        .map(|file| (std::fs::read_to_string(&file).unwrap().lines().count(), file))
+        .filter(|(lines, _)| *lines > limit)
+        .collect();
+    long.sort_by(|a, b| b.cmp(a));
+    long
+}
+
+/// A function and its length, from its `fn` line to its closing brace.
+struct Function {
+    lines: usize,
+    file: PathBuf,
+    /// 1-based, of the `fn` line.
+    line: usize,
+    name: String,
+}
+
+/// Every function under `dir` longer than `limit` lines, longest first. Read as rustfmt lays code out:
+/// the body opens on the first line after the `fn` that ends with `{` and closes on the next line
+/// starting with `}` at the `fn`'s indentation.
+fn long_functions(dir: &Path, limit: usize) -> Vec<Function> {
+    let mut long = Vec::new();
+    for file in rust_files(dir) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.split('\n').collect();
+        for (i, line) in lines.iter().enumerate() {
+            let Some((indent, name)) = fn_line(line) else { continue };
+            let Some(open) = (i..lines.len()).find(|&j| lines[j].trim_end().ends_with(['{', ';', '}']))
+            else {
+                continue;
+            };
+            // A declaration without a body, or a body on one line.
+            if !lines[open].trim_end().ends_with('{') {
+                continue;
+            }
+            let close = (open + 1..lines.len())
+                .find(|&k| lines[k].strip_prefix(indent).is_some_and(|rest| rest.starts_with('}')))
+                .unwrap_or(lines.len());
+            let length = close - i + 1;
+            if length > limit {
+                long.push(Function {
+                    lines: length,
+                    file: file.clone(),
+                    line: i + 1,
+                    name: name.to_string(),
+                });
+            }
+        }
+    }
+    long.sort_by(|a, b| (b.lines, &b.file, b.line).cmp(&(a.lines, &a.file, a.line)));
+    long
+}
+
+/// The indentation and name of a line that starts a function: `[pub[(…)]] [const] [async] [unsafe]
+/// [extern "C"] fn name`.
+fn fn_line(line: &str) -> Option<(&str, &str)> {
+    let rest = line.trim_start();
+    let indent = &line[..line.len() - rest.len()];
+    let mut rest = rest;
+    if let Some(after) = rest.strip_prefix("pub") {
+        let after = match after.strip_prefix('(') {
+            Some(inside) => &inside[inside.find(')')? + 1..],
+            None => after,
+        };
+        rest = word_gap(after)?;
+    }
+    for qualifier in ["const", "async", "unsafe"] {
+        if let Some(after) = rest.strip_prefix(qualifier).and_then(word_gap) {
+            rest = after;
+        }
+    }
+    if let Some(after) = rest.strip_prefix("extern").and_then(word_gap) {
+        rest = word_gap(after.strip_prefix("\"C\"")?)?;
+    }
+    let rest = word_gap(rest.strip_prefix("fn")?)?;
+    let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+    (end > 0).then(|| (indent, &rest[..end]))
+}
+
+/// `text` after the whitespace it must start with, or `None` if it starts with none.
+fn word_gap(text: &str) -> Option<&str> {
+    let rest = text.trim_start();
+    (rest.len() < text.len()).then_some(rest)
+}
+
+/// Every `.rs` file under `dir`, in a stable order.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
 }

@@ -6,7 +6,7 @@ use crate::support::fixtures::{every_second_job, insert, job};
 use crate::support::smtp::{closed_port, SmtpOptions, SmtpServer, SmtpTls};
 use crate::support::webhook::WebhookServer;
 use crate::support::{eventually, Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
-use crate::{ensure, ensure_eq, Case, TestResult, ALL};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SQLITE};
 use chrono::{NaiveDate, NaiveDateTime};
 use libtest_mimic::Failed;
 use std::sync::Arc;
@@ -19,53 +19,23 @@ use xxl_job_admin::workers::report::ReportWorker;
 use xxl_job_admin::workers::shutdown_channel;
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "alarm::failed_trigger_mails_each_address_once",
-            backends: ALL,
-            run: |b| Box::pin(failed_trigger_mails_each_address_once(b)),
-        },
-        Case {
-            name: "alarm::starttls_with_auth_in_the_configured_language",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(starttls_with_auth_in_the_configured_language(b)),
-        },
-        Case {
-            name: "alarm::implicit_tls_from_the_socket_factory",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(implicit_tls_from_the_socket_factory(b)),
-        },
-        Case {
-            name: "alarm::untrusted_certificate_fails_the_alarm",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(untrusted_certificate_fails_the_alarm(b)),
-        },
-        Case {
-            name: "alarm::smtp_down_fails_the_alarm_and_scheduling_goes_on",
-            backends: ALL,
-            run: |b| Box::pin(smtp_down_fails_the_alarm_and_scheduling_goes_on(b)),
-        },
-        Case {
-            name: "alarm::silent_smtp_server_times_out",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(silent_smtp_server_times_out(b)),
-        },
-        Case {
-            name: "report::counts_today_and_two_days_before",
-            backends: ALL,
-            run: |b| Box::pin(report_counts_today_and_two_days_before(b)),
-        },
-        Case {
-            name: "retention::deletes_old_logs_in_batches",
-            backends: ALL,
-            run: |b| Box::pin(retention_deletes_old_logs_in_batches(b)),
-        },
-        Case {
-            name: "retention::cleans_at_start_and_not_below_seven_days",
-            backends: ALL,
-            run: |b| Box::pin(retention_cleans_at_start_and_not_below_seven_days(b)),
-        },
-    ]
+    cases! {
+        "alarm" {
+            ALL => failed_trigger_mails_each_address_once,
+            SQLITE => starttls_with_auth_in_the_configured_language,
+            SQLITE => implicit_tls_from_the_socket_factory,
+            SQLITE => untrusted_certificate_fails_the_alarm,
+            ALL => smtp_down_fails_the_alarm_and_scheduling_goes_on,
+            SQLITE => silent_smtp_server_times_out,
+        }
+        "report" {
+            ALL => counts_today_and_two_days_before,
+        }
+        "retention" {
+            ALL => deletes_old_logs_in_batches,
+            ALL => cleans_at_start_and_not_below_seven_days,
+        }
+    }
 }
 
 const FROM: &str = "alarm@admin.test";
@@ -376,7 +346,7 @@ async fn report_rows(
         .collect())
 }
 
-async fn report_counts_today_and_two_days_before(backend: Backend) -> TestResult {
+async fn counts_today_and_two_days_before(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let store = db.open().await?;
     let now = at((2020, 3, 15), (10, 30, 0));
@@ -478,7 +448,7 @@ async fn log_count(db: &Db) -> Result<i64, Failed> {
     Ok(db.page_logs(&LogFilter::default(), 0, 1).await.context("count logs")?.1)
 }
 
-async fn retention_deletes_old_logs_in_batches(backend: Backend) -> TestResult {
+async fn deletes_old_logs_in_batches(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let store = db.open().await?;
     let now = at((2020, 3, 15), (10, 30, 0));
@@ -517,7 +487,7 @@ async fn retention_deletes_old_logs_in_batches(backend: Backend) -> TestResult {
     Ok(())
 }
 
-async fn retention_cleans_at_start_and_not_below_seven_days(backend: Backend) -> TestResult {
+async fn cleans_at_start_and_not_below_seven_days(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let first = TestApp::start(&db, &["--xxl.job.logretentiondays=-1"]).await?;
     let store = first.app.db.clone();

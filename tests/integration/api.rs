@@ -7,80 +7,30 @@ use crate::support::{
     eventually, now_ms, Backend, Behaviour, Context, FakeExecutor, JavaExecutorClient, TestApp, TestDb,
     LOG_CONTENT, TOKEN,
 };
-use crate::{ensure, ensure_eq, Case, TestResult, ALL, SERVERS};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SERVERS};
 use serde_json::json;
 use std::time::Duration;
 use xxl_job_admin::storage::RegistryKey;
 use xxl_job_admin::workers::registry::monitor_pass;
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "api::registry_then_monitor_fills_the_group",
-            backends: ALL,
-            run: |b| Box::pin(registry_then_monitor_fills_the_group(b)),
-        },
-        Case {
-            name: "api::registry_twice_in_one_second_keeps_one_row",
-            backends: ALL,
-            run: |b| Box::pin(registry_twice_in_one_second_keeps_one_row(b)),
-        },
-        Case {
-            name: "api::registry_remove_deletes_the_row",
-            backends: ALL,
-            run: |b| Box::pin(registry_remove_deletes_the_row(b)),
-        },
-        Case {
-            name: "api::callback_finishes_the_log",
-            backends: ALL,
-            run: |b| Box::pin(callback_finishes_the_log(b)),
-        },
-        Case {
-            name: "api::callback_repeat_and_unknown_change_nothing",
-            backends: ALL,
-            run: |b| Box::pin(callback_repeat_and_unknown_change_nothing(b)),
-        },
-        Case {
-            name: "api::wrong_token_changes_nothing",
-            backends: ALL,
-            run: |b| Box::pin(wrong_token_changes_nothing(b)),
-        },
-        Case {
-            name: "api::bad_requests_get_clear_return_t_errors",
-            backends: ALL,
-            run: |b| Box::pin(bad_requests_get_clear_return_t_errors(b)),
-        },
-        Case {
-            name: "api::blank_token_disables_the_check",
-            backends: ALL,
-            run: |b| Box::pin(blank_token_disables_the_check(b)),
-        },
-        Case {
-            name: "api::health_reports_the_database",
-            backends: ALL,
-            run: |b| Box::pin(health_reports_the_database(b)),
-        },
-        Case {
-            name: "api::database_restart_is_survived",
-            backends: SERVERS,
-            run: |b| Box::pin(database_restart_is_survived(b)),
-        },
-        Case {
-            name: "api::the_number_of_app_names_is_capped",
-            backends: ALL,
-            run: |b| Box::pin(the_number_of_app_names_is_capped(b)),
-        },
-        Case {
-            name: "api::executors_of_the_3x_line",
-            backends: ALL,
-            run: |b| Box::pin(executors_of_the_3x_line(b)),
-        },
-        Case {
-            name: "api::registry_reaches_the_group_within_35_s",
-            backends: SERVERS,
-            run: |b| Box::pin(registry_reaches_the_group_within_35_s(b)),
-        },
-    ]
+    cases! {
+        "api" {
+            ALL => registry_then_monitor_fills_the_group,
+            ALL => registry_twice_in_one_second_keeps_one_row,
+            ALL => registry_remove_deletes_the_row,
+            ALL => callback_finishes_the_log,
+            ALL => callback_repeat_and_unknown_change_nothing,
+            ALL => wrong_token_changes_nothing,
+            ALL => bad_requests_get_clear_return_t_errors,
+            ALL => blank_token_disables_the_check,
+            ALL => health_reports_the_database,
+            SERVERS => database_restart_is_survived,
+            ALL => the_number_of_app_names_is_capped,
+            ALL => executors_of_the_3x_line,
+            SERVERS => registry_reaches_the_group_within_35_s,
+        }
+    }
 }
 
 const APP: &str = "xxl-job-executor-sample";

@@ -9,7 +9,7 @@ use crate::support::fixtures::log;
 use crate::support::rest::RestClient;
 use crate::support::webhook::WebhookServer;
 use crate::support::{eventually, now_ms, Backend, Context, TestApp, TestDb};
-use crate::{ensure, ensure_eq, Case, TestResult};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, SQLITE};
 use libtest_mimic::Failed;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -17,31 +17,16 @@ use std::time::{Duration, Instant};
 
 /// SQLite, and a server the operations' rows round-trip through.
 const BACKENDS: &[Backend] = &[Backend::Sqlite, Backend::Postgres];
-const SQLITE: &[Backend] = &[Backend::Sqlite];
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "audit::console_operations_leave_events",
-            backends: BACKENDS,
-            run: |b| Box::pin(console_operations_leave_events(b)),
-        },
-        Case {
-            name: "audit::rest_operations_leave_events",
-            backends: BACKENDS,
-            run: |b| Box::pin(rest_operations_leave_events(b)),
-        },
-        Case {
-            name: "audit::the_page_reads_and_filters_the_file",
-            backends: SQLITE,
-            run: |b| Box::pin(the_page_reads_and_filters_the_file(b)),
-        },
-        Case {
-            name: "audit::the_webhook_receives_events_without_slowing_requests",
-            backends: SQLITE,
-            run: |b| Box::pin(the_webhook_receives_events(b)),
-        },
-    ]
+    cases! {
+        "audit" {
+            BACKENDS => console_operations_leave_events,
+            BACKENDS => rest_operations_leave_events,
+            SQLITE => the_page_reads_and_filters_the_file,
+            SQLITE => the_webhook_receives_events_without_slowing_requests,
+        }
+    }
 }
 
 /// The admin with its audit file in `dir`.
@@ -535,7 +520,7 @@ fn urlencode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
-async fn the_webhook_receives_events(backend: Backend) -> TestResult {
+async fn the_webhook_receives_events_without_slowing_requests(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let receiver = WebhookServer::start().await?;
     let url = format!("--xxl.job.audit.webhook.url={}/json?token=hook-secret", receiver.base);

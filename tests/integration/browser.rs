@@ -6,71 +6,28 @@ use crate::support::browser::Browser;
 use crate::support::fixtures::{insert, job, manual_group};
 use crate::support::nginx::{free_port, Nginx};
 use crate::support::{Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
-use crate::{ensure, ensure_eq, Case, TestResult};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, SQLITE};
 use libtest_mimic::Failed;
 use serde_json::{json, Value};
 use xxl_job_admin::i18n::I18n;
 
 pub fn cases() -> Vec<Case> {
-    const SQLITE: &[Backend] = &[Backend::Sqlite];
-    vec![
-        Case {
-            name: "browser::job_from_executor_to_rolling_log",
-            backends: SQLITE,
-            run: |b| Box::pin(job_from_executor_to_rolling_log(b)),
-        },
-        Case {
-            name: "browser::glue_edit_and_rollback",
-            backends: SQLITE,
-            run: |b| Box::pin(glue_edit_and_rollback(b)),
-        },
-        Case {
-            name: "browser::language_follows_configuration",
-            backends: SQLITE,
-            run: |b| Box::pin(language_follows_configuration(b)),
-        },
-        Case {
-            name: "browser::user_password_and_clear_log_dialogs",
-            backends: SQLITE,
-            run: |b| Box::pin(user_password_and_clear_log_dialogs(b)),
-        },
-        Case { name: "browser::api_token_dialog", backends: SQLITE, run: |b| Box::pin(api_token_dialog(b)) },
-        Case {
-            name: "browser::alarm_channels_page_sends_a_test",
-            backends: SQLITE,
-            run: |b| Box::pin(alarm_channels_page_sends_a_test(b)),
-        },
-        Case {
-            name: "browser::deep_link_and_long_password_survive_login",
-            backends: SQLITE,
-            run: |b| Box::pin(deep_link_and_long_password_survive_login(b)),
-        },
-        Case {
-            name: "browser::first_look_cron_builder_dashboard_glue_note",
-            backends: SQLITE,
-            run: |b| Box::pin(first_look_cron_builder_dashboard_glue_note(b)),
-        },
-        Case {
-            name: "browser::behind_nginx_job_flow_and_dialogs",
-            backends: SQLITE,
-            run: |b| Box::pin(behind_nginx_job_flow_and_dialogs(b)),
-        },
-        Case {
-            name: "browser::behind_nginx_every_action_and_other_origins",
-            backends: SQLITE,
-            run: |b| Box::pin(behind_nginx_every_action_and_other_origins(b)),
-        },
-        Case {
-            name: "browser::jobs_as_code_export_and_upload",
-            backends: SQLITE,
-            run: |b| Box::pin(jobs_as_code_export_and_upload(b)),
-        },
-        Case {
-            name: "browser::audit_page_lists_and_filters_events",
-            backends: SQLITE,
-            run: |b| Box::pin(audit_page_lists_and_filters_events(b)),
-        },
-    ]
+    cases! {
+        "browser" {
+            SQLITE => job_from_executor_to_rolling_log needs [Chromium],
+            SQLITE => glue_edit_and_rollback needs [Chromium],
+            SQLITE => language_follows_configuration needs [Chromium],
+            SQLITE => user_password_and_clear_log_dialogs needs [Chromium],
+            SQLITE => api_token_dialog needs [Chromium],
+            SQLITE => alarm_channels_page_sends_a_test needs [Chromium],
+            SQLITE => deep_link_and_long_password_survive_login needs [Chromium],
+            SQLITE => first_look_cron_builder_dashboard_glue_note needs [Chromium],
+            SQLITE => behind_nginx_job_flow_and_dialogs needs [Chromium, Nginx],
+            SQLITE => behind_nginx_every_action_and_other_origins needs [Chromium, Nginx],
+            SQLITE => jobs_as_code_export_and_upload needs [Chromium],
+            SQLITE => audit_page_lists_and_filters_events needs [Chromium],
+        }
+    }
 }
 
 /// Markup that runs if any page renders it as HTML instead of text (short: job fields allow 50 characters).

@@ -1,7 +1,7 @@
 //! The `xxl-job-admin` binary as a person runs it: what it prints at start, `--help`, the `cron` tool.
 
 use crate::support::{Backend, Context, TestApp, TestDb};
-use crate::{ensure, ensure_eq, Case, TestResult};
+use crate::{cases, ensure, ensure_eq, Case, TestResult};
 use libtest_mimic::Failed;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
@@ -11,23 +11,13 @@ use std::time::{Duration, Instant};
 pub fn cases() -> Vec<Case> {
     // The commands need no database; the start-up case uses an SQLite file.
     const ONCE: &[Backend] = &[Backend::Sqlite];
-    vec![
-        Case {
-            name: "cli::start_up_prints_console_url_and_default_login",
-            backends: ONCE,
-            run: |b| Box::pin(start_up_prints_console_url_and_default_login(b)),
-        },
-        Case {
-            name: "cli::help_fits_80_columns_and_lists_every_command",
-            backends: ONCE,
-            run: |_| Box::pin(help_fits_80_columns_and_lists_every_command()),
-        },
-        Case {
-            name: "cli::cron_without_fire_time_says_so_and_exits_1",
-            backends: ONCE,
-            run: |_| Box::pin(cron_without_fire_time_says_so_and_exits_1()),
-        },
-    ]
+    cases! {
+        "cli" {
+            ONCE => start_up_prints_console_url_and_default_login,
+            ONCE => help_fits_80_columns_and_lists_every_command,
+            ONCE => cron_without_fire_time_says_so_and_exits_1,
+        }
+    }
 }
 
 const BINARY: &str = env!("CARGO_BIN_EXE_xxl-job-admin");
@@ -146,7 +136,7 @@ async fn start_up_prints_console_url_and_default_login(backend: Backend) -> Test
     Ok(())
 }
 
-async fn help_fits_80_columns_and_lists_every_command() -> TestResult {
+async fn help_fits_80_columns_and_lists_every_command(_: Backend) -> TestResult {
     let output = run(&["--help"])?;
     ensure!(output.status.success(), "--help failed: {output:?}");
     let help = String::from_utf8(output.stdout).context("UTF-8 help")?;
@@ -175,7 +165,7 @@ async fn help_fits_80_columns_and_lists_every_command() -> TestResult {
     Ok(())
 }
 
-async fn cron_without_fire_time_says_so_and_exits_1() -> TestResult {
+async fn cron_without_fire_time_says_so_and_exits_1(_: Backend) -> TestResult {
     let output = run(&["cron", "0 0 0 30 2 ?", "--from", "2026-01-01 00:00:00"])?;
     ensure_eq!(output.status.code(), Some(1));
     ensure_eq!(String::from_utf8_lossy(&output.stdout), "");

@@ -5,25 +5,19 @@
 
 use crate::support::recorder::{Fire, Recorder};
 use crate::support::{now_ms, AdminProcess, Backend, Context, ServerConnection, TestDb, TOKEN};
-use crate::{Case, TestResult, SERVERS};
+use crate::{cases, Case, TestResult, SERVERS, SQLITE};
 use libtest_mimic::Failed;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use xxl_job_admin::storage::{JobGroup, JobInfo};
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "failover::a_killed_admins_plan_is_sent_once_and_on_time_by_the_survivors",
-            backends: SERVERS,
-            run: |b| Box::pin(a_killed_admins_plan_is_sent_once_and_on_time_by_the_survivors(b)),
-        },
-        Case {
-            name: "failover::a_restarted_sqlite_admin_resumes_its_plan",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(a_restarted_sqlite_admin_resumes_its_plan(b)),
-        },
-    ]
+    cases! {
+        "failover" {
+            SERVERS => a_killed_admins_plan_is_sent_once_and_on_time_by_the_survivors,
+            SQLITE => a_restarted_sqlite_admin_resumes_its_plan,
+        }
+    }
 }
 
 const APP_NAME: &str = "xxl-job-failover";

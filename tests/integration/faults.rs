@@ -11,18 +11,18 @@ use crate::support::console::ConsoleClient;
 use crate::support::private_mariadb::PrivateMariaDb;
 use crate::support::recorder::{Fire, Recorder};
 use crate::support::{now_ms, AdminProcess, Backend, Context, TOKEN};
-use crate::{Case, TestResult, MYSQL_ONLY};
+use crate::{cases, Case, TestResult, MYSQL_ONLY};
 use libtest_mimic::Failed;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Duration;
 
 pub fn cases() -> Vec<Case> {
-    vec![Case {
-        name: "faults::planned_fires_are_sent_once_or_settled_through_faults",
-        backends: MYSQL_ONLY,
-        run: |b| Box::pin(planned_fires_are_sent_once_or_settled_through_faults(b)),
-    }]
+    cases! {
+        "faults" {
+            MYSQL_ONLY => planned_fires_are_sent_once_or_settled_through_faults needs [PrivateMariadb],
+        }
+    }
 }
 
 const DATABASE: &str = "xxl_job";

@@ -8,17 +8,17 @@ use crate::support::fixtures;
 use crate::support::galera::{Galera, OrderProbe};
 use crate::support::recorder::{Fire, Recorder};
 use crate::support::{now_ms, AdminProcess, Backend, Context, TOKEN};
-use crate::{Case, TestResult, MYSQL_ONLY};
+use crate::{cases, Case, TestResult, MYSQL_ONLY};
 use libtest_mimic::Failed;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 pub fn cases() -> Vec<Case> {
-    vec![Case {
-        name: "galera::three_admins_on_three_nodes_send_every_fire_once_through_a_node_crash",
-        backends: MYSQL_ONLY,
-        run: |b| Box::pin(three_admins_on_three_nodes_send_every_fire_once_through_a_node_crash(b)),
-    }]
+    cases! {
+        "galera" {
+            MYSQL_ONLY => three_admins_on_three_nodes_send_every_fire_once_through_a_node_crash needs [Galera],
+        }
+    }
 }
 
 const DATABASE: &str = "xxl_job";

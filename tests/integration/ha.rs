@@ -11,24 +11,18 @@ use crate::support::private_mariadb::{stable_free_ports, PrivateMariaDb};
 use crate::support::private_postgres::PrivatePostgres;
 use crate::support::recorder::{Fire, Recorder};
 use crate::support::{eventually, now_ms, AdminProcess, Backend, Context, TOKEN};
-use crate::{Case, TestResult, MYSQL_ONLY, POSTGRES_ONLY};
+use crate::{cases, Case, TestResult, MYSQL_ONLY, POSTGRES_ONLY};
 use libtest_mimic::Failed;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "ha::mariadb_admin_goes_on_with_the_next_host_when_the_first_dies",
-            backends: MYSQL_ONLY,
-            run: |b| Box::pin(admin_goes_on_with_the_next_host_when_the_first_dies(b)),
-        },
-        Case {
-            name: "ha::postgres_target_server_type_primary_passes_over_a_standby",
-            backends: POSTGRES_ONLY,
-            run: |b| Box::pin(target_server_type_primary_passes_over_a_standby(b)),
-        },
-    ]
+    cases! {
+        "ha" {
+            MYSQL_ONLY => mariadb_admin_goes_on_with_the_next_host_when_the_first_dies needs [PrivateMariadb],
+            POSTGRES_ONLY => postgres_target_server_type_primary_passes_over_a_standby needs [PrivatePostgres],
+        }
+    }
 }
 
 const DATABASE: &str = "xxl_job";
@@ -88,7 +82,7 @@ pub async fn stop_and_time(admin: &mut AdminProcess) -> String {
     }
 }
 
-async fn admin_goes_on_with_the_next_host_when_the_first_dies(_: Backend) -> TestResult {
+async fn mariadb_admin_goes_on_with_the_next_host_when_the_first_dies(_: Backend) -> TestResult {
     let ports = stable_free_ports(2)?;
     let binlog = ["--server-id=1", "--log-bin=binlog", "--binlog-format=ROW"];
     let mut primary = PrivateMariaDb::start_with(ports[0], binlog.map(String::from).to_vec()).await?;
@@ -180,7 +174,7 @@ async fn admin_goes_on_with_the_next_host_when_the_first_dies(_: Backend) -> Tes
     })
 }
 
-async fn target_server_type_primary_passes_over_a_standby(_: Backend) -> TestResult {
+async fn postgres_target_server_type_primary_passes_over_a_standby(_: Backend) -> TestResult {
     let primary = PrivatePostgres::primary().await?;
     let standby = PrivatePostgres::standby_of(&primary).await?;
     let mut on_standby = standby.connect("postgres").await?;

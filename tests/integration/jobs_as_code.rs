@@ -4,7 +4,7 @@
 use crate::support::console::ConsoleClient;
 use crate::support::rest::RestClient;
 use crate::support::{Backend, Context, TestApp, TestDb};
-use crate::{ensure, ensure_eq, Case, TestResult, ALL};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL};
 use libtest_mimic::Failed;
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -12,28 +12,14 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "jobs_as_code::cli_round_trip_dry_run_idempotence_and_exit_status",
-            backends: ALL,
-            run: |b| Box::pin(cli_round_trip(b)),
-        },
-        Case {
-            name: "jobs_as_code::rest_apply_plan_prune_and_refusals_change_nothing",
-            backends: ALL,
-            run: |b| Box::pin(rest_apply(b)),
-        },
-        Case {
-            name: "jobs_as_code::apply_file_at_start_once_for_two_admins",
-            backends: ALL,
-            run: |b| Box::pin(apply_file_at_start(b)),
-        },
-        Case {
-            name: "jobs_as_code::restricted_user_stays_within_granted_executors",
-            backends: ALL,
-            run: |b| Box::pin(restricted_user(b)),
-        },
-    ]
+    cases! {
+        "jobs_as_code" {
+            ALL => cli_round_trip_dry_run_idempotence_and_exit_status,
+            ALL => rest_apply_plan_prune_and_refusals_change_nothing,
+            ALL => apply_file_at_start_once_for_two_admins,
+            ALL => restricted_user_stays_within_granted_executors,
+        }
+    }
 }
 
 const BINARY: &str = env!("CARGO_BIN_EXE_xxl-job-admin");
@@ -73,7 +59,7 @@ fn job_body(group: &Value, desc: &str, handler: &str, cron: &str) -> Value {
 /// Jobs made in one database through the API, exported by the command, applied to an empty database and
 /// exported again: the same document. A second apply changes nothing; a dry run plans and writes nothing;
 /// a bad file fails with its line and exit status 1, a bad command line with 2.
-async fn cli_round_trip(backend: Backend) -> TestResult {
+async fn cli_round_trip_dry_run_idempotence_and_exit_status(backend: Backend) -> TestResult {
     let dir = tempfile::tempdir().context("temp dir")?;
     let a = TestDb::fresh(backend)?;
     let app = TestApp::start(&a, &[]).await?;
@@ -339,7 +325,7 @@ async fn refused_with(
 /// second apply changes nothing, prune deletes only within the named executor, and refused documents
 /// (malformed, a bad cron, an unknown child, a schedule that never fires while the executor would already
 /// have been created) leave everything as it was.
-async fn rest_apply(backend: Backend) -> TestResult {
+async fn rest_apply_plan_prune_and_refusals_change_nothing(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &[]).await?;
     let api = admin_api(&app).await?;
@@ -516,7 +502,7 @@ async fn rest_apply(backend: Backend) -> TestResult {
 /// `xxl.job.apply.file` naming a folder: applied at start; two admins starting at once on the same
 /// database apply it one after the other under the schedule lock, so the second finds nothing to change
 /// and creates no duplicate.
-async fn apply_file_at_start(backend: Backend) -> TestResult {
+async fn apply_file_at_start_once_for_two_admins(backend: Backend) -> TestResult {
     let dir = tempfile::tempdir().context("temp dir")?;
     std::fs::write(dir.path().join("reports.toml"), REPORTS).context("write")?;
     std::fs::write(dir.path().join("notes.txt"), "not a document").context("write")?;
@@ -560,7 +546,7 @@ async fn apply_file_at_start(backend: Backend) -> TestResult {
 
 /// A role-0 user granted the sample executor exports only it, applies within it, and is refused the
 /// executor not granted, a new executor, and a child job in a foreign executor.
-async fn restricted_user(backend: Backend) -> TestResult {
+async fn restricted_user_stays_within_granted_executors(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &[]).await?;
     let admin_api = admin_api(&app).await?;

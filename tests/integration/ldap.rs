@@ -7,7 +7,7 @@ use crate::support::console::ConsoleClient;
 use crate::support::nginx::free_port;
 use crate::support::slapd::{user_dn, Slapd, GROUPS, PEOPLE, READER, READER_PASSWORD};
 use crate::support::{eventually, Backend, Context, TestApp, TestDb};
-use crate::{ensure, ensure_eq, Case, TestResult};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, SQLITE};
 use serde_json::Value;
 use std::time::Duration;
 use xxl_job_admin::config::Config;
@@ -16,38 +16,19 @@ use xxl_job_admin::ldap::{Directory, Verdict};
 use xxl_job_admin::service::login::DIRECTORY_PASSWORD;
 use xxl_job_admin::storage::JobUser;
 
-const SQLITE: &[Backend] = &[Backend::Sqlite];
 /// The executor of a fresh database (id 1).
 const SAMPLE_APP: &str = "xxl-job-executor-sample";
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "ldap::login_creates_the_user_with_role_and_permissions_from_groups",
-            backends: SQLITE,
-            run: |b| Box::pin(login_creates_the_user_with_role_and_permissions_from_groups(b)),
-        },
-        Case {
-            name: "ldap::wrong_empty_unknown_and_injected_names_are_refused",
-            backends: SQLITE,
-            run: |b| Box::pin(wrong_empty_unknown_and_injected_names_are_refused(b)),
-        },
-        Case {
-            name: "ldap::member_of_with_anonymous_search",
-            backends: SQLITE,
-            run: |b| Box::pin(member_of_with_anonymous_search(b)),
-        },
-        Case {
-            name: "ldap::starttls_and_ldaps_trust_only_the_configured_ca",
-            backends: SQLITE,
-            run: |b| Box::pin(starttls_and_ldaps_trust_only_the_configured_ca(b)),
-        },
-        Case {
-            name: "ldap::server_down_and_the_local_fallback",
-            backends: SQLITE,
-            run: |b| Box::pin(server_down_and_the_local_fallback(b)),
-        },
-    ]
+    cases! {
+        "ldap" {
+            SQLITE => login_creates_the_user_with_role_and_permissions_from_groups needs [Slapd],
+            SQLITE => wrong_empty_unknown_and_injected_names_are_refused needs [Slapd],
+            SQLITE => member_of_with_anonymous_search needs [Slapd],
+            SQLITE => starttls_and_ldaps_trust_only_the_configured_ca needs [Slapd],
+            SQLITE => server_down_and_the_local_fallback needs [Slapd],
+        }
+    }
 }
 
 fn message(key: &str) -> String {

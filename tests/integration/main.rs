@@ -1,14 +1,16 @@
 //! Integration tests: the real admin on a random port, against SQLite, a real MariaDB/MySQL and a real
 //! PostgreSQL, talked to over real HTTP by executors shaped like the 2.4.2 Java executor.
 //!
-//! A custom harness (libtest-mimic) so that, on a machine without MySQL or PostgreSQL, their variants are
-//! reported as ignored rather than passed. Set `XXL_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306`)
-//! or `XXL_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432`) to point them elsewhere;
-//! with `CI` set, an unreachable server is a failure, not a skip. The fault suite runs its own MariaDB
-//! server instead, and needs `mariadb-install-db` and `mariadbd` (package mariadb-server); so do the
-//! high-availability tests, which also start PostgreSQL servers of their own (package postgresql) and a
-//! MariaDB Galera cluster (packages galera-4 and rsync). The reverse-proxy tests run a private nginx
+//! A custom harness (libtest-mimic) so that a case whose needs this machine lacks is reported as ignored
+//! rather than passed: each case declares them ([`Need`]; the shared MySQL or PostgreSQL server of its
+//! backend goes without saying), `needs.rs` probes each once and prints what it ignores, and with `CI` set a
+//! missing one fails the run instead. Set `XXL_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306`) or
+//! `XXL_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432`) to point at other servers. The
+//! fault suite, the read counts and the high-availability tests start MariaDB servers of their own
+//! (`mariadb-install-db` and `mariadbd`, package mariadb-server), PostgreSQL servers (package postgresql)
+//! or a MariaDB Galera cluster (packages galera-4 and rsync). The reverse-proxy tests run a private nginx
 //! (package nginx), the LDAP login tests a private OpenLDAP server (packages slapd and ldap-utils).
+//! `TEST_LOG=1` prints the in-process admins' log lines (see `support/test_log.rs`).
 
 mod alarm;
 mod api;
@@ -23,6 +25,7 @@ mod ha;
 mod jobs_as_code;
 mod ldap;
 mod metrics;
+mod needs;
 mod oidc;
 mod openapi;
 mod reads;
@@ -34,6 +37,8 @@ mod support;
 mod webhook;
 
 use libtest_mimic::{Arguments, Failed, Trial};
+use needs::Available;
+pub use needs::Need;
 use std::future::Future;
 use std::pin::Pin;
 use support::Backend;
@@ -43,8 +48,11 @@ pub type TestFuture = Pin<Box<dyn Future<Output = TestResult> + Send>>;
 
 /// One test, run once per backend it supports.
 pub struct Case {
+    /// `module::function`: what CI and people filter by.
     pub name: &'static str,
     pub backends: &'static [Backend],
+    /// What it needs beyond the shared database server of each of its backends.
+    pub needs: &'static [Need],
     pub run: fn(Backend) -> TestFuture,
 }
 
@@ -52,35 +60,14 @@ pub struct Case {
 pub const ALL: &[Backend] = &[Backend::Sqlite, Backend::MySql, Backend::Postgres];
 /// The database servers, for what needs a network connection to the database.
 pub const SERVERS: &[Backend] = &[Backend::MySql, Backend::Postgres];
+pub const SQLITE: &[Backend] = &[Backend::Sqlite];
 pub const MYSQL_ONLY: &[Backend] = &[Backend::MySql];
 pub const POSTGRES_ONLY: &[Backend] = &[Backend::Postgres];
 
 fn main() {
     let args = Arguments::from_args();
-    let servers: Vec<(Backend, Result<(), String>)> =
-        SERVERS.iter().map(|&b| (b, b.availability())).collect();
-    let unavailable = |backend: Backend| servers.iter().any(|(b, up)| *b == backend && up.is_err());
-    let reference = schema::reference_script_path().exists();
-    if !reference {
-        eprintln!(
-            "note: {} not found; the reference comparisons are ignored",
-            schema::reference_script_path().display()
-        );
-    }
-    let browser = support::browser::browser_availability();
-    // The documented REST examples (docs/rest-api.md) are curl commands, run as written.
-    let curl = std::process::Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
-    let private_mariadb = support::private_mariadb::availability().map(drop);
-    let private_postgres = support::private_postgres::availability().map(drop);
-    let galera = support::galera::availability();
-    let nginx = support::nginx::availability();
-    let slapd = support::slapd::availability();
-    // The OpenID Connect tests' real provider: Node and tools/oidc-provider's node_modules.
-    let oidc_provider = oidc::provider_availability();
-    let promtool = std::process::Command::new(metrics::PROMTOOL)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    support::test_log::install();
+    let available = Available::probe();
     let cases = alarm::cases()
         .into_iter()
         .chain(api::cases())
@@ -115,114 +102,10 @@ fn main() {
                 let _shared = (!alone).then(|| TURNS.read().unwrap_or_else(|e| e.into_inner()));
                 run_case(run, backend)
             });
-            // The reference script lives in shared/, beside the repository, not in it.
-            let needs_reference = case.name.contains("reference");
-            let needs_browser = case.name.starts_with("browser::");
-            let needs_curl = case.name.contains("readme");
-            let needs_nginx = case.name.contains("nginx");
-            let needs_promtool = case.name.contains("promtool");
-            let needs_slapd = case.name.starts_with("ldap::");
-            let needs_oidc_provider = case.name.starts_with("oidc::provider_");
-            // The fault suite, the read counts and the high-availability tests start servers of their own and
-            // do not use the shared ones.
-            let needs_private_mariadb = case.name.starts_with("faults::")
-                || case.name.starts_with("reads::")
-                || case.name.starts_with("ha::mariadb");
-            let needs_private_postgres = case.name.starts_with("ha::postgres");
-            let skip = if case.name.starts_with("galera::") {
-                galera.is_err()
-            } else if needs_private_mariadb {
-                private_mariadb.is_err()
-            } else if needs_private_postgres {
-                private_postgres.is_err()
-            } else {
-                unavailable(backend)
-                    || (needs_reference && !reference)
-                    || (needs_browser && browser.is_err())
-                    || (needs_curl && !curl)
-                    || (needs_nginx && nginx.is_err())
-                    || (needs_promtool && !promtool)
-                    || (needs_slapd && slapd.is_err())
-                    || (needs_oidc_provider && oidc_provider.is_err())
-            };
-            trials.push(trial.with_ignored_flag(skip));
+            trials.push(trial.with_ignored_flag(available.lacks(&case, backend)));
         }
     }
-    if let Err(reason) = &browser {
-        if std::env::var_os("CI").is_some() {
-            eprintln!("Chromium is required in CI but unavailable: {reason}");
-            std::process::exit(1);
-        }
-        eprintln!("note: browser tests are ignored: {reason}");
-    }
-    if let Err(reason) = &private_mariadb {
-        if std::env::var_os("CI").is_some() {
-            eprintln!("mariadb-install-db and mariadbd are required in CI but unavailable: {reason}");
-            std::process::exit(1);
-        }
-        eprintln!("note: the fault suite, the read counts and the MariaDB high-availability test are ignored: {reason}");
-    }
-    if let Err(reason) = &private_postgres {
-        if std::env::var_os("CI").is_some() {
-            eprintln!("the PostgreSQL programs are required in CI but unavailable: {reason}");
-            std::process::exit(1);
-        }
-        eprintln!("note: the PostgreSQL high-availability test is ignored: {reason}");
-    }
-    if let Err(reason) = &galera {
-        if std::env::var_os("CI").is_some() {
-            eprintln!("a MariaDB Galera cluster is required in CI but cannot be started: {reason}");
-            std::process::exit(1);
-        }
-        eprintln!("note: the Galera test is ignored: {reason}");
-    }
-    if let Err(reason) = &nginx {
-        if std::env::var_os("CI").is_some() {
-            eprintln!("nginx is required in CI but unavailable: {reason}");
-            std::process::exit(1);
-        }
-        eprintln!("note: the reverse-proxy tests are ignored: {reason}");
-    }
-    if let Err(reason) = &slapd {
-        if std::env::var_os("CI").is_some() {
-            eprintln!("slapd and ldapadd are required in CI but unavailable: {reason}");
-            std::process::exit(1);
-        }
-        eprintln!("note: the LDAP login tests are ignored: {reason}");
-    }
-    if let Err(reason) = &oidc_provider {
-        if std::env::var_os("CI").is_some() {
-            eprintln!("the OpenID Provider of the OIDC tests is required in CI but unavailable: {reason}");
-            std::process::exit(1);
-        }
-        eprintln!("note: the OpenID Connect tests against a real provider are ignored: {reason}");
-    }
-    if !promtool {
-        if std::env::var_os("CI").is_some() {
-            eprintln!("promtool is required in CI but unavailable");
-            std::process::exit(1);
-        }
-        eprintln!(
-            "note: the promtool check of the metrics is ignored: {} is not installed",
-            metrics::PROMTOOL
-        );
-    }
-    if !curl {
-        if std::env::var_os("CI").is_some() {
-            eprintln!("curl is required in CI but unavailable");
-            std::process::exit(1);
-        }
-        eprintln!("note: the documented curl examples are ignored: curl is not installed");
-    }
-    for (backend, up) in &servers {
-        if let Err(reason) = up {
-            if std::env::var_os("CI").is_some() {
-                eprintln!("{} is required in CI but unavailable: {reason}", backend.name());
-                std::process::exit(1);
-            }
-            eprintln!("note: {} tests are ignored: {reason}", backend.name());
-        }
-    }
+    available.report();
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -272,4 +155,18 @@ macro_rules! ensure_eq {
             )));
         }
     }};
+}
+
+/// The cases of one module or more, each named `module::function` so that a name is typed once:
+/// `cases! { "metrics" { ALL => counters_move_after_triggers, SQLITE => promtool_check needs [Promtool] } }`.
+#[macro_export]
+macro_rules! cases {
+    ($($module:literal { $($backends:expr => $test:ident $(needs [$($need:ident),+])?),* $(,)? })+) => {
+        vec![$($($crate::Case {
+            name: concat!($module, "::", stringify!($test)),
+            backends: $backends,
+            needs: &[$($($crate::Need::$need),+)?],
+            run: |backend| Box::pin($test(backend)),
+        }),*),+]
+    };
 }

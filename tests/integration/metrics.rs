@@ -2,7 +2,7 @@
 
 use crate::support::fixtures::{every_second_job, insert, job, manual_group};
 use crate::support::{eventually, Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
-use crate::{ensure, ensure_eq, Case, TestResult, ALL};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SQLITE};
 use libtest_mimic::Failed;
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -11,18 +11,12 @@ use xxl_job_admin::domain::{TriggerRequest, TriggerType};
 use xxl_job_admin::storage::LogFilter;
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "metrics::counters_move_after_triggers",
-            backends: ALL,
-            run: |b| Box::pin(counters_move_after_triggers(b)),
-        },
-        Case {
-            name: "metrics::promtool_accepts_the_exposition",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(promtool_accepts_the_exposition(b)),
-        },
-    ]
+    cases! {
+        "metrics" {
+            ALL => counters_move_after_triggers,
+            SQLITE => promtool_accepts_the_exposition needs [Promtool],
+        }
+    }
 }
 
 /// The exposition text, after checking the content type.

@@ -11,7 +11,7 @@
 use crate::support::fixtures::manual_group;
 use crate::support::Backend;
 use crate::support::{Context, TestApp, TestDb};
-use crate::{ensure, ensure_eq, Case, TestResult};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, SQLITE};
 use axum::extract::{Form, Query, State};
 use axum::response::{IntoResponse, Redirect};
 use axum::routing::{get, post};
@@ -33,58 +33,20 @@ use xxl_job_admin::storage::Db;
 
 pub fn cases() -> Vec<Case> {
     use Backend::{MySql, Sqlite};
-    vec![
-        Case {
-            name: "oidc::provider_first_sign_in_creates_the_user_and_maps_groups",
-            backends: &[Sqlite],
-            run: |b| Box::pin(provider_first_sign_in_creates_the_user_and_maps_groups(b)),
-        },
-        Case {
-            name: "oidc::provider_sign_in_started_on_one_admin_completes_on_another",
-            backends: &[Sqlite, MySql],
-            run: |b| Box::pin(provider_sign_in_started_on_one_admin_completes_on_another(b)),
-        },
-        Case {
-            name: "oidc::signs_in_with_an_es256_token_and_pkce",
-            backends: &[Sqlite],
-            run: |b| Box::pin(signs_in_with_an_es256_token_and_pkce(b)),
-        },
-        Case {
-            name: "oidc::refuses_a_wrong_state",
-            backends: &[Sqlite],
-            run: |b| Box::pin(refuses_a_wrong_state(b)),
-        },
-        Case {
-            name: "oidc::refuses_a_wrong_nonce",
-            backends: &[Sqlite],
-            run: |b| Box::pin(refuses(b, Forgery::WrongNonce)),
-        },
-        Case {
-            name: "oidc::refuses_a_token_signed_by_another_key",
-            backends: &[Sqlite],
-            run: |b| Box::pin(refuses(b, Forgery::OtherKey)),
-        },
-        Case {
-            name: "oidc::refuses_an_expired_token",
-            backends: &[Sqlite],
-            run: |b| Box::pin(refuses(b, Forgery::Expired)),
-        },
-        Case {
-            name: "oidc::refuses_a_token_for_another_client",
-            backends: &[Sqlite],
-            run: |b| Box::pin(refuses(b, Forgery::OtherAudience)),
-        },
-        Case {
-            name: "oidc::a_new_signing_key_is_fetched_at_most_every_10_s",
-            backends: &[Sqlite],
-            run: |b| Box::pin(a_new_signing_key_is_fetched_at_most_every_10_s(b)),
-        },
-        Case {
-            name: "oidc::password_login_disabled_refuses_the_form",
-            backends: &[Sqlite],
-            run: |b| Box::pin(password_login_disabled_refuses_the_form(b)),
-        },
-    ]
+    cases! {
+        "oidc" {
+            SQLITE => provider_first_sign_in_creates_the_user_and_maps_groups needs [OidcProvider],
+            &[Sqlite, MySql] => provider_sign_in_started_on_one_admin_completes_on_another needs [OidcProvider],
+            SQLITE => signs_in_with_an_es256_token_and_pkce,
+            SQLITE => refuses_a_wrong_state,
+            SQLITE => refuses_a_wrong_nonce,
+            SQLITE => refuses_a_token_signed_by_another_key,
+            SQLITE => refuses_an_expired_token,
+            SQLITE => refuses_a_token_for_another_client,
+            SQLITE => a_new_signing_key_is_fetched_at_most_every_10_s,
+            SQLITE => password_login_disabled_refuses_the_form,
+        }
+    }
 }
 
 const CLIENT_ID: &str = "xxl-job-console";
@@ -601,6 +563,22 @@ async fn refuses(backend: Backend, forgery: Forgery) -> TestResult {
     audited_sign_in(&audit, "(oidc)", "failure").await?;
     app.stop().await;
     Ok(())
+}
+
+async fn refuses_a_wrong_nonce(backend: Backend) -> TestResult {
+    refuses(backend, Forgery::WrongNonce).await
+}
+
+async fn refuses_a_token_signed_by_another_key(backend: Backend) -> TestResult {
+    refuses(backend, Forgery::OtherKey).await
+}
+
+async fn refuses_an_expired_token(backend: Backend) -> TestResult {
+    refuses(backend, Forgery::Expired).await
+}
+
+async fn refuses_a_token_for_another_client(backend: Backend) -> TestResult {
+    refuses(backend, Forgery::OtherAudience).await
 }
 
 async fn refuses_a_wrong_state(backend: Backend) -> TestResult {

@@ -8,45 +8,23 @@ use crate::support::rest::{refusal, RestClient};
 use crate::support::{
     eventually, now_ms, Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb, LOG_CONTENT,
 };
-use crate::{ensure, ensure_eq, Case, TestResult, ALL};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL};
 use serde_json::{json, Value};
 use std::time::Duration;
 use xxl_job_admin::i18n::I18n;
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "openapi::tokens_authenticate_expire_and_are_revoked",
-            backends: ALL,
-            run: |b| Box::pin(tokens_authenticate_expire_and_are_revoked(b)),
-        },
-        Case { name: "openapi::job_endpoints", backends: ALL, run: |b| Box::pin(job_endpoints(b)) },
-        Case {
-            name: "openapi::log_and_group_endpoints",
-            backends: ALL,
-            run: |b| Box::pin(log_and_group_endpoints(b)),
-        },
-        Case {
-            name: "openapi::restricted_token_is_confined_to_its_groups",
-            backends: ALL,
-            run: |b| Box::pin(restricted_token_is_confined_to_its_groups(b)),
-        },
-        Case {
-            name: "openapi::the_edge_refuses_what_the_contract_forbids",
-            backends: ALL,
-            run: |b| Box::pin(the_edge_refuses_what_the_contract_forbids(b)),
-        },
-        Case {
-            name: "openapi::writes_answer_where_they_went",
-            backends: ALL,
-            run: |b| Box::pin(writes_answer_where_they_went(b)),
-        },
-        Case {
-            name: "openapi::document_and_readme_examples",
-            backends: ALL,
-            run: |b| Box::pin(document_and_readme_examples(b)),
-        },
-    ]
+    cases! {
+        "openapi" {
+            ALL => tokens_authenticate_expire_and_are_revoked,
+            ALL => job_endpoints,
+            ALL => log_and_group_endpoints,
+            ALL => restricted_token_is_confined_to_its_groups,
+            ALL => the_edge_refuses_what_the_contract_forbids,
+            ALL => writes_answer_where_they_went,
+            ALL => document_and_readme_examples needs [Curl],
+        }
+    }
 }
 
 fn msg(keys: &[&str]) -> String {

@@ -8,16 +8,16 @@
 use crate::support::fixtures::db_at;
 use crate::support::private_mariadb::PrivateMariaDb;
 use crate::support::{now_ms, Backend, Context};
-use crate::{ensure, Case, TestResult, MYSQL_ONLY};
+use crate::{cases, ensure, Case, TestResult, MYSQL_ONLY};
 use sqlx::{MySqlConnection, Row};
 use std::future::Future;
 
 pub fn cases() -> Vec<Case> {
-    vec![Case {
-        name: "reads::the_monitors_read_the_rows_without_a_result_not_the_log_table",
-        backends: MYSQL_ONLY,
-        run: |b| Box::pin(the_monitors_read_the_rows_without_a_result_not_the_log_table(b)),
-    }]
+    cases! {
+        "reads" {
+            MYSQL_ONLY => the_monitors_read_the_rows_without_a_result_not_the_log_table needs [PrivateMariadb],
+        }
+    }
 }
 
 const DATABASE: &str = "xxl_job";

@@ -3,69 +3,27 @@
 
 use crate::support::fixtures::{insert, job, log, manual_group};
 use crate::support::{eventually, Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
-use crate::{ensure, ensure_eq, Case, TestResult, ALL};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SQLITE};
 use std::collections::HashSet;
 use std::time::Duration;
 use xxl_job_admin::domain::{TriggerRequest, TriggerType};
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "scheduler::every_second_cron_fires_once_per_second",
-            backends: ALL,
-            run: |b| Box::pin(every_second_cron_fires_once_per_second(b)),
-        },
-        Case {
-            name: "scheduler::two_admins_never_fire_a_second_twice",
-            backends: ALL,
-            run: |b| Box::pin(two_admins_never_fire_a_second_twice(b)),
-        },
-        Case {
-            name: "scheduler::sharding_broadcast_reaches_every_executor",
-            backends: ALL,
-            run: |b| Box::pin(sharding_broadcast_reaches_every_executor(b)),
-        },
-        Case {
-            name: "scheduler::failover_skips_a_dead_address",
-            backends: ALL,
-            run: |b| Box::pin(failover_skips_a_dead_address(b)),
-        },
-        Case {
-            name: "scheduler::failing_job_is_retried_its_retry_count",
-            backends: ALL,
-            run: |b| Box::pin(failing_job_is_retried_its_retry_count(b)),
-        },
-        Case {
-            name: "scheduler::child_job_runs_after_parent_succeeds",
-            backends: ALL,
-            run: |b| Box::pin(child_job_runs_after_parent_succeeds(b)),
-        },
-        Case {
-            name: "scheduler::hanging_executor_does_not_delay_others",
-            backends: ALL,
-            run: |b| Box::pin(hanging_executor_does_not_delay_others(b)),
-        },
-        Case {
-            name: "scheduler::a_stopped_job_sends_nothing_after_the_stop",
-            backends: ALL,
-            run: |b| Box::pin(a_stopped_job_sends_nothing_after_the_stop(b)),
-        },
-        Case {
-            name: "scheduler::lost_trigger_results_are_settled",
-            backends: ALL,
-            run: |b| Box::pin(lost_trigger_results_are_settled(b)),
-        },
-        Case {
-            name: "scheduler::runs_on_a_vanished_executor_fail_after_ten_minutes",
-            backends: ALL,
-            run: |b| Box::pin(runs_on_a_vanished_executor_fail_after_ten_minutes(b)),
-        },
-        Case {
-            name: "scheduler::missing_group_ends_as_failed_trigger",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(missing_group_ends_as_failed_trigger(b)),
-        },
-    ]
+    cases! {
+        "scheduler" {
+            ALL => every_second_cron_fires_once_per_second,
+            ALL => two_admins_never_fire_a_second_twice,
+            ALL => sharding_broadcast_reaches_every_executor,
+            ALL => failover_skips_a_dead_address,
+            ALL => failing_job_is_retried_its_retry_count,
+            ALL => child_job_runs_after_parent_succeeds,
+            ALL => hanging_executor_does_not_delay_others,
+            ALL => a_stopped_job_sends_nothing_after_the_stop,
+            ALL => lost_trigger_results_are_settled,
+            ALL => runs_on_a_vanished_executor_fail_after_ten_minutes,
+            SQLITE => missing_group_ends_as_failed_trigger,
+        }
+    }
 }
 
 fn now_ms() -> i64 {

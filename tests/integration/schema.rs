@@ -5,55 +5,25 @@
 
 use crate::support::fixtures::{self, manual_group};
 use crate::support::{Backend, Context, ServerConnection, TestApp, TestDb};
-use crate::{ensure, ensure_eq, Case, TestResult, ALL, MYSQL_ONLY, POSTGRES_ONLY, SERVERS};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, MYSQL_ONLY, POSTGRES_ONLY, SERVERS};
 use libtest_mimic::Failed;
 use sqlx::{MySqlConnection, PgConnection};
 use std::path::PathBuf;
 use xxl_job_admin::storage::SESSION_SECRET_PREFIX;
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "schema::empty_database_gets_the_reference_schema",
-            backends: MYSQL_ONLY,
-            run: |b| Box::pin(empty_database_gets_the_reference_schema(b)),
-        },
-        Case {
-            name: "schema::reference_database_is_left_unchanged",
-            backends: MYSQL_ONLY,
-            run: |b| Box::pin(reference_database_is_left_unchanged(b)),
-        },
-        Case {
-            name: "schema::new_database_gets_every_table_and_the_initial_rows",
-            backends: ALL,
-            run: |b| Box::pin(new_database_gets_every_table_and_the_initial_rows(b)),
-        },
-        Case {
-            name: "schema::admins_starting_together_on_a_new_database_all_start",
-            backends: SERVERS,
-            run: |b| Box::pin(admins_starting_together(b)),
-        },
-        Case {
-            name: "schema::partial_schema_refuses_to_start",
-            backends: SERVERS,
-            run: |b| Box::pin(partial_schema_refuses_to_start(b)),
-        },
-        Case {
-            name: "schema::postgres_gets_the_intended_schema",
-            backends: POSTGRES_ONLY,
-            run: |b| Box::pin(postgres_gets_the_intended_schema(b)),
-        },
-        Case {
-            name: "schema::postgres_database_with_the_tables_is_left_unchanged",
-            backends: POSTGRES_ONLY,
-            run: |b| Box::pin(postgres_database_with_the_tables_is_left_unchanged(b)),
-        },
-        Case {
-            name: "schema::postgres_columns_of_other_types_refuse_to_start",
-            backends: POSTGRES_ONLY,
-            run: |b| Box::pin(postgres_columns_of_other_types_refuse_to_start(b)),
-        },
-    ]
+    cases! {
+        "schema" {
+            MYSQL_ONLY => empty_database_gets_the_reference_schema needs [ReferenceSchema],
+            MYSQL_ONLY => reference_database_is_left_unchanged needs [ReferenceSchema],
+            ALL => new_database_gets_every_table_and_the_initial_rows,
+            SERVERS => admins_starting_together_on_a_new_database_all_start,
+            SERVERS => partial_schema_refuses_to_start,
+            POSTGRES_ONLY => postgres_gets_the_intended_schema,
+            POSTGRES_ONLY => postgres_database_with_the_tables_is_left_unchanged,
+            POSTGRES_ONLY => postgres_columns_of_other_types_refuse_to_start,
+        }
+    }
 }
 
 /// The reference script shipped beside the repository (shared/), or `XXL_TEST_REFERENCE_SQL`.
@@ -231,7 +201,7 @@ async fn new_database_gets_every_table_and_the_initial_rows(backend: Backend) ->
 
 /// Three admins started at once on a database that does not exist yet: one creates the database and the
 /// schema, the others wait for it and find them made; all start, and the initial rows are there once.
-async fn admins_starting_together(backend: Backend) -> TestResult {
+async fn admins_starting_together_on_a_new_database_all_start(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let (a, b, c) =
         tokio::join!(TestApp::start(&db, &[]), TestApp::start(&db, &[]), TestApp::start(&db, &[]));

@@ -6,7 +6,7 @@
 use crate::support::console::{ConsoleClient, PageReply};
 use crate::support::fixtures::{insert, job, manual_group, titled_group};
 use crate::support::{eventually, now_ms, Backend, Context, ServerConnection, TestApp, TestDb, TOKEN};
-use crate::{ensure, ensure_eq, Case, TestResult, ALL, SERVERS};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SERVERS, SQLITE};
 use libtest_mimic::Failed;
 use reqwest::Method;
 use serde_json::json;
@@ -17,99 +17,29 @@ use xxl_job_admin::storage::{RegistryKey, LOGOUT_PREFIX, SESSION_SECRET_PREFIX};
 use xxl_job_admin::workers::registry::{monitor_pass, ADDRESS_LIST_MAX_BYTES};
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "security::throttle_counts_the_account_found_not_the_spelling",
-            backends: ALL,
-            run: |b| Box::pin(throttle_counts_the_account_found_not_the_spelling(b)),
-        },
-        Case {
-            name: "security::throttle_is_per_address_and_says_how_long",
-            backends: ALL,
-            run: |b| Box::pin(throttle_is_per_address_and_says_how_long(b)),
-        },
-        Case {
-            name: "security::forwarded_for_is_ignored_unless_configured",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(forwarded_for_is_ignored_unless_configured(b)),
-        },
-        Case {
-            name: "security::state_changes_take_get_only_from_the_consoles_pages",
-            backends: ALL,
-            run: |b| Box::pin(state_changes_take_get_only_from_the_consoles_pages(b)),
-        },
-        Case {
-            name: "security::a_proxy_rewriting_host_and_trusted_origins",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(a_proxy_rewriting_host_and_trusted_origins(b)),
-        },
-        Case {
-            name: "security::old_browsers_behind_nginx_need_the_public_origin",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(old_browsers_behind_nginx_need_the_public_origin(b)),
-        },
-        Case {
-            name: "security::csrf_variants_are_refused",
-            backends: ALL,
-            run: |b| Box::pin(csrf_variants_are_refused(b)),
-        },
-        Case {
-            name: "security::the_session_secret_is_shared_through_the_database",
-            backends: SERVERS,
-            run: |b| Box::pin(the_session_secret_is_shared_through_the_database(b)),
-        },
-        Case {
-            name: "security::admins_starting_together_agree_on_one_secret",
-            backends: ALL,
-            run: |b| Box::pin(admins_starting_together_agree_on_one_secret(b)),
-        },
-        Case {
-            name: "security::sessions_are_encrypted_cookies_bound_to_the_password",
-            backends: ALL,
-            run: |b| Box::pin(sessions_are_encrypted_cookies_bound_to_the_password(b)),
-        },
-        Case {
-            name: "security::one_registry_group_stops_nothing",
-            backends: ALL,
-            run: |b| Box::pin(one_registry_group_stops_nothing(b)),
-        },
-        Case {
-            name: "security::registrations_are_checked_and_capped",
-            backends: ALL,
-            run: |b| Box::pin(registrations_are_checked_and_capped(b)),
-        },
-        Case {
-            name: "security::every_console_response_is_hardened",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(every_console_response_is_hardened(b)),
-        },
-        Case {
-            name: "security::the_default_password_is_announced_to_administrators",
-            backends: ALL,
-            run: |b| Box::pin(the_default_password_is_announced_to_administrators(b)),
-        },
-        Case {
-            name: "security::other_groups_are_out_of_reach",
-            backends: ALL,
-            run: |b| Box::pin(other_groups_are_out_of_reach(b)),
-        },
-        Case { name: "security::input_stays_data", backends: ALL, run: |b| Box::pin(input_stays_data(b)) },
-        Case {
-            name: "security::executor_api_checks_token_and_size",
-            backends: ALL,
-            run: |b| Box::pin(executor_api_checks_token_and_size(b)),
-        },
-        Case {
-            name: "security::logout_ends_the_session_on_every_admin",
-            backends: SERVERS,
-            run: |b| Box::pin(logout_ends_the_session_on_every_admin(b)),
-        },
-        Case {
-            name: "security::a_refused_post_keeps_its_connection",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(a_refused_post_keeps_its_connection(b)),
-        },
-    ]
+    cases! {
+        "security" {
+            ALL => throttle_counts_the_account_found_not_the_spelling,
+            ALL => throttle_is_per_address_and_says_how_long,
+            SQLITE => forwarded_for_is_ignored_unless_configured,
+            ALL => state_changes_take_get_only_from_the_consoles_pages,
+            SQLITE => a_proxy_rewriting_host_and_trusted_origins,
+            SQLITE => old_browsers_behind_nginx_need_the_public_origin needs [Nginx],
+            ALL => csrf_variants_are_refused,
+            SERVERS => the_session_secret_is_shared_through_the_database,
+            ALL => admins_starting_together_agree_on_one_secret,
+            ALL => sessions_are_encrypted_cookies_bound_to_the_password,
+            ALL => one_registry_group_stops_nothing,
+            ALL => registrations_are_checked_and_capped,
+            SQLITE => every_console_response_is_hardened,
+            ALL => the_default_password_is_announced_to_administrators,
+            ALL => other_groups_are_out_of_reach,
+            ALL => input_stays_data,
+            ALL => executor_api_checks_token_and_size,
+            SERVERS => logout_ends_the_session_on_every_admin,
+            SQLITE => a_refused_post_keeps_its_connection,
+        }
+    }
 }
 
 fn en() -> I18n {

@@ -3,22 +3,16 @@
 //! joined get its result too.
 
 use crate::support::{fixtures, Backend, Context, TestDb};
-use crate::{ensure_eq, Case, TestResult, ALL};
+use crate::{cases, ensure_eq, Case, TestResult, ALL};
 use xxl_job_admin::storage::{HandleInfo, TriggerInfo};
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "storage::batched_trigger_results_land_on_their_rows",
-            backends: ALL,
-            run: |b| Box::pin(batched_trigger_results_land_on_their_rows(b)),
-        },
-        Case {
-            name: "storage::job_versions_are_read_by_range_or_list",
-            backends: ALL,
-            run: |b| Box::pin(job_versions_are_read_by_range_or_list(b)),
-        },
-    ]
+    cases! {
+        "storage" {
+            ALL => batched_trigger_results_land_on_their_rows,
+            ALL => job_versions_are_read_by_range_or_list,
+        }
+    }
 }
 
 /// The leader's check of the jobs it is about to fire: dense ids are read as one range, sparse ones as

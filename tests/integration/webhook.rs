@@ -4,42 +4,28 @@
 use crate::alarm::{
     alarmed_log, start_app, trigger_failing_job, APP_NAME, DEAD_EXECUTOR, GROUP_TITLE, JOB_DESC,
 };
-use crate::console::{is_error_page, job_form};
 use crate::metrics::{sample, scrape};
 use crate::support::console::ConsoleClient;
+use crate::support::console::{is_error_page, job_form};
 use crate::support::fixtures::{every_second_job, insert, manual_group};
 use crate::support::smtp::closed_port;
 use crate::support::webhook::{Received, WebhookServer, SECRET};
 use crate::support::{eventually, now_ms, Backend, Behaviour, FakeExecutor, TestDb};
-use crate::{ensure, ensure_eq, Case, TestResult, ALL};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SQLITE};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 use xxl_job_admin::i18n::I18n;
 use xxl_job_admin::storage::JobLog;
 
 pub fn cases() -> Vec<Case> {
-    vec![
-        Case {
-            name: "webhook::each_channel_gets_its_own_signed_format",
-            backends: ALL,
-            run: |b| Box::pin(each_channel_gets_its_own_signed_format(b)),
-        },
-        Case {
-            name: "webhook::a_job_names_only_configured_channels",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(a_job_names_only_configured_channels(b)),
-        },
-        Case {
-            name: "webhook::down_and_hanging_channels_fail_the_alarm_only",
-            backends: ALL,
-            run: |b| Box::pin(down_and_hanging_channels_fail_the_alarm_only(b)),
-        },
-        Case {
-            name: "webhook::the_console_lists_channels_and_tests_them",
-            backends: &[Backend::Sqlite],
-            run: |b| Box::pin(the_console_lists_channels_and_tests_them(b)),
-        },
-    ]
+    cases! {
+        "webhook" {
+            ALL => each_channel_gets_its_own_signed_format,
+            SQLITE => a_job_names_only_configured_channels,
+            ALL => down_and_hanging_channels_fail_the_alarm_only,
+            SQLITE => the_console_lists_channels_and_tests_them,
+        }
+    }
 }
 
 const CONSOLE: &str = "https://jobs.example.test/xxl-job-admin";

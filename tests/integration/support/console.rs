@@ -1,9 +1,13 @@
-//! A console client that behaves like a browser or a script: form posts, the login cookie by hand.
+//! A console client that behaves like a browser or a script: form posts, the login cookie by hand; and what
+//! the console cases share: the admin's session, messages from i18n keys, ReturnT answers, paging maps and
+//! job forms.
 
-use super::Context;
+use super::{Context, TestApp};
+use crate::{ensure_eq, TestResult};
 use libtest_mimic::Failed;
 use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
-use serde_json::Value;
+use serde_json::{json, Value};
+use xxl_job_admin::i18n::I18n;
 
 pub struct ConsoleClient {
     base: String,
@@ -107,4 +111,145 @@ impl ConsoleClient {
     pub async fn status_of(&self, path: &str, form: &[(&str, &str)]) -> Result<u16, Failed> {
         Ok(self.request(reqwest::Method::POST, path, form, &[]).await?.status)
     }
+}
+
+/// The console's English texts, as the admins under test are configured (`xxl.job.i18n=en`).
+pub fn en() -> I18n {
+    I18n::new("en")
+}
+
+/// A client logged in as the initial administrator.
+pub async fn admin(app: &TestApp) -> Result<ConsoleClient, Failed> {
+    let mut client = ConsoleClient::new(&app.base);
+    let reply = client.login("admin", "123456", false).await?;
+    ensure_eq!(reply, json!({"code": 200, "msg": null, "content": null}));
+    Ok(client)
+}
+
+/// The messages built from i18n keys, as the console concatenates them.
+pub fn msg(keys: &[&str]) -> String {
+    let t = en();
+    keys.iter().map(|k| t.get(k)).collect()
+}
+
+/// A ReturnT failure (code 500) with its message.
+pub fn fail(text: impl Into<String>) -> Value {
+    json!({"code": 500, "msg": text.into(), "content": null})
+}
+
+/// A ReturnT success (code 200) with its content.
+pub fn ok(content: Value) -> Value {
+    json!({"code": 200, "msg": null, "content": content})
+}
+
+/// Whether a page answer is the standalone error page showing `message` (every other page carries the
+/// whole i18n bundle, so finding a message's text alone proves nothing).
+pub fn is_error_page(page: &PageReply, message: &str) -> bool {
+    page.status == 200
+        && page.content_type.starts_with("text/html")
+        && page.body.contains("System Error")
+        && page.body.contains(&format!("<p>{}</p>", xxl_job_admin::domain::html::escape(message)))
+}
+
+/// The ids of a paging answer's rows, in order.
+pub fn ids(page: &Value) -> Vec<i64> {
+    page["data"]
+        .as_array()
+        .map(|rows| rows.iter().filter_map(|r| r["id"].as_i64()).collect())
+        .unwrap_or_default()
+}
+
+/// The 24 keys of a job object (2.4.2: XxlJobInfo's fields).
+pub const JOB_KEYS: [&str; 24] = [
+    "id",
+    "jobGroup",
+    "jobDesc",
+    "addTime",
+    "updateTime",
+    "author",
+    "alarmEmail",
+    "scheduleType",
+    "scheduleConf",
+    "misfireStrategy",
+    "executorRouteStrategy",
+    "executorHandler",
+    "executorParam",
+    "executorBlockStrategy",
+    "executorTimeout",
+    "executorFailRetryCount",
+    "glueType",
+    "glueSource",
+    "glueRemark",
+    "glueUpdatetime",
+    "childJobId",
+    "triggerStatus",
+    "triggerLastTime",
+    "triggerNextTime",
+];
+
+/// The keys of a JSON object, sorted.
+pub fn keys_of(value: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = value.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+    keys.sort();
+    keys
+}
+
+/// The given keys, sorted, to compare with [`keys_of`].
+pub fn sorted(keys: &[&str]) -> Vec<String> {
+    let mut keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    keys.sort();
+    keys
+}
+
+/// A paging map: exactly the three keys, both counts equal.
+pub fn ensure_page(page: &Value, total: i64, ids_expected: &[i64], what: &str) -> TestResult {
+    ensure_eq!(keys_of(page), sorted(&["recordsTotal", "recordsFiltered", "data"]), "{what}: {page}");
+    ensure_eq!(page["recordsTotal"], total, "{what}: recordsTotal of {page}");
+    ensure_eq!(page["recordsFiltered"], total, "{what}: recordsFiltered of {page}");
+    ensure_eq!(ids(page), ids_expected.to_vec(), "{what}: row ids");
+    Ok(())
+}
+
+/// A complete, valid job form for group 1.
+pub fn job_form() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("jobGroup", "1"),
+        ("jobDesc", "d"),
+        ("author", "a"),
+        ("alarmEmail", ""),
+        ("scheduleType", "CRON"),
+        ("scheduleConf", "0 0 0 * * ?"),
+        ("misfireStrategy", "DO_NOTHING"),
+        ("executorRouteStrategy", "FIRST"),
+        ("executorBlockStrategy", "SERIAL_EXECUTION"),
+        ("executorHandler", "h"),
+        ("executorParam", ""),
+        ("executorTimeout", "0"),
+        ("executorFailRetryCount", "0"),
+        ("childJobId", ""),
+        ("glueType", "BEAN"),
+        ("glueSource", ""),
+        ("glueRemark", "GLUE代码初始化"),
+    ]
+}
+
+/// Form pairs.
+pub type Form<'a> = Vec<(&'a str, &'a str)>;
+
+/// Changes to a form (see [`form_with`]) and the message they must produce.
+pub type FormCase<'a> = (Vec<(&'a str, Option<&'a str>)>, String);
+
+/// `base` with `changes` applied: `(key, Some(value))` sets, `(key, None)` removes.
+pub fn form_with<'a>(
+    base: &[(&'a str, &'a str)],
+    changes: &[(&'a str, Option<&'a str>)],
+) -> Vec<(&'a str, &'a str)> {
+    let mut form: Vec<(&str, &str)> = base.to_vec();
+    for (key, value) in changes {
+        form.retain(|(k, _)| k != key);
+        if let Some(value) = value {
+            form.push((key, value));
+        }
+    }
+    form
 }

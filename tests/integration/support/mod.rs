@@ -16,6 +16,7 @@ pub mod recorder;
 pub mod rest;
 pub mod slapd;
 pub mod smtp;
+pub mod test_log;
 pub mod webhook;
 
 pub use admin_process::AdminProcess;
