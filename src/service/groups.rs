@@ -2,7 +2,7 @@
 //! administrator every group, others the groups their `permission` grants), managed by administrators
 //! only, with 2.4.2's checks.
 
-use super::audit::{changes, Target};
+use super::audit::{changes, EventKind, Target};
 use super::{LoginUser, ServiceContext, ServiceError};
 use crate::domain::{is_blank, java_split};
 use crate::i18n::I18n;
@@ -152,7 +152,7 @@ pub async fn add(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> R
     let target = group_target(result.as_ref().map_or(0, |group| group.id), app_name.as_deref());
     state
         .audit
-        .done(user, "group.add", target, |group| changes(None, Some(group)), result)
+        .done(user, EventKind::GroupAdd, target, |group| changes(None, Some(group)), result)
         .map(|group| group.id)
 }
 
@@ -180,7 +180,7 @@ pub async fn update(state: &ServiceContext, user: &LoginUser, form: GroupForm) -
     let result = change(state, user, form).await;
     state
         .audit
-        .done(user, "group.update", target, |group| changes(before.as_ref(), Some(group)), result)
+        .done(user, EventKind::GroupUpdate, target, |group| changes(before.as_ref(), Some(group)), result)
         .map(drop)
 }
 
@@ -232,7 +232,7 @@ pub async fn remove(state: &ServiceContext, user: &LoginUser, id: i32) -> Result
     let before = state.db.load_group(id).await.ok().flatten();
     let result = delete(state, user, id).await;
     let target = group_target(id, before.as_ref().map(|group| group.app_name.as_str()));
-    state.audit.done(user, "group.remove", target, |_| changes(before.as_ref(), None), result)
+    state.audit.done(user, EventKind::GroupRemove, target, |_| changes(before.as_ref(), None), result)
 }
 
 async fn delete(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<(), ServiceError> {

@@ -1,7 +1,7 @@
 //! Job operations (spec console 1.3): list, add, update, remove, start, stop, run once and schedule
 //! previews, with 2.4.2's checks in 2.4.2's order and the group permission on every one.
 
-use super::audit::{changes, Target};
+use super::audit::{changes, EventKind, Target};
 use super::{LoginUser, ServiceContext, ServiceError};
 use crate::alarm::Targets;
 use crate::domain::routing::RouteStrategy;
@@ -286,7 +286,10 @@ pub async fn add(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Res
     let desc = form.job_desc.clone();
     let result = insert(state, user, form).await;
     let target = job_target(result.as_ref().map_or(0, |job| job.id), desc.as_deref());
-    state.audit.done(user, "job.add", target, |job| changes(None, Some(job)), result).map(|job| job.id)
+    state
+        .audit
+        .done(user, EventKind::JobAdd, target, |job| changes(None, Some(job)), result)
+        .map(|job| job.id)
 }
 
 async fn insert(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<JobInfo, ServiceError> {
@@ -319,7 +322,7 @@ pub async fn update(
     let before = state.db.load_job(form.id).await;
     let result = change(state, user, form).await;
     let before = before.ok().flatten();
-    state.audit.done(user, "job.update", target, |job| changes(before.as_ref(), Some(job)), result)
+    state.audit.done(user, EventKind::JobUpdate, target, |job| changes(before.as_ref(), Some(job)), result)
 }
 
 async fn change(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<JobInfo, ServiceError> {
@@ -408,7 +411,7 @@ pub async fn remove(state: &ServiceContext, user: &LoginUser, id: i32) -> Result
     let before = state.db.load_job(id).await.ok().flatten();
     let result = delete(state, user, id).await;
     let target = job_target(id, before.as_ref().map(|job| job.job_desc.as_str()));
-    state.audit.done(user, "job.remove", target, |_| changes(before.as_ref(), None), result)
+    state.audit.done(user, EventKind::JobRemove, target, |_| changes(before.as_ref(), None), result)
 }
 
 async fn delete(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<bool, ServiceError> {
@@ -422,7 +425,7 @@ async fn delete(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<boo
 pub async fn stop(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
     let before = state.db.load_job(id).await.ok().flatten();
     let result = unschedule(state, user, id).await;
-    audit_schedule(state, user, "job.stop", id, before, result)
+    audit_schedule(state, user, EventKind::JobStop, id, before, result)
 }
 
 async fn unschedule(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
@@ -438,14 +441,14 @@ async fn unschedule(state: &ServiceContext, user: &LoginUser, id: i32) -> Result
 pub async fn start(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
     let before = state.db.load_job(id).await.ok().flatten();
     let result = schedule(state, user, id).await;
-    audit_schedule(state, user, "job.start", id, before, result)
+    audit_schedule(state, user, EventKind::JobStart, id, before, result)
 }
 
 /// A start or stop as an audit event: the schedule fields before and after.
 fn audit_schedule(
     state: &ServiceContext,
     user: &LoginUser,
-    kind: &'static str,
+    kind: EventKind,
     id: i32,
     before: Option<JobInfo>,
     result: Result<JobInfo, ServiceError>,
@@ -528,7 +531,7 @@ pub async fn trigger(
     .await;
     let desc = result.as_ref().ok().map(|job| job.job_desc.clone());
     let target = job_target(id, desc.as_deref());
-    state.audit.done(user, "job.trigger", target, |_| changes(None, Some(&asked)), result).map(drop)
+    state.audit.done(user, EventKind::JobTrigger, target, |_| changes(None, Some(&asked)), result).map(drop)
 }
 
 /// The next `count` fire times of a schedule after now, as `yyyy-MM-dd HH:mm:ss` in the cron zone;

@@ -12,7 +12,7 @@ use crate::domain::schedule::{MisfireStrategy, ScheduleType};
 use crate::domain::trigger_msg::block_title_key;
 use crate::domain::{java_split, ReturnT, BLOCK_STRATEGIES, GLUE_HISTORY, GLUE_TYPES};
 use crate::http::state::AppState;
-use crate::service::audit::{self, changes, Target};
+use crate::service::audit::{self, changes, EventKind, Target};
 use crate::service::groups;
 use crate::storage::LogGlue;
 use axum::extract::State;
@@ -448,7 +448,7 @@ async fn jobcode_save(State(state): State<AppState>, user: LoginUser, params: Pa
     let target = Target::new("job", job.id, Some(job.job_desc.clone()));
     state
         .audit
-        .done(&user, "glue.save", target, |()| changes(Some(&before), Some(&job)), saved)
+        .done(&user, EventKind::GlueSave, target, |()| changes(Some(&before), Some(&job)), saved)
         .or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }

@@ -12,7 +12,7 @@ pub use document::{
 };
 pub use plan::{Action, FieldDiff, Plan, PlanError};
 
-use super::audit::{Audit, Target};
+use super::audit::{Audit, EventKind, Target};
 use super::groups::{ensure_admin, live_address_lists, GroupForm};
 use super::jobs::{new_job, write_form, Checks, JobForm, START_DELAY_MS};
 use super::{LoginUser, Origin, ServiceContext, ServiceError};
@@ -279,7 +279,7 @@ pub async fn apply_audited(
             serde_json::json!({ "plan": { "before": null, "after": plan }, "prune": { "before": null, "after": options.prune } }),
         )
     };
-    audit.done(user, "code.apply", target, plan, result)
+    audit.done(user, EventKind::CodeApply, target, plan, result)
 }
 
 /// Plans the document against the database and, unless `dry_run`, carries the plan out; one transaction
