@@ -1,17 +1,14 @@
 //! The report stored in `xxl_job_log.trigger_msg` (spec 4.3 step 6, 5.8, 4.5), built from i18n texts.
 //! 2.4.2 separates labels with the full-width colon whatever the language; the console shows it as HTML.
 
+use crate::domain::glue::BlockStrategy;
 use crate::i18n::I18n;
 
 pub const FW_COLON: &str = "：";
 
 /// Block strategy titles (spec 3.4); unknown or missing values show as serial execution.
 pub fn block_title_key(block_strategy: Option<&str>) -> &'static str {
-    match block_strategy {
-        Some("DISCARD_LATER") => "jobconf_block_DISCARD_LATER",
-        Some("COVER_EARLY") => "jobconf_block_COVER_EARLY",
-        _ => "jobconf_block_SERIAL_EXECUTION",
-    }
+    block_strategy.and_then(BlockStrategy::from_name).unwrap_or(BlockStrategy::SerialExecution).i18n_key()
 }
 
 /// Everything a trigger report states.

@@ -9,6 +9,7 @@ use super::backlog::{Backlog, Reserved};
 use super::results::{ResultSender, Results};
 use super::{TriggerSink, CONFLICT_RETRY};
 use crate::config::Config;
+use crate::domain::codes::AddressType;
 use crate::domain::misfire::DropReason;
 use crate::domain::protocol::FAIL_CODE;
 use crate::domain::routing::{RouteStrategy, Router};
@@ -589,7 +590,7 @@ pub fn expand(
     if let (Some(group), Some(list)) = (group.as_mut(), request.address_list.as_deref()) {
         if !list.trim().is_empty() {
             let group = Arc::make_mut(group);
-            group.address_type = 1;
+            group.address_type = AddressType::Manual;
             group.address_list = Some(list.trim().to_string());
             addresses = Arc::new(split_addresses(Some(group)));
         }
@@ -761,7 +762,7 @@ async fn process(context: &TriggerContext, shard: Shard, release: Option<Release
     let report = TriggerReport {
         trigger_type_title: i18n.get(shard.trigger_type.i18n_key()),
         admin_address: &context.admin_address,
-        manual_addresses: s.group.as_ref().is_some_and(|g| g.address_type != 0),
+        manual_addresses: s.group.as_ref().is_some_and(|g| g.address_type != AddressType::Auto),
         address_list: (!address_items.is_empty()).then_some(&address_items[..]),
         route_title: &route_title,
         sharding: sharding_text.as_deref(),

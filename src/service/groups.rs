@@ -4,6 +4,7 @@
 
 use super::audit::{changes, EventKind, Target};
 use super::{LoginUser, ServiceContext, ServiceError};
+use crate::domain::codes::AddressType;
 use crate::domain::{is_blank, java_split};
 use crate::i18n::I18n;
 use crate::storage::{Db, JobGroup};
@@ -81,6 +82,11 @@ pub struct GroupForm {
 }
 
 impl GroupForm {
+    /// The address type the form asks for, as the column stores it.
+    pub fn address_type(&self) -> AddressType {
+        AddressType::from(i16::from(self.address_type))
+    }
+
     /// The checks of save and update, in 2.4.2's order; markup is refused on both (2.4.2 forgets it on
     /// update).
     pub(super) fn validate(&self, i18n: &I18n) -> Result<(), ServiceError> {
@@ -110,7 +116,7 @@ impl GroupForm {
         if title.chars().count() > 12 {
             return invalid(t("jobgroup_field_title_length").to_string());
         }
-        if self.address_type != 0 {
+        if self.address_type() != AddressType::Auto {
             let list = self.address_list.as_deref().unwrap_or("");
             if is_blank(Some(list)) {
                 return invalid(t("jobgroup_field_addressType_limit").to_string());
@@ -161,9 +167,9 @@ async fn insert(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Re
     form.validate(&state.i18n)?;
     let group = JobGroup {
         id: 0,
+        address_type: form.address_type(),
         app_name: form.appname.unwrap_or_default(),
         title: form.title.unwrap_or_default(),
-        address_type: form.address_type.into(),
         address_list: form.address_list,
         update_time: Some(state.db.datetime(state.clock.now_ms())),
     };
@@ -188,8 +194,9 @@ async fn change(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Re
     ensure_admin(&state.i18n, user)?;
     form.validate(&state.i18n)?;
     let now = state.clock.now_ms();
+    let address_type = form.address_type();
     let app_name = form.appname.unwrap_or_default();
-    let address_list = if form.address_type == 0 {
+    let address_list = if address_type == AddressType::Auto {
         live_addresses(&state.db, &app_name, now).await?
     } else {
         form.address_list
@@ -198,7 +205,7 @@ async fn change(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Re
         id: form.id,
         app_name,
         title: form.title.unwrap_or_default(),
-        address_type: form.address_type.into(),
+        address_type,
         address_list,
         update_time: Some(state.db.datetime(now)),
     };

@@ -4,11 +4,11 @@
 use super::audit::{changes, EventKind, Target};
 use super::{LoginUser, ServiceContext, ServiceError};
 use crate::alarm::Targets;
+use crate::domain::codes::TriggerStatus;
+use crate::domain::glue::{BlockStrategy, GlueType};
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{next_time, MisfireStrategy, ScheduleType};
-use crate::domain::{
-    is_blank, java_split, LogIdSink, TriggerRequest, TriggerType, BLOCK_STRATEGIES, GLUE_TYPES,
-};
+use crate::domain::{is_blank, java_split, LogIdSink, TriggerRequest, TriggerType};
 use crate::i18n::I18n;
 use crate::storage::{Db, JobFilter, JobInfo};
 use crate::time::Zone;
@@ -161,7 +161,7 @@ impl<'a> Checks<'a> {
         if form.misfire_strategy.as_deref().and_then(MisfireStrategy::from_name).is_none() {
             return Err(self.fail(&["misfire_strategy", "system_unvalid"]));
         }
-        if !form.executor_block_strategy.as_deref().is_some_and(|b| BLOCK_STRATEGIES.contains(&b)) {
+        if form.executor_block_strategy.as_deref().and_then(BlockStrategy::from_name).is_none() {
             return Err(self.fail(&["jobinfo_field_executorBlockStrategy", "system_unvalid"]));
         }
         Ok(())
@@ -187,16 +187,15 @@ impl<'a> Checks<'a> {
     pub(super) fn new_job_fields(&self, form: &JobForm) -> Result<(String, String), ServiceError> {
         self.desc_and_author(form)?;
         self.schedule(form, &["schedule_type"])?;
-        let glue_type = form.glue_type.clone().filter(|g| GLUE_TYPES.iter().any(|(name, _)| name == g));
-        let Some(glue_type) = glue_type else {
+        let Some(glue_type) = form.glue_type.as_deref().and_then(GlueType::from_name) else {
             return Err(self.fail(&["jobinfo_field_gluetype", "system_unvalid"]));
         };
-        if glue_type == "BEAN" && is_blank(form.executor_handler.as_deref()) {
+        if glue_type == GlueType::Bean && is_blank(form.executor_handler.as_deref()) {
             return Err(ServiceError::Invalid(format!("{}JobHandler", self.t("system_please_input"))));
         }
         self.strategies(form)?;
         self.alarm_channels(form)?;
-        Ok((glue_type, stored_glue_source(&form.glue_type, form.glue_source.as_deref())))
+        Ok((glue_type.name().to_string(), stored_glue_source(&form.glue_type, form.glue_source.as_deref())))
     }
 
     /// The checks of a changed job's own fields, in update's order.
@@ -232,8 +231,8 @@ impl<'a> Checks<'a> {
 /// The GLUE source as the console stores it: never NULL (the console always sends the field, and a Java
 /// admin's GLUE IDE breaks on NULL, spec 4.9); a shell script without carriage returns.
 pub(super) fn stored_glue_source(glue_type: &Option<String>, source: Option<&str>) -> String {
-    match glue_type.as_deref() {
-        Some("GLUE_SHELL") => source.unwrap_or_default().replace('\r', ""),
+    match glue_type.as_deref().and_then(GlueType::from_name) {
+        Some(GlueType::Shell) => source.unwrap_or_default().replace('\r', ""),
         _ => source.unwrap_or_default().to_string(),
     }
 }
@@ -270,7 +269,7 @@ pub(super) fn new_job(
         child_jobid,
         // A new job is stopped; 2.4.2 would bind these from the request, which lets a script schedule
         // a job without the start checks.
-        trigger_status: 0,
+        trigger_status: TriggerStatus::Stopped,
         trigger_last_time: 0,
         trigger_next_time: 0,
     }
@@ -357,7 +356,7 @@ pub(super) fn write_form(
 ) -> Result<(), ()> {
     let schedule_type = form.schedule_type.clone().unwrap_or_default();
     let changed = job.schedule_type != schedule_type || job.schedule_conf != form.schedule_conf;
-    if job.trigger_status == 1 && changed {
+    if job.trigger_status == TriggerStatus::Running && changed {
         match next_time(&schedule_type, form.schedule_conf.as_deref(), now_ms + START_DELAY_MS, zone) {
             Ok(Some(next)) => job.trigger_next_time = next,
             _ => return Err(()),
@@ -430,7 +429,7 @@ pub async fn stop(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<J
 
 async fn unschedule(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
     let mut job = get(state, user, id).await?;
-    job.trigger_status = 0;
+    job.trigger_status = TriggerStatus::Stopped;
     job.trigger_last_time = 0;
     job.trigger_next_time = 0;
     job.update_time = Some(state.db.datetime(state.clock.now_ms()));
@@ -473,7 +472,7 @@ async fn schedule(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<J
             i18n.get("system_unvalid")
         )));
     };
-    job.trigger_status = 1;
+    job.trigger_status = TriggerStatus::Running;
     job.trigger_last_time = 0;
     job.trigger_next_time = next;
     job.update_time = Some(state.db.datetime(now));

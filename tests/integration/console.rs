@@ -8,6 +8,7 @@ use crate::support::{Behaviour, FakeExecutor, LOG_CONTENT};
 use crate::{ensure, ensure_eq, Case, TestResult, ALL};
 use serde_json::json;
 use std::time::Duration;
+use xxl_job_admin::domain::codes::{AlarmStatus, TriggerStatus};
 use xxl_job_admin::i18n::I18n;
 
 pub fn cases() -> Vec<Case> {
@@ -312,12 +313,15 @@ async fn job_lifecycle(backend: Backend) -> TestResult {
     ensure_eq!(added["code"], 200, "{added}");
     let id = added["content"].as_str().context("id as a string")?.to_string();
     let job = app.app.db.load_job(id.parse().context("id")?).await.context("load")?.context("job")?;
-    ensure_eq!((job.trigger_status, job.job_desc.as_str()), (0, "nightly <b>report</b>"));
+    ensure_eq!(
+        (job.trigger_status, job.job_desc.as_str()),
+        (TriggerStatus::Stopped, "nightly <b>report</b>")
+    );
 
     let started = client.post("/jobinfo/start", &[("id", &id)]).await?;
     ensure_eq!(started["code"], 200);
     let job = app.app.db.load_job(job.id).await.context("load")?.context("job")?;
-    ensure_eq!(job.trigger_status, 1);
+    ensure_eq!(job.trigger_status, TriggerStatus::Running);
     ensure!(
         job.trigger_next_time >= chrono::Utc::now().timestamp_millis() + 4_000,
         "first fire at least 5 s away"
@@ -809,7 +813,7 @@ async fn job_list_paging_filters_and_shape(backend: Backend) -> TestResult {
         (j.add_time, j.update_time, j.glue_updatetime) = (Some(stamp), Some(stamp), Some(stamp));
         if n < 4 {
             // Running, but far from due: the scheduler leaves them alone.
-            (j.trigger_status, j.trigger_next_time) = (1, far);
+            (j.trigger_status, j.trigger_next_time) = (TriggerStatus::Running, far);
         }
         if n == 11 {
             (j.executor_timeout, j.executor_fail_retry_count) = (7, 2);
@@ -1072,7 +1076,7 @@ async fn job_messages_and_operations(backend: Backend) -> TestResult {
     ensure_eq!(stored.glue_source.as_deref(), Some("echo a\necho b\n"), "carriage returns removed");
     ensure_eq!(
         (stored.trigger_status, stored.trigger_next_time, stored.trigger_last_time),
-        (0, 0, 0),
+        (TriggerStatus::Stopped, 0, 0),
         "a new job is stopped"
     );
     ensure_eq!((stored.executor_timeout, stored.executor_handler.clone()), (-5, None));
@@ -1155,10 +1159,13 @@ async fn job_messages_and_operations(backend: Backend) -> TestResult {
     );
     ensure_eq!(client.post("/jobinfo/start", &[("id", &shell_id)]).await?, ok(json!(null)));
     let started = store.load_job(stored.id).await.context("load")?.context("job")?;
-    ensure_eq!(started.trigger_status, 1);
+    ensure_eq!(started.trigger_status, TriggerStatus::Running);
     ensure_eq!(client.post("/jobinfo/stop", &[("id", &shell_id)]).await?, ok(json!(null)));
     let stopped = store.load_job(stored.id).await.context("load")?.context("job")?;
-    ensure_eq!((stopped.trigger_status, stopped.trigger_last_time, stopped.trigger_next_time), (0, 0, 0));
+    ensure_eq!(
+        (stopped.trigger_status, stopped.trigger_last_time, stopped.trigger_next_time),
+        (TriggerStatus::Stopped, 0, 0)
+    );
 
     // GLUE IDE: the save checks in order, and the page's refusals.
     let glue_cases: Vec<(Vec<(&str, &str)>, String)> = vec![
@@ -1323,9 +1330,9 @@ async fn log_list_detail_kill_and_clear(backend: Backend) -> TestResult {
     let elsewhere = log(store, 1, 1, t0, 200, 200, dead).await?;
     // The fail monitor alarms the two failures (a blank e-mail list counts as sent): wait for it to settle.
     for id in [trigger_failed, handle_failed] {
-        let _ = store.update_alarm_status(id, 0, 2).await;
+        let _ = store.update_alarm_status(id, AlarmStatus::New, AlarmStatus::Sent).await;
         eventually(Duration::from_secs(15), "alarm status settled", || async move {
-            (store.load_log(id).await.ok()??.alarm_status == 2).then_some(())
+            (store.load_log(id).await.ok()??.alarm_status == AlarmStatus::Sent).then_some(())
         })
         .await?;
     }
@@ -2113,7 +2120,7 @@ async fn every_endpoint_checks_the_group(backend: Backend) -> TestResult {
     let foreign = store.load_job(foreign_job).await.context("load")?.context("foreign job")?;
     ensure_eq!(
         (foreign.job_group, foreign.glue_source.as_deref(), foreign.trigger_status),
-        (foreign_group, Some("echo foreign"), 0)
+        (foreign_group, Some("echo foreign"), TriggerStatus::Stopped)
     );
     ensure_eq!(
         store.load_job(own_job).await.context("load")?.context("own job")?.job_group,
@@ -2567,7 +2574,11 @@ async fn foreign_origin_is_refused_everywhere(backend: Backend) -> TestResult {
         ensure_eq!(fetch.status, 403, "{path} as a cross-site fetch");
     }
     ensure_eq!(store.count_jobs().await.context("count")?, 1, "no job added");
-    ensure_eq!(store.load_job(1).await.context("load")?.context("job")?.trigger_status, 0, "not started");
+    ensure_eq!(
+        store.load_job(1).await.context("load")?.context("job")?.trigger_status,
+        TriggerStatus::Stopped,
+        "not started"
+    );
     ensure_eq!(store.all_groups().await.context("groups")?.len(), 1);
     ensure!(store.load_user_by_name("mallory").await.context("load")?.is_none(), "no user added");
     ensure_eq!(client.get("/").await?.status, 200, "the session and the password survived");

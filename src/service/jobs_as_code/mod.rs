@@ -7,17 +7,17 @@
 mod document;
 mod plan;
 
-pub use document::{
-    natural_key, read_documents, AddressType, Document, Executor, Format, FormatError, GlueVersion, Job,
-};
+pub use document::{natural_key, read_documents, Document, Executor, Format, FormatError, GlueVersion, Job};
 pub use plan::{Action, FieldDiff, Plan, PlanError};
 
 use super::audit::{Audit, EventKind, Target};
 use super::groups::{ensure_admin, live_address_lists, GroupForm};
 use super::jobs::{new_job, write_form, Checks, JobForm, START_DELAY_MS};
 use super::{LoginUser, Origin, ServiceContext, ServiceError};
+use crate::domain::codes::{AddressType, TriggerStatus};
+use crate::domain::glue::GlueType;
 use crate::domain::schedule::{next_time, ScheduleType};
-use crate::domain::{GLUE_HISTORY, GLUE_TYPES};
+use crate::domain::GLUE_HISTORY;
 use crate::i18n::I18n;
 use crate::storage::{Db, JobGroup, JobInfo, JobUser, LogGlue, ScheduleLock};
 use crate::time::CRON_ZONE;
@@ -157,7 +157,7 @@ async fn glue_histories(
     let mut histories = HashMap::new();
     for job in jobs_of.iter().flatten() {
         let versions: Vec<GlueVersion> = db.glues_of_job(job.id).await?.iter().map(version_of).collect();
-        if job.glue_type != "BEAN" || !versions.is_empty() {
+        if job.glue_type != GlueType::Bean.name() || !versions.is_empty() {
             histories.insert(job.id, versions);
         }
     }
@@ -166,14 +166,14 @@ async fn glue_histories(
 
 /// A group as the document holds it, without its jobs.
 fn exported_executor(group: &JobGroup) -> Executor {
-    let address_type = AddressType::of_code(group.address_type);
+    let address_type = group.address_type.declared();
     Executor {
         app_name: group.app_name.clone(),
         title: group.title.clone(),
         address_type,
         addresses: match address_type {
             AddressType::Auto => vec![],
-            AddressType::Manual => group
+            _ => group
                 .address_list
                 .as_deref()
                 .map(crate::domain::java_split)
@@ -218,7 +218,7 @@ fn exported_job(job: &JobInfo, key_of: &HashMap<i32, String>) -> Job {
         glue_type: job.glue_type.clone(),
         glue_source: text(&job.glue_source),
         glue_remark: text(&job.glue_remark),
-        trigger_status: Some(job.trigger_status),
+        trigger_status: Some(job.trigger_status.code()),
         glue_history: None,
         line: None,
     }
@@ -385,9 +385,7 @@ fn check_history(job: &Job) -> Result<(), String> {
     }
     for (i, version) in versions.iter().enumerate() {
         let field = |name: &str| format!("glue_history[{i}].{name}");
-        if let Some(kind) =
-            version.glue_type.as_deref().filter(|t| !GLUE_TYPES.iter().any(|(name, _)| name == t))
-        {
+        if let Some(kind) = version.glue_type.as_deref().filter(|t| GlueType::from_name(t).is_none()) {
             return Err(format!("{}: {kind:?} is not a GLUE type", field("glue_type")));
         }
         if version.glue_remark.chars().count() > GLUE_REMARK_WIDTH {
@@ -475,7 +473,8 @@ fn group_form(executor: &Executor) -> GroupForm {
         id: 0,
         appname: Some(executor.app_name.clone()),
         title: Some(executor.title.clone()),
-        address_type: executor.address_type.code(),
+        // 0 or 1: a document's type is auto or manual.
+        address_type: executor.address_type.declared().code() as i8,
         address_list: Some(plan::address_list(executor)),
     }
 }
@@ -545,14 +544,14 @@ impl Writer<'_, '_> {
             let executor = &self.doc.executors[step.executor];
             // An automatic group's addresses are its live registrations, as the console's update takes them.
             let address_list = match executor.address_type {
-                AddressType::Manual => Some(plan::address_list(executor)),
                 AddressType::Auto => self.live.get(&executor.app_name).cloned(),
+                _ => Some(plan::address_list(executor)),
             };
             let group = JobGroup {
                 id: step.group_id.unwrap_or(0),
                 app_name: executor.app_name.clone(),
                 title: executor.title.clone(),
-                address_type: executor.address_type.code().into(),
+                address_type: executor.address_type,
                 address_list,
                 update_time: Some(now),
             };
@@ -646,7 +645,7 @@ impl Writer<'_, '_> {
             row.glue_source = Some(glue_source);
             row.glue_remark = glue_remark;
             row.glue_updatetime = Some(now);
-            if row.glue_type != "BEAN" && job.glue_history.is_none() {
+            if row.glue_type != GlueType::Bean.name() && job.glue_history.is_none() {
                 self.lock.save_glue(&LogGlue::of_job(row, now), GLUE_HISTORY).await?;
             }
         }
@@ -654,18 +653,20 @@ impl Writer<'_, '_> {
     }
 
     fn set_status(&self, row: &mut JobInfo, status: Option<i16>, key: &str) -> Result<(), ServiceError> {
-        match status {
-            Some(1) if row.trigger_status != 1 => {
+        match status.map(TriggerStatus::from) {
+            Some(TriggerStatus::Running) if row.trigger_status != TriggerStatus::Running => {
                 let from = self.setting.now_ms + START_DELAY_MS;
                 let Ok(Some(next)) =
                     next_time(&row.schedule_type, row.schedule_conf.as_deref(), from, CRON_ZONE)
                 else {
                     return Err(self.invalid_schedule(key, "trigger_status"));
                 };
-                (row.trigger_status, row.trigger_last_time, row.trigger_next_time) = (1, 0, next);
+                (row.trigger_status, row.trigger_last_time, row.trigger_next_time) =
+                    (TriggerStatus::Running, 0, next);
             }
-            Some(0) if row.trigger_status != 0 => {
-                (row.trigger_status, row.trigger_last_time, row.trigger_next_time) = (0, 0, 0)
+            Some(TriggerStatus::Stopped) if row.trigger_status != TriggerStatus::Stopped => {
+                (row.trigger_status, row.trigger_last_time, row.trigger_next_time) =
+                    (TriggerStatus::Stopped, 0, 0)
             }
             _ => {}
         }

@@ -1,7 +1,8 @@
 //! What an apply would do: the document matched against the rows read, by natural keys, as a list of
 //! steps (create, update with the fields that differ, delete, unchanged). Pure: no database, no clock.
 
-use super::document::{natural_key, AddressType, Document, Executor, GlueVersion, Job};
+use super::document::{natural_key, Document, Executor, GlueVersion, Job};
+use crate::domain::codes::AddressType;
 use crate::domain::java_split;
 use crate::service::jobs::stored_glue_source;
 use crate::storage::{JobGroup, JobInfo};
@@ -425,12 +426,11 @@ fn executor_diffs(group: &JobGroup, executor: &Executor) -> Vec<FieldDiff> {
         }
     };
     differ("title", group.title.clone(), executor.title.clone());
-    let stored_type = AddressType::of_code(group.address_type);
-    differ(
-        "address_type",
-        format!("{stored_type:?}").to_lowercase(),
-        format!("{:?}", executor.address_type).to_lowercase(),
-    );
+    let word = |address_type: AddressType| match address_type.declared() {
+        AddressType::Auto => "auto".to_string(),
+        _ => "manual".to_string(),
+    };
+    differ("address_type", word(group.address_type), word(executor.address_type));
     if executor.address_type == AddressType::Manual {
         differ("addresses", group.address_list.clone().unwrap_or_default(), address_list(executor));
     }
@@ -461,10 +461,10 @@ fn job_diffs(stored: &JobInfo, job: &Job) -> Vec<FieldDiff> {
         .filter(|(_, from, to)| from != to)
         .map(|(field, from, to)| FieldDiff { field, from, to })
         .collect();
-    if let Some(status) = job.trigger_status.filter(|s| *s != stored.trigger_status) {
+    if let Some(status) = job.trigger_status.filter(|s| *s != stored.trigger_status.code()) {
         diffs.push(FieldDiff {
             field: "trigger_status",
-            from: stored.trigger_status.to_string(),
+            from: stored.trigger_status.code().to_string(),
             to: status.to_string(),
         });
     }
@@ -474,13 +474,14 @@ fn job_diffs(stored: &JobInfo, job: &Job) -> Vec<FieldDiff> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::codes::TriggerStatus;
 
     fn group(id: i32, app: &str) -> JobGroup {
         JobGroup {
             id,
             app_name: app.into(),
             title: "T".into(),
-            address_type: 0,
+            address_type: AddressType::Auto,
             address_list: None,
             update_time: None,
         }
@@ -536,6 +537,27 @@ mod tests {
         assert_eq!(plan.executors[0].action, Action::Unchanged);
         assert_eq!((plan.jobs[0].action, plan.jobs[0].id), (Action::Unchanged, Some(5)));
         assert_eq!(plan.changes(), 0);
+    }
+
+    /// Codes 2.4 never writes, as a Java admin may have left them: a group of address type 2 reads as
+    /// manual, as the trigger and the export take it; a job of status 2 differs from both 0 and 1.
+    #[test]
+    fn odd_stored_codes_compare_as_before() {
+        let odd_group = JobGroup {
+            address_type: AddressType::from(2),
+            address_list: Some("http://a:9999".into()),
+            ..group(1, "app")
+        };
+        let odd_job = JobInfo { trigger_status: TriggerStatus::from(2), ..stored(5, 1, "d", "h") };
+        let mut d = doc("app", vec![Job { trigger_status: Some(0), ..job("d", "h") }]);
+        (d.executors[0].address_type, d.executors[0].addresses) =
+            (AddressType::Manual, vec!["http://a:9999".into()]);
+        let plan = make(&d, &[odd_group], &[odd_job], false).unwrap();
+        assert_eq!(plan.executors[0].action, Action::Unchanged);
+        assert_eq!(
+            plan.jobs[0].diffs,
+            vec![FieldDiff { field: "trigger_status", from: "2".into(), to: "0".into() }]
+        );
     }
 
     #[test]
