@@ -233,7 +233,7 @@ mod tests {
             id: 1,
             app_name: "app".into(),
             title: "Ops_<i>".into(),
-            address_type: 0,
+            address_type: crate::domain::codes::AddressType::Auto,
             address_list: None,
             update_time: None,
         };

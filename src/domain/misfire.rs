@@ -6,6 +6,7 @@
 //! they are sent, and those the user cancelled are removed. How late a fire may be is
 //! [`super::fires`]'s question.
 
+use super::codes::TriggerStatus;
 use super::schedule::{next_time, PRE_READ_MS};
 use crate::storage::JobInfo;
 use crate::time::Zone;
@@ -67,7 +68,7 @@ pub fn cancelled(
     cron_zone: Zone,
 ) -> Option<DropReason> {
     let Some(job) = job else { return Some(DropReason::Deleted) };
-    if job.trigger_status != 1 {
+    if job.trigger_status != TriggerStatus::Running {
         return Some(DropReason::Stopped);
     }
     // update_time has whole seconds: a change in the second of the plan counts as after it.
@@ -105,7 +106,7 @@ mod tests {
             schedule_type: "CRON".into(),
             schedule_conf: Some("* * * * * ?".into()),
             misfire_strategy: "DO_NOTHING".into(),
-            trigger_status: 1,
+            trigger_status: TriggerStatus::Running,
             trigger_next_time: T0 + 1_000,
             ..JobInfo::sample(1)
         }
@@ -118,7 +119,7 @@ mod tests {
 
     #[test]
     fn stopped_and_deleted_jobs_send_nothing() {
-        let stopped = JobInfo { trigger_status: 0, ..job() };
+        let stopped = JobInfo { trigger_status: TriggerStatus::Stopped, ..job() };
         assert_eq!(cancelled(Some(&stopped), None, T0, T0 - 500, UTC), Some(DropReason::Stopped));
         assert_eq!(cancelled(None, None, T0, T0 - 500, UTC), Some(DropReason::Deleted));
     }

@@ -1,7 +1,9 @@
 //! Pure logic and data shapes of xxl-job, free of I/O: unit-testable without a database or network.
 
 pub mod callback;
+pub mod codes;
 pub mod fires;
+pub mod glue;
 pub mod html;
 pub mod misfire;
 pub mod ownership;
@@ -100,22 +102,8 @@ impl TriggerRequest {
     }
 }
 
-/// GLUE types (2.4.2: GlueTypeEnum): stored name and the display name the console shows (never translated).
-pub const GLUE_TYPES: [(&str, &str); 7] = [
-    ("BEAN", "BEAN"),
-    ("GLUE_GROOVY", "GLUE(Java)"),
-    ("GLUE_SHELL", "GLUE(Shell)"),
-    ("GLUE_PYTHON", "GLUE(Python)"),
-    ("GLUE_PHP", "GLUE(PHP)"),
-    ("GLUE_NODEJS", "GLUE(Nodejs)"),
-    ("GLUE_POWERSHELL", "GLUE(PowerShell)"),
-];
-
-/// Block strategies (2.4.2: ExecutorBlockStrategyEnum): enforced by executors, checked and forwarded here.
 /// GLUE source versions kept per job (the console's GLUE IDE shows them).
 pub const GLUE_HISTORY: i64 = 30;
-
-pub const BLOCK_STRATEGIES: [&str; 3] = ["SERIAL_EXECUTION", "DISCARD_LATER", "COVER_EARLY"];
 
 /// Splits a comma-separated list the way Java's `String.split(",")` does: trailing empty items dropped,
 /// inner ones kept, nothing trimmed. xxl-job stores addresses and child ids in this form.

@@ -2,6 +2,7 @@
 //! JobScheduleHelper.refreshNextValidTime).
 
 use crate::cron::CronExpression;
+use crate::domain::codes::TriggerStatus;
 use crate::domain::TriggerType;
 use crate::storage::ScheduledJob;
 use crate::time::Zone;
@@ -168,7 +169,7 @@ pub struct JobPlan {
     pub fire_now: Option<(TriggerType, i64)>,
     /// Planned fires to issue exactly at these instants.
     pub fires_at: Vec<i64>,
-    pub trigger_status: i16,
+    pub trigger_status: TriggerStatus,
     pub trigger_last_time: i64,
     pub trigger_next_time: i64,
     /// Why the job was stopped, when it was (no next time, or an invalid schedule).
@@ -209,7 +210,7 @@ pub fn plan_job(
         plan.refresh(job, current_ms, cron_zone, crons);
     }
     // (C) Due within the window, or once (A) and (B) moved the next time on: fire exactly on time.
-    while plan.trigger_status == 1
+    while plan.trigger_status == TriggerStatus::Running
         && plan.trigger_next_time <= horizon_ms.max(now_time + PRE_READ_MS)
         && plan.fires_at.len() < MAX_FIRES_PER_PASS
     {
@@ -241,7 +242,7 @@ impl JobPlan {
                 self.trigger_next_time = next;
             }
             outcome => {
-                self.trigger_status = 0;
+                self.trigger_status = TriggerStatus::Stopped;
                 self.trigger_last_time = 0;
                 self.trigger_next_time = 0;
                 self.stopped = Some(outcome.err());
@@ -263,7 +264,7 @@ mod tests {
             schedule_type: schedule_type.into(),
             schedule_conf: Some(conf.into()),
             misfire_strategy: misfire.into(),
-            trigger_status: 1,
+            trigger_status: TriggerStatus::Running,
             trigger_last_time: 0,
             trigger_next_time: next,
         }
@@ -287,7 +288,7 @@ mod tests {
         assert_eq!(kind(&plan), None);
         assert_eq!(plan.fires_at, vec![T0 + 3_000]);
         assert_eq!((plan.trigger_last_time, plan.trigger_next_time), (T0 + 3_000, T0 + 13_000));
-        assert_eq!(plan.trigger_status, 1);
+        assert_eq!(plan.trigger_status, TriggerStatus::Running);
     }
 
     #[test]
@@ -379,7 +380,10 @@ mod tests {
     fn a_schedule_without_a_next_time_stops_the_job_after_its_last_fire() {
         let plan = plan_job(&job("CRON", "0 0 0 1 1 ? 2020", T0 + 1_000, "DO_NOTHING"), T0, T0, UTC);
         assert_eq!(plan.fires_at, vec![T0 + 1_000], "the pre-read fire still happens");
-        assert_eq!((plan.trigger_status, plan.trigger_last_time, plan.trigger_next_time), (0, 0, 0));
+        assert_eq!(
+            (plan.trigger_status, plan.trigger_last_time, plan.trigger_next_time),
+            (TriggerStatus::Stopped, 0, 0)
+        );
         assert_eq!(plan.stopped, Some(None));
     }
 
@@ -387,11 +391,11 @@ mod tests {
     fn an_invalid_schedule_stops_the_job() {
         for (kind, conf) in [("CRON", "not a cron"), ("FIX_RATE", "abc"), ("FIX_RATE", "0")] {
             let plan = plan_job(&job(kind, conf, T0 + 1_000, "DO_NOTHING"), T0, T0, UTC);
-            assert_eq!(plan.trigger_status, 0, "{kind} {conf}");
+            assert_eq!(plan.trigger_status, TriggerStatus::Stopped, "{kind} {conf}");
             assert!(matches!(plan.stopped, Some(Some(_))));
         }
         let plan = plan_job(&job("NONE", "", T0 - 1, "DO_NOTHING"), T0, T0, UTC);
-        assert_eq!((kind(&plan), plan.trigger_status), (Some(TriggerType::Cron), 0));
+        assert_eq!((kind(&plan), plan.trigger_status), (Some(TriggerType::Cron), TriggerStatus::Stopped));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! processTrigger, the FAILOVER and BUSYOVER probes, JobFailMonitorHelper's retry banner).
 //! 2.4.2 separates labels with the full-width colon whatever the language; the console shows it as HTML.
 
+use crate::domain::glue::BlockStrategy;
 use crate::i18n::I18n;
 
 pub const FW_COLON: &str = "：";
@@ -9,11 +10,7 @@ pub const FW_COLON: &str = "：";
 /// Block strategy titles (2.4.2: ExecutorBlockStrategyEnum); unknown or missing ones show as serial
 /// execution.
 pub fn block_title_key(block_strategy: Option<&str>) -> &'static str {
-    match block_strategy {
-        Some("DISCARD_LATER") => "jobconf_block_DISCARD_LATER",
-        Some("COVER_EARLY") => "jobconf_block_COVER_EARLY",
-        _ => "jobconf_block_SERIAL_EXECUTION",
-    }
+    block_strategy.and_then(BlockStrategy::from_name).unwrap_or(BlockStrategy::SerialExecution).i18n_key()
 }
 
 /// Everything a trigger report states.

@@ -18,8 +18,8 @@
 //! the others get a result that says why.
 
 use super::lease::{Leadership, Renewal};
-use super::monitors::alarm_status;
 use super::trigger::{expand, load_groups, new_rows, Groups, Lanes, LoadedGroup, TriggerContext};
+use crate::domain::codes::AlarmStatus;
 use crate::domain::fires::{Fire, JobFires, Kind, Verdict};
 use crate::domain::misfire::{cancelled, DropReason};
 use crate::domain::ownership::PlanMarker;
@@ -869,7 +869,7 @@ async fn write_settlements(context: Arc<TriggerContext>, mut settled: mpsc::Unbo
                 };
                 context
                     .db
-                    .settle_unsent(&ids, FAIL_CODE, context.i18n.get(key), alarm_status::NOT_NEEDED)
+                    .settle_unsent(&ids, FAIL_CODE, context.i18n.get(key), AlarmStatus::NotNeeded)
                     .await
                     .map(drop)
             };

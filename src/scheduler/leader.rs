@@ -11,7 +11,8 @@
 
 use super::dispatch::Dispatcher;
 use super::lease::Leadership;
-use super::monitors::{alarm_status, LOST_RESULT_AFTER_MS};
+use super::monitors::LOST_RESULT_AFTER_MS;
+use crate::domain::codes::AlarmStatus;
 use crate::domain::ownership::{LEADER_LOCK_KEY, LEADER_LOCK_NAME};
 use crate::domain::protocol::FAIL_CODE;
 use crate::i18n::I18n;
@@ -227,7 +228,7 @@ impl Election {
             tokio::spawn(async move {
                 tokio::time::sleep(UNCERTAIN_AFTER).await;
                 // A row whose callback came meanwhile has its result and is left alone.
-                match db.settle_unsent(&uncertain, FAIL_CODE, &msg, alarm_status::NEW).await {
+                match db.settle_unsent(&uncertain, FAIL_CODE, &msg, AlarmStatus::New).await {
                     Ok(n) if n > 0 => tracing::warn!("{n} trigger(s) of the previous leader without a callback settled as \"result unknown\""),
                     Ok(_) => {}
                     Err(e) => tracing::warn!("triggers of the previous leader left to the lost-result sweep: {e}"),

@@ -3,6 +3,7 @@
 use super::complete::Completer;
 use super::TriggerSink;
 use crate::alarm::Alarms;
+use crate::domain::codes::{AddressType, AlarmStatus};
 use crate::domain::protocol::FAIL_CODE;
 use crate::domain::trigger_msg::retry_block;
 use crate::domain::{java_split, TriggerRequest, TriggerType};
@@ -15,15 +16,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
-
-/// `alarm_status` values (spec 3.7).
-pub mod alarm_status {
-    pub const NEW: i16 = 0;
-    pub const LOCKED: i16 = -1;
-    pub const NOT_NEEDED: i16 = 1;
-    pub const SENT: i16 = 2;
-    pub const FAILED: i16 = 3;
-}
 
 const FAIL_BATCH: i64 = 1000;
 const FAIL_INTERVAL: Duration = Duration::from_secs(10);
@@ -112,7 +104,7 @@ impl FailMonitor {
         let all_found = failed.len() < FAIL_BATCH as usize;
         for id in failed {
             // The optimistic claim keeps admins sharing the database from handling a log twice.
-            match self.db.update_alarm_status(id, alarm_status::NEW, alarm_status::LOCKED).await {
+            match self.db.update_alarm_status(id, AlarmStatus::New, AlarmStatus::Locked).await {
                 Ok(0) => continue,
                 Ok(_) => claimed += 1,
                 Err(e) => {
@@ -125,20 +117,17 @@ impl FailMonitor {
                     let (sender, db, in_flight) = (self.alarms.clone(), self.db.clone(), in_flight.clone());
                     let task = alarms.spawn(async move {
                         let _permit = in_flight.acquire_owned().await;
-                        let status = if sender.send(job, log).await {
-                            alarm_status::SENT
-                        } else {
-                            alarm_status::FAILED
-                        };
+                        let status =
+                            if sender.send(job, log).await { AlarmStatus::Sent } else { AlarmStatus::Failed };
                         release(&db, id, status).await
                     });
                     alarm_logs.insert(task.id(), id);
                 }
-                Ok(None) => outcome = outcome.and(release(&self.db, id, alarm_status::NOT_NEEDED).await),
+                Ok(None) => outcome = outcome.and(release(&self.db, id, AlarmStatus::NotNeeded).await),
                 Err(e) => {
                     tracing::error!(log_id = id, "fail monitor: {e}");
                     // Released even after an error, so no row is left locked for ever (2.4.2 can leave -1).
-                    outcome = outcome.and(release(&self.db, id, alarm_status::FAILED).await);
+                    outcome = outcome.and(release(&self.db, id, AlarmStatus::Failed).await);
                 }
             }
         }
@@ -149,7 +138,7 @@ impl FailMonitor {
                 Err(e) => {
                     let id = alarm_logs.get(&e.id()).copied().unwrap_or_default();
                     tracing::error!(log_id = id, "fail monitor: the alarm failed: {e}");
-                    outcome = outcome.and(release(&self.db, id, alarm_status::FAILED).await);
+                    outcome = outcome.and(release(&self.db, id, AlarmStatus::Failed).await);
                 }
             }
         }
@@ -195,8 +184,8 @@ impl FailMonitor {
 }
 
 /// Ends the claim on a failed log with its outcome.
-async fn release(db: &Db, id: i64, status: i16) -> Result<()> {
-    db.update_alarm_status(id, alarm_status::LOCKED, status).await.map(|_| ())
+async fn release(db: &Db, id: i64, status: AlarmStatus) -> Result<()> {
+    db.update_alarm_status(id, AlarmStatus::Locked, status).await.map(|_| ())
 }
 
 /// Settles rows whose trigger result was lost with the admin that wrote them (spec 4.3 leaves such rows
@@ -235,7 +224,7 @@ impl ResultSweeper {
             return Ok(0);
         }
         self.db
-            .settle_unsent(&ids, FAIL_CODE, self.i18n.get("joblog_trigger_result_lost"), alarm_status::NEW)
+            .settle_unsent(&ids, FAIL_CODE, self.i18n.get("joblog_trigger_result_lost"), AlarmStatus::New)
             .await
     }
 }
@@ -299,7 +288,7 @@ impl LostMonitor {
             .address_list
             .as_deref()
             .is_some_and(|list| java_split(list).iter().any(|a| a.trim() == address.trim()));
-        Ok(group.address_type == 1 && listed)
+        Ok(group.address_type == AddressType::Manual && listed)
     }
 }
 
@@ -338,8 +327,8 @@ mod tests {
         log(&db, 200, 200).await;
         let failed_run = log(&db, 200, 500).await;
         assert_eq!(pass(&mut cursor, &db).await, [failed, failed_run]);
-        set_codes(&db, failed, 500, i64::from(alarm_status::SENT)).await;
-        set_codes(&db, failed_run, 200, i64::from(alarm_status::SENT)).await;
+        set_codes(&db, failed, 500, i64::from(AlarmStatus::Sent.code())).await;
+        set_codes(&db, failed_run, 200, i64::from(AlarmStatus::Sent.code())).await;
 
         // Ids not yet a minute old are not skipped; then the search starts below the planned row.
         for _ in 0..COMMITTED_PASSES {
@@ -354,8 +343,8 @@ mod tests {
         assert_eq!(pass(&mut cursor, &db).await, [planned, later]);
 
         // Once every row below has its trigger code, the search starts after the ids a minute old.
-        set_codes(&db, planned, 500, i64::from(alarm_status::SENT)).await;
-        set_codes(&db, later, 500, i64::from(alarm_status::SENT)).await;
+        set_codes(&db, planned, 500, i64::from(AlarmStatus::Sent.code())).await;
+        set_codes(&db, later, 500, i64::from(AlarmStatus::Sent.code())).await;
         for _ in 0..COMMITTED_PASSES {
             pass(&mut cursor, &db).await;
         }
@@ -365,7 +354,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(pass(&mut cursor, &db).await, [first]);
-        set_codes(&db, first, 200, i64::from(alarm_status::SENT)).await;
+        set_codes(&db, first, 200, i64::from(AlarmStatus::Sent.code())).await;
 
         // Every RESCAN_EVERY passes it starts from the first row again.
         set_codes(&db, failed, 500, 0).await;

@@ -2,8 +2,9 @@
 //! them (an administrator every group, others the groups their `permission` grants), managed by
 //! administrators only, with 2.4.2's checks.
 
-use super::audit::{changes, Target};
+use super::audit::{changes, EventKind, Target};
 use super::{LoginUser, ServiceContext, ServiceError};
+use crate::domain::codes::AddressType;
 use crate::domain::{is_blank, java_split};
 use crate::i18n::I18n;
 use crate::storage::{Db, JobGroup};
@@ -81,6 +82,11 @@ pub struct GroupForm {
 }
 
 impl GroupForm {
+    /// The address type the form asks for, as the column stores it.
+    pub fn address_type(&self) -> AddressType {
+        AddressType::from(i16::from(self.address_type))
+    }
+
     /// The checks of save and update, in 2.4.2's order; markup is refused on both (2.4.2 forgets it on
     /// update).
     pub(super) fn validate(&self, i18n: &I18n) -> Result<(), ServiceError> {
@@ -110,7 +116,7 @@ impl GroupForm {
         if title.chars().count() > 12 {
             return invalid(t("jobgroup_field_title_length").to_string());
         }
-        if self.address_type != 0 {
+        if self.address_type() != AddressType::Auto {
             let list = self.address_list.as_deref().unwrap_or("");
             if is_blank(Some(list)) {
                 return invalid(t("jobgroup_field_addressType_limit").to_string());
@@ -152,7 +158,7 @@ pub async fn add(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> R
     let target = group_target(result.as_ref().map_or(0, |group| group.id), app_name.as_deref());
     state
         .audit
-        .done(user, "group.add", target, |group| changes(None, Some(group)), result)
+        .done(user, EventKind::GroupAdd, target, |group| changes(None, Some(group)), result)
         .map(|group| group.id)
 }
 
@@ -161,9 +167,9 @@ async fn insert(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Re
     form.validate(&state.i18n)?;
     let group = JobGroup {
         id: 0,
+        address_type: form.address_type(),
         app_name: form.appname.unwrap_or_default(),
         title: form.title.unwrap_or_default(),
-        address_type: form.address_type.into(),
         address_list: form.address_list,
         update_time: Some(state.db.datetime(state.clock.now_ms())),
     };
@@ -180,7 +186,7 @@ pub async fn update(state: &ServiceContext, user: &LoginUser, form: GroupForm) -
     let result = change(state, user, form).await;
     state
         .audit
-        .done(user, "group.update", target, |group| changes(before.as_ref(), Some(group)), result)
+        .done(user, EventKind::GroupUpdate, target, |group| changes(before.as_ref(), Some(group)), result)
         .map(drop)
 }
 
@@ -188,8 +194,9 @@ async fn change(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Re
     ensure_admin(&state.i18n, user)?;
     form.validate(&state.i18n)?;
     let now = state.clock.now_ms();
+    let address_type = form.address_type();
     let app_name = form.appname.unwrap_or_default();
-    let address_list = if form.address_type == 0 {
+    let address_list = if address_type == AddressType::Auto {
         live_addresses(&state.db, &app_name, now).await?
     } else {
         form.address_list
@@ -198,7 +205,7 @@ async fn change(state: &ServiceContext, user: &LoginUser, form: GroupForm) -> Re
         id: form.id,
         app_name,
         title: form.title.unwrap_or_default(),
-        address_type: form.address_type.into(),
+        address_type,
         address_list,
         update_time: Some(state.db.datetime(now)),
     };
@@ -232,7 +239,7 @@ pub async fn remove(state: &ServiceContext, user: &LoginUser, id: i32) -> Result
     let before = state.db.load_group(id).await.ok().flatten();
     let result = delete(state, user, id).await;
     let target = group_target(id, before.as_ref().map(|group| group.app_name.as_str()));
-    state.audit.done(user, "group.remove", target, |_| changes(before.as_ref(), None), result)
+    state.audit.done(user, EventKind::GroupRemove, target, |_| changes(before.as_ref(), None), result)
 }
 
 async fn delete(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<(), ServiceError> {

@@ -1,14 +1,14 @@
 //! Job operations (2.4.2: XxlJobServiceImpl): list, add, update, remove, start, stop, run once and schedule
 //! previews, with 2.4.2's checks in 2.4.2's order and the group permission on every one.
 
-use super::audit::{changes, Target};
+use super::audit::{changes, EventKind, Target};
 use super::{LoginUser, ServiceContext, ServiceError};
 use crate::alarm::Targets;
+use crate::domain::codes::TriggerStatus;
+use crate::domain::glue::{BlockStrategy, GlueType};
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{next_time, MisfireStrategy, ScheduleType};
-use crate::domain::{
-    is_blank, java_split, LogIdSink, TriggerRequest, TriggerType, BLOCK_STRATEGIES, GLUE_TYPES,
-};
+use crate::domain::{is_blank, java_split, LogIdSink, TriggerRequest, TriggerType};
 use crate::i18n::I18n;
 use crate::storage::{Db, JobFilter, JobInfo};
 use crate::time::Zone;
@@ -161,7 +161,7 @@ impl<'a> Checks<'a> {
         if form.misfire_strategy.as_deref().and_then(MisfireStrategy::from_name).is_none() {
             return Err(self.fail(&["misfire_strategy", "system_unvalid"]));
         }
-        if !form.executor_block_strategy.as_deref().is_some_and(|b| BLOCK_STRATEGIES.contains(&b)) {
+        if form.executor_block_strategy.as_deref().and_then(BlockStrategy::from_name).is_none() {
             return Err(self.fail(&["jobinfo_field_executorBlockStrategy", "system_unvalid"]));
         }
         Ok(())
@@ -187,16 +187,15 @@ impl<'a> Checks<'a> {
     pub(super) fn new_job_fields(&self, form: &JobForm) -> Result<(String, String), ServiceError> {
         self.desc_and_author(form)?;
         self.schedule(form, &["schedule_type"])?;
-        let glue_type = form.glue_type.clone().filter(|g| GLUE_TYPES.iter().any(|(name, _)| name == g));
-        let Some(glue_type) = glue_type else {
+        let Some(glue_type) = form.glue_type.as_deref().and_then(GlueType::from_name) else {
             return Err(self.fail(&["jobinfo_field_gluetype", "system_unvalid"]));
         };
-        if glue_type == "BEAN" && is_blank(form.executor_handler.as_deref()) {
+        if glue_type == GlueType::Bean && is_blank(form.executor_handler.as_deref()) {
             return Err(ServiceError::Invalid(format!("{}JobHandler", self.t("system_please_input"))));
         }
         self.strategies(form)?;
         self.alarm_channels(form)?;
-        Ok((glue_type, stored_glue_source(&form.glue_type, form.glue_source.as_deref())))
+        Ok((glue_type.name().to_string(), stored_glue_source(&form.glue_type, form.glue_source.as_deref())))
     }
 
     /// The checks of a changed job's own fields, in update's order.
@@ -232,8 +231,8 @@ impl<'a> Checks<'a> {
 /// The GLUE source as the console stores it: never NULL (the console always sends the field, and a Java
 /// admin's GLUE IDE, the `/jobcode` page, breaks on NULL); a shell script without carriage returns.
 pub(super) fn stored_glue_source(glue_type: &Option<String>, source: Option<&str>) -> String {
-    match glue_type.as_deref() {
-        Some("GLUE_SHELL") => source.unwrap_or_default().replace('\r', ""),
+    match glue_type.as_deref().and_then(GlueType::from_name) {
+        Some(GlueType::Shell) => source.unwrap_or_default().replace('\r', ""),
         _ => source.unwrap_or_default().to_string(),
     }
 }
@@ -270,7 +269,7 @@ pub(super) fn new_job(
         child_jobid,
         // A new job is stopped; 2.4.2 would bind these from the request, which lets a script schedule
         // a job without the start checks.
-        trigger_status: 0,
+        trigger_status: TriggerStatus::Stopped,
         trigger_last_time: 0,
         trigger_next_time: 0,
     }
@@ -286,7 +285,10 @@ pub async fn add(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Res
     let desc = form.job_desc.clone();
     let result = insert(state, user, form).await;
     let target = job_target(result.as_ref().map_or(0, |job| job.id), desc.as_deref());
-    state.audit.done(user, "job.add", target, |job| changes(None, Some(job)), result).map(|job| job.id)
+    state
+        .audit
+        .done(user, EventKind::JobAdd, target, |job| changes(None, Some(job)), result)
+        .map(|job| job.id)
 }
 
 async fn insert(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<JobInfo, ServiceError> {
@@ -319,7 +321,7 @@ pub async fn update(
     let before = state.db.load_job(form.id).await;
     let result = change(state, user, form).await;
     let before = before.ok().flatten();
-    state.audit.done(user, "job.update", target, |job| changes(before.as_ref(), Some(job)), result)
+    state.audit.done(user, EventKind::JobUpdate, target, |job| changes(before.as_ref(), Some(job)), result)
 }
 
 async fn change(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Result<JobInfo, ServiceError> {
@@ -354,7 +356,7 @@ pub(super) fn write_form(
 ) -> Result<(), ()> {
     let schedule_type = form.schedule_type.clone().unwrap_or_default();
     let changed = job.schedule_type != schedule_type || job.schedule_conf != form.schedule_conf;
-    if job.trigger_status == 1 && changed {
+    if job.trigger_status == TriggerStatus::Running && changed {
         match next_time(&schedule_type, form.schedule_conf.as_deref(), now_ms + START_DELAY_MS, zone) {
             Ok(Some(next)) => job.trigger_next_time = next,
             _ => return Err(()),
@@ -408,7 +410,7 @@ pub async fn remove(state: &ServiceContext, user: &LoginUser, id: i32) -> Result
     let before = state.db.load_job(id).await.ok().flatten();
     let result = delete(state, user, id).await;
     let target = job_target(id, before.as_ref().map(|job| job.job_desc.as_str()));
-    state.audit.done(user, "job.remove", target, |_| changes(before.as_ref(), None), result)
+    state.audit.done(user, EventKind::JobRemove, target, |_| changes(before.as_ref(), None), result)
 }
 
 async fn delete(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<bool, ServiceError> {
@@ -422,12 +424,12 @@ async fn delete(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<boo
 pub async fn stop(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
     let before = state.db.load_job(id).await.ok().flatten();
     let result = unschedule(state, user, id).await;
-    audit_schedule(state, user, "job.stop", id, before, result)
+    audit_schedule(state, user, EventKind::JobStop, id, before, result)
 }
 
 async fn unschedule(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
     let mut job = get(state, user, id).await?;
-    job.trigger_status = 0;
+    job.trigger_status = TriggerStatus::Stopped;
     job.trigger_last_time = 0;
     job.trigger_next_time = 0;
     job.update_time = Some(state.db.datetime(state.clock.now_ms()));
@@ -438,14 +440,14 @@ async fn unschedule(state: &ServiceContext, user: &LoginUser, id: i32) -> Result
 pub async fn start(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<JobInfo, ServiceError> {
     let before = state.db.load_job(id).await.ok().flatten();
     let result = schedule(state, user, id).await;
-    audit_schedule(state, user, "job.start", id, before, result)
+    audit_schedule(state, user, EventKind::JobStart, id, before, result)
 }
 
 /// A start or stop as an audit event: the schedule fields before and after.
 fn audit_schedule(
     state: &ServiceContext,
     user: &LoginUser,
-    kind: &'static str,
+    kind: EventKind,
     id: i32,
     before: Option<JobInfo>,
     result: Result<JobInfo, ServiceError>,
@@ -470,7 +472,7 @@ async fn schedule(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<J
             i18n.get("system_unvalid")
         )));
     };
-    job.trigger_status = 1;
+    job.trigger_status = TriggerStatus::Running;
     job.trigger_last_time = 0;
     job.trigger_next_time = next;
     job.update_time = Some(state.db.datetime(now));
@@ -528,7 +530,7 @@ pub async fn trigger(
     .await;
     let desc = result.as_ref().ok().map(|job| job.job_desc.clone());
     let target = job_target(id, desc.as_deref());
-    state.audit.done(user, "job.trigger", target, |_| changes(None, Some(&asked)), result).map(drop)
+    state.audit.done(user, EventKind::JobTrigger, target, |_| changes(None, Some(&asked)), result).map(drop)
 }
 
 /// The next `count` fire times of a schedule after now, as `yyyy-MM-dd HH:mm:ss` in the cron zone;

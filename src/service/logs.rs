@@ -1,7 +1,7 @@
 //! Trigger-log operations (2.4.2: JobLogController): list, read, the executor's rolling log, and kill, with
 //! the group permission checked on each.
 
-use super::audit::Target;
+use super::audit::{EventKind, Target};
 use super::{LoginUser, ServiceContext, ServiceError};
 use crate::domain::callback::{truncate_utf16, MAX_HANDLE_MSG_UTF16};
 use crate::domain::ReturnT;
@@ -105,7 +105,7 @@ pub async fn kill(state: &ServiceContext, user: &LoginUser, id: i64) -> Result<O
     let target = Target::new("log", id, None);
     state.audit.done(
         user,
-        "log.kill",
+        EventKind::LogKill,
         target,
         |msg| Some(serde_json::json!({ "executorMessage": { "before": null, "after": msg } })),
         result,

@@ -1,9 +1,9 @@
 //! The OpenAPI schemas of the forms' enumerated fields (the REST API's document), from the domain's own
 //! lists so the two cannot drift.
 
+use crate::domain::glue::{BlockStrategy, GlueType};
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{MisfireStrategy, ScheduleType};
-use crate::domain::{BLOCK_STRATEGIES, GLUE_TYPES};
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::Object;
 
@@ -24,11 +24,16 @@ pub fn route_strategy() -> Object {
 }
 
 pub fn block_strategy() -> Object {
-    names(BLOCK_STRATEGIES)
+    names(BlockStrategy::ALL.map(BlockStrategy::name))
 }
 
 pub fn glue_type() -> Object {
-    names(GLUE_TYPES.map(|(name, _)| name))
+    names(GlueType::ALL.map(GlueType::name))
+}
+
+/// The GLUE types of a source run by the executor: every one but BEAN.
+fn script_types() -> Vec<&'static str> {
+    GlueType::ALL.into_iter().filter(|g| *g != GlueType::Bean).map(GlueType::name).collect()
 }
 
 /// A text with at least one character other than white space, and no NUL (the derive takes only literals:
@@ -76,11 +81,10 @@ pub fn conditions(form: &str) -> (Vec<serde_json::Value>, &'static [&'static str
             &["scheduleConf"],
         ),
         "NewJob" => {
-            let others: Vec<&str> =
-                GLUE_TYPES.iter().map(|(name, _)| *name).filter(|name| *name != "BEAN").collect();
+            let others = script_types();
             (
                 vec![json!({ "required": ["glueType"], "anyOf": [
-                    branch("glueType", json!("BEAN"), json!({ "executorHandler": { "type": "string", "pattern": NOT_BLANK } }), &["executorHandler"]),
+                    branch("glueType", json!(GlueType::Bean.name()), json!({ "executorHandler": { "type": "string", "pattern": NOT_BLANK } }), &["executorHandler"]),
                     { "properties": { "glueType": { "enum": others } } },
                 ] })],
                 &[],
@@ -94,8 +98,7 @@ pub fn conditions(form: &str) -> (Vec<serde_json::Value>, &'static [&'static str
             &["addressList"],
         ),
         "AppliedJob" => {
-            let others: Vec<&str> =
-                GLUE_TYPES.iter().map(|(name, _)| *name).filter(|name| *name != "BEAN").collect();
+            let others = script_types();
             (
                 vec![
                     // A job without a schedule cannot be set running.
@@ -150,7 +153,7 @@ pub fn applied_fields(schema: &str) -> serde_json::Value {
             "glue_history": { "maxItems": crate::domain::GLUE_HISTORY },
         }),
         "GlueVersion" => json!({
-            "glue_type": { "enum": GLUE_TYPES.iter().map(|(name, _)| json!(name)).chain([serde_json::Value::Null]).collect::<Vec<_>>() },
+            "glue_type": { "enum": GlueType::ALL.iter().map(|g| json!(g.name())).chain([serde_json::Value::Null]).collect::<Vec<_>>() },
             "add_time": { "pattern": WALL_CLOCK },
             "update_time": { "pattern": WALL_CLOCK },
         }),

@@ -2,6 +2,7 @@
 
 use super::sql::{self, On};
 use super::{contains, Arg, Db, JobGroup, Result, ScheduleLock};
+use crate::domain::codes::AddressType;
 
 const GROUP_ORDER: &str = " ORDER BY app_name, title, id ASC";
 
@@ -10,7 +11,7 @@ fn written_columns(group: &JobGroup) -> Vec<Arg> {
     vec![
         Arg::Text(group.app_name.clone()),
         Arg::Text(group.title.clone()),
-        Arg::Int(group.address_type.into()),
+        Arg::Int(group.address_type.code().into()),
         Arg::OptText(group.address_list.clone()),
         Arg::OptDateTime(group.update_time),
     ]
@@ -32,9 +33,9 @@ impl Db {
         self.fetch_all(&format!("SELECT * FROM xxl_job_group{GROUP_ORDER}"), &[]).await
     }
 
-    pub async fn groups_by_address_type(&self, address_type: i16) -> Result<Vec<JobGroup>> {
+    pub async fn groups_by_address_type(&self, address_type: AddressType) -> Result<Vec<JobGroup>> {
         let sql = format!("SELECT * FROM xxl_job_group WHERE address_type = ?{GROUP_ORDER}");
-        self.fetch_all(&sql, &[Arg::Int(address_type.into())]).await
+        self.fetch_all(&sql, &[Arg::Int(address_type.code().into())]).await
     }
 
     pub async fn load_group(&self, id: i32) -> Result<Option<JobGroup>> {

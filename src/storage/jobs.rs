@@ -79,7 +79,7 @@ fn written_columns(job: &JobInfo) -> Vec<Arg> {
         Arg::OptText(job.glue_remark.clone()),
         Arg::OptDateTime(job.glue_updatetime),
         Arg::OptText(job.child_jobid.clone()),
-        Arg::Int(job.trigger_status.into()),
+        Arg::Int(job.trigger_status.code().into()),
         Arg::Int(job.trigger_last_time),
         Arg::Int(job.trigger_next_time),
     ]

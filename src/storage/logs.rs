@@ -2,6 +2,7 @@
 
 use super::sql::RowsUpdate;
 use super::{group_alike, placeholders, restrict_groups, Arg, DayCounts, Db, JobLog, Result, IN_LIST_MAX};
+use crate::domain::codes::AlarmStatus;
 use crate::time::Zone;
 use chrono::NaiveDateTime;
 use std::sync::Arc;
@@ -214,8 +215,8 @@ impl Db {
     }
 
     /// The optimistic claim/release of the fail monitor; returns the rows matched.
-    pub async fn update_alarm_status(&self, id: i64, old: i16, new: i16) -> Result<u64> {
-        let args = [Arg::Int(new.into()), Arg::Int(id), Arg::Int(old.into())];
+    pub async fn update_alarm_status(&self, id: i64, old: AlarmStatus, new: AlarmStatus) -> Result<u64> {
+        let args = [Arg::Int(new.code().into()), Arg::Int(id), Arg::Int(old.code().into())];
         self.execute("UPDATE xxl_job_log SET alarm_status = ? WHERE id = ? AND alarm_status = ?", &args).await
     }
 

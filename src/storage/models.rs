@@ -2,9 +2,41 @@
 //! ([`chrono::NaiveDateTime`]); [`crate::time::Zone`] turns them into instants. TINYINT columns are
 //! `i16`: PostgreSQL has no one-byte integer (its ports use int2, which sqlx does not decode as `i8`), and
 //! MySQL and SQLite decode a TINYINT as any wider integer. The console's JSON (2.4.2's `XxlJob*` models) is
-//! these rows with Java's field names; their dates are left to the console's views, which need the zone.
+//! these rows with Java's field names; their dates are left to the console's views, which need the zone. The
+//! coded TINYINT columns decode as `i16` into their types (`crate::domain::codes`), on every backend.
 
+use crate::domain::codes::{AddressType, AlarmStatus, TriggerStatus};
+use crate::domain::glue::GlueType;
 use chrono::NaiveDateTime;
+
+/// Decodes a code type wherever `i16` decodes (MySQL/MariaDB, SQLite, PostgreSQL), keeping any code.
+macro_rules! decoded_as_i16 {
+    ($($code:ty),+) => {$(
+        impl<DB: sqlx::Database> sqlx::Type<DB> for $code
+        where
+            i16: sqlx::Type<DB>,
+        {
+            fn type_info() -> DB::TypeInfo {
+                <i16 as sqlx::Type<DB>>::type_info()
+            }
+
+            fn compatible(ty: &DB::TypeInfo) -> bool {
+                <i16 as sqlx::Type<DB>>::compatible(ty)
+            }
+        }
+
+        impl<'r, DB: sqlx::Database> sqlx::Decode<'r, DB> for $code
+        where
+            i16: sqlx::Decode<'r, DB>,
+        {
+            fn decode(value: DB::ValueRef<'r>) -> Result<$code, sqlx::error::BoxDynError> {
+                <i16 as sqlx::Decode<'r, DB>>::decode(value).map(<$code>::from)
+            }
+        }
+    )+};
+}
+
+decoded_as_i16!(AddressType, TriggerStatus, AlarmStatus);
 
 /// `xxl_job_info`
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow, serde::Serialize, utoipa::ToSchema)]
@@ -35,7 +67,8 @@ pub struct JobInfo {
     pub glue_updatetime: Option<NaiveDateTime>,
     #[serde(rename = "childJobId")]
     pub child_jobid: Option<String>,
-    pub trigger_status: i16,
+    #[schema(value_type = i16)]
+    pub trigger_status: TriggerStatus,
     pub trigger_last_time: i64,
     pub trigger_next_time: i64,
 }
@@ -49,7 +82,7 @@ pub struct ScheduledJob {
     pub schedule_type: String,
     pub schedule_conf: Option<String>,
     pub misfire_strategy: String,
-    pub trigger_status: i16,
+    pub trigger_status: TriggerStatus,
     pub trigger_last_time: i64,
     pub trigger_next_time: i64,
 }
@@ -59,7 +92,7 @@ pub struct ScheduledJob {
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct JobVersion {
     pub id: i32,
-    pub trigger_status: i16,
+    pub trigger_status: TriggerStatus,
     pub update_time: Option<NaiveDateTime>,
 }
 
@@ -83,7 +116,8 @@ pub struct JobLog {
     pub handle_time: Option<NaiveDateTime>,
     pub handle_code: i32,
     pub handle_msg: Option<String>,
-    pub alarm_status: i16,
+    #[schema(value_type = i16)]
+    pub alarm_status: AlarmStatus,
 }
 
 impl JobInfo {
@@ -107,12 +141,12 @@ impl JobInfo {
             executor_block_strategy: None,
             executor_timeout: 0,
             executor_fail_retry_count: 0,
-            glue_type: "BEAN".into(),
+            glue_type: GlueType::Bean.name().into(),
             glue_source: None,
             glue_remark: None,
             glue_updatetime: None,
             child_jobid: None,
-            trigger_status: 0,
+            trigger_status: TriggerStatus::Stopped,
             trigger_last_time: 0,
             trigger_next_time: 0,
         }
@@ -138,7 +172,7 @@ impl JobLog {
             handle_time: None,
             handle_code: 0,
             handle_msg: None,
-            alarm_status: 0,
+            alarm_status: AlarmStatus::New,
         }
     }
 }
@@ -151,7 +185,8 @@ pub struct JobGroup {
     #[serde(rename = "appname")]
     pub app_name: String,
     pub title: String,
-    pub address_type: i16,
+    #[schema(value_type = i16)]
+    pub address_type: AddressType,
     pub address_list: Option<String>,
     #[serde(skip)]
     pub update_time: Option<NaiveDateTime>,

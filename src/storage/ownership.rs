@@ -7,6 +7,7 @@
 use super::recovery::UNSENT;
 use super::sql::{self, On};
 use super::{placeholders, Arg, Db, Result, IN_LIST_MAX};
+use crate::domain::codes::AlarmStatus;
 use crate::domain::ownership::{Lease, Owner, PlanMarker};
 use chrono::NaiveDateTime;
 
@@ -156,7 +157,13 @@ impl Db {
 
     /// Gives rows of `ids` that still have no result a result that says why they were not sent; returns
     /// how many.
-    pub async fn settle_unsent(&self, ids: &[i64], code: i32, msg: &str, alarm_status: i16) -> Result<u64> {
+    pub async fn settle_unsent(
+        &self,
+        ids: &[i64],
+        code: i32,
+        msg: &str,
+        alarm_status: AlarmStatus,
+    ) -> Result<u64> {
         let mut settled = 0;
         for chunk in ids.chunks(IN_LIST_MAX) {
             let sql = format!(
@@ -164,7 +171,7 @@ impl Db {
                 placeholders(chunk.len())
             );
             let mut args =
-                vec![Arg::Int(code.into()), Arg::Text(msg.to_string()), Arg::Int(alarm_status.into())];
+                vec![Arg::Int(code.into()), Arg::Text(msg.to_string()), Arg::Int(alarm_status.code().into())];
             args.extend(chunk.iter().map(|id| Arg::Int(*id)));
             settled += self.execute(&sql, &args).await?;
         }

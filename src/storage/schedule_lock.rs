@@ -11,6 +11,7 @@
 use super::logs::{log_inserts, NewLog};
 use super::sql::{self, Dialect, On, RowsUpdate, Tx};
 use super::{group_alike, placeholders, Arg, Db, Result, ScheduledJob, IN_LIST_MAX};
+use crate::domain::codes::TriggerStatus;
 use crate::domain::ownership::{Lease, Owner};
 use crate::time::Zone;
 
@@ -37,7 +38,7 @@ pub struct ScheduleUpdate {
     /// The `trigger_next_time` the pass read; a different stored value means the console rescheduled or
     /// stopped the job during the pass, and the console's write wins.
     pub expected_next_time: i64,
-    pub trigger_status: i16,
+    pub trigger_status: TriggerStatus,
     pub trigger_last_time: i64,
     pub trigger_next_time: i64,
 }
@@ -45,7 +46,12 @@ pub struct ScheduleUpdate {
 impl ScheduleUpdate {
     /// What the update writes, then the next time it expects to find.
     fn values(&self) -> [i64; 4] {
-        [self.trigger_status.into(), self.trigger_last_time, self.trigger_next_time, self.expected_next_time]
+        [
+            self.trigger_status.code().into(),
+            self.trigger_last_time,
+            self.trigger_next_time,
+            self.expected_next_time,
+        ]
     }
 }
 
@@ -254,14 +260,14 @@ mod tests {
         let plan = |id: i32, expected: i64, next: i64| ScheduleUpdate {
             id,
             expected_next_time: expected,
-            trigger_status: 1,
+            trigger_status: TriggerStatus::Running,
             trigger_last_time: expected,
             trigger_next_time: next,
         };
 
         // A cron's jobs come out alike (one id list; the last job stopped by its plan) ...
         let mut alike: Vec<ScheduleUpdate> = ids.iter().map(|id| plan(*id, 1000, 2000)).collect();
-        alike[299].trigger_status = 0;
+        alike[299].trigger_status = TriggerStatus::Stopped;
         let mut lock = db.lock_schedule().await.unwrap();
         assert_eq!(lock.update_schedules(&alike).await.unwrap(), 298);
         lock.commit().await.unwrap();

@@ -137,7 +137,7 @@ pub async fn monitor_pass(db: &Db, now_ms: i64, cut: &mut HashSet<i32>) {
         }
         Err(e) => tracing::warn!("registry monitor: finding dead registrations failed: {e}"),
     }
-    let groups = match db.groups_by_address_type(0).await {
+    let groups = match db.groups_by_address_type(crate::domain::codes::AddressType::Auto).await {
         Ok(groups) if groups.is_empty() => return,
         Ok(groups) => groups,
         Err(e) => return tracing::warn!("registry monitor: reading the groups failed: {e}"),

@@ -11,6 +11,7 @@ use chrono::{NaiveDate, NaiveDateTime};
 use libtest_mimic::Failed;
 use std::sync::Arc;
 use std::time::Duration;
+use xxl_job_admin::domain::codes::{AddressType, AlarmStatus};
 use xxl_job_admin::domain::{TriggerRequest, TriggerType};
 use xxl_job_admin::i18n::I18n;
 use xxl_job_admin::storage::{DayCounts, Db, IdSpan, JobGroup, JobLog, LogFilter, TriggerInfo};
@@ -66,7 +67,7 @@ pub(crate) async fn trigger_failing_job(app: &TestApp, alarm_email: &str) -> Res
         id: 0,
         app_name: APP_NAME.into(),
         title: GROUP_TITLE.into(),
-        address_type: 1,
+        address_type: AddressType::Manual,
         address_list: Some(DEAD_EXECUTOR.into()),
         update_time: None,
     };
@@ -85,7 +86,7 @@ pub(crate) async fn alarmed_log(app: &TestApp, job_id: i32, within: Duration) ->
         let db = app.app.db.clone();
         async move {
             let (logs, _) = db.page_logs(&LogFilter { job_id, ..Default::default() }, 0, 10).await.ok()?;
-            logs.into_iter().find(|l| l.alarm_status >= 2)
+            logs.into_iter().find(|l| matches!(l.alarm_status, AlarmStatus::Sent | AlarmStatus::Failed))
         }
     })
     .await
@@ -151,7 +152,7 @@ async fn failed_trigger_mails_each_address_once(backend: Backend) -> TestResult 
     let log = alarmed_log(&app, job_id, Duration::from_secs(30)).await?;
     ensure!(started.elapsed() < Duration::from_secs(30), "alarm took {:?}", started.elapsed());
     ensure_eq!(log.trigger_code, 500, "the trigger failed");
-    ensure_eq!(log.alarm_status, 2, "every message was accepted");
+    ensure_eq!(log.alarm_status, AlarmStatus::Sent, "every message was accepted");
     check_messages(&server, &log, job_id, "en", &["a@x.test", "b@x.test"])?;
     ensure_eq!(hooks.received("/json").len(), 1, "the webhook named beside the addresses");
     for message in server.received() {
@@ -181,7 +182,7 @@ async fn starttls_with_auth_in_the_configured_language(backend: Backend) -> Test
     let app = start_app(&db, &args).await?;
     let job_id = trigger_failing_job(&app, "ops@x.test").await?;
     let log = alarmed_log(&app, job_id, Duration::from_secs(30)).await?;
-    ensure_eq!(log.alarm_status, 2);
+    ensure_eq!(log.alarm_status, AlarmStatus::Sent);
     check_messages(&server, &log, job_id, "zh_CN", &["ops@x.test"])?;
     let message = &server.received()[0];
     ensure!(message.tls, "sent after STARTTLS");
@@ -206,7 +207,7 @@ async fn implicit_tls_from_the_socket_factory(backend: Backend) -> TestResult {
     let app = start_app(&db, &args).await?;
     let job_id = trigger_failing_job(&app, "ops@x.test").await?;
     let log = alarmed_log(&app, job_id, Duration::from_secs(30)).await?;
-    ensure_eq!(log.alarm_status, 2);
+    ensure_eq!(log.alarm_status, AlarmStatus::Sent);
     check_messages(&server, &log, job_id, "en", &["ops@x.test"])?;
     ensure!(server.received()[0].tls, "TLS from the first byte");
     app.stop().await;
@@ -226,7 +227,11 @@ async fn untrusted_certificate_fails_the_alarm(backend: Backend) -> TestResult {
     let app = start_app(&db, &args).await?;
     let job_id = trigger_failing_job(&app, "ops@x.test").await?;
     let log = alarmed_log(&app, job_id, Duration::from_secs(30)).await?;
-    ensure_eq!(log.alarm_status, 3, "the certificate is checked unless the host is trusted");
+    ensure_eq!(
+        log.alarm_status,
+        AlarmStatus::Failed,
+        "the certificate is checked unless the host is trusted"
+    );
     ensure_eq!(server.received().len(), 0);
     app.stop().await;
     Ok(())
@@ -242,7 +247,7 @@ async fn smtp_down_fails_the_alarm_and_scheduling_goes_on(backend: Backend) -> T
     insert(&app.app.db, &every_second_job(healthy_group, 6)).await?;
     let job_id = trigger_failing_job(&app, "a@x.test,b@x.test").await?;
     let log = alarmed_log(&app, job_id, Duration::from_secs(30)).await?;
-    ensure_eq!(log.alarm_status, 3, "no SMTP server: the alarm failed");
+    ensure_eq!(log.alarm_status, AlarmStatus::Failed, "no SMTP server: the alarm failed");
     // The schedule loop and the other job were not held up, and keep going after the failed alarm.
     let before = executor.calls_to("/run").len();
     eventually(Duration::from_secs(10), "three more fires of the every-second job", || async {
@@ -252,7 +257,7 @@ async fn smtp_down_fails_the_alarm_and_scheduling_goes_on(backend: Backend) -> T
     // A second failure is alarmed on the next pass too: the monitor survived.
     let second = trigger_failing_job(&app, "c@x.test").await?;
     let log = alarmed_log(&app, second, Duration::from_secs(30)).await?;
-    ensure_eq!(log.alarm_status, 3);
+    ensure_eq!(log.alarm_status, AlarmStatus::Failed);
     app.stop().await;
     Ok(())
 }
@@ -273,7 +278,7 @@ async fn silent_smtp_server_times_out(backend: Backend) -> TestResult {
     let app = start_app(&db, &args).await?;
     let job_id = trigger_failing_job(&app, "a@x.test").await?;
     let log = alarmed_log(&app, job_id, Duration::from_secs(30)).await?;
-    ensure_eq!(log.alarm_status, 3, "a silent server times out as a failure");
+    ensure_eq!(log.alarm_status, AlarmStatus::Failed, "a silent server times out as a failure");
     held.abort();
     app.stop().await;
     Ok(())

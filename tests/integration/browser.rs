@@ -9,6 +9,7 @@ use crate::support::{Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb}
 use crate::{cases, ensure, ensure_eq, Case, TestResult, SQLITE};
 use libtest_mimic::Failed;
 use serde_json::{json, Value};
+use xxl_job_admin::domain::codes::TriggerStatus;
 use xxl_job_admin::i18n::I18n;
 
 pub fn cases() -> Vec<Case> {
@@ -883,7 +884,7 @@ async fn behind_nginx_every_action_and_other_origins(backend: Backend) -> TestRe
         console_call(&browser, "POST", "/jobinfo/start", json!({ "id": victim })).await?;
         ensure_eq!(
             store.load_job(victim).await.context("job")?.context("victim")?.trigger_status,
-            1,
+            TriggerStatus::Running,
             "started"
         );
         console_call(
@@ -976,7 +977,11 @@ async fn behind_nginx_every_action_and_other_origins(backend: Backend) -> TestRe
             );
         }
         let kept = store.load_job(victim).await.context("job")?.context("the job survived")?;
-        ensure_eq!(kept.trigger_status, 1, "still running: the other origins' stop did nothing");
+        ensure_eq!(
+            kept.trigger_status,
+            TriggerStatus::Running,
+            "still running: the other origins' stop did nothing"
+        );
 
         // The session survived and the console still works through nginx; then log out.
         browser.goto(&format!("/jobinfo?jobGroup={group}")).await?;

@@ -9,6 +9,7 @@ use crate::{cases, Case, TestResult, SERVERS, SQLITE};
 use libtest_mimic::Failed;
 use std::collections::BTreeMap;
 use std::time::Duration;
+use xxl_job_admin::domain::codes::{AddressType, TriggerStatus};
 use xxl_job_admin::storage::{JobGroup, JobInfo};
 
 pub fn cases() -> Vec<Case> {
@@ -45,7 +46,7 @@ async fn insert_jobs(url: &str, executor: &str, count: usize, first_fire: i64) -
         id: 0,
         app_name: APP_NAME.into(),
         title: "failover".into(),
-        address_type: 1,
+        address_type: AddressType::Manual,
         address_list: Some(executor.into()),
         update_time: None,
     };
@@ -76,7 +77,7 @@ async fn insert_jobs(url: &str, executor: &str, count: usize, first_fire: i64) -
             glue_source: Some(String::new()),
             glue_remark: Some(String::new()),
             child_jobid: Some(String::new()),
-            trigger_status: 1,
+            trigger_status: TriggerStatus::Running,
             trigger_next_time: first_fire,
         };
         ids.push(i64::from(db.insert_job(&job).await.context("job")?));

@@ -10,6 +10,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Command, Output};
+use xxl_job_admin::domain::codes::TriggerStatus;
 
 pub fn cases() -> Vec<Case> {
     cases! {
@@ -151,7 +152,10 @@ async fn cli_round_trip_dry_run_idempotence_and_exit_status(backend: Backend) ->
         invoices.add_time.is_some() && invoices.update_time.is_some() && invoices.glue_updatetime.is_some(),
         "{invoices:?}"
     );
-    ensure!(invoices.trigger_status == 1 && invoices.trigger_next_time > 0, "{invoices:?}");
+    ensure!(
+        invoices.trigger_status == TriggerStatus::Running && invoices.trigger_next_time > 0,
+        "{invoices:?}"
+    );
     let mailer_b = jobs.iter().find(|j| j.job_desc == "send mail").context("send mail")?;
     ensure_eq!(invoices.child_jobid, Some(mailer_b.id.to_string()));
     let shell_b = app_b
@@ -165,7 +169,7 @@ async fn cli_round_trip_dry_run_idempotence_and_exit_status(backend: Backend) ->
         .context("clean tmp")?;
     ensure_eq!(mailer_b.child_jobid, Some(shell_b.id.to_string()), "a child created after its parent");
     ensure_eq!(shell_b.glue_source.as_deref(), Some("#!/bin/sh\nrm -rf /tmp/x\n"));
-    ensure_eq!((mailer_b.trigger_status, mailer_b.trigger_next_time), (0, 0));
+    ensure_eq!((mailer_b.trigger_status, mailer_b.trigger_next_time), (TriggerStatus::Stopped, 0));
     app_b.stop().await;
 
     let second = cli(&b, &["apply", "-f", "a.toml"], dir.path())?;

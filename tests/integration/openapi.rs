@@ -11,6 +11,7 @@ use crate::support::{
 use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL};
 use serde_json::{json, Value};
 use std::time::Duration;
+use xxl_job_admin::domain::codes::TriggerStatus;
 use xxl_job_admin::i18n::I18n;
 
 pub fn cases() -> Vec<Case> {
@@ -464,7 +465,7 @@ async fn restricted_token_is_confined_to_its_groups(backend: Backend) -> TestRes
     let mut running = job(other);
     running.schedule_type = "CRON".into();
     running.schedule_conf = Some("0 0 3 * * ?".into());
-    running.trigger_status = 1;
+    running.trigger_status = TriggerStatus::Running;
     running.trigger_next_time = now_ms() + 3_600_000;
     let other_job = insert(store, &running).await?;
     let at = now_ms() - 60_000;
@@ -538,7 +539,7 @@ async fn restricted_token_is_confined_to_its_groups(backend: Backend) -> TestRes
     let untouched = store.load_job(other_job).await.context("load")?.context("job")?;
     ensure_eq!(
         (untouched.trigger_status, untouched.job_group, untouched.job_desc.as_str()),
-        (1, other, "integration test job")
+        (TriggerStatus::Running, other, "integration test job")
     );
     ensure!(
         executor.calls_to("/run").is_empty()
@@ -604,7 +605,7 @@ async fn document_and_readme_examples(backend: Backend) -> TestResult {
     let created = app.app.db.load_job(2).await.context("load")?.context("the README's job")?;
     ensure_eq!(
         (created.job_desc.as_str(), created.trigger_status, created.schedule_conf.as_deref()),
-        ("nightly report", 1, Some("0 0 2 * * ?"))
+        ("nightly report", TriggerStatus::Running, Some("0 0 2 * * ?"))
     );
     ensure!(stdout.contains("\"jobDesc\":\"nightly report\""), "{stdout}");
     let manual = eventually(Duration::from_secs(10), "the README's manual run", || async {

@@ -6,6 +6,7 @@ use crate::support::{eventually, Backend, Behaviour, Context, FakeExecutor, Test
 use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SQLITE};
 use std::collections::HashSet;
 use std::time::Duration;
+use xxl_job_admin::domain::codes::{AlarmStatus, TriggerStatus};
 use xxl_job_admin::domain::{TriggerRequest, TriggerType};
 
 pub fn cases() -> Vec<Case> {
@@ -36,7 +37,7 @@ async fn every_second_job(app: &TestApp, executor: &FakeExecutor) -> Result<i32,
     let mut j = job(group);
     j.schedule_type = "CRON".into();
     j.schedule_conf = Some("* * * * * ?".into());
-    j.trigger_status = 1;
+    j.trigger_status = TriggerStatus::Running;
     // After the admin's first pass (about 4.5 s after start): a time already passed would rightly fire
     // at once, late, as 2.4.2 does.
     j.trigger_next_time = (now_ms() / 1000 + 7) * 1000;
@@ -234,7 +235,7 @@ async fn failing_job_is_retried_its_retry_count(backend: Backend) -> TestResult 
         .context("log")?
         .context("row")?;
     ensure!(first.trigger_msg.unwrap_or_default().contains("#F39C12"), "the retry banner is appended");
-    ensure_eq!(first.alarm_status, 2, "no alarm address: nothing to send counts as sent");
+    ensure_eq!(first.alarm_status, AlarmStatus::Sent, "no alarm address: nothing to send counts as sent");
     app.stop().await;
     Ok(())
 }
@@ -410,7 +411,7 @@ async fn lost_trigger_results_are_settled(backend: Backend) -> TestResult {
     j.schedule_type = "CRON".into();
     j.schedule_conf = Some("0 0 0 1 1 ? 2099".into());
     j.misfire_strategy = "FIRE_ONCE_NOW".into();
-    j.trigger_status = 1;
+    j.trigger_status = TriggerStatus::Running;
     j.trigger_next_time = 4_070_908_800_000;
     let once_now = insert(store, &j).await?;
     j.misfire_strategy = "DO_NOTHING".into();

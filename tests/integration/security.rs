@@ -12,6 +12,7 @@ use reqwest::Method;
 use serde_json::json;
 use std::collections::HashSet;
 use std::time::Duration;
+use xxl_job_admin::domain::codes::{AddressType, TriggerStatus};
 use xxl_job_admin::i18n::I18n;
 use xxl_job_admin::storage::{RegistryKey, LOGOUT_PREFIX, SESSION_SECRET_PREFIX};
 use xxl_job_admin::workers::registry::{monitor_pass, ADDRESS_LIST_MAX_BYTES};
@@ -320,12 +321,18 @@ async fn state_changes_take_get_only_from_the_consoles_pages(backend: Backend) -
         .request(Method::GET, &format!("/jobinfo/stop?id={cron}"), &[], &[("Sec-Fetch-Site", "same-origin")])
         .await?;
     ensure_eq!(status(&stopped)?, (200, json!(200)), "GET stop from the console's page");
-    ensure_eq!(store.load_job(cron).await.context("job")?.context("job")?.trigger_status, 0);
+    ensure_eq!(
+        store.load_job(cron).await.context("job")?.context("job")?.trigger_status,
+        TriggerStatus::Stopped
+    );
     let started = client
         .request(Method::GET, &format!("/jobinfo/start?id={cron}"), &[], &[("Sec-Fetch-Site", "none")])
         .await?;
     ensure_eq!(status(&started)?, (200, json!(200)), "GET start typed into the address bar");
-    ensure_eq!(store.load_job(cron).await.context("job")?.context("job")?.trigger_status, 1);
+    ensure_eq!(
+        store.load_job(cron).await.context("job")?.context("job")?.trigger_status,
+        TriggerStatus::Running
+    );
     let removed =
         client.request(Method::GET, &format!("/jobinfo/remove?id={cron}"), &[], &[("Origin", &own)]).await?;
     ensure_eq!(status(&removed)?, (200, json!(200)), "GET remove with this admin's Origin");
@@ -507,7 +514,7 @@ async fn a_proxy_rewriting_host_and_trusted_origins(backend: Backend) -> TestRes
     }
     ensure_eq!(
         app.app.db.load_job(1).await.context("job")?.context("job 1")?.trigger_status,
-        0,
+        TriggerStatus::Stopped,
         "never started"
     );
     app.stop().await;
@@ -721,7 +728,7 @@ async fn one_registry_group_stops_nothing(backend: Backend) -> TestResult {
     let later = titled_group(store, "later-app", "Later", &[]).await?;
     for id in [crowded, later] {
         let mut group = store.load_group(id).await.context("load")?.context("group")?;
-        group.address_type = 0;
+        group.address_type = AddressType::Auto;
         store.update_group(&group).await.context("automatic")?;
     }
     let now = now_ms();

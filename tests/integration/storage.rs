@@ -4,15 +4,61 @@
 
 use crate::support::{fixtures, Backend, Context, TestDb};
 use crate::{cases, ensure_eq, Case, TestResult, ALL};
-use xxl_job_admin::storage::{HandleInfo, TriggerInfo};
+use xxl_job_admin::domain::codes::{AddressType, AlarmStatus, TriggerStatus};
+use xxl_job_admin::storage::{HandleInfo, JobGroup, TriggerInfo};
 
 pub fn cases() -> Vec<Case> {
     cases! {
         "storage" {
             ALL => batched_trigger_results_land_on_their_rows,
             ALL => job_versions_are_read_by_range_or_list,
+            ALL => odd_codes_are_read_and_written_back_as_stored,
         }
     }
+}
+
+/// Codes 2.4 never writes (a Java admin or a hand-made row may hold them) read back as they are, in the
+/// rows the pages and the scheduler read, without failing the read, and a save writes them back.
+async fn odd_codes_are_read_and_written_back_as_stored(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let store = db.open().await?;
+    let odd_group = JobGroup {
+        id: 0,
+        app_name: "odd-app".into(),
+        title: "Odd".into(),
+        address_type: AddressType::from(2),
+        address_list: Some("http://127.0.0.1:9999".into()),
+        update_time: None,
+    };
+    let group = store.insert_group(&odd_group).await.context("insert group")?;
+    let mut job = fixtures::job(group);
+    job.trigger_status = TriggerStatus::from(2);
+    let job = fixtures::insert(&store, &job).await?;
+    let log = store.insert_log(group, job, 1_700_000_000_000).await.context("insert log")?;
+    ensure_eq!(
+        store.update_alarm_status(log, AlarmStatus::New, AlarmStatus::from(7)).await.context("alarm")?,
+        1
+    );
+
+    let stored = store.load_group(group).await.context("load group")?.context("group")?;
+    ensure_eq!(stored.address_type, AddressType::Other(2));
+    let auto = store.groups_by_address_type(AddressType::Auto).await.context("auto groups")?;
+    ensure_eq!(auto.iter().any(|g| g.id == group), false, "not refreshed from registrations");
+    let row = store.load_job(job).await.context("load job")?.context("job")?;
+    ensure_eq!(row.trigger_status, TriggerStatus::Other(2));
+    let versions = store.job_versions(&[job]).await.context("versions")?;
+    ensure_eq!(versions.iter().map(|v| v.trigger_status).collect::<Vec<_>>(), [TriggerStatus::Other(2)]);
+    ensure_eq!(
+        store.load_log(log).await.context("load log")?.context("log")?.alarm_status,
+        AlarmStatus::Other(7)
+    );
+
+    // Saved again (a console update of other fields), each code stays.
+    store.update_job(&row).await.context("update job")?;
+    store.update_group(&stored).await.context("update group")?;
+    ensure_eq!(store.load_job(job).await.context("reload")?.context("job")?.trigger_status.code(), 2);
+    ensure_eq!(store.load_group(group).await.context("reload")?.context("group")?.address_type.code(), 2);
+    Ok(())
 }
 
 /// The leader's check of the jobs it is about to fire: dense ids are read as one range, sparse ones as
@@ -23,7 +69,7 @@ async fn job_versions_are_read_by_range_or_list(backend: Backend) -> TestResult 
     let mut ids = Vec::new();
     for n in 0..300 {
         let mut job = fixtures::job(1);
-        job.trigger_status = i16::from(n % 3 != 0);
+        job.trigger_status = TriggerStatus::from(i16::from(n % 3 != 0));
         ids.push(fixtures::insert(&store, &job).await?);
     }
     store.delete_job(ids[1]).await.context("delete")?;
@@ -37,7 +83,7 @@ async fn job_versions_are_read_by_range_or_list(backend: Backend) -> TestResult 
             .await
             .context("versions")?
             .into_iter()
-            .map(|v| (v.id, v.trigger_status))
+            .map(|v| (v.id, v.trigger_status.code()))
             .collect();
         got.sort_unstable();
         let wanted: Vec<(i32, i16)> = ids

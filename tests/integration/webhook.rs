@@ -14,6 +14,7 @@ use crate::support::{eventually, now_ms, Backend, Behaviour, FakeExecutor, TestD
 use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SQLITE};
 use serde_json::Value;
 use std::time::{Duration, Instant};
+use xxl_job_admin::domain::codes::AlarmStatus;
 use xxl_job_admin::i18n::I18n;
 use xxl_job_admin::storage::JobLog;
 
@@ -94,7 +95,11 @@ async fn each_channel_gets_its_own_signed_format(backend: Backend) -> TestResult
     let job_id =
         trigger_failing_job(&app, "webhook:Ding_Talk, webhook:wecom,webhook:feishu , webhook:flaky").await?;
     let log = alarmed_log(&app, job_id, Duration::from_secs(30)).await?;
-    ensure_eq!(log.alarm_status, 2, "every channel delivered (the flaky one on its second attempt)");
+    ensure_eq!(
+        log.alarm_status,
+        AlarmStatus::Sent,
+        "every channel delivered (the flaky one on its second attempt)"
+    );
     ensure!(server.received("/unused").is_empty(), "a channel for other groups is not told");
     let zh = I18n::new("zh_CN");
 
@@ -206,11 +211,11 @@ async fn down_and_hanging_channels_fail_the_alarm_only(backend: Backend) -> Test
     let second = trigger_failing_job(&app, "webhook:fine").await?;
     let started = Instant::now();
     let log = alarmed_log(&app, failing, Duration::from_secs(40)).await?;
-    ensure_eq!(log.alarm_status, 3, "a channel down and one hanging: the alarm failed");
+    ensure_eq!(log.alarm_status, AlarmStatus::Failed, "a channel down and one hanging: the alarm failed");
     // Three attempts of 0.5 s and pauses of 0.5 s and 1 s, after at most one 10 s fail-monitor interval.
     ensure!(started.elapsed() < Duration::from_secs(20), "bounded: {:?}", started.elapsed());
     ensure_eq!(server.received("/hang").len(), 3, "the hanging channel was tried three times");
-    ensure_eq!(alarmed_log(&app, second, Duration::from_secs(30)).await?.alarm_status, 2);
+    ensure_eq!(alarmed_log(&app, second, Duration::from_secs(30)).await?.alarm_status, AlarmStatus::Sent);
     ensure_eq!(server.received("/json").len(), 2, "the working channel got both alarms");
 
     // The schedule loop was not held up and keeps going.

@@ -6,7 +6,7 @@ use super::params::Params;
 use super::{changes_state_post_only, JsonResult, LoginUser, OrJson};
 use crate::domain::ReturnT;
 use crate::http::state::AppState;
-use crate::service::audit::Target;
+use crate::service::audit::{EventKind, Target};
 use axum::extract::State;
 use axum::{Json, Router};
 use serde::Serialize;
@@ -59,7 +59,7 @@ async fn test(State(state): State<AppState>, login: LoginUser, params: Params) -
     };
     state
         .audit
-        .done(&login, "alarm.test", Target::named("channel", name.as_str()), |()| None, result)
+        .done(&login, EventKind::AlarmTest, Target::named("channel", name.as_str()), |()| None, result)
         .or_json(&state)?;
     Ok(Json(ReturnT { msg: Some(i18n.format("alarm_channel_test_sent", &[&name])), ..ReturnT::success() }))
 }

@@ -9,7 +9,7 @@ use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
 use crate::http::state::AppState;
 use crate::i18n::I18n;
-use crate::service::audit::{Event, METHOD_LDAP, METHOD_PASSWORD};
+use crate::service::audit::{Event, EventKind, METHOD_LDAP, METHOD_PASSWORD};
 use crate::service::login::{self, Outcome};
 use crate::service::Origin;
 use crate::storage::JobUser;
@@ -128,7 +128,7 @@ async fn logout(
     session::end(&session, &state.console.ended, &state.db, state.clock.now_ms()).await.or_json(&state)?;
     if let Some(user) = user {
         let user = LoginUser(user, Origin { address: Some(address), token_id: None });
-        state.audit.record(Event::by(&user, "signout", None));
+        state.audit.record(Event::by(&user, EventKind::SignOut, None));
     }
     Ok(Json(ReturnT::success()))
 }

@@ -8,7 +8,7 @@ use super::{changes_state, JsonResult, LoginUser, OrJson};
 use crate::domain::html::escape;
 use crate::domain::ReturnT;
 use crate::http::state::AppState;
-use crate::service::audit::Target;
+use crate::service::audit::{EventKind, Target};
 use crate::service::logs::{self, LogLines, LogQuery};
 use crate::service::ServiceError;
 use axum::extract::State;
@@ -107,7 +107,7 @@ async fn clear_log(State(state): State<AppState>, user: LoginUser, params: Param
             json!({ "type": { "before": null, "after": kind }, "deleted": { "before": null, "after": count } }),
         )
     };
-    state.audit.done(&user, "log.clear", target, deleted, result).or_json(&state)?;
+    state.audit.done(&user, EventKind::LogClear, target, deleted, result).or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }
 

@@ -7,12 +7,12 @@ use super::session::DEFAULT_PASSWORD_MD5;
 use super::views::JobView;
 use super::{changes_state, cookie, current_user, JsonResult, LoginUser, OrJson};
 use super::{oidc, return_to};
+use crate::domain::glue::{BlockStrategy, GlueType};
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{MisfireStrategy, ScheduleType};
-use crate::domain::trigger_msg::block_title_key;
-use crate::domain::{java_split, ReturnT, BLOCK_STRATEGIES, GLUE_HISTORY, GLUE_TYPES};
+use crate::domain::{java_split, ReturnT, GLUE_HISTORY};
 use crate::http::state::AppState;
-use crate::service::audit::{self, changes, Target};
+use crate::service::audit::{self, changes, EventKind, Target};
 use crate::service::groups;
 use crate::storage::LogGlue;
 use axum::extract::State;
@@ -102,9 +102,9 @@ fn choices(state: &AppState) -> Value {
     let route: Vec<Choice> =
         RouteStrategy::ALL.iter().map(|r| Choice { value: r.name(), label: t(r.i18n_key()) }).collect();
     let glue: Vec<Choice> =
-        GLUE_TYPES.iter().map(|(name, title)| Choice { value: name, label: title.to_string() }).collect();
+        GlueType::ALL.iter().map(|g| Choice { value: g.name(), label: g.title().to_string() }).collect();
     let block: Vec<Choice> =
-        BLOCK_STRATEGIES.iter().map(|b| Choice { value: b, label: t(block_title_key(Some(b))) }).collect();
+        BlockStrategy::ALL.iter().map(|b| Choice { value: b.name(), label: t(b.i18n_key()) }).collect();
     let schedule: Vec<Choice> =
         ScheduleType::ALL.iter().map(|s| Choice { value: s.name(), label: t(s.i18n_key()) }).collect();
     let misfire: Vec<Choice> =
@@ -402,13 +402,12 @@ async fn jobcode_page(
     };
     // Permission first: a foreign job's glue type is none of this user's business.
     user.ensure_access(&state, job.job_group).or_page(&state)?;
-    if job.glue_type == "BEAN" {
+    if job.glue_type == GlueType::Bean.name() {
         return Err(page_error(&state, ConsoleError::msg(i18n.get("jobinfo_glue_gluetype_unvalid"))));
     }
     let history: Vec<GlueVersion> =
         state.db.glues_of_job(job.id).await.or_page(&state)?.into_iter().map(GlueVersion::from).collect();
-    let glue_title =
-        GLUE_TYPES.iter().find(|(name, _)| *name == job.glue_type).map(|(_, title)| *title).unwrap_or("");
+    let glue_title = GlueType::from_name(&job.glue_type).map_or("", GlueType::title);
     let model = context! {
         page => "jobcode",
         job => JobView::new(job.clone(), state.db.zone()),
@@ -450,7 +449,7 @@ async fn jobcode_save(State(state): State<AppState>, user: LoginUser, params: Pa
     let target = Target::new("job", job.id, Some(job.job_desc.clone()));
     state
         .audit
-        .done(&user, "glue.save", target, |()| changes(Some(&before), Some(&job)), saved)
+        .done(&user, EventKind::GlueSave, target, |()| changes(Some(&before), Some(&job)), saved)
         .or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }

@@ -10,7 +10,7 @@ use super::{changes_state, changes_state_post_only, JsonResult, LoginUser, OrJso
 use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
 use crate::http::state::AppState;
-use crate::service::audit::{changes, Event, Target, HIDDEN};
+use crate::service::audit::{changes, Event, EventKind, Target, HIDDEN};
 use crate::storage::JobUser;
 use axum::extract::State;
 use axum::routing::any;
@@ -78,7 +78,7 @@ async fn add(State(state): State<AppState>, login: LoginUser, params: Params) ->
     let target = user_target(result.as_ref().map_or(0, |user| user.id), name.as_deref());
     state
         .audit
-        .done(&login, "user.add", target, |user| changes(None, Some(&user_fields(user))), result)
+        .done(&login, EventKind::UserAdd, target, |user| changes(None, Some(&user_fields(user))), result)
         .or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }
@@ -122,7 +122,7 @@ async fn update(State(state): State<AppState>, login: LoginUser, params: Params)
         .audit
         .done(
             &login,
-            "user.update",
+            EventKind::UserUpdate,
             target,
             |after| changes(fields(&before).as_ref(), fields(after).as_ref()),
             result,
@@ -165,7 +165,7 @@ async fn remove(State(state): State<AppState>, login: LoginUser, params: Params)
         .audit
         .done(
             &login,
-            "user.remove",
+            EventKind::UserRemove,
             target,
             |_| changes(before.as_ref().map(user_fields).as_ref(), None),
             result,
@@ -185,7 +185,7 @@ async fn update_pwd(
     let target = user_target(login.0.id, Some(&login.0.username));
     // Which password is none of the trail's business: only that it changed.
     let changed = json!({ "password": { "before": HIDDEN, "after": HIDDEN } });
-    state.audit.done(&login, "user.password", target, |()| Some(changed), result).or_json(&state)?;
+    state.audit.done(&login, EventKind::UserPassword, target, |()| Some(changed), result).or_json(&state)?;
     Ok(Json(ReturnT::success()))
 }
 
@@ -270,7 +270,7 @@ async fn api_token(
     let issued = json!({ "expireTime": { "before": null, "after": expire_time } });
     let event = Event::by(
         &login,
-        "token.issue",
+        EventKind::TokenIssue,
         Some(Target { kind: "token", id: id.map(Value::from), name: Some(login.0.username.clone()) }),
     );
     state.audit.record(event.changes(Some(issued)));

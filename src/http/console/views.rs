@@ -170,7 +170,7 @@ mod tests {
             id: 1,
             app_name: "a".into(),
             title: "t".into(),
-            address_type: 0,
+            address_type: crate::domain::codes::AddressType::Auto,
             address_list: None,
             update_time: None,
         };
@@ -186,7 +186,7 @@ mod tests {
             id: 1,
             app_name: "a".into(),
             title: "t".into(),
-            address_type: 1,
+            address_type: crate::domain::codes::AddressType::Manual,
             address_list: Some("x,y,".into()),
             update_time: None,
         };

@@ -4,6 +4,7 @@
 //! (2.4.2: XxlJobTrigger.trigger, and the row insert that opens XxlJobTrigger.processTrigger).
 
 use super::TriggerContext;
+use crate::domain::codes::AddressType;
 use crate::domain::java_split;
 use crate::domain::routing::RouteStrategy;
 use crate::domain::{TriggerRequest, TriggerType};
@@ -169,7 +170,7 @@ pub fn expand(
     if let (Some(group), Some(list)) = (group.as_mut(), request.address_list.as_deref()) {
         if !list.trim().is_empty() {
             let group = Arc::make_mut(group);
-            group.address_type = 1;
+            group.address_type = AddressType::Manual;
             group.address_list = Some(list.trim().to_string());
             addresses = Arc::new(split_addresses(Some(group)));
         }

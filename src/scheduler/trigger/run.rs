@@ -4,6 +4,7 @@
 use super::address::{choose_address, AddressChoice};
 use super::resolve::{Sharding, Trigger};
 use super::TriggerContext;
+use crate::domain::codes::AddressType;
 use crate::domain::protocol::FAIL_CODE;
 use crate::domain::routing::RouteStrategy;
 use crate::domain::trigger_msg::{block_title_key, call_report, TriggerReport};
@@ -151,7 +152,7 @@ fn trigger_info(
     let report = TriggerReport {
         trigger_type_title: i18n.get(trigger.trigger_type.i18n_key()),
         admin_address: &context.admin_address,
-        manual_addresses: resolved.group.as_ref().is_some_and(|g| g.address_type != 0),
+        manual_addresses: resolved.group.as_ref().is_some_and(|g| g.address_type != AddressType::Auto),
         address_list: (!address_items.is_empty()).then_some(&address_items[..]),
         route_title: &route_title,
         sharding: sharding_text.as_deref(),

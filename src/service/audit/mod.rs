@@ -36,31 +36,100 @@ pub const METHOD_LDAP: &str = "ldap";
 /// A console sign-in through an OpenID Connect provider (`xxl.job.auth.oidc.*`).
 pub const METHOD_OIDC: &str = "oidc";
 
-/// Every kind of event, for the audit page's filter; docs/audit.md says what each means.
-pub const KINDS: &[&str] = &[
-    "signin",
-    "signout",
-    "access.refused",
-    "group.add",
-    "group.update",
-    "group.remove",
-    "job.add",
-    "job.update",
-    "job.remove",
-    "job.start",
-    "job.stop",
-    "job.trigger",
-    "glue.save",
-    "log.kill",
-    "log.clear",
-    "user.add",
-    "user.update",
-    "user.remove",
-    "user.password",
-    "token.issue",
-    "alarm.test",
-    "code.apply",
-];
+/// What an event records; docs/audit.md says what each kind means. Its name in the event is
+/// [`EventKind::name`]: the audit page filters on those names, so they never change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    SignIn,
+    SignOut,
+    AccessRefused,
+    GroupAdd,
+    GroupUpdate,
+    GroupRemove,
+    JobAdd,
+    JobUpdate,
+    JobRemove,
+    JobStart,
+    JobStop,
+    JobTrigger,
+    GlueSave,
+    LogKill,
+    LogClear,
+    UserAdd,
+    UserUpdate,
+    UserRemove,
+    UserPassword,
+    TokenIssue,
+    AlarmTest,
+    CodeApply,
+}
+
+impl EventKind {
+    /// Every kind, in the audit page's filter order.
+    pub const ALL: [EventKind; 22] = [
+        EventKind::SignIn,
+        EventKind::SignOut,
+        EventKind::AccessRefused,
+        EventKind::GroupAdd,
+        EventKind::GroupUpdate,
+        EventKind::GroupRemove,
+        EventKind::JobAdd,
+        EventKind::JobUpdate,
+        EventKind::JobRemove,
+        EventKind::JobStart,
+        EventKind::JobStop,
+        EventKind::JobTrigger,
+        EventKind::GlueSave,
+        EventKind::LogKill,
+        EventKind::LogClear,
+        EventKind::UserAdd,
+        EventKind::UserUpdate,
+        EventKind::UserRemove,
+        EventKind::UserPassword,
+        EventKind::TokenIssue,
+        EventKind::AlarmTest,
+        EventKind::CodeApply,
+    ];
+
+    /// The kind as written in the event's `kind` field.
+    pub const fn name(self) -> &'static str {
+        match self {
+            EventKind::SignIn => "signin",
+            EventKind::SignOut => "signout",
+            EventKind::AccessRefused => "access.refused",
+            EventKind::GroupAdd => "group.add",
+            EventKind::GroupUpdate => "group.update",
+            EventKind::GroupRemove => "group.remove",
+            EventKind::JobAdd => "job.add",
+            EventKind::JobUpdate => "job.update",
+            EventKind::JobRemove => "job.remove",
+            EventKind::JobStart => "job.start",
+            EventKind::JobStop => "job.stop",
+            EventKind::JobTrigger => "job.trigger",
+            EventKind::GlueSave => "glue.save",
+            EventKind::LogKill => "log.kill",
+            EventKind::LogClear => "log.clear",
+            EventKind::UserAdd => "user.add",
+            EventKind::UserUpdate => "user.update",
+            EventKind::UserRemove => "user.remove",
+            EventKind::UserPassword => "user.password",
+            EventKind::TokenIssue => "token.issue",
+            EventKind::AlarmTest => "alarm.test",
+            EventKind::CodeApply => "code.apply",
+        }
+    }
+}
+
+/// The name of every kind, for the audit page's filter.
+pub const KINDS: [&str; EventKind::ALL.len()] = {
+    let mut names = [""; EventKind::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = EventKind::ALL[i].name();
+        i += 1;
+    }
+    names
+};
 
 /// How an operation ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -155,8 +224,7 @@ impl Actor {
 /// One audit event, before it is stamped with the time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
-    /// `job.update`, `signin`, `access.refused`… (docs/audit.md lists them).
-    pub kind: &'static str,
+    pub kind: EventKind,
     pub actor: Actor,
     pub address: Option<IpAddr>,
     pub target: Option<Target>,
@@ -171,7 +239,7 @@ pub struct Event {
 
 impl Event {
     /// An event of `user`'s request, from the address the edge saw.
-    pub fn by(user: &LoginUser, kind: &'static str, target: Option<Target>) -> Event {
+    pub fn by(user: &LoginUser, kind: EventKind, target: Option<Target>) -> Event {
         Event {
             kind,
             actor: Actor::of(user),
@@ -204,7 +272,7 @@ impl Event {
         let mut event = Map::new();
         event.insert("time".into(), Value::from(time));
         event.insert("epochMs".into(), Value::from(now_ms));
-        event.insert("kind".into(), Value::from(self.kind));
+        event.insert("kind".into(), Value::from(self.kind.name()));
         event.insert("outcome".into(), serde_json::to_value(self.outcome).unwrap_or_default());
         event.insert("actor".into(), serde_json::to_value(&self.actor).unwrap_or_default());
         event.insert("address".into(), Value::from(self.address.map(|a| a.to_string())));
@@ -257,7 +325,7 @@ impl Audit {
     pub fn done<T, E: Failure>(
         &self,
         user: &LoginUser,
-        kind: &'static str,
+        kind: EventKind,
         target: Target,
         changes: impl FnOnce(&T) -> Option<Value>,
         result: Result<T, E>,
@@ -280,7 +348,7 @@ impl Audit {
     ) {
         let via = if method == METHOD_TOKEN { "api" } else { "console" };
         self.record(Event {
-            kind: "signin",
+            kind: EventKind::SignIn,
             actor: Actor { user_id, user_name: name.to_string(), via, token_id: None },
             address: Some(address),
             target: None,
@@ -296,7 +364,7 @@ impl Audit {
         let event = Event {
             outcome: Outcome::Refused,
             message: Some(message.to_string()),
-            ..Event::by(user, "access.refused", Some(target))
+            ..Event::by(user, EventKind::AccessRefused, Some(target))
         };
         self.record(event);
     }
@@ -385,6 +453,21 @@ mod tests {
     }
 
     #[test]
+    fn every_kind_has_its_own_name_and_docs_audit_md_lists_each() {
+        let doc = include_str!("../../../docs/audit.md");
+        let table = &doc[doc.find("| kind | event |").unwrap()..];
+        let table = &table[..table.find("\n\n").unwrap_or(table.len())];
+        let mut names: Vec<&str> = KINDS.to_vec();
+        for name in &names {
+            assert!(table.contains(&format!("`{name}`")), "{name} is missing from docs/audit.md");
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), KINDS.len(), "two kinds share a name");
+        assert_eq!(KINDS[..3], ["signin", "signout", "access.refused"]);
+    }
+
+    #[test]
     fn an_event_is_one_json_object_with_both_times() {
         let user = LoginUser(
             crate::storage::JobUser {
@@ -396,8 +479,9 @@ mod tests {
             },
             Origin { address: Some("10.0.0.9".parse().unwrap()), token_id: Some("ab12".into()) },
         );
-        let event = Event::by(&user, "job.start", Some(Target::new("job", 3, Some("nightly".into()))))
-            .ended::<(), _>(&Err(ServiceError::Forbidden("no".into())));
+        let event =
+            Event::by(&user, EventKind::JobStart, Some(Target::new("job", 3, Some("nightly".into()))))
+                .ended::<(), _>(&Err(ServiceError::Forbidden("no".into())));
         let json = event.to_json(1_700_000_000_123);
         assert_eq!(json["epochMs"], 1_700_000_000_123i64);
         let time = chrono::DateTime::parse_from_rfc3339(json["time"].as_str().unwrap()).unwrap();

@@ -1,7 +1,9 @@
 //! The jobs-as-code document: executors and their jobs under natural keys, never database ids, read and
 //! written as JSON or TOML. Only the shape lives here; the console's rules are checked by the apply.
 
-use serde::{Deserialize, Serialize};
+use crate::domain::codes::AddressType;
+use crate::domain::glue::GlueType;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A whole file: the executors it declares, each with its jobs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -19,7 +21,8 @@ pub struct Executor {
     pub app_name: String,
     pub title: String,
     /// `auto` (addresses from registration) or `manual` (the `addresses` below).
-    #[serde(default)]
+    #[serde(default, serialize_with = "address_word", deserialize_with = "address_of_word")]
+    #[schema(value_type = AddressWord)]
     pub address_type: AddressType,
     /// Manual groups only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -31,30 +34,29 @@ pub struct Executor {
     pub line: Option<usize>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+// A group's address type in the document's words; its schema keeps the name the document has always
+// given it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum AddressType {
-    #[default]
+#[schema(as = AddressType)]
+enum AddressWord {
     Auto,
     Manual,
 }
 
-impl AddressType {
-    /// `xxl_job_group.address_type`.
-    pub fn code(self) -> i8 {
-        match self {
-            AddressType::Auto => 0,
-            AddressType::Manual => 1,
-        }
+fn address_word<S: Serializer>(address_type: &AddressType, serializer: S) -> Result<S::Ok, S::Error> {
+    match address_type.declared() {
+        AddressType::Auto => AddressWord::Auto,
+        _ => AddressWord::Manual,
     }
+    .serialize(serializer)
+}
 
-    pub fn of_code(code: i16) -> AddressType {
-        if code == 0 {
-            AddressType::Auto
-        } else {
-            AddressType::Manual
-        }
-    }
+fn address_of_word<'de, D: Deserializer<'de>>(deserializer: D) -> Result<AddressType, D::Error> {
+    Ok(match AddressWord::deserialize(deserializer)? {
+        AddressWord::Auto => AddressType::Auto,
+        AddressWord::Manual => AddressType::Manual,
+    })
 }
 
 /// A job: every field of the console's job dialog, GLUE source included. Empty text fields may be left
@@ -164,7 +166,7 @@ fn do_nothing() -> String {
 }
 
 fn bean() -> String {
-    "BEAN".into()
+    GlueType::Bean.name().into()
 }
 
 /// The natural key of a job: `app/description/handler`, how child jobs are named across databases.

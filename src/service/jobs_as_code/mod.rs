@@ -7,21 +7,21 @@
 mod document;
 mod plan;
 
-pub use document::{
-    natural_key, read_documents, AddressType, Document, Executor, Format, FormatError, GlueVersion, Job,
-};
+pub use document::{natural_key, read_documents, Document, Executor, Format, FormatError, GlueVersion, Job};
 pub use plan::{Action, FieldDiff, Plan, PlanError};
 
-use super::audit::{Audit, Target};
+use super::audit::{Audit, EventKind, Target};
 use super::groups::{ensure_admin, live_address_lists, GroupForm};
 use super::jobs::{new_job, write_form, Checks, JobForm, START_DELAY_MS};
 use super::{LoginUser, Origin, ServiceContext, ServiceError};
+use crate::domain::codes::{AddressType, TriggerStatus};
+use crate::domain::glue::GlueType;
 use crate::domain::schedule::{next_time, ScheduleType};
-use crate::domain::{GLUE_HISTORY, GLUE_TYPES};
+use crate::domain::GLUE_HISTORY;
 use crate::i18n::I18n;
 use crate::storage::{Db, JobGroup, JobInfo, JobUser, LogGlue, ScheduleLock};
 use crate::time::CRON_ZONE;
-use plan::Child;
+use plan::{Child, JobStep};
 use std::collections::HashMap;
 
 /// What an export or an apply reads and checks with: the database, the console's messages and the
@@ -78,21 +78,53 @@ pub async fn export(
 ) -> Result<Document, ServiceError> {
     let db = setting.db;
     let groups = db.all_groups().await?;
+    let chosen = exported_groups(setting, user, &groups, apps)?;
+    let mut jobs_of = Vec::with_capacity(chosen.len());
+    for group in &chosen {
+        jobs_of.push(db.jobs_by_group(group.id).await?);
+    }
+    let key_of = child_keys(db, &groups, &jobs_of).await?;
+    let mut histories = if glue_history { glue_histories(db, &jobs_of).await? } else { HashMap::new() };
+    let executors = chosen
+        .iter()
+        .zip(jobs_of)
+        .map(|(group, jobs)| Executor {
+            jobs: jobs
+                .iter()
+                .map(|j| Job { glue_history: histories.remove(&j.id), ..exported_job(j, &key_of) })
+                .collect(),
+            ..exported_executor(group)
+        })
+        .collect();
+    Ok(Document { executors })
+}
+
+/// The groups an export covers: those named (each must exist and be the user's) or all the user's.
+fn exported_groups<'a>(
+    setting: &Setting<'_>,
+    user: &LoginUser,
+    groups: &'a [JobGroup],
+    apps: &[String],
+) -> Result<Vec<&'a JobGroup>, ServiceError> {
     for app in apps {
         let Some(group) = groups.iter().find(|g| &g.app_name == app) else {
             return Err(ServiceError::NotFound(format!("executor {app:?}: no executor has this app_name")));
         };
         user.ensure_access_with(setting.i18n, group.id)?;
     }
-    let chosen: Vec<&JobGroup> = groups
+    Ok(groups
         .iter()
         .filter(|g| user.can_access(g.id) && (apps.is_empty() || apps.contains(&g.app_name)))
-        .collect();
-    let mut jobs_of = Vec::with_capacity(chosen.len());
-    for group in &chosen {
-        jobs_of.push(db.jobs_by_group(group.id).await?);
-    }
-    // Children may live in groups not exported: named by their natural keys all the same.
+        .collect())
+}
+
+/// The natural key of every exported job and of every child they name, by id. Children may live in
+/// groups not exported: named by their natural keys all the same.
+async fn child_keys(
+    db: &Db,
+    groups: &[JobGroup],
+    jobs_of: &[Vec<JobInfo>],
+) -> Result<HashMap<i32, String>, ServiceError> {
     let exported: HashMap<i32, &JobInfo> = jobs_of.iter().flatten().map(|j| (j.id, j)).collect();
     let mut child_ids: Vec<i32> =
         jobs_of.iter().flatten().flat_map(child_ids).filter(|id| !exported.contains_key(id)).collect();
@@ -100,7 +132,7 @@ pub async fn export(
     child_ids.dedup();
     let outside = db.load_jobs(&child_ids).await?;
     let app_of: HashMap<i32, &str> = groups.iter().map(|g| (g.id, g.app_name.as_str())).collect();
-    let key_of: HashMap<i32, String> = exported
+    Ok(exported
         .values()
         .copied()
         .chain(outside.iter())
@@ -114,42 +146,45 @@ pub async fn export(
                 ),
             )
         })
-        .collect();
-    let mut histories: HashMap<i32, Vec<GlueVersion>> = HashMap::new();
-    if glue_history {
-        for job in jobs_of.iter().flatten() {
-            let versions: Vec<GlueVersion> = db.glues_of_job(job.id).await?.iter().map(version_of).collect();
-            if job.glue_type != "BEAN" || !versions.is_empty() {
-                histories.insert(job.id, versions);
-            }
+        .collect())
+}
+
+/// The GLUE history of every GLUE job, and of a BEAN job that has one, by job id.
+async fn glue_histories(
+    db: &Db,
+    jobs_of: &[Vec<JobInfo>],
+) -> Result<HashMap<i32, Vec<GlueVersion>>, ServiceError> {
+    let mut histories = HashMap::new();
+    for job in jobs_of.iter().flatten() {
+        let versions: Vec<GlueVersion> = db.glues_of_job(job.id).await?.iter().map(version_of).collect();
+        if job.glue_type != GlueType::Bean.name() || !versions.is_empty() {
+            histories.insert(job.id, versions);
         }
     }
-    let executors = chosen
-        .iter()
-        .zip(jobs_of)
-        .map(|(group, jobs)| Executor {
-            app_name: group.app_name.clone(),
-            title: group.title.clone(),
-            address_type: AddressType::of_code(group.address_type),
-            addresses: match AddressType::of_code(group.address_type) {
-                AddressType::Auto => vec![],
-                AddressType::Manual => group
-                    .address_list
-                    .as_deref()
-                    .map(crate::domain::java_split)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(str::to_string)
-                    .collect(),
-            },
-            jobs: jobs
-                .iter()
-                .map(|j| Job { glue_history: histories.remove(&j.id), ..exported_job(j, &key_of) })
+    Ok(histories)
+}
+
+/// A group as the document holds it, without its jobs.
+fn exported_executor(group: &JobGroup) -> Executor {
+    let address_type = group.address_type.declared();
+    Executor {
+        app_name: group.app_name.clone(),
+        title: group.title.clone(),
+        address_type,
+        addresses: match address_type {
+            AddressType::Auto => vec![],
+            _ => group
+                .address_list
+                .as_deref()
+                .map(crate::domain::java_split)
+                .unwrap_or_default()
+                .into_iter()
+                .map(str::to_string)
                 .collect(),
-            line: None,
-        })
-        .collect();
-    Ok(Document { executors })
+        },
+        jobs: vec![],
+        line: None,
+    }
 }
 
 fn child_ids(job: &JobInfo) -> Vec<i32> {
@@ -183,7 +218,7 @@ fn exported_job(job: &JobInfo, key_of: &HashMap<i32, String>) -> Job {
         glue_type: job.glue_type.clone(),
         glue_source: text(&job.glue_source),
         glue_remark: text(&job.glue_remark),
-        trigger_status: Some(job.trigger_status),
+        trigger_status: Some(job.trigger_status.code()),
         glue_history: None,
         line: None,
     }
@@ -244,7 +279,7 @@ pub async fn apply_audited(
             serde_json::json!({ "plan": { "before": null, "after": plan }, "prune": { "before": null, "after": options.prune } }),
         )
     };
-    audit.done(user, "code.apply", target, plan, result)
+    audit.done(user, EventKind::CodeApply, target, plan, result)
 }
 
 /// Plans the document against the database and, unless `dry_run`, carries the plan out; one transaction
@@ -350,9 +385,7 @@ fn check_history(job: &Job) -> Result<(), String> {
     }
     for (i, version) in versions.iter().enumerate() {
         let field = |name: &str| format!("glue_history[{i}].{name}");
-        if let Some(kind) =
-            version.glue_type.as_deref().filter(|t| !GLUE_TYPES.iter().any(|(name, _)| name == t))
-        {
+        if let Some(kind) = version.glue_type.as_deref().filter(|t| GlueType::from_name(t).is_none()) {
             return Err(format!("{}: {kind:?} is not a GLUE type", field("glue_type")));
         }
         if version.glue_remark.chars().count() > GLUE_REMARK_WIDTH {
@@ -440,7 +473,8 @@ fn group_form(executor: &Executor) -> GroupForm {
         id: 0,
         appname: Some(executor.app_name.clone()),
         title: Some(executor.title.clone()),
-        address_type: executor.address_type.code(),
+        // 0 or 1: a document's type is auto or manual.
+        address_type: executor.address_type.declared().code() as i8,
         address_list: Some(plan::address_list(executor)),
     }
 }
@@ -480,21 +514,44 @@ struct Writer<'a, 'b> {
 
 impl Writer<'_, '_> {
     async fn carry_out(&mut self, plan: &Plan, stored: &HashMap<i32, &JobInfo>) -> Result<(), ServiceError> {
-        let now_ms = self.setting.now_ms;
-        let now = self.setting.db.datetime(now_ms);
+        let group_ids = self.write_groups(plan).await?;
+        // Jobs first without the children this apply creates; their ids are known once all are written.
+        let mut ids = vec![0; plan.jobs.len()];
+        let mut written = Vec::with_capacity(plan.jobs.len());
+        for (index, step) in plan.jobs.iter().enumerate() {
+            let row = self.write_job(step, &group_ids, &ids, stored).await?;
+            if let Some(row) = &row {
+                ids[index] = row.id;
+            }
+            written.push(row);
+        }
+        for (step, row) in plan.jobs.iter().zip(written) {
+            let Some(mut row) = row else { continue };
+            let children = Some(child_list(&step.children, &ids, &step.job)?);
+            if step.children.iter().any(|c| matches!(c, Child::Created(_))) && row.child_jobid != children {
+                row.child_jobid = children;
+                self.lock.update_job(&row).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates and updates the executors' groups; their ids, by position in the document.
+    async fn write_groups(&mut self, plan: &Plan) -> Result<Vec<i32>, ServiceError> {
+        let now = self.setting.db.datetime(self.setting.now_ms);
         let mut group_ids = vec![0; self.doc.executors.len()];
         for step in &plan.executors {
             let executor = &self.doc.executors[step.executor];
             // An automatic group's addresses are its live registrations, as the console's update takes them.
             let address_list = match executor.address_type {
-                AddressType::Manual => Some(plan::address_list(executor)),
                 AddressType::Auto => self.live.get(&executor.app_name).cloned(),
+                _ => Some(plan::address_list(executor)),
             };
             let group = JobGroup {
                 id: step.group_id.unwrap_or(0),
                 app_name: executor.app_name.clone(),
                 title: executor.title.clone(),
-                address_type: executor.address_type.code().into(),
+                address_type: executor.address_type,
                 address_list,
                 update_time: Some(now),
             };
@@ -507,62 +564,54 @@ impl Writer<'_, '_> {
                 Action::Unchanged | Action::Delete => group.id,
             };
         }
+        Ok(group_ids)
+    }
 
-        // Jobs first without the children this apply creates; their ids are known once all are written.
-        let mut ids = vec![0; plan.jobs.len()];
-        let mut written = Vec::with_capacity(plan.jobs.len());
-        for (index, step) in plan.jobs.iter().enumerate() {
-            let Some((e, j)) = step.source else {
-                if let Some(id) = step.id {
-                    self.lock.delete_job(id).await?;
-                }
-                written.push(None);
-                continue;
-            };
-            let job = &self.doc.executors[e].jobs[j];
-            let form = job_form(group_ids[e], job);
-            let children = child_list(&step.children, &ids, &step.job)?;
-            let row = match (step.action, step.id.and_then(|id| stored.get(&id))) {
-                (Action::Create, _) => {
-                    let glue_source =
-                        super::jobs::stored_glue_source(&form.glue_type, form.glue_source.as_deref());
-                    let mut row = new_job(form, job.glue_type.clone(), glue_source, Some(children), now);
-                    self.set_status(&mut row, job.trigger_status, &step.job)?;
-                    row.id = self.lock.insert_job(&row).await?;
-                    self.write_history(row.id, job).await?;
-                    row
-                }
-                (Action::Update, Some(current)) => {
-                    let mut row = (*current).clone();
-                    let history_only = step.diffs.iter().all(|d| d.field == plan::GLUE_HISTORY_FIELD);
-                    if !history_only {
-                        self.update_row(&mut row, job, form, children, &step.job).await?;
-                        self.lock.update_job(&row).await?;
-                    }
-                    if step.diffs.iter().any(|d| d.field == plan::GLUE_HISTORY_FIELD) {
-                        self.lock.delete_glues_of_job(row.id).await?;
-                        self.write_history(row.id, job).await?;
-                    }
-                    row
-                }
-                // Unchanged: nothing to write, and no child refers to it as created.
-                _ => {
-                    written.push(None);
-                    continue;
-                }
-            };
-            ids[index] = row.id;
-            written.push(Some(row));
-        }
-        for (step, row) in plan.jobs.iter().zip(written) {
-            let Some(mut row) = row else { continue };
-            let children = Some(child_list(&step.children, &ids, &step.job)?);
-            if step.children.iter().any(|c| matches!(c, Child::Created(_))) && row.child_jobid != children {
-                row.child_jobid = children;
-                self.lock.update_job(&row).await?;
+    /// Deletes, creates or updates the job of one step, with the children whose ids are known so far
+    /// (`ids`, by step); the row written, `None` when nothing was.
+    async fn write_job(
+        &mut self,
+        step: &JobStep,
+        group_ids: &[i32],
+        ids: &[i32],
+        stored: &HashMap<i32, &JobInfo>,
+    ) -> Result<Option<JobInfo>, ServiceError> {
+        let Some((e, j)) = step.source else {
+            if let Some(id) = step.id {
+                self.lock.delete_job(id).await?;
             }
+            return Ok(None);
+        };
+        let job = &self.doc.executors[e].jobs[j];
+        let form = job_form(group_ids[e], job);
+        let children = child_list(&step.children, ids, &step.job)?;
+        match (step.action, step.id.and_then(|id| stored.get(&id))) {
+            (Action::Create, _) => {
+                let now = self.setting.db.datetime(self.setting.now_ms);
+                let glue_source =
+                    super::jobs::stored_glue_source(&form.glue_type, form.glue_source.as_deref());
+                let mut row = new_job(form, job.glue_type.clone(), glue_source, Some(children), now);
+                self.set_status(&mut row, job.trigger_status, &step.job)?;
+                row.id = self.lock.insert_job(&row).await?;
+                self.write_history(row.id, job).await?;
+                Ok(Some(row))
+            }
+            (Action::Update, Some(current)) => {
+                let mut row = (*current).clone();
+                let history_only = step.diffs.iter().all(|d| d.field == plan::GLUE_HISTORY_FIELD);
+                if !history_only {
+                    self.update_row(&mut row, job, form, children, &step.job).await?;
+                    self.lock.update_job(&row).await?;
+                }
+                if step.diffs.iter().any(|d| d.field == plan::GLUE_HISTORY_FIELD) {
+                    self.lock.delete_glues_of_job(row.id).await?;
+                    self.write_history(row.id, job).await?;
+                }
+                Ok(Some(row))
+            }
+            // Unchanged: nothing to write, and no child refers to it as created.
+            _ => Ok(None),
         }
-        Ok(())
     }
 
     /// The document's GLUE history of a job that has none (any longer), oldest first, so that the ids
@@ -596,7 +645,7 @@ impl Writer<'_, '_> {
             row.glue_source = Some(glue_source);
             row.glue_remark = glue_remark;
             row.glue_updatetime = Some(now);
-            if row.glue_type != "BEAN" && job.glue_history.is_none() {
+            if row.glue_type != GlueType::Bean.name() && job.glue_history.is_none() {
                 self.lock.save_glue(&LogGlue::of_job(row, now), GLUE_HISTORY).await?;
             }
         }
@@ -604,18 +653,20 @@ impl Writer<'_, '_> {
     }
 
     fn set_status(&self, row: &mut JobInfo, status: Option<i16>, key: &str) -> Result<(), ServiceError> {
-        match status {
-            Some(1) if row.trigger_status != 1 => {
+        match status.map(TriggerStatus::from) {
+            Some(TriggerStatus::Running) if row.trigger_status != TriggerStatus::Running => {
                 let from = self.setting.now_ms + START_DELAY_MS;
                 let Ok(Some(next)) =
                     next_time(&row.schedule_type, row.schedule_conf.as_deref(), from, CRON_ZONE)
                 else {
                     return Err(self.invalid_schedule(key, "trigger_status"));
                 };
-                (row.trigger_status, row.trigger_last_time, row.trigger_next_time) = (1, 0, next);
+                (row.trigger_status, row.trigger_last_time, row.trigger_next_time) =
+                    (TriggerStatus::Running, 0, next);
             }
-            Some(0) if row.trigger_status != 0 => {
-                (row.trigger_status, row.trigger_last_time, row.trigger_next_time) = (0, 0, 0)
+            Some(TriggerStatus::Stopped) if row.trigger_status != TriggerStatus::Stopped => {
+                (row.trigger_status, row.trigger_last_time, row.trigger_next_time) =
+                    (TriggerStatus::Stopped, 0, 0)
             }
             _ => {}
         }

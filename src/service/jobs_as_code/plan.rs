@@ -1,7 +1,8 @@
 //! What an apply would do: the document matched against the rows read, by natural keys, as a list of
 //! steps (create, update with the fields that differ, delete, unchanged). Pure: no database, no clock.
 
-use super::document::{natural_key, AddressType, Document, Executor, GlueVersion, Job};
+use super::document::{natural_key, Document, Executor, GlueVersion, Job};
+use crate::domain::codes::AddressType;
 use crate::domain::java_split;
 use crate::service::jobs::stored_glue_source;
 use crate::storage::{JobGroup, JobInfo};
@@ -123,45 +124,78 @@ pub fn key_of(executor: &Executor, job: &Job) -> String {
 /// Matches the document against `groups` and the `jobs` of every group; with `prune`, the stored jobs of
 /// the named executors that the document does not list are deleted.
 pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) -> Result<Plan, PlanError> {
-    let app_of: HashMap<i32, &str> = groups.iter().map(|g| (g.id, g.app_name.as_str())).collect();
-    let stored_key = |job: &JobInfo| {
+    let stored = Stored::index(groups, jobs);
+    let mut plan = Plan { executors: executor_steps(doc, groups)?, jobs: vec![] };
+    let declared = Declared::read(doc, &stored)?;
+    for entry in &declared.entries {
+        plan.jobs.push(job_step(doc, &stored, &declared, entry)?);
+    }
+    if prune {
+        prune_steps(&mut plan, &stored, &declared);
+        no_pruned_child(&plan)?;
+    }
+    Ok(plan)
+}
+
+/// The stored jobs by natural key (several when two rows collide) and each one's key by id.
+struct Stored<'a> {
+    jobs: &'a [JobInfo],
+    app_of: HashMap<i32, &'a str>,
+    by_key: HashMap<String, Vec<&'a JobInfo>>,
+    key_of_id: HashMap<i32, String>,
+}
+
+impl<'a> Stored<'a> {
+    fn index(groups: &'a [JobGroup], jobs: &'a [JobInfo]) -> Stored<'a> {
+        let app_of = groups.iter().map(|g| (g.id, g.app_name.as_str())).collect();
+        let mut stored =
+            Stored { jobs, app_of, by_key: HashMap::new(), key_of_id: HashMap::with_capacity(jobs.len()) };
+        for job in jobs {
+            let key = stored.key(job);
+            stored.by_key.entry(key.clone()).or_default().push(job);
+            stored.key_of_id.insert(job.id, key);
+        }
+        stored
+    }
+
+    fn key(&self, job: &JobInfo) -> String {
         natural_key(
-            app_of.get(&job.job_group).copied().unwrap_or(""),
+            self.app_of.get(&job.job_group).copied().unwrap_or(""),
             &job.job_desc,
             job.executor_handler.as_deref().unwrap_or(""),
         )
-    };
-    let mut stored: HashMap<String, Vec<&JobInfo>> = HashMap::new();
-    for job in jobs {
-        stored.entry(stored_key(job)).or_default().push(job);
     }
-    let key_of_id: HashMap<i32, String> = jobs.iter().map(|j| (j.id, stored_key(j))).collect();
 
-    let mut plan = Plan::default();
+    /// The stored children of a job as natural keys (`#id` for an id that names no stored job).
+    fn children_of(&self, job: &JobInfo) -> Vec<String> {
+        let ids = job.child_jobid.as_deref().map(java_split).unwrap_or_default();
+        ids.iter()
+            .map(|id| {
+                id.trim()
+                    .parse()
+                    .ok()
+                    .and_then(|id: i32| self.key_of_id.get(&id).cloned())
+                    .unwrap_or_else(|| format!("#{id}"))
+            })
+            .collect()
+    }
+}
+
+/// One step per document executor: a group to create, or the one stored group of its app name.
+fn executor_steps(doc: &Document, groups: &[JobGroup]) -> Result<Vec<ExecutorStep>, PlanError> {
+    let mut steps = Vec::with_capacity(doc.executors.len());
     let mut seen_apps = HashMap::new();
     for (e, executor) in doc.executors.iter().enumerate() {
         if seen_apps.insert(executor.app_name.as_str(), e).is_some() {
             return Err(PlanError::Conflict(format!("{}: app_name: declared twice", executor.name())));
         }
         let matching: Vec<&JobGroup> = groups.iter().filter(|g| g.app_name == executor.app_name).collect();
-        let step = match matching.as_slice() {
-            [] => ExecutorStep {
-                app_name: executor.app_name.clone(),
-                action: Action::Create,
-                diffs: vec![],
-                group_id: None,
-                executor: e,
-            },
+        let (action, diffs, group_id) = match matching.as_slice() {
+            [] => (Action::Create, vec![], None),
             [group] => {
                 let diffs = executor_diffs(group, executor);
                 let action = if diffs.is_empty() { Action::Unchanged } else { Action::Update };
-                ExecutorStep {
-                    app_name: executor.app_name.clone(),
-                    action,
-                    diffs,
-                    group_id: Some(group.id),
-                    executor: e,
-                }
+                (action, diffs, Some(group.id))
             }
             _ => {
                 return Err(PlanError::Conflict(format!(
@@ -171,53 +205,87 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
                 )))
             }
         };
-        plan.executors.push(step);
+        steps.push(ExecutorStep {
+            app_name: executor.app_name.clone(),
+            action,
+            diffs,
+            group_id,
+            executor: e,
+        });
     }
+    Ok(steps)
+}
 
-    // Every document job first, so children can name jobs declared after them.
-    let mut by_name: HashMap<String, usize> = HashMap::new();
-    let mut keys = Vec::new();
-    for (e, executor) in doc.executors.iter().enumerate() {
-        for (j, job) in executor.jobs.iter().enumerate() {
-            let key = key_of(executor, job);
-            let index = keys.len();
-            let name = executor.job_name(job);
-            if by_name.insert(key.clone(), index).is_some() {
-                return Err(PlanError::Conflict(format!(
-                    "{name}: declared twice (executor, description and handler must differ)"
-                )));
-            }
-            if let Some(alias) = &job.key {
-                if by_name.insert(alias.clone(), index).is_some() {
-                    return Err(PlanError::Conflict(format!("{name}: key: {alias:?} names another job too")));
-                }
-            }
-            let found = match stored.get(&key).map(Vec::as_slice) {
-                None | Some([]) => None,
-                Some([one]) => Some(*one),
-                Some(many) => {
+/// A document job: its natural key, (executor, job) position and the stored job it matches.
+struct Entry<'a> {
+    key: String,
+    executor: usize,
+    job: usize,
+    found: Option<&'a JobInfo>,
+}
+
+/// Every document job, read before any step so that children can name jobs declared after them.
+struct Declared<'a> {
+    entries: Vec<Entry<'a>>,
+    /// Index in `entries` by natural key and by alias (`key`).
+    by_name: HashMap<String, usize>,
+}
+
+impl<'a> Declared<'a> {
+    fn read(doc: &Document, stored: &Stored<'a>) -> Result<Declared<'a>, PlanError> {
+        let mut declared = Declared { entries: vec![], by_name: HashMap::new() };
+        for (e, executor) in doc.executors.iter().enumerate() {
+            for (j, job) in executor.jobs.iter().enumerate() {
+                let key = key_of(executor, job);
+                let index = declared.entries.len();
+                let name = executor.job_name(job);
+                if declared.by_name.insert(key.clone(), index).is_some() {
                     return Err(PlanError::Conflict(format!(
-                        "{name}: {} stored jobs have this description and handler; keep one",
-                        many.len()
-                    )))
+                        "{name}: declared twice (executor, description and handler must differ)"
+                    )));
                 }
-            };
-            keys.push((key, e, j, found));
+                if let Some(alias) = &job.key {
+                    if declared.by_name.insert(alias.clone(), index).is_some() {
+                        return Err(PlanError::Conflict(format!(
+                            "{name}: key: {alias:?} names another job too"
+                        )));
+                    }
+                }
+                let found = match stored.by_key.get(&key).map(Vec::as_slice) {
+                    None | Some([]) => None,
+                    Some([one]) => Some(*one),
+                    Some(many) => {
+                        return Err(PlanError::Conflict(format!(
+                            "{name}: {} stored jobs have this description and handler; keep one",
+                            many.len()
+                        )))
+                    }
+                };
+                declared.entries.push(Entry { key, executor: e, job: j, found });
+            }
         }
+        Ok(declared)
     }
 
-    for (key, e, j, found) in &keys {
-        let job = &doc.executors[*e].jobs[*j];
-        let name = doc.executors[*e].job_name(job);
-        let mut children = Vec::new();
-        let mut child_keys = Vec::new();
+    /// A job's children as the apply writes them, and as natural keys for the diff.
+    fn children(
+        &self,
+        stored: &Stored,
+        name: &str,
+        job: &Job,
+    ) -> Result<(Vec<Child>, Vec<String>), PlanError> {
+        let mut children = Vec::with_capacity(job.child_jobs.len());
+        let mut child_keys = Vec::with_capacity(job.child_jobs.len());
         for child in &job.child_jobs {
-            let (child_ref, child_key) = match by_name.get(child) {
-                Some(&index) => match keys[index].3 {
-                    Some(stored) => (Child::Stored(stored.id), keys[index].0.clone()),
-                    None => (Child::Created(index), keys[index].0.clone()),
-                },
-                None => match stored.get(child).map(Vec::as_slice) {
+            let (child_ref, child_key) = match self.by_name.get(child) {
+                Some(&index) => {
+                    let entry = &self.entries[index];
+                    match entry.found {
+                        Some(stored) => (Child::Stored(stored.id), entry.key.clone()),
+                        None => (Child::Created(index), entry.key.clone()),
+                    }
+                }
+                None => match stored.by_key.get(child).map(Vec::as_slice) {
                     Some([one]) => (Child::Stored(one.id), child.clone()),
                     _ => {
                         return Err(PlanError::NotFound(format!(
@@ -229,95 +297,89 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
             children.push(child_ref);
             child_keys.push(child_key);
         }
-        let step = match found {
-            None => JobStep {
-                job: key.clone(),
-                action: Action::Create,
-                diffs: vec![],
-                id: None,
-                source: Some((*e, *j)),
-                children,
-            },
-            Some(stored_job) => {
-                if stored_job.glue_type != job.glue_type {
-                    return Err(PlanError::Conflict(format!(
-                        "{name}: glue_type: {:?} is stored; the GLUE type of a job cannot change",
-                        stored_job.glue_type
-                    )));
-                }
-                let stored_children: Vec<String> = stored_job
-                    .child_jobid
-                    .as_deref()
-                    .map(java_split)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|id| {
-                        id.trim()
-                            .parse()
-                            .ok()
-                            .and_then(|id: i32| key_of_id.get(&id).cloned())
-                            .unwrap_or_else(|| format!("#{id}"))
-                    })
-                    .collect();
-                let mut diffs = job_diffs(stored_job, job);
-                if stored_children != child_keys {
-                    diffs.push(FieldDiff {
-                        field: "child_jobs",
-                        from: stored_children.join(", "),
-                        to: child_keys.join(", "),
-                    });
-                }
-                let action = if diffs.is_empty() { Action::Unchanged } else { Action::Update };
-                JobStep {
-                    job: key.clone(),
-                    action,
-                    diffs,
-                    id: Some(stored_job.id),
-                    source: Some((*e, *j)),
-                    children,
-                }
-            }
-        };
-        plan.jobs.push(step);
+        Ok((children, child_keys))
     }
+}
 
-    if prune {
-        for step in &plan.executors {
-            let Some(group_id) = step.group_id else { continue };
-            for job in jobs.iter().filter(|j| j.job_group == group_id) {
-                let key = stored_key(job);
-                if !keys.iter().any(|(k, ..)| *k == key) {
-                    plan.jobs.push(JobStep {
-                        job: key,
-                        action: Action::Delete,
-                        diffs: vec![],
-                        id: Some(job.id),
-                        source: None,
-                        children: vec![],
-                    });
-                }
-            }
-        }
-        // A child pruned away would leave its parent naming a job that no longer exists.
-        let deleted: HashMap<i32, &str> = plan
-            .jobs
-            .iter()
-            .filter(|s| s.action == Action::Delete)
-            .filter_map(|s| Some((s.id?, s.job.as_str())))
-            .collect();
-        for step in &plan.jobs {
-            if let Some(child) = step.children.iter().find_map(|c| match c {
-                Child::Stored(id) => deleted.get(id),
-                Child::Created(_) => None,
-            }) {
-                return Err(PlanError::Conflict(format!(
-                    "job {:?}: child_jobs: {child:?} is not in the file, so prune would delete it",
-                    step.job
-                )));
+/// The step of one document job: a creation, or its stored job's differences.
+fn job_step(
+    doc: &Document,
+    stored: &Stored,
+    declared: &Declared,
+    entry: &Entry,
+) -> Result<JobStep, PlanError> {
+    let job = &doc.executors[entry.executor].jobs[entry.job];
+    let name = doc.executors[entry.executor].job_name(job);
+    let (children, child_keys) = declared.children(stored, &name, job)?;
+    let source = Some((entry.executor, entry.job));
+    let Some(stored_job) = entry.found else {
+        return Ok(JobStep {
+            job: entry.key.clone(),
+            action: Action::Create,
+            diffs: vec![],
+            id: None,
+            source,
+            children,
+        });
+    };
+    if stored_job.glue_type != job.glue_type {
+        return Err(PlanError::Conflict(format!(
+            "{name}: glue_type: {:?} is stored; the GLUE type of a job cannot change",
+            stored_job.glue_type
+        )));
+    }
+    let stored_children = stored.children_of(stored_job);
+    let mut diffs = job_diffs(stored_job, job);
+    if stored_children != child_keys {
+        diffs.push(FieldDiff {
+            field: "child_jobs",
+            from: stored_children.join(", "),
+            to: child_keys.join(", "),
+        });
+    }
+    let action = if diffs.is_empty() { Action::Unchanged } else { Action::Update };
+    Ok(JobStep { job: entry.key.clone(), action, diffs, id: Some(stored_job.id), source, children })
+}
+
+/// Deletes the stored jobs of the document's stored groups that the document does not list.
+fn prune_steps(plan: &mut Plan, stored: &Stored, declared: &Declared) {
+    for group_id in plan.executors.iter().filter_map(|s| s.group_id).collect::<Vec<_>>() {
+        for job in stored.jobs.iter().filter(|j| j.job_group == group_id) {
+            let key = stored.key(job);
+            if !declared.entries.iter().any(|entry| entry.key == key) {
+                plan.jobs.push(JobStep {
+                    job: key,
+                    action: Action::Delete,
+                    diffs: vec![],
+                    id: Some(job.id),
+                    source: None,
+                    children: vec![],
+                });
             }
         }
     }
-    Ok(plan)
+}
+
+/// A child pruned away would leave its parent naming a job that no longer exists.
+fn no_pruned_child(plan: &Plan) -> Result<(), PlanError> {
+    let deleted: HashMap<i32, &str> = plan
+        .jobs
+        .iter()
+        .filter(|s| s.action == Action::Delete)
+        .filter_map(|s| Some((s.id?, s.job.as_str())))
+        .collect();
+    for step in &plan.jobs {
+        if let Some(child) = step.children.iter().find_map(|c| match c {
+            Child::Stored(id) => deleted.get(id),
+            Child::Created(_) => None,
+        }) {
+            return Err(PlanError::Conflict(format!(
+                "job {:?}: child_jobs: {child:?} is not in the file, so prune would delete it",
+                step.job
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The field of a GLUE history difference.
@@ -364,12 +426,11 @@ fn executor_diffs(group: &JobGroup, executor: &Executor) -> Vec<FieldDiff> {
         }
     };
     differ("title", group.title.clone(), executor.title.clone());
-    let stored_type = AddressType::of_code(group.address_type);
-    differ(
-        "address_type",
-        format!("{stored_type:?}").to_lowercase(),
-        format!("{:?}", executor.address_type).to_lowercase(),
-    );
+    let word = |address_type: AddressType| match address_type.declared() {
+        AddressType::Auto => "auto".to_string(),
+        _ => "manual".to_string(),
+    };
+    differ("address_type", word(group.address_type), word(executor.address_type));
     if executor.address_type == AddressType::Manual {
         differ("addresses", group.address_list.clone().unwrap_or_default(), address_list(executor));
     }
@@ -400,10 +461,10 @@ fn job_diffs(stored: &JobInfo, job: &Job) -> Vec<FieldDiff> {
         .filter(|(_, from, to)| from != to)
         .map(|(field, from, to)| FieldDiff { field, from, to })
         .collect();
-    if let Some(status) = job.trigger_status.filter(|s| *s != stored.trigger_status) {
+    if let Some(status) = job.trigger_status.filter(|s| *s != stored.trigger_status.code()) {
         diffs.push(FieldDiff {
             field: "trigger_status",
-            from: stored.trigger_status.to_string(),
+            from: stored.trigger_status.code().to_string(),
             to: status.to_string(),
         });
     }
@@ -413,13 +474,14 @@ fn job_diffs(stored: &JobInfo, job: &Job) -> Vec<FieldDiff> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::codes::TriggerStatus;
 
     fn group(id: i32, app: &str) -> JobGroup {
         JobGroup {
             id,
             app_name: app.into(),
             title: "T".into(),
-            address_type: 0,
+            address_type: AddressType::Auto,
             address_list: None,
             update_time: None,
         }
@@ -475,6 +537,27 @@ mod tests {
         assert_eq!(plan.executors[0].action, Action::Unchanged);
         assert_eq!((plan.jobs[0].action, plan.jobs[0].id), (Action::Unchanged, Some(5)));
         assert_eq!(plan.changes(), 0);
+    }
+
+    /// Codes 2.4 never writes, as a Java admin may have left them: a group of address type 2 reads as
+    /// manual, as the trigger and the export take it; a job of status 2 differs from both 0 and 1.
+    #[test]
+    fn odd_stored_codes_compare_as_before() {
+        let odd_group = JobGroup {
+            address_type: AddressType::from(2),
+            address_list: Some("http://a:9999".into()),
+            ..group(1, "app")
+        };
+        let odd_job = JobInfo { trigger_status: TriggerStatus::from(2), ..stored(5, 1, "d", "h") };
+        let mut d = doc("app", vec![Job { trigger_status: Some(0), ..job("d", "h") }]);
+        (d.executors[0].address_type, d.executors[0].addresses) =
+            (AddressType::Manual, vec!["http://a:9999".into()]);
+        let plan = make(&d, &[odd_group], &[odd_job], false).unwrap();
+        assert_eq!(plan.executors[0].action, Action::Unchanged);
+        assert_eq!(
+            plan.jobs[0].diffs,
+            vec![FieldDiff { field: "trigger_status", from: "2".into(), to: "0".into() }]
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::support::fixtures::{insert, job, json_date, local, local_ms, manual_g
 use crate::support::{now_ms, Backend, Context, TestApp, TestDb};
 use crate::{ensure, ensure_eq, TestResult};
 use serde_json::json;
+use xxl_job_admin::domain::codes::TriggerStatus;
 
 pub(super) async fn job_lifecycle(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
@@ -36,12 +37,15 @@ pub(super) async fn job_lifecycle(backend: Backend) -> TestResult {
     ensure_eq!(added["code"], 200, "{added}");
     let id = added["content"].as_str().context("id as a string")?.to_string();
     let job = app.app.db.load_job(id.parse().context("id")?).await.context("load")?.context("job")?;
-    ensure_eq!((job.trigger_status, job.job_desc.as_str()), (0, "nightly <b>report</b>"));
+    ensure_eq!(
+        (job.trigger_status, job.job_desc.as_str()),
+        (TriggerStatus::Stopped, "nightly <b>report</b>")
+    );
 
     let started = client.post("/jobinfo/start", &[("id", &id)]).await?;
     ensure_eq!(started["code"], 200);
     let job = app.app.db.load_job(job.id).await.context("load")?.context("job")?;
-    ensure_eq!(job.trigger_status, 1);
+    ensure_eq!(job.trigger_status, TriggerStatus::Running);
     ensure!(
         job.trigger_next_time >= chrono::Utc::now().timestamp_millis() + 4_000,
         "first fire at least 5 s away"
@@ -165,7 +169,7 @@ pub(super) async fn job_list_paging_filters_and_shape(backend: Backend) -> TestR
         (j.add_time, j.update_time, j.glue_updatetime) = (Some(stamp), Some(stamp), Some(stamp));
         if n < 4 {
             // Running, but far from due: the scheduler leaves them alone.
-            (j.trigger_status, j.trigger_next_time) = (1, far);
+            (j.trigger_status, j.trigger_next_time) = (TriggerStatus::Running, far);
         }
         if n == 11 {
             (j.executor_timeout, j.executor_fail_retry_count) = (7, 2);
@@ -355,7 +359,7 @@ pub(super) async fn job_messages_and_operations(backend: Backend) -> TestResult 
     ensure_eq!(stored.glue_source.as_deref(), Some("echo a\necho b\n"), "carriage returns removed");
     ensure_eq!(
         (stored.trigger_status, stored.trigger_next_time, stored.trigger_last_time),
-        (0, 0, 0),
+        (TriggerStatus::Stopped, 0, 0),
         "a new job is stopped"
     );
     ensure_eq!((stored.executor_timeout, stored.executor_handler.clone()), (-5, None));
@@ -438,10 +442,13 @@ pub(super) async fn job_messages_and_operations(backend: Backend) -> TestResult 
     );
     ensure_eq!(client.post("/jobinfo/start", &[("id", &shell_id)]).await?, ok(json!(null)));
     let started = store.load_job(stored.id).await.context("load")?.context("job")?;
-    ensure_eq!(started.trigger_status, 1);
+    ensure_eq!(started.trigger_status, TriggerStatus::Running);
     ensure_eq!(client.post("/jobinfo/stop", &[("id", &shell_id)]).await?, ok(json!(null)));
     let stopped = store.load_job(stored.id).await.context("load")?.context("job")?;
-    ensure_eq!((stopped.trigger_status, stopped.trigger_last_time, stopped.trigger_next_time), (0, 0, 0));
+    ensure_eq!(
+        (stopped.trigger_status, stopped.trigger_last_time, stopped.trigger_next_time),
+        (TriggerStatus::Stopped, 0, 0)
+    );
 
     // GLUE IDE: the save checks in order, and the page's refusals.
     let glue_cases: Vec<(Vec<(&str, &str)>, String)> = vec![

@@ -10,6 +10,7 @@ use crate::support::{
 use crate::{ensure, ensure_eq, TestResult};
 use serde_json::json;
 use std::time::Duration;
+use xxl_job_admin::domain::codes::AlarmStatus;
 
 /// A manual trigger, then the log list, the rolling log, kill, the chart and clearing, against an in-test
 /// executor over HTTP.
@@ -118,9 +119,9 @@ pub(super) async fn log_list_detail_kill_and_clear(backend: Backend) -> TestResu
     let elsewhere = log(store, 1, 1, t0, 200, 200, dead).await?;
     // The fail monitor alarms the two failures (a blank e-mail list counts as sent): wait for it to settle.
     for id in [trigger_failed, handle_failed] {
-        let _ = store.update_alarm_status(id, 0, 2).await;
+        let _ = store.update_alarm_status(id, AlarmStatus::New, AlarmStatus::Sent).await;
         eventually(Duration::from_secs(15), "alarm status settled", || async move {
-            (store.load_log(id).await.ok()??.alarm_status == 2).then_some(())
+            (store.load_log(id).await.ok()??.alarm_status == AlarmStatus::Sent).then_some(())
         })
         .await?;
     }

@@ -8,6 +8,7 @@ use crate::support::{eventually, now_ms, Backend, Behaviour, Context, FakeExecut
 use crate::{ensure, ensure_eq, TestResult};
 use serde_json::json;
 use std::time::Duration;
+use xxl_job_admin::domain::codes::TriggerStatus;
 
 pub(super) async fn restricted_user_is_confined_to_its_groups(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
@@ -232,7 +233,7 @@ pub(super) async fn every_endpoint_checks_the_group(backend: Backend) -> TestRes
     let foreign = store.load_job(foreign_job).await.context("load")?.context("foreign job")?;
     ensure_eq!(
         (foreign.job_group, foreign.glue_source.as_deref(), foreign.trigger_status),
-        (foreign_group, Some("echo foreign"), 0)
+        (foreign_group, Some("echo foreign"), TriggerStatus::Stopped)
     );
     ensure_eq!(
         store.load_job(own_job).await.context("load")?.context("own job")?.job_group,

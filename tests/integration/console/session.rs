@@ -5,6 +5,7 @@ use crate::support::console::{admin, en, job_form, ConsoleClient};
 use crate::support::{Backend, Context, TestApp, TestDb};
 use crate::{ensure, ensure_eq, TestResult};
 use serde_json::json;
+use xxl_job_admin::domain::codes::TriggerStatus;
 
 pub(super) async fn login_gate_and_logout(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
@@ -198,7 +199,11 @@ pub(super) async fn foreign_origin_is_refused_everywhere(backend: Backend) -> Te
         ensure_eq!(fetch.status, 403, "{path} as a cross-site fetch");
     }
     ensure_eq!(store.count_jobs().await.context("count")?, 1, "no job added");
-    ensure_eq!(store.load_job(1).await.context("load")?.context("job")?.trigger_status, 0, "not started");
+    ensure_eq!(
+        store.load_job(1).await.context("load")?.context("job")?.trigger_status,
+        TriggerStatus::Stopped,
+        "not started"
+    );
     ensure_eq!(store.all_groups().await.context("groups")?.len(), 1);
     ensure!(store.load_user_by_name("mallory").await.context("load")?.is_none(), "no user added");
     ensure_eq!(client.get("/").await?.status, 200, "the session and the password survived");

@@ -1,6 +1,7 @@
 //! Rows the tests create through the admin's own data layer.
 
 use libtest_mimic::Failed;
+use xxl_job_admin::domain::codes::{AddressType, TriggerStatus};
 use xxl_job_admin::storage::{Db, JobGroup, JobInfo};
 
 /// A manual-address group listing `addresses`.
@@ -9,7 +10,7 @@ pub async fn manual_group(db: &Db, app_name: &str, addresses: &[&str]) -> Result
         id: 0,
         app_name: app_name.to_string(),
         title: "test group".to_string(),
-        address_type: 1,
+        address_type: AddressType::Manual,
         address_list: Some(addresses.join(",")),
         update_time: None,
     };
@@ -21,7 +22,7 @@ pub fn every_second_job(group: i32, after_secs: i64) -> JobInfo {
     let mut every_second = job(group);
     every_second.schedule_type = "CRON".into();
     every_second.schedule_conf = Some("* * * * * ?".into());
-    every_second.trigger_status = 1;
+    every_second.trigger_status = TriggerStatus::Running;
     every_second.trigger_next_time = (chrono::Utc::now().timestamp() + after_secs) * 1000;
     every_second
 }
@@ -51,7 +52,7 @@ pub fn job(group: i32) -> JobInfo {
         glue_remark: None,
         glue_updatetime: Some(now),
         child_jobid: None,
-        trigger_status: 0,
+        trigger_status: TriggerStatus::Stopped,
         trigger_last_time: 0,
         trigger_next_time: 0,
     }
