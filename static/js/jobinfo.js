@@ -499,7 +499,7 @@ $(function () {
         $('#applyOutcome').prop('hidden', false).text(text);
         $('#applyPlan').prop('hidden', !plan).text(plan || '');
         applying = applying && changes ? $.extend(applying, { changes: changes, deletions: deletions }) : null;
-        $('#applyConfirm').prop('hidden', !applying).text(applying ? XJ.t('code_apply_changes', [changes]) : '');
+        $('#applyConfirm').prop('hidden', !applying).text(applying ? XJ.t('code_apply_changes', { count: changes }) : '');
     }
 
     $('#jobApply').on('click', function () {
@@ -530,7 +530,7 @@ $(function () {
         }
         var format = /\.json$/i.test(file.name) ? 'json' : /\.toml$/i.test(file.name) ? 'toml' : null;
         if (!format) {
-            XJ.alertError(XJ.t('code_unknown_format', [file.name]));
+            XJ.alertError(XJ.t('code_unknown_format', { file: file.name }));
             return;
         }
         var prune = $form.find('[name="prune"]').prop('checked');
@@ -553,12 +553,12 @@ $(function () {
             return;
         }
         var question = applying.deletions
-            ? XJ.t('code_apply_confirm_delete', [applying.changes, applying.deletions])
-            : XJ.t('code_apply_confirm', [applying.changes]);
+            ? XJ.t('code_apply_confirm_delete', { count: applying.changes, deletions: applying.deletions })
+            : XJ.t('code_apply_confirm', { count: applying.changes });
         XJ.confirm(question, function () {
             sendDocument(false, function (result) {
                 applying = null;
-                showApplyOutcome(XJ.t('code_applied', [result.changes]), result.plan, 0, 0);
+                showApplyOutcome(XJ.t('code_applied', { count: result.changes }), result.plan, 0, 0);
                 reload(true);
             });
         });

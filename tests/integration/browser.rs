@@ -1036,7 +1036,7 @@ async fn jobs_as_code_export_and_upload(backend: Backend) -> TestResult {
         let chooser = browser.visible("#applyForm [name=document]").await?;
         chooser.send_keys(&text_file.display().to_string()).await.context("choose the .txt file")?;
         browser.click("#applySubmit").await?;
-        let refusal = t.get("code_unknown_format").replace("{0}", "reports.txt");
+        let refusal = t.get("code_unknown_format").replace("{file}", "reports.txt");
         browser
             .until("the refusal of a .txt file", &format!("var d = document.querySelector('.layui-layer-content'); return d && d.textContent === {} ? true : null;", json!(refusal)))
             .await?;
@@ -1062,13 +1062,13 @@ async fn jobs_as_code_export_and_upload(backend: Backend) -> TestResult {
         ensure_eq!(outcome, json!(t.get("code_plan_title")), "the plan says nothing is written yet");
         // Issue 43 item 5: the plan's own button applies it, and only after a confirmation.
         browser.click("#applyConfirm").await?;
-        let question = t.get("code_apply_confirm").replace("{0}", "1");
+        let question = t.get("code_apply_confirm").replace("{count}", "1");
         browser
             .until("the confirmation", &format!("var d = document.querySelector('.layui-layer-content'); return d && d.textContent === {} ? true : null;", json!(question)))
             .await?;
         ensure_eq!(db_handle.jobs_by_group(1).await.context("jobs")?.len(), 1, "nothing before the answer");
         browser.click(".layui-layer-btn0").await?;
-        let applied = t.get("code_applied").replace("{0}", "1");
+        let applied = t.get("code_applied").replace("{count}", "1");
         browser
             .until(
                 "the applied result",
