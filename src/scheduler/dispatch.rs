@@ -27,13 +27,13 @@ use crate::domain::protocol::FAIL_CODE;
 use crate::domain::schedule::{CronCache, MisfireStrategy, PRE_READ_MS};
 use crate::domain::{TriggerRequest, TriggerType};
 use crate::storage::{Db, JobInfo, JobVersion, PlannedRow};
-use crate::time::{Zone, CRON_ZONE};
-use crate::workers::Shutdown;
+use crate::time::{sleep_unless_cancelled, Zone, CRON_ZONE};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// Fires are checked this long before they are due: time for one read of their jobs, while a console
 /// change meanwhile is still seen (the check is the last look at the job before the `/run`).
@@ -271,7 +271,10 @@ struct CheckWork {
 impl Dispatcher {
     /// Starts the checker, the sender and the settlement writer; they run until shutdown, the sender
     /// until it has sent or given up what it holds.
-    pub fn start(services: DispatchServices, shutdown: Shutdown) -> (Dispatcher, Vec<JoinHandle<()>>) {
+    pub fn start(
+        services: DispatchServices,
+        shutdown: CancellationToken,
+    ) -> (Dispatcher, Vec<JoinHandle<()>>) {
         let DispatchServices { db, leadership, context, lanes } = services;
         let (settled, settled_rx) = mpsc::unbounded_channel();
         let inner = Arc::new(Inner {
@@ -389,21 +392,24 @@ impl Inner {
         leads
     }
 
-    async fn check_loop(self: Arc<Self>, mut shutdown: Shutdown) {
+    async fn check_loop(self: Arc<Self>, shutdown: CancellationToken) {
         loop {
             let now = self.context.clock.now_ms();
             let (work, wake_at) = self.next_check(now);
             match work {
                 Some(work) => {
-                    if !self.check(work).await && !shutdown.sleep(RETRY_PAUSE).await && self.is_idle() {
+                    if !self.check(work).await
+                        && !sleep_unless_cancelled(&shutdown, RETRY_PAUSE).await
+                        && self.is_idle()
+                    {
                         return;
                     }
                 }
                 None => {
-                    if shutdown.is_triggered() && self.is_idle() {
+                    if shutdown.is_cancelled() && self.is_idle() {
                         return;
                     }
-                    pause(&self.checker_wake, wake_at, now, &mut shutdown).await;
+                    pause(&self.checker_wake, wake_at, now, &shutdown).await;
                 }
             }
         }
@@ -544,7 +550,7 @@ impl Inner {
     }
 
     /// Raises the lease's watermark over the fires due within the cover's reach, ahead of their sends.
-    async fn cover_loop(self: Arc<Self>, mut shutdown: Shutdown) {
+    async fn cover_loop(self: Arc<Self>, shutdown: CancellationToken) {
         let mut timings = CoverTimings::default();
         let span = self.cover_reach.span;
         loop {
@@ -561,10 +567,10 @@ impl Inner {
                 }
             };
             let Some((through, fires)) = cover else {
-                if shutdown.is_triggered() && self.is_idle() {
+                if shutdown.is_cancelled() && self.is_idle() {
                     return;
                 }
-                pause(&self.cover_wake, wake_at, now, &mut shutdown).await;
+                pause(&self.cover_wake, wake_at, now, &shutdown).await;
                 continue;
             };
             let started = std::time::Instant::now();
@@ -585,13 +591,13 @@ impl Inner {
                 }
                 Ok(Renewal::Deposed | Renewal::NotLeading) => {
                     self.still_leads(term);
-                    if shutdown.is_triggered() {
+                    if shutdown.is_cancelled() {
                         return;
                     }
                 }
                 Err(e) => {
                     self.context.counts.wait(fires as u64, now, &e);
-                    if !shutdown.sleep(RETRY_PAUSE).await && self.is_idle() {
+                    if !sleep_unless_cancelled(&shutdown, RETRY_PAUSE).await && self.is_idle() {
                         return;
                     }
                 }
@@ -599,15 +605,15 @@ impl Inner {
         }
     }
 
-    async fn send_loop(self: Arc<Self>, mut shutdown: Shutdown) {
+    async fn send_loop(self: Arc<Self>, shutdown: CancellationToken) {
         loop {
             let term = self.lock().term;
             let now = self.context.clock.now_ms();
             let next = self.send_due(term, now);
-            if shutdown.is_triggered() && (self.is_idle() || !self.still_leads(term)) {
+            if shutdown.is_cancelled() && (self.is_idle() || !self.still_leads(term)) {
                 return;
             }
-            pause(&self.sender_wake, next, now, &mut shutdown).await;
+            pause(&self.sender_wake, next, now, &shutdown).await;
         }
     }
 
@@ -805,13 +811,13 @@ impl Inner {
 }
 
 /// Waits until `wake_at` (at most a second from `now`), a wake-up on `wake`, or the stop signal.
-async fn pause(wake: &Notify, wake_at: Option<i64>, now: i64, shutdown: &mut Shutdown) {
+async fn pause(wake: &Notify, wake_at: Option<i64>, now: i64, shutdown: &CancellationToken) {
     let wait =
         wake_at.map_or(Duration::from_secs(1), |at| Duration::from_millis((at - now).clamp(1, 1_000) as u64));
     tokio::select! {
         _ = tokio::time::sleep(wait) => {}
         _ = wake.notified() => {}
-        _ = shutdown.signalled(), if !shutdown.is_triggered() => {}
+        _ = shutdown.cancelled(), if !shutdown.is_cancelled() => {}
     }
 }
 

@@ -8,13 +8,13 @@ use crate::domain::trigger_msg::retry_block;
 use crate::domain::{java_split, TriggerRequest, TriggerType};
 use crate::i18n::I18n;
 use crate::storage::{Db, JobInfo, JobLog, Result, TriggerInfo};
-use crate::time::Clock;
-use crate::workers::Shutdown;
+use crate::time::{sleep_unless_cancelled, Clock};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
 /// `alarm_status` values (spec 3.7).
 pub mod alarm_status {
@@ -88,12 +88,12 @@ impl FailCursor {
 }
 
 impl FailMonitor {
-    pub async fn run(mut self, mut shutdown: Shutdown) {
+    pub async fn run(mut self, shutdown: CancellationToken) {
         loop {
             if let Err(e) = self.pass().await {
                 tracing::error!("fail monitor pass failed: {e}");
             }
-            if !shutdown.sleep(FAIL_INTERVAL).await {
+            if !sleep_unless_cancelled(&shutdown, FAIL_INTERVAL).await {
                 break;
             }
         }
@@ -211,7 +211,7 @@ pub struct ResultSweeper {
 }
 
 impl ResultSweeper {
-    pub async fn run(self, mut shutdown: Shutdown) {
+    pub async fn run(self, shutdown: CancellationToken) {
         loop {
             match self.pass().await {
                 Ok(0) => {}
@@ -220,7 +220,7 @@ impl ResultSweeper {
                 }
                 Err(e) => tracing::error!("lost-result sweep failed: {e}"),
             }
-            if !shutdown.sleep(SWEEP_INTERVAL).await {
+            if !sleep_unless_cancelled(&shutdown, SWEEP_INTERVAL).await {
                 break;
             }
         }
@@ -248,15 +248,15 @@ pub struct LostMonitor {
 }
 
 impl LostMonitor {
-    pub async fn run(self, mut shutdown: Shutdown) {
-        if !shutdown.sleep(Duration::from_millis(50)).await {
+    pub async fn run(self, shutdown: CancellationToken) {
+        if !sleep_unless_cancelled(&shutdown, Duration::from_millis(50)).await {
             return;
         }
         loop {
             if let Err(e) = self.pass().await {
                 tracing::error!("lost-result monitor pass failed: {e}");
             }
-            if !shutdown.sleep(LOST_INTERVAL).await {
+            if !sleep_unless_cancelled(&shutdown, LOST_INTERVAL).await {
                 break;
             }
         }

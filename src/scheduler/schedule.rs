@@ -14,10 +14,10 @@ use crate::domain::schedule::{plan_job, CronCache, PLAN_AHEAD_MS, PRE_READ_MS};
 use crate::domain::TriggerType;
 use crate::metrics::Metrics;
 use crate::storage::{Db, NewLog, ScheduleUpdate, ScheduledJob};
-use crate::time::{Clock, Zone};
-use crate::workers::Shutdown;
+use crate::time::{sleep_unless_cancelled, Clock, Zone};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// What the schedule loop needs.
 pub struct Scheduler {
@@ -53,14 +53,14 @@ impl Scheduler {
     /// Runs passes while this admin leads, until shutdown; the first at once (a new leader plans without
     /// a pause). Passes start half-way through a second so that their database work does not compete
     /// with the fires sent on whole seconds.
-    pub async fn run(self, mut shutdown: Shutdown) {
+    pub async fn run(self, shutdown: CancellationToken) {
         let mut terms = self.leadership.subscribe();
         loop {
             let term = *terms.borrow_and_update();
             if !term.leading {
                 tokio::select! {
                     _ = terms.changed() => continue,
-                    _ = shutdown.signalled() => break,
+                    _ = shutdown.cancelled() => break,
                 }
             }
             let started = self.clock.now_ms();
@@ -71,7 +71,7 @@ impl Scheduler {
                         // Another admin planned meanwhile (on Galera: committed first); its plan is read
                         // at once, not a second later.
                         tracing::debug!("schedule pass gave way to another admin's: {e}");
-                        if !shutdown.sleep(CONFLICT_RETRY).await {
+                        if !sleep_unless_cancelled(&shutdown, CONFLICT_RETRY).await {
                             break;
                         }
                         continue;
@@ -81,7 +81,7 @@ impl Scheduler {
                         (true, false, None)
                     }
                 },
-                _ = shutdown.signalled() => break,
+                _ = shutdown.cancelled() => break,
             };
             if full {
                 // More jobs may be due within the window: read them now, the most urgent first.
@@ -90,7 +90,7 @@ impl Scheduler {
                     tokio::select! {
                         _ = self.make_way(next_due, took) => {}
                         _ = terms.changed() => {}
-                        _ = shutdown.signalled() => break,
+                        _ = shutdown.cancelled() => break,
                     }
                 }
                 continue;
@@ -106,7 +106,7 @@ impl Scheduler {
                     _ = tokio::time::sleep(pause) => {}
                     // A new term plans at once.
                     _ = terms.changed() => {}
-                    _ = shutdown.signalled() => break,
+                    _ = shutdown.cancelled() => break,
                 }
             }
         }

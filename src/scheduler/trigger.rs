@@ -18,8 +18,7 @@ use crate::executor::{ExecutorClient, FireHeaders, TriggerParam};
 use crate::i18n::I18n;
 use crate::metrics::{self, Metrics};
 use crate::storage::{Db, JobGroup, JobInfo, NewLog, Result, TriggerInfo};
-use crate::time::Clock;
-use crate::workers::Shutdown;
+use crate::time::{sleep_unless_cancelled, Clock};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -27,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// Room for bursts: a schedule pass may release thousands of fires in the same millisecond.
 const LANE_QUEUE: usize = 100_000;
@@ -100,8 +100,8 @@ fn log_dropped(reason: DropReason, count: u64) {
 }
 
 /// Writes the held-back counts every second until shutdown, then once more.
-async fn flush_counts(counts: Arc<Counts>, clock: Arc<dyn Clock>, mut shutdown: Shutdown) {
-    while shutdown.sleep(Duration::from_secs(1)).await {
+async fn flush_counts(counts: Arc<Counts>, clock: Arc<dyn Clock>, shutdown: CancellationToken) {
+    while sleep_unless_cancelled(&shutdown, Duration::from_secs(1)).await {
         counts.flush(clock.now_ms());
     }
     counts.flush(i64::MAX);
@@ -324,7 +324,7 @@ impl SlowJobs {
 impl TriggerPool {
     /// Starts both lanes. They run until `shutdown` (or until every handle is dropped), then finish what
     /// is queued.
-    pub fn start(lanes: LaneServices, config: &Config, shutdown: Shutdown) -> Started {
+    pub fn start(lanes: LaneServices, config: &Config, shutdown: CancellationToken) -> Started {
         let LaneServices { db, i18n, executors, clock, metrics } = lanes;
         // The fast lane's: a burst of planned fires goes there (a job is moved to the slow lane by its own
         // slow triggers, and that lane's backlog is a hanging executor's, not a burst).
@@ -450,7 +450,7 @@ async fn run_lane(
     mut queue: mpsc::Receiver<TriggerRequest>,
     (lane, concurrency): (Lane, usize),
     context: Arc<TriggerContext>,
-    mut shutdown: Shutdown,
+    shutdown: CancellationToken,
 ) {
     let preparing = Arc::new(Semaphore::new(PREPARING_BATCHES));
     let mut batch = Vec::with_capacity(MAX_BATCH);
@@ -459,7 +459,7 @@ async fn run_lane(
         let Ok(prepare_permit) = preparing.clone().acquire_owned().await else { break };
         let received = tokio::select! {
             n = queue.recv_many(&mut batch, MAX_BATCH) => n,
-            _ = shutdown.signalled() => {
+            _ = shutdown.cancelled() => {
                 // Refuse new requests but run what is already queued.
                 queue.close();
                 queue.recv_many(&mut batch, MAX_BATCH).await
