@@ -1,4 +1,5 @@
-//! The fail monitor (retries and alarms, spec 4.5) and the lost-result monitor (spec 4.6).
+//! The fail monitor (retries and alarms; 2.4.2: JobFailMonitorHelper.start) and the lost-result monitor
+//! (2.4.2: JobCompleteHelper.start).
 
 use super::complete::Completer;
 use super::TriggerSink;
@@ -16,7 +17,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-/// `alarm_status` values (spec 3.7).
+/// `alarm_status` values (2.4.2: JobFailMonitorHelper.start claims a row, then sets one of these).
 pub mod alarm_status {
     pub const NEW: i16 = 0;
     pub const LOCKED: i16 = -1;
@@ -199,11 +200,11 @@ async fn release(db: &Db, id: i64, status: i16) -> Result<()> {
     db.update_alarm_status(id, alarm_status::LOCKED, status).await.map(|_| ())
 }
 
-/// Settles rows whose trigger result was lost with the admin that wrote them (spec 4.3 leaves such rows
-/// "running" for ever, 2.4.2 issue 5): on every admin, at start and every [`SWEEP_INTERVAL`]. A leader's
-/// plan is taken over by its successor, so these are triggers of an admin that died between a row and
-/// its result, or a plan nobody could take over in time; a FIRE_ONCE_NOW job's missed instants are
-/// compensated by the schedule pass, which finds its next time missed.
+/// Settles rows whose trigger result was lost with the admin that wrote them (2.4.2: XxlJobTrigger.trigger
+/// leaves such rows "running" for ever; see docs/differences.md): on every admin, at start and every
+/// [`SWEEP_INTERVAL`]. A leader's plan is taken over by its successor, so these are triggers of an admin that
+/// died between a row and its result, or a plan nobody could take over in time; a FIRE_ONCE_NOW job's missed
+/// instants are compensated by the schedule pass, which finds its next time missed.
 pub struct ResultSweeper {
     pub db: Db,
     pub i18n: I18n,

@@ -1,4 +1,4 @@
-//! The schedule loop (spec 4.1), run by the leading admin.
+//! The schedule loop (2.4.2: JobScheduleHelper.start), run by the leading admin.
 //!
 //! Each pass takes the cluster-wide `schedule_lock`, reads the jobs due within the next five seconds,
 //! plans them and writes, in the same transaction, their next times and one log row per planned fire
@@ -232,8 +232,9 @@ impl Scheduler {
         Ok(())
     }
 
-    /// Plans the due jobs in order (spec 4.1), until [`FIRES_PER_PASS`] fires: their fires, the schedule
-    /// updates to write (one per job planned), and how many missed fires DO_NOTHING skipped.
+    /// Plans the due jobs in order (2.4.2: JobScheduleHelper.start), until [`FIRES_PER_PASS`] fires: their
+    /// fires, the schedule updates to write (one per job planned), and how many missed fires DO_NOTHING
+    /// skipped.
     fn plan(&self, jobs: &[ScheduledJob], now_time: i64) -> (Vec<Planned>, Vec<ScheduleUpdate>, usize) {
         let mut fires = Vec::new();
         let mut skipped = 0;
