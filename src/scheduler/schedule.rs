@@ -5,7 +5,7 @@
 //! (see `crate::domain::ownership`); only once it committed are the fires handed to the dispatcher, so a
 //! failed pass never fires anything, and a plan never lives only in the memory of one admin.
 
-use super::dispatch::Dispatcher;
+use super::dispatch::{Dispatcher, JobFire};
 use super::lease::Leadership;
 use super::CONFLICT_RETRY;
 use crate::domain::fires::{Fire, Kind};
@@ -33,7 +33,7 @@ pub struct Scheduler {
     pub metrics: Arc<Metrics>,
     /// The fires of a pass whose COMMIT got no answer (the connection died with it), with its term: the
     /// next pass finds out whether their rows were written and, if so, hands them on.
-    pub unanswered: Mutex<(u64, Vec<(i32, Fire)>)>,
+    pub unanswered: Mutex<(u64, Vec<JobFire>)>,
 }
 
 /// The outcome of one pass.
@@ -188,8 +188,11 @@ impl Scheduler {
                 .or(due.last().filter(|_| due.len() as i64 >= self.pre_read_count))
                 .map(|j| j.trigger_next_time),
         };
-        let fires: Vec<(i32, Fire)> =
-            planned.into_iter().zip(ids).map(|(p, log_id)| (p.job_id, Fire { log_id, ..p.fire })).collect();
+        let fires: Vec<JobFire> = planned
+            .into_iter()
+            .zip(ids)
+            .map(|(p, log_id)| JobFire { job_id: p.job_id, fire: Fire { log_id, ..p.fire } })
+            .collect();
         if let Err(e) = lock.commit().await {
             // A failed statement before it rolled the pass back; a COMMIT without an answer may have
             // been written, and nobody else sends this admin's rows while it leads.
@@ -212,7 +215,7 @@ impl Scheduler {
         if fires.is_empty() || of_term != term {
             return Ok(());
         }
-        let ids: Vec<i64> = fires.iter().map(|(_, f)| f.log_id).collect();
+        let ids: Vec<i64> = fires.iter().map(|f| f.fire.log_id).collect();
         let present = match self.db.planned_rows_present(&ids).await {
             Ok(present) => present,
             Err(e) => {
@@ -220,8 +223,8 @@ impl Scheduler {
                 return Err(e);
             }
         };
-        let confirmed: Vec<(i32, Fire)> =
-            fires.into_iter().filter(|(_, f)| present.contains(&f.log_id)).collect();
+        let confirmed: Vec<JobFire> =
+            fires.into_iter().filter(|f| present.contains(&f.fire.log_id)).collect();
         if !confirmed.is_empty() {
             tracing::warn!(
                 "{} fire(s) of a pass whose commit got no answer were written after all: sent now",

@@ -4,7 +4,7 @@
 
 use super::settle::Settled;
 use super::state::State;
-use super::{pause, Inner, RETRY_PAUSE};
+use super::{pause, Inner, Next, RETRY_PAUSE};
 use crate::domain::misfire::{cancelled, DropReason};
 use crate::scheduler::trigger::{load_groups, Groups};
 use crate::storage::{JobInfo, JobVersion, StorageError};
@@ -45,9 +45,8 @@ impl Inner {
     pub(super) async fn check_loop(self: Arc<Self>, shutdown: CancellationToken) {
         loop {
             let now = self.context.clock.now_ms();
-            let (work, wake_at) = self.next_check(now);
-            match work {
-                Some(work) => {
+            match self.next_check(now) {
+                Next::Work(work) => {
                     if !self.check(work).await
                         && !sleep_unless_cancelled(&shutdown, RETRY_PAUSE).await
                         && self.is_idle()
@@ -55,7 +54,7 @@ impl Inner {
                         return;
                     }
                 }
-                None => {
+                Next::WakeAt(wake_at) => {
                     if shutdown.is_cancelled() && self.is_idle() {
                         return;
                     }
@@ -66,22 +65,22 @@ impl Inner {
     }
 
     /// The next fires to check, or when to look again.
-    fn next_check(&self, now: i64) -> (Option<CheckWork>, Option<i64>) {
+    fn next_check(&self, now: i64) -> Next<CheckWork> {
         let state = self.lock();
         let term = self.leadership.term();
         if !term.leading || term.number != state.term {
-            return (None, None);
+            return Next::WakeAt(None);
         }
-        let Some(first) = state.first_release_after(state.checked_through) else { return (None, None) };
+        let Some(first) = state.first_release_after(state.checked_through) else { return Next::WakeAt(None) };
         if first > now + CHECK_AHEAD_MS {
-            return (None, Some(first - CHECK_AHEAD_MS));
+            return Next::WakeAt(Some(first - CHECK_AHEAD_MS));
         }
         let through = state
             .last_release_between(state.checked_through, first.max(now + CHECK_AHEAD_MS) + CHECK_SPAN_MS)
             .unwrap_or(first);
         let jobs = state.jobs_between(state.checked_through, through);
         let groups_due = now - state.groups_loaded_ms >= GROUPS_FRESH_MS;
-        (Some(CheckWork { term: state.term, after: state.checked_through, through, jobs, groups_due }), None)
+        Next::Work(CheckWork { term: state.term, after: state.checked_through, through, jobs, groups_due })
     }
 
     /// Checks the fires of `work` against the jobs as stored now: removes those the console cancelled and

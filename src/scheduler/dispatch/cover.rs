@@ -2,7 +2,7 @@
 //! that a successor never sends them again; how far ahead follows how long recent commits took.
 
 use super::state::Uncovered;
-use super::{pause, Inner, RETRY_PAUSE};
+use super::{pause, Inner, Next, RETRY_PAUSE};
 use crate::scheduler::lease::Renewal;
 use crate::time::sleep_unless_cancelled;
 use std::collections::VecDeque;
@@ -63,13 +63,15 @@ impl Inner {
             let ahead = timings.ahead(self.cover_reach);
             let term = self.lock().term;
             let now = self.context.clock.now_ms();
-            let (cover, wake_at) = self.next_cover(now, ahead);
-            let Some(Uncovered { through, fires }) = cover else {
-                if shutdown.is_cancelled() && self.is_idle() {
-                    return;
+            let Uncovered { through, fires } = match self.next_cover(now, ahead) {
+                Next::Work(uncovered) => uncovered,
+                Next::WakeAt(wake_at) => {
+                    if shutdown.is_cancelled() && self.is_idle() {
+                        return;
+                    }
+                    pause(&self.cover_wake, wake_at, now, &shutdown).await;
+                    continue;
                 }
-                pause(&self.cover_wake, wake_at, now, &shutdown).await;
-                continue;
             };
             let started = std::time::Instant::now();
             let advanced = self.leadership.advance(through).await;
@@ -95,13 +97,16 @@ impl Inner {
     }
 
     /// The fires to cover now, raising the watermark `ahead` of the first; or when to look again.
-    fn next_cover(&self, now: i64, ahead: i64) -> (Option<Uncovered>, Option<i64>) {
+    fn next_cover(&self, now: i64, ahead: i64) -> Next<Uncovered> {
         let state = self.lock();
         match state.first_uncovered() {
             Some(first) if first <= now + ahead => {
-                (state.uncovered_through(first.max(now + ahead) + self.cover_reach.span), None)
+                match state.uncovered_through(first.max(now + ahead) + self.cover_reach.span) {
+                    Some(uncovered) => Next::Work(uncovered),
+                    None => Next::WakeAt(None),
+                }
             }
-            first => (None, first.map(|f| f - ahead)),
+            first => Next::WakeAt(first.map(|f| f - ahead)),
         }
     }
 

@@ -44,6 +44,12 @@ use tokio_util::sync::CancellationToken;
 /// Pause before trying again when the database did not answer a check or a watermark.
 const RETRY_PAUSE: Duration = Duration::from_millis(500);
 
+/// A planned fire of job `job_id`, as a schedule pass hands it on.
+pub struct JobFire {
+    pub job_id: i32,
+    pub fire: Fire,
+}
+
 /// What the dispatcher uses.
 pub struct DispatchServices {
     pub db: Db,
@@ -161,15 +167,15 @@ impl Dispatcher {
         self.inner.sender_wake.notify_one();
     }
 
-    /// Adds the fires a pass of term `term` planned (`(job, fire)`); fires of an ended term are dropped
-    /// (their rows are the new leader's).
-    pub fn add(&self, term: u64, fires: Vec<(i32, Fire)>) {
+    /// Adds the fires a pass of term `term` planned; fires of an ended term are dropped (their rows are
+    /// the new leader's).
+    pub fn add(&self, term: u64, fires: Vec<JobFire>) {
         {
             let mut state = self.inner.lock();
             if state.term != term {
                 return;
             }
-            for (job_id, fire) in fires {
+            for JobFire { job_id, fire } in fires {
                 state.add(job_id, fire);
             }
         }
@@ -202,6 +208,13 @@ impl Inner {
     fn is_idle(&self) -> bool {
         self.lock().is_idle()
     }
+}
+
+/// What the checker or the watermark does next: the work at hand, or when to look again (`None`: when
+/// woken).
+enum Next<T> {
+    Work(T),
+    WakeAt(Option<i64>),
 }
 
 /// Waits until `wake_at` (at most a second from `now`), a wake-up on `wake`, or the stop signal.
