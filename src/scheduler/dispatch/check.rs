@@ -21,16 +21,6 @@ const CHECK_SPAN_MS: i64 = 20;
 /// Groups are read again when older than this (executors register every 30 s).
 const GROUPS_FRESH_MS: i64 = 1_000;
 
-/// Work for the checker: the fires released in `(after, through]`, of these jobs.
-struct CheckWork {
-    term: u64,
-    after: i64,
-    through: i64,
-    jobs: Vec<i32>,
-    /// The groups are to be read again.
-    groups_due: bool,
-}
-
 /// What a check read from the database.
 struct CheckRead {
     /// The status and last change of each job still there.
@@ -39,6 +29,16 @@ struct CheckRead {
     loaded: Vec<JobInfo>,
     /// The groups, when they were due to be read again or some were missing.
     groups: Option<Groups>,
+}
+
+/// Work for the checker: the fires released in `(after, through]`, of these jobs.
+struct CheckWork {
+    term: u64,
+    after: i64,
+    through: i64,
+    jobs: Vec<i32>,
+    /// The groups are to be read again.
+    groups_due: bool,
 }
 
 impl Inner {
