@@ -18,10 +18,10 @@ use crate::service::ServiceContext;
 use crate::storage::{self, Db, SchemaOutcome};
 use crate::time::{Clock, SystemClock};
 use crate::workers::registry::{self, RegistryQueue};
-use crate::workers::{shutdown_channel, ShutdownTrigger};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -106,7 +106,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
             Setting { db: &db, i18n: &i18n, alarm_channels: &alarm_channels, now_ms: clock.now_ms() };
         apply_at_start(&setting, &audit, path).await?;
     }
-    let (stop_workers, shutdown) = shutdown_channel();
+    let stop_workers = CancellationToken::new();
     let executors = ExecutorClient::new(config.access_token.expose());
     let metrics = Arc::new(Metrics::with_counting(config.server.prometheus));
     // Bound before the services start, so alarms can link to the console's actual port.
@@ -115,7 +115,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;
     let addr = listener.local_addr().map_err(|source| StartError::Bind { addr, source })?;
     // The lanes stop after the loops that feed them.
-    let (stop_lanes, lanes_shutdown) = shutdown_channel();
+    let stop_lanes = CancellationToken::new();
     let owner = Owner::random();
     tracing::info!("this admin plans as admin {} (see docs/failure-behaviour.md)", owner.id());
     let Started { pool, context: trigger_context, results, tasks: pool_tasks } = TriggerPool::start(
@@ -127,14 +127,15 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
             metrics: metrics.clone(),
         },
         &config,
-        lanes_shutdown,
+        stop_lanes.clone(),
     );
     let lanes = pool.lanes();
     let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
     let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone(), results);
     let (registry_queue, registry_writers) =
         RegistryQueue::start(db.clone(), clock.clone(), config.registry_max_per_app);
-    let mut workers = vec![tokio::spawn(registry::run_monitor(db.clone(), clock.clone(), shutdown.clone()))];
+    let mut workers =
+        vec![tokio::spawn(registry::run_monitor(db.clone(), clock.clone(), stop_workers.clone()))];
     let alarms = Alarms::from_config(
         db.clone(),
         &config,
@@ -154,7 +155,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         metrics: metrics.clone(),
         owner,
     };
-    let (engine_tasks, leadership) = engine.start(&config, &shutdown);
+    let (engine_tasks, leadership) = engine.start(&config, &stop_workers);
     workers.extend(engine_tasks);
 
     let services = ServiceContext {
@@ -219,17 +220,17 @@ async fn apply_at_start(
 /// Stops the loops, lets the registry writers drain their queue (the senders went with the router),
 /// then lets queued triggers finish.
 async fn shutdown_workers(
-    stop: ShutdownTrigger,
+    stop: CancellationToken,
     workers: Vec<JoinHandle<()>>,
     writers: Vec<JoinHandle<()>>,
-    stop_lanes: ShutdownTrigger,
+    stop_lanes: CancellationToken,
     pool_tasks: Vec<JoinHandle<()>>,
 ) {
-    stop.trigger();
+    stop.cancel();
     for handle in workers.into_iter().chain(writers) {
         let _ = handle.await;
     }
-    stop_lanes.trigger();
+    stop_lanes.cancel();
     for handle in pool_tasks {
         let _ = handle.await;
     }

@@ -7,6 +7,8 @@
 
 use chrono::{DateTime, Local, LocalResult, NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// A time zone: the process's own (like the JVM default) or a named IANA zone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +96,11 @@ impl Clock for SystemClock {
     fn now_ms(&self) -> i64 {
         Utc::now().timestamp_millis()
     }
+}
+
+/// Sleeps for `duration`; false when `stop` was cancelled meanwhile (it then returns at once) or by the end.
+pub async fn sleep_unless_cancelled(stop: &CancellationToken, duration: Duration) -> bool {
+    stop.run_until_cancelled(tokio::time::sleep(duration)).await.is_some() && !stop.is_cancelled()
 }
 
 /// An IANA name, a Java short ID (`CTT`), or an offset (`GMT+8`, `UTC+08:00`, `+8`); `LOCAL` and

@@ -1,5 +1,5 @@
 //! Finishing executions: executor callbacks, the lost-result monitor and console kills all end here
-//! (spec 1.6, 1.7).
+//! (2.4.2: JobCompleteHelper.callback, XxlJobCompleter.updateHandleInfoAndFinish).
 
 use super::results::{Join, Results};
 use super::TriggerSink;
@@ -54,8 +54,23 @@ impl Completer {
     /// repeats of a log within the batch, take the one-by-one path after them, in order.
     pub async fn callback(&self, items: &[HandleCallbackParam]) -> Result<Vec<CallbackOutcome>> {
         let mut outcomes = vec![CallbackOutcome::AlreadyFinished; items.len()];
+        let joining = self.join_waiting(items, &mut outcomes);
+        let sorted = self.sort_rest(items, joining.rest, &mut outcomes).await?;
+        self.write_batches(items, sorted.batches, &mut outcomes).await?;
+        self.finish_one_by_one(items, sorted.one_by_one, &mut outcomes).await?;
+        // Answered once the results it joined are written: the executor keeps the callback until then.
+        if let Some(round) = joining.round {
+            self.results.written(round).await?;
+        }
+        log_refused(items, &outcomes);
+        Ok(outcomes)
+    }
+
+    /// Joins each item whose trigger result is still waiting to be written, and has those written; the
+    /// other items are left for the database.
+    fn join_waiting(&self, items: &[HandleCallbackParam], outcomes: &mut [CallbackOutcome]) -> Joining {
         let now = self.clock.now_ms();
-        let mut joined_round = None;
+        let mut round = None;
         let mut joined = HashSet::new();
         let mut seen = HashSet::with_capacity(items.len());
         let mut rest = Vec::with_capacity(items.len());
@@ -70,50 +85,71 @@ impl Completer {
             let msg =
                 truncate_utf16(append_handle_msg(None, item.handle_msg.as_deref()), MAX_HANDLE_MSG_UTF16);
             match self.results.join(item.log_id, HandleInfo { time_ms: now, code: item.handle_code, msg }) {
-                Join::Joined(round) => {
+                Join::Joined(n) => {
                     outcomes[index] = CallbackOutcome::Finished;
                     joined.insert(item.log_id);
-                    joined_round = Some(round);
+                    round = Some(n);
                 }
                 Join::Repeated => outcomes[index] = CallbackOutcome::AlreadyFinished,
                 Join::Absent => rest.push(index),
             }
         }
-        if joined_round.is_some() {
+        if round.is_some() {
             self.results.flush_joined();
         }
+        Joining { round, rest }
+    }
+
+    /// Reads the logs of the items left (one statement) and sorts them: unknown and finished logs are
+    /// answered at once, the others batched by the result they write or left to the one-by-one path.
+    async fn sort_rest(
+        &self,
+        items: &[HandleCallbackParam],
+        rest: Vec<usize>,
+        outcomes: &mut [CallbackOutcome],
+    ) -> Result<Sorted> {
         let mut ids: Vec<i64> = rest.iter().map(|i| items[*i].log_id).collect();
         ids.sort_unstable();
         ids.dedup();
         let logs = self.handle_states(&ids).await?;
         let has_children =
             |log: &HandleState| log.child_jobid.as_deref().is_some_and(|c| !c.trim().is_empty());
-
         let mut seen = HashSet::with_capacity(rest.len());
-        let mut one_by_one = Vec::new();
-        let mut batches: HashMap<(i32, String), Vec<usize>> = HashMap::new();
+        let mut sorted = Sorted::default();
         for index in rest {
             let item = &items[index];
             if !seen.insert(item.log_id) {
-                one_by_one.push(index);
+                sorted.one_by_one.push(index);
                 continue;
             }
             match logs.get(&item.log_id) {
                 None => outcomes[index] = CallbackOutcome::UnknownLog,
                 Some(log) if log.handle_code > 0 => outcomes[index] = CallbackOutcome::AlreadyFinished,
-                Some(log) if item.handle_code == 200 && has_children(log) => one_by_one.push(index),
+                Some(log) if item.handle_code == 200 && has_children(log) => sorted.one_by_one.push(index),
                 Some(log) => {
                     let msg = append_handle_msg(log.handle_msg.as_deref(), item.handle_msg.as_deref());
-                    let msg = truncate_utf16(msg, MAX_HANDLE_MSG_UTF16);
-                    batches.entry((item.handle_code, msg)).or_default().push(index);
+                    let result = HandleResult {
+                        code: item.handle_code,
+                        msg: truncate_utf16(msg, MAX_HANDLE_MSG_UTF16),
+                    };
+                    sorted.batches.entry(result).or_default().push(index);
                 }
             }
         }
+        Ok(sorted)
+    }
 
+    /// Writes each batch of items with the same result by one guarded UPDATE.
+    async fn write_batches(
+        &self,
+        items: &[HandleCallbackParam],
+        batches: HashMap<HandleResult, Vec<usize>>,
+        outcomes: &mut [CallbackOutcome],
+    ) -> Result<()> {
         let now = self.clock.now_ms();
-        for ((handle_code, handle_msg), indexes) in batches {
+        for (HandleResult { code, msg }, indexes) in batches {
             let batch_ids: Vec<i64> = indexes.iter().map(|i| items[*i].log_id).collect();
-            let written = self.db.update_handle_infos(&batch_ids, now, handle_code, &handle_msg).await?;
+            let written = self.db.update_handle_infos(&batch_ids, now, code, &msg).await?;
             if written as usize == batch_ids.len() {
                 for i in indexes {
                     outcomes[i] = CallbackOutcome::Finished;
@@ -123,14 +159,23 @@ impl Completer {
                 let rows = self.handle_states(&batch_ids).await?;
                 for i in indexes {
                     let ours = rows.get(&items[i].log_id).is_some_and(|l| {
-                        l.handle_code == handle_code && l.handle_msg.as_deref() == Some(handle_msg.as_str())
+                        l.handle_code == code && l.handle_msg.as_deref() == Some(msg.as_str())
                     });
                     outcomes[i] =
                         if ours { CallbackOutcome::Finished } else { CallbackOutcome::AlreadyFinished };
                 }
             }
         }
+        Ok(())
+    }
 
+    /// Finishes the items that start child jobs, and the repeats of a log, one after the other in order.
+    async fn finish_one_by_one(
+        &self,
+        items: &[HandleCallbackParam],
+        mut one_by_one: Vec<usize>,
+        outcomes: &mut [CallbackOutcome],
+    ) -> Result<()> {
         one_by_one.sort_unstable();
         for index in one_by_one {
             let item = &items[index];
@@ -147,23 +192,7 @@ impl Completer {
                 }
             };
         }
-
-        // Answered once the results it joined are written: the executor keeps the callback until then.
-        if let Some(round) = joined_round {
-            self.results.written(round).await?;
-        }
-        for (item, outcome) in items.iter().zip(&outcomes) {
-            match outcome {
-                CallbackOutcome::Finished => {}
-                CallbackOutcome::UnknownLog => {
-                    tracing::warn!(log_id = item.log_id, "callback for an unknown log")
-                }
-                CallbackOutcome::AlreadyFinished => {
-                    tracing::warn!(log_id = item.log_id, "repeated callback for a finished log ignored")
-                }
-            }
-        }
-        Ok(outcomes)
+        Ok(())
     }
 
     /// The finish procedure: appends the child-job report on success, writes the result and starts the
@@ -195,5 +224,44 @@ impl Completer {
             }
         }
         Ok(written)
+    }
+}
+
+/// The callback items joined to trigger results waiting to be written, and the others.
+struct Joining {
+    /// The round that writes the joined results.
+    round: Option<u64>,
+    /// The items left for the database, by index.
+    rest: Vec<usize>,
+}
+
+/// The items left for the database, sorted by how their results are written.
+#[derive(Default)]
+struct Sorted {
+    /// Items written together, by the result they write.
+    batches: HashMap<HandleResult, Vec<usize>>,
+    /// Items that start child jobs, and repeats of a log.
+    one_by_one: Vec<usize>,
+}
+
+/// A result as written to a log row: its `handle_code` and `handle_msg`.
+#[derive(PartialEq, Eq, Hash)]
+struct HandleResult {
+    code: i32,
+    msg: String,
+}
+
+/// Logs what the callback refused: unknown logs and repeats for finished ones.
+fn log_refused(items: &[HandleCallbackParam], outcomes: &[CallbackOutcome]) {
+    for (item, outcome) in items.iter().zip(outcomes) {
+        match outcome {
+            CallbackOutcome::Finished => {}
+            CallbackOutcome::UnknownLog => {
+                tracing::warn!(log_id = item.log_id, "callback for an unknown log")
+            }
+            CallbackOutcome::AlreadyFinished => {
+                tracing::warn!(log_id = item.log_id, "repeated callback for a finished log ignored")
+            }
+        }
     }
 }

@@ -17,10 +17,10 @@ use crate::domain::ownership::{LEADER_LOCK_KEY, LEADER_LOCK_NAME};
 use crate::domain::protocol::FAIL_CODE;
 use crate::i18n::I18n;
 use crate::storage::{Claim, Db, SessionLock, Takeover};
-use crate::time::Clock;
-use crate::workers::Shutdown;
+use crate::time::{sleep_unless_cancelled, Clock};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// A lease not renewed for this long is vacant: its leader is dead or stalled.
 pub const LEASE_MS: i64 = 5_000;
@@ -52,26 +52,25 @@ pub struct Election {
 }
 
 impl Election {
-    pub async fn run(self, mut shutdown: Shutdown) {
+    pub async fn run(self, shutdown: CancellationToken) {
         let mut lock: Option<SessionLock> = None;
         let mut backoff = false;
         let mut first = true;
         // SQLite: one admin per file, so whatever lease an earlier run left is taken at once.
         let mut claim = if self.db.has_session_locks() { None } else { Some(self.claim_at_start()) };
         loop {
-            if shutdown.is_triggered() {
+            if shutdown.is_cancelled() {
                 break;
             }
             let term = self.leadership.term();
             let pause = if term.leading {
                 self.keep_leading(&mut lock).await
             } else if self.db.has_session_locks() {
-                self.stand_by_on_lock(&mut lock, &mut backoff, std::mem::take(&mut first), &mut shutdown)
-                    .await
+                self.stand_by_on_lock(&mut lock, &mut backoff, std::mem::take(&mut first), &shutdown).await
             } else {
                 self.stand_by_on_lease(claim.take()).await
             };
-            if !pause.is_zero() && !shutdown.sleep(pause).await {
+            if !pause.is_zero() && !sleep_unless_cancelled(&shutdown, pause).await {
                 break;
             }
         }
@@ -133,7 +132,7 @@ impl Election {
         lock: &mut Option<SessionLock>,
         backoff: &mut bool,
         first: bool,
-        shutdown: &mut Shutdown,
+        shutdown: &CancellationToken,
     ) -> Duration {
         // Held from a term another admin ended: it is the new leader's to hold.
         if let Some(l) = lock.take() {
@@ -150,7 +149,7 @@ impl Election {
         let wait = if first { Duration::ZERO } else { LOCK_WAIT };
         let acquired = tokio::select! {
             acquired = self.db.session_lock(LEADER_LOCK_NAME, LEADER_LOCK_KEY, wait) => acquired,
-            _ = shutdown.signalled() => return Duration::ZERO,
+            _ = shutdown.cancelled() => return Duration::ZERO,
         };
         match acquired {
             Ok(Some(acquired)) => {

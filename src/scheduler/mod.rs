@@ -47,7 +47,6 @@ use crate::metrics::Metrics;
 use crate::storage::Db;
 use crate::time::{Clock, CRON_ZONE};
 use crate::workers::report::ReportWorker;
-use crate::workers::Shutdown;
 use complete::Completer;
 use dispatch::{DispatchServices, Dispatcher};
 use leader::Election;
@@ -56,6 +55,7 @@ use monitors::{FailMonitor, LostMonitor, ResultSweeper};
 use schedule::Scheduler;
 use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 use trigger::{Lanes, TriggerContext};
 
 /// A pass or batch that lost to another admin's transaction (a Galera certification conflict, a deadlock)
@@ -93,7 +93,7 @@ impl Engine {
     /// Starts the workers in 2.4.2's order (2.4.2: XxlJobScheduler.init): fail monitor, lost-result
     /// monitor, log report, then the leadership, the dispatcher of planned fires and the schedule loop.
     /// Returns them, and this admin's leadership, to [`Leadership::resign`] once the lanes are done.
-    pub fn start(self, config: &Config, shutdown: &Shutdown) -> (Vec<JoinHandle<()>>, Leadership) {
+    pub fn start(self, config: &Config, shutdown: &CancellationToken) -> (Vec<JoinHandle<()>>, Leadership) {
         let fail = FailMonitor {
             db: self.db.clone(),
             i18n: self.i18n.clone(),

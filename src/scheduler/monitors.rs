@@ -1,4 +1,5 @@
-//! The fail monitor (retries and alarms, spec 4.5) and the lost-result monitor (spec 4.6).
+//! The fail monitor (retries and alarms; 2.4.2: JobFailMonitorHelper.start) and the lost-result monitor
+//! (2.4.2: JobCompleteHelper.start).
 
 use super::complete::Completer;
 use super::TriggerSink;
@@ -9,13 +10,13 @@ use crate::domain::trigger_msg::retry_block;
 use crate::domain::{java_split, TriggerRequest, TriggerType};
 use crate::i18n::I18n;
 use crate::storage::{Db, JobInfo, JobLog, Result, TriggerInfo};
-use crate::time::Clock;
-use crate::workers::Shutdown;
+use crate::time::{sleep_unless_cancelled, Clock};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
 const FAIL_BATCH: i64 = 1000;
 const FAIL_INTERVAL: Duration = Duration::from_secs(10);
@@ -80,12 +81,12 @@ impl FailCursor {
 }
 
 impl FailMonitor {
-    pub async fn run(mut self, mut shutdown: Shutdown) {
+    pub async fn run(mut self, shutdown: CancellationToken) {
         loop {
             if let Err(e) = self.pass().await {
                 tracing::error!("fail monitor pass failed: {e}");
             }
-            if !shutdown.sleep(FAIL_INTERVAL).await {
+            if !sleep_unless_cancelled(&shutdown, FAIL_INTERVAL).await {
                 break;
             }
         }
@@ -188,11 +189,11 @@ async fn release(db: &Db, id: i64, status: AlarmStatus) -> Result<()> {
     db.update_alarm_status(id, AlarmStatus::Locked, status).await.map(|_| ())
 }
 
-/// Settles rows whose trigger result was lost with the admin that wrote them (spec 4.3 leaves such rows
-/// "running" for ever, 2.4.2 issue 5): on every admin, at start and every [`SWEEP_INTERVAL`]. A leader's
-/// plan is taken over by its successor, so these are triggers of an admin that died between a row and
-/// its result, or a plan nobody could take over in time; a FIRE_ONCE_NOW job's missed instants are
-/// compensated by the schedule pass, which finds its next time missed.
+/// Settles rows whose trigger result was lost with the admin that wrote them (2.4.2: XxlJobTrigger.trigger
+/// leaves such rows "running" for ever; see docs/differences.md): on every admin, at start and every
+/// [`SWEEP_INTERVAL`]. A leader's plan is taken over by its successor, so these are triggers of an admin that
+/// died between a row and its result, or a plan nobody could take over in time; a FIRE_ONCE_NOW job's missed
+/// instants are compensated by the schedule pass, which finds its next time missed.
 pub struct ResultSweeper {
     pub db: Db,
     pub i18n: I18n,
@@ -200,7 +201,7 @@ pub struct ResultSweeper {
 }
 
 impl ResultSweeper {
-    pub async fn run(self, mut shutdown: Shutdown) {
+    pub async fn run(self, shutdown: CancellationToken) {
         loop {
             match self.pass().await {
                 Ok(0) => {}
@@ -209,7 +210,7 @@ impl ResultSweeper {
                 }
                 Err(e) => tracing::error!("lost-result sweep failed: {e}"),
             }
-            if !shutdown.sleep(SWEEP_INTERVAL).await {
+            if !sleep_unless_cancelled(&shutdown, SWEEP_INTERVAL).await {
                 break;
             }
         }
@@ -237,15 +238,15 @@ pub struct LostMonitor {
 }
 
 impl LostMonitor {
-    pub async fn run(self, mut shutdown: Shutdown) {
-        if !shutdown.sleep(Duration::from_millis(50)).await {
+    pub async fn run(self, shutdown: CancellationToken) {
+        if !sleep_unless_cancelled(&shutdown, Duration::from_millis(50)).await {
             return;
         }
         loop {
             if let Err(e) = self.pass().await {
                 tracing::error!("lost-result monitor pass failed: {e}");
             }
-            if !shutdown.sleep(LOST_INTERVAL).await {
+            if !sleep_unless_cancelled(&shutdown, LOST_INTERVAL).await {
                 break;
             }
         }

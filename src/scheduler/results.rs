@@ -84,11 +84,17 @@ pub enum Join {
     Absent,
 }
 
+/// A result handed to the writer: its log, and when, which starts its wait for a callback to join it.
+struct Recorded {
+    log_id: i64,
+    at: Instant,
+}
+
 /// Records results for the writer; held by the triggers (the writer ends once every sender is gone).
 #[derive(Clone)]
 pub struct ResultSender {
     results: Arc<Results>,
-    ids: mpsc::UnboundedSender<(i64, Instant)>,
+    ids: mpsc::UnboundedSender<Recorded>,
 }
 
 impl ResultSender {
@@ -111,7 +117,7 @@ impl ResultSender {
     /// Gives it back when the writer is gone (the process is stopping).
     pub fn send(&self, log_id: i64, info: TriggerInfo, joinable: bool) -> Option<TriggerInfo> {
         self.results.lock().waiting.insert(log_id, Box::new(Waiting { info, joinable, handled: None }));
-        if self.ids.send((log_id, Instant::now())).is_err() {
+        if self.ids.send(Recorded { log_id, at: Instant::now() }).is_err() {
             return self.results.lock().waiting.remove(&log_id).map(|w| w.info);
         }
         None
@@ -204,13 +210,13 @@ impl Results {
 async fn write(
     db: Db,
     results: Arc<Results>,
-    mut ids: mpsc::UnboundedReceiver<(i64, Instant)>,
+    mut ids: mpsc::UnboundedReceiver<Recorded>,
     backlog: Arc<Backlog>,
 ) {
     // Whether the writer may still wait for the burst being sent: once per burst (a lane that stays
     // backed up, by a hanging executor or a load beyond its permits, must not hold every round back).
     let mut may_defer = true;
-    let mut queue: VecDeque<(i64, Instant)> = VecDeque::new();
+    let mut queue: VecDeque<Recorded> = VecDeque::new();
     let mut received = Vec::with_capacity(WRITE_BATCH);
     loop {
         if queue.is_empty() {
@@ -225,8 +231,8 @@ async fn write(
         queue.extend(received.drain(..));
         // Each result waits its own window for its callback (the last of a burst as long as the first),
         // unless the process is stopping or callbacks joined.
-        if let Some((_, recorded)) = queue.front() {
-            let ripe = *recorded + MERGE_WINDOW;
+        if let Some(first) = queue.front() {
+            let ripe = first.at + MERGE_WINDOW;
             if !ids.is_closed() && ripe > Instant::now() {
                 tokio::select! {
                     // The results recorded just after it ripen with it: one round, not one per millisecond.
@@ -246,17 +252,18 @@ async fn write(
                 queue.push_back(id);
             }
             // The windows stood still meanwhile: the callbacks that would join were not answered.
-            for (_, recorded) in queue.iter_mut() {
-                *recorded = if *recorded < paused_at { *recorded + (resumed - paused_at) } else { resumed };
+            for recorded in queue.iter_mut() {
+                recorded.at =
+                    if recorded.at < paused_at { recorded.at + (resumed - paused_at) } else { resumed };
             }
         }
         let now = Instant::now();
         let ripe = queue
             .iter()
             .take(WRITE_BATCH)
-            .take_while(|(_, at)| ids.is_closed() || *at + MERGE_WINDOW <= now)
+            .take_while(|recorded| ids.is_closed() || recorded.at + MERGE_WINDOW <= now)
             .count();
-        let batch: Vec<i64> = queue.drain(..ripe).map(|(id, _)| id).collect();
+        let batch: Vec<i64> = queue.drain(..ripe).map(|recorded| recorded.log_id).collect();
         let first = Instant::now();
         let (round, rows) = results.take(&batch);
         if rows.is_empty() {

@@ -1,11 +1,11 @@
-//! The schedule loop (spec 4.1), run by the leading admin.
+//! The schedule loop (2.4.2: JobScheduleHelper.start), run by the leading admin.
 //!
 //! Each pass takes the cluster-wide `schedule_lock`, reads the jobs due within the next five seconds,
 //! plans them and writes, in the same transaction, their next times and one log row per planned fire
 //! (see `crate::domain::ownership`); only once it committed are the fires handed to the dispatcher, so a
 //! failed pass never fires anything, and a plan never lives only in the memory of one admin.
 
-use super::dispatch::Dispatcher;
+use super::dispatch::{Dispatcher, JobFire};
 use super::lease::Leadership;
 use super::CONFLICT_RETRY;
 use crate::domain::fires::{Fire, Kind};
@@ -14,10 +14,10 @@ use crate::domain::schedule::{plan_job, CronCache, PLAN_AHEAD_MS, PRE_READ_MS};
 use crate::domain::TriggerType;
 use crate::metrics::Metrics;
 use crate::storage::{Db, NewLog, ScheduleUpdate, ScheduledJob};
-use crate::time::{Clock, Zone};
-use crate::workers::Shutdown;
+use crate::time::{sleep_unless_cancelled, Clock, Zone};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// What the schedule loop needs.
 pub struct Scheduler {
@@ -33,7 +33,7 @@ pub struct Scheduler {
     pub metrics: Arc<Metrics>,
     /// The fires of a pass whose COMMIT got no answer (the connection died with it), with its term: the
     /// next pass finds out whether their rows were written and, if so, hands them on.
-    pub unanswered: Mutex<(u64, Vec<(i32, Fire)>)>,
+    pub unanswered: Mutex<(u64, Vec<JobFire>)>,
 }
 
 /// The outcome of one pass.
@@ -53,14 +53,14 @@ impl Scheduler {
     /// Runs passes while this admin leads, until shutdown; the first at once (a new leader plans without
     /// a pause). Passes start half-way through a second so that their database work does not compete
     /// with the fires sent on whole seconds.
-    pub async fn run(self, mut shutdown: Shutdown) {
+    pub async fn run(self, shutdown: CancellationToken) {
         let mut terms = self.leadership.subscribe();
         loop {
             let term = *terms.borrow_and_update();
             if !term.leading {
                 tokio::select! {
                     _ = terms.changed() => continue,
-                    _ = shutdown.signalled() => break,
+                    _ = shutdown.cancelled() => break,
                 }
             }
             let started = self.clock.now_ms();
@@ -71,7 +71,7 @@ impl Scheduler {
                         // Another admin planned meanwhile (on Galera: committed first); its plan is read
                         // at once, not a second later.
                         tracing::debug!("schedule pass gave way to another admin's: {e}");
-                        if !shutdown.sleep(CONFLICT_RETRY).await {
+                        if !sleep_unless_cancelled(&shutdown, CONFLICT_RETRY).await {
                             break;
                         }
                         continue;
@@ -81,7 +81,7 @@ impl Scheduler {
                         (true, false, None)
                     }
                 },
-                _ = shutdown.signalled() => break,
+                _ = shutdown.cancelled() => break,
             };
             if full {
                 // More jobs may be due within the window: read them now, the most urgent first.
@@ -90,7 +90,7 @@ impl Scheduler {
                     tokio::select! {
                         _ = self.make_way(next_due, took) => {}
                         _ = terms.changed() => {}
-                        _ = shutdown.signalled() => break,
+                        _ = shutdown.cancelled() => break,
                     }
                 }
                 continue;
@@ -106,7 +106,7 @@ impl Scheduler {
                     _ = tokio::time::sleep(pause) => {}
                     // A new term plans at once.
                     _ = terms.changed() => {}
-                    _ = shutdown.signalled() => break,
+                    _ = shutdown.cancelled() => break,
                 }
             }
         }
@@ -188,8 +188,11 @@ impl Scheduler {
                 .or(due.last().filter(|_| due.len() as i64 >= self.pre_read_count))
                 .map(|j| j.trigger_next_time),
         };
-        let fires: Vec<(i32, Fire)> =
-            planned.into_iter().zip(ids).map(|(p, log_id)| (p.job_id, Fire { log_id, ..p.fire })).collect();
+        let fires: Vec<JobFire> = planned
+            .into_iter()
+            .zip(ids)
+            .map(|(p, log_id)| JobFire { job_id: p.job_id, fire: Fire { log_id, ..p.fire } })
+            .collect();
         if let Err(e) = lock.commit().await {
             // A failed statement before it rolled the pass back; a COMMIT without an answer may have
             // been written, and nobody else sends this admin's rows while it leads.
@@ -212,7 +215,7 @@ impl Scheduler {
         if fires.is_empty() || of_term != term {
             return Ok(());
         }
-        let ids: Vec<i64> = fires.iter().map(|(_, f)| f.log_id).collect();
+        let ids: Vec<i64> = fires.iter().map(|f| f.fire.log_id).collect();
         let present = match self.db.planned_rows_present(&ids).await {
             Ok(present) => present,
             Err(e) => {
@@ -220,8 +223,8 @@ impl Scheduler {
                 return Err(e);
             }
         };
-        let confirmed: Vec<(i32, Fire)> =
-            fires.into_iter().filter(|(_, f)| present.contains(&f.log_id)).collect();
+        let confirmed: Vec<JobFire> =
+            fires.into_iter().filter(|f| present.contains(&f.fire.log_id)).collect();
         if !confirmed.is_empty() {
             tracing::warn!(
                 "{} fire(s) of a pass whose commit got no answer were written after all: sent now",
@@ -232,8 +235,9 @@ impl Scheduler {
         Ok(())
     }
 
-    /// Plans the due jobs in order (spec 4.1), until [`FIRES_PER_PASS`] fires: their fires, the schedule
-    /// updates to write (one per job planned), and how many missed fires DO_NOTHING skipped.
+    /// Plans the due jobs in order (2.4.2: JobScheduleHelper.start), until [`FIRES_PER_PASS`] fires: their
+    /// fires, the schedule updates to write (one per job planned), and how many missed fires DO_NOTHING
+    /// skipped.
     fn plan(&self, jobs: &[ScheduledJob], now_time: i64) -> (Vec<Planned>, Vec<ScheduleUpdate>, usize) {
         let mut fires = Vec::new();
         let mut skipped = 0;

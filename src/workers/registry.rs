@@ -5,13 +5,13 @@
 //! than the `address_list` column keeps the addresses that fit, and each AppName keeps at most
 //! `xxl.job.registry.max-per-app` registrations.
 
-use super::Shutdown;
 use crate::storage::{Db, JobRegistry, Registered, RegistryKey};
-use crate::time::Clock;
+use crate::time::{sleep_unless_cancelled, Clock};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// Seconds between registry monitor passes (the executors' beat period).
 pub const BEAT_TIMEOUT_SECS: i64 = 30;
@@ -113,11 +113,11 @@ impl FullApps {
 }
 
 /// Runs monitor passes every 30 s until shutdown.
-pub async fn run_monitor(db: Db, clock: Arc<dyn Clock>, mut shutdown: Shutdown) {
+pub async fn run_monitor(db: Db, clock: Arc<dyn Clock>, shutdown: CancellationToken) {
     let mut cut = HashSet::new();
     loop {
         monitor_pass(&db, clock.now_ms(), &mut cut).await;
-        if !shutdown.sleep(Duration::from_secs(BEAT_TIMEOUT_SECS as u64)).await {
+        if !sleep_unless_cancelled(&shutdown, Duration::from_secs(BEAT_TIMEOUT_SECS as u64)).await {
             break;
         }
     }

@@ -1,12 +1,12 @@
 //! The daily log report and log retention (2.4.2: JobLogReportHelper).
 
-use super::Shutdown;
 use crate::storage::{DayCounts, Db, IdSpan, Result};
-use crate::time::Clock;
+use crate::time::{sleep_unless_cancelled, Clock};
 use chrono::{Duration as Days, NaiveDateTime};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 const PASS_INTERVAL: Duration = Duration::from_secs(60);
 /// Ids counted by one statement, and the pause after it: at thousands of fires a second a minute
@@ -50,7 +50,7 @@ impl ReportWorker {
         ReportWorker { db, clock, retention_days, settled: Settled::default() }
     }
 
-    pub async fn run(mut self, mut shutdown: Shutdown) {
+    pub async fn run(mut self, shutdown: CancellationToken) {
         let mut last_clean: Option<i64> = None;
         loop {
             if let Err(e) = self.refresh_reports().await {
@@ -68,7 +68,7 @@ impl ReportWorker {
                     }
                 }
             }
-            if !shutdown.sleep(PASS_INTERVAL).await {
+            if !sleep_unless_cancelled(&shutdown, PASS_INTERVAL).await {
                 break;
             }
         }
@@ -126,12 +126,12 @@ impl ReportWorker {
     }
 
     /// Deletes logs triggered before local midnight `days` days ago, in batches; returns how many.
-    pub async fn clean(&self, days: u32, shutdown: &Shutdown) -> Result<u64> {
+    pub async fn clean(&self, days: u32, shutdown: &CancellationToken) -> Result<u64> {
         let before = self.db.zone().start_of_day(self.clock.now_ms(), -i64::from(days));
         let mut deleted = 0;
         loop {
             let ids = self.db.find_clear_log_ids(0, 0, Some(before), 0, CLEAN_BATCH).await?;
-            if ids.is_empty() || shutdown.is_triggered() {
+            if ids.is_empty() || shutdown.is_cancelled() {
                 return Ok(deleted);
             }
             deleted += self.db.delete_logs(&ids).await?;
@@ -301,15 +301,14 @@ mod tests {
         }
         let edge = db.insert_log(1, 1, db.zone().to_epoch_ms(at(13, 0, 0, 0))).await.unwrap();
         let kept = db.insert_log(1, 1, db.zone().to_epoch_ms(at(13, 0, 0, 1))).await.unwrap();
-        let (_trigger, shutdown) = crate::workers::shutdown_channel();
+        let shutdown = CancellationToken::new();
         let deleted = worker(&db, at(20, 8, 0, 0)).clean(7, &shutdown).await.unwrap();
         assert_eq!(deleted, 2501);
         assert!(db.load_log(edge).await.unwrap().is_none());
         assert!(db.load_log(kept).await.unwrap().is_some());
         // A stop request ends the loop between batches.
         db.insert_logs(&vec![(1, 1); 500], old).await.unwrap();
-        let (trigger, shutdown) = crate::workers::shutdown_channel();
-        trigger.trigger();
+        shutdown.cancel();
         assert_eq!(worker(&db, at(20, 8, 0, 0)).clean(7, &shutdown).await.unwrap(), 0);
     }
 }

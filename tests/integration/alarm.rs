@@ -11,13 +11,13 @@ use chrono::{NaiveDate, NaiveDateTime};
 use libtest_mimic::Failed;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 use xxl_job_admin::domain::codes::{AddressType, AlarmStatus};
 use xxl_job_admin::domain::{TriggerRequest, TriggerType};
 use xxl_job_admin::i18n::I18n;
 use xxl_job_admin::storage::{DayCounts, Db, IdSpan, JobGroup, JobLog, LogFilter, TriggerInfo};
 use xxl_job_admin::time::Clock;
 use xxl_job_admin::workers::report::ReportWorker;
-use xxl_job_admin::workers::shutdown_channel;
 
 pub fn cases() -> Vec<Case> {
     cases! {
@@ -471,7 +471,7 @@ async fn deletes_old_logs_in_batches(backend: Backend) -> TestResult {
         insert_log(&store, at((2020, 3, 15), (9, 0, 0)), 200, 0).await?,
     ];
     ensure_eq!(log_count(&store).await?, 2504);
-    let (_stop, shutdown) = shutdown_channel();
+    let shutdown = CancellationToken::new();
     let deleted = report_worker(&store, now, Some(7)).clean(7, &shutdown).await.context("clean")?;
     ensure_eq!(deleted, 2501);
     ensure_eq!(log_count(&store).await?, 3);

@@ -3,11 +3,11 @@
 
 use crate::domain::misfire::DropReason;
 use crate::storage::StorageError;
-use crate::time::Clock;
-use crate::workers::Shutdown;
+use crate::time::{sleep_unless_cancelled, Clock};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// Events logged as per-second summaries rather than a line each.
 #[derive(Default)]
@@ -48,8 +48,8 @@ fn log_dropped(reason: DropReason, count: u64) {
 }
 
 /// Writes the held-back counts every second until shutdown, then once more.
-pub(super) async fn flush_counts(counts: Arc<Counts>, clock: Arc<dyn Clock>, mut shutdown: Shutdown) {
-    while shutdown.sleep(Duration::from_secs(1)).await {
+pub(super) async fn flush_counts(counts: Arc<Counts>, clock: Arc<dyn Clock>, shutdown: CancellationToken) {
+    while sleep_unless_cancelled(&shutdown, Duration::from_secs(1)).await {
         counts.flush(clock.now_ms());
     }
     counts.flush(i64::MAX);

@@ -18,11 +18,11 @@ use crate::i18n::I18n;
 use crate::metrics::{self, Metrics};
 use crate::storage::Db;
 use crate::time::Clock;
-use crate::workers::Shutdown;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// Room for bursts: a schedule pass may release thousands of fires in the same millisecond.
 const LANE_QUEUE: usize = 100_000;
@@ -71,7 +71,7 @@ pub struct Started {
 impl TriggerPool {
     /// Starts both lanes. They run until `shutdown` (or until every handle is dropped), then finish what
     /// is queued.
-    pub fn start(lanes: LaneServices, config: &Config, shutdown: Shutdown) -> Started {
+    pub fn start(lanes: LaneServices, config: &Config, shutdown: CancellationToken) -> Started {
         let LaneServices { db, i18n, executors, clock, metrics } = lanes;
         // The fast lane's: a burst of planned fires goes there (a job is moved to the slow lane by its own
         // slow triggers, and that lane's backlog is a hanging executor's, not a burst).
@@ -189,7 +189,7 @@ async fn run_lane(
     mut queue: mpsc::Receiver<TriggerRequest>,
     lane: Lane,
     context: Arc<TriggerContext>,
-    mut shutdown: Shutdown,
+    shutdown: CancellationToken,
 ) {
     let resolving = Arc::new(Semaphore::new(RESOLVING_BATCHES));
     let mut batch = Vec::with_capacity(MAX_BATCH);
@@ -198,7 +198,7 @@ async fn run_lane(
         let Ok(resolve_permit) = resolving.clone().acquire_owned().await else { break };
         let received = tokio::select! {
             n = queue.recv_many(&mut batch, MAX_BATCH) => n,
-            _ = shutdown.signalled() => {
+            _ = shutdown.cancelled() => {
                 // Refuse new requests but run what is already queued.
                 queue.close();
                 queue.recv_many(&mut batch, MAX_BATCH).await

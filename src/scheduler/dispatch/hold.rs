@@ -1,0 +1,101 @@
+//! Step 4, the write: a prepared fire is held until it is due and covered by the watermark, then checked
+//! once more (the job's next fire may have come meanwhile) before its `/run` is written. A fire whose
+//! watermark does not come goes back to be decided anew.
+
+use super::settle::Settled;
+use super::state::{schedule_next, State, TimelineEntry};
+use super::{sleep_until, Inner};
+use crate::domain::fires::Fire;
+use crate::domain::misfire::DropReason;
+use crate::time::CRON_ZONE;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A prepared fire the watermark has not covered this long after it was due goes back to the pending
+/// fires and is decided anew (late, perhaps collapsing or misfiring) once the watermark is raised.
+const HOLD_MAX_MS: i64 = 1_000;
+
+impl Inner {
+    /// Holds a prepared fire until it is due and covered by the watermark, then makes the last check;
+    /// false when it is not to be written.
+    pub(super) async fn hold(
+        self: Arc<Self>,
+        term: u64,
+        job_id: i32,
+        fire: Fire,
+        compensation: bool,
+    ) -> bool {
+        sleep_until(&*self.context.clock, fire.release_ms).await;
+        loop {
+            let raised = self.cover_raised.notified();
+            tokio::pin!(raised);
+            raised.as_mut().enable();
+            let now = self.context.clock.now_ms();
+            match self.cover_of(term, fire.release_ms) {
+                Some(true) => break,
+                // The term ended before the watermark covered the fire: its successor sends it.
+                None => return false,
+                Some(false) if now >= fire.release_ms + HOLD_MAX_MS => {
+                    self.put_back(term, job_id, fire, compensation);
+                    return false;
+                }
+                Some(false) => {
+                    let _ = tokio::time::timeout(
+                        Duration::from_millis((fire.release_ms + HOLD_MAX_MS - now) as u64),
+                        raised,
+                    )
+                    .await;
+                }
+            }
+        }
+        self.still_wanted(term, job_id, &fire, compensation)
+    }
+
+    /// Whether the watermark of `term` covers a fire released at `release_ms`; `None` when that term
+    /// ended without covering it.
+    fn cover_of(&self, term: u64, release_ms: i64) -> Option<bool> {
+        let state = self.lock();
+        if state.term == term && state.covered_through >= release_ms {
+            return Some(true);
+        }
+        let now = self.leadership.term();
+        (state.term == term && now.leading && now.number == term).then_some(false)
+    }
+
+    /// A held fire whose watermark did not come goes back to be decided anew once it does.
+    fn put_back(&self, term: u64, job_id: i32, fire: Fire, compensation: bool) {
+        let mut state = self.lock();
+        if state.term != term {
+            return;
+        }
+        state.timeline.insert(TimelineEntry::of(job_id, &fire));
+        state.jobs.entry(job_id).or_default().fires.put_back(fire, compensation);
+        drop(state);
+        self.cover_wake.notify_one();
+        self.sender_wake.notify_one();
+    }
+
+    /// The last check of a decided fire, once it is due and covered: it still goes out unless the job's
+    /// next fire has come within the margin meanwhile (it then collapses into that one).
+    fn still_wanted(&self, term: u64, job_id: i32, fire: &Fire, compensation: bool) -> bool {
+        let now = self.context.clock.now_ms();
+        let mut state = self.lock();
+        if state.term != term {
+            // The term ended after the watermark covered this fire: no other admin sends it.
+            return true;
+        }
+        let State { jobs, crons, .. } = &mut *state;
+        let Some(entry) = jobs.get_mut(&job_id) else { return true };
+        let job = entry.job.clone();
+        let mut next = |after| schedule_next(crons, job.as_deref(), after, CRON_ZONE);
+        if entry.fires.still_sendable(fire, now, &mut next) {
+            return true;
+        }
+        let fire_once_now = entry.fire_once_now();
+        entry.fires.give_up(fire, compensation, now, fire_once_now);
+        drop(state);
+        let _ =
+            self.settled.send(Settled { log_id: fire.log_id, reason: DropReason::Collapsed, fire_once_now });
+        false
+    }
+}
