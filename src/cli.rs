@@ -169,6 +169,35 @@ pub fn run(
     }
 }
 
+/// Columns of the terminal `--help` is printed to; 80 when it goes to a file or a pipe.
+pub fn terminal_width() -> usize {
+    const PIPED: usize = 80;
+    // Narrower than this, wrapped help is harder to read than overlong lines.
+    const NARROWEST: usize = 40;
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return PIPED;
+    }
+    // A terminal that does not know its size (a serial line, some emulators) reports 0 columns.
+    let columns = window_columns()
+        .filter(|c| *c > 0)
+        .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok().filter(|c: &usize| *c > 0));
+    columns.map_or(PIPED, |c| c.max(NARROWEST))
+}
+
+/// The width the kernel reports for stdout's terminal.
+#[cfg(unix)]
+fn window_columns() -> Option<usize> {
+    let mut size = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we pass, which lives across the call.
+    let status = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
+    (status == 0).then_some(usize::from(size.ws_col))
+}
+
+#[cfg(not(unix))]
+fn window_columns() -> Option<usize> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,8 @@ pub mod executor;
 pub mod http;
 pub mod i18n;
 pub mod ldap;
+pub mod logging;
+pub mod memory;
 pub mod metrics;
 pub mod scheduler;
 pub mod service;
