@@ -105,3 +105,51 @@ fn wrap(lead: &str, text: &str, width: usize, indent: usize) -> String {
     out.push('\n');
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::help_text;
+    use std::collections::BTreeSet;
+
+    /// The keys `--help` lists, spelled as it prints them (`xxl.job.alarm.webhook.<name>.url`).
+    fn help_keys() -> BTreeSet<String> {
+        help_text(usize::MAX)
+            .lines()
+            .skip_while(|line| !line.starts_with("Keys ("))
+            .filter(|line| line.starts_with("  ") && !line.starts_with("   "))
+            .filter_map(|line| line.split_whitespace().next())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The keys of the first column of the table in docs/configuration.md. A row may name several keys
+    /// sharing a prefix: `` `spring.mail.host` / `port` / `.properties.x` ``; a part without a dot, or
+    /// starting with one, stands for the row's first key with its last segment replaced.
+    fn documented_keys() -> BTreeSet<String> {
+        let doc = include_str!("../../docs/configuration.md");
+        let mut keys = BTreeSet::new();
+        for row in doc.lines().filter(|line| line.starts_with("| `")) {
+            let cell = row.split('|').nth(1).unwrap_or_default();
+            let parts: Vec<&str> = cell.split(" / ").map(|part| part.trim().trim_matches('`')).collect();
+            let prefix = parts[0].rsplit_once('.').map_or("", |(prefix, _)| prefix);
+            for part in parts {
+                if let Some(tail) = part.strip_prefix('.').or((!part.contains('.')).then_some(part)) {
+                    keys.insert(format!("{prefix}.{tail}"));
+                } else {
+                    keys.insert(part.to_string());
+                }
+            }
+        }
+        keys
+    }
+
+    #[test]
+    fn the_documented_keys_are_the_keys_help_lists() {
+        let (help, documented) = (help_keys(), documented_keys());
+        assert!(help.len() > 60, "the help's keys were not found: {help:?}");
+        let undocumented: Vec<&String> = help.difference(&documented).collect();
+        assert!(undocumented.is_empty(), "in --help, not in docs/configuration.md: {undocumented:?}");
+        let unknown: Vec<&String> = documented.difference(&help).collect();
+        assert!(unknown.is_empty(), "in docs/configuration.md, not in --help: {unknown:?}");
+    }
+}
