@@ -1,44 +1,33 @@
 //! The `xxl-job-admin` command: runs the admin, or one of its tools.
 
 use std::process::ExitCode;
+use xxl_job_admin::cli::{self, Invocation};
 use xxl_job_admin::config::{help_text, Config};
-use xxl_job_admin::{cli, logging, memory};
+use xxl_job_admin::{logging, memory};
 
 #[global_allocator]
 static ALLOCATOR: memory::Allocator = memory::Allocator;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("cron") => {
-            let code =
-                xxl_job_admin::cron::cli::run(&args[1..], &mut std::io::stdout(), &mut std::io::stderr());
-            ExitCode::from(code.clamp(0, 255) as u8)
-        }
-        Some(command @ ("export" | "apply")) => {
+    let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+    let code = match Invocation::parse(&args) {
+        Invocation::Serve(settings) => return serve(&settings),
+        Invocation::Cron(args) => xxl_job_admin::cron::cli::run(&args, &mut out, &mut err),
+        Invocation::Jobs(command, args) => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
-            let code = cli::run(
-                command,
-                &args[1..],
-                std::env::vars(),
-                &cwd,
-                &mut std::io::stdout(),
-                &mut std::io::stderr(),
-            );
-            ExitCode::from(code.clamp(0, 255) as u8)
+            cli::run(command, &args, std::env::vars(), &cwd, &mut out, &mut err)
         }
-        Some("--version" | "-V" | "version") => {
-            println!("xxl-job-admin {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
-        }
-        // Anywhere among the server's arguments (`serve --help`, `--server.port=9 -h`): help, not a start.
-        first if first == Some("help") || args.iter().any(|a| a == "--help" || a == "-h") => {
+        Invocation::Help => {
             print!("{}", help_text(cli::terminal_width()));
-            ExitCode::SUCCESS
+            0
         }
-        Some("serve") => serve(&args[1..]),
-        _ => serve(&args),
-    }
+        Invocation::Version => {
+            println!("xxl-job-admin {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+    };
+    ExitCode::from(code.clamp(0, 255) as u8)
 }
 
 fn serve(args: &[String]) -> ExitCode {
