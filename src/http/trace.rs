@@ -41,3 +41,26 @@ fn span(request: &Request) -> Span {
         tracing::info_span!("request", %method, route)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::span;
+    use axum::body::Body;
+    use axum::extract::Request;
+    use tracing::Level;
+
+    fn level(path: &str) -> Option<Level> {
+        let request = Request::builder().uri(path).body(Body::empty()).expect("a request");
+        span(&request).metadata().map(|meta| *meta.level())
+    }
+
+    #[test]
+    fn polled_routes_are_debug_the_others_info() {
+        for path in ["/xxl-job-admin/actuator/health", "/actuator/prometheus/", "/health"] {
+            assert_eq!(level(path), Some(Level::DEBUG), "{path}");
+        }
+        for path in ["/xxl-job-admin/api/callback", "/xxl-job-admin/jobinfo/pageList", "/api/registry"] {
+            assert_eq!(level(path), Some(Level::INFO), "{path}");
+        }
+    }
+}
