@@ -15,6 +15,8 @@ pub mod host;
 pub mod http;
 pub mod i18n;
 pub mod ldap;
+pub mod logging;
+pub mod memory;
 pub mod metrics;
 pub mod scheduler;
 pub mod service;

@@ -147,6 +147,36 @@ fn histogram(registry: &mut Registry, name: &str, help: &str, buckets: &[f64]) -
     histogram
 }
 
+/// Triggers finished, one counter per trigger type and result, each served from the start.
+fn trigger_counters(registry: &mut Registry) -> [[Counter; 2]; TRIGGER_TYPES.len()] {
+    let family = Family::<Labels, Counter>::default();
+    registry.register(
+        "xxl_job_triggers",
+        "Triggers finished, by trigger type and /run result",
+        family.clone(),
+    );
+    TRIGGER_TYPES.map(|kind| {
+        ["success", "failure"].map(|result| {
+            family.get_or_create(&labels(&[("type", trigger_type_label(kind)), ("result", result)])).clone()
+        })
+    })
+}
+
+/// Missed fires settled, with the known strategy and reason pairs served at 0 from the start.
+fn misfire_family(registry: &mut Registry) -> Family<Labels, Counter> {
+    let misfires = Family::<Labels, Counter>::default();
+    registry.register(
+        "xxl_job_misfires_settled",
+        "Missed fires settled by the schedule pass, by misfire strategy and reason",
+        misfires.clone(),
+    );
+    for (strategy, reason) in KNOWN_MISFIRES {
+        // Creating the series is the point: it is served at 0.
+        let _ = misfires.get_or_create(&labels(&[("strategy", strategy), ("reason", reason)]));
+    }
+    misfires
+}
+
 impl Metrics {
     pub fn new() -> Metrics {
         Metrics::with_counting(true)
@@ -156,19 +186,7 @@ impl Metrics {
     /// Families are registered in the order they are served.
     pub fn with_counting(enabled: bool) -> Metrics {
         let mut registry = Registry::default();
-        let triggers_family = Family::<Labels, Counter>::default();
-        registry.register(
-            "xxl_job_triggers",
-            "Triggers finished, by trigger type and /run result",
-            triggers_family.clone(),
-        );
-        let triggers = TRIGGER_TYPES.map(|kind| {
-            ["success", "failure"].map(|result| {
-                triggers_family
-                    .get_or_create(&labels(&[("type", trigger_type_label(kind)), ("result", result)]))
-                    .clone()
-            })
-        });
+        let triggers = trigger_counters(&mut registry);
         let lateness = histogram(
             &mut registry,
             "xxl_job_fire_lateness_seconds",
@@ -182,16 +200,7 @@ impl Metrics {
             "lane",
             ["fast", "slow"],
         );
-        let misfires = Family::<Labels, Counter>::default();
-        registry.register(
-            "xxl_job_misfires_settled",
-            "Missed fires settled by the schedule pass, by misfire strategy and reason",
-            misfires.clone(),
-        );
-        for (strategy, reason) in KNOWN_MISFIRES {
-            // Creating the series is the point: it is served at 0.
-            let _ = misfires.get_or_create(&labels(&[("strategy", strategy), ("reason", reason)]));
-        }
+        let misfires = misfire_family(&mut registry);
         let callbacks_received = Counter::default();
         registry.register(
             "xxl_job_callbacks_received",

@@ -38,9 +38,9 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key(
         "spring.datasource.url",
         Some("sqlite:xxl-job-admin.db"),
-        "database: jdbc:mysql://HOST:PORT/DB?..., mysql://USER:PASS@HOST/DB, jdbc:mariadb://..., sqlite:PATH, sqlite::memory:",
+        "database: jdbc:mysql://HOST:PORT/DB?..., mysql://USER:PASS@HOST/DB, jdbc:mariadb://..., jdbc:postgresql://HOST:PORT/DB?..., postgres://USER:PASS@HOST/DB, sqlite:PATH, sqlite::memory:",
     ),
-    key("spring.datasource.username", None, "database user (MySQL: root when not set)"),
+    key("spring.datasource.username", None, "database user (when not set: root on MySQL, postgres on PostgreSQL)"),
     secret("spring.datasource.password", None, "database password"),
     key("spring.datasource.hikari.maximum-pool-size", Some("30"), "most open database connections (at least 1)"),
     key("spring.datasource.hikari.minimum-idle", Some("10"), "idle connections kept open (at most maximum-pool-size)"),

@@ -3,18 +3,21 @@
 //! relaxed matching and placeholders, so an existing xxl-job-admin configuration works unchanged.
 
 mod auth;
+mod help;
 mod jdbc;
 mod keys;
 mod ldap;
 mod properties;
 mod sections;
 mod sources;
+mod summary;
 #[cfg(test)]
 mod tests;
 mod text;
 
 pub use auth::{AuthConfig, OidcConfig};
 use chrono_tz::Tz;
+pub use help::help_text;
 pub use ldap::{LdapConfig, LdapTls};
 use sources::Sources;
 use std::fmt;
@@ -481,240 +484,4 @@ impl Config {
         all_warnings.append(&mut warnings);
         Ok(Loaded { config, warnings: all_warnings, source_file })
     }
-
-    /// The effective settings, one per line, secrets masked: for the start-up log.
-    pub fn redacted_summary(&self) -> String {
-        let none = || "(not set)".to_string();
-        let ms = |v: Option<u64>, absent: &str| v.map_or(absent.to_string(), |ms| format!("{ms} ms"));
-        let ds = &self.datasource;
-        let pool = &ds.pool;
-        let mail = &self.mail;
-        let database = match &ds.target {
-            DbTarget::MySql { servers, database, ssl_mode, connect_timeout_ms, socket_timeout_ms } => {
-                format!(
-                    "mysql://{servers}/{database} (sslMode {ssl_mode:?}, connectTimeout {}, socketTimeout {})",
-                    ms(*connect_timeout_ms, "default"),
-                    ms(*socket_timeout_ms, "none")
-                )
-            }
-            DbTarget::Sqlite { path: SqlitePath::File(file) } => format!("sqlite:{}", file.display()),
-            DbTarget::Sqlite { path: SqlitePath::Memory } => "sqlite::memory:".to_string(),
-            DbTarget::Postgres { servers, database, ssl_mode, schema, settings } => {
-                let settings: Vec<String> =
-                    settings.iter().map(|(name, value)| format!("{name}={value}")).collect();
-                format!(
-                    "postgres://{servers}/{database} (sslmode {ssl_mode:?}, targetServerType {:?}, schema {}, settings [{}])",
-                    servers.target,
-                    schema.as_deref().unwrap_or("default"),
-                    settings.join(" ")
-                )
-            }
-        };
-        let tls = if mail.implicit_tls {
-            "implicit TLS"
-        } else if mail.starttls_required {
-            "STARTTLS required"
-        } else if mail.starttls_enable {
-            "STARTTLS when offered"
-        } else {
-            "none"
-        };
-        let pools = &self.trigger_pool;
-        let mut lines = vec![
-            ("server.port", self.server.port.to_string()),
-            ("server.address", self.server.address.to_string()),
-            ("server.servlet.context-path", display_path(&self.server.context_path)),
-            ("management.server.servlet.context-path", display_path(&self.server.management_context_path)),
-            ("server.forward-headers-strategy", format!("{:?}", self.server.forward_headers).to_lowercase()),
-            ("management.endpoint.prometheus.enabled", self.server.prometheus.to_string()),
-            ("spring.datasource.url", database),
-            ("database time zone", ds.time_zone.map_or("this machine's zone".to_string(), |tz| tz.name().to_string())),
-            // What storage::connect logs in to MySQL with when no user is set.
-            ("spring.datasource.username", ds.username.clone().unwrap_or_else(|| "(not set; MySQL: root)".to_string())),
-            ("spring.datasource.password", ds.password.as_ref().map_or_else(none, Secret::to_string)),
-            (
-                "spring.datasource.hikari",
-                format!(
-                    "maximum-pool-size {}, minimum-idle {}, connection-timeout {} ms, idle-timeout {}, max-lifetime {}, validation-timeout {} ms",
-                    pool.max_size,
-                    pool.min_idle,
-                    pool.connection_timeout_ms,
-                    ms(pool.idle_timeout_ms, "never"),
-                    ms(pool.max_lifetime_ms, "never"),
-                    pool.validation_timeout_ms
-                ),
-            ),
-            (
-                "spring.mail.host",
-                mail.host.as_ref().map_or("(not set: alarm e-mails are not sent)".to_string(), |h| format!("{h}:{}", mail.port)),
-            ),
-            ("spring.mail.username", mail.username.clone().unwrap_or_else(none)),
-            ("spring.mail.password", mail.password.as_ref().map_or_else(none, Secret::to_string)),
-            ("spring.mail.from", mail.from.clone().unwrap_or_else(none)),
-            (
-                "spring.mail.properties",
-                format!("TLS: {tls}, auth: {}, timeout: {}", mail.auth, ms(mail.timeout_ms, "default")),
-            ),
-            (
-                "xxl.job.accessToken",
-                if self.access_token.is_blank() { "(empty: no token check)".to_string() } else { self.access_token.to_string() },
-            ),
-            (
-                "xxl.job.session.secret",
-                self.session_secret.as_ref().map_or("(not set: a random one kept in the database)".to_string(), Secret::to_string),
-            ),
-            (
-                "xxl.job.console.trusted-origins",
-                if self.trusted_origins.is_empty() { "(none: the console's own origin only)".to_string() } else { self.trusted_origins.join(", ") },
-            ),
-            ("xxl.job.registry.max-per-app", self.registry_max_per_app.to_string()),
-            ("xxl.job.registry.max-apps", self.registry_max_apps.to_string()),
-            ("xxl.job.i18n", self.i18n.code().to_string()),
-            ("xxl.job.triggerpool.fast.max", effective(pools.fast_max, pools.fast_max_configured)),
-            ("xxl.job.triggerpool.slow.max", effective(pools.slow_max, pools.slow_max_configured)),
-            (
-                "xxl.job.logretentiondays",
-                self.log_retention_days.map_or("(log cleaning disabled)".to_string(), |d| d.to_string()),
-            ),
-            ("spring.lifecycle.timeout-per-shutdown-phase", format!("{:?}", self.shutdown_grace)),
-            ("logging.level", self.log_filter.clone()),
-            ("xxl.job.apply.file", self.apply_file.as_ref().map_or_else(none, |f| f.display().to_string())),
-            ("xxl.job.audit.file", self.audit.file.as_ref().map_or("(not set: audit events go to the log only)".to_string(), |f| f.display().to_string())),
-            ("xxl.job.audit.webhook.url", self.audit.webhook.as_ref().map_or_else(none, |url| redact_url(url.expose()))),
-            (
-                "xxl.job.alarm.console-url",
-                self.alarm.console_url.clone().unwrap_or_else(|| "(not set: this host's address)".to_string()),
-            ),
-            ("xxl.job.auth.ldap", self.ldap.as_ref().map_or("(not set: console passwords are checked in xxl_job_user)".to_string(), LdapConfig::to_string)),
-        ];
-        let webhooks: Vec<(String, String)> = self
-            .alarm
-            .webhooks
-            .iter()
-            .map(|w| (format!("xxl.job.alarm.webhook.{}", w.name), w.summary()))
-            .collect();
-        lines.extend(self.auth.summary());
-        lines.extend(webhooks.iter().map(|(key, value)| (key.as_str(), value.clone())));
-        lines.iter().map(|(key, value)| format!("{key} = {value}\n")).collect()
-    }
-}
-
-fn display_path(path: &str) -> String {
-    if path.is_empty() {
-        "/".to_string()
-    } else {
-        path.to_string()
-    }
-}
-
-fn effective(effective: u32, configured: i32) -> String {
-    if i64::from(effective) == i64::from(configured) {
-        effective.to_string()
-    } else {
-        format!("{effective} (configured {configured})")
-    }
-}
-
-/// The commands of the `xxl-job-admin` binary, for `--help`: name and one line of meaning.
-const COMMANDS: [(&str, &str); 6] = [
-    ("serve", "run the admin: console, executor API and scheduler (the default)"),
-    ("export", "write executors and jobs as a document: export [--group APP]... [-o FILE.json|FILE.toml]"),
-    (
-        "apply",
-        "create and update executors and jobs from a document: apply -f FILE|FOLDER [--dry-run] [--prune]",
-    ),
-    ("cron", "print the next fire times of a cron expression (cron --help)"),
-    ("help", "print this help (also -h, --help)"),
-    ("version", "print the version (also -V, --version)"),
-];
-
-/// `--help` text, wrapped to `width` columns: usage, the commands, the sources in order of precedence,
-/// and every key we read with its environment variable, default and meaning.
-pub fn help_text(width: usize) -> String {
-    let mut out = wrap("Usage: ", "xxl-job-admin [serve] [--config PATH] [--KEY=VALUE ...]", width, 21);
-    out.push_str(&wrap("       ", "xxl-job-admin COMMAND [ARGS ...]", width, 21));
-    out.push_str("\nCommands:\n");
-    let name_width = COMMANDS.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
-    for (name, meaning) in COMMANDS {
-        out.push_str(&wrap(&format!("  {name:<name_width$}  "), meaning, width, 4 + name_width));
-    }
-    out.push_str(&wrap(
-        "",
-        "There is no bench command: the benchmark is a program of its own, built beside this one \
-         (cargo build --release makes target/release/xxl-job-bench); see xxl-job-bench --help.",
-        width,
-        0,
-    ));
-    out.push_str("\nSettings come from these sources; later ones win:\n");
-    for source in [
-        "1. built-in defaults (below)",
-        "2. a .properties file: --config PATH or --spring.config.location=PATH (or the environment variable \
-         SPRING_CONFIG_LOCATION; `file:` and `optional:` prefixes work, a directory means \
-         DIR/application.properties); otherwise ./application.properties and ./config/application.properties \
-         when present, the latter winning",
-        "3. environment variables named as below (SERVER_SERVLET_CONTEXT_PATH style is accepted too)",
-        "4. arguments --KEY=VALUE (a bare --KEY sets an empty value)",
-    ] {
-        out.push_str(&wrap("  ", source, width, 5));
-    }
-    out.push_str(&wrap(
-        "",
-        "Keys match as in Spring Boot: case-insensitive, `-` and `_` ignored. Values may contain ${NAME} or \
-         ${NAME:default} placeholders, looked up among the keys and the environment variables.",
-        width,
-        0,
-    ));
-    out.push_str("\nKeys (environment variable, default):\n");
-    let webhook_fields = keys::WEBHOOK_FIELDS.iter().map(|f| {
-        (
-            format!("{}<name>.{}", keys::WEBHOOK_PREFIX, f.name),
-            format!("{}<NAME>_{}", keys::WEBHOOK_ENV_PREFIX, f.name.to_ascii_uppercase()),
-            f.default,
-            f.help,
-        )
-    });
-    let rows = keys::KEYS
-        .iter()
-        .map(|k| (k.name.to_string(), k.env_name(), k.default, k.help))
-        .chain(webhook_fields);
-    for (name, env, default, help) in rows {
-        let default = default.map_or(String::new(), |d| format!(", default {d}"));
-        out.push_str(&wrap("  ", &format!("{name} ({env}{default})"), width, 6));
-        out.push_str(&wrap("      ", help, width, 6));
-    }
-    let ignored: Vec<String> = keys::IGNORED
-        .iter()
-        .map(|k| if k.ends_with('.') { format!("{k}*") } else { k.to_string() })
-        .collect();
-    out.push('\n');
-    let ignored = format!(
-        "Accepted without effect (Java admin settings that do not apply here), apart from the keys above: {}",
-        ignored.join(", ")
-    );
-    out.push_str(&wrap("", &ignored, width, 0));
-    out
-}
-
-/// `lead` then `text`, as lines of at most `width` columns broken between words, the lines after the
-/// first indented by `indent`. A word longer than a line gets a line of its own.
-fn wrap(lead: &str, text: &str, width: usize, indent: usize) -> String {
-    let mut out = String::new();
-    let mut line = lead.to_string();
-    let mut empty = true;
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        if !empty && line.chars().count() + 1 + word.chars().count() > width {
-            out.push_str(&line);
-            out.push('\n');
-            line = " ".repeat(indent);
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-        }
-        line.push_str(word);
-        empty = false;
-    }
-    out.push_str(&line);
-    out.push('\n');
-    out
 }

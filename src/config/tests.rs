@@ -284,13 +284,8 @@ fn file_encoding_and_syntax_errors() {
     assert!(e.contains("application.properties:2"), "{e}");
 }
 
-#[test]
-fn the_java_admins_shipped_file_loads_cleanly() {
-    let d = dir();
-    write(
-        d.path(),
-        "application.properties",
-        r"### web
+/// The `application.properties` the Java admin 2.4 ships, as it ships.
+const JAVA_ADMIN_PROPERTIES: &str = r"### web
 server.port=8080
 server.servlet.context-path=/xxl-job-admin
 
@@ -355,8 +350,12 @@ xxl.job.triggerpool.slow.max=100
 
 ### xxl-job, log retention days
 xxl.job.logretentiondays=30
-",
-    );
+";
+
+#[test]
+fn the_java_admins_shipped_file_loads_cleanly() {
+    let d = dir();
+    write(d.path(), "application.properties", JAVA_ADMIN_PROPERTIES);
     let loaded = load(d.path(), &[], &[]).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let c = loaded.config;

@@ -6,6 +6,8 @@ use chrono::{DateTime, Local, NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 
 use super::{zone, CronExpression};
+use crate::cli::misuse::{self, Misuse};
+use clap::{ArgAction, Parser};
 
 const USAGE: &str = "\
 Usage: xxl-job-admin cron \"EXPRESSION\" [--from TIME] [--count N] [--tz ZONE] [--epoch-ms]
@@ -75,6 +77,7 @@ impl std::fmt::Display for Failure {
     }
 }
 
+#[derive(Debug, Clone)]
 enum Start {
     Now,
     EpochMillis(i64),
@@ -89,48 +92,47 @@ struct Request {
     epoch_ms: bool,
 }
 
+/// `cron`'s command line.
+#[derive(Parser, Debug)]
+#[command(no_binary_name = true, disable_help_flag = true, args_override_self = true)]
+struct CronLine {
+    #[arg(short = 'h', long = "help", action = ArgAction::Help)]
+    help: Option<bool>,
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_from)]
+    from: Option<Start>,
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_count)]
+    count: Option<usize>,
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_zone)]
+    tz: Option<Tz>,
+    #[arg(long)]
+    epoch_ms: bool,
+    expression: Option<String>,
+}
+
 impl Request {
     /// The request, or None when help was asked for.
     fn parse(args: &[String]) -> Result<Option<Request>, String> {
-        let mut expression = None;
-        let mut from = Start::Now;
-        let mut count = 5;
-        let mut zone = None;
-        let mut epoch_ms = false;
-        let mut args = args.iter();
-        while let Some(arg) = args.next() {
-            let (name, inline) = match arg.split_once('=') {
-                Some((name, value)) if name.starts_with("--") => (name, Some(value.to_string())),
-                _ => (arg.as_str(), None),
-            };
-            let mut value =
-                || inline.clone().or_else(|| args.next().cloned()).ok_or(format!("{name} needs a value"));
-            match name {
-                "-h" | "--help" => return Ok(None),
-                "--epoch-ms" if inline.is_some() => return Err("--epoch-ms takes no value".to_string()),
-                "--epoch-ms" => epoch_ms = true,
-                "--from" => from = parse_from(&value()?)?,
-                "--count" => {
-                    let text = value()?;
-                    count = text
-                        .parse()
-                        .map_err(|_| format!("--count must be a non-negative integer, got \"{text}\""))?;
-                }
-                "--tz" => {
-                    let text = value()?;
-                    zone = Some(text.parse::<Tz>().map_err(|_| format!("unknown time zone \"{text}\""))?);
-                }
-                _ if name.starts_with("--") => return Err(format!("unknown option {arg}")),
-                _ if expression.is_none() => expression = Some(arg.clone()),
-                _ => {
-                    return Err(format!(
-                        "unexpected argument \"{arg}\" (quote the expression as one argument)"
-                    ))
-                }
+        let line = match misuse::parse::<CronLine>(args) {
+            Ok(line) => line,
+            Err(Misuse::Help) => return Ok(None),
+            Err(Misuse::Unknown(arg)) if arg.starts_with("--") => {
+                return Err(format!("unknown option {arg}"))
             }
-        }
-        let expression = expression.ok_or("missing the cron expression")?;
-        Ok(Some(Request { expression, from, count, zone, epoch_ms }))
+            Err(Misuse::Unknown(arg)) => {
+                return Err(format!("unexpected argument \"{arg}\" (quote the expression as one argument)"))
+            }
+            Err(Misuse::NoValue(name)) => return Err(format!("{name} needs a value")),
+            Err(Misuse::TakesNoValue(name)) => return Err(format!("{name} takes no value")),
+            Err(Misuse::Refused(reason) | Misuse::Other(reason)) => return Err(reason),
+        };
+        let expression = line.expression.ok_or("missing the cron expression")?;
+        Ok(Some(Request {
+            expression,
+            from: line.from.unwrap_or(Start::Now),
+            count: line.count.unwrap_or(5),
+            zone: line.tz,
+            epoch_ms: line.epoch_ms,
+        }))
     }
 
     fn print<Z: TimeZone>(
@@ -184,6 +186,14 @@ fn parse_from(text: &str) -> Result<Start, String> {
     NaiveDateTime::parse_from_str(text, TIME_FORMAT)
         .map(Start::Local)
         .map_err(|_| format!("--from must be epoch milliseconds or \"yyyy-MM-dd HH:mm:ss\", got \"{text}\""))
+}
+
+fn parse_count(text: &str) -> Result<usize, String> {
+    text.parse().map_err(|_| format!("--count must be a non-negative integer, got \"{text}\""))
+}
+
+fn parse_zone(text: &str) -> Result<Tz, String> {
+    text.parse::<Tz>().map_err(|_| format!("unknown time zone \"{text}\""))
 }
 
 #[cfg(test)]
@@ -308,6 +318,37 @@ mod tests {
             assert_eq!((code, out.as_str()), (2, ""), "{args:?}");
             assert!(err.contains(problem) && err.contains("Usage:"), "{args:?}: {err}");
         }
+    }
+
+    #[test]
+    fn options_are_read_as_before() {
+        // The last of a repeated option wins; an option takes the next word as its value, whatever it is.
+        let (code, out, _) = cron(&[
+            "0 0 12 * * ?",
+            "--count",
+            "1",
+            "--count=2",
+            "--from",
+            "2025-01-01 00:00:00",
+            "--tz",
+            "UTC",
+        ]);
+        assert_eq!((code, out.as_str()), (0, "2025-01-01 12:00:00\n2025-01-02 12:00:00\n"));
+        for (args, message) in [
+            (&["0 0 12 * * ?", "--count", "-3"][..], "--count must be a non-negative integer, got \"-3\""),
+            (&["0 0 12 * * ?", "--count="], "--count must be a non-negative integer, got \"\""),
+            (&["0 0 12 * * ?", "--verbose=3"], "unknown option --verbose=3"),
+            (&["--verbose", "0 0 12 * * ?"], "unknown option --verbose"),
+            (&["0 0 12 * * ?", "-v"], "unexpected argument \"-v\" (quote the expression as one argument)"),
+            (&["0 0 12 * * ?", "--tz"], "--tz needs a value"),
+        ] {
+            let (code, _, err) = cron(args);
+            assert_eq!(code, 2, "{args:?}");
+            assert!(err.starts_with(&format!("xxl-job-admin cron: {message}\n\nUsage:")), "{args:?}: {err}");
+        }
+        // Help wins when asked before a mistake, not after one.
+        assert_eq!(cron(&["-h", "--count", "x"]).0, 0);
+        assert_eq!(cron(&["--count", "x", "-h"]).0, 2);
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod health;
 pub mod openapi;
 mod prometheus;
 pub mod state;
+mod trace;
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -78,7 +79,8 @@ fn routes(state: AppState) -> Router {
         .merge(health)
         .merge(console::routes(state.clone()))
         .merge(openapi::routes())
-        .with_state(state.clone());
+        .with_state(state.clone())
+        .layer(trace::request_spans());
     let context = state.config.server.context_path.clone();
     if context.is_empty() {
         inner
@@ -104,6 +106,7 @@ fn routes(state: AppState) -> Router {
         // `/api/registry` and `/api/callback` at the root. Same handler, same token check; only a context path
         // that is itself `/api…` keeps the root's `/api/` for the console.
         let root = if api_context { root } else { root.merge(api::routes().with_state(state.clone())) };
+        let root = root.layer(trace::request_spans());
         root.fallback_service(MapRequestLayer::new(rewrite).layer(nested))
     }
 }

@@ -1,8 +1,10 @@
 //! The command line of `xxl-job-bench`.
 
+use clap::{ArgAction, Parser};
 use percent_encoding::percent_decode_str;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
+use xxl_job_admin::cli::misuse::{self, Misuse};
 
 pub const USAGE: &str = "\
 Usage: xxl-job-bench [OPTIONS]
@@ -134,90 +136,116 @@ pub enum Command {
     Help,
 }
 
+/// The command line as clap reads it, each value checked by its own parser.
+#[derive(Parser, Debug)]
+#[command(no_binary_name = true, disable_help_flag = true, args_override_self = true)]
+struct BenchLine {
+    #[arg(short = 'h', long = "help", action = ArgAction::Help)]
+    help: Option<bool>,
+    // `std::vec::Vec` spelled out: clap then reads one value that is a list (`--jobs 1000,5000`), where a
+    // plain `Vec` would collect one value per occurrence.
+    #[arg(long, allow_hyphen_values = true, value_parser = |text: &str| parse_jobs("--jobs", text))]
+    jobs: Option<std::vec::Vec<usize>>,
+    #[arg(long, allow_hyphen_values = true, value_parser = |text: &str| parse_jobs("--burst", text))]
+    burst: Option<std::vec::Vec<usize>>,
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_parser = |text: &str| parse_list("--phase", text, &Phase::ALL, Phase::name)
+    )]
+    phase: Option<std::vec::Vec<Phase>>,
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_parser = |text: &str| parse_list("--storage", text, &Storage::ALL, Storage::name)
+    )]
+    storage: Option<std::vec::Vec<Storage>>,
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_parser = |text: &str| parse_count("--seconds", text, 1, MAX_SECONDS)
+    )]
+    seconds: Option<u64>,
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_parser = |text: &str| parse_count("--warmup", text, 0, MAX_SECONDS)
+    )]
+    warmup: Option<u64>,
+    #[arg(long, allow_hyphen_values = true, value_parser = |text: &str| MYSQL.parse(text))]
+    mysql: Option<ServerTarget>,
+    #[arg(long, allow_hyphen_values = true, value_parser = |text: &str| POSTGRES.parse(text))]
+    postgres: Option<ServerTarget>,
+    #[arg(long, allow_hyphen_values = true)]
+    admin: Option<PathBuf>,
+    #[arg(long, allow_hyphen_values = true)]
+    peer: Option<PathBuf>,
+    #[arg(long)]
+    raw_only: bool,
+    #[arg(long)]
+    keep: bool,
+}
+
 pub fn parse(args: &[String]) -> Result<Command, String> {
-    let mut jobs = None;
-    let mut phases = None;
-    let mut burst = None;
-    let mut storages = None;
-    let mut seconds = None;
-    let mut warmup = None;
-    let mut raw_only = false;
-    let mut mysql = MYSQL.default_target();
-    let mut postgres = POSTGRES.default_target();
-    let mut admin = None;
-    let mut peer = None;
-    let mut keep = false;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let (name, inline) = match arg.split_once('=') {
-            Some((name, value)) if name.starts_with("--") => (name, Some(value.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value =
-            || inline.clone().or_else(|| rest.next().cloned()).ok_or_else(|| format!("{name} needs a value"));
-        match name {
-            "-h" | "--help" => return Ok(Command::Help),
-            "--jobs" => jobs = Some(parse_jobs(name, &value()?)?),
-            "--burst" => burst = Some(parse_jobs(name, &value()?)?),
-            "--phase" => phases = Some(parse_list(name, &value()?, &Phase::ALL, Phase::name)?),
-            "--storage" => storages = Some(parse_list(name, &value()?, &Storage::ALL, Storage::name)?),
-            "--seconds" => seconds = Some(parse_count(name, &value()?, 1, MAX_SECONDS)?),
-            "--warmup" => warmup = Some(parse_count(name, &value()?, 0, MAX_SECONDS)?),
-            "--mysql" => mysql = MYSQL.parse(&value()?)?,
-            "--postgres" => postgres = POSTGRES.parse(&value()?)?,
-            "--admin" => admin = Some(PathBuf::from(value()?)),
-            "--peer" => peer = Some(PathBuf::from(value()?)),
-            "--raw-only" | "--keep" if inline.is_some() => return Err(format!("{name} takes no value")),
-            "--raw-only" => raw_only = true,
-            "--keep" => keep = true,
-            _ => return Err(format!("unknown argument `{arg}`")),
-        }
-    }
-    if peer.is_some() {
-        if burst.is_some() || raw_only {
+    let mut line = match misuse::parse::<BenchLine>(args) {
+        Ok(line) => line,
+        Err(Misuse::Help) => return Ok(Command::Help),
+        Err(Misuse::Unknown(arg)) => return Err(format!("unknown argument `{arg}`")),
+        Err(Misuse::NoValue(name)) => return Err(format!("{name} needs a value")),
+        Err(Misuse::TakesNoValue(name)) => return Err(format!("{name} takes no value")),
+        Err(Misuse::Refused(reason) | Misuse::Other(reason)) => return Err(reason),
+    };
+    if line.peer.is_some() {
+        if line.burst.is_some() || line.raw_only {
             return Err("--peer measures the sustained mode: drop --burst and --raw-only".into());
         }
         // The peer's CRON has whole seconds only, so its jobs cannot be spread over the second.
-        if phases.as_ref().is_some_and(|p| p != &[Phase::Aligned]) {
+        if line.phase.as_ref().is_some_and(|p| p != &[Phase::Aligned]) {
             return Err("--peer measures the aligned phase only: drop --phase or give --phase aligned".into());
         }
-        phases = Some(vec![Phase::Aligned]);
-        jobs = jobs.or_else(|| Some(DEFAULT_PEER_JOBS.to_vec()));
+        line.phase = Some(vec![Phase::Aligned]);
+        line.jobs = line.jobs.or_else(|| Some(DEFAULT_PEER_JOBS.to_vec()));
     }
-    let workload = match (burst, raw_only) {
-        (Some(_), true) => return Err("--burst and --raw-only are different modes; choose one".into()),
+    let workload = workload(&mut line)?;
+    Ok(Command::Run(Box::new(Options {
+        workload,
+        storages: line.storage.unwrap_or_else(|| Storage::DEFAULT.to_vec()),
+        seconds: line.seconds.unwrap_or(DEFAULT_SECONDS),
+        warmup: line.warmup.unwrap_or(DEFAULT_WARMUP),
+        mysql: line.mysql.unwrap_or_else(|| MYSQL.default_target()),
+        postgres: line.postgres.unwrap_or_else(|| POSTGRES.default_target()),
+        admin: line.admin,
+        peer: line.peer,
+        keep: line.keep,
+    })))
+}
+
+/// The mode the options choose, refusing options the mode sets itself; the raw ceiling pins the storage.
+fn workload(line: &mut BenchLine) -> Result<Workload, String> {
+    match (line.burst.take(), line.raw_only) {
+        (Some(_), true) => Err("--burst and --raw-only are different modes; choose one".into()),
         (Some(sizes), false) => {
-            if jobs.is_some() || phases.is_some() || seconds.is_some() || warmup.is_some() {
+            if line.jobs.is_some() || line.phase.is_some() || line.seconds.is_some() || line.warmup.is_some()
+            {
                 return Err(
                     "--burst sets its own job counts and timing: drop --jobs, --phase, --seconds, --warmup"
                         .into(),
                 );
             }
-            Workload::Burst(sizes)
+            Ok(Workload::Burst(sizes))
         }
         (None, true) => {
-            if phases.is_some() || storages.as_ref().is_some_and(|s| s != &[Storage::MySql]) {
+            if line.phase.is_some() || line.storage.as_ref().is_some_and(|s| s != &[Storage::MySql]) {
                 return Err("--raw-only measures MariaDB alone: drop --phase and --storage".into());
             }
-            storages = Some(vec![Storage::MySql]);
-            Workload::RawCeiling(jobs.unwrap_or_else(|| DEFAULT_JOBS.to_vec()))
+            line.storage = Some(vec![Storage::MySql]);
+            Ok(Workload::RawCeiling(line.jobs.take().unwrap_or_else(|| DEFAULT_JOBS.to_vec())))
         }
-        (None, false) => Workload::Sustained {
-            jobs: jobs.unwrap_or_else(|| DEFAULT_JOBS.to_vec()),
-            phases: phases.unwrap_or_else(|| Phase::ALL.to_vec()),
-        },
-    };
-    Ok(Command::Run(Box::new(Options {
-        workload,
-        storages: storages.unwrap_or_else(|| Storage::DEFAULT.to_vec()),
-        seconds: seconds.unwrap_or(DEFAULT_SECONDS),
-        warmup: warmup.unwrap_or(DEFAULT_WARMUP),
-        mysql,
-        postgres,
-        admin,
-        peer,
-        keep,
-    })))
+        (None, false) => Ok(Workload::Sustained {
+            jobs: line.jobs.take().unwrap_or_else(|| DEFAULT_JOBS.to_vec()),
+            phases: line.phase.take().unwrap_or_else(|| Phase::ALL.to_vec()),
+        }),
+    }
 }
 
 fn parse_jobs(name: &str, text: &str) -> Result<Vec<usize>, String> {
@@ -487,7 +515,27 @@ mod tests {
     }
 
     #[test]
+    fn messages_name_the_option() {
+        for (line, message) in [
+            (&["--keep=yes"][..], "--keep takes no value"),
+            (&["--seconds"], "--seconds needs a value"),
+            (&["--verbose"], "unknown argument `--verbose`"),
+            (&["--verbose=3"], "unknown argument `--verbose=3`"),
+            (&["positional"], "unknown argument `positional`"),
+            (&["--jobs", "10,x"], "--jobs: `x` is not a whole number"),
+            (&["--warmup", "-1"], "--warmup: `-1` is not a whole number"),
+            (&["--storage", "oracle"], "--storage: `oracle` is not one of mysql, postgres, sqlite"),
+        ] {
+            assert_eq!(parse(&args(line)).unwrap_err(), message, "{line:?}");
+        }
+        // The last of a repeated option wins.
+        assert_eq!(run(&["--seconds", "5", "--seconds=7"]).seconds, 7);
+    }
+
+    #[test]
     fn help() {
         assert_eq!(parse(&args(&["--jobs", "5", "-h"])).unwrap(), Command::Help);
+        assert_eq!(parse(&args(&["-h", "--jobs", "0"])).unwrap(), Command::Help);
+        assert!(parse(&args(&["--jobs", "0", "-h"])).is_err());
     }
 }

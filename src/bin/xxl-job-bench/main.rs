@@ -135,18 +135,7 @@ fn progress(message: impl AsRef<str>) {
 }
 
 async fn bench(options: Options) -> u8 {
-    let load = match process::load_average() {
-        Some((text, one_minute)) => {
-            progress(format!("load average: {text}"));
-            if one_minute > QUIET_LOAD {
-                progress(format!(
-                    "WARNING: 1-minute load {one_minute} > {QUIET_LOAD}: the machine is not quiet"
-                ));
-            }
-            text
-        }
-        None => "unknown".into(),
-    };
+    let load = load_average();
     let context = match prepare(&options).await {
         Ok(context) => context,
         Err(e) => {
@@ -158,14 +147,48 @@ async fn bench(options: Options) -> u8 {
     if cfg!(debug_assertions) {
         progress("this is a debug build: use `cargo build --release` for meaningful numbers");
     }
+    let (rows, code) = run_rows(&options, &context).await;
+    if options.keep {
+        progress(format!(
+            "kept the databases (xxl_bench_{}_<row>) and {}",
+            std::process::id(),
+            context.workdir.display()
+        ));
+    } else {
+        let _ = std::fs::remove_dir_all(&context.workdir);
+    }
+    context.servers.close().await;
+    print!("{}", report::render(&machine, &settings(&options), &rows));
+    code
+}
+
+/// The load average as the kernel shows it, warning when the machine is not quiet.
+fn load_average() -> String {
+    match process::load_average() {
+        Some((text, one_minute)) => {
+            progress(format!("load average: {text}"));
+            if one_minute > QUIET_LOAD {
+                progress(format!(
+                    "WARNING: 1-minute load {one_minute} > {QUIET_LOAD}: the machine is not quiet"
+                ));
+            }
+            text
+        }
+        None => "unknown".into(),
+    }
+}
+
+/// Measures each planned row in turn; the rows measured and the exit code (1 when a row failed, 130 when
+/// interrupted, which ends the run).
+async fn run_rows(options: &Options, context: &Context) -> (Vec<Row>, u8) {
     let mut rows = Vec::new();
     let mut code = 0;
-    for (n, plan) in plans(&options).into_iter().enumerate() {
+    for (n, plan) in plans(options).into_iter().enumerate() {
         let name = format!("xxl_bench_{}_{n}", std::process::id());
         let label = report::label(plan.scheduler, kind_name(plan.kind), plan.jobs);
         progress(format!("{label}: {name}"));
         let outcome = tokio::select! {
-            outcome = run_row(&options, &context, plan, &name, &label) => Some(outcome),
+            outcome = run_row(options, context, plan, &name, &label) => Some(outcome),
             _ = tokio::signal::ctrl_c() => None,
         };
         // The row's admin process and executor were stopped (or killed, when dropped) by now.
@@ -187,16 +210,11 @@ async fn bench(options: Options) -> u8 {
             }
         }
     }
-    if options.keep {
-        progress(format!(
-            "kept the databases (xxl_bench_{}_<row>) and {}",
-            std::process::id(),
-            context.workdir.display()
-        ));
-    } else {
-        let _ = std::fs::remove_dir_all(&context.workdir);
-    }
-    context.servers.close().await;
+    (rows, code)
+}
+
+/// The report's line of how the rows were run.
+fn settings(options: &Options) -> String {
     let datasource = match options.storages.contains(&Storage::Postgres) {
         true => "serverTimezone=UTC (PostgreSQL: also sslmode=disable)",
         false => "serverTimezone=UTC",
@@ -214,12 +232,10 @@ async fn bench(options: Options) -> u8 {
         ),
         Workload::RawCeiling(_) => format!("raw ceiling: {} s after {} s of ramp-up, {} connections", options.seconds, raw::RAMP.as_secs(), raw::CONNECTIONS),
     };
-    let settings = match &options.peer {
+    match &options.peer {
         Some(exe) => format!("{settings}\n{}", peer::settings(exe)),
         None => settings,
-    };
-    print!("{}", report::render(&machine, &settings, &rows));
-    code
+    }
 }
 
 fn kind_name(kind: Kind) -> &'static str {

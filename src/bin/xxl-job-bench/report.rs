@@ -239,78 +239,20 @@ pub fn render(machine: &str, settings: &str, rows: &[Row]) -> String {
     let mut raws = Vec::new();
     for row in rows {
         match &row.measured {
-            Measured::Sustained(r) => sustained.push(vec![
-                row.scheduler.name().to_string(),
-                r.phase.name().to_string(),
-                thousands(row.jobs as f64),
-                thousands(r.sent_per_s()),
-                opt(r.lateness_ms(|l| l.p50), 1),
-                opt(r.lateness_ms(|l| l.p99), 1),
-                opt(r.admin_cpu(), 0),
-                opt(r.db_cpu(), 0),
-                opt(r.admin_us(), 1),
-                opt(r.db_us(), 1),
-                opt(r.rss_mb(), 1),
-                count(r.fires.duplicates),
-                count(r.fires.missing),
-            ]),
-            Measured::Burst(r) => bursts.push(vec![
-                row.scheduler.name().to_string(),
-                thousands(row.jobs as f64),
-                count(r.sent_once()),
-                count(r.fires.within_threshold),
-                opt(r.lateness_ms(|l| l.p50), 1),
-                opt(r.lateness_ms(|l| l.p99), 1),
-                opt(r.lateness_ms(|l| l.max), 1),
-                count(r.log.misfire_settled()),
-                count(r.unaccounted()),
-                count(r.fires.duplicates),
-                opt(r.admin_us(), 1),
-                opt(r.db_us(), 1),
-                opt(r.rss_mb(), 1),
-            ]),
-            Measured::Raw(r) => raws.push(vec![
-                thousands(row.jobs as f64),
-                thousands(r.triggers_per_s),
-                format!("{:.2}", r.sql_per_trigger),
-                format!("{:.2}", r.fsyncs_per_trigger),
-                count(r.lock_failures),
-                opt(r.db_cpu, 0),
-                opt(r.db_us_per_trigger, 1),
-                opt(r.bench_cpu, 0),
-            ]),
+            Measured::Sustained(r) => sustained.push(sustained_cells(row, r)),
+            Measured::Burst(r) => bursts.push(burst_cells(row, r)),
+            Measured::Raw(r) => raws.push(raw_cells(row, r)),
         }
     }
-    table(&mut out, &SUSTAINED, &sustained);
-    if !sustained.is_empty() {
-        let _ = writeln!(
-            out,
-            "sent/s = /run requests standing for a planned instant of the window, per second; lateness = arrival at the\n\
-             executor − planned instant (header Xxl-Job-Planned-Time; ratch-job: its logDateTime, the second it fired\n\
-             for); CPU = % of one core over the window, and CPU time per /run sent (DB = the mariadbd process, or\n\
-             PostgreSQL's postmaster with its backends; SQLite runs inside the admin); RSS = the admin's (ratch-job's)\n\
-             peak (VmHWM); dup = /run requests beyond the first for one (job, planned instant); missing = (job,\n\
-             instant) pairs of the window without a /run (aligned: every whole second; spread: each job's phase + k s).\n"
-        );
-    }
-    table(&mut out, &BURST, &bursts);
-    if !bursts.is_empty() {
-        let _ = writeln!(
-            out,
-            "sent = jobs whose one planned fire got a /run; ≤ 5 s = of those, arriving within the misfire threshold;\n\
-             lateness = arrival − the instant; misfire = fires the admin's log says it settled by the misfire rule\n\
-             without sending them; untraced = jobs without a /run that no such log line accounts for; CPU per\n\
-             /run sent counts from the activation (planning included) to the end of the burst.\n"
-        );
-    }
-    table(&mut out, &RAW, &raws);
-    if !raws.is_empty() {
-        let _ = writeln!(
-            out,
-            "raw = the admin's per-trigger writes batched as at full load (200-row log INSERT … RETURNING, the\n\
-             trigger-report UPDATE, the guarded result UPDATE, a 500-row schedule UPDATE per 500 triggers) from\n\
-             30 connections, without the admin; SQL/trg = (SELECT+INSERT+UPDATE+DELETE) per trigger.\n"
-        );
+    for (header, cells, legend) in [
+        (&SUSTAINED[..], &sustained, SUSTAINED_LEGEND),
+        (&BURST[..], &bursts, BURST_LEGEND),
+        (&RAW[..], &raws, RAW_LEGEND),
+    ] {
+        table(&mut out, header, cells);
+        if !cells.is_empty() {
+            let _ = writeln!(out, "{legend}");
+        }
     }
     for row in rows {
         details(&mut out, row);
@@ -320,14 +262,101 @@ pub fn render(machine: &str, settings: &str, rows: &[Row]) -> String {
     out
 }
 
+/// What the columns of the sustained table mean, printed under it.
+const SUSTAINED_LEGEND: &str =
+    "sent/s = /run requests standing for a planned instant of the window, per second; lateness = arrival at the\n\
+     executor − planned instant (header Xxl-Job-Planned-Time; ratch-job: its logDateTime, the second it fired\n\
+     for); CPU = % of one core over the window, and CPU time per /run sent (DB = the mariadbd process, or\n\
+     PostgreSQL's postmaster with its backends; SQLite runs inside the admin); RSS = the admin's (ratch-job's)\n\
+     peak (VmHWM); dup = /run requests beyond the first for one (job, planned instant); missing = (job,\n\
+     instant) pairs of the window without a /run (aligned: every whole second; spread: each job's phase + k s).\n";
+
+/// What the columns of the burst table mean.
+const BURST_LEGEND: &str =
+    "sent = jobs whose one planned fire got a /run; ≤ 5 s = of those, arriving within the misfire threshold;\n\
+     lateness = arrival − the instant; misfire = fires the admin's log says it settled by the misfire rule\n\
+     without sending them; untraced = jobs without a /run that no such log line accounts for; CPU per\n\
+     /run sent counts from the activation (planning included) to the end of the burst.\n";
+
+/// What the raw ceiling's table measures.
+const RAW_LEGEND: &str =
+    "raw = the admin's per-trigger writes batched as at full load (200-row log INSERT … RETURNING, the\n\
+     trigger-report UPDATE, the guarded result UPDATE, a 500-row schedule UPDATE per 500 triggers) from\n\
+     30 connections, without the admin; SQL/trg = (SELECT+INSERT+UPDATE+DELETE) per trigger.\n";
+
+fn sustained_cells(row: &Row, r: &RunResult) -> Vec<String> {
+    vec![
+        row.scheduler.name().to_string(),
+        r.phase.name().to_string(),
+        thousands(row.jobs as f64),
+        thousands(r.sent_per_s()),
+        opt(r.lateness_ms(|l| l.p50), 1),
+        opt(r.lateness_ms(|l| l.p99), 1),
+        opt(r.admin_cpu(), 0),
+        opt(r.db_cpu(), 0),
+        opt(r.admin_us(), 1),
+        opt(r.db_us(), 1),
+        opt(r.rss_mb(), 1),
+        count(r.fires.duplicates),
+        count(r.fires.missing),
+    ]
+}
+
+fn burst_cells(row: &Row, r: &RunResult) -> Vec<String> {
+    vec![
+        row.scheduler.name().to_string(),
+        thousands(row.jobs as f64),
+        count(r.sent_once()),
+        count(r.fires.within_threshold),
+        opt(r.lateness_ms(|l| l.p50), 1),
+        opt(r.lateness_ms(|l| l.p99), 1),
+        opt(r.lateness_ms(|l| l.max), 1),
+        count(r.log.misfire_settled()),
+        count(r.unaccounted()),
+        count(r.fires.duplicates),
+        opt(r.admin_us(), 1),
+        opt(r.db_us(), 1),
+        opt(r.rss_mb(), 1),
+    ]
+}
+
+fn raw_cells(row: &Row, r: &RawResult) -> Vec<String> {
+    vec![
+        thousands(row.jobs as f64),
+        thousands(r.triggers_per_s),
+        format!("{:.2}", r.sql_per_trigger),
+        format!("{:.2}", r.fsyncs_per_trigger),
+        count(r.lock_failures),
+        opt(r.db_cpu, 0),
+        opt(r.db_us_per_trigger, 1),
+        opt(r.bench_cpu, 0),
+    ]
+}
+
 fn details(out: &mut String, row: &Row) {
     let (r, kind) = match &row.measured {
         Measured::Sustained(r) => (r, r.phase.name()),
         Measured::Burst(r) => (r, "burst"),
         Measured::Raw(_) => return,
     };
-    let f = &r.fires;
     let _ = writeln!(out, "{}", label(row.scheduler, kind, row.jobs));
+    fire_counts(out, r);
+    // The peer logs no summary of unsent fires, and its logDateTime is the planned instant itself.
+    let peer = row.scheduler == Scheduler::Peer;
+    if !peer {
+        not_sent(out, r);
+    }
+    log_rows(out, r);
+    lateness(out, r, peer);
+    statements(out, r);
+    let who = row.scheduler.process();
+    cpu(out, r, who);
+    executor_and_log(out, r, who);
+}
+
+/// What was planned and what the executor received for it.
+fn fire_counts(out: &mut String, r: &RunResult) {
+    let f = &r.fires;
     let _ = writeln!(
         out,
         "  fires: {} (job, instant) planned; {} /run for them ({} pairs sent, {} duplicates, {} missing, {} off their \
@@ -342,17 +371,20 @@ fn details(out: &mut String, row: &Row) {
         count(f.unplanned),
         count(f.foreign),
     );
-    // The peer logs no summary of unsent fires, and its logDateTime is the planned instant itself.
-    let peer = row.scheduler == Scheduler::Peer;
-    if !peer {
-        let not_sent: Vec<String> =
-            r.log.not_sent.iter().map(|(reason, n)| format!("{reason}: {}", count(*n))).collect();
-        let _ = writeln!(
-            out,
-            "  planned fires the admin logged as not sent (whole run): {}",
-            if not_sent.is_empty() { "none".to_string() } else { not_sent.join(", ") }
-        );
-    }
+}
+
+/// The admin's own count of planned fires it did not send, by reason.
+fn not_sent(out: &mut String, r: &RunResult) {
+    let not_sent: Vec<String> =
+        r.log.not_sent.iter().map(|(reason, n)| format!("{reason}: {}", count(*n))).collect();
+    let _ = writeln!(
+        out,
+        "  planned fires the admin logged as not sent (whole run): {}",
+        if not_sent.is_empty() { "none".to_string() } else { not_sent.join(", ") }
+    );
+}
+
+fn log_rows(out: &mut String, r: &RunResult) {
     if let Some(logs) = &r.logs {
         let _ = writeln!(
             out,
@@ -363,6 +395,11 @@ fn details(out: &mut String, row: &Row) {
             thousands(logs.succeeded as f64 / r.seconds as f64),
         );
     }
+}
+
+/// Lateness over the whole window (and, for the admin, to the log's trigger time), then each second's p99.
+fn lateness(out: &mut String, r: &RunResult, peer: bool) {
+    let f = &r.fires;
     let split = |p: Option<Percentiles>| {
         p.map_or_else(|| "-".to_string(), |p| format!("{:.1}/{:.1}/{:.1}", ms(p.p50), ms(p.p99), ms(p.max)))
     };
@@ -378,8 +415,11 @@ fn details(out: &mut String, row: &Row) {
             let _ = writeln!(out, "{lead:>24} {}", line.join(" "));
         }
     }
-    let who = row.scheduler.process();
-    let u = &r.usage;
+}
+
+/// MariaDB's statement counters per /run sent, when they were read.
+fn statements(out: &mut String, r: &RunResult) {
+    let (f, u) = (&r.fires, &r.usage);
     if !u.statements.is_empty() {
         let per_run = |n: u64| opt((f.sent > 0).then(|| n as f64 / f.sent as f64), 2);
         let per =
@@ -402,6 +442,10 @@ fn details(out: &mut String, row: &Row) {
             per("Innodb_data_fsyncs"),
         );
     }
+}
+
+fn cpu(out: &mut String, r: &RunResult, who: &str) {
+    let u = &r.usage;
     // Per-process and machine-wide ticks are sampled separately; a small negative rest is noise.
     let others = (|| {
         Some(u.machine_busy_ticks?.saturating_sub(u.admin_ticks? + u.db_ticks.unwrap_or(0) + u.own_ticks?))
@@ -421,6 +465,9 @@ fn details(out: &mut String, row: &Row) {
         std::thread::available_parallelism().map_or(0, |n| n.get()) * 100,
         opt(u.percent(u.machine_iowait_ticks), 0),
     );
+}
+
+fn executor_and_log(out: &mut String, r: &RunResult, who: &str) {
     let e = &r.executor;
     let _ = writeln!(
         out,
