@@ -112,7 +112,13 @@ struct CronLine {
 impl Request {
     /// The request, or None when help was asked for.
     fn parse(args: &[String]) -> Result<Option<Request>, String> {
-        let line = match misuse::parse::<CronLine>(args) {
+        // An expression starting with a minus ("-5 0 12 * * ?") is a wrong expression, not short options:
+        // its own error says what is wrong in it.
+        let (hyphenated, args): (Vec<String>, Vec<String>) = args
+            .iter()
+            .cloned()
+            .partition(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(char::is_whitespace));
+        let mut line = match misuse::parse::<CronLine>(&args) {
             Ok(line) => line,
             Err(Misuse::Help) => return Ok(None),
             Err(Misuse::Unknown(arg)) if arg.starts_with("--") => {
@@ -125,6 +131,13 @@ impl Request {
             Err(Misuse::TakesNoValue(name)) => return Err(format!("{name} takes no value")),
             Err(Misuse::Refused(reason) | Misuse::Other(reason)) => return Err(reason),
         };
+        if let Some(expression) = hyphenated.into_iter().next() {
+            if let Some(first) = line.expression.replace(expression) {
+                return Err(format!(
+                    "unexpected argument \"{first}\" (quote the expression as one argument)"
+                ));
+            }
+        }
         let expression = line.expression.ok_or("missing the cron expression")?;
         Ok(Some(Request {
             expression,
@@ -300,6 +313,10 @@ mod tests {
         let (code, _, err) = cron(&["0 0 0 ? * 8"]);
         assert_eq!(code, 2);
         assert!(err.contains("Day-of-Week values must be between 1 and 7"), "{err}");
+        // An expression that starts with a minus is an expression, and its error says what is wrong in it.
+        let (code, _, err) = cron(&["-5 0 12 * * ?"]);
+        assert_eq!(code, 2);
+        assert!(err.contains("invalid cron expression \"-5 0 12 * * ?\""), "{err}");
     }
 
     #[test]
