@@ -122,7 +122,7 @@ mod tests {
 
     /// The 251 keys of 2.4.2's bundles (its `i18n/message_*.properties`).
     #[rustfmt::skip]
-    const SPEC_KEYS: [&str; 251] = [
+    const JAVA_ADMIN_KEYS: [&str; 251] = [
         "admin_i18n", "admin_name", "admin_name_full", "admin_version", "change_pwd", "change_pwd_field_newpwd",
         "change_pwd_field_oldpwd", "change_pwd_suc_to_logout", "dataTable_sEmptyTable", "dataTable_sFirst",
         "dataTable_sInfo", "dataTable_sInfoEmpty", "dataTable_sInfoFiltered", "dataTable_sLast",
@@ -233,13 +233,13 @@ mod tests {
     }
 
     #[test]
-    fn every_bundle_has_the_spec_keys_and_the_same_extras() {
-        let spec: BTreeSet<&str> = SPEC_KEYS.into_iter().collect();
-        assert_eq!(spec.len(), 251, "the spec list has duplicates");
+    fn every_bundle_has_the_java_admins_keys_and_the_same_extras() {
+        let java: BTreeSet<&str> = JAVA_ADMIN_KEYS.into_iter().collect();
+        assert_eq!(java.len(), 251, "the list of 2.4.2's keys has duplicates");
         let languages = all_languages();
         let reference = keys(&languages[0]);
-        let missing: Vec<_> = spec.difference(&reference).collect();
-        assert!(missing.is_empty(), "zh_CN: missing spec keys {missing:?}");
+        let missing: Vec<_> = java.difference(&reference).collect();
+        assert!(missing.is_empty(), "zh_CN: missing 2.4.2 keys {missing:?}");
         // Console texts beyond the 2.4.2 bundle are allowed, but every language must have all of them.
         for other in &languages[1..] {
             let actual = keys(other);
@@ -327,7 +327,7 @@ mod tests {
     }
 
     #[test]
-    fn child_job_templates_have_the_spec_shape() {
+    fn child_job_templates_have_the_java_admins_shape() {
         for i18n in all_languages() {
             let code = i18n.lang_code();
             for (key, count) in [("jobconf_callback_child_msg1", 5), ("jobconf_callback_child_msg2", 3)] {
