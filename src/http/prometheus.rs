@@ -2,9 +2,9 @@
 //! for a scraper whose `Accept` names it (Prometheus does), else in the classic text format. Like health,
 //! it needs no login: scrapers do not log in, and it shows counts, not data.
 
+use crate::domain::registry::{group_addresses, DEAD_TIMEOUT_SECS};
 use crate::http::state::AppState;
 use crate::metrics::{Snapshot, OPENMETRICS_FORMAT, TEXT_FORMAT};
-use crate::workers::registry::{group_addresses, DEAD_TIMEOUT_SECS};
 use axum::extract::State;
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use axum::http::HeaderMap;
