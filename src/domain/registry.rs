@@ -1,6 +1,7 @@
 //! The rules of executor registrations, shared by the registry monitor that writes automatic groups'
 //! address lists and the services that show or check them (spec 1.4, 1.5).
 
+use crate::domain::java_split;
 use crate::storage::JobRegistry;
 use std::collections::{BTreeSet, HashMap};
 
@@ -35,6 +36,12 @@ pub fn group_addresses(rows: Vec<JobRegistry>) -> HashMap<String, BTreeSet<Strin
         map.entry(row.registry_key).or_default().insert(row.registry_value);
     }
     map
+}
+
+/// A group's `address_list` as a list, or none for a blank one.
+pub fn listed_addresses(address_list: Option<&str>) -> Option<Vec<String>> {
+    let list = address_list.filter(|l| !l.trim().is_empty())?;
+    Some(java_split(list).into_iter().map(str::to_string).collect())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `/groups`: the executor groups a token's user may see; administrators create, change and delete them.
 
+use super::shapes::GroupView;
 use super::{location, paging, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
-use crate::http::console::views::GroupView;
 use crate::http::state::AppState;
 use crate::service::groups::{self, GroupForm};
 use axum::extract::State;
@@ -37,7 +37,7 @@ pub async fn list(
     let (offset, limit) = paging(query.offset, query.limit)?;
     let (found, total) = groups::list(&state, &user, query.appname, query.title, offset, limit).await?;
     let zone = state.db.zone();
-    Ok(Json(Listing { total, items: found.into_iter().map(|g| GroupView::new(g, zone)).collect() }))
+    Ok(Json(Listing { total, items: found.into_iter().map(|g| GroupView::of(g, zone)).collect() }))
 }
 
 /// One executor group.
@@ -49,7 +49,7 @@ pub async fn get(
     Id(id): Id<i32>,
 ) -> ApiResult<Json<GroupView>> {
     let group = groups::get(&state, &user, id).await?;
-    Ok(Json(GroupView::new(group, state.db.zone())))
+    Ok(Json(GroupView::of(group, state.db.zone())))
 }
 
 /// Creates an executor group (administrators only).
@@ -65,7 +65,7 @@ pub async fn create(
     Ok((
         StatusCode::CREATED,
         location(&state, &format!("/groups/{id}")),
-        Json(GroupView::new(group, state.db.zone())),
+        Json(GroupView::of(group, state.db.zone())),
     ))
 }
 
@@ -82,7 +82,7 @@ pub async fn update(
     groups::get(&state, &user, id).await?;
     groups::update(&state, &user, GroupForm { id, ..form }).await?;
     let group = groups::get(&state, &user, id).await?;
-    Ok(Json(GroupView::new(group, state.db.zone())))
+    Ok(Json(GroupView::of(group, state.db.zone())))
 }
 
 /// Deletes an executor group without jobs, unless it is the last one (administrators only).

@@ -1,11 +1,11 @@
 //! `/jobs`: list, read, create, change, delete, start, stop, run once, and preview fire times.
 
+use super::shapes::JobView;
 use super::{
     etag, location, paging, within, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing,
     QueryParams,
 };
 use crate::domain::{LogIdSink, TriggerType};
-use crate::http::console::views::JobView;
 use crate::http::state::AppState;
 use crate::service::jobs::{self, JobForm, JobQuery};
 use axum::extract::State;
@@ -62,7 +62,7 @@ pub async fn list(
     };
     let (found, total) = jobs::list(&state, &user, filter, offset, limit).await?;
     let zone = state.db.zone();
-    Ok(Json(Listing { total, items: found.into_iter().map(|j| JobView::new(j, zone)).collect() }))
+    Ok(Json(Listing { total, items: found.into_iter().map(|j| JobView::of(j, zone)).collect() }))
 }
 
 /// Creates a job, stopped. Same rules and messages as the console's job form.
@@ -75,7 +75,7 @@ pub async fn create(
     JsonBody(form): JsonBody<JobForm>,
 ) -> ApiResult<impl IntoResponse> {
     let id = jobs::add(&state, &user, form).await?;
-    let job = JobView::new(jobs::get(&state, &user, id).await?, state.db.zone());
+    let job = JobView::of(jobs::get(&state, &user, id).await?, state.db.zone());
     Ok((StatusCode::CREATED, location(&state, &format!("/jobs/{id}")), [(ETAG, etag(&job))], Json(job)))
 }
 
@@ -87,7 +87,7 @@ pub async fn get(
     ApiUser(user): ApiUser,
     Id(id): Id<i32>,
 ) -> ApiResult<impl IntoResponse> {
-    let job = JobView::new(jobs::get(&state, &user, id).await?, state.db.zone());
+    let job = JobView::of(jobs::get(&state, &user, id).await?, state.db.zone());
     Ok(([(ETAG, etag(&job))], Json(job)))
 }
 
@@ -107,12 +107,12 @@ pub async fn update(
     // Two people editing one job: the second save, made on a stale read, is refused instead of undoing the
     // first. Checked just before the write, which leaves only the moment between the two.
     if let Some(expected) = headers.get(IF_MATCH).map(|v| v.to_str().unwrap_or_default()) {
-        let current = etag(&JobView::new(jobs::get(&state, &user, id).await?, state.db.zone()));
+        let current = etag(&JobView::of(jobs::get(&state, &user, id).await?, state.db.zone()));
         if expected.trim() != "*" && !expected.split(',').any(|tag| tag.trim() == current) {
             return Err(ApiError::PreconditionFailed);
         }
     }
-    let job = JobView::new(jobs::update(&state, &user, JobForm { id, ..form }).await?, state.db.zone());
+    let job = JobView::of(jobs::update(&state, &user, JobForm { id, ..form }).await?, state.db.zone());
     Ok(([(ETAG, etag(&job))], Json(job)))
 }
 
@@ -140,7 +140,7 @@ pub async fn start(
     Id(id): Id<i32>,
 ) -> ApiResult<Json<JobView>> {
     let job = jobs::start(&state, &user, id).await?;
-    Ok(Json(JobView::new(job, state.db.zone())))
+    Ok(Json(JobView::of(job, state.db.zone())))
 }
 
 /// Unschedules a job.
@@ -152,7 +152,7 @@ pub async fn stop(
     Id(id): Id<i32>,
 ) -> ApiResult<Json<JobView>> {
     let job = jobs::stop(&state, &user, id).await?;
-    Ok(Json(JobView::new(job, state.db.zone())))
+    Ok(Json(JobView::of(job, state.db.zone())))
 }
 
 /// A manual run's options.

@@ -1,8 +1,8 @@
 //! `/logs`: trigger logs, the executor's log of a run, and killing a run.
 
+use super::shapes::LogView;
 use super::{paging, within, ApiError, ApiResult, ApiUser, ErrorBody, Id, Listing, QueryParams};
 use crate::domain::protocol::SUCCESS_CODE;
-use crate::http::console::views::LogView;
 use crate::http::state::AppState;
 use crate::service::logs::{self, LogLines, LogQuery};
 use crate::service::ServiceError;
@@ -108,7 +108,7 @@ pub async fn list(
     };
     let (found, total) = logs::list(&state, &user, filter, offset, limit).await?;
     let zone = state.db.zone();
-    Ok(Json(Listing { total, items: found.into_iter().map(|l| LogView::new(l, zone)).collect() }))
+    Ok(Json(Listing { total, items: found.into_iter().map(|l| LogView::of(l, zone)).collect() }))
 }
 
 /// One trigger log.
@@ -120,7 +120,7 @@ pub async fn get(
     Id(id): Id<i64>,
 ) -> ApiResult<Json<LogView>> {
     let log = logs::get(&state, &user, id).await?;
-    Ok(Json(LogView::new(log, state.db.zone())))
+    Ok(Json(LogView::of(log, state.db.zone())))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
