@@ -3,7 +3,7 @@
 
 use super::error::ConsoleError;
 use super::params::Params;
-use super::{changes_state_post_only, JsonResult, LoginUser, OrJson};
+use super::{changes_state_post_only, JsonResult, LoginUser};
 use crate::domain::ReturnT;
 use crate::http::state::AppState;
 use crate::service::audit::Target;
@@ -57,9 +57,6 @@ async fn test(State(state): State<AppState>, login: LoginUser, params: Params) -
         Some(false) => Err(ConsoleError::msg(i18n.format("alarm_channel_test_failed", &[&name]))),
         Some(true) => Ok(()),
     };
-    state
-        .audit
-        .done(&login, "alarm.test", Target::named("channel", name.as_str()), |()| None, result)
-        .or_json(&state)?;
+    state.audit.done(&login, "alarm.test", Target::named("channel", name.as_str()), |()| None, result)?;
     Ok(Json(ReturnT { msg: Some(i18n.format("alarm_channel_test_sent", &[&name])), ..ReturnT::success() }))
 }

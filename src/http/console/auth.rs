@@ -1,10 +1,10 @@
 //! `/login` and `/logout` (spec console 1.2, 2.2, 2.4).
 
-use super::error::{ConsoleError, JsonError};
+use super::error::ConsoleError;
 use super::params::Params;
 use super::session;
 use super::throttle::wait_secs;
-use super::{changes_state_post_only, current_user, LoginUser, OrJson};
+use super::{changes_state_post_only, current_user, LoginUser};
 use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
 use crate::http::state::AppState;
@@ -37,34 +37,32 @@ async fn login(
     ClientAddr(address): ClientAddr,
     session: Session,
     params: Params,
-) -> Result<Json<ReturnT<()>>, JsonError> {
+) -> Result<Json<ReturnT<()>>, ConsoleError> {
     let i18n = &state.i18n;
     if !state.config.auth.password_enabled {
-        return Err(ConsoleError::msg(i18n.get("login_password_disabled"))).or_json(&state);
+        return Err(ConsoleError::msg(i18n.get("login_password_disabled")));
     }
     let (username, password) = (params.string("userName"), params.string("password"));
     let (Some(username), Some(password)) = (username, password) else {
-        return Err(ConsoleError::msg(i18n.get("login_param_empty"))).or_json(&state);
+        return Err(ConsoleError::msg(i18n.get("login_param_empty")));
     };
     if is_blank(Some(&username)) || is_blank(Some(&password)) {
-        return Err(ConsoleError::msg(i18n.get("login_param_empty"))).or_json(&state);
+        return Err(ConsoleError::msg(i18n.get("login_param_empty")));
     }
     let now = state.clock.now_ms();
-    let user = state.db.load_user_by_name(&username).await.or_json(&state)?;
+    let user = state.db.load_user_by_name(&username).await?;
     // Counted per account found, whatever spelling of the name found it.
     let account = user.as_ref().map(|u| u.id);
     let attempt = Attempt { username: &username, address, account, now };
     let ending = match state.console.throttle.wait_ms(account, address, now) {
         Some(wait) => Ending::Throttled(wait),
         None => Ending::Checked(
-            login::check(&state.db, state.console.ldap.as_ref(), user, &username, &password)
-                .await
-                .or_json(&state)?,
+            login::check(&state.db, state.console.ldap.as_ref(), user, &username, &password).await?,
         ),
     };
-    let user = settle(&state, &attempt, ending).or_json(&state)?;
+    let user = settle(&state, &attempt, ending)?;
     let remember = params.string("ifRemember").as_deref() == Some("on");
-    session::begin(&session, &state.console.secret, &user, remember, now).await.or_json(&state)?;
+    session::begin(&session, &state.console.secret, &user, remember, now).await?;
     Ok(Json(ReturnT::success()))
 }
 
@@ -123,9 +121,9 @@ async fn logout(
     State(state): State<AppState>,
     ClientAddr(address): ClientAddr,
     session: Session,
-) -> Result<Json<ReturnT<()>>, JsonError> {
-    let user = current_user(&state, &session).await.or_json(&state)?;
-    session::end(&session, &state.console.ended, &state.db, state.clock.now_ms()).await.or_json(&state)?;
+) -> Result<Json<ReturnT<()>>, ConsoleError> {
+    let user = current_user(&state, &session).await?;
+    session::end(&session, &state.console.ended, &state.db, state.clock.now_ms()).await?;
     if let Some(user) = user {
         let user = LoginUser(user, Origin { address: Some(address), token_id: None });
         state.audit.record(Event::by(&user, "signout", None));

@@ -2,8 +2,9 @@
 //! job page's upload, which plans (dry run) or applies a document. Endpoints 2.4.2 does not have; the rules
 //! are [`crate::service::jobs_as_code`]'s, with the user's group rights.
 
+use super::error::ConsoleError;
 use super::params::Params;
-use super::{changes_state_post_only, JsonResult, LoginUser, OrJson};
+use super::{changes_state_post_only, JsonResult, LoginUser};
 use crate::domain::ReturnT;
 use crate::http::state::AppState;
 use crate::service::groups;
@@ -27,14 +28,14 @@ async fn export(
     State(state): State<AppState>,
     user: LoginUser,
     params: Params,
-) -> Result<Response, super::error::JsonError> {
-    let group: i32 = params.number_or("jobGroup", 0).or_json(&state)?;
+) -> Result<Response, ConsoleError> {
+    let group: i32 = params.number_or("jobGroup", 0)?;
     let format = params.string("format").as_deref().and_then(Format::of_name).unwrap_or(Format::Toml);
     let apps = match group {
         0 => vec![],
-        id => vec![groups::get(&state, &user, id).await.or_json(&state)?.app_name],
+        id => vec![groups::get(&state, &user, id).await?.app_name],
     };
-    let doc = jobs_as_code::export(&Setting::of(&state), &user, &apps, false).await.or_json(&state)?;
+    let doc = jobs_as_code::export(&Setting::of(&state), &user, &apps, false).await?;
     // Only characters every browser keeps in a file name.
     let stem: String = apps
         .first()
@@ -71,7 +72,7 @@ async fn apply(State(state): State<AppState>, user: LoginUser, params: Params) -
         Ok(doc) => doc,
         Err(e) => return Ok(Json(ReturnT::fail(e.to_string()))),
     };
-    let plan = jobs_as_code::apply_for(&state, &user, &doc, options).await.or_json(&state)?;
+    let plan = jobs_as_code::apply_for(&state, &user, &doc, options).await?;
     let changes = plan.changes();
     Ok(Json(ReturnT::with_content(Applied {
         plan: plan.to_string(),

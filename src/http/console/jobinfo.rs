@@ -4,7 +4,7 @@
 use super::error::ConsoleError;
 use super::params::Params;
 use super::views::{JobView, Page};
-use super::{changes_state, JsonResult, LoginUser, OrJson};
+use super::{changes_state, JsonResult, LoginUser};
 use crate::domain::{ReturnT, TriggerType};
 use crate::http::state::AppState;
 use crate::service::jobs::{self, JobForm, JobQuery};
@@ -36,17 +36,17 @@ async fn page_list(
     State(state): State<AppState>,
     user: LoginUser,
     params: Params,
-) -> Result<Json<Page<JobView>>, super::error::JsonError> {
+) -> Result<Json<Page<JobView>>, ConsoleError> {
     let query = JobQuery {
-        job_group: params.required("jobGroup").or_json(&state)?,
-        trigger_status: params.required("triggerStatus").or_json(&state)?,
+        job_group: params.required("jobGroup")?,
+        trigger_status: params.required("triggerStatus")?,
         job_desc: params.string("jobDesc"),
         executor_handler: params.string("executorHandler"),
         author: params.string("author"),
     };
-    let start: i64 = params.number_or("start", 0).or_json(&state)?;
-    let length: i64 = params.number_or("length", 10).or_json(&state)?;
-    let (jobs, total) = jobs::list(&state, &user, query, start, length).await.or_json(&state)?;
+    let start: i64 = params.number_or("start", 0)?;
+    let length: i64 = params.number_or("length", 10)?;
+    let (jobs, total) = jobs::list(&state, &user, query, start, length).await?;
     let zone = state.db.zone();
     Ok(Json(Page::new(jobs.into_iter().map(|j| JobView::new(j, zone)).collect(), total)))
 }
@@ -76,43 +76,42 @@ fn job_form(params: &Params) -> Result<JobForm, ConsoleError> {
 }
 
 async fn add(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<String> {
-    let form = job_form(&params).or_json(&state)?;
-    let id = jobs::add(&state, &user, form).await.or_json(&state)?;
+    let form = job_form(&params)?;
+    let id = jobs::add(&state, &user, form).await?;
     Ok(Json(ReturnT::with_content(id.to_string())))
 }
 
 async fn update(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let form = job_form(&params).or_json(&state)?;
-    jobs::update(&state, &user, form).await.or_json(&state)?;
+    let form = job_form(&params)?;
+    jobs::update(&state, &user, form).await?;
     Ok(Json(ReturnT::success()))
 }
 
 /// 2.4.2 answers success for an unknown id.
 async fn remove(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let id: i32 = params.required("id").or_json(&state)?;
-    jobs::remove(&state, &user, id).await.or_json(&state)?;
+    let id: i32 = params.required("id")?;
+    jobs::remove(&state, &user, id).await?;
     Ok(Json(ReturnT::success()))
 }
 
 async fn stop(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let id: i32 = params.required("id").or_json(&state)?;
-    jobs::stop(&state, &user, id).await.or_json(&state)?;
+    let id: i32 = params.required("id")?;
+    jobs::stop(&state, &user, id).await?;
     Ok(Json(ReturnT::success()))
 }
 
 async fn start(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let id: i32 = params.required("id").or_json(&state)?;
-    jobs::start(&state, &user, id).await.or_json(&state)?;
+    let id: i32 = params.required("id")?;
+    jobs::start(&state, &user, id).await?;
     Ok(Json(ReturnT::success()))
 }
 
 /// An absent parameter runs the job with an empty one, as 2.4.2's form always sends it.
 async fn trigger(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let id: i32 = params.required("id").or_json(&state)?;
+    let id: i32 = params.required("id")?;
     let executor_param = Some(params.string("executorParam").unwrap_or_default());
     jobs::trigger(&state, &user, id, executor_param, params.string("addressList"), TriggerType::Manual, None)
-        .await
-        .or_json(&state)?;
+        .await?;
     Ok(Json(ReturnT::success()))
 }
 
@@ -123,7 +122,6 @@ async fn next_trigger_time(State(state): State<AppState>, params: Params) -> Jso
         &schedule_type,
         params.string("scheduleConf").as_deref(),
         PREVIEW_COUNT,
-    )
-    .or_json(&state)?;
+    )?;
     Ok(Json(ReturnT::with_content(times)))
 }

@@ -1,10 +1,10 @@
 //! The trigger log's endpoints (spec console 1.4), with the group permission checked everywhere; the
 //! rules of list, detail and kill in [`crate::service::logs`], shared with the REST API.
 
-use super::error::JsonError;
+use super::error::ConsoleError;
 use super::params::Params;
 use super::views::{JobView, LogView, Page};
-use super::{changes_state, JsonResult, LoginUser, OrJson};
+use super::{changes_state, JsonResult, LoginUser};
 use crate::domain::html::escape;
 use crate::domain::ReturnT;
 use crate::http::state::AppState;
@@ -39,10 +39,10 @@ async fn jobs_by_group(
     user: LoginUser,
     params: Params,
 ) -> JsonResult<Vec<JobView>> {
-    let group: i32 = params.required("jobGroup").or_json(&state)?;
-    user.ensure_access(&state, group).or_json(&state)?;
+    let group: i32 = params.required("jobGroup")?;
+    user.ensure_access(&state, group)?;
     let zone = state.db.zone();
-    let jobs = state.db.jobs_by_group(group).await.or_json(&state)?;
+    let jobs = state.db.jobs_by_group(group).await?;
     Ok(Json(ReturnT::with_content(jobs.into_iter().map(|j| JobView::new(j, zone)).collect())))
 }
 
@@ -61,15 +61,15 @@ async fn page_list(
     State(state): State<AppState>,
     user: LoginUser,
     params: Params,
-) -> Result<Json<Page<LogView>>, JsonError> {
-    let job_group: i32 = params.required("jobGroup").or_json(&state)?;
-    let job_id: i32 = params.required("jobId").or_json(&state)?;
-    let status: i32 = params.required("logStatus").or_json(&state)?;
-    let start: i64 = params.number_or("start", 0).or_json(&state)?;
-    let length: i64 = params.number_or("length", 10).or_json(&state)?;
+) -> Result<Json<Page<LogView>>, ConsoleError> {
+    let job_group: i32 = params.required("jobGroup")?;
+    let job_id: i32 = params.required("jobId")?;
+    let status: i32 = params.required("logStatus")?;
+    let start: i64 = params.number_or("start", 0)?;
+    let length: i64 = params.number_or("length", 10)?;
     let (trigger_time_from, trigger_time_to) = parse_filter_time(params.string("filterTime").as_deref());
     let query = LogQuery { job_group, job_id, status, trigger_time_from, trigger_time_to };
-    let (logs, total) = logs::list(&state, &user, query, start, length).await.or_json(&state)?;
+    let (logs, total) = logs::list(&state, &user, query, start, length).await?;
     let zone = state.db.zone();
     Ok(Json(Page::new(logs.into_iter().map(|l| LogView::new(l, zone)).collect(), total)))
 }
@@ -80,9 +80,9 @@ async fn log_detail_cat(
     user: LoginUser,
     params: Params,
 ) -> JsonResult<LogLines> {
-    let log_id: i64 = params.required("logId").or_json(&state)?;
-    let from_line: i32 = params.required("fromLineNum").or_json(&state)?;
-    let mut result = logs::rolling(&state, &user, log_id, from_line).await.or_json(&state)?;
+    let log_id: i64 = params.required("logId")?;
+    let from_line: i32 = params.required("fromLineNum")?;
+    let mut result = logs::rolling(&state, &user, log_id, from_line).await?;
     if let Some(lines) = &mut result.content {
         lines.log_content = lines.log_content.as_deref().map(escape);
     }
@@ -91,15 +91,15 @@ async fn log_detail_cat(
 
 /// The executor's message is the content.
 async fn log_kill(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<String> {
-    let id: i64 = params.required("id").or_json(&state)?;
-    let msg = logs::kill(&state, &user, id).await.or_json(&state)?;
+    let id: i64 = params.required("id")?;
+    let msg = logs::kill(&state, &user, id).await?;
     Ok(Json(ReturnT { code: 200, msg: None, content: msg }))
 }
 
 async fn clear_log(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let job_group: i32 = params.required("jobGroup").or_json(&state)?;
-    let job_id: i32 = params.required("jobId").or_json(&state)?;
-    let kind: i32 = params.required("type").or_json(&state)?;
+    let job_group: i32 = params.required("jobGroup")?;
+    let job_id: i32 = params.required("jobId")?;
+    let kind: i32 = params.required("type")?;
     let target = Target::new("logs", json!({ "jobGroup": job_group, "jobId": job_id }), None);
     let result = clear(&state, &user, job_group, job_id, kind).await;
     let deleted = |count: &u64| {
@@ -107,7 +107,7 @@ async fn clear_log(State(state): State<AppState>, user: LoginUser, params: Param
             json!({ "type": { "before": null, "after": kind }, "deleted": { "before": null, "after": count } }),
         )
     };
-    state.audit.done(&user, "log.clear", target, deleted, result).or_json(&state)?;
+    state.audit.done(&user, "log.clear", target, deleted, result)?;
     Ok(Json(ReturnT::success()))
 }
 

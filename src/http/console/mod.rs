@@ -34,7 +34,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{on, post, MethodFilter, MethodRouter};
 use axum::{Extension, Router};
-use error::{ConsoleError, JsonError};
+use error::ConsoleError;
 use origin::Sender;
 use session::{Binding, COOKIE_NAME};
 use std::sync::Arc;
@@ -84,6 +84,10 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .merge(data)
         .merge(pages)
         .route("/static/{*path}", axum::routing::get(render::static_file))
+        .layer(axum::middleware::map_response_with_state(
+            state.config.server.context_path.clone(),
+            error::fill_context_path,
+        ))
         .layer(state.console.secret.layer())
         // The origin checks run inside the method routers, which have no state of their own.
         .layer(Extension(state.console.clone()))
@@ -228,14 +232,8 @@ async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -
             request.extensions_mut().insert(LoginUser(user, Origin { address, token_id: None }));
             next.run(request).await
         }
-        Ok(None) => JsonError {
-            error: ConsoleError::LoginRequired,
-            context_path: state.config.server.context_path.clone(),
-        }
-        .into_response(),
-        Err(error) => {
-            JsonError { error, context_path: state.config.server.context_path.clone() }.into_response()
-        }
+        Ok(None) => ConsoleError::LoginRequired.into_response(),
+        Err(error) => error.into_response(),
     }
 }
 
@@ -258,11 +256,7 @@ async fn admin_only(State(state): State<AppState>, request: Request, next: Next)
             if let Some(user) = user {
                 refused(&state, user, request.uri().path(), message);
             }
-            JsonError {
-                error: ConsoleError::msg(message),
-                context_path: state.config.server.context_path.clone(),
-            }
-            .into_response()
+            ConsoleError::msg(message).into_response()
         }
     }
 }
@@ -285,21 +279,7 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 /// A JSON endpoint's result: ReturnT on success, mapped failure otherwise.
-pub type JsonResult<T> = Result<axum::Json<crate::domain::ReturnT<T>>, JsonError>;
-
-/// Attaches the context path to a failure, for the login redirect.
-pub trait OrJson<T> {
-    fn or_json(self, state: &AppState) -> Result<T, JsonError>;
-}
-
-impl<T, E: Into<ConsoleError>> OrJson<T> for Result<T, E> {
-    fn or_json(self, state: &AppState) -> Result<T, JsonError> {
-        self.map_err(|e| JsonError {
-            error: e.into(),
-            context_path: state.config.server.context_path.clone(),
-        })
-    }
-}
+pub type JsonResult<T> = Result<axum::Json<crate::domain::ReturnT<T>>, ConsoleError>;
 
 #[cfg(test)]
 mod tests {

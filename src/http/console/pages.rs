@@ -5,7 +5,7 @@ use super::params::Params;
 use super::render::{render, script_json};
 use super::session::DEFAULT_PASSWORD_MD5;
 use super::views::JobView;
-use super::{changes_state, cookie, current_user, JsonResult, LoginUser, OrJson};
+use super::{changes_state, cookie, current_user, JsonResult, LoginUser};
 use super::{oidc, return_to};
 use crate::domain::routing::RouteStrategy;
 use crate::domain::schedule::{MisfireStrategy, ScheduleType};
@@ -56,20 +56,6 @@ pub fn public_routes() -> Router<AppState> {
     Router::new().route("/toLogin", any(to_login)).route("/toLogin/", any(to_login))
 }
 
-fn page_error(state: &AppState, error: impl Into<ConsoleError>) -> PageError {
-    PageError { error: error.into(), context_path: state.config.server.context_path.clone() }
-}
-
-trait OrPage<T> {
-    fn or_page(self, state: &AppState) -> Result<T, PageError>;
-}
-
-impl<T, E: Into<ConsoleError>> OrPage<T> for Result<T, E> {
-    fn or_page(self, state: &AppState) -> Result<T, PageError> {
-        self.map_err(|e| page_error(state, e))
-    }
-}
-
 /// The sidebar is collapsed when the client's settings cookie says so.
 fn collapsed(headers: &HeaderMap) -> bool {
     cookie(headers, "xxljob_adminlte_settings").as_deref() == Some("off")
@@ -84,8 +70,7 @@ async fn page(
     template: &str,
     model: Value,
 ) -> Result<Html<String>, PageError> {
-    let default_password =
-        user.is_admin() && state.db.admins_with_password(DEFAULT_PASSWORD_MD5).await.or_page(state)? > 0;
+    let default_password = user.is_admin() && state.db.admins_with_password(DEFAULT_PASSWORD_MD5).await? > 0;
     let model = context! { default_password_warning => default_password, ..model };
     render(state, Some(&user.0), collapsed(headers), template, model)
 }
@@ -121,11 +106,11 @@ struct GroupChoice {
 
 /// The groups the user may see, or the "no executor" failure of 2.4.2.
 async fn visible_groups(state: &AppState, user: &LoginUser) -> Result<Vec<GroupChoice>, PageError> {
-    let (groups, _) = groups::list(state, user, None, None, 0, groups::ALL).await.or_page(state)?;
+    let (groups, _) = groups::list(state, user, None, None, 0, groups::ALL).await?;
     let visible: Vec<GroupChoice> =
         groups.into_iter().map(|g| GroupChoice { id: g.id, appname: g.app_name, title: g.title }).collect();
     if visible.is_empty() {
-        return Err(page_error(state, ConsoleError::msg(state.i18n.get("jobgroup_empty"))));
+        return Err(PageError(ConsoleError::msg(state.i18n.get("jobgroup_empty"))));
     }
     Ok(visible)
 }
@@ -135,13 +120,12 @@ async fn dashboard(
     user: LoginUser,
     headers: HeaderMap,
 ) -> Result<Html<String>, PageError> {
-    let jobs = state.db.count_jobs().await.or_page(&state)?;
-    let totals = state.db.report_totals().await.or_page(&state)?;
+    let jobs = state.db.count_jobs().await?;
+    let totals = state.db.report_totals().await?;
     let executors: BTreeSet<String> = state
         .db
         .all_groups()
-        .await
-        .or_page(&state)?
+        .await?
         .into_iter()
         .filter_map(|g| g.address_list)
         .flat_map(|list| {
@@ -179,9 +163,9 @@ async fn chart_info(State(state): State<AppState>, params: Params) -> JsonResult
             }),
         }
     };
-    let (from, to) = (parse("startDate").or_json(&state)?, parse("endDate").or_json(&state)?);
+    let (from, to) = (parse("startDate")?, parse("endDate")?);
     let rows = match (from, to) {
-        (Some(from), Some(to)) => state.db.reports_between(from, to).await.or_json(&state)?,
+        (Some(from), Some(to)) => state.db.reports_between(from, to).await?,
         _ => Vec::new(),
     };
     let mut chart = Chart {
@@ -229,7 +213,7 @@ async fn to_login(
         .as_deref()
         .and_then(|path| return_to::safe_return_path(context, path))
         .map_or_else(|| format!("{context}/"), str::to_string);
-    if current_user(&state, &session).await.or_page(&state)?.is_some() {
+    if current_user(&state, &session).await?.is_some() {
         return Ok(Redirect::to(&return_to).into_response());
     }
     let auth = &state.config.auth;
@@ -259,7 +243,7 @@ async fn jobinfo_page(
     params: Params,
 ) -> Result<Html<String>, PageError> {
     let groups = visible_groups(&state, &user).await?;
-    let job_group: i32 = params.number_or("jobGroup", -1).or_page(&state)?;
+    let job_group: i32 = params.number_or("jobGroup", -1)?;
     let model =
         context! { page => "jobinfo", groups => groups, job_group => job_group, choices => choices(&state) };
     page(&state, &user, &headers, "jobinfo.html", model).await
@@ -272,15 +256,15 @@ async fn joblog_page(
     params: Params,
 ) -> Result<Html<String>, PageError> {
     let groups = visible_groups(&state, &user).await?;
-    let job_id: i32 = params.number_or("jobId", 0).or_page(&state)?;
+    let job_id: i32 = params.number_or("jobId", 0)?;
     let mut job = None;
     if job_id > 0 {
         let i18n = &state.i18n;
-        let Some(found) = state.db.load_job(job_id).await.or_page(&state)? else {
+        let Some(found) = state.db.load_job(job_id).await? else {
             let msg = format!("{}{}", i18n.get("jobinfo_field_id"), i18n.get("system_unvalid"));
-            return Err(page_error(&state, ConsoleError::msg(msg)));
+            return Err(PageError(ConsoleError::msg(msg)));
         };
-        user.ensure_access(&state, found.job_group).or_page(&state)?;
+        user.ensure_access(&state, found.job_group)?;
         job = Some(JobView::new(found, state.db.zone()));
     }
     let model = context! { page => "joblog", groups => groups, job => job };
@@ -293,11 +277,11 @@ async fn log_detail_page(
     headers: HeaderMap,
     params: Params,
 ) -> Result<Html<String>, PageError> {
-    let id: i64 = params.required("id").or_page(&state)?;
-    let Some(log) = state.db.load_log(id).await.or_page(&state)? else {
-        return Err(page_error(&state, ConsoleError::msg(state.i18n.get("joblog_logid_unvalid"))));
+    let id: i64 = params.required("id")?;
+    let Some(log) = state.db.load_log(id).await? else {
+        return Err(PageError(ConsoleError::msg(state.i18n.get("joblog_logid_unvalid"))));
     };
-    user.ensure_access(&state, log.job_group).or_page(&state)?;
+    user.ensure_access(&state, log.job_group)?;
     let model = context! { page => "logdetail", trigger_code => log.trigger_code, handle_code => log.handle_code, log_id => log.id };
     page(&state, &user, &headers, "joblog_detail.html", model).await
 }
@@ -308,7 +292,7 @@ fn require_admin(state: &AppState, user: &LoginUser, page: &str) -> Result<(), P
     } else {
         let message = state.i18n.get("system_permission_limit");
         super::refused(state, user, page, message);
-        Err(page_error(state, ConsoleError::msg(message)))
+        Err(PageError(ConsoleError::msg(message)))
     }
 }
 
@@ -330,8 +314,7 @@ async fn user_page(
     let groups: Vec<GroupChoice> = state
         .db
         .all_groups()
-        .await
-        .or_page(&state)?
+        .await?
         .into_iter()
         .map(|g| GroupChoice { id: g.id, appname: g.app_name, title: g.title })
         .collect();
@@ -393,18 +376,18 @@ async fn jobcode_page(
     headers: HeaderMap,
     params: Params,
 ) -> Result<Html<String>, PageError> {
-    let job_id: i32 = params.required("jobId").or_page(&state)?;
+    let job_id: i32 = params.required("jobId")?;
     let i18n = &state.i18n;
-    let Some(job) = state.db.load_job(job_id).await.or_page(&state)? else {
-        return Err(page_error(&state, ConsoleError::msg(i18n.get("jobinfo_glue_jobid_unvalid"))));
+    let Some(job) = state.db.load_job(job_id).await? else {
+        return Err(PageError(ConsoleError::msg(i18n.get("jobinfo_glue_jobid_unvalid"))));
     };
     // Permission first: a foreign job's glue type is none of this user's business.
-    user.ensure_access(&state, job.job_group).or_page(&state)?;
+    user.ensure_access(&state, job.job_group)?;
     if job.glue_type == "BEAN" {
-        return Err(page_error(&state, ConsoleError::msg(i18n.get("jobinfo_glue_gluetype_unvalid"))));
+        return Err(PageError(ConsoleError::msg(i18n.get("jobinfo_glue_gluetype_unvalid"))));
     }
     let history: Vec<GlueVersion> =
-        state.db.glues_of_job(job.id).await.or_page(&state)?.into_iter().map(GlueVersion::from).collect();
+        state.db.glues_of_job(job.id).await?.into_iter().map(GlueVersion::from).collect();
     let glue_title =
         GLUE_TYPES.iter().find(|(name, _)| *name == job.glue_type).map(|(_, title)| *title).unwrap_or("");
     let model = context! {
@@ -419,7 +402,7 @@ async fn jobcode_page(
 
 async fn jobcode_save(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
     let i18n = &state.i18n;
-    let id: i32 = params.required("id").or_json(&state)?;
+    let id: i32 = params.required("id")?;
     let Some(remark) = params.string("glueRemark") else {
         return Ok(Json(ReturnT::fail(format!(
             "{}{}",
@@ -430,10 +413,10 @@ async fn jobcode_save(State(state): State<AppState>, user: LoginUser, params: Pa
     if !(4..=100).contains(&remark.encode_utf16().count()) {
         return Ok(Json(ReturnT::fail(i18n.get("jobinfo_glue_remark_limit"))));
     }
-    let Some(mut job) = state.db.load_job(id).await.or_json(&state)? else {
+    let Some(mut job) = state.db.load_job(id).await? else {
         return Ok(Json(ReturnT::fail(i18n.get("jobinfo_glue_jobid_unvalid"))));
     };
-    user.ensure_access(&state, job.job_group).or_json(&state)?;
+    user.ensure_access(&state, job.job_group)?;
     let before = job.clone();
     let now = state.db.datetime(state.clock.now_ms());
     job.glue_source = params.string("glueSource");
@@ -446,9 +429,6 @@ async fn jobcode_save(State(state): State<AppState>, user: LoginUser, params: Pa
     }
     .await;
     let target = Target::new("job", job.id, Some(job.job_desc.clone()));
-    state
-        .audit
-        .done(&user, "glue.save", target, |()| changes(Some(&before), Some(&job)), saved)
-        .or_json(&state)?;
+    state.audit.done(&user, "glue.save", target, |()| changes(Some(&before), Some(&job)), saved)?;
     Ok(Json(ReturnT::success()))
 }

@@ -52,10 +52,7 @@ pub fn render(
     let ctx = context! { ..page, ..common };
     let html = environment().get_template(template).and_then(|t| t.render(ctx)).map_err(|e| {
         tracing::error!("template {template}: {e:#}");
-        PageError {
-            error: super::error::ConsoleError::msg("page rendering failed"),
-            context_path: state.config.server.context_path.clone(),
-        }
+        PageError(super::error::ConsoleError::msg("page rendering failed"))
     })?;
     Ok(Html(html))
 }

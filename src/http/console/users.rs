@@ -2,11 +2,11 @@
 //! their own password, giving the old one.
 
 use super::auth::throttled;
-use super::error::{ConsoleError, JsonError};
+use super::error::ConsoleError;
 use super::params::Params;
 use super::session::md5_hex;
 use super::views::{Page, UserView};
-use super::{changes_state, changes_state_post_only, JsonResult, LoginUser, OrJson};
+use super::{changes_state, changes_state_post_only, JsonResult, LoginUser};
 use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
 use crate::http::state::AppState;
@@ -51,15 +51,15 @@ fn checked_password(state: &AppState, password: &str) -> Result<String, ConsoleE
     Ok(password.to_string())
 }
 
-async fn page_list(State(state): State<AppState>, params: Params) -> Result<Json<Page<UserView>>, JsonError> {
-    let role: i32 = params.required("role").or_json(&state)?;
-    let start: i64 = params.number_or("start", 0).or_json(&state)?;
-    let length: i64 = params.number_or("length", 10).or_json(&state)?;
-    let (users, total) = state
-        .db
-        .page_users(&params.string("username"), role, start.max(0), length.max(0))
-        .await
-        .or_json(&state)?;
+async fn page_list(
+    State(state): State<AppState>,
+    params: Params,
+) -> Result<Json<Page<UserView>>, ConsoleError> {
+    let role: i32 = params.required("role")?;
+    let start: i64 = params.number_or("start", 0)?;
+    let length: i64 = params.number_or("length", 10)?;
+    let (users, total) =
+        state.db.page_users(&params.string("username"), role, start.max(0), length.max(0)).await?;
     Ok(Json(Page::new(users.into_iter().map(UserView::from).collect(), total)))
 }
 
@@ -76,10 +76,7 @@ async fn add(State(state): State<AppState>, login: LoginUser, params: Params) ->
     let name = params.string("username").map(|n| n.trim().to_string());
     let result = add_user(&state, &params).await;
     let target = user_target(result.as_ref().map_or(0, |user| user.id), name.as_deref());
-    state
-        .audit
-        .done(&login, "user.add", target, |user| changes(None, Some(&user_fields(user))), result)
-        .or_json(&state)?;
+    state.audit.done(&login, "user.add", target, |user| changes(None, Some(&user_fields(user))), result)?;
     Ok(Json(ReturnT::success()))
 }
 
@@ -113,21 +110,18 @@ async fn add_user(state: &AppState, params: &Params) -> Result<JobUser, ConsoleE
 }
 
 async fn update(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
-    let id: i32 = params.number_or("id", 0).or_json(&state)?;
-    let before = state.db.load_user(id).await.or_json(&state)?;
+    let id: i32 = params.number_or("id", 0)?;
+    let before = state.db.load_user(id).await?;
     let result = update_user(&state, &login, id, &params).await;
     let target = user_target(id, before.as_ref().map(|user| user.username.as_str()));
     let fields = |user: &Option<JobUser>| user.as_ref().map(user_fields);
-    state
-        .audit
-        .done(
-            &login,
-            "user.update",
-            target,
-            |after| changes(fields(&before).as_ref(), fields(after).as_ref()),
-            result,
-        )
-        .or_json(&state)?;
+    state.audit.done(
+        &login,
+        "user.update",
+        target,
+        |after| changes(fields(&before).as_ref(), fields(after).as_ref()),
+        result,
+    )?;
     Ok(Json(ReturnT::success()))
 }
 
@@ -153,24 +147,21 @@ async fn update_user(
 }
 
 async fn remove(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
-    let id: i32 = params.required("id").or_json(&state)?;
-    let before = state.db.load_user(id).await.or_json(&state)?;
+    let id: i32 = params.required("id")?;
+    let before = state.db.load_user(id).await?;
     let target = user_target(id, before.as_ref().map(|user| user.username.as_str()));
     let result = if id == login.0.id {
         Err(ConsoleError::msg(state.i18n.get("user_update_loginuser_limit")))
     } else {
         state.db.delete_user(id).await.map_err(ConsoleError::from)
     };
-    state
-        .audit
-        .done(
-            &login,
-            "user.remove",
-            target,
-            |_| changes(before.as_ref().map(user_fields).as_ref(), None),
-            result,
-        )
-        .or_json(&state)?;
+    state.audit.done(
+        &login,
+        "user.remove",
+        target,
+        |_| changes(before.as_ref().map(user_fields).as_ref(), None),
+        result,
+    )?;
     Ok(Json(ReturnT::success()))
 }
 
@@ -185,7 +176,7 @@ async fn update_pwd(
     let target = user_target(login.0.id, Some(&login.0.username));
     // Which password is none of the trail's business: only that it changed.
     let changed = json!({ "password": { "before": HIDDEN, "after": HIDDEN } });
-    state.audit.done(&login, "user.password", target, |()| Some(changed), result).or_json(&state)?;
+    state.audit.done(&login, "user.password", target, |()| Some(changed), result)?;
     Ok(Json(ReturnT::success()))
 }
 
@@ -257,9 +248,7 @@ async fn api_token(
                 .map(|t| zone.to_epoch_ms(t));
             match typed.filter(|&ms| ms > now) {
                 Some(ms) => Some(ms),
-                None => {
-                    return Err(ConsoleError::msg(state.i18n.get("api_token_expire_unvalid"))).or_json(&state)
-                }
+                None => return Err(ConsoleError::msg(state.i18n.get("api_token_expire_unvalid"))),
             }
         }
     };
