@@ -62,7 +62,7 @@ pub async fn check(
 
 fn local_check(local: Option<JobUser>, password: &str) -> Outcome {
     // Password as sent, untrimmed, as 2.4.2 hashes it.
-    match local.filter(|user| bool::from(md5_hex(password).as_bytes().ct_eq(user.password.as_bytes()))) {
+    match local.filter(|user| password_matches(user, password)) {
         Some(user) => Outcome::SignedIn(user),
         None => Outcome::Refused,
     }
@@ -118,6 +118,11 @@ async fn permission_of(db: &Db, apps: &[String]) -> Result<Option<String>, Stora
     ids.sort_unstable();
     ids.dedup();
     Ok((!ids.is_empty()).then(|| ids.iter().map(i32::to_string).collect::<Vec<_>>().join(",")))
+}
+
+/// Whether `password` is the user's, compared in constant time.
+pub fn password_matches(user: &JobUser, password: &str) -> bool {
+    bool::from(md5_hex(password).as_bytes().ct_eq(user.password.as_bytes()))
 }
 
 /// Lowercase hex MD5 of the password bytes, the `xxl_job_user.password` format.

@@ -4,13 +4,13 @@
 use super::auth::throttled;
 use super::error::ConsoleError;
 use super::params::Params;
-use super::session::md5_hex;
 use super::views::{Page, UserView};
 use super::{changes_state, changes_state_post_only, JsonResult, LoginUser};
 use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
 use crate::http::state::AppState;
 use crate::service::audit::{changes, Event, Target, HIDDEN};
+use crate::service::users::{self, UserForm};
 use crate::storage::JobUser;
 use axum::extract::State;
 use axum::routing::any;
@@ -19,7 +19,6 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::net::IpAddr;
-use subtle::ConstantTimeEq;
 
 pub fn admin_routes() -> Router<AppState> {
     let mut router = Router::new();
@@ -40,15 +39,6 @@ pub fn any_user_routes() -> Router<AppState> {
         .route("/user/updatePwd/", changes_state(update_pwd))
         .route("/user/apiToken", changes_state_post_only(api_token))
         .route("/user/apiToken/", changes_state_post_only(api_token))
-}
-
-/// A trimmed password of 4 to 20 characters, or the length message.
-fn checked_password(state: &AppState, password: &str) -> Result<String, ConsoleError> {
-    let password = password.trim();
-    if !(4..=20).contains(&password.encode_utf16().count()) {
-        return Err(ConsoleError::msg(format!("{}[4-20]", state.i18n.get("system_lengh_limit"))));
-    }
-    Ok(password.to_string())
 }
 
 async fn page_list(
@@ -74,45 +64,30 @@ fn user_target(id: i32, name: Option<&str>) -> Target {
 
 async fn add(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
     let name = params.string("username").map(|n| n.trim().to_string());
-    let result = add_user(&state, &params).await;
+    let result = users::add(&state, user_form(&params), role(&params)).await;
     let target = user_target(result.as_ref().map_or(0, |user| user.id), name.as_deref());
     state.audit.done(&login, "user.add", target, |user| changes(None, Some(&user_fields(user))), result)?;
     Ok(Json(ReturnT::success()))
 }
 
-async fn add_user(state: &AppState, params: &Params) -> Result<JobUser, ConsoleError> {
-    let t = |key| state.i18n.get(key);
-    let username = params.string("username").unwrap_or_default();
-    if is_blank(Some(&username)) {
-        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("user_username"))));
-    }
-    let username = username.trim().to_string();
-    if !(4..=20).contains(&username.encode_utf16().count()) {
-        return Err(ConsoleError::msg(format!("{}[4-20]", t("system_lengh_limit"))));
-    }
-    let password = params.string("password").unwrap_or_default();
-    if is_blank(Some(&password)) {
-        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("user_password"))));
-    }
-    let password = checked_password(state, &password)?;
-    if state.db.load_user_by_name(&username).await?.is_some() {
-        return Err(ConsoleError::msg(t("user_username_repeat")));
-    }
-    let mut user = JobUser {
-        id: 0,
-        username,
-        password: md5_hex(&password),
-        role: params.number_or::<i8>("role", 0)?.into(),
+/// The user form's fields but the role.
+fn user_form(params: &Params) -> UserForm {
+    UserForm {
+        username: params.string("username"),
+        password: params.string("password"),
         permission: params.string("permission"),
-    };
-    user.id = state.db.insert_user(&user).await?;
-    Ok(user)
+    }
+}
+
+/// The form's role, `0` when not given.
+fn role(params: &Params) -> impl FnOnce() -> Result<i16, ConsoleError> + '_ {
+    || Ok(params.number_or::<i8>("role", 0)?.into())
 }
 
 async fn update(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
     let id: i32 = params.number_or("id", 0)?;
     let before = state.db.load_user(id).await?;
-    let result = update_user(&state, &login, id, &params).await;
+    let result = users::update(&state, &login, id, user_form(&params), role(&params)).await;
     let target = user_target(id, before.as_ref().map(|user| user.username.as_str()));
     let fields = |user: &Option<JobUser>| user.as_ref().map(user_fields);
     state.audit.done(
@@ -125,36 +100,11 @@ async fn update(State(state): State<AppState>, login: LoginUser, params: Params)
     Ok(Json(ReturnT::success()))
 }
 
-/// Returns the user as stored afterwards.
-async fn update_user(
-    state: &AppState,
-    login: &LoginUser,
-    id: i32,
-    params: &Params,
-) -> Result<Option<JobUser>, ConsoleError> {
-    // 2.4.2 compares the submitted name, so a request naming someone else could change oneself.
-    if id == login.0.id || params.string("username").as_deref() == Some(login.0.username.as_str()) {
-        return Err(ConsoleError::msg(state.i18n.get("user_update_loginuser_limit")));
-    }
-    let password = match params.string("password").filter(|p| !is_blank(Some(p))) {
-        Some(password) => Some(md5_hex(&checked_password(state, &password)?)),
-        None => None,
-    };
-    let role: i16 = params.number_or::<i8>("role", 0)?.into();
-    let permission = params.string("permission");
-    state.db.update_user(id, password.as_deref(), role, permission.as_deref()).await?;
-    Ok(state.db.load_user(id).await?)
-}
-
 async fn remove(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
     let id: i32 = params.required("id")?;
     let before = state.db.load_user(id).await?;
     let target = user_target(id, before.as_ref().map(|user| user.username.as_str()));
-    let result = if id == login.0.id {
-        Err(ConsoleError::msg(state.i18n.get("user_update_loginuser_limit")))
-    } else {
-        state.db.delete_user(id).await.map_err(ConsoleError::from)
-    };
+    let result = users::remove(&state, &login, id).await.map_err(ConsoleError::from);
     state.audit.done(
         &login,
         "user.remove",
@@ -180,46 +130,27 @@ async fn update_pwd(
     Ok(Json(ReturnT::success()))
 }
 
+/// The rules are the service's; the throttle, which counts wrong old passwords like failed logins, is
+/// the console's.
 async fn change_password(
     state: &AppState,
     login: &LoginUser,
     address: IpAddr,
     params: &Params,
 ) -> Result<(), ConsoleError> {
-    let t = |key| state.i18n.get(key);
     let old = params.string("oldPassword").unwrap_or_default();
-    if is_blank(Some(&old)) {
-        return Err(ConsoleError::msg(format!(
-            "{}{}",
-            t("system_please_input"),
-            t("change_pwd_field_oldpwd")
-        )));
-    }
     let new = params.string("password").unwrap_or_default();
-    if is_blank(Some(&new)) {
-        return Err(ConsoleError::msg(format!(
-            "{}{}",
-            t("system_please_input"),
-            t("change_pwd_field_newpwd")
-        )));
-    }
-    let new = checked_password(state, &new)?;
+    let new = users::password_change(&state.i18n, &old, &new)?;
     let (throttle, now) = (&state.console.throttle, state.clock.now_ms());
     if let Some(wait) = throttle.wait_ms(Some(login.0.id), address, now) {
         return Err(throttled(&state.i18n, wait));
     }
-    if !bool::from(md5_hex(&old).as_bytes().ct_eq(login.0.password.as_bytes())) {
+    if let Err(wrong) = users::check_old_password(&state.i18n, &login.0, &old) {
         throttle.record_failure(Some(login.0.id), address, now);
-        return Err(ConsoleError::msg(format!("{}{}", t("change_pwd_field_oldpwd"), t("system_unvalid"))));
+        return Err(wrong.into());
     }
     throttle.record_success(login.0.id, address);
-    let user = &login.0;
-    // Asked after the old password, so it tells nothing that one did not.
-    if md5_hex(&new) == user.password {
-        return Err(ConsoleError::msg(t("change_pwd_same")));
-    }
-    state.db.update_user(user.id, Some(&md5_hex(&new)), user.role, user.permission.as_deref()).await?;
-    Ok(())
+    Ok(users::set_password(state, &login.0, &new).await?)
 }
 
 /// A new personal API token, shown once: nothing is stored, so it cannot be shown again.
