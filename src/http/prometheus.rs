@@ -17,20 +17,26 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> impl IntoResponse {
-    let (pool_in_use, pool_idle, pool_max) = state.db.pool_stats();
-    let executors = match state.db.live_registrations(DEAD_TIMEOUT_SECS, state.clock.now_ms()).await {
-        Ok(rows) => group_addresses(rows)
-            .into_iter()
-            .map(|(app_name, addresses)| (app_name, addresses.len()))
-            .collect(),
-        Err(e) => {
-            // The rest is still worth scraping; a gap in this series shows the outage.
-            tracing::warn!("metrics: cannot read the executor registry: {e}");
-            Vec::new()
-        }
+    let (pool_in_use, pool_idle, pool_max) = state.services.db.pool_stats();
+    let executors =
+        match state.services.db.live_registrations(DEAD_TIMEOUT_SECS, state.services.clock.now_ms()).await {
+            Ok(rows) => group_addresses(rows)
+                .into_iter()
+                .map(|(app_name, addresses)| (app_name, addresses.len()))
+                .collect(),
+            Err(e) => {
+                // The rest is still worth scraping; a gap in this series shows the outage.
+                tracing::warn!("metrics: cannot read the executor registry: {e}");
+                Vec::new()
+            }
+        };
+    let snapshot = Snapshot {
+        lane_backlog: state.services.triggers.backlog(),
+        pool_in_use,
+        pool_idle,
+        pool_max,
+        executors,
     };
-    let snapshot =
-        Snapshot { lane_backlog: state.triggers.backlog(), pool_in_use, pool_idle, pool_max, executors };
     if wants_openmetrics(&headers) {
         ([(CONTENT_TYPE, OPENMETRICS_FORMAT)], state.metrics.render_openmetrics(&snapshot))
     } else {

@@ -9,6 +9,7 @@ use crate::domain::ReturnT;
 use crate::http::state::AppState;
 use crate::service::groups;
 use crate::service::jobs_as_code::{self, ApplyOptions, Document, Format, Setting};
+use crate::service::ServiceContext;
 use axum::extract::State;
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
@@ -25,7 +26,7 @@ pub fn routes() -> Router<AppState> {
 /// The executor `jobGroup` (0 or absent: every executor the user may see) as a TOML (or `format=json`)
 /// download.
 async fn export(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     user: LoginUser,
     params: Params,
 ) -> Result<Response, ConsoleError> {
@@ -33,9 +34,9 @@ async fn export(
     let format = params.string("format").as_deref().and_then(Format::of_name).unwrap_or(Format::Toml);
     let apps = match group {
         0 => vec![],
-        id => vec![groups::get(&state, &user, id).await?.app_name],
+        id => vec![groups::get(&services, &user, id).await?.app_name],
     };
-    let doc = jobs_as_code::export(&Setting::of(&state), &user, &apps, false).await?;
+    let doc = jobs_as_code::export(&Setting::of(&services), &user, &apps, false).await?;
     // Only characters every browser keeps in a file name.
     let stem: String = apps
         .first()
@@ -62,7 +63,11 @@ struct Applied {
 }
 
 /// Plans or applies the uploaded `document` (`format` json or toml; `dryRun`, `prune` true or false).
-async fn apply(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<Applied> {
+async fn apply(
+    State(services): State<ServiceContext>,
+    user: LoginUser,
+    params: Params,
+) -> JsonResult<Applied> {
     let Some(format) = params.string("format").as_deref().and_then(Format::of_name) else {
         return Ok(Json(ReturnT::fail("format: json or toml")));
     };
@@ -72,7 +77,7 @@ async fn apply(State(state): State<AppState>, user: LoginUser, params: Params) -
         Ok(doc) => doc,
         Err(e) => return Ok(Json(ReturnT::fail(e.to_string()))),
     };
-    let plan = jobs_as_code::apply_for(&state, &user, &doc, options).await?;
+    let plan = jobs_as_code::apply_for(&services, &user, &doc, options).await?;
     let changes = plan.changes();
     Ok(Json(ReturnT::with_content(Applied {
         plan: plan.to_string(),

@@ -8,6 +8,7 @@ use super::{changes_state, JsonResult, LoginUser};
 use crate::domain::ReturnT;
 use crate::http::state::AppState;
 use crate::service::groups::{self, GroupForm};
+use crate::service::ServiceContext;
 use axum::extract::State;
 use axum::routing::any;
 use axum::{Json, Router};
@@ -27,15 +28,16 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn page_list(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     user: LoginUser,
     params: Params,
 ) -> Result<Json<Page<GroupView>>, ConsoleError> {
     let start: i64 = params.number_or("start", 0)?;
     let length: i64 = params.number_or("length", 10)?;
     let (found, total) =
-        groups::list(&state, &user, params.string("appname"), params.string("title"), start, length).await?;
-    let zone = state.db.zone();
+        groups::list(&services, &user, params.string("appname"), params.string("title"), start, length)
+            .await?;
+    let zone = services.db.zone();
     Ok(Json(Page::new(found.into_iter().map(|g| GroupView::new(g, zone)).collect(), total)))
 }
 
@@ -50,28 +52,28 @@ fn group_form(params: &Params) -> Result<GroupForm, ConsoleError> {
     })
 }
 
-async fn save(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
+async fn save(State(services): State<ServiceContext>, user: LoginUser, params: Params) -> JsonResult<()> {
     let form = group_form(&params)?;
-    groups::add(&state, &user, form).await?;
+    groups::add(&services, &user, form).await?;
     Ok(Json(ReturnT::success()))
 }
 
-async fn update(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
+async fn update(State(services): State<ServiceContext>, user: LoginUser, params: Params) -> JsonResult<()> {
     let form = group_form(&params)?;
-    groups::update(&state, &user, form).await?;
+    groups::update(&services, &user, form).await?;
     Ok(Json(ReturnT::success()))
 }
 
-async fn remove(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
+async fn remove(State(services): State<ServiceContext>, user: LoginUser, params: Params) -> JsonResult<()> {
     let id: i32 = params.required("id")?;
-    groups::remove(&state, &user, id).await?;
+    groups::remove(&services, &user, id).await?;
     Ok(Json(ReturnT::success()))
 }
 
-async fn load_by_id(State(state): State<AppState>, params: Params) -> JsonResult<GroupView> {
+async fn load_by_id(State(services): State<ServiceContext>, params: Params) -> JsonResult<GroupView> {
     let id: i32 = params.required("id")?;
-    let zone = state.db.zone();
-    Ok(Json(match state.db.load_group(id).await? {
+    let zone = services.db.zone();
+    Ok(Json(match services.db.load_group(id).await? {
         Some(group) => ReturnT::with_content(GroupView::new(group, zone)),
         None => ReturnT { code: 500, msg: None, content: None },
     }))

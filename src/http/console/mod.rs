@@ -45,6 +45,7 @@ use crate::service::audit::Target;
 /// The user of a gated request; the console and the REST API share its rights.
 pub use crate::service::LoginUser;
 use crate::service::Origin;
+use crate::service::ServiceContext;
 use state::ConsoleState;
 
 impl<S: Send + Sync> FromRequestParts<S> for LoginUser {
@@ -240,21 +241,22 @@ async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -
 /// The logged-in user of a session, if any.
 pub async fn current_user(state: &AppState, session: &Session) -> Result<Option<JobUser>, ConsoleError> {
     let console = &state.console;
-    let Some(login) = session::login_of(session, &console.ended, &state.db, state.clock.now_ms()).await?
+    let Some(login) =
+        session::login_of(session, &console.ended, &state.services.db, state.services.clock.now_ms()).await?
     else {
         return Ok(None);
     };
-    let Some(user) = state.db.load_user(login.uid).await? else { return Ok(None) };
+    let Some(user) = state.services.db.load_user(login.uid).await? else { return Ok(None) };
     Ok(console.secret.binding_matches(&login.binding, &user, Binding::Password).then_some(user))
 }
 
-async fn admin_only(State(state): State<AppState>, request: Request, next: Next) -> Response {
+async fn admin_only(State(services): State<ServiceContext>, request: Request, next: Next) -> Response {
     match request.extensions().get::<LoginUser>() {
         Some(user) if user.is_admin() => next.run(request).await,
         user => {
-            let message = state.i18n.get("system_permission_limit");
+            let message = services.i18n.get("system_permission_limit");
             if let Some(user) = user {
-                refused(&state, user, request.uri().path(), message);
+                refused(&services, user, request.uri().path(), message);
             }
             ConsoleError::msg(message).into_response()
         }
@@ -262,8 +264,8 @@ async fn admin_only(State(state): State<AppState>, request: Request, next: Next)
 }
 
 /// A console request refused for lack of permission, as an audit event naming its path.
-pub fn refused(state: &AppState, user: &LoginUser, path: &str, message: &str) {
-    state.audit.refused(user, Target::named("endpoint", path), message);
+pub fn refused(services: &ServiceContext, user: &LoginUser, path: &str, message: &str) {
+    services.audit.refused(user, Target::named("endpoint", path), message);
 }
 
 /// A cookie's value from the `Cookie` headers.

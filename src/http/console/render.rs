@@ -38,7 +38,7 @@ pub fn render(
     template: &str,
     page: Value,
 ) -> Result<Html<String>, PageError> {
-    let i18n = &state.i18n;
+    let i18n = &state.services.i18n;
     let common = context! {
         base_url => state.config.server.context_path.clone(),
         i18n => Value::from_serialize(i18n.all()),

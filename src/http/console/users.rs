@@ -11,6 +11,7 @@ use crate::http::client::ClientAddr;
 use crate::http::state::AppState;
 use crate::service::audit::{changes, Event, Target, HIDDEN};
 use crate::service::users::{self, UserForm};
+use crate::service::ServiceContext;
 use crate::storage::JobUser;
 use axum::extract::State;
 use axum::routing::any;
@@ -42,14 +43,14 @@ pub fn any_user_routes() -> Router<AppState> {
 }
 
 async fn page_list(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     params: Params,
 ) -> Result<Json<Page<UserView>>, ConsoleError> {
     let role: i32 = params.required("role")?;
     let start: i64 = params.number_or("start", 0)?;
     let length: i64 = params.number_or("length", 10)?;
     let (users, total) =
-        state.db.page_users(&params.string("username"), role, start.max(0), length.max(0)).await?;
+        services.db.page_users(&params.string("username"), role, start.max(0), length.max(0)).await?;
     Ok(Json(Page::new(users.into_iter().map(UserView::from).collect(), total)))
 }
 
@@ -62,11 +63,17 @@ fn user_target(id: i32, name: Option<&str>) -> Target {
     Target::new("user", id, name.map(str::to_string))
 }
 
-async fn add(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
+async fn add(State(services): State<ServiceContext>, login: LoginUser, params: Params) -> JsonResult<()> {
     let name = params.string("username").map(|n| n.trim().to_string());
-    let result = users::add(&state, user_form(&params), role(&params)).await;
+    let result = users::add(&services, user_form(&params), role(&params)).await;
     let target = user_target(result.as_ref().map_or(0, |user| user.id), name.as_deref());
-    state.audit.done(&login, "user.add", target, |user| changes(None, Some(&user_fields(user))), result)?;
+    services.audit.done(
+        &login,
+        "user.add",
+        target,
+        |user| changes(None, Some(&user_fields(user))),
+        result,
+    )?;
     Ok(Json(ReturnT::success()))
 }
 
@@ -84,13 +91,13 @@ fn role(params: &Params) -> impl FnOnce() -> Result<i16, ConsoleError> + '_ {
     || Ok(params.number_or::<i8>("role", 0)?.into())
 }
 
-async fn update(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
+async fn update(State(services): State<ServiceContext>, login: LoginUser, params: Params) -> JsonResult<()> {
     let id: i32 = params.number_or("id", 0)?;
-    let before = state.db.load_user(id).await?;
-    let result = users::update(&state, &login, id, user_form(&params), role(&params)).await;
+    let before = services.db.load_user(id).await?;
+    let result = users::update(&services, &login, id, user_form(&params), role(&params)).await;
     let target = user_target(id, before.as_ref().map(|user| user.username.as_str()));
     let fields = |user: &Option<JobUser>| user.as_ref().map(user_fields);
-    state.audit.done(
+    services.audit.done(
         &login,
         "user.update",
         target,
@@ -100,12 +107,12 @@ async fn update(State(state): State<AppState>, login: LoginUser, params: Params)
     Ok(Json(ReturnT::success()))
 }
 
-async fn remove(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
+async fn remove(State(services): State<ServiceContext>, login: LoginUser, params: Params) -> JsonResult<()> {
     let id: i32 = params.required("id")?;
-    let before = state.db.load_user(id).await?;
+    let before = services.db.load_user(id).await?;
     let target = user_target(id, before.as_ref().map(|user| user.username.as_str()));
-    let result = users::remove(&state, &login, id).await.map_err(ConsoleError::from);
-    state.audit.done(
+    let result = users::remove(&services, &login, id).await.map_err(ConsoleError::from);
+    services.audit.done(
         &login,
         "user.remove",
         target,
@@ -126,7 +133,7 @@ async fn update_pwd(
     let target = user_target(login.0.id, Some(&login.0.username));
     // Which password is none of the trail's business: only that it changed.
     let changed = json!({ "password": { "before": HIDDEN, "after": HIDDEN } });
-    state.audit.done(&login, "user.password", target, |()| Some(changed), result)?;
+    state.services.audit.done(&login, "user.password", target, |()| Some(changed), result)?;
     Ok(Json(ReturnT::success()))
 }
 
@@ -140,17 +147,17 @@ async fn change_password(
 ) -> Result<(), ConsoleError> {
     let old = params.string("oldPassword").unwrap_or_default();
     let new = params.string("password").unwrap_or_default();
-    let new = users::password_change(&state.i18n, &old, &new)?;
-    let (throttle, now) = (&state.console.throttle, state.clock.now_ms());
+    let new = users::password_change(&state.services.i18n, &old, &new)?;
+    let (throttle, now) = (&state.console.throttle, state.services.clock.now_ms());
     if let Some(wait) = throttle.wait_ms(Some(login.0.id), address, now) {
-        return Err(throttled(&state.i18n, wait));
+        return Err(throttled(&state.services.i18n, wait));
     }
-    if let Err(wrong) = users::check_old_password(&state.i18n, &login.0, &old) {
+    if let Err(wrong) = users::check_old_password(&state.services.i18n, &login.0, &old) {
         throttle.record_failure(Some(login.0.id), address, now);
         return Err(wrong.into());
     }
     throttle.record_success(login.0.id, address);
-    Ok(users::set_password(state, &login.0, &new).await?)
+    Ok(users::set_password(&state.services, &login.0, &new).await?)
 }
 
 /// A new personal API token, shown once: nothing is stored, so it cannot be shown again.
@@ -169,8 +176,8 @@ async fn api_token(
     login: LoginUser,
     params: Params,
 ) -> JsonResult<IssuedToken> {
-    let now = state.clock.now_ms();
-    let zone = state.cron_zone();
+    let now = state.services.clock.now_ms();
+    let zone = state.services.cron_zone();
     let expires = match params.string("expireTime").filter(|t| !is_blank(Some(t))) {
         None => None,
         Some(text) => {
@@ -179,7 +186,7 @@ async fn api_token(
                 .map(|t| zone.to_epoch_ms(t));
             match typed.filter(|&ms| ms > now) {
                 Some(ms) => Some(ms),
-                None => return Err(ConsoleError::msg(state.i18n.get("api_token_expire_unvalid"))),
+                None => return Err(ConsoleError::msg(state.services.i18n.get("api_token_expire_unvalid"))),
             }
         }
     };
@@ -193,6 +200,6 @@ async fn api_token(
         "token.issue",
         Some(Target { kind: "token", id: id.map(Value::from), name: Some(login.0.username.clone()) }),
     );
-    state.audit.record(event.changes(Some(issued)));
+    state.services.audit.record(event.changes(Some(issued)));
     Ok(Json(ReturnT::with_content(IssuedToken { token, expire_time })))
 }

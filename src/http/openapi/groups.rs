@@ -4,6 +4,7 @@ use super::shapes::GroupView;
 use super::{location, paging, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
 use crate::http::state::AppState;
 use crate::service::groups::{self, GroupForm};
+use crate::service::ServiceContext;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
@@ -30,13 +31,13 @@ pub struct GroupQuery {
 #[utoipa::path(operation_id = "listGroups", get, path = "/groups", tag = "groups", params(GroupQuery),
     responses((status = 200, body = Listing<GroupView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn list(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     QueryParams(query): QueryParams<GroupQuery>,
 ) -> ApiResult<Json<Listing<GroupView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
-    let (found, total) = groups::list(&state, &user, query.appname, query.title, offset, limit).await?;
-    let zone = state.db.zone();
+    let (found, total) = groups::list(&services, &user, query.appname, query.title, offset, limit).await?;
+    let zone = services.db.zone();
     Ok(Json(Listing { total, items: found.into_iter().map(|g| GroupView::of(g, zone)).collect() }))
 }
 
@@ -44,12 +45,12 @@ pub async fn list(
 #[utoipa::path(operation_id = "getGroup", get, path = "/groups/{id}", tag = "groups", params(("id" = i32, Path, description = "group id", minimum = 1)),
     responses((status = 200, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     Id(id): Id<i32>,
 ) -> ApiResult<Json<GroupView>> {
-    let group = groups::get(&state, &user, id).await?;
-    Ok(Json(GroupView::of(group, state.db.zone())))
+    let group = groups::get(&services, &user, id).await?;
+    Ok(Json(GroupView::of(group, services.db.zone())))
 }
 
 /// Creates an executor group (administrators only).
@@ -60,12 +61,12 @@ pub async fn create(
     ApiUser(user): ApiUser,
     JsonBody(form): JsonBody<GroupForm>,
 ) -> ApiResult<impl IntoResponse> {
-    let id = groups::add(&state, &user, form).await?;
-    let group = groups::get(&state, &user, id).await?;
+    let id = groups::add(&state.services, &user, form).await?;
+    let group = groups::get(&state.services, &user, id).await?;
     Ok((
         StatusCode::CREATED,
         location(&state, &format!("/groups/{id}")),
-        Json(GroupView::of(group, state.db.zone())),
+        Json(GroupView::of(group, state.services.db.zone())),
     ))
 }
 
@@ -74,26 +75,26 @@ pub async fn create(
 #[utoipa::path(operation_id = "updateGroup", put, path = "/groups/{id}", tag = "groups", request_body = GroupForm, params(("id" = i32, Path, description = "group id", minimum = 1)),
     responses((status = 200, body = GroupView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)))]
 pub async fn update(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     Id(id): Id<i32>,
     JsonBody(form): JsonBody<GroupForm>,
 ) -> ApiResult<Json<GroupView>> {
-    groups::get(&state, &user, id).await?;
-    groups::update(&state, &user, GroupForm { id, ..form }).await?;
-    let group = groups::get(&state, &user, id).await?;
-    Ok(Json(GroupView::of(group, state.db.zone())))
+    groups::get(&services, &user, id).await?;
+    groups::update(&services, &user, GroupForm { id, ..form }).await?;
+    let group = groups::get(&services, &user, id).await?;
+    Ok(Json(GroupView::of(group, services.db.zone())))
 }
 
 /// Deletes an executor group without jobs, unless it is the last one (administrators only).
 #[utoipa::path(operation_id = "deleteGroup", delete, path = "/groups/{id}", tag = "groups", params(("id" = i32, Path, description = "group id", minimum = 1)),
     responses((status = 204, description = "deleted"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the group has jobs, or is the last one")))]
 pub async fn delete(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     Id(id): Id<i32>,
 ) -> ApiResult<StatusCode> {
-    groups::get(&state, &user, id).await?;
-    groups::remove(&state, &user, id).await?;
+    groups::get(&services, &user, id).await?;
+    groups::remove(&services, &user, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
