@@ -6,7 +6,7 @@ use super::login::{md5_hex, password_matches};
 use super::{LoginUser, ServiceContext, ServiceError};
 use crate::domain::is_blank;
 use crate::i18n::I18n;
-use crate::storage::JobUser;
+use crate::storage::{JobUser, Role};
 
 /// The fields of the user form; the role is read apart (see [`add`]).
 #[derive(Debug, Clone, Default)]
@@ -39,7 +39,7 @@ fn of_length(i18n: &I18n, text: &str) -> Result<String, ServiceError> {
 pub async fn add<E: From<ServiceError>>(
     ctx: &ServiceContext,
     form: UserForm,
-    role: impl FnOnce() -> Result<i16, E>,
+    role: impl FnOnce() -> Result<Role, E>,
 ) -> Result<JobUser, E> {
     let i18n = &ctx.i18n;
     let username = form.username.unwrap_or_default();
@@ -77,7 +77,7 @@ pub async fn update<E: From<ServiceError>>(
     login: &LoginUser,
     id: i32,
     form: UserForm,
-    role: impl FnOnce() -> Result<i16, E>,
+    role: impl FnOnce() -> Result<Role, E>,
 ) -> Result<Option<JobUser>, E> {
     ensure_other(&ctx.i18n, login, id, form.username.as_deref())?;
     let password = match form.password.filter(|p| !is_blank(Some(p))) {

@@ -166,13 +166,66 @@ pub struct JobRegistry {
     pub update_time: Option<NaiveDateTime>,
 }
 
+/// `xxl_job_user.role`: stored as 2.4.2 stores it, 1 for an administrator and 0 for a user limited to
+/// the executors of their `permission`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(into = "i16")]
+pub enum Role {
+    #[default]
+    Normal,
+    Admin,
+}
+
+impl From<Role> for i16 {
+    fn from(role: Role) -> i16 {
+        match role {
+            Role::Normal => 0,
+            Role::Admin => 1,
+        }
+    }
+}
+
+/// 2.4.2 treats every role but 1 as a normal user's, and so does this.
+impl From<i16> for Role {
+    fn from(value: i16) -> Role {
+        if value == 1 {
+            Role::Admin
+        } else {
+            Role::Normal
+        }
+    }
+}
+
+/// Read as the TINYINT it is stored as, on every backend.
+impl<DB: sqlx::Database> sqlx::Type<DB> for Role
+where
+    i16: sqlx::Type<DB>,
+{
+    fn type_info() -> DB::TypeInfo {
+        <i16 as sqlx::Type<DB>>::type_info()
+    }
+
+    fn compatible(ty: &DB::TypeInfo) -> bool {
+        <i16 as sqlx::Type<DB>>::compatible(ty)
+    }
+}
+
+impl<'r, DB: sqlx::Database> sqlx::Decode<'r, DB> for Role
+where
+    i16: sqlx::Decode<'r, DB>,
+{
+    fn decode(value: DB::ValueRef<'r>) -> Result<Role, sqlx::error::BoxDynError> {
+        Ok(Role::from(<i16 as sqlx::Decode<'r, DB>>::decode(value)?))
+    }
+}
+
 /// `xxl_job_user`
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct JobUser {
     pub id: i32,
     pub username: String,
     pub password: String,
-    pub role: i16,
+    pub role: Role,
     pub permission: Option<String>,
 }
 

@@ -9,6 +9,7 @@ use crate::{ensure, ensure_eq, Case, TestResult, ALL};
 use serde_json::json;
 use std::time::Duration;
 use xxl_job_admin::i18n::I18n;
+use xxl_job_admin::storage::Role;
 
 pub fn cases() -> Vec<Case> {
     vec![
@@ -1847,7 +1848,7 @@ async fn user_manager_endpoints(backend: Backend) -> TestResult {
     let carol_row = store.load_user(carol as i32).await.context("load")?.context("carol")?;
     ensure_eq!(
         (carol_row.role, carol_row.permission.as_deref(), carol_row.username.as_str()),
-        (1, Some(""), "carol")
+        (Role::Admin, Some(""), "carol")
     );
     ensure_eq!(
         ConsoleClient::new(&app.base).login("carol", "carol-pw", false).await?["code"],
@@ -1887,7 +1888,7 @@ async fn user_manager_endpoints(backend: Backend) -> TestResult {
     );
     ensure_eq!(
         store.load_user(1).await.context("load")?.context("admin")?.role,
-        1,
+        Role::Admin,
         "the admin was not demoted"
     );
 
@@ -1969,7 +1970,7 @@ async fn user_manager_endpoints(backend: Backend) -> TestResult {
     let dave_row = store.load_user(dave as i32).await.context("load")?.context("dave")?;
     ensure_eq!(
         (dave_row.role, dave_row.permission.as_deref()),
-        (1, Some("")),
+        (Role::Admin, Some("")),
         "role and permission unchanged"
     );
     ensure_eq!(ConsoleClient::new(&app.base).login("dave1", "dave-new", false).await?["code"], 200);
@@ -2126,7 +2127,7 @@ async fn every_endpoint_checks_the_group(backend: Backend) -> TestResult {
     );
     ensure_eq!(store.all_groups().await.context("groups")?.len(), 3);
     ensure!(store.load_user_by_name("mallory").await.context("load")?.is_none(), "no user added");
-    ensure_eq!(store.load_user(1).await.context("load")?.context("admin")?.role, 1);
+    ensure_eq!(store.load_user(1).await.context("load")?.context("admin")?.role, Role::Admin);
     ensure!(store.glues_of_job(foreign_job).await.context("glue")?.is_empty(), "no GLUE version saved");
 
     // A manual run's addressList may only name the job's own group's executors.
@@ -2701,7 +2702,7 @@ async fn envelopes_and_binding(backend: Backend) -> TestResult {
     ];
     ensure_eq!(client.post("/user/add", &repeated).await?, ok(json!(null)));
     let twice = app.app.db.load_user_by_name("twice1").await.context("user")?.context("twice1 stored")?;
-    ensure_eq!((twice.role, twice.permission.as_deref()), (0, Some("1,2")));
+    ensure_eq!((twice.role, twice.permission.as_deref()), (Role::Normal, Some("1,2")));
     app.stop().await;
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use super::error::PageError;
 use crate::http::state::AppState;
-use crate::storage::JobUser;
+use crate::storage::{JobUser, Role};
 use axum::extract::Path;
 use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
@@ -45,7 +45,7 @@ pub fn render(
         i18n_json => script_json(&i18n.all()),
         lang => i18n.lang_code(),
         user => user.map(|u| context! { id => u.id, username => u.username.clone(), role => u.role }),
-        is_admin => user.is_some_and(|u| u.role == 1),
+        is_admin => user.is_some_and(|u| u.role == Role::Admin),
         sidebar_collapsed => sidebar_collapsed,
         year => chrono::Local::now().format("%Y").to_string(),
     };

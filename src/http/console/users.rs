@@ -12,7 +12,7 @@ use crate::http::state::AppState;
 use crate::service::audit::{changes, Event, Target, HIDDEN};
 use crate::service::users::{self, UserForm};
 use crate::service::ServiceContext;
-use crate::storage::JobUser;
+use crate::storage::{JobUser, Role};
 use axum::extract::State;
 use axum::routing::any;
 use axum::{Json, Router};
@@ -86,9 +86,9 @@ fn user_form(params: &Params) -> UserForm {
     }
 }
 
-/// The form's role, `0` when not given.
-fn role(params: &Params) -> impl FnOnce() -> Result<i16, ConsoleError> + '_ {
-    || Ok(params.number_or::<i8>("role", 0)?.into())
+/// The form's role, a normal user's when not given.
+fn role(params: &Params) -> impl FnOnce() -> Result<Role, ConsoleError> + '_ {
+    || Ok(i16::from(params.number_or::<i8>("role", 0)?).into())
 }
 
 async fn update(State(services): State<ServiceContext>, login: LoginUser, params: Params) -> JsonResult<()> {

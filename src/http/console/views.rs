@@ -83,7 +83,7 @@ impl From<JobUser> for UserView {
             id: user.id,
             username: user.username,
             password: None,
-            role: user.role,
+            role: user.role.into(),
             permission: user.permission,
         }
     }
