@@ -4,12 +4,15 @@
 use super::auth::throttled;
 use super::error::ConsoleError;
 use super::params::Params;
+use super::state::ConsoleState;
+use super::throttle::LoginThrottle;
 use super::views::{Page, UserView};
 use super::{changes_state, changes_state_post_only, JsonResult, LoginUser};
 use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
 use crate::http::state::AppState;
 use crate::service::audit::{changes, Event, Target, HIDDEN};
+use crate::service::tokens::ApiTokens;
 use crate::service::users::{self, UserForm};
 use crate::service::ServiceContext;
 use crate::storage::{JobUser, Role};
@@ -20,6 +23,7 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::net::IpAddr;
+use std::sync::Arc;
 
 pub fn admin_routes() -> Router<AppState> {
     let mut router = Router::new();
@@ -124,40 +128,42 @@ async fn remove(State(services): State<ServiceContext>, login: LoginUser, params
 
 /// The old-password check is a password oracle, so it is throttled and counted like a login.
 async fn update_pwd(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
+    State(console): State<Arc<ConsoleState>>,
     login: LoginUser,
     ClientAddr(address): ClientAddr,
     params: Params,
 ) -> JsonResult<()> {
-    let result = change_password(&state, &login, address, &params).await;
+    let result = change_password(&services, &console.throttle, &login, address, &params).await;
     let target = user_target(login.0.id, Some(&login.0.username));
     // Which password is none of the trail's business: only that it changed.
     let changed = json!({ "password": { "before": HIDDEN, "after": HIDDEN } });
-    state.services.audit.done(&login, "user.password", target, |()| Some(changed), result)?;
+    services.audit.done(&login, "user.password", target, |()| Some(changed), result)?;
     Ok(Json(ReturnT::success()))
 }
 
 /// The rules are the service's; the throttle, which counts wrong old passwords like failed logins, is
 /// the console's.
 async fn change_password(
-    state: &AppState,
+    services: &ServiceContext,
+    throttle: &LoginThrottle,
     login: &LoginUser,
     address: IpAddr,
     params: &Params,
 ) -> Result<(), ConsoleError> {
     let old = params.string("oldPassword").unwrap_or_default();
     let new = params.string("password").unwrap_or_default();
-    let new = users::password_change(&state.services.i18n, &old, &new)?;
-    let (throttle, now) = (&state.console.throttle, state.services.clock.now_ms());
+    let new = users::password_change(&services.i18n, &old, &new)?;
+    let now = services.clock.now_ms();
     if let Some(wait) = throttle.wait_ms(Some(login.0.id), address, now) {
-        return Err(throttled(&state.services.i18n, wait));
+        return Err(throttled(&services.i18n, wait));
     }
-    if let Err(wrong) = users::check_old_password(&state.services.i18n, &login.0, &old) {
+    if let Err(wrong) = users::check_old_password(&services.i18n, &login.0, &old) {
         throttle.record_failure(Some(login.0.id), address, now);
         return Err(wrong.into());
     }
     throttle.record_success(login.0.id, address);
-    Ok(users::set_password(&state.services, &login.0, &new).await?)
+    Ok(users::set_password(services, &login.0, &new).await?)
 }
 
 /// A new personal API token, shown once: nothing is stored, so it cannot be shown again.
@@ -172,12 +178,13 @@ struct IssuedToken {
 /// Issues a personal REST API token for the logged-in user; `expireTime` (optional, wall-clock time in
 /// the admin's zone) must lie in the future.
 async fn api_token(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
+    State(tokens): State<ApiTokens>,
     login: LoginUser,
     params: Params,
 ) -> JsonResult<IssuedToken> {
-    let now = state.services.clock.now_ms();
-    let zone = state.services.cron_zone();
+    let now = services.clock.now_ms();
+    let zone = services.cron_zone();
     let expires = match params.string("expireTime").filter(|t| !is_blank(Some(t))) {
         None => None,
         Some(text) => {
@@ -186,20 +193,20 @@ async fn api_token(
                 .map(|t| zone.to_epoch_ms(t));
             match typed.filter(|&ms| ms > now) {
                 Some(ms) => Some(ms),
-                None => return Err(ConsoleError::msg(state.services.i18n.get("api_token_expire_unvalid"))),
+                None => return Err(ConsoleError::msg(services.i18n.get("api_token_expire_unvalid"))),
             }
         }
     };
-    let token = state.api_tokens.issue(&login.0, now, expires);
+    let token = tokens.issue(&login.0, now, expires);
     let expire_time = expires.map(|ms| zone.to_naive_exact(ms).format("%Y-%m-%d %H:%M:%S").to_string());
     // Named by its id, which the token's requests carry in their events too; never by its text.
-    let id = state.api_tokens.verify(&token, now).map(|claims| claims.id().to_string()).ok();
+    let id = tokens.verify(&token, now).map(|claims| claims.id().to_string()).ok();
     let issued = json!({ "expireTime": { "before": null, "after": expire_time } });
     let event = Event::by(
         &login,
         "token.issue",
         Some(Target { kind: "token", id: id.map(Value::from), name: Some(login.0.username.clone()) }),
     );
-    state.services.audit.record(event.changes(Some(issued)));
+    services.audit.record(event.changes(Some(issued)));
     Ok(Json(ReturnT::with_content(IssuedToken { token, expire_time })))
 }

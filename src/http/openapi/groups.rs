@@ -2,7 +2,7 @@
 
 use super::shapes::GroupView;
 use super::{location, paging, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
-use crate::http::state::AppState;
+use crate::config::Config;
 use crate::service::groups::{self, GroupForm};
 use crate::service::ServiceContext;
 use axum::extract::State;
@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::Json;
 use serde::Deserialize;
+use std::sync::Arc;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -57,16 +58,17 @@ pub async fn get(
 #[utoipa::path(operation_id = "createGroup", post, path = "/groups", tag = "groups", request_body = GroupForm,
     responses((status = 201, body = GroupView, headers(("Location" = String, description = "the new group's URL"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 415, body = ErrorBody)))]
 pub async fn create(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
+    State(config): State<Arc<Config>>,
     ApiUser(user): ApiUser,
     JsonBody(form): JsonBody<GroupForm>,
 ) -> ApiResult<impl IntoResponse> {
-    let id = groups::add(&state.services, &user, form).await?;
-    let group = groups::get(&state.services, &user, id).await?;
+    let id = groups::add(&services, &user, form).await?;
+    let group = groups::get(&services, &user, id).await?;
     Ok((
         StatusCode::CREATED,
-        location(&state, &format!("/groups/{id}")),
-        Json(GroupView::of(group, state.services.db.zone())),
+        location(&config, &format!("/groups/{id}")),
+        Json(GroupView::of(group, services.db.zone())),
     ))
 }
 

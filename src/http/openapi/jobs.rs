@@ -5,8 +5,8 @@ use super::{
     etag, location, paging, within, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing,
     QueryParams,
 };
+use crate::config::Config;
 use crate::domain::{LogIdSink, TriggerType};
-use crate::http::state::AppState;
 use crate::service::jobs::{self, JobForm, JobQuery};
 use crate::service::ServiceContext;
 use axum::extract::State;
@@ -15,6 +15,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Longest fire-time preview.
 const MAX_PREVIEW: usize = 100;
@@ -71,13 +72,14 @@ pub async fn list(
     responses((status = 201, body = JobView, headers(("Location" = String, description = "the new job's URL"), ("ETag" = String))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "the executor group or a child job named does not exist"), (status = 415, body = ErrorBody)))]
 pub async fn create(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
+    State(config): State<Arc<Config>>,
     ApiUser(user): ApiUser,
     JsonBody(form): JsonBody<JobForm>,
 ) -> ApiResult<impl IntoResponse> {
-    let id = jobs::add(&state.services, &user, form).await?;
-    let job = JobView::of(jobs::get(&state.services, &user, id).await?, state.services.db.zone());
-    Ok((StatusCode::CREATED, location(&state, &format!("/jobs/{id}")), [(ETAG, etag(&job))], Json(job)))
+    let id = jobs::add(&services, &user, form).await?;
+    let job = JobView::of(jobs::get(&services, &user, id).await?, services.db.zone());
+    Ok((StatusCode::CREATED, location(&config, &format!("/jobs/{id}")), [(ETAG, etag(&job))], Json(job)))
 }
 
 /// One job.
@@ -182,7 +184,8 @@ pub struct Triggered {
 #[utoipa::path(operation_id = "triggerJob", post, path = "/jobs/{id}/trigger", tag = "jobs", request_body = TriggerBody, params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 202, body = Triggered, description = "queued", headers(("Location" = String, description = "the run's trigger log"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)))]
 pub async fn trigger(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
+    State(config): State<Arc<Config>>,
     ApiUser(user): ApiUser,
     Id(id): Id<i32>,
     JsonBody(body): JsonBody<TriggerBody>,
@@ -195,20 +198,12 @@ pub async fn trigger(
             let _ = sender.send(log_id);
         }
     }));
-    jobs::trigger(
-        &state.services,
-        &user,
-        id,
-        body.executor_param,
-        body.address_list,
-        TriggerType::Api,
-        Some(sink),
-    )
-    .await?;
+    jobs::trigger(&services, &user, id, body.executor_param, body.address_list, TriggerType::Api, Some(sink))
+        .await?;
     let log_id = tokio::time::timeout(LOG_ID_WAIT, receiver).await.ok().and_then(Result::ok);
     let answer = (StatusCode::ACCEPTED, Json(Triggered { log_id }));
     Ok(match log_id {
-        Some(log_id) => (location(&state, &format!("/logs/{log_id}")), answer).into_response(),
+        Some(log_id) => (location(&config, &format!("/logs/{log_id}")), answer).into_response(),
         None => answer.into_response(),
     })
 }

@@ -9,6 +9,7 @@ mod jobs;
 mod logs;
 mod shapes;
 
+use crate::config::Config;
 use crate::http::client::request_address;
 use crate::http::console::params::MAX_FORM_BODY;
 use crate::http::state::AppState;
@@ -563,8 +564,8 @@ impl<T: DeserializeOwned + Send> FromRequestParts<AppState> for Id<T> {
 }
 
 /// The `Location` of a resource created at `{BASE}{path}`.
-pub fn location(state: &AppState, path: &str) -> [(HeaderName, String); 1] {
-    [(LOCATION, format!("{}{BASE}{path}", state.config.server.context_path))]
+pub fn location(config: &Config, path: &str) -> [(HeaderName, String); 1] {
+    [(LOCATION, format!("{}{BASE}{path}", config.server.context_path))]
 }
 
 /// A strong validator of what a GET answers: the SHA-256 of its JSON, quoted.
