@@ -13,10 +13,10 @@ use serde::Serialize;
 #[serde(rename_all = "camelCase")]
 pub struct JobView {
     #[serde(flatten)]
-    job: JobInfo,
-    add_time: Option<String>,
-    update_time: Option<String>,
-    glue_updatetime: Option<String>,
+    pub job: JobInfo,
+    pub add_time: Option<String>,
+    pub update_time: Option<String>,
+    pub glue_updatetime: Option<String>,
 }
 
 impl JobView {
@@ -36,9 +36,9 @@ impl JobView {
 #[serde(rename_all = "camelCase")]
 pub struct LogView {
     #[serde(flatten)]
-    log: JobLog,
-    trigger_time: Option<String>,
-    handle_time: Option<String>,
+    pub log: JobLog,
+    pub trigger_time: Option<String>,
+    pub handle_time: Option<String>,
 }
 
 impl LogView {
@@ -55,9 +55,9 @@ impl LogView {
 #[serde(rename_all = "camelCase")]
 pub struct GroupView {
     #[serde(flatten)]
-    group: JobGroup,
-    update_time: Option<String>,
-    registry_list: Option<Vec<String>>,
+    pub group: JobGroup,
+    pub update_time: Option<String>,
+    pub registry_list: Option<Vec<String>>,
 }
 
 impl GroupView {

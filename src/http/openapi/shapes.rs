@@ -16,10 +16,10 @@ use utoipa::ToSchema;
 #[serde(rename_all = "camelCase")]
 pub struct JobView {
     #[serde(flatten)]
-    pub job: JobInfo,
-    pub add_time: Option<String>,
-    pub update_time: Option<String>,
-    pub glue_updatetime: Option<String>,
+    job: JobInfo,
+    add_time: Option<String>,
+    update_time: Option<String>,
+    glue_updatetime: Option<String>,
 }
 
 impl JobView {
@@ -35,9 +35,9 @@ impl JobView {
 #[serde(rename_all = "camelCase")]
 pub struct LogView {
     #[serde(flatten)]
-    pub log: JobLog,
-    pub trigger_time: Option<String>,
-    pub handle_time: Option<String>,
+    log: JobLog,
+    trigger_time: Option<String>,
+    handle_time: Option<String>,
 }
 
 impl LogView {
@@ -55,9 +55,9 @@ impl LogView {
 #[serde(rename_all = "camelCase")]
 pub struct GroupView {
     #[serde(flatten)]
-    pub group: JobGroup,
-    pub update_time: Option<String>,
-    pub registry_list: Option<Vec<String>>,
+    group: JobGroup,
+    update_time: Option<String>,
+    registry_list: Option<Vec<String>>,
 }
 
 impl GroupView {
