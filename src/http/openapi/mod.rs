@@ -33,7 +33,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use shapes::{GroupView, JobView, LogView};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::server::Server;
 use utoipa::OpenApi;
@@ -248,8 +248,8 @@ fn without_nul(schema: &mut serde_json::Value) {
 }
 
 /// The document needs no token: it describes, it does not act.
-async fn document(axum::extract::State(state): axum::extract::State<AppState>) -> Response {
-    Json(openapi_document(&state.config.server.context_path)).into_response()
+async fn document(axum::extract::State(config): axum::extract::State<Arc<Config>>) -> Response {
+    Json(openapi_document(&config.server.context_path)).into_response()
 }
 
 /// Every failure's body.
