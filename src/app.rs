@@ -10,6 +10,7 @@ use crate::i18n::I18n;
 use crate::ldap::Directory;
 use crate::metrics::Metrics;
 use crate::scheduler::complete::Completer;
+use crate::scheduler::lease::Leadership;
 use crate::scheduler::trigger::{LaneServices, Started, TriggerPool};
 use crate::scheduler::{Engine, TriggerSink};
 use crate::service::audit::Audit;
@@ -20,6 +21,7 @@ use crate::time::{Clock, SystemClock};
 use crate::workers::registry::{self, RegistryQueue};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -84,16 +86,7 @@ impl RunningApp {
 pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     warn_about_token(&config);
     let ldap = config.ldap.clone().map(Directory::new).transpose()?;
-    let (db, outcome) = storage::connect(&config.datasource).await?;
-    match outcome {
-        SchemaOutcome::Created => tracing::info!("empty database: created the xxl-job 2.4 schema and initial rows"),
-        SchemaOutcome::Existing { lock_row_present: true } => tracing::info!("using the existing xxl-job schema"),
-        SchemaOutcome::Existing { lock_row_present: false } => tracing::error!(
-            "xxl_job_lock has no 'schedule_lock' row: admins sharing this database cannot exclude each other; \
-             insert it with: INSERT INTO xxl_job_lock (lock_name) VALUES ('schedule_lock')"
-        ),
-    }
-
+    let db = open_database(&config).await?;
     let config = Arc::new(config);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let i18n = I18n::new(config.i18n.code());
@@ -107,68 +100,13 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         apply_at_start(&setting, &audit, path).await?;
     }
     let stop_workers = CancellationToken::new();
-    let executors = ExecutorClient::new(config.access_token.expose());
     let metrics = Arc::new(Metrics::with_counting(config.server.prometheus));
     // Bound before the services start, so alarms can link to the console's actual port.
-    let addr = SocketAddr::new(config.server.address, config.server.port);
-    let listener =
-        tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;
-    let addr = listener.local_addr().map_err(|source| StartError::Bind { addr, source })?;
-    // The lanes stop after the loops that feed them.
-    let stop_lanes = CancellationToken::new();
-    let owner = Owner::random();
-    tracing::info!("this admin plans as admin {} (see docs/failure-behaviour.md)", owner.id());
-    let Started { pool, context: trigger_context, results, tasks: pool_tasks } = TriggerPool::start(
-        LaneServices {
-            db: db.clone(),
-            i18n: i18n.clone(),
-            executors: executors.clone(),
-            clock: clock.clone(),
-            metrics: metrics.clone(),
-        },
-        &config,
-        stop_lanes.clone(),
-    );
-    let lanes = pool.lanes();
-    let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
-    let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone(), results);
-    let (registry_queue, registry_writers) =
-        RegistryQueue::start(db.clone(), clock.clone(), config.registry_max_per_app);
-    let mut workers =
-        vec![tokio::spawn(registry::run_monitor(db.clone(), clock.clone(), stop_workers.clone()))];
-    let alarms = Alarms::from_config(
-        db.clone(),
-        &config,
-        &i18n,
-        clock.clone(),
-        &console_url(&config, addr),
-        metrics.clone(),
-    )?;
-    let engine = Engine {
-        db: db.clone(),
-        i18n: i18n.clone(),
-        completer: completer.clone(),
-        triggers: triggers.clone(),
-        sending: (trigger_context, lanes),
-        alarms: alarms.clone(),
-        clock: clock.clone(),
-        metrics: metrics.clone(),
-        owner,
-    };
-    let (engine_tasks, leadership) = engine.start(&config, &stop_workers);
-    workers.extend(engine_tasks);
-
-    let services = ServiceContext {
-        db: db.clone(),
-        i18n,
-        clock,
-        triggers: triggers.clone(),
-        completer,
-        executors,
-        alarms,
-        audit,
-    };
-    let state = AppState::build(services, config.clone(), registry_queue, metrics, ldap).await?;
+    let (listener, addr) = bind(&config).await?;
+    let base = Base { db: db.clone(), i18n, clock, metrics: metrics.clone() };
+    let (background, services) = start_background(&config, base, audit, addr, &stop_workers)?;
+    let triggers = services.triggers.clone();
+    let state = AppState::build(services, config.clone(), background.registry_queue, metrics, ldap).await?;
     tracing::info!(
         "xxl-job-admin listening on {addr}; console: {}",
         clickable_console_url(addr, &config.server.context_path)
@@ -178,20 +116,119 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let app = http::router(state);
     let server_db = db.clone();
+    let Background { workers, registry_writers, stop_lanes, pool_tasks, leadership, .. } = background;
     let server = tokio::spawn(async move {
-        // The peer address is the client's unless `server.forward-headers-strategy` says otherwise.
-        let serve = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            });
-        if let Err(e) = serve.await {
-            tracing::error!("HTTP server failed: {e}");
-        }
+        serve(listener, app, stopped).await;
         shutdown_workers(stop_workers, workers, registry_writers, stop_lanes, pool_tasks).await;
         leadership.resign().await;
         server_db.close().await;
     });
     Ok(RunningApp { addr, db, triggers, stop, server })
+}
+
+/// Connects, creating the schema in an empty database, and says what it found.
+async fn open_database(config: &Config) -> Result<Db, StartError> {
+    let (db, outcome) = storage::connect(&config.datasource).await?;
+    match outcome {
+        SchemaOutcome::Created => tracing::info!("empty database: created the xxl-job 2.4 schema and initial rows"),
+        SchemaOutcome::Existing { lock_row_present: true } => tracing::info!("using the existing xxl-job schema"),
+        SchemaOutcome::Existing { lock_row_present: false } => tracing::error!(
+            "xxl_job_lock has no 'schedule_lock' row: admins sharing this database cannot exclude each other; \
+             insert it with: INSERT INTO xxl_job_lock (lock_name) VALUES ('schedule_lock')"
+        ),
+    }
+    Ok(db)
+}
+
+/// The listener on the configured address, and the address it got (port 0 picks one).
+async fn bind(config: &Config) -> Result<(tokio::net::TcpListener, SocketAddr), StartError> {
+    let addr = SocketAddr::new(config.server.address, config.server.port);
+    let listener =
+        tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;
+    let addr = listener.local_addr().map_err(|source| StartError::Bind { addr, source })?;
+    Ok((listener, addr))
+}
+
+/// Serves until `stopped` fires, then lets in-flight requests finish.
+async fn serve(listener: tokio::net::TcpListener, app: axum::Router, stopped: oneshot::Receiver<()>) {
+    // The peer address is the client's unless `server.forward-headers-strategy` says otherwise.
+    let serve = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(async move {
+            let _ = stopped.await;
+        });
+    if let Err(e) = serve.await {
+        tracing::error!("HTTP server failed: {e}");
+    }
+}
+
+/// What the services and the background work both start from.
+struct Base {
+    db: Db,
+    i18n: I18n,
+    clock: Arc<dyn Clock>,
+    metrics: Arc<Metrics>,
+}
+
+/// The background work once started, and what stops it (see [`shutdown_workers`]).
+struct Background {
+    registry_queue: RegistryQueue,
+    workers: Vec<JoinHandle<()>>,
+    registry_writers: Vec<JoinHandle<()>>,
+    stop_lanes: CancellationToken,
+    pool_tasks: Vec<JoinHandle<()>>,
+    leadership: Leadership,
+}
+
+/// Starts the trigger lanes, the registry writers and monitor, and the scheduling engine; returns them
+/// with the services' context the HTTP handlers use.
+fn start_background(
+    config: &Config,
+    base: Base,
+    audit: Audit,
+    addr: SocketAddr,
+    shutdown: &CancellationToken,
+) -> Result<(Background, ServiceContext), StartError> {
+    let Base { db, i18n, clock, metrics } = base;
+    let executors = ExecutorClient::new(config.access_token.expose());
+    // The lanes stop after the loops that feed them.
+    let stop_lanes = CancellationToken::new();
+    let owner = Owner::random();
+    tracing::info!("this admin plans as admin {} (see docs/failure-behaviour.md)", owner.id());
+    let lane_services = LaneServices {
+        db: db.clone(),
+        i18n: i18n.clone(),
+        executors: executors.clone(),
+        clock: clock.clone(),
+        metrics: metrics.clone(),
+    };
+    let Started { pool, context: trigger_context, results, tasks: pool_tasks } =
+        TriggerPool::start(lane_services, config, stop_lanes.clone());
+    let lanes = pool.lanes();
+    let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
+    let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone(), results);
+    let (registry_queue, registry_writers) =
+        RegistryQueue::start(db.clone(), clock.clone(), config.registry_max_per_app);
+    let mut workers = vec![tokio::spawn(registry::run_monitor(db.clone(), clock.clone(), shutdown.clone()))];
+    let console_url = console_url(config, addr);
+    let alarms =
+        Alarms::from_config(db.clone(), config, &i18n, clock.clone(), &console_url, metrics.clone())?;
+    let engine = Engine {
+        db: db.clone(),
+        i18n: i18n.clone(),
+        completer: completer.clone(),
+        triggers: triggers.clone(),
+        sending: (trigger_context, lanes),
+        alarms: alarms.clone(),
+        clock: clock.clone(),
+        metrics,
+        owner,
+    };
+    let (engine_tasks, leadership) = engine.start(config, shutdown);
+    workers.extend(engine_tasks);
+    let services = ServiceContext { db, i18n, clock, triggers, completer, executors, alarms, audit };
+    let background =
+        Background { registry_queue, workers, registry_writers, stop_lanes, pool_tasks, leadership };
+    Ok((background, services))
 }
 
 /// Applies `xxl.job.apply.file` before anything is scheduled. Under the schedule lock, so of admins

@@ -34,6 +34,12 @@ macro_rules! stored_code {
             }
         }
 
+        impl From<$name> for i16 {
+            fn from(value: $name) -> i16 {
+                value.code()
+            }
+        }
+
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 serializer.serialize_i16(self.code())
@@ -61,7 +67,7 @@ stored_code! {
 }
 
 stored_code! {
-    /// `xxl_job_log.alarm_status` (spec 3.7): where a failed run's alarm is.
+    /// `xxl_job_log.alarm_status` (2.4.2: JobFailMonitorHelper): where a failed run's alarm is.
     AlarmStatus {
         /// Taken by a fail monitor pass, which retries and alarms before it releases the row.
         Locked = -1,
@@ -71,6 +77,22 @@ stored_code! {
         NotNeeded = 1,
         Sent = 2,
         Failed = 3,
+    }
+}
+
+stored_code! {
+    /// `xxl_job_user.role`: 1 for an administrator; any other code, as in 2.4.2, is a user limited to the
+    /// executors of their `permission`.
+    Role {
+        Normal = 0,
+        Admin = 1,
+    }
+}
+
+/// A new user's: limited to the executors of their permission.
+impl Default for Role {
+    fn default() -> Role {
+        Role::Normal
     }
 }
 

@@ -8,6 +8,7 @@ pub mod html;
 pub mod misfire;
 pub mod ownership;
 pub mod protocol;
+pub mod registry;
 pub mod routing;
 pub mod schedule;
 pub mod trigger_msg;

@@ -137,7 +137,7 @@ async fn registry(state: &AppState, body: &[u8], op: fn(RegistryKey) -> Registry
 /// error (the write would fail the same way), and concurrent new AppNames may pass the cap by a few.
 async fn too_many_apps(state: &AppState, key: &RegistryKey) -> Option<String> {
     let max = state.config.registry_max_apps;
-    match state.db.registry_new_app_among(&key.registry_group, &key.registry_key).await {
+    match state.services.db.registry_new_app_among(&key.registry_group, &key.registry_key).await {
         Ok(Some(apps)) if apps >= i64::from(max) => {
             state.metrics.registration_refused();
             Some(format!(
@@ -160,7 +160,7 @@ async fn callback(state: &AppState, body: &[u8]) -> ReturnT<String> {
         Err(msg) => return ReturnT::fail(msg),
     };
     state.metrics.callbacks_received(items.len());
-    match state.completer.callback(&items).await {
+    match state.services.completer.callback(&items).await {
         Ok(outcomes) => {
             for (item, outcome) in items.iter().zip(outcomes) {
                 match outcome {

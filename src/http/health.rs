@@ -1,6 +1,7 @@
 //! `{context}/actuator/health`, as Spring Boot's actuator answers it (no details).
 
 use crate::http::state::AppState;
+use crate::service::ServiceContext;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
@@ -16,8 +17,8 @@ pub fn routes() -> Router<AppState> {
 /// timeout (10 s by default), or a short outage reads as a slow "up".
 const PING_TIMEOUT: Duration = Duration::from_millis(1500);
 
-async fn health(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
-    let reason = match tokio::time::timeout(PING_TIMEOUT, state.db.ping()).await {
+async fn health(State(services): State<ServiceContext>) -> (StatusCode, Json<Value>) {
+    let reason = match tokio::time::timeout(PING_TIMEOUT, services.db.ping()).await {
         Ok(Ok(())) => return (StatusCode::OK, Json(json!({"status": "UP"}))),
         Ok(Err(e)) => e.to_string(),
         Err(_) => format!("no answer within {} ms", PING_TIMEOUT.as_millis()),

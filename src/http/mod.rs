@@ -4,6 +4,7 @@
 mod api;
 pub mod client;
 pub mod console;
+mod dates;
 mod health;
 pub mod openapi;
 mod prometheus;

@@ -2,23 +2,29 @@
 //! for a scraper whose `Accept` names it (Prometheus does), else in the classic text format. Like health,
 //! it needs no login: scrapers do not log in, and it shows counts, not data.
 
+use crate::domain::registry::{group_addresses, DEAD_TIMEOUT_SECS};
 use crate::http::state::AppState;
-use crate::metrics::{Snapshot, OPENMETRICS_FORMAT, TEXT_FORMAT};
-use crate::workers::registry::{group_addresses, DEAD_TIMEOUT_SECS};
+use crate::metrics::{Metrics, Snapshot, OPENMETRICS_FORMAT, TEXT_FORMAT};
+use crate::service::ServiceContext;
 use axum::extract::State;
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
+use std::sync::Arc;
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/prometheus", get(scrape)).route("/prometheus/", get(scrape))
 }
 
-async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> impl IntoResponse {
-    let (pool_in_use, pool_idle, pool_max) = state.db.pool_stats();
-    let executors = match state.db.live_registrations(DEAD_TIMEOUT_SECS, state.clock.now_ms()).await {
+async fn scrape(
+    State(services): State<ServiceContext>,
+    State(metrics): State<Arc<Metrics>>,
+    headers: HeaderMap,
+) -> impl IntoResponse {
+    let (pool_in_use, pool_idle, pool_max) = services.db.pool_stats();
+    let executors = match services.db.live_registrations(DEAD_TIMEOUT_SECS, services.clock.now_ms()).await {
         Ok(rows) => group_addresses(rows)
             .into_iter()
             .map(|(app_name, addresses)| (app_name, addresses.len()))
@@ -30,11 +36,11 @@ async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> impl IntoR
         }
     };
     let snapshot =
-        Snapshot { lane_backlog: state.triggers.backlog(), pool_in_use, pool_idle, pool_max, executors };
+        Snapshot { lane_backlog: services.triggers.backlog(), pool_in_use, pool_idle, pool_max, executors };
     if wants_openmetrics(&headers) {
-        ([(CONTENT_TYPE, OPENMETRICS_FORMAT)], state.metrics.render_openmetrics(&snapshot))
+        ([(CONTENT_TYPE, OPENMETRICS_FORMAT)], metrics.render_openmetrics(&snapshot))
     } else {
-        ([(CONTENT_TYPE, TEXT_FORMAT)], state.metrics.render(&snapshot))
+        ([(CONTENT_TYPE, TEXT_FORMAT)], metrics.render(&snapshot))
     }
 }
 

@@ -8,7 +8,7 @@ use crate::service::tokens::ApiTokens;
 use crate::service::ServiceContext;
 use crate::storage::StorageError;
 use crate::workers::registry::RegistryQueue;
-use std::ops::Deref;
+use axum::extract::FromRef;
 use std::sync::Arc;
 
 #[derive(Clone)]
@@ -39,11 +39,23 @@ impl AppState {
     }
 }
 
-/// Handlers use the services' context (`state.db`, `jobs::add(&state, …)`) through the HTTP state.
-impl Deref for AppState {
-    type Target = ServiceContext;
-
-    fn deref(&self) -> &ServiceContext {
-        &self.services
-    }
+/// Makes each named field a part handlers extract on their own (`State<ServiceContext>`,
+/// `State<Arc<Config>>`, …) rather than the whole state.
+macro_rules! parts {
+    ($($field:ident: $part:ty),* $(,)?) => {$(
+        impl FromRef<AppState> for $part {
+            fn from_ref(state: &AppState) -> $part {
+                state.$field.clone()
+            }
+        }
+    )*};
 }
+
+parts!(
+    services: ServiceContext,
+    config: Arc<Config>,
+    console: Arc<ConsoleState>,
+    registry: RegistryQueue,
+    api_tokens: ApiTokens,
+    metrics: Arc<Metrics>,
+);

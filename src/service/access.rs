@@ -3,7 +3,7 @@
 use super::{ServiceContext, ServiceError};
 use crate::domain::java_split;
 use crate::i18n::I18n;
-use crate::storage::JobUser;
+use crate::storage::{JobUser, Role};
 use std::net::IpAddr;
 
 /// The user of a request, as stored in the database now (console session or API token alike), and
@@ -22,10 +22,10 @@ pub struct Origin {
 
 impl LoginUser {
     pub fn is_admin(&self) -> bool {
-        self.0.role == 1
+        self.0.role == Role::Admin
     }
 
-    /// Role 1 sees every group; others the groups listed exactly in `permission` (2.4.2:
+    /// An administrator sees every group; others the groups listed exactly in `permission` (2.4.2:
     /// XxlJobUser.validPermission).
     pub fn can_access(&self, group: i32) -> bool {
         self.is_admin()
@@ -87,7 +87,7 @@ mod tests {
                 id: 2,
                 username: "u".into(),
                 password: String::new(),
-                role,
+                role: role.into(),
                 permission: permission.map(str::to_string),
             },
             Origin::default(),

@@ -5,10 +5,10 @@
 use super::audit::{changes, EventKind, Target};
 use super::{LoginUser, ServiceContext, ServiceError};
 use crate::domain::codes::AddressType;
+use crate::domain::registry::{fitting_list, group_addresses, ADDRESS_LIST_MAX_BYTES, DEAD_TIMEOUT_SECS};
 use crate::domain::{is_blank, java_split};
 use crate::i18n::I18n;
 use crate::storage::{Db, JobGroup};
-use crate::workers::registry::{fitting_list, group_addresses, ADDRESS_LIST_MAX_BYTES, DEAD_TIMEOUT_SECS};
 use serde::Deserialize;
 use std::collections::HashMap;
 

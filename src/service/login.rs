@@ -3,7 +3,7 @@
 //! from it.
 
 use crate::ldap::{Directory, DirectoryUser, Verdict};
-use crate::storage::{Db, JobUser, StorageError};
+use crate::storage::{Db, JobUser, Role, StorageError};
 use subtle::ConstantTimeEq;
 
 /// The `xxl_job_user.password` of a user the directory signs in. Not 32 hexadecimal digits, so no
@@ -62,7 +62,7 @@ pub async fn check(
 
 fn local_check(local: Option<JobUser>, password: &str) -> Outcome {
     // Password as sent, untrimmed, as 2.4.2 hashes it.
-    match local.filter(|user| bool::from(md5_hex(password).as_bytes().ct_eq(user.password.as_bytes()))) {
+    match local.filter(|user| password_matches(user, password)) {
         Some(user) => Outcome::SignedIn(user),
         None => Outcome::Refused,
     }
@@ -77,7 +77,7 @@ async fn save(
     username: &str,
     entry: &DirectoryUser,
 ) -> Result<JobUser, StorageError> {
-    let role = directory.is_admin(entry).map(i16::from);
+    let role = directory.is_admin(entry).map(|admin| if admin { Role::Admin } else { Role::Normal });
     let permission = match directory.executor_apps(entry) {
         Some(apps) => Some(permission_of(db, &apps).await?),
         None => None,
@@ -87,7 +87,7 @@ async fn save(
             id: 0,
             username: username.to_string(),
             password: DIRECTORY_PASSWORD.to_string(),
-            role: role.unwrap_or(0),
+            role: role.unwrap_or_default(),
             permission: permission.flatten(),
         };
         let id = match db.insert_user(&user).await {
@@ -105,7 +105,7 @@ async fn save(
     if user != before {
         let password = (user.password != before.password).then_some(DIRECTORY_PASSWORD);
         db.update_user(user.id, password, user.role, user.permission.as_deref()).await?;
-        tracing::info!(username, role = user.role, permission = ?user.permission, "updated the user from LDAP");
+        tracing::info!(username, role = i16::from(user.role), permission = ?user.permission, "updated the user from LDAP");
     }
     Ok(user)
 }
@@ -118,6 +118,11 @@ async fn permission_of(db: &Db, apps: &[String]) -> Result<Option<String>, Stora
     ids.sort_unstable();
     ids.dedup();
     Ok((!ids.is_empty()).then(|| ids.iter().map(i32::to_string).collect::<Vec<_>>().join(",")))
+}
+
+/// Whether `password` is the user's, compared in constant time.
+pub fn password_matches(user: &JobUser, password: &str) -> bool {
+    bool::from(md5_hex(password).as_bytes().ct_eq(user.password.as_bytes()))
 }
 
 /// Lowercase hex MD5 of the password bytes, the `xxl_job_user.password` format.
@@ -137,7 +142,7 @@ mod tests {
             id: 3,
             username: "alice".into(),
             password: DIRECTORY_PASSWORD.into(),
-            role: 0,
+            role: Role::Normal,
             permission: None,
         };
         for password in ["", "{ldap}", "secret"] {

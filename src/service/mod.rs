@@ -12,6 +12,7 @@ pub mod logs;
 pub mod oidc;
 pub mod schema;
 pub mod tokens;
+pub mod users;
 
 pub use access::{LoginUser, Origin};
 

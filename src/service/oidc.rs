@@ -8,7 +8,7 @@
 //! keys) is the provider's, the same for every admin.
 
 use crate::config::OidcConfig;
-use crate::storage::{Db, JobUser, StorageError};
+use crate::storage::{Db, JobUser, Role, StorageError};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk};
@@ -394,7 +394,7 @@ impl Oidc {
         let existing = match db.load_user_by_name(&identity.username).await? {
             Some(user) => user,
             None => {
-                let (role, permission) = rights.clone().unwrap_or((0, None));
+                let (role, permission) = rights.clone().unwrap_or_default();
                 let user = JobUser {
                     id: 0,
                     username: identity.username.clone(),
@@ -418,9 +418,9 @@ impl Oidc {
         }
     }
 
-    /// Role 1 for a member of an administrators' group; the executors whose AppName is one of the
+    /// An administrator for a member of an administrators' group; the executors whose AppName is one of the
     /// groups, as the ascending id list `xxl_job_user.permission` holds.
-    async fn rights(&self, db: &Db, groups: &[String]) -> Result<(i16, Option<String>), OidcError> {
+    async fn rights(&self, db: &Db, groups: &[String]) -> Result<(Role, Option<String>), OidcError> {
         let admin = groups.iter().any(|g| self.config.admin_groups.contains(g));
         let mut ids: Vec<i32> = db
             .all_groups()
@@ -432,7 +432,7 @@ impl Oidc {
         ids.sort_unstable();
         let permission =
             (!ids.is_empty()).then(|| ids.iter().map(i32::to_string).collect::<Vec<_>>().join(","));
-        Ok((if admin { 1 } else { 0 }, permission))
+        Ok((if admin { Role::Admin } else { Role::Normal }, permission))
     }
 }
 

@@ -80,7 +80,7 @@ impl ApiTokens {
 
     /// The digest a token of `user` carries: it changes with the password hash and the role.
     fn binding(&self, user: &JobUser) -> String {
-        let (id, role) = (user.id.to_string(), user.role.to_string());
+        let (id, role) = (user.id.to_string(), i16::from(user.role).to_string());
         hex::encode(&self.mac(&[b"bind", id.as_bytes(), user.password.as_bytes(), role.as_bytes()])[..16])
     }
 
@@ -129,13 +129,14 @@ impl ApiTokens {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::Role;
 
     fn user() -> JobUser {
         JobUser {
             id: 3,
             username: "ops".into(),
             password: "e10adc3949ba59abbe56e057f20f883e".into(),
-            role: 0,
+            role: Role::Normal,
             permission: Some("1".into()),
         }
     }
@@ -159,7 +160,10 @@ mod tests {
         let claims = tokens.verify(&tokens.issue(&user(), 0, None), 1).unwrap();
         let new_password = JobUser { password: "0".repeat(32), ..user() };
         assert_eq!(tokens.check_user(&claims, &new_password), Err(TokenError::Revoked));
-        assert_eq!(tokens.check_user(&claims, &JobUser { role: 1, ..user() }), Err(TokenError::Revoked));
+        assert_eq!(
+            tokens.check_user(&claims, &JobUser { role: Role::Admin, ..user() }),
+            Err(TokenError::Revoked)
+        );
         assert_eq!(tokens.check_user(&claims, &JobUser { id: 4, ..user() }), Err(TokenError::Revoked));
         assert_eq!(
             tokens.check_user(&claims, &JobUser { permission: Some("1,2".into()), ..user() }),

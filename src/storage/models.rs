@@ -5,6 +5,7 @@
 //! these rows with Java's field names; their dates are left to the console's views, which need the zone. The
 //! coded TINYINT columns decode as `i16` into their types (`crate::domain::codes`), on every backend.
 
+pub use crate::domain::codes::Role;
 use crate::domain::codes::{AddressType, AlarmStatus, TriggerStatus};
 use crate::domain::glue::GlueType;
 use chrono::NaiveDateTime;
@@ -36,7 +37,7 @@ macro_rules! decoded_as_i16 {
     )+};
 }
 
-decoded_as_i16!(AddressType, TriggerStatus, AlarmStatus);
+decoded_as_i16!(AddressType, TriggerStatus, AlarmStatus, Role);
 
 /// `xxl_job_info`
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow, serde::Serialize, utoipa::ToSchema)]
@@ -208,7 +209,7 @@ pub struct JobUser {
     pub id: i32,
     pub username: String,
     pub password: String,
-    pub role: i16,
+    pub role: Role,
     pub permission: Option<String>,
 }
 

@@ -1,6 +1,6 @@
 //! `xxl_job_user` statements (2.4.2: XxlJobUserDao).
 
-use super::{contains, Arg, Db, JobUser, Result};
+use super::{contains, Arg, Db, JobUser, Result, Role};
 
 impl Db {
     pub async fn load_user_by_name(&self, username: &str) -> Result<Option<JobUser>> {
@@ -15,11 +15,11 @@ impl Db {
         self.fetch_optional("SELECT * FROM xxl_job_user WHERE id = ?", &[Arg::Int(id.into())]).await
     }
 
-    /// How many administrators (role 1) have this password hash.
+    /// How many administrators have this password hash.
     pub async fn admins_with_password(&self, password_md5: &str) -> Result<i64> {
         self.scalar(
-            "SELECT COUNT(*) FROM xxl_job_user WHERE role = 1 AND password = ?",
-            &[Arg::Text(password_md5.to_string())],
+            "SELECT COUNT(*) FROM xxl_job_user WHERE role = ? AND password = ?",
+            &[Arg::Int(i16::from(Role::Admin).into()), Arg::Text(password_md5.to_string())],
         )
         .await
     }
@@ -49,7 +49,7 @@ impl Db {
         let args = [
             Arg::Text(user.username.clone()),
             Arg::Text(user.password.clone()),
-            Arg::Int(user.role.into()),
+            Arg::Int(i16::from(user.role).into()),
             Arg::OptText(user.permission.clone()),
         ];
         let id = self
@@ -66,12 +66,12 @@ impl Db {
         &self,
         id: i32,
         password_md5: Option<&str>,
-        role: i16,
+        role: Role,
         permission: Option<&str>,
     ) -> Result<u64> {
         let mut args: Vec<Arg> = password_md5.map(|hash| Arg::Text(hash.to_string())).into_iter().collect();
         args.extend([
-            Arg::Int(role.into()),
+            Arg::Int(i16::from(role).into()),
             Arg::OptText(permission.map(str::to_string)),
             Arg::Int(id.into()),
         ]);

@@ -11,6 +11,7 @@ use libtest_mimic::Failed;
 use serde_json::{json, Value};
 use xxl_job_admin::domain::codes::TriggerStatus;
 use xxl_job_admin::i18n::I18n;
+use xxl_job_admin::storage::Role;
 
 pub fn cases() -> Vec<Case> {
     cases! {
@@ -412,7 +413,7 @@ async fn dialogs_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
             )
             .await?;
         let bobby = store.load_user_by_name("bobby1").await.context("user")?.context("bobby1 stored")?;
-        ensure_eq!((bobby.role, bobby.permission.as_deref()), (0, Some("1")));
+        ensure_eq!((bobby.role, bobby.permission.as_deref()), (Role::Normal, Some("1")));
 
         let opened = browser
             .script(
@@ -432,7 +433,7 @@ async fn dialogs_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
         let promoted =
             crate::support::eventually(std::time::Duration::from_secs(20), "the role change", || {
                 let store = store.clone();
-                async move { store.load_user_by_name("bobby1").await.ok()?.filter(|u| u.role == 1) }
+                async move { store.load_user_by_name("bobby1").await.ok()?.filter(|u| u.role == Role::Admin) }
             })
             .await?;
         ensure_eq!(
@@ -647,7 +648,7 @@ async fn deep_link_and_long_password_survive_login(backend: Backend) -> TestResu
         id: 0,
         username: NAME.into(),
         password: hex::encode(Md5::digest(PASSWORD.as_bytes())),
-        role: 1,
+        role: Role::Admin,
         permission: None,
     };
     store.insert_user(&user).await.context("insert user")?;

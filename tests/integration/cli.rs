@@ -119,7 +119,7 @@ async fn start_up_prints_console_url_and_default_login(backend: Backend) -> Test
     let app = TestApp::start(&db, &[]).await?;
     app.app
         .db
-        .update_user(1, Some("0123456789abcdef0123456789abcdef"), 1, None)
+        .update_user(1, Some("0123456789abcdef0123456789abcdef"), xxl_job_admin::storage::Role::Admin, None)
         .await
         .context("change password")?;
     app.stop().await;

@@ -14,7 +14,7 @@ use xxl_job_admin::config::Config;
 use xxl_job_admin::i18n::I18n;
 use xxl_job_admin::ldap::{Directory, Verdict};
 use xxl_job_admin::service::login::DIRECTORY_PASSWORD;
-use xxl_job_admin::storage::JobUser;
+use xxl_job_admin::storage::{JobUser, Role};
 
 /// The executor of a fresh database (id 1).
 const SAMPLE_APP: &str = "xxl-job-executor-sample";
@@ -80,7 +80,7 @@ async fn login_creates_the_user_with_role_and_permissions_from_groups(backend: B
     let row = user(&app, "alice").await?.context("alice's row")?;
     ensure_eq!(
         (row.password.as_str(), row.role, row.permission.as_deref()),
-        (DIRECTORY_PASSWORD, 1, Some("1"))
+        (DIRECTORY_PASSWORD, Role::Admin, Some("1"))
     );
     // The session is a console session like any other: an administrator's page answers.
     let users = alice.post("/user/pageList", &[("role", "-1")]).await?;
@@ -89,20 +89,24 @@ async fn login_creates_the_user_with_role_and_permissions_from_groups(backend: B
     let (reply, _) = login(&app, "bob", "bob-pw").await?;
     ensure_eq!(reply["code"], 200, "{reply}");
     let bob = user(&app, "bob").await?.context("bob's row")?;
-    ensure_eq!((bob.role, bob.permission.as_deref()), (0, None), "dev maps to an AppName no executor has");
+    ensure_eq!(
+        (bob.role, bob.permission.as_deref()),
+        (Role::Normal, None),
+        "dev maps to an AppName no executor has"
+    );
 
     // The directory decides again at every login: an administrator's change is undone.
-    app.app.db.update_user(row.id, None, 0, Some("")).await.context("demote alice")?;
+    app.app.db.update_user(row.id, None, Role::Normal, Some("")).await.context("demote alice")?;
     ensure_eq!(login(&app, "alice", "alice-pw").await?.0["code"], 200);
     let row = user(&app, "alice").await?.context("alice's row")?;
-    ensure_eq!((row.role, row.permission.as_deref()), (1, Some("1")));
+    ensure_eq!((row.role, row.permission.as_deref()), (Role::Admin, Some("1")));
 
     // A local row of the same name becomes the directory's: its local password stops working.
     let local = JobUser {
         id: 0,
         username: "carol".into(),
         password: xxl_job_admin::service::login::md5_hex("local-pw"),
-        role: 0,
+        role: Role::Normal,
         permission: Some("1".into()),
     };
     app.app.db.insert_user(&local).await.context("insert carol")?;
@@ -111,7 +115,7 @@ async fn login_creates_the_user_with_role_and_permissions_from_groups(backend: B
     let carol = user(&app, "carol").await?.context("carol's row")?;
     ensure_eq!(
         (carol.password.as_str(), carol.role, carol.permission.as_deref()),
-        (DIRECTORY_PASSWORD, 0, None),
+        (DIRECTORY_PASSWORD, Role::Normal, None),
         "no group, no executor"
     );
     app.stop().await;
@@ -125,11 +129,11 @@ async fn login_creates_the_user_with_role_and_permissions_from_groups(backend: B
     let app = start(&db, &unmapped).await?;
     ensure_eq!(login(&app, "alice", "alice-pw").await?.0["code"], 200);
     let row = user(&app, "alice").await?.context("alice's row")?;
-    ensure_eq!((row.role, row.permission.as_deref()), (0, None), "a new user starts with nothing");
-    app.app.db.update_user(row.id, None, 1, Some("1")).await.context("promote alice")?;
+    ensure_eq!((row.role, row.permission.as_deref()), (Role::Normal, None), "a new user starts with nothing");
+    app.app.db.update_user(row.id, None, Role::Admin, Some("1")).await.context("promote alice")?;
     ensure_eq!(login(&app, "alice", "alice-pw").await?.0["code"], 200);
     let row = user(&app, "alice").await?.context("alice's row")?;
-    ensure_eq!((row.role, row.permission.as_deref()), (1, Some("1")), "kept");
+    ensure_eq!((row.role, row.permission.as_deref()), (Role::Admin, Some("1")), "kept");
     app.stop().await;
     Ok(())
 }
@@ -225,7 +229,7 @@ async fn member_of_with_anonymous_search(backend: Backend) -> TestResult {
     let app = start(&db, &args).await?;
     ensure_eq!(login(&app, "alice", "alice-pw").await?.0["code"], 200);
     let row = user(&app, "alice").await?.context("alice's row")?;
-    ensure_eq!((row.role, row.permission.as_deref()), (1, Some("1")), "groups from memberOf");
+    ensure_eq!((row.role, row.permission.as_deref()), (Role::Admin, Some("1")), "groups from memberOf");
     ensure_eq!(login(&app, "bob", "alice-pw").await?.0["msg"], message("login_param_unvalid"));
     app.stop().await;
     Ok(())

@@ -29,7 +29,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use xxl_job_admin::storage::Db;
+use xxl_job_admin::storage::{Db, Role};
 
 pub fn cases() -> Vec<Case> {
     use Backend::{MySql, Sqlite};
@@ -331,14 +331,14 @@ async fn provider_first_sign_in_creates_the_user_and_maps_groups(backend: Backen
     let alice = user(&store, "alice").await?;
     ensure_eq!(
         (alice.role, alice.permission.clone(), alice.password.as_str()),
-        (1, Some(a.to_string()), NO_PASSWORD)
+        (Role::Admin, Some(a.to_string()), NO_PASSWORD)
     );
 
     let mut browser = Browser::new();
     let admin = app.base.replace("/xxl-job-admin", "");
     ensure!(browser.sign_in(&admin, &admin, "bob").await?.signed_in(), "bob signs in");
     let bob = user(&store, "bob").await?;
-    ensure_eq!((bob.role, bob.permission.clone()), (0, Some(b.to_string())));
+    ensure_eq!((bob.role, bob.permission.clone()), (Role::Normal, Some(b.to_string())));
     // No password opens bob's account: the form refuses whatever is typed.
     let form = app
         .http
@@ -353,7 +353,7 @@ async fn provider_first_sign_in_creates_the_user_and_maps_groups(backend: Backen
     provider.set_accounts(json!({ "bob": ["app-a", "app-b", "xxl-admins"] }))?;
     ensure!(Browser::new().sign_in(&admin, &admin, "bob").await?.signed_in(), "bob signs in again");
     let again = user(&store, "bob").await?;
-    ensure_eq!((again.id, again.role, again.permission), (bob.id, 1, Some(format!("{a},{b}"))));
+    ensure_eq!((again.id, again.role, again.permission), (bob.id, Role::Admin, Some(format!("{a},{b}"))));
     app.stop().await;
     Ok(())
 }
@@ -372,10 +372,14 @@ async fn provider_sign_in_started_on_one_admin_completes_on_another(backend: Bac
     ensure!(browser.console_opens().await?, "the session works on A too");
     let store = first.app.db.clone();
     let carol = user(&store, "carol").await?;
-    ensure_eq!((carol.role, carol.permission.clone()), (0, None), "a new user starts with no rights");
-    store.update_user(carol.id, None, 1, None).await.context("an admin promotes carol")?;
+    ensure_eq!(
+        (carol.role, carol.permission.clone()),
+        (Role::Normal, None),
+        "a new user starts with no rights"
+    );
+    store.update_user(carol.id, None, Role::Admin, None).await.context("an admin promotes carol")?;
     ensure!(Browser::new().sign_in(&b, &a, "carol").await?.signed_in(), "B to A");
-    ensure_eq!(user(&store, "carol").await?.role, 1, "kept as the administrator set it");
+    ensure_eq!(user(&store, "carol").await?.role, Role::Admin, "kept as the administrator set it");
     second.stop().await;
     first.stop().await;
     Ok(())

@@ -9,7 +9,7 @@ use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, MYSQL_ONLY, POSTGRE
 use libtest_mimic::Failed;
 use sqlx::{MySqlConnection, PgConnection};
 use std::path::PathBuf;
-use xxl_job_admin::storage::SESSION_SECRET_PREFIX;
+use xxl_job_admin::storage::{Role, SESSION_SECRET_PREFIX};
 
 pub fn cases() -> Vec<Case> {
     cases! {
@@ -179,7 +179,7 @@ async fn new_database_gets_every_table_and_the_initial_rows(backend: Backend) ->
     let app = TestApp::start(&db, &[]).await?;
     let store = &app.app.db;
     let admin = store.load_user_by_name("admin").await.context("user")?.context("admin user")?;
-    ensure_eq!((admin.password.as_str(), admin.role), ("e10adc3949ba59abbe56e057f20f883e", 1));
+    ensure_eq!((admin.password.as_str(), admin.role), ("e10adc3949ba59abbe56e057f20f883e", Role::Admin));
     let job = store.load_job(1).await.context("job")?.context("sample job")?;
     ensure_eq!((job.job_desc.as_str(), job.schedule_conf.as_deref()), ("测试任务1", Some("0 0 0 * * ? *")));
     ensure_eq!(job.glue_updatetime.map(|t| t.to_string()), Some("2018-11-03 22:21:31".to_string()));

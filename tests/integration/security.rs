@@ -13,9 +13,10 @@ use serde_json::json;
 use std::collections::HashSet;
 use std::time::Duration;
 use xxl_job_admin::domain::codes::{AddressType, TriggerStatus};
+use xxl_job_admin::domain::registry::ADDRESS_LIST_MAX_BYTES;
 use xxl_job_admin::i18n::I18n;
 use xxl_job_admin::storage::{RegistryKey, LOGOUT_PREFIX, SESSION_SECRET_PREFIX};
-use xxl_job_admin::workers::registry::{monitor_pass, ADDRESS_LIST_MAX_BYTES};
+use xxl_job_admin::workers::registry::monitor_pass;
 
 pub fn cases() -> Vec<Case> {
     cases! {

@@ -4,8 +4,8 @@
 
 use crate::support::{fixtures, Backend, Context, TestDb};
 use crate::{cases, ensure_eq, Case, TestResult, ALL};
-use xxl_job_admin::domain::codes::{AddressType, AlarmStatus, TriggerStatus};
-use xxl_job_admin::storage::{HandleInfo, JobGroup, TriggerInfo};
+use xxl_job_admin::domain::codes::{AddressType, AlarmStatus, Role, TriggerStatus};
+use xxl_job_admin::storage::{HandleInfo, JobGroup, JobUser, TriggerInfo};
 
 pub fn cases() -> Vec<Case> {
     cases! {
@@ -58,6 +58,20 @@ async fn odd_codes_are_read_and_written_back_as_stored(backend: Backend) -> Test
     store.update_group(&stored).await.context("update group")?;
     ensure_eq!(store.load_job(job).await.context("reload")?.context("job")?.trigger_status.code(), 2);
     ensure_eq!(store.load_group(group).await.context("reload")?.context("group")?.address_type.code(), 2);
+
+    // A role other than 0 and 1 is a limited user's, as in 2.4.2, and a password change keeps it.
+    let user = JobUser {
+        id: 0,
+        username: "odd-role".into(),
+        password: "x".into(),
+        role: Role::from(5),
+        permission: None,
+    };
+    let user = store.insert_user(&user).await.context("insert user")?;
+    let read = store.load_user(user).await.context("load user")?.context("user")?;
+    ensure_eq!((read.role, read.role == Role::Admin), (Role::Other(5), false));
+    store.update_user(user, Some("y"), read.role, None).await.context("update user")?;
+    ensure_eq!(store.load_user(user).await.context("reload")?.context("user")?.role.code(), 5);
     Ok(())
 }
 

@@ -3,10 +3,11 @@
 
 use super::error::ConsoleError;
 use super::params::Params;
-use super::{changes_state_post_only, JsonResult, LoginUser, OrJson};
+use super::{changes_state_post_only, JsonResult, LoginUser};
 use crate::domain::ReturnT;
 use crate::http::state::AppState;
 use crate::service::audit::{EventKind, Target};
+use crate::service::ServiceContext;
 use axum::extract::State;
 use axum::{Json, Router};
 use serde::Serialize;
@@ -47,19 +48,22 @@ pub fn channel_rows(state: &AppState) -> Vec<ChannelRow> {
 }
 
 /// Sends a made-up failed run to the channel `name`; the answer says whether it arrived.
-async fn test(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
-    let i18n = &state.i18n;
+async fn test(State(services): State<ServiceContext>, login: LoginUser, params: Params) -> JsonResult<()> {
+    let i18n = &services.i18n;
     let name = params.string("name").unwrap_or_default();
     let job_desc = i18n.get("alarm_test_job_desc").to_string();
     let message = i18n.format("alarm_test_message", &[&login.0.username]);
-    let result = match state.alarms.test(&name, job_desc, message, state.clock.now_ms()).await {
+    let result = match services.alarms.test(&name, job_desc, message, services.clock.now_ms()).await {
         None => Err(ConsoleError::msg(i18n.format("alarm_channel_unknown", &[&name]))),
         Some(false) => Err(ConsoleError::msg(i18n.format("alarm_channel_test_failed", &[&name]))),
         Some(true) => Ok(()),
     };
-    state
-        .audit
-        .done(&login, EventKind::AlarmTest, Target::named("channel", name.as_str()), |()| None, result)
-        .or_json(&state)?;
+    services.audit.done(
+        &login,
+        EventKind::AlarmTest,
+        Target::named("channel", name.as_str()),
+        |()| None,
+        result,
+    )?;
     Ok(Json(ReturnT { msg: Some(i18n.format("alarm_channel_test_sent", &[&name])), ..ReturnT::success() }))
 }

@@ -5,9 +5,9 @@ use super::error::ConsoleError;
 use super::joblog::parse_filter_time;
 use super::params::Params;
 use super::views::Page;
-use super::{JsonError, OrJson};
 use crate::http::state::AppState;
 use crate::service::audit::read::{self, Filter};
+use crate::service::ServiceContext;
 use axum::extract::State;
 use axum::routing::any;
 use axum::{Json, Router};
@@ -22,14 +22,17 @@ pub fn admin_routes() -> Router<AppState> {
 
 /// A DataTables page. The file is not counted through (it may be gigabytes): the total says whether an
 /// older page exists.
-async fn page_list(State(state): State<AppState>, params: Params) -> Result<Json<Page<Value>>, JsonError> {
-    let Some(path) = state.audit.file().map(std::path::Path::to_path_buf) else {
-        return Err(ConsoleError::msg(state.i18n.get("audit_no_file"))).or_json(&state);
+async fn page_list(
+    State(services): State<ServiceContext>,
+    params: Params,
+) -> Result<Json<Page<Value>>, ConsoleError> {
+    let Some(path) = services.audit.file().map(std::path::Path::to_path_buf) else {
+        return Err(ConsoleError::msg(services.i18n.get("audit_no_file")));
     };
-    let start: i64 = params.number_or("start", 0).or_json(&state)?;
-    let length: i64 = params.number_or("length", 10).or_json(&state)?;
+    let start: i64 = params.number_or("start", 0)?;
+    let length: i64 = params.number_or("length", 10)?;
     let (start, length) = (start.max(0) as usize, (length.max(1) as usize).min(MAX_LENGTH));
-    let zone = state.cron_zone();
+    let zone = services.cron_zone();
     let (from, to) = parse_filter_time(params.string("filterTime").as_deref());
     let text = |name: &str| params.string(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
     let filter = Filter {
@@ -50,13 +53,13 @@ async fn page_list(State(state): State<AppState>, params: Params) -> Result<Json
         Ok(Err(e)) => {
             tracing::error!(
                 "audit file {}: cannot read it: {e}",
-                state.audit.file().map(|p| p.display().to_string()).unwrap_or_default()
+                services.audit.file().map(|p| p.display().to_string()).unwrap_or_default()
             );
-            return Err(ConsoleError::msg(state.i18n.get("audit_read_failed"))).or_json(&state);
+            return Err(ConsoleError::msg(services.i18n.get("audit_read_failed")));
         }
         Err(e) => {
             tracing::error!("reading the audit file failed: {e}");
-            return Err(ConsoleError::msg(state.i18n.get("audit_read_failed"))).or_json(&state);
+            return Err(ConsoleError::msg(services.i18n.get("audit_read_failed")));
         }
     };
     let total = (start + page.events.len() + usize::from(page.more)) as i64;

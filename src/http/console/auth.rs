@@ -1,10 +1,10 @@
 //! `/login` and `/logout` (2.4.2: IndexController.loginDo and logout, LoginService).
 
-use super::error::{ConsoleError, JsonError};
+use super::error::ConsoleError;
 use super::params::Params;
 use super::session;
 use super::throttle::wait_secs;
-use super::{changes_state_post_only, current_user, LoginUser, OrJson};
+use super::{changes_state_post_only, current_user, LoginUser};
 use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
 use crate::http::state::AppState;
@@ -37,34 +37,32 @@ async fn login(
     ClientAddr(address): ClientAddr,
     session: Session,
     params: Params,
-) -> Result<Json<ReturnT<()>>, JsonError> {
-    let i18n = &state.i18n;
+) -> Result<Json<ReturnT<()>>, ConsoleError> {
+    let i18n = &state.services.i18n;
     if !state.config.auth.password_enabled {
-        return Err(ConsoleError::msg(i18n.get("login_password_disabled"))).or_json(&state);
+        return Err(ConsoleError::msg(i18n.get("login_password_disabled")));
     }
     let (username, password) = (params.string("userName"), params.string("password"));
     let (Some(username), Some(password)) = (username, password) else {
-        return Err(ConsoleError::msg(i18n.get("login_param_empty"))).or_json(&state);
+        return Err(ConsoleError::msg(i18n.get("login_param_empty")));
     };
     if is_blank(Some(&username)) || is_blank(Some(&password)) {
-        return Err(ConsoleError::msg(i18n.get("login_param_empty"))).or_json(&state);
+        return Err(ConsoleError::msg(i18n.get("login_param_empty")));
     }
-    let now = state.clock.now_ms();
-    let user = state.db.load_user_by_name(&username).await.or_json(&state)?;
+    let now = state.services.clock.now_ms();
+    let user = state.services.db.load_user_by_name(&username).await?;
     // Counted per account found, whatever spelling of the name found it.
     let account = user.as_ref().map(|u| u.id);
     let attempt = Attempt { username: &username, address, account, now };
     let ending = match state.console.throttle.wait_ms(account, address, now) {
         Some(wait) => Ending::Throttled(wait),
         None => Ending::Checked(
-            login::check(&state.db, state.console.ldap.as_ref(), user, &username, &password)
-                .await
-                .or_json(&state)?,
+            login::check(&state.services.db, state.console.ldap.as_ref(), user, &username, &password).await?,
         ),
     };
-    let user = settle(&state, &attempt, ending).or_json(&state)?;
+    let user = settle(&state, &attempt, ending)?;
     let remember = params.string("ifRemember").as_deref() == Some("on");
-    session::begin(&session, &state.console.secret, &user, remember, now).await.or_json(&state)?;
+    session::begin(&session, &state.console.secret, &user, remember, now).await?;
     Ok(Json(ReturnT::success()))
 }
 
@@ -87,18 +85,24 @@ enum Ending {
 /// Every sign-in attempt with a name and password ends here, accepted or not: the throttle's count,
 /// the audit event (which logs it), and the answer.
 fn settle(state: &AppState, attempt: &Attempt, ending: Ending) -> Result<JobUser, ConsoleError> {
-    let (i18n, throttle) = (&state.i18n, &state.console.throttle);
+    let (i18n, throttle) = (&state.services.i18n, &state.console.throttle);
     let Attempt { username, address, account, now } = *attempt;
     // With a directory configured every attempt is an LDAP login, whatever decided it in the end.
     let method = if state.console.ldap.is_some() { METHOD_LDAP } else { METHOD_PASSWORD };
     match ending {
         Ending::Checked(Outcome::SignedIn(user)) => {
             throttle.record_success(user.id, address);
-            state.audit.sign_in(&user.username, Some(user.id), method, address, None);
+            state.services.audit.sign_in(&user.username, Some(user.id), method, address, None);
             Ok(user)
         }
         Ending::Throttled(wait) => {
-            state.audit.sign_in(username, account, method, address, Some("too many failed attempts"));
+            state.services.audit.sign_in(
+                username,
+                account,
+                method,
+                address,
+                Some("too many failed attempts"),
+            );
             Err(throttled(i18n, wait))
         }
         Ending::Checked(Outcome::Refused) => {
@@ -109,11 +113,17 @@ fn settle(state: &AppState, attempt: &Attempt, ending: Ending) -> Result<JobUser
                 (_, Some(_)) => "wrong password",
                 (_, None) => "no such user",
             };
-            state.audit.sign_in(username, account, method, address, Some(reason));
+            state.services.audit.sign_in(username, account, method, address, Some(reason));
             Err(ConsoleError::msg(i18n.get("login_param_unvalid")))
         }
         Ending::Checked(Outcome::DirectoryDown) => {
-            state.audit.sign_in(username, account, method, address, Some("the LDAP server cannot answer"));
+            state.services.audit.sign_in(
+                username,
+                account,
+                method,
+                address,
+                Some("the LDAP server cannot answer"),
+            );
             Err(ConsoleError::msg(i18n.get("login_ldap_unavailable")))
         }
     }
@@ -123,12 +133,12 @@ async fn logout(
     State(state): State<AppState>,
     ClientAddr(address): ClientAddr,
     session: Session,
-) -> Result<Json<ReturnT<()>>, JsonError> {
-    let user = current_user(&state, &session).await.or_json(&state)?;
-    session::end(&session, &state.console.ended, &state.db, state.clock.now_ms()).await.or_json(&state)?;
+) -> Result<Json<ReturnT<()>>, ConsoleError> {
+    let user = current_user(&state, &session).await?;
+    session::end(&session, &state.console.ended, &state.services.db, state.services.clock.now_ms()).await?;
     if let Some(user) = user {
         let user = LoginUser(user, Origin { address: Some(address), token_id: None });
-        state.audit.record(Event::by(&user, EventKind::SignOut, None));
+        state.services.audit.record(Event::by(&user, EventKind::SignOut, None));
     }
     Ok(Json(ReturnT::success()))
 }

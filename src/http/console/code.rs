@@ -2,12 +2,14 @@
 //! job page's upload, which plans (dry run) or applies a document. Endpoints 2.4.2 does not have; the rules
 //! are [`crate::service::jobs_as_code`]'s, with the user's group rights.
 
+use super::error::ConsoleError;
 use super::params::Params;
-use super::{changes_state_post_only, JsonResult, LoginUser, OrJson};
+use super::{changes_state_post_only, JsonResult, LoginUser};
 use crate::domain::ReturnT;
 use crate::http::state::AppState;
 use crate::service::groups;
 use crate::service::jobs_as_code::{self, Action, ApplyOptions, Document, Format, Setting};
+use crate::service::ServiceContext;
 use axum::extract::State;
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
@@ -24,17 +26,17 @@ pub fn routes() -> Router<AppState> {
 /// The executor `jobGroup` (0 or absent: every executor the user may see) as a TOML (or `format=json`)
 /// download.
 async fn export(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     user: LoginUser,
     params: Params,
-) -> Result<Response, super::error::JsonError> {
-    let group: i32 = params.number_or("jobGroup", 0).or_json(&state)?;
+) -> Result<Response, ConsoleError> {
+    let group: i32 = params.number_or("jobGroup", 0)?;
     let format = params.string("format").as_deref().and_then(Format::of_name).unwrap_or(Format::Toml);
     let apps = match group {
         0 => vec![],
-        id => vec![groups::get(&state, &user, id).await.or_json(&state)?.app_name],
+        id => vec![groups::get(&services, &user, id).await?.app_name],
     };
-    let doc = jobs_as_code::export(&Setting::of(&state), &user, &apps, false).await.or_json(&state)?;
+    let doc = jobs_as_code::export(&Setting::of(&services), &user, &apps, false).await?;
     // Only characters every browser keeps in a file name.
     let stem: String = apps
         .first()
@@ -63,7 +65,11 @@ struct Applied {
 }
 
 /// Plans or applies the uploaded `document` (`format` json or toml; `dryRun`, `prune` true or false).
-async fn apply(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<Applied> {
+async fn apply(
+    State(services): State<ServiceContext>,
+    user: LoginUser,
+    params: Params,
+) -> JsonResult<Applied> {
     let Some(format) = params.string("format").as_deref().and_then(Format::of_name) else {
         return Ok(Json(ReturnT::fail("format: json or toml")));
     };
@@ -73,7 +79,7 @@ async fn apply(State(state): State<AppState>, user: LoginUser, params: Params) -
         Ok(doc) => doc,
         Err(e) => return Ok(Json(ReturnT::fail(e.to_string()))),
     };
-    let plan = jobs_as_code::apply_for(&state, &user, &doc, options).await.or_json(&state)?;
+    let plan = jobs_as_code::apply_for(&services, &user, &doc, options).await?;
     let changes = plan.changes();
     let deletions = plan.executors.iter().map(|s| s.action).chain(plan.jobs.iter().map(|s| s.action));
     let deletions = deletions.filter(|action| *action == Action::Delete).count();

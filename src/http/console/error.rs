@@ -1,15 +1,22 @@
 //! Console failures, mapped once at the edge: to a ReturnT JSON body (HTTP 200, code 500) for data
 //! endpoints, to the standalone error page for pages (2.4.2: WebExceptionResolver). Messages are our own
 //! i18n texts; database errors are logged and reported without SQL or class names.
+//!
+//! Handlers return [`ConsoleError`] (or [`PageError`] for a page) and `?` converts the services' and
+//! storage's errors. The parts of an answer that need the context path (the login redirect's `Location`,
+//! the error page's link home) are left marked, and [`fill_context_path`], one layer on the console's
+//! router, fills them in.
 
 use crate::domain::html::escape;
 use crate::domain::ReturnT;
 use crate::service::audit::{Failure, Outcome};
 use crate::service::ServiceError;
 use crate::storage::StorageError;
-use axum::http::{header, StatusCode};
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConsoleError {
@@ -86,12 +93,12 @@ impl ConsoleError {
         }
     }
 
-    fn special_response(&self, context_path: &str) -> Option<Response> {
+    fn special_response(&self) -> Option<Response> {
         match self {
-            // 302, as 2.4.2 answers pages and AJAX calls alike.
-            ConsoleError::LoginRequired => Some(
-                (StatusCode::FOUND, [(header::LOCATION, format!("{context_path}/toLogin"))]).into_response(),
-            ),
+            // 302, as 2.4.2 answers pages and AJAX calls alike; the edge adds where to.
+            ConsoleError::LoginRequired => {
+                Some((StatusCode::FOUND, Extension(LoginRedirect::default())).into_response())
+            }
             ConsoleError::BadRequest(msg) => Some(
                 (
                     StatusCode::BAD_REQUEST,
@@ -122,49 +129,68 @@ fn envelope(status: StatusCode, msg: &str) -> Json<ReturnT<()>> {
     Json(ReturnT { code: i32::from(status.as_u16()), msg: Some(msg.to_string()), content: None })
 }
 
-/// A failure of a JSON endpoint.
+/// A failure of a page: answered with the standalone error page.
 #[derive(Debug)]
-pub struct JsonError {
-    pub error: ConsoleError,
-    pub context_path: String,
+pub struct PageError(pub ConsoleError);
+
+impl<E: Into<ConsoleError>> From<E> for PageError {
+    fn from(error: E) -> PageError {
+        PageError(error.into())
+    }
 }
 
-/// A failure of a page.
-#[derive(Debug)]
-pub struct PageError {
-    pub error: ConsoleError,
-    pub context_path: String,
-}
-
-impl IntoResponse for JsonError {
+/// A failure of a JSON endpoint; also what parameter extraction answers.
+impl IntoResponse for ConsoleError {
     fn into_response(self) -> Response {
-        if let Some(response) = self.error.special_response(&self.context_path) {
+        if let Some(response) = self.special_response() {
             return response;
         }
-        let body = ReturnT::<()> { code: 500, msg: self.error.message(), content: None };
+        let body = ReturnT::<()> { code: 500, msg: self.message(), content: None };
         Json(body).into_response()
     }
 }
 
 impl IntoResponse for PageError {
     fn into_response(self) -> Response {
-        if let Some(response) = self.error.special_response(&self.context_path) {
+        if let Some(response) = self.0.special_response() {
             return response;
         }
-        let message = escape(&self.error.message().unwrap_or_default());
-        let html = format!(
-            "<!DOCTYPE html><html><head><meta charset=\"UTF-8\"><title>Error</title>\
-             <style>body{{font-family:sans-serif;margin:3em}}h1{{color:#c23632}}</style></head>\
-             <body><h1>System Error</h1><p>{message}</p><p><a href=\"{ctx}/\">Back</a></p></body></html>",
-            ctx = escape(&self.context_path),
-        );
-        ([(header::CONTENT_TYPE, "text/html;charset=UTF-8")], html).into_response()
+        let message = self.0.message().unwrap_or_default();
+        ([(header::CONTENT_TYPE, "text/html;charset=UTF-8")], Extension(ErrorPage(message))).into_response()
     }
 }
 
-impl IntoResponse for ConsoleError {
-    /// Used where the context path is not at hand (parameter extraction): JSON, rooted redirects.
-    fn into_response(self) -> Response {
-        JsonError { error: self, context_path: String::new() }.into_response()
+/// Marks the redirect to the login page, whose `Location` [`fill_context_path`] writes.
+#[derive(Debug, Clone, Default)]
+pub struct LoginRedirect {
+    /// The login page's query, when it is to lead back somewhere (see `return_to`).
+    pub query: Option<String>,
+}
+
+/// Marks the error page, with its message, which [`fill_context_path`] writes with a link home.
+#[derive(Debug, Clone)]
+struct ErrorPage(String);
+
+/// Completes the answers of failures with the context path: the one layer that knows it.
+pub async fn fill_context_path(State(context_path): State<String>, mut response: Response) -> Response {
+    if let Some(LoginRedirect { query }) = response.extensions_mut().remove::<LoginRedirect>() {
+        let query = query.map(|query| format!("?{query}")).unwrap_or_default();
+        if let Ok(location) = HeaderValue::from_str(&format!("{context_path}/toLogin{query}")) {
+            response.headers_mut().insert(header::LOCATION, location);
+        }
     }
+    if let Some(ErrorPage(message)) = response.extensions_mut().remove::<ErrorPage>() {
+        *response.body_mut() = Body::from(error_page(&message, &context_path));
+    }
+    response
+}
+
+fn error_page(message: &str, context_path: &str) -> String {
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"UTF-8\"><title>Error</title>\
+         <style>body{{font-family:sans-serif;margin:3em}}h1{{color:#c23632}}</style></head>\
+         <body><h1>System Error</h1><p>{message}</p><p><a href=\"{ctx}/\">Back</a></p></body></html>",
+        message = escape(message),
+        ctx = escape(context_path),
+    )
 }

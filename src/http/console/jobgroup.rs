@@ -1,13 +1,14 @@
 //! The executor manager's endpoints (2.4.2: JobGroupController); administrators only. The rules are in
 //! [`crate::service::groups`], shared with the REST API.
 
-use super::error::{ConsoleError, JsonError};
+use super::error::ConsoleError;
 use super::params::Params;
 use super::views::{GroupView, Page};
-use super::{changes_state, JsonResult, LoginUser, OrJson};
+use super::{changes_state, JsonResult, LoginUser};
 use crate::domain::ReturnT;
 use crate::http::state::AppState;
 use crate::service::groups::{self, GroupForm};
+use crate::service::ServiceContext;
 use axum::extract::State;
 use axum::routing::any;
 use axum::{Json, Router};
@@ -27,17 +28,16 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn page_list(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     user: LoginUser,
     params: Params,
-) -> Result<Json<Page<GroupView>>, JsonError> {
-    let start: i64 = params.number_or("start", 0).or_json(&state)?;
-    let length: i64 = params.number_or("length", 10).or_json(&state)?;
+) -> Result<Json<Page<GroupView>>, ConsoleError> {
+    let start: i64 = params.number_or("start", 0)?;
+    let length: i64 = params.number_or("length", 10)?;
     let (found, total) =
-        groups::list(&state, &user, params.string("appname"), params.string("title"), start, length)
-            .await
-            .or_json(&state)?;
-    let zone = state.db.zone();
+        groups::list(&services, &user, params.string("appname"), params.string("title"), start, length)
+            .await?;
+    let zone = services.db.zone();
     Ok(Json(Page::new(found.into_iter().map(|g| GroupView::new(g, zone)).collect(), total)))
 }
 
@@ -52,28 +52,28 @@ fn group_form(params: &Params) -> Result<GroupForm, ConsoleError> {
     })
 }
 
-async fn save(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let form = group_form(&params).or_json(&state)?;
-    groups::add(&state, &user, form).await.or_json(&state)?;
+async fn save(State(services): State<ServiceContext>, user: LoginUser, params: Params) -> JsonResult<()> {
+    let form = group_form(&params)?;
+    groups::add(&services, &user, form).await?;
     Ok(Json(ReturnT::success()))
 }
 
-async fn update(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let form = group_form(&params).or_json(&state)?;
-    groups::update(&state, &user, form).await.or_json(&state)?;
+async fn update(State(services): State<ServiceContext>, user: LoginUser, params: Params) -> JsonResult<()> {
+    let form = group_form(&params)?;
+    groups::update(&services, &user, form).await?;
     Ok(Json(ReturnT::success()))
 }
 
-async fn remove(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let id: i32 = params.required("id").or_json(&state)?;
-    groups::remove(&state, &user, id).await.or_json(&state)?;
+async fn remove(State(services): State<ServiceContext>, user: LoginUser, params: Params) -> JsonResult<()> {
+    let id: i32 = params.required("id")?;
+    groups::remove(&services, &user, id).await?;
     Ok(Json(ReturnT::success()))
 }
 
-async fn load_by_id(State(state): State<AppState>, params: Params) -> JsonResult<GroupView> {
-    let id: i32 = params.required("id").or_json(&state)?;
-    let zone = state.db.zone();
-    Ok(Json(match state.db.load_group(id).await.or_json(&state)? {
+async fn load_by_id(State(services): State<ServiceContext>, params: Params) -> JsonResult<GroupView> {
+    let id: i32 = params.required("id")?;
+    let zone = services.db.zone();
+    Ok(Json(match services.db.load_group(id).await? {
         Some(group) => ReturnT::with_content(GroupView::new(group, zone)),
         None => ReturnT { code: 500, msg: None, content: None },
     }))

@@ -4,10 +4,11 @@
 use super::error::ConsoleError;
 use super::params::Params;
 use super::views::{JobView, Page};
-use super::{changes_state, JsonResult, LoginUser, OrJson};
+use super::{changes_state, JsonResult, LoginUser};
 use crate::domain::{ReturnT, TriggerType};
 use crate::http::state::AppState;
 use crate::service::jobs::{self, JobForm, JobQuery};
+use crate::service::ServiceContext;
 use axum::extract::State;
 use axum::routing::any;
 use axum::{Json, Router};
@@ -33,21 +34,21 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn page_list(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     user: LoginUser,
     params: Params,
-) -> Result<Json<Page<JobView>>, super::error::JsonError> {
+) -> Result<Json<Page<JobView>>, ConsoleError> {
     let query = JobQuery {
-        job_group: params.required("jobGroup").or_json(&state)?,
-        trigger_status: params.required("triggerStatus").or_json(&state)?,
+        job_group: params.required("jobGroup")?,
+        trigger_status: params.required("triggerStatus")?,
         job_desc: params.string("jobDesc"),
         executor_handler: params.string("executorHandler"),
         author: params.string("author"),
     };
-    let start: i64 = params.number_or("start", 0).or_json(&state)?;
-    let length: i64 = params.number_or("length", 10).or_json(&state)?;
-    let (jobs, total) = jobs::list(&state, &user, query, start, length).await.or_json(&state)?;
-    let zone = state.db.zone();
+    let start: i64 = params.number_or("start", 0)?;
+    let length: i64 = params.number_or("length", 10)?;
+    let (jobs, total) = jobs::list(&services, &user, query, start, length).await?;
+    let zone = services.db.zone();
     Ok(Json(Page::new(jobs.into_iter().map(|j| JobView::new(j, zone)).collect(), total)))
 }
 
@@ -75,55 +76,64 @@ fn job_form(params: &Params) -> Result<JobForm, ConsoleError> {
     })
 }
 
-async fn add(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<String> {
-    let form = job_form(&params).or_json(&state)?;
-    let id = jobs::add(&state, &user, form).await.or_json(&state)?;
+async fn add(State(services): State<ServiceContext>, user: LoginUser, params: Params) -> JsonResult<String> {
+    let form = job_form(&params)?;
+    let id = jobs::add(&services, &user, form).await?;
     Ok(Json(ReturnT::with_content(id.to_string())))
 }
 
-async fn update(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let form = job_form(&params).or_json(&state)?;
-    jobs::update(&state, &user, form).await.or_json(&state)?;
+async fn update(State(services): State<ServiceContext>, user: LoginUser, params: Params) -> JsonResult<()> {
+    let form = job_form(&params)?;
+    jobs::update(&services, &user, form).await?;
     Ok(Json(ReturnT::success()))
 }
 
 /// 2.4.2 answers success for an unknown id.
-async fn remove(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let id: i32 = params.required("id").or_json(&state)?;
-    jobs::remove(&state, &user, id).await.or_json(&state)?;
+async fn remove(State(services): State<ServiceContext>, user: LoginUser, params: Params) -> JsonResult<()> {
+    let id: i32 = params.required("id")?;
+    jobs::remove(&services, &user, id).await?;
     Ok(Json(ReturnT::success()))
 }
 
-async fn stop(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let id: i32 = params.required("id").or_json(&state)?;
-    jobs::stop(&state, &user, id).await.or_json(&state)?;
+async fn stop(State(services): State<ServiceContext>, user: LoginUser, params: Params) -> JsonResult<()> {
+    let id: i32 = params.required("id")?;
+    jobs::stop(&services, &user, id).await?;
     Ok(Json(ReturnT::success()))
 }
 
-async fn start(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let id: i32 = params.required("id").or_json(&state)?;
-    jobs::start(&state, &user, id).await.or_json(&state)?;
+async fn start(State(services): State<ServiceContext>, user: LoginUser, params: Params) -> JsonResult<()> {
+    let id: i32 = params.required("id")?;
+    jobs::start(&services, &user, id).await?;
     Ok(Json(ReturnT::success()))
 }
 
 /// An absent parameter runs the job with an empty one, as 2.4.2's form always sends it.
-async fn trigger(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let id: i32 = params.required("id").or_json(&state)?;
+async fn trigger(State(services): State<ServiceContext>, user: LoginUser, params: Params) -> JsonResult<()> {
+    let id: i32 = params.required("id")?;
     let executor_param = Some(params.string("executorParam").unwrap_or_default());
-    jobs::trigger(&state, &user, id, executor_param, params.string("addressList"), TriggerType::Manual, None)
-        .await
-        .or_json(&state)?;
+    jobs::trigger(
+        &services,
+        &user,
+        id,
+        executor_param,
+        params.string("addressList"),
+        TriggerType::Manual,
+        None,
+    )
+    .await?;
     Ok(Json(ReturnT::success()))
 }
 
-async fn next_trigger_time(State(state): State<AppState>, params: Params) -> JsonResult<Vec<String>> {
+async fn next_trigger_time(
+    State(services): State<ServiceContext>,
+    params: Params,
+) -> JsonResult<Vec<String>> {
     let schedule_type = params.string("scheduleType").unwrap_or_default();
     let times = jobs::next_fire_times(
-        &state,
+        &services,
         &schedule_type,
         params.string("scheduleConf").as_deref(),
         PREVIEW_COUNT,
-    )
-    .or_json(&state)?;
+    )?;
     Ok(Json(ReturnT::with_content(times)))
 }

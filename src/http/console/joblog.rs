@@ -1,15 +1,16 @@
 //! The trigger log's endpoints (2.4.2: JobLogController), with the group permission checked everywhere; the
 //! rules of list, detail and kill in [`crate::service::logs`], shared with the REST API.
 
-use super::error::JsonError;
+use super::error::ConsoleError;
 use super::params::Params;
 use super::views::{JobView, LogView, Page};
-use super::{changes_state, JsonResult, LoginUser, OrJson};
+use super::{changes_state, JsonResult, LoginUser};
 use crate::domain::html::escape;
 use crate::domain::ReturnT;
 use crate::http::state::AppState;
 use crate::service::audit::{EventKind, Target};
 use crate::service::logs::{self, LogLines, LogQuery};
+use crate::service::ServiceContext;
 use crate::service::ServiceError;
 use axum::extract::State;
 use axum::routing::any;
@@ -35,14 +36,14 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn jobs_by_group(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     user: LoginUser,
     params: Params,
 ) -> JsonResult<Vec<JobView>> {
-    let group: i32 = params.required("jobGroup").or_json(&state)?;
-    user.ensure_access(&state, group).or_json(&state)?;
-    let zone = state.db.zone();
-    let jobs = state.db.jobs_by_group(group).await.or_json(&state)?;
+    let group: i32 = params.required("jobGroup")?;
+    user.ensure_access(&services, group)?;
+    let zone = services.db.zone();
+    let jobs = services.db.jobs_by_group(group).await?;
     Ok(Json(ReturnT::with_content(jobs.into_iter().map(|j| JobView::new(j, zone)).collect())))
 }
 
@@ -58,31 +59,31 @@ pub(super) fn parse_filter_time(filter_time: Option<&str>) -> (Option<NaiveDateT
 }
 
 async fn page_list(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     user: LoginUser,
     params: Params,
-) -> Result<Json<Page<LogView>>, JsonError> {
-    let job_group: i32 = params.required("jobGroup").or_json(&state)?;
-    let job_id: i32 = params.required("jobId").or_json(&state)?;
-    let status: i32 = params.required("logStatus").or_json(&state)?;
-    let start: i64 = params.number_or("start", 0).or_json(&state)?;
-    let length: i64 = params.number_or("length", 10).or_json(&state)?;
+) -> Result<Json<Page<LogView>>, ConsoleError> {
+    let job_group: i32 = params.required("jobGroup")?;
+    let job_id: i32 = params.required("jobId")?;
+    let status: i32 = params.required("logStatus")?;
+    let start: i64 = params.number_or("start", 0)?;
+    let length: i64 = params.number_or("length", 10)?;
     let (trigger_time_from, trigger_time_to) = parse_filter_time(params.string("filterTime").as_deref());
     let query = LogQuery { job_group, job_id, status, trigger_time_from, trigger_time_to };
-    let (logs, total) = logs::list(&state, &user, query, start, length).await.or_json(&state)?;
-    let zone = state.db.zone();
+    let (logs, total) = logs::list(&services, &user, query, start, length).await?;
+    let zone = services.db.zone();
     Ok(Json(Page::new(logs.into_iter().map(|l| LogView::new(l, zone)).collect(), total)))
 }
 
 /// The log page inserts the lines as HTML: they are escaped here.
 async fn log_detail_cat(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     user: LoginUser,
     params: Params,
 ) -> JsonResult<LogLines> {
-    let log_id: i64 = params.required("logId").or_json(&state)?;
-    let from_line: i32 = params.required("fromLineNum").or_json(&state)?;
-    let mut result = logs::rolling(&state, &user, log_id, from_line).await.or_json(&state)?;
+    let log_id: i64 = params.required("logId")?;
+    let from_line: i32 = params.required("fromLineNum")?;
+    let mut result = logs::rolling(&services, &user, log_id, from_line).await?;
     if let Some(lines) = &mut result.content {
         lines.log_content = lines.log_content.as_deref().map(escape);
     }
@@ -90,37 +91,44 @@ async fn log_detail_cat(
 }
 
 /// The executor's message is the content.
-async fn log_kill(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<String> {
-    let id: i64 = params.required("id").or_json(&state)?;
-    let msg = logs::kill(&state, &user, id).await.or_json(&state)?;
+async fn log_kill(
+    State(services): State<ServiceContext>,
+    user: LoginUser,
+    params: Params,
+) -> JsonResult<String> {
+    let msg = logs::kill(&services, &user, params.required("id")?).await?;
     Ok(Json(ReturnT { code: 200, msg: None, content: msg }))
 }
 
-async fn clear_log(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let job_group: i32 = params.required("jobGroup").or_json(&state)?;
-    let job_id: i32 = params.required("jobId").or_json(&state)?;
-    let kind: i32 = params.required("type").or_json(&state)?;
+async fn clear_log(
+    State(services): State<ServiceContext>,
+    user: LoginUser,
+    params: Params,
+) -> JsonResult<()> {
+    let job_group: i32 = params.required("jobGroup")?;
+    let job_id: i32 = params.required("jobId")?;
+    let kind: i32 = params.required("type")?;
     let target = Target::new("logs", json!({ "jobGroup": job_group, "jobId": job_id }), None);
-    let result = clear(&state, &user, job_group, job_id, kind).await;
+    let result = clear(&services, &user, job_group, job_id, kind).await;
     let deleted = |count: &u64| {
         Some(
             json!({ "type": { "before": null, "after": kind }, "deleted": { "before": null, "after": count } }),
         )
     };
-    state.audit.done(&user, EventKind::LogClear, target, deleted, result).or_json(&state)?;
+    services.audit.done(&user, EventKind::LogClear, target, deleted, result)?;
     Ok(Json(ReturnT::success()))
 }
 
 /// Deletes the logs `kind` names; returns how many.
 async fn clear(
-    state: &AppState,
+    services: &ServiceContext,
     user: &LoginUser,
     job_group: i32,
     job_id: i32,
     kind: i32,
 ) -> Result<u64, ServiceError> {
-    logs::ensure_scope(state, user, job_group, job_id).await?;
-    let now = state.db.zone().to_naive_exact(state.clock.now_ms());
+    logs::ensure_scope(services, user, job_group, job_id).await?;
+    let now = services.db.zone().to_naive_exact(services.clock.now_ms());
     let months_ago = |m: u32| now.checked_sub_months(Months::new(m));
     let (before, keep) = match kind {
         1 => (months_ago(1), 0),
@@ -132,7 +140,7 @@ async fn clear(
         7 => (None, 30_000),
         8 => (None, 100_000),
         9 => (None, 0),
-        _ => return Err(ServiceError::Invalid(state.i18n.get("joblog_clean_type_unvalid").to_string())),
+        _ => return Err(ServiceError::Invalid(services.i18n.get("joblog_clean_type_unvalid").to_string())),
     };
     // Non-admins asking for every group (0) clear only their own groups' logs.
     let groups: Vec<i32> = match (job_group, user.permitted_groups()) {
@@ -142,11 +150,11 @@ async fn clear(
     let mut deleted = 0;
     for group in groups {
         loop {
-            let ids = state.db.find_clear_log_ids(group, job_id, before, keep, CLEAR_BATCH).await?;
+            let ids = services.db.find_clear_log_ids(group, job_id, before, keep, CLEAR_BATCH).await?;
             if ids.is_empty() {
                 break;
             }
-            deleted += state.db.delete_logs(&ids).await?;
+            deleted += services.db.delete_logs(&ids).await?;
         }
     }
     Ok(deleted)

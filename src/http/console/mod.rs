@@ -34,7 +34,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{on, post, MethodFilter, MethodRouter};
 use axum::{Extension, Router};
-use error::{ConsoleError, JsonError};
+use error::ConsoleError;
 use origin::Sender;
 use session::{Binding, COOKIE_NAME};
 use std::sync::Arc;
@@ -45,6 +45,7 @@ use crate::service::audit::Target;
 /// The user of a gated request; the console and the REST API share its rights.
 pub use crate::service::LoginUser;
 use crate::service::Origin;
+use crate::service::ServiceContext;
 use state::ConsoleState;
 
 impl<S: Send + Sync> FromRequestParts<S> for LoginUser {
@@ -84,6 +85,10 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .merge(data)
         .merge(pages)
         .route("/static/{*path}", axum::routing::get(render::static_file))
+        .layer(axum::middleware::map_response_with_state(
+            state.config.server.context_path.clone(),
+            error::fill_context_path,
+        ))
         .layer(state.console.secret.layer())
         // The origin checks run inside the method routers, which have no state of their own.
         .layer(Extension(state.console.clone()))
@@ -228,48 +233,39 @@ async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -
             request.extensions_mut().insert(LoginUser(user, Origin { address, token_id: None }));
             next.run(request).await
         }
-        Ok(None) => JsonError {
-            error: ConsoleError::LoginRequired,
-            context_path: state.config.server.context_path.clone(),
-        }
-        .into_response(),
-        Err(error) => {
-            JsonError { error, context_path: state.config.server.context_path.clone() }.into_response()
-        }
+        Ok(None) => ConsoleError::LoginRequired.into_response(),
+        Err(error) => error.into_response(),
     }
 }
 
 /// The logged-in user of a session, if any.
 pub async fn current_user(state: &AppState, session: &Session) -> Result<Option<JobUser>, ConsoleError> {
     let console = &state.console;
-    let Some(login) = session::login_of(session, &console.ended, &state.db, state.clock.now_ms()).await?
+    let Some(login) =
+        session::login_of(session, &console.ended, &state.services.db, state.services.clock.now_ms()).await?
     else {
         return Ok(None);
     };
-    let Some(user) = state.db.load_user(login.uid).await? else { return Ok(None) };
+    let Some(user) = state.services.db.load_user(login.uid).await? else { return Ok(None) };
     Ok(console.secret.binding_matches(&login.binding, &user, Binding::Password).then_some(user))
 }
 
-async fn admin_only(State(state): State<AppState>, request: Request, next: Next) -> Response {
+async fn admin_only(State(services): State<ServiceContext>, request: Request, next: Next) -> Response {
     match request.extensions().get::<LoginUser>() {
         Some(user) if user.is_admin() => next.run(request).await,
         user => {
-            let message = state.i18n.get("system_permission_limit");
+            let message = services.i18n.get("system_permission_limit");
             if let Some(user) = user {
-                refused(&state, user, request.uri().path(), message);
+                refused(&services, user, request.uri().path(), message);
             }
-            JsonError {
-                error: ConsoleError::msg(message),
-                context_path: state.config.server.context_path.clone(),
-            }
-            .into_response()
+            ConsoleError::msg(message).into_response()
         }
     }
 }
 
 /// A console request refused for lack of permission, as an audit event naming its path.
-pub fn refused(state: &AppState, user: &LoginUser, path: &str, message: &str) {
-    state.audit.refused(user, Target::named("endpoint", path), message);
+pub fn refused(services: &ServiceContext, user: &LoginUser, path: &str, message: &str) {
+    services.audit.refused(user, Target::named("endpoint", path), message);
 }
 
 /// A cookie's value from the `Cookie` headers.
@@ -285,21 +281,7 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 /// A JSON endpoint's result: ReturnT on success, mapped failure otherwise.
-pub type JsonResult<T> = Result<axum::Json<crate::domain::ReturnT<T>>, JsonError>;
-
-/// Attaches the context path to a failure, for the login redirect.
-pub trait OrJson<T> {
-    fn or_json(self, state: &AppState) -> Result<T, JsonError>;
-}
-
-impl<T, E: Into<ConsoleError>> OrJson<T> for Result<T, E> {
-    fn or_json(self, state: &AppState) -> Result<T, JsonError> {
-        self.map_err(|e| JsonError {
-            error: e.into(),
-            context_path: state.config.server.context_path.clone(),
-        })
-    }
-}
+pub type JsonResult<T> = Result<axum::Json<crate::domain::ReturnT<T>>, ConsoleError>;
 
 #[cfg(test)]
 mod tests {

@@ -119,7 +119,7 @@ async fn start(State(state): State<AppState>, headers: HeaderMap, params: Params
             return to_login_failed(&state);
         }
     };
-    let transaction = Transaction { pending, return_to, started_ms: state.clock.now_ms() };
+    let transaction = Transaction { pending, return_to, started_ms: state.services.clock.now_ms() };
     let mut response = Redirect::to(&url).into_response();
     if let Some(cookie) = transaction_cookie(&state, &headers, seal(&state.console.secret, &transaction)) {
         response.headers_mut().append(SET_COOKIE, cookie);
@@ -171,7 +171,7 @@ async fn complete(
         .oidc
         .as_ref()
         .ok_or_else(|| OidcError::Refused("OpenID Connect is not configured".into()))?;
-    let now = state.clock.now_ms();
+    let now = state.services.clock.now_ms();
     let transaction = cookie(headers, TRANSACTION_COOKIE)
         .and_then(|value| open(&state.console.secret, &value))
         .filter(|t| now - t.started_ms <= TRANSACTION_MS && t.started_ms - now <= TRANSACTION_MS)
@@ -191,7 +191,7 @@ async fn complete(
         return Err(OidcError::Refused("the callback has no state or no code".into()));
     };
     let identity = oidc.finish(&transaction.pending, &returned_state, &code, now).await?;
-    let user = oidc.provision(&state.db, &identity).await?;
+    let user = oidc.provision(&state.services.db, &identity).await?;
     Ok((user, transaction.return_to))
 }
 

@@ -5,7 +5,7 @@ use super::params::Params;
 use super::render::{render, script_json};
 use super::session::DEFAULT_PASSWORD_MD5;
 use super::views::JobView;
-use super::{changes_state, cookie, current_user, JsonResult, LoginUser, OrJson};
+use super::{changes_state, cookie, current_user, JsonResult, LoginUser};
 use super::{oidc, return_to};
 use crate::domain::glue::{BlockStrategy, GlueType};
 use crate::domain::routing::RouteStrategy;
@@ -14,6 +14,7 @@ use crate::domain::{java_split, ReturnT, GLUE_HISTORY};
 use crate::http::state::AppState;
 use crate::service::audit::{self, changes, EventKind, Target};
 use crate::service::groups;
+use crate::service::ServiceContext;
 use crate::storage::LogGlue;
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -56,20 +57,6 @@ pub fn public_routes() -> Router<AppState> {
     Router::new().route("/toLogin", any(to_login)).route("/toLogin/", any(to_login))
 }
 
-fn page_error(state: &AppState, error: impl Into<ConsoleError>) -> PageError {
-    PageError { error: error.into(), context_path: state.config.server.context_path.clone() }
-}
-
-trait OrPage<T> {
-    fn or_page(self, state: &AppState) -> Result<T, PageError>;
-}
-
-impl<T, E: Into<ConsoleError>> OrPage<T> for Result<T, E> {
-    fn or_page(self, state: &AppState) -> Result<T, PageError> {
-        self.map_err(|e| page_error(state, e))
-    }
-}
-
 /// The sidebar is collapsed when the client's settings cookie says so.
 fn collapsed(headers: &HeaderMap) -> bool {
     cookie(headers, "xxljob_adminlte_settings").as_deref() == Some("off")
@@ -85,7 +72,7 @@ async fn page(
     model: Value,
 ) -> Result<Html<String>, PageError> {
     let default_password =
-        user.is_admin() && state.db.admins_with_password(DEFAULT_PASSWORD_MD5).await.or_page(state)? > 0;
+        user.is_admin() && state.services.db.admins_with_password(DEFAULT_PASSWORD_MD5).await? > 0;
     let model = context! { default_password_warning => default_password, ..model };
     render(state, Some(&user.0), collapsed(headers), template, model)
 }
@@ -97,8 +84,8 @@ struct Choice {
     label: String,
 }
 
-fn choices(state: &AppState) -> Value {
-    let t = |key: &str| state.i18n.get(key).to_string();
+fn choices(services: &ServiceContext) -> Value {
+    let t = |key: &str| services.i18n.get(key).to_string();
     let route: Vec<Choice> =
         RouteStrategy::ALL.iter().map(|r| Choice { value: r.name(), label: t(r.i18n_key()) }).collect();
     let glue: Vec<Choice> =
@@ -120,12 +107,12 @@ struct GroupChoice {
 }
 
 /// The groups the user may see, or the "no executor" failure of 2.4.2.
-async fn visible_groups(state: &AppState, user: &LoginUser) -> Result<Vec<GroupChoice>, PageError> {
-    let (groups, _) = groups::list(state, user, None, None, 0, groups::ALL).await.or_page(state)?;
+async fn visible_groups(services: &ServiceContext, user: &LoginUser) -> Result<Vec<GroupChoice>, PageError> {
+    let (groups, _) = groups::list(services, user, None, None, 0, groups::ALL).await?;
     let visible: Vec<GroupChoice> =
         groups.into_iter().map(|g| GroupChoice { id: g.id, appname: g.app_name, title: g.title }).collect();
     if visible.is_empty() {
-        return Err(page_error(state, ConsoleError::msg(state.i18n.get("jobgroup_empty"))));
+        return Err(PageError(ConsoleError::msg(services.i18n.get("jobgroup_empty"))));
     }
     Ok(visible)
 }
@@ -135,13 +122,13 @@ async fn dashboard(
     user: LoginUser,
     headers: HeaderMap,
 ) -> Result<Html<String>, PageError> {
-    let jobs = state.db.count_jobs().await.or_page(&state)?;
-    let totals = state.db.report_totals().await.or_page(&state)?;
+    let jobs = state.services.db.count_jobs().await?;
+    let totals = state.services.db.report_totals().await?;
     let executors: BTreeSet<String> = state
+        .services
         .db
         .all_groups()
-        .await
-        .or_page(&state)?
+        .await?
         .into_iter()
         .filter_map(|g| g.address_list)
         .flat_map(|list| {
@@ -170,7 +157,7 @@ struct Chart {
     trigger_count_fail_total: i64,
 }
 
-async fn chart_info(State(state): State<AppState>, params: Params) -> JsonResult<Chart> {
+async fn chart_info(State(services): State<ServiceContext>, params: Params) -> JsonResult<Chart> {
     let parse = |name: &str| -> Result<Option<NaiveDateTime>, ConsoleError> {
         match params.string(name).filter(|v| !v.is_empty()) {
             None => Ok(None),
@@ -179,9 +166,9 @@ async fn chart_info(State(state): State<AppState>, params: Params) -> JsonResult
             }),
         }
     };
-    let (from, to) = (parse("startDate").or_json(&state)?, parse("endDate").or_json(&state)?);
+    let (from, to) = (parse("startDate")?, parse("endDate")?);
     let rows = match (from, to) {
-        (Some(from), Some(to)) => state.db.reports_between(from, to).await.or_json(&state)?,
+        (Some(from), Some(to)) => services.db.reports_between(from, to).await?,
         _ => Vec::new(),
     };
     let mut chart = Chart {
@@ -195,7 +182,7 @@ async fn chart_info(State(state): State<AppState>, params: Params) -> JsonResult
     };
     if rows.is_empty() {
         // 2.4.2 shows the last seven days with zeros when nothing matches.
-        let today = state.db.zone().to_naive_exact(state.clock.now_ms()).date();
+        let today = services.db.zone().to_naive_exact(services.clock.now_ms()).date();
         for offset in (0..7).rev() {
             chart.trigger_day_list.push((today - Duration::days(offset)).format("%Y-%m-%d").to_string());
             chart.trigger_day_count_running_list.push(0);
@@ -229,7 +216,7 @@ async fn to_login(
         .as_deref()
         .and_then(|path| return_to::safe_return_path(context, path))
         .map_or_else(|| format!("{context}/"), str::to_string);
-    if current_user(&state, &session).await.or_page(&state)?.is_some() {
+    if current_user(&state, &session).await?.is_some() {
         return Ok(Redirect::to(&return_to).into_response());
     }
     let auth = &state.config.auth;
@@ -260,10 +247,9 @@ async fn jobinfo_page(
     headers: HeaderMap,
     params: Params,
 ) -> Result<Html<String>, PageError> {
-    let groups = visible_groups(&state, &user).await?;
-    let job_group: i32 = params.number_or("jobGroup", -1).or_page(&state)?;
-    let model =
-        context! { page => "jobinfo", groups => groups, job_group => job_group, choices => choices(&state) };
+    let groups = visible_groups(&state.services, &user).await?;
+    let job_group: i32 = params.number_or("jobGroup", -1)?;
+    let model = context! { page => "jobinfo", groups => groups, job_group => job_group, choices => choices(&state.services) };
     page(&state, &user, &headers, "jobinfo.html", model).await
 }
 
@@ -273,17 +259,17 @@ async fn joblog_page(
     headers: HeaderMap,
     params: Params,
 ) -> Result<Html<String>, PageError> {
-    let groups = visible_groups(&state, &user).await?;
-    let job_id: i32 = params.number_or("jobId", 0).or_page(&state)?;
+    let groups = visible_groups(&state.services, &user).await?;
+    let job_id: i32 = params.number_or("jobId", 0)?;
     let mut job = None;
     if job_id > 0 {
-        let i18n = &state.i18n;
-        let Some(found) = state.db.load_job(job_id).await.or_page(&state)? else {
+        let i18n = &state.services.i18n;
+        let Some(found) = state.services.db.load_job(job_id).await? else {
             let msg = format!("{}{}", i18n.get("jobinfo_field_id"), i18n.get("system_unvalid"));
-            return Err(page_error(&state, ConsoleError::msg(msg)));
+            return Err(PageError(ConsoleError::msg(msg)));
         };
-        user.ensure_access(&state, found.job_group).or_page(&state)?;
-        job = Some(JobView::new(found, state.db.zone()));
+        user.ensure_access(&state.services, found.job_group)?;
+        job = Some(JobView::new(found, state.services.db.zone()));
     }
     let model = context! { page => "joblog", groups => groups, job => job };
     page(&state, &user, &headers, "joblog.html", model).await
@@ -295,22 +281,22 @@ async fn log_detail_page(
     headers: HeaderMap,
     params: Params,
 ) -> Result<Html<String>, PageError> {
-    let id: i64 = params.required("id").or_page(&state)?;
-    let Some(log) = state.db.load_log(id).await.or_page(&state)? else {
-        return Err(page_error(&state, ConsoleError::msg(state.i18n.get("joblog_logid_unvalid"))));
+    let id: i64 = params.required("id")?;
+    let Some(log) = state.services.db.load_log(id).await? else {
+        return Err(PageError(ConsoleError::msg(state.services.i18n.get("joblog_logid_unvalid"))));
     };
-    user.ensure_access(&state, log.job_group).or_page(&state)?;
+    user.ensure_access(&state.services, log.job_group)?;
     let model = context! { page => "logdetail", trigger_code => log.trigger_code, handle_code => log.handle_code, log_id => log.id };
     page(&state, &user, &headers, "joblog_detail.html", model).await
 }
 
-fn require_admin(state: &AppState, user: &LoginUser, page: &str) -> Result<(), PageError> {
+fn require_admin(services: &ServiceContext, user: &LoginUser, page: &str) -> Result<(), PageError> {
     if user.is_admin() {
         Ok(())
     } else {
-        let message = state.i18n.get("system_permission_limit");
-        super::refused(state, user, page, message);
-        Err(page_error(state, ConsoleError::msg(message)))
+        let message = services.i18n.get("system_permission_limit");
+        super::refused(services, user, page, message);
+        Err(PageError(ConsoleError::msg(message)))
     }
 }
 
@@ -319,7 +305,7 @@ async fn jobgroup_page(
     user: LoginUser,
     headers: HeaderMap,
 ) -> Result<Html<String>, PageError> {
-    require_admin(&state, &user, "/jobgroup")?;
+    require_admin(&state.services, &user, "/jobgroup")?;
     page(&state, &user, &headers, "jobgroup.html", context! { page => "jobgroup" }).await
 }
 
@@ -328,12 +314,12 @@ async fn user_page(
     user: LoginUser,
     headers: HeaderMap,
 ) -> Result<Html<String>, PageError> {
-    require_admin(&state, &user, "/user")?;
+    require_admin(&state.services, &user, "/user")?;
     let groups: Vec<GroupChoice> = state
+        .services
         .db
         .all_groups()
-        .await
-        .or_page(&state)?
+        .await?
         .into_iter()
         .map(|g| GroupChoice { id: g.id, appname: g.app_name, title: g.title })
         .collect();
@@ -345,7 +331,7 @@ async fn alarm_page(
     user: LoginUser,
     headers: HeaderMap,
 ) -> Result<Html<String>, PageError> {
-    require_admin(&state, &user, "/alarm")?;
+    require_admin(&state.services, &user, "/alarm")?;
     let channels = super::alarms::channel_rows(&state);
     page(&state, &user, &headers, "alarm.html", context! { page => "alarm", channels => channels }).await
 }
@@ -355,8 +341,8 @@ async fn audit_page(
     user: LoginUser,
     headers: HeaderMap,
 ) -> Result<Html<String>, PageError> {
-    require_admin(&state, &user, "/audit")?;
-    let file = state.audit.file().map(|path| path.display().to_string());
+    require_admin(&state.services, &user, "/audit")?;
+    let file = state.services.audit.file().map(|path| path.display().to_string());
     page(
         &state,
         &user,
@@ -395,22 +381,22 @@ async fn jobcode_page(
     headers: HeaderMap,
     params: Params,
 ) -> Result<Html<String>, PageError> {
-    let job_id: i32 = params.required("jobId").or_page(&state)?;
-    let i18n = &state.i18n;
-    let Some(job) = state.db.load_job(job_id).await.or_page(&state)? else {
-        return Err(page_error(&state, ConsoleError::msg(i18n.get("jobinfo_glue_jobid_unvalid"))));
+    let job_id: i32 = params.required("jobId")?;
+    let i18n = &state.services.i18n;
+    let Some(job) = state.services.db.load_job(job_id).await? else {
+        return Err(PageError(ConsoleError::msg(i18n.get("jobinfo_glue_jobid_unvalid"))));
     };
     // Permission first: a foreign job's glue type is none of this user's business.
-    user.ensure_access(&state, job.job_group).or_page(&state)?;
+    user.ensure_access(&state.services, job.job_group)?;
     if job.glue_type == GlueType::Bean.name() {
-        return Err(page_error(&state, ConsoleError::msg(i18n.get("jobinfo_glue_gluetype_unvalid"))));
+        return Err(PageError(ConsoleError::msg(i18n.get("jobinfo_glue_gluetype_unvalid"))));
     }
     let history: Vec<GlueVersion> =
-        state.db.glues_of_job(job.id).await.or_page(&state)?.into_iter().map(GlueVersion::from).collect();
+        state.services.db.glues_of_job(job.id).await?.into_iter().map(GlueVersion::from).collect();
     let glue_title = GlueType::from_name(&job.glue_type).map_or("", GlueType::title);
     let model = context! {
         page => "jobcode",
-        job => JobView::new(job.clone(), state.db.zone()),
+        job => JobView::new(job.clone(), state.services.db.zone()),
         glue_title => glue_title,
         history => history,
         history_json => script_json(&history),
@@ -418,9 +404,13 @@ async fn jobcode_page(
     page(&state, &user, &headers, "jobcode.html", model).await
 }
 
-async fn jobcode_save(State(state): State<AppState>, user: LoginUser, params: Params) -> JsonResult<()> {
-    let i18n = &state.i18n;
-    let id: i32 = params.required("id").or_json(&state)?;
+async fn jobcode_save(
+    State(services): State<ServiceContext>,
+    user: LoginUser,
+    params: Params,
+) -> JsonResult<()> {
+    let i18n = &services.i18n;
+    let id: i32 = params.required("id")?;
     let Some(remark) = params.string("glueRemark") else {
         return Ok(Json(ReturnT::fail(format!(
             "{}{}",
@@ -431,25 +421,28 @@ async fn jobcode_save(State(state): State<AppState>, user: LoginUser, params: Pa
     if !(4..=100).contains(&remark.encode_utf16().count()) {
         return Ok(Json(ReturnT::fail(i18n.get("jobinfo_glue_remark_limit"))));
     }
-    let Some(mut job) = state.db.load_job(id).await.or_json(&state)? else {
+    let Some(mut job) = services.db.load_job(id).await? else {
         return Ok(Json(ReturnT::fail(i18n.get("jobinfo_glue_jobid_unvalid"))));
     };
-    user.ensure_access(&state, job.job_group).or_json(&state)?;
+    user.ensure_access(&services, job.job_group)?;
     let before = job.clone();
-    let now = state.db.datetime(state.clock.now_ms());
+    let now = services.db.datetime(services.clock.now_ms());
     job.glue_source = params.string("glueSource");
     job.glue_remark = Some(remark);
     job.glue_updatetime = Some(now);
     job.update_time = Some(now);
     let saved: Result<(), ConsoleError> = async {
-        state.db.update_job(&job).await?;
-        Ok(state.db.save_glue(&LogGlue::of_job(&job, now), GLUE_HISTORY).await?)
+        services.db.update_job(&job).await?;
+        Ok(services.db.save_glue(&LogGlue::of_job(&job, now), GLUE_HISTORY).await?)
     }
     .await;
     let target = Target::new("job", job.id, Some(job.job_desc.clone()));
-    state
-        .audit
-        .done(&user, EventKind::GlueSave, target, |()| changes(Some(&before), Some(&job)), saved)
-        .or_json(&state)?;
+    services.audit.done(
+        &user,
+        EventKind::GlueSave,
+        target,
+        |()| changes(Some(&before), Some(&job)),
+        saved,
+    )?;
     Ok(Json(ReturnT::success()))
 }

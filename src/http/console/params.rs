@@ -102,7 +102,7 @@ impl FromRequest<AppState> for Params {
             pairs.iter().find(|(name, value)| name.contains('\0') || value.contains('\0'))
         {
             let name = name.replace('\0', "\\0");
-            return Err(ConsoleError::BadRequest(state.i18n.format("system_nul_refused", &[&name])));
+            return Err(ConsoleError::BadRequest(state.services.i18n.format("system_nul_refused", &[&name])));
         }
         Ok(Params::from_pairs(pairs))
     }

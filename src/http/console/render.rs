@@ -2,7 +2,7 @@
 
 use super::error::PageError;
 use crate::http::state::AppState;
-use crate::storage::JobUser;
+use crate::storage::{JobUser, Role};
 use axum::extract::Path;
 use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
@@ -38,24 +38,21 @@ pub fn render(
     template: &str,
     page: Value,
 ) -> Result<Html<String>, PageError> {
-    let i18n = &state.i18n;
+    let i18n = &state.services.i18n;
     let common = context! {
         base_url => state.config.server.context_path.clone(),
         i18n => Value::from_serialize(i18n.all()),
         i18n_json => script_json(&i18n.all()),
         lang => i18n.lang_code(),
         user => user.map(|u| context! { id => u.id, username => u.username.clone(), role => u.role }),
-        is_admin => user.is_some_and(|u| u.role == 1),
+        is_admin => user.is_some_and(|u| u.role == Role::Admin),
         sidebar_collapsed => sidebar_collapsed,
         year => chrono::Local::now().format("%Y").to_string(),
     };
     let ctx = context! { ..page, ..common };
     let html = environment().get_template(template).and_then(|t| t.render(ctx)).map_err(|e| {
         tracing::error!("template {template}: {e:#}");
-        PageError {
-            error: super::error::ConsoleError::msg("page rendering failed"),
-            context_path: state.config.server.context_path.clone(),
-        }
+        PageError(super::error::ConsoleError::msg("page rendering failed"))
     })?;
     Ok(Html(html))
 }

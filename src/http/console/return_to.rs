@@ -5,10 +5,10 @@
 //! whitespace or control character, no `.`/`..` segment, encoded or not), so the parameter cannot send a
 //! visitor to another site (an open redirect) nor outside the console.
 
+use super::error::LoginRedirect;
 use crate::http::state::AppState;
 use axum::extract::{OriginalUri, Request, State};
-use axum::http::header::LOCATION;
-use axum::http::{HeaderValue, Method, StatusCode};
+use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
 use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
@@ -29,19 +29,14 @@ pub async fn remember_page(State(state): State<AppState>, request: Request, next
     let is_get = request.method() == Method::GET;
     let mut response = next.run(request).await;
     let context = &state.config.server.context_path;
-    let login = format!("{context}/toLogin");
-    let to_login = response.status() == StatusCode::FOUND
-        && response.headers().get(LOCATION).is_some_and(|location| location.as_bytes() == login.as_bytes());
     let wanted = requested.path_and_query().map_or("/", |p| p.as_str());
     // The dashboard is where a login leads anyway.
     let is_home = wanted == context.as_str() || wanted == format!("{context}/");
-    if is_get && to_login && !is_home {
-        if let Some(target) = safe_return_path(context, wanted) {
-            let location = format!("{login}?{PARAM}={}", param_value(target));
-            if let Ok(value) = HeaderValue::from_str(&location) {
-                response.headers_mut().insert(LOCATION, value);
-            }
-        }
+    if let Some(redirect) =
+        response.extensions_mut().get_mut::<LoginRedirect>().filter(|_| is_get && !is_home)
+    {
+        redirect.query =
+            safe_return_path(context, wanted).map(|target| format!("{PARAM}={}", param_value(target)));
     }
     response
 }

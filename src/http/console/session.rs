@@ -61,7 +61,7 @@ impl SessionSecret {
     /// any of those does, which ends every credential carrying the old one; the hash itself never leaves
     /// the server.
     pub fn user_binding(&self, user: &JobUser, binding: Binding) -> String {
-        let (id, role) = (user.id.to_string(), user.role.to_string());
+        let (id, role) = (user.id.to_string(), i16::from(user.role).to_string());
         let parts: &[&[u8]] = match binding {
             Binding::Password => &[b"password", id.as_bytes(), user.password.as_bytes()],
             Binding::PasswordAndRole => {
@@ -232,9 +232,16 @@ pub async fn warn_about_default_passwords(db: &Db) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::Role;
 
     fn admin() -> JobUser {
-        JobUser { id: 1, username: "admin".into(), password: md5_hex("123456"), role: 1, permission: None }
+        JobUser {
+            id: 1,
+            username: "admin".into(),
+            password: md5_hex("123456"),
+            role: Role::Admin,
+            permission: None,
+        }
     }
 
     #[test]
@@ -268,7 +275,7 @@ mod tests {
             );
             assert!(!fingerprint.contains(&admin().password), "the hash never travels");
         }
-        let demoted = JobUser { role: 0, ..admin() };
+        let demoted = JobUser { role: Role::Normal, ..admin() };
         assert!(secret.binding_matches(
             &secret.user_binding(&admin(), Binding::Password),
             &demoted,

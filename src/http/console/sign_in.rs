@@ -20,15 +20,16 @@ pub async fn conclude(
 ) -> Result<bool, ConsoleError> {
     match outcome {
         Ok(user) => {
-            session::begin(session, &state.console.secret, &user, false, state.clock.now_ms()).await?;
+            session::begin(session, &state.console.secret, &user, false, state.services.clock.now_ms())
+                .await?;
             tracing::info!(username = user.username, %address, method, "signed in");
-            state.audit.sign_in(&user.username, Some(user.id), method, address, None);
+            state.services.audit.sign_in(&user.username, Some(user.id), method, address, None);
             Ok(true)
         }
         Err(reason) => {
             tracing::warn!(%address, method, "sign-in refused: {reason}");
             // Refused before the provider named a user of ours (state, nonce, signature, claims).
-            state.audit.sign_in(&format!("({method})"), None, method, address, Some(&reason));
+            state.services.audit.sign_in(&format!("({method})"), None, method, address, Some(&reason));
             Ok(false)
         }
     }

@@ -2,16 +2,20 @@
 //! their own password, giving the old one.
 
 use super::auth::throttled;
-use super::error::{ConsoleError, JsonError};
+use super::error::ConsoleError;
 use super::params::Params;
-use super::session::md5_hex;
+use super::state::ConsoleState;
+use super::throttle::LoginThrottle;
 use super::views::{Page, UserView};
-use super::{changes_state, changes_state_post_only, JsonResult, LoginUser, OrJson};
+use super::{changes_state, changes_state_post_only, JsonResult, LoginUser};
 use crate::domain::{is_blank, ReturnT};
 use crate::http::client::ClientAddr;
 use crate::http::state::AppState;
 use crate::service::audit::{changes, Event, EventKind, Target, HIDDEN};
-use crate::storage::JobUser;
+use crate::service::tokens::ApiTokens;
+use crate::service::users::{self, UserForm};
+use crate::service::ServiceContext;
+use crate::storage::{JobUser, Role};
 use axum::extract::State;
 use axum::routing::any;
 use axum::{Json, Router};
@@ -19,7 +23,7 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::net::IpAddr;
-use subtle::ConstantTimeEq;
+use std::sync::Arc;
 
 pub fn admin_routes() -> Router<AppState> {
     let mut router = Router::new();
@@ -42,24 +46,15 @@ pub fn any_user_routes() -> Router<AppState> {
         .route("/user/apiToken/", changes_state_post_only(api_token))
 }
 
-/// A trimmed password of 4 to 20 characters, or the length message.
-fn checked_password(state: &AppState, password: &str) -> Result<String, ConsoleError> {
-    let password = password.trim();
-    if !(4..=20).contains(&password.encode_utf16().count()) {
-        return Err(ConsoleError::msg(format!("{}[4-20]", state.i18n.get("system_lengh_limit"))));
-    }
-    Ok(password.to_string())
-}
-
-async fn page_list(State(state): State<AppState>, params: Params) -> Result<Json<Page<UserView>>, JsonError> {
-    let role: i32 = params.required("role").or_json(&state)?;
-    let start: i64 = params.number_or("start", 0).or_json(&state)?;
-    let length: i64 = params.number_or("length", 10).or_json(&state)?;
-    let (users, total) = state
-        .db
-        .page_users(&params.string("username"), role, start.max(0), length.max(0))
-        .await
-        .or_json(&state)?;
+async fn page_list(
+    State(services): State<ServiceContext>,
+    params: Params,
+) -> Result<Json<Page<UserView>>, ConsoleError> {
+    let role: i32 = params.required("role")?;
+    let start: i64 = params.number_or("start", 0)?;
+    let length: i64 = params.number_or("length", 10)?;
+    let (users, total) =
+        services.db.page_users(&params.string("username"), role, start.max(0), length.max(0)).await?;
     Ok(Json(Page::new(users.into_iter().map(UserView::from).collect(), total)))
 }
 
@@ -72,163 +67,103 @@ fn user_target(id: i32, name: Option<&str>) -> Target {
     Target::new("user", id, name.map(str::to_string))
 }
 
-async fn add(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
+async fn add(State(services): State<ServiceContext>, login: LoginUser, params: Params) -> JsonResult<()> {
     let name = params.string("username").map(|n| n.trim().to_string());
-    let result = add_user(&state, &params).await;
+    let result = users::add(&services, user_form(&params), role(&params)).await;
     let target = user_target(result.as_ref().map_or(0, |user| user.id), name.as_deref());
-    state
-        .audit
-        .done(&login, EventKind::UserAdd, target, |user| changes(None, Some(&user_fields(user))), result)
-        .or_json(&state)?;
+    services.audit.done(
+        &login,
+        EventKind::UserAdd,
+        target,
+        |user| changes(None, Some(&user_fields(user))),
+        result,
+    )?;
     Ok(Json(ReturnT::success()))
 }
 
-async fn add_user(state: &AppState, params: &Params) -> Result<JobUser, ConsoleError> {
-    let t = |key| state.i18n.get(key);
-    let username = params.string("username").unwrap_or_default();
-    if is_blank(Some(&username)) {
-        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("user_username"))));
-    }
-    let username = username.trim().to_string();
-    if !(4..=20).contains(&username.encode_utf16().count()) {
-        return Err(ConsoleError::msg(format!("{}[4-20]", t("system_lengh_limit"))));
-    }
-    let password = params.string("password").unwrap_or_default();
-    if is_blank(Some(&password)) {
-        return Err(ConsoleError::msg(format!("{}{}", t("system_please_input"), t("user_password"))));
-    }
-    let password = checked_password(state, &password)?;
-    if state.db.load_user_by_name(&username).await?.is_some() {
-        return Err(ConsoleError::msg(t("user_username_repeat")));
-    }
-    let mut user = JobUser {
-        id: 0,
-        username,
-        password: md5_hex(&password),
-        role: params.number_or::<i8>("role", 0)?.into(),
+/// The user form's fields but the role.
+fn user_form(params: &Params) -> UserForm {
+    UserForm {
+        username: params.string("username"),
+        password: params.string("password"),
         permission: params.string("permission"),
-    };
-    user.id = state.db.insert_user(&user).await?;
-    Ok(user)
+    }
 }
 
-async fn update(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
-    let id: i32 = params.number_or("id", 0).or_json(&state)?;
-    let before = state.db.load_user(id).await.or_json(&state)?;
-    let result = update_user(&state, &login, id, &params).await;
+/// The form's role, a normal user's when not given.
+fn role(params: &Params) -> impl FnOnce() -> Result<Role, ConsoleError> + '_ {
+    || Ok(i16::from(params.number_or::<i8>("role", 0)?).into())
+}
+
+async fn update(State(services): State<ServiceContext>, login: LoginUser, params: Params) -> JsonResult<()> {
+    let id: i32 = params.number_or("id", 0)?;
+    let before = services.db.load_user(id).await?;
+    let result = users::update(&services, &login, id, user_form(&params), role(&params)).await;
     let target = user_target(id, before.as_ref().map(|user| user.username.as_str()));
     let fields = |user: &Option<JobUser>| user.as_ref().map(user_fields);
-    state
-        .audit
-        .done(
-            &login,
-            EventKind::UserUpdate,
-            target,
-            |after| changes(fields(&before).as_ref(), fields(after).as_ref()),
-            result,
-        )
-        .or_json(&state)?;
+    services.audit.done(
+        &login,
+        EventKind::UserUpdate,
+        target,
+        |after| changes(fields(&before).as_ref(), fields(after).as_ref()),
+        result,
+    )?;
     Ok(Json(ReturnT::success()))
 }
 
-/// Returns the user as stored afterwards.
-async fn update_user(
-    state: &AppState,
-    login: &LoginUser,
-    id: i32,
-    params: &Params,
-) -> Result<Option<JobUser>, ConsoleError> {
-    // 2.4.2 compares the submitted name, so a request naming someone else could change oneself.
-    if id == login.0.id || params.string("username").as_deref() == Some(login.0.username.as_str()) {
-        return Err(ConsoleError::msg(state.i18n.get("user_update_loginuser_limit")));
-    }
-    let password = match params.string("password").filter(|p| !is_blank(Some(p))) {
-        Some(password) => Some(md5_hex(&checked_password(state, &password)?)),
-        None => None,
-    };
-    let role: i16 = params.number_or::<i8>("role", 0)?.into();
-    let permission = params.string("permission");
-    state.db.update_user(id, password.as_deref(), role, permission.as_deref()).await?;
-    Ok(state.db.load_user(id).await?)
-}
-
-async fn remove(State(state): State<AppState>, login: LoginUser, params: Params) -> JsonResult<()> {
-    let id: i32 = params.required("id").or_json(&state)?;
-    let before = state.db.load_user(id).await.or_json(&state)?;
+async fn remove(State(services): State<ServiceContext>, login: LoginUser, params: Params) -> JsonResult<()> {
+    let id: i32 = params.required("id")?;
+    let before = services.db.load_user(id).await?;
     let target = user_target(id, before.as_ref().map(|user| user.username.as_str()));
-    let result = if id == login.0.id {
-        Err(ConsoleError::msg(state.i18n.get("user_update_loginuser_limit")))
-    } else {
-        state.db.delete_user(id).await.map_err(ConsoleError::from)
-    };
-    state
-        .audit
-        .done(
-            &login,
-            EventKind::UserRemove,
-            target,
-            |_| changes(before.as_ref().map(user_fields).as_ref(), None),
-            result,
-        )
-        .or_json(&state)?;
+    let result = users::remove(&services, &login, id).await.map_err(ConsoleError::from);
+    services.audit.done(
+        &login,
+        EventKind::UserRemove,
+        target,
+        |_| changes(before.as_ref().map(user_fields).as_ref(), None),
+        result,
+    )?;
     Ok(Json(ReturnT::success()))
 }
 
 /// The old-password check is a password oracle, so it is throttled and counted like a login.
 async fn update_pwd(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
+    State(console): State<Arc<ConsoleState>>,
     login: LoginUser,
     ClientAddr(address): ClientAddr,
     params: Params,
 ) -> JsonResult<()> {
-    let result = change_password(&state, &login, address, &params).await;
+    let result = change_password(&services, &console.throttle, &login, address, &params).await;
     let target = user_target(login.0.id, Some(&login.0.username));
     // Which password is none of the trail's business: only that it changed.
     let changed = json!({ "password": { "before": HIDDEN, "after": HIDDEN } });
-    state.audit.done(&login, EventKind::UserPassword, target, |()| Some(changed), result).or_json(&state)?;
+    services.audit.done(&login, EventKind::UserPassword, target, |()| Some(changed), result)?;
     Ok(Json(ReturnT::success()))
 }
 
+/// The rules are the service's; the throttle, which counts wrong old passwords like failed logins, is
+/// the console's.
 async fn change_password(
-    state: &AppState,
+    services: &ServiceContext,
+    throttle: &LoginThrottle,
     login: &LoginUser,
     address: IpAddr,
     params: &Params,
 ) -> Result<(), ConsoleError> {
-    let t = |key| state.i18n.get(key);
     let old = params.string("oldPassword").unwrap_or_default();
-    if is_blank(Some(&old)) {
-        return Err(ConsoleError::msg(format!(
-            "{}{}",
-            t("system_please_input"),
-            t("change_pwd_field_oldpwd")
-        )));
-    }
     let new = params.string("password").unwrap_or_default();
-    if is_blank(Some(&new)) {
-        return Err(ConsoleError::msg(format!(
-            "{}{}",
-            t("system_please_input"),
-            t("change_pwd_field_newpwd")
-        )));
-    }
-    let new = checked_password(state, &new)?;
-    let (throttle, now) = (&state.console.throttle, state.clock.now_ms());
+    let new = users::password_change(&services.i18n, &old, &new)?;
+    let now = services.clock.now_ms();
     if let Some(wait) = throttle.wait_ms(Some(login.0.id), address, now) {
-        return Err(throttled(&state.i18n, wait));
+        return Err(throttled(&services.i18n, wait));
     }
-    if !bool::from(md5_hex(&old).as_bytes().ct_eq(login.0.password.as_bytes())) {
+    if let Err(wrong) = users::check_old_password(&services.i18n, &login.0, &old) {
         throttle.record_failure(Some(login.0.id), address, now);
-        return Err(ConsoleError::msg(format!("{}{}", t("change_pwd_field_oldpwd"), t("system_unvalid"))));
+        return Err(wrong.into());
     }
     throttle.record_success(login.0.id, address);
-    let user = &login.0;
-    // Asked after the old password, so it tells nothing that one did not.
-    if md5_hex(&new) == user.password {
-        return Err(ConsoleError::msg(t("change_pwd_same")));
-    }
-    state.db.update_user(user.id, Some(&md5_hex(&new)), user.role, user.permission.as_deref()).await?;
-    Ok(())
+    Ok(users::set_password(services, &login.0, &new).await?)
 }
 
 /// A new personal API token, shown once: nothing is stored, so it cannot be shown again.
@@ -243,12 +178,13 @@ struct IssuedToken {
 /// Issues a personal REST API token for the logged-in user; `expireTime` (optional, wall-clock time in
 /// the admin's zone) must lie in the future.
 async fn api_token(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
+    State(tokens): State<ApiTokens>,
     login: LoginUser,
     params: Params,
 ) -> JsonResult<IssuedToken> {
-    let now = state.clock.now_ms();
-    let zone = state.cron_zone();
+    let now = services.clock.now_ms();
+    let zone = services.cron_zone();
     let expires = match params.string("expireTime").filter(|t| !is_blank(Some(t))) {
         None => None,
         Some(text) => {
@@ -257,22 +193,20 @@ async fn api_token(
                 .map(|t| zone.to_epoch_ms(t));
             match typed.filter(|&ms| ms > now) {
                 Some(ms) => Some(ms),
-                None => {
-                    return Err(ConsoleError::msg(state.i18n.get("api_token_expire_unvalid"))).or_json(&state)
-                }
+                None => return Err(ConsoleError::msg(services.i18n.get("api_token_expire_unvalid"))),
             }
         }
     };
-    let token = state.api_tokens.issue(&login.0, now, expires);
+    let token = tokens.issue(&login.0, now, expires);
     let expire_time = expires.map(|ms| zone.to_naive_exact(ms).format("%Y-%m-%d %H:%M:%S").to_string());
     // Named by its id, which the token's requests carry in their events too; never by its text.
-    let id = state.api_tokens.verify(&token, now).map(|claims| claims.id().to_string()).ok();
+    let id = tokens.verify(&token, now).map(|claims| claims.id().to_string()).ok();
     let issued = json!({ "expireTime": { "before": null, "after": expire_time } });
     let event = Event::by(
         &login,
         EventKind::TokenIssue,
         Some(Target { kind: "token", id: id.map(Value::from), name: Some(login.0.username.clone()) }),
     );
-    state.audit.record(event.changes(Some(issued)));
+    services.audit.record(event.changes(Some(issued)));
     Ok(Json(ReturnT::with_content(IssuedToken { token, expire_time })))
 }

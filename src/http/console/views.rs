@@ -1,21 +1,15 @@
 //! The JSON shapes of the console (2.4.2: its `XxlJob*` models): Java field names, dates as ISO-8601
-//! UTC strings with milliseconds, as Spring Boot's Jackson writes them.
+//! UTC strings with milliseconds, as Spring Boot's Jackson writes them. The REST API has shapes of its own
+//! (`http::openapi::shapes`), so these may follow the console's pages alone.
 
-use crate::domain::java_split;
+use crate::domain::registry::listed_addresses;
+use crate::http::dates::json_date;
 use crate::storage::{JobGroup, JobInfo, JobLog, JobUser};
 use crate::time::Zone;
-use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Serialize;
 
-/// `2018-11-03T14:21:31.000+00:00` for a stored wall-clock value, or null.
-pub fn json_date(zone: Zone, value: Option<NaiveDateTime>) -> Option<String> {
-    let ms = zone.to_epoch_ms(value?);
-    let utc = DateTime::<Utc>::from_timestamp_millis(ms)?;
-    Some(utc.format("%Y-%m-%dT%H:%M:%S%.3f+00:00").to_string())
-}
-
-/// A job as the console and the REST API show it: the row, with its dates as instants.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+/// A job as the console's pages and tables show it: the row, with its dates as instants.
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct JobView {
     #[serde(flatten)]
@@ -37,8 +31,8 @@ impl JobView {
     }
 }
 
-/// A log row, with its dates as instants.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+/// A log row as the log table shows it, with its dates as instants.
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LogView {
     #[serde(flatten)]
@@ -55,8 +49,9 @@ impl LogView {
     }
 }
 
-/// An executor group, with its update time as an instant and its addresses as a list.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+/// An executor group as the executor manager shows it, with its update time as an instant and its
+/// addresses as a list.
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupView {
     #[serde(flatten)]
@@ -67,11 +62,7 @@ pub struct GroupView {
 
 impl GroupView {
     pub fn new(group: JobGroup, zone: Zone) -> GroupView {
-        let registry_list = group
-            .address_list
-            .as_deref()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| java_split(l).into_iter().map(str::to_string).collect());
+        let registry_list = listed_addresses(group.address_list.as_deref());
         GroupView { update_time: json_date(zone, group.update_time), group, registry_list }
     }
 }
@@ -92,7 +83,7 @@ impl From<JobUser> for UserView {
             id: user.id,
             username: user.username,
             password: None,
-            role: user.role,
+            role: user.role.into(),
             permission: user.permission,
         }
     }
@@ -116,14 +107,7 @@ impl<T> Page<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates_are_utc_iso_with_millis() {
-        let shanghai = Zone::Named(chrono_tz::Asia::Shanghai);
-        let stored = NaiveDateTime::parse_from_str("2018-11-03 22:21:31", "%Y-%m-%d %H:%M:%S").unwrap();
-        assert_eq!(json_date(shanghai, Some(stored)).as_deref(), Some("2018-11-03T14:21:31.000+00:00"));
-        assert_eq!(json_date(shanghai, None), None);
-    }
+    use chrono::NaiveDateTime;
 
     fn keys(value: impl Serialize) -> Vec<String> {
         let mut keys: Vec<String> =

@@ -1,8 +1,8 @@
 //! `/export` and `/apply`: jobs as code (docs/jobs-as-code.md) over the API, within the token user's groups.
 
 use super::{integral, nul_in_json, nul_refused, ApiError, ApiResult, ApiUser, ErrorBody};
-use crate::http::state::AppState;
 use crate::service::jobs_as_code::{self, ApplyOptions, Document, Format, Plan, Setting};
+use crate::service::ServiceContext;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
@@ -12,13 +12,13 @@ use axum::Json;
 use serde::Serialize;
 
 /// The query's pairs, refusing any name not in `known` and any text holding NUL.
-fn query_pairs(state: &AppState, uri: &Uri, known: &[&str]) -> ApiResult<Vec<(String, String)>> {
+fn query_pairs(services: &ServiceContext, uri: &Uri, known: &[&str]) -> ApiResult<Vec<(String, String)>> {
     let pairs: Vec<(String, String)> = uri
         .query()
         .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
         .unwrap_or_default();
     if let Some((name, _)) = pairs.iter().find(|(name, value)| name.contains('\0') || value.contains('\0')) {
-        return Err(nul_refused(state, name));
+        return Err(nul_refused(services, name));
     }
     match pairs.iter().find(|(name, _)| !known.contains(&name.as_str())) {
         Some((name, _)) => Err(ApiError::BadRequest(format!(
@@ -73,15 +73,19 @@ fn read_document(body: &str, format: Format) -> ApiResult<Document> {
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "a named executor is not granted to the token's user"),
         (status = 404, body = ErrorBody, description = "no executor has a named app_name")))]
-pub async fn export(State(state): State<AppState>, ApiUser(user): ApiUser, uri: Uri) -> ApiResult<Response> {
-    let pairs = query_pairs(&state, &uri, &["group", "format", "glueHistory"])?;
+pub async fn export(
+    State(services): State<ServiceContext>,
+    ApiUser(user): ApiUser,
+    uri: Uri,
+) -> ApiResult<Response> {
+    let pairs = query_pairs(&services, &uri, &["group", "format", "glueHistory"])?;
     let glue_history = flag(&pairs, "glueHistory")?;
     let format = match one_of(&pairs, "format", &["json", "toml"])? {
         Some("toml") => Format::Toml,
         _ => Format::Json,
     };
     let groups: Vec<String> = pairs.into_iter().filter(|(n, _)| n == "group").map(|(_, v)| v).collect();
-    let doc = jobs_as_code::export(&Setting::of(&state), &user, &groups, glue_history).await?;
+    let doc = jobs_as_code::export(&Setting::of(&services), &user, &groups, glue_history).await?;
     Ok(([(CONTENT_TYPE, format.media_type())], doc.render(format)).into_response())
 }
 
@@ -117,13 +121,13 @@ pub struct Applied {
             document uses, a job's GLUE type other than the stored one, a child job that prune would delete"),
         (status = 415, body = ErrorBody, description = "a body other than application/json, application/toml or text/toml")))]
 pub async fn apply(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Json<Applied>> {
-    let pairs = query_pairs(&state, &uri, &["dryRun", "prune"])?;
+    let pairs = query_pairs(&services, &uri, &["dryRun", "prune"])?;
     let options = ApplyOptions { dry_run: flag(&pairs, "dryRun")?, prune: flag(&pairs, "prune")? };
     let media = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     let media = media.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
@@ -141,9 +145,9 @@ pub async fn apply(
     let doc = read_document(body, format)?;
     // PostgreSQL cannot store NUL in text: refused everywhere alike, naming the field.
     if let Some(field) = serde_json::to_value(&doc).ok().and_then(|v| nul_in_json(&v, "")) {
-        return Err(nul_refused(&state, &field));
+        return Err(nul_refused(&services, &field));
     }
-    let plan = jobs_as_code::apply_for(&state, &user, &doc, options).await?;
+    let plan = jobs_as_code::apply_for(&services, &user, &doc, options).await?;
     let changes = plan.changes();
     Ok(Json(Applied { applied: !options.dry_run && changes > 0, changes, plan }))
 }

@@ -1,19 +1,21 @@
 //! `/jobs`: list, read, create, change, delete, start, stop, run once, and preview fire times.
 
+use super::shapes::JobView;
 use super::{
     etag, location, paging, within, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing,
     QueryParams,
 };
+use crate::config::Config;
 use crate::domain::{LogIdSink, TriggerType};
-use crate::http::console::views::JobView;
-use crate::http::state::AppState;
 use crate::service::jobs::{self, JobForm, JobQuery};
+use crate::service::ServiceContext;
 use axum::extract::State;
 use axum::http::header::{ETAG, IF_MATCH};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Longest fire-time preview.
 const MAX_PREVIEW: usize = 100;
@@ -46,13 +48,13 @@ pub struct JobListQuery {
 #[utoipa::path(operation_id = "listJobs", get, path = "/jobs", tag = "jobs", params(JobListQuery),
     responses((status = 200, body = Listing<JobView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     QueryParams(query): QueryParams<JobListQuery>,
 ) -> ApiResult<Json<Listing<JobView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
-    within(&state, "jobGroup", query.job_group, 0..=i32::MAX)?;
-    within(&state, "triggerStatus", query.trigger_status, -1..=1)?;
+    within(&services, "jobGroup", query.job_group, 0..=i32::MAX)?;
+    within(&services, "triggerStatus", query.trigger_status, -1..=1)?;
     let filter = JobQuery {
         job_group: query.job_group.unwrap_or(0),
         trigger_status: query.trigger_status.unwrap_or(-1),
@@ -60,9 +62,9 @@ pub async fn list(
         executor_handler: query.executor_handler,
         author: query.author,
     };
-    let (found, total) = jobs::list(&state, &user, filter, offset, limit).await?;
-    let zone = state.db.zone();
-    Ok(Json(Listing { total, items: found.into_iter().map(|j| JobView::new(j, zone)).collect() }))
+    let (found, total) = jobs::list(&services, &user, filter, offset, limit).await?;
+    let zone = services.db.zone();
+    Ok(Json(Listing { total, items: found.into_iter().map(|j| JobView::of(j, zone)).collect() }))
 }
 
 /// Creates a job, stopped. Same rules and messages as the console's job form.
@@ -70,24 +72,25 @@ pub async fn list(
     responses((status = 201, body = JobView, headers(("Location" = String, description = "the new job's URL"), ("ETag" = String))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "the executor group or a child job named does not exist"), (status = 415, body = ErrorBody)))]
 pub async fn create(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
+    State(config): State<Arc<Config>>,
     ApiUser(user): ApiUser,
     JsonBody(form): JsonBody<JobForm>,
 ) -> ApiResult<impl IntoResponse> {
-    let id = jobs::add(&state, &user, form).await?;
-    let job = JobView::new(jobs::get(&state, &user, id).await?, state.db.zone());
-    Ok((StatusCode::CREATED, location(&state, &format!("/jobs/{id}")), [(ETAG, etag(&job))], Json(job)))
+    let id = jobs::add(&services, &user, form).await?;
+    let job = JobView::of(jobs::get(&services, &user, id).await?, services.db.zone());
+    Ok((StatusCode::CREATED, location(&config, &format!("/jobs/{id}")), [(ETAG, etag(&job))], Json(job)))
 }
 
 /// One job.
 #[utoipa::path(operation_id = "getJob", get, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 200, body = JobView, headers(("ETag" = String, description = "send it back in If-Match to update only this version"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     Id(id): Id<i32>,
 ) -> ApiResult<impl IntoResponse> {
-    let job = JobView::new(jobs::get(&state, &user, id).await?, state.db.zone());
+    let job = JobView::of(jobs::get(&services, &user, id).await?, services.db.zone());
     Ok(([(ETAG, etag(&job))], Json(job)))
 }
 
@@ -98,7 +101,7 @@ pub async fn get(
     responses((status = 200, body = JobView, headers(("ETag" = String))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 412, body = ErrorBody, description = "the job changed since it was read"), (status = 415, body = ErrorBody)))]
 pub async fn update(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     Id(id): Id<i32>,
     headers: HeaderMap,
@@ -107,12 +110,12 @@ pub async fn update(
     // Two people editing one job: the second save, made on a stale read, is refused instead of undoing the
     // first. Checked just before the write, which leaves only the moment between the two.
     if let Some(expected) = headers.get(IF_MATCH).map(|v| v.to_str().unwrap_or_default()) {
-        let current = etag(&JobView::new(jobs::get(&state, &user, id).await?, state.db.zone()));
+        let current = etag(&JobView::of(jobs::get(&services, &user, id).await?, services.db.zone()));
         if expected.trim() != "*" && !expected.split(',').any(|tag| tag.trim() == current) {
             return Err(ApiError::PreconditionFailed);
         }
     }
-    let job = JobView::new(jobs::update(&state, &user, JobForm { id, ..form }).await?, state.db.zone());
+    let job = JobView::of(jobs::update(&services, &user, JobForm { id, ..form }).await?, services.db.zone());
     Ok(([(ETAG, etag(&job))], Json(job)))
 }
 
@@ -120,14 +123,14 @@ pub async fn update(
 #[utoipa::path(operation_id = "deleteJob", delete, path = "/jobs/{id}", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 204, description = "deleted"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn delete(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     Id(id): Id<i32>,
 ) -> ApiResult<StatusCode> {
-    if jobs::remove(&state, &user, id).await? {
+    if jobs::remove(&services, &user, id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(jobs::unknown_job(&state).into())
+        Err(jobs::unknown_job(&services).into())
     }
 }
 
@@ -135,24 +138,24 @@ pub async fn delete(
 #[utoipa::path(operation_id = "startJob", post, path = "/jobs/{id}/start", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the job has no schedule")))]
 pub async fn start(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     Id(id): Id<i32>,
 ) -> ApiResult<Json<JobView>> {
-    let job = jobs::start(&state, &user, id).await?;
-    Ok(Json(JobView::new(job, state.db.zone())))
+    let job = jobs::start(&services, &user, id).await?;
+    Ok(Json(JobView::of(job, services.db.zone())))
 }
 
 /// Unschedules a job.
 #[utoipa::path(operation_id = "stopJob", post, path = "/jobs/{id}/stop", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 200, body = JobView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn stop(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     Id(id): Id<i32>,
 ) -> ApiResult<Json<JobView>> {
-    let job = jobs::stop(&state, &user, id).await?;
-    Ok(Json(JobView::new(job, state.db.zone())))
+    let job = jobs::stop(&services, &user, id).await?;
+    Ok(Json(JobView::of(job, services.db.zone())))
 }
 
 /// A manual run's options.
@@ -181,7 +184,8 @@ pub struct Triggered {
 #[utoipa::path(operation_id = "triggerJob", post, path = "/jobs/{id}/trigger", tag = "jobs", request_body = TriggerBody, params(("id" = i32, Path, description = "job id", minimum = 1)),
     responses((status = 202, body = Triggered, description = "queued", headers(("Location" = String, description = "the run's trigger log"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)))]
 pub async fn trigger(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
+    State(config): State<Arc<Config>>,
     ApiUser(user): ApiUser,
     Id(id): Id<i32>,
     JsonBody(body): JsonBody<TriggerBody>,
@@ -194,12 +198,12 @@ pub async fn trigger(
             let _ = sender.send(log_id);
         }
     }));
-    jobs::trigger(&state, &user, id, body.executor_param, body.address_list, TriggerType::Api, Some(sink))
+    jobs::trigger(&services, &user, id, body.executor_param, body.address_list, TriggerType::Api, Some(sink))
         .await?;
     let log_id = tokio::time::timeout(LOG_ID_WAIT, receiver).await.ok().and_then(Result::ok);
     let answer = (StatusCode::ACCEPTED, Json(Triggered { log_id }));
     Ok(match log_id {
-        Some(log_id) => (location(&state, &format!("/logs/{log_id}")), answer).into_response(),
+        Some(log_id) => (location(&config, &format!("/logs/{log_id}")), answer).into_response(),
         None => answer.into_response(),
     })
 }
@@ -224,7 +228,7 @@ pub struct FireTimes {
 #[utoipa::path(operation_id = "nextFireTimes", get, path = "/jobs/{id}/next-fire-times", tag = "jobs", params(("id" = i32, Path, description = "job id", minimum = 1), PreviewQuery),
     responses((status = 200, body = FireTimes), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn next_fire_times(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     Id(id): Id<i32>,
     QueryParams(query): QueryParams<PreviewQuery>,
@@ -233,7 +237,7 @@ pub async fn next_fire_times(
     if !(1..=MAX_PREVIEW).contains(&count) {
         return Err(ApiError::BadRequest(format!("count must be between 1 and {MAX_PREVIEW}")));
     }
-    let job = jobs::get(&state, &user, id).await?;
-    let times = jobs::next_fire_times(&state, &job.schedule_type, job.schedule_conf.as_deref(), count)?;
+    let job = jobs::get(&services, &user, id).await?;
+    let times = jobs::next_fire_times(&services, &job.schedule_type, job.schedule_conf.as_deref(), count)?;
     Ok(Json(FireTimes { times }))
 }

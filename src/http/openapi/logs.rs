@@ -1,10 +1,10 @@
 //! `/logs`: trigger logs, the executor's log of a run, and killing a run.
 
+use super::shapes::LogView;
 use super::{paging, within, ApiError, ApiResult, ApiUser, ErrorBody, Id, Listing, QueryParams};
 use crate::domain::protocol::SUCCESS_CODE;
-use crate::http::console::views::LogView;
-use crate::http::state::AppState;
 use crate::service::logs::{self, LogLines, LogQuery};
+use crate::service::ServiceContext;
 use crate::service::ServiceError;
 use axum::extract::State;
 use axum::Json;
@@ -68,7 +68,11 @@ pub struct LogListQuery {
 
 /// `yyyy-MM-dd HH:mm:ss` in the admin's time zone, or an ISO 8601 date-time with its offset (as the API
 /// writes times), taken to the admin's zone.
-fn wall_clock(state: &AppState, name: &str, value: Option<String>) -> ApiResult<Option<NaiveDateTime>> {
+fn wall_clock(
+    services: &ServiceContext,
+    name: &str,
+    value: Option<String>,
+) -> ApiResult<Option<NaiveDateTime>> {
     value
         .map(|text| {
             let text = text.trim();
@@ -77,7 +81,7 @@ fn wall_clock(state: &AppState, name: &str, value: Option<String>) -> ApiResult<
                 .or_else(|| {
                     chrono::DateTime::parse_from_rfc3339(text)
                         .ok()
-                        .map(|t| state.db.datetime(t.timestamp_millis()))
+                        .map(|t| services.db.datetime(t.timestamp_millis()))
                 })
                 .ok_or_else(|| {
                     ApiError::BadRequest(format!(
@@ -92,35 +96,35 @@ fn wall_clock(state: &AppState, name: &str, value: Option<String>) -> ApiResult<
 #[utoipa::path(operation_id = "listLogs", get, path = "/logs", tag = "logs", params(LogListQuery),
     responses((status = 200, body = Listing<LogView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     QueryParams(query): QueryParams<LogListQuery>,
 ) -> ApiResult<Json<Listing<LogView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
-    within(&state, "jobGroup", query.job_group, 0..=i32::MAX)?;
-    within(&state, "jobId", query.job_id, 0..=i32::MAX)?;
+    within(&services, "jobGroup", query.job_group, 0..=i32::MAX)?;
+    within(&services, "jobId", query.job_id, 0..=i32::MAX)?;
     let filter = LogQuery {
         job_group: query.job_group.unwrap_or(0),
         job_id: query.job_id.unwrap_or(0),
         status: query.status.unwrap_or_default().code(),
-        trigger_time_from: wall_clock(&state, "from", query.from)?,
-        trigger_time_to: wall_clock(&state, "to", query.to)?,
+        trigger_time_from: wall_clock(&services, "from", query.from)?,
+        trigger_time_to: wall_clock(&services, "to", query.to)?,
     };
-    let (found, total) = logs::list(&state, &user, filter, offset, limit).await?;
-    let zone = state.db.zone();
-    Ok(Json(Listing { total, items: found.into_iter().map(|l| LogView::new(l, zone)).collect() }))
+    let (found, total) = logs::list(&services, &user, filter, offset, limit).await?;
+    let zone = services.db.zone();
+    Ok(Json(Listing { total, items: found.into_iter().map(|l| LogView::of(l, zone)).collect() }))
 }
 
 /// One trigger log.
 #[utoipa::path(operation_id = "getLog", get, path = "/logs/{id}", tag = "logs", params(("id" = i64, Path, description = "log id", minimum = 1)),
     responses((status = 200, body = LogView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     Id(id): Id<i64>,
 ) -> ApiResult<Json<LogView>> {
-    let log = logs::get(&state, &user, id).await?;
-    Ok(Json(LogView::new(log, state.db.zone())))
+    let log = logs::get(&services, &user, id).await?;
+    Ok(Json(LogView::of(log, services.db.zone())))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -138,16 +142,16 @@ pub struct RollingQuery {
 #[utoipa::path(operation_id = "rollingLog", get, path = "/logs/{id}/rolling", tag = "logs", params(("id" = i64, Path, description = "log id", minimum = 1), RollingQuery),
     responses((status = 200, body = LogLines), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 502, body = ErrorBody, description = "the executor failed or is unreachable")))]
 pub async fn rolling(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     Id(id): Id<i64>,
     QueryParams(query): QueryParams<RollingQuery>,
 ) -> ApiResult<Json<LogLines>> {
     let from_line = query.from_line.unwrap_or(1);
     if from_line < 1 {
-        return Err(ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&"fromLine"])));
+        return Err(ApiError::BadRequest(services.i18n.format("system_param_invalid", &[&"fromLine"])));
     }
-    let log = logs::get(&state, &user, id).await?;
+    let log = logs::get(&services, &user, id).await?;
     if crate::domain::is_blank(log.executor_address.as_deref()) || log.trigger_code != SUCCESS_CODE {
         // Not triggered yet (code 0): nothing to read so far, ask again. A trigger that failed, or found no
         // executor: there is no log, and none will come.
@@ -159,7 +163,7 @@ pub async fn rolling(
             end,
         }));
     }
-    let result = logs::rolling(&state, &user, id, from_line).await?;
+    let result = logs::rolling(&services, &user, id, from_line).await?;
     match result.content {
         Some(lines) if result.is_success() => Ok(Json(lines)),
         _ => Err(ServiceError::Executor(result.msg).into()),
@@ -176,10 +180,10 @@ pub struct Killed {
 #[utoipa::path(operation_id = "killLog", post, path = "/logs/{id}/kill", tag = "logs", params(("id" = i64, Path, description = "log id", minimum = 1)),
     responses((status = 200, body = Killed), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the trigger failed: nothing runs"), (status = 502, body = ErrorBody, description = "the executor refused or is unreachable")))]
 pub async fn kill(
-    State(state): State<AppState>,
+    State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     Id(id): Id<i64>,
 ) -> ApiResult<Json<Killed>> {
-    let message = logs::kill(&state, &user, id).await?;
+    let message = logs::kill(&services, &user, id).await?;
     Ok(Json(Killed { message }))
 }

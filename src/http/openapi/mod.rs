@@ -7,16 +7,18 @@ mod code;
 mod groups;
 mod jobs;
 mod logs;
+mod shapes;
 
+use crate::config::Config;
 use crate::http::client::request_address;
 use crate::http::console::params::MAX_FORM_BODY;
-use crate::http::console::views::{GroupView, JobView, LogView};
 use crate::http::state::AppState;
 use crate::service::audit::METHOD_TOKEN;
 use crate::service::groups::GroupForm;
 use crate::service::jobs::JobForm;
 use crate::service::logs::LogLines;
 use crate::service::tokens::TokenError;
+use crate::service::ServiceContext;
 use crate::service::{LoginUser, Origin, ServiceError};
 use crate::storage::JobUser;
 use axum::extract::rejection::JsonRejection;
@@ -29,8 +31,9 @@ use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use shapes::{GroupView, JobView, LogView};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::server::Server;
 use utoipa::OpenApi;
@@ -245,8 +248,8 @@ fn without_nul(schema: &mut serde_json::Value) {
 }
 
 /// The document needs no token: it describes, it does not act.
-async fn document(axum::extract::State(state): axum::extract::State<AppState>) -> Response {
-    Json(openapi_document(&state.config.server.context_path)).into_response()
+async fn document(axum::extract::State(config): axum::extract::State<Arc<Config>>) -> Response {
+    Json(openapi_document(&config.server.context_path)).into_response()
 }
 
 /// Every failure's body.
@@ -359,7 +362,7 @@ impl FromRequestParts<AppState> for ApiUser {
             Err((uid, error)) => {
                 // A refused token is a failed sign-in; its text is never recorded.
                 if let (Some(address), ApiError::Unauthorized(reason)) = (address, &error) {
-                    state.audit.sign_in("(token)", uid, METHOD_TOKEN, address, Some(reason));
+                    state.services.audit.sign_in("(token)", uid, METHOD_TOKEN, address, Some(reason));
                 }
                 Err(error)
             }
@@ -370,9 +373,11 @@ impl FromRequestParts<AppState> for ApiUser {
 /// The user of a token, as stored now, and the token's id; on refusal, the user id the token named
 /// when its signature held.
 async fn authenticate(state: &AppState, token: &str) -> Result<(JobUser, String), (Option<i32>, ApiError)> {
-    let claims = state.api_tokens.verify(token, state.clock.now_ms()).map_err(|e| (None, e.into()))?;
+    let claims =
+        state.api_tokens.verify(token, state.services.clock.now_ms()).map_err(|e| (None, e.into()))?;
     let refused = |e: ApiError| (Some(claims.uid), e);
-    let user = state.db.load_user(claims.uid).await.map_err(|e| refused(ServiceError::from(e).into()))?;
+    let user =
+        state.services.db.load_user(claims.uid).await.map_err(|e| refused(ServiceError::from(e).into()))?;
     let user = user.ok_or_else(|| refused(TokenError::Revoked.into()))?;
     state.api_tokens.check_user(&claims, &user).map_err(|e| refused(e.into()))?;
     Ok((user, claims.id().to_string()))
@@ -406,7 +411,7 @@ impl<T: DeserializeOwned + utoipa::ToSchema> FromRequest<AppState> for JsonBody<
         fields.retain(|key, _| own.is_none_or(|own| own.contains(key)));
         let value = serde_json::Value::Object(fields);
         if let Some(field) = nul_in_json(&value, "") {
-            return Err(nul_refused(state, &field));
+            return Err(nul_refused(&state.services, &field));
         }
         let value = serde_json::from_value(value)
             .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
@@ -501,8 +506,8 @@ fn nul_in_json(value: &serde_json::Value, path: &str) -> Option<String> {
     }
 }
 
-fn nul_refused(state: &AppState, field: &str) -> ApiError {
-    ApiError::BadRequest(state.i18n.format("system_nul_refused", &[&field.replace('\0', "\\0")]))
+fn nul_refused(services: &ServiceContext, field: &str) -> ApiError {
+    ApiError::BadRequest(services.i18n.format("system_nul_refused", &[&field.replace('\0', "\\0")]))
 }
 
 /// Query parameters; malformed ones are a 400 naming the parameter in the admin's language.
@@ -520,12 +525,14 @@ impl<T: DeserializeOwned> FromRequestParts<AppState> for QueryParams<T> {
         if let Some((name, _)) =
             pairs.iter().find(|(name, value)| name.contains('\0') || value.contains('\0'))
         {
-            return Err(nul_refused(state, name));
+            return Err(nul_refused(&state.services, name));
         }
         match axum::extract::Query::<T>::try_from_uri(&parts.uri) {
             Ok(axum::extract::Query(value)) => Ok(QueryParams(value)),
             Err(rejection) => Err(match culprit::<T>(&pairs) {
-                Some(name) => ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&name])),
+                Some(name) => {
+                    ApiError::BadRequest(state.services.i18n.format("system_param_invalid", &[&name]))
+                }
                 None => ApiError::BadRequest(rejection.body_text()),
             }),
         }
@@ -548,16 +555,17 @@ impl<T: DeserializeOwned + Send> FromRequestParts<AppState> for Id<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let axum::extract::Path(value) = axum::extract::Path::<T>::from_request_parts(parts, state)
-            .await
-            .map_err(|_| ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&"id"])))?;
+        let axum::extract::Path(value) =
+            axum::extract::Path::<T>::from_request_parts(parts, state).await.map_err(|_| {
+                ApiError::BadRequest(state.services.i18n.format("system_param_invalid", &[&"id"]))
+            })?;
         Ok(Id(value))
     }
 }
 
 /// The `Location` of a resource created at `{BASE}{path}`.
-pub fn location(state: &AppState, path: &str) -> [(HeaderName, String); 1] {
-    [(LOCATION, format!("{}{BASE}{path}", state.config.server.context_path))]
+pub fn location(config: &Config, path: &str) -> [(HeaderName, String); 1] {
+    [(LOCATION, format!("{}{BASE}{path}", config.server.context_path))]
 }
 
 /// A strong validator of what a GET answers: the SHA-256 of its JSON, quoted.
@@ -577,14 +585,14 @@ pub struct Listing<T> {
 
 /// A number parameter within what the document declares; outside it, a 400 naming it.
 pub fn within(
-    state: &AppState,
+    services: &ServiceContext,
     name: &str,
     value: Option<i32>,
     range: std::ops::RangeInclusive<i32>,
 ) -> ApiResult<()> {
     match value {
         Some(value) if !range.contains(&value) => {
-            Err(ApiError::BadRequest(state.i18n.format("system_param_invalid", &[&name])))
+            Err(ApiError::BadRequest(services.i18n.format("system_param_invalid", &[&name])))
         }
         _ => Ok(()),
     }

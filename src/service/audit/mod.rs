@@ -474,7 +474,7 @@ mod tests {
                 id: 7,
                 username: "ops".into(),
                 password: "hash".into(),
-                role: 0,
+                role: crate::storage::Role::Normal,
                 permission: None,
             },
             Origin { address: Some("10.0.0.9".parse().unwrap()), token_id: Some("ab12".into()) },

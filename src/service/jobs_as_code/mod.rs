@@ -53,7 +53,7 @@ pub fn operator() -> LoginUser {
             id: 0,
             username: "(configuration)".into(),
             password: String::new(),
-            role: 1,
+            role: crate::storage::Role::Admin,
             permission: None,
         },
         Origin::default(),

@@ -7,6 +7,7 @@ use crate::support::fixtures::manual_group;
 use crate::support::{Backend, Context, TestApp, TestDb};
 use crate::{ensure, ensure_eq, TestResult};
 use serde_json::json;
+use xxl_job_admin::storage::Role;
 
 /// 2.4.2's envelopes, binding and login gate: content types, the paging map without `draw`, parameters from
 /// the query string, url-encoded and multipart bodies merged, trailing slashes, logout without a session.
@@ -120,7 +121,7 @@ pub(super) async fn envelopes_and_binding(backend: Backend) -> TestResult {
     ];
     ensure_eq!(client.post("/user/add", &repeated).await?, ok(json!(null)));
     let twice = app.app.db.load_user_by_name("twice1").await.context("user")?.context("twice1 stored")?;
-    ensure_eq!((twice.role, twice.permission.as_deref()), (0, Some("1,2")));
+    ensure_eq!((twice.role, twice.permission.as_deref()), (Role::Normal, Some("1,2")));
     app.stop().await;
     Ok(())
 }

@@ -9,6 +9,7 @@ use crate::{ensure, ensure_eq, TestResult};
 use serde_json::json;
 use std::time::Duration;
 use xxl_job_admin::domain::codes::TriggerStatus;
+use xxl_job_admin::storage::Role;
 
 pub(super) async fn restricted_user_is_confined_to_its_groups(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
@@ -246,7 +247,7 @@ pub(super) async fn every_endpoint_checks_the_group(backend: Backend) -> TestRes
     );
     ensure_eq!(store.all_groups().await.context("groups")?.len(), 3);
     ensure!(store.load_user_by_name("mallory").await.context("load")?.is_none(), "no user added");
-    ensure_eq!(store.load_user(1).await.context("load")?.context("admin")?.role, 1);
+    ensure_eq!(store.load_user(1).await.context("load")?.context("admin")?.role, Role::Admin);
     ensure!(store.glues_of_job(foreign_job).await.context("glue")?.is_empty(), "no GLUE version saved");
 
     // A manual run's addressList may only name the job's own group's executors.

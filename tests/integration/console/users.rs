@@ -4,6 +4,7 @@ use crate::support::console::{admin, en, ensure_page, fail, form_with, msg, ok, 
 use crate::support::{Backend, Context, TestApp, TestDb};
 use crate::{ensure, ensure_eq, TestResult};
 use serde_json::json;
+use xxl_job_admin::storage::Role;
 
 pub(super) async fn user_manager_endpoints(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
@@ -143,7 +144,7 @@ pub(super) async fn user_manager_endpoints(backend: Backend) -> TestResult {
     let carol_row = store.load_user(carol as i32).await.context("load")?.context("carol")?;
     ensure_eq!(
         (carol_row.role, carol_row.permission.as_deref(), carol_row.username.as_str()),
-        (1, Some(""), "carol")
+        (Role::Admin, Some(""), "carol")
     );
     ensure_eq!(
         ConsoleClient::new(&app.base).login("carol", "carol-pw", false).await?["code"],
@@ -183,7 +184,7 @@ pub(super) async fn user_manager_endpoints(backend: Backend) -> TestResult {
     );
     ensure_eq!(
         store.load_user(1).await.context("load")?.context("admin")?.role,
-        1,
+        Role::Admin,
         "the admin was not demoted"
     );
 
@@ -265,7 +266,7 @@ pub(super) async fn user_manager_endpoints(backend: Backend) -> TestResult {
     let dave_row = store.load_user(dave as i32).await.context("load")?.context("dave")?;
     ensure_eq!(
         (dave_row.role, dave_row.permission.as_deref()),
-        (1, Some("")),
+        (Role::Admin, Some("")),
         "role and permission unchanged"
     );
     ensure_eq!(ConsoleClient::new(&app.base).login("dave1", "dave-new", false).await?["code"], 200);
