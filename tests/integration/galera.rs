@@ -182,14 +182,18 @@ async fn run(
         .collect();
     findings.notes.push(format!("{} job-seconds doubled", doubled.len()));
     findings.fail_each("job-seconds sent more than once", doubled);
-    // Known gap (docs/failure-behaviour.md): while a node's admins move, a job's late fires of the crash
-    // window may run one after another instead of collapsing into one; counted, not asserted.
-    let mut per_second: BTreeMap<(i64, i64), usize> = BTreeMap::new();
+    // A job's late fires collapse into one run: no job runs twice within one second, calm or not.
+    let mut per_second: BTreeMap<(i64, i64), Vec<&Fire>> = BTreeMap::new();
     for fire in &fires {
-        *per_second.entry((fire.job_id, fire.at_ms / 1000)).or_default() += 1;
+        per_second.entry((fire.job_id, fire.at_ms / 1000)).or_default().push(fire);
     }
-    let bunched = per_second.values().filter(|n| **n > 1).count();
-    findings.notes.push(format!("{bunched} (job, second) pairs with more than one run"));
+    let bunched: Vec<String> = per_second
+        .iter()
+        .filter(|(_, runs)| runs.len() > 1)
+        .map(|((job, second), runs)| format!("job {job} in second {second}: {}", describe_runs(runs)))
+        .collect();
+    findings.notes.push(format!("{} (job, second) pairs with more than one run", bunched.len()));
+    findings.fail_each("a job run twice within one second", bunched);
 
     let calm_missed = missed(&plans, &jobs, jobs.first_fire..calm_end);
     findings.notes.push(format!(
@@ -307,6 +311,23 @@ fn check_crash_window(
         "crash window: {do_nothing_lost} DO_NOTHING job-seconds dropped, {settled} FIRE_ONCE_NOW jobs caught up by one late run"
     ));
     findings.fail_each("FIRE_ONCE_NOW jobs compensated more than once, or without a missed second", wrong);
+}
+
+/// Runs of one job within one second: each one's planned instant, lateness and type.
+fn describe_runs(runs: &[&Fire]) -> String {
+    let parts: Vec<String> = runs
+        .iter()
+        .map(|f| {
+            format!(
+                "planned {} received {:+} ms ({}, log {})",
+                f.planned_ms.unwrap_or(0),
+                f.lateness_ms().unwrap_or(0),
+                f.trigger_type.as_deref().unwrap_or("?"),
+                f.log_id
+            )
+        })
+        .collect();
+    parts.join(", ")
 }
 
 /// Each fire's receive instant and type relative to the planned second.

@@ -40,6 +40,10 @@ impl Galera {
         let (gcomm, rest) = rest.split_at(size);
         let (ist, sst) = rest.split_at(size);
         let members: Vec<String> = gcomm.iter().map(|port| format!("127.0.0.1:{port}")).collect();
+        // Galera's own settings to try by hand (docs/high-availability.md measures the eviction pause with
+        // shorter evs.* timeouts): appended to each node's provider options; the test runs with the defaults.
+        let extra =
+            std::env::var("XXL_TEST_GALERA_PROVIDER_OPTIONS").map(|o| format!(";{o}")).unwrap_or_default();
         let mut nodes = Vec::with_capacity(size);
         for i in 0..size {
             let mut options = vec![
@@ -50,7 +54,7 @@ impl Galera {
                 format!("--wsrep-node-name=node{}", i + 1),
                 "--wsrep-node-address=127.0.0.1".to_string(),
                 format!(
-                    "--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:{};ist.recv_addr=127.0.0.1:{};gcache.size=32M",
+                    "--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:{};ist.recv_addr=127.0.0.1:{};gcache.size=32M{extra}",
                     gcomm[i], ist[i]
                 ),
                 "--wsrep-sst-method=rsync".to_string(),
