@@ -357,7 +357,7 @@ async fn connect_sqlite(
                     options.clone().create_if_missing(true).journal_mode(SqliteJournalMode::Wal)
                 }
                 // The server put the file in WAL mode when it made it; setting the mode would write to a file
-                // that is no database of ours (an empty one), which is refused below instead.
+                // that is no database of ours (an empty one), which the tables' check refuses instead.
                 Missing::Refuse if !file.exists() => {
                     return Err(StorageError::NoDatabase(format!("{} does not exist", described(ds))))
                 }
