@@ -121,7 +121,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         serve(listener, app, stopped).await;
         shutdown_workers(stop_workers, workers, registry_writers, stop_lanes, pool_tasks).await;
         leadership.resign().await;
-        server_db.close().await;
+        server_db.close_checkpointed().await;
     });
     Ok(RunningApp { addr, db, triggers, stop, server })
 }

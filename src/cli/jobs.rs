@@ -1,9 +1,11 @@
 //! The commands that act on the configured database without serving it: `export` and `apply`
-//! (docs/jobs-as-code.md). They read the server's configuration from the same sources (file, environment,
-//! `--key=value`) and act as an administrator: whoever holds the database's configuration holds its rows.
+//! (docs/jobs-as-code.md), and `backup` of an SQLite file (docs/operations.md). They read the server's
+//! configuration from the same sources (file, environment, `--key=value`) and act as an administrator:
+//! whoever holds the database's configuration holds its rows. Only `apply` without `--dry-run` creates the
+//! database and its schema when there is none, as the server does; the others refuse.
 
 use super::misuse::{self, Misuse};
-use crate::config::Config;
+use crate::config::{Config, DbTarget, SqlitePath};
 use crate::i18n::I18n;
 use crate::service::jobs_as_code::{self, read_documents, ApplyOptions, Format, Setting};
 use crate::service::ServiceError;
@@ -21,11 +23,16 @@ const FAILED: i32 = 1;
 const USAGE_TEXT: &str = "\
 Usage: xxl-job-admin export [--group APP]... [--glue-history] [-o FILE.json|FILE.toml] [--KEY=VALUE ...]
        xxl-job-admin apply -f FILE|FOLDER [--dry-run] [--prune] [--KEY=VALUE ...]
+       xxl-job-admin backup --to FILE [--KEY=VALUE ...]
 
 export writes the executors (all, or each --group) and their jobs as a document, JSON on standard output
 without -o; --glue-history adds each GLUE job's version history. apply creates what the document has and the database lacks, updates what differs and, with
 --prune, deletes the jobs of its executors that it does not list; --dry-run prints the plan only.
+backup copies an SQLite database into FILE, a new file, while the admin runs (for MySQL/MariaDB
+and PostgreSQL use their own dump tools).
 The database is the server's: the same configuration file, environment and --KEY=VALUE arguments.
+Only apply without --dry-run creates the database when there is none; export, apply --dry-run and
+backup refuse, naming the database they looked for.
 Exit status: 0 done or planned, 1 failed, 2 bad arguments. See docs/jobs-as-code.md.
 ";
 
@@ -53,6 +60,14 @@ struct ExportLine {
     output: Option<PathBuf>,
 }
 
+/// `backup`'s own options.
+#[derive(Parser, Debug)]
+#[command(no_binary_name = true, disable_help_flag = true, args_override_self = true)]
+struct BackupLine {
+    #[arg(long, allow_hyphen_values = true)]
+    to: Option<PathBuf>,
+}
+
 /// `apply`'s own options.
 #[derive(Parser, Debug)]
 #[command(no_binary_name = true, disable_help_flag = true, args_override_self = true)]
@@ -68,6 +83,7 @@ struct ApplyLine {
 fn parse(command: &str, args: &[String], cwd: &Path) -> Result<Request, String> {
     let line = match command {
         "export" => ExportLine::command(),
+        "backup" => BackupLine::command(),
         _ => ApplyLine::command(),
     };
     let (own, config) = split_settings(&line, args);
@@ -85,6 +101,10 @@ fn parse(command: &str, args: &[String], cwd: &Path) -> Result<Request, String> 
         request.groups = line.groups;
         request.glue_history = line.glue_history;
         request.output = line.output.map(|output| cwd.join(output));
+    } else if command == "backup" {
+        let line = misuse::parse::<BackupLine>(&own).map_err(refused)?;
+        let to = line.to.ok_or("backup needs --to FILE, the new file to write the copy to")?;
+        request.output = Some(cwd.join(to));
     } else {
         let line = misuse::parse::<ApplyLine>(&own).map_err(refused)?;
         request.file = line.file.map(|file| cwd.join(file));
@@ -100,7 +120,7 @@ fn parse(command: &str, args: &[String], cwd: &Path) -> Result<Request, String> 
 fn value_of(name: &str) -> &'static str {
     match name {
         "--group" | "-g" => "an app_name",
-        "--output" | "-o" => "a file name",
+        "--output" | "-o" | "--to" => "a file name",
         _ => "a file or folder",
     }
 }
@@ -155,8 +175,7 @@ pub fn run(
         }
     };
     let format = match &request.output {
-        None => Format::Json,
-        Some(path) => match Format::of_path(path) {
+        Some(path) if command == "export" => match Format::of_path(path) {
             Some(format) => format,
             None => {
                 let _ = writeln!(
@@ -167,6 +186,7 @@ pub fn run(
                 return USAGE;
             }
         },
+        _ => Format::Json,
     };
     let config = match Config::load(&request.config, env, cwd) {
         Ok(loaded) => loaded.config,
@@ -193,7 +213,16 @@ async fn carry_out(
     request: &Request,
     format: Format,
 ) -> Result<String, String> {
-    let (db, _) = storage::connect(&config.datasource).await.map_err(|e| e.to_string())?;
+    if command == "backup" {
+        return backup(config, request.output.as_deref().unwrap_or(Path::new(""))).await;
+    }
+    // Only a real apply writes: it may start from nothing, as the server does.
+    let db = if command == "apply" && !request.options.dry_run {
+        storage::connect(&config.datasource).await.map(|(db, _)| db)
+    } else {
+        storage::connect_existing(&config.datasource).await
+    }
+    .map_err(|e| e.to_string())?;
     let i18n = I18n::new(config.i18n.code());
     let channels: Vec<String> = config.alarm.webhooks.iter().map(|w| w.name.clone()).collect();
     let setting = Setting { db: &db, i18n: &i18n, alarm_channels: &channels, now_ms: SystemClock.now_ms() };
@@ -216,6 +245,27 @@ async fn carry_out(
     };
     db.close().await;
     done.map_err(|e| e.to_string())
+}
+
+/// Copies the configured SQLite database into `to`: what to print.
+async fn backup(config: &Config, to: &Path) -> Result<String, String> {
+    let DbTarget::Sqlite { path: SqlitePath::File(from) } = &config.datasource.target else {
+        return Err("backup copies an SQLite file database; back up MySQL/MariaDB with mariadb-dump (or \
+                    mysqldump) --single-transaction, PostgreSQL with pg_dump"
+            .into());
+    };
+    // A backup never replaces a file, an older backup least of all.
+    if to.exists() {
+        return Err(format!("{} exists already; name a new file", to.display()));
+    }
+    let db = storage::connect_existing(&config.datasource).await.map_err(|e| e.to_string())?;
+    let copied = db.copy_sqlite_into(to).await;
+    db.close().await;
+    match copied {
+        Some(Ok(())) => Ok(format!("copied {} into {}\n", from.display(), to.display())),
+        Some(Err(e)) => Err(format!("{}: {e}", to.display())),
+        None => Err("backup copies an SQLite file database".into()),
+    }
 }
 
 /// Writes the outcome where it goes (the -o file, standard output, or the error); the exit status.
@@ -281,6 +331,12 @@ mod tests {
         assert!(parse("apply", &args(&["--dry-run"]), cwd).unwrap_err().contains("-f FILE"));
         assert!(parse("export", &args(&["--prune"]), cwd).unwrap_err().contains("--prune"));
         assert!(parse("export", &args(&["--group"]), cwd).unwrap_err().contains("needs"));
+        let r = parse("backup", &args(&["--to", "b.db", "--spring.datasource.url=sqlite:d"]), cwd).unwrap();
+        assert_eq!(
+            (r.output, r.config),
+            (Some(PathBuf::from("/w/b.db")), args(&["--spring.datasource.url=sqlite:d"]))
+        );
+        assert!(parse("backup", &args(&[]), cwd).unwrap_err().contains("--to FILE"));
     }
 
     #[test]
@@ -303,6 +359,7 @@ mod tests {
             ("export", &["--output"], "--output needs a file name"),
             ("export", &["-g"], "-g needs an app_name"),
             ("apply", &["--file"], "--file needs a file or folder"),
+            ("backup", &["--to"], "--to needs a file name"),
             ("apply", &["-f", "x", "--glue-history"], "unknown argument \"--glue-history\""),
             ("export", &["positional"], "unknown argument \"positional\""),
             ("export", &["--x"], "unknown argument \"--x\""),

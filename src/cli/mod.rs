@@ -1,7 +1,7 @@
 //! The `xxl-job-admin` command line: which command runs, with which arguments. The server takes Spring Boot
 //! style settings (`--server.port=8081`, `--config PATH`) that clap does not know: they pass through
-//! unchanged to [`crate::config::Config::load`], as do the arguments of `cron`, `export` and `apply` to
-//! their own parsers.
+//! unchanged to [`crate::config::Config::load`], as do the arguments of `cron`, `export`, `apply` and
+//! `backup` to their own parsers.
 
 mod jobs;
 pub mod misuse;
@@ -15,7 +15,7 @@ use clap::{Args, Parser, Subcommand};
 pub enum Invocation {
     /// Run the admin with these settings.
     Serve(Vec<String>),
-    /// `export` or `apply` with the arguments after it.
+    /// `export`, `apply` or `backup` with the arguments after it.
     Jobs(&'static str, Vec<String>),
     Cron(Vec<String>),
     Help,
@@ -43,6 +43,7 @@ enum Command {
     Serve(Rest),
     Export(Rest),
     Apply(Rest),
+    Backup(Rest),
     Cron(Rest),
     #[command(long_flag = "help")]
     Help(Rest),
@@ -60,8 +61,8 @@ struct Rest {
 
 impl Invocation {
     /// Reads the arguments after the program's name. A `-h` or `--help` anywhere among the server's
-    /// settings asks for help rather than a start (`serve --help`, `--server.port=9 -h`); `cron`, `export`
-    /// and `apply` answer it themselves. Words after `help` and `version` are ignored.
+    /// settings asks for help rather than a start (`serve --help`, `--server.port=9 -h`); `cron`, `export`,
+    /// `apply` and `backup` answer it themselves. Words after `help` and `version` are ignored.
     pub fn parse(args: &[String]) -> Invocation {
         let Ok(line) = AdminLine::try_parse_from(args) else {
             // Every argument fits one of the variadic operands: nothing is refused.
@@ -73,6 +74,7 @@ impl Invocation {
         match line.command {
             Some(Command::Export(_)) => Invocation::Jobs("export", after.to_vec()),
             Some(Command::Apply(_)) => Invocation::Jobs("apply", after.to_vec()),
+            Some(Command::Backup(_)) => Invocation::Jobs("backup", after.to_vec()),
             Some(Command::Cron(_)) => Invocation::Cron(after.to_vec()),
             Some(Command::Help(_)) => Invocation::Help,
             Some(Command::Version(_)) => Invocation::Version,
@@ -167,6 +169,7 @@ mod tests {
             parse(&["apply", "-f", "jobs", "--spring.datasource.url=sqlite:x"]),
             Invocation::Jobs("apply", words(&["-f", "jobs", "--spring.datasource.url=sqlite:x"]))
         );
+        assert_eq!(parse(&["backup", "--to", "b.db"]), Invocation::Jobs("backup", words(&["--to", "b.db"])));
     }
 
     #[test]

@@ -3,13 +3,14 @@
 use super::keys;
 
 /// The commands of the `xxl-job-admin` binary, for `--help`: name and one line of meaning.
-const COMMANDS: [(&str, &str); 6] = [
+const COMMANDS: [(&str, &str); 7] = [
     ("serve", "run the admin: console, executor API and scheduler (the default)"),
     ("export", "write executors and jobs as a document: export [--group APP]... [-o FILE.json|FILE.toml]"),
     (
         "apply",
         "create and update executors and jobs from a document: apply -f FILE|FOLDER [--dry-run] [--prune]",
     ),
+    ("backup", "copy the SQLite database into a new file while the admin runs: backup --to FILE"),
     ("cron", "print the next fire times of a cron expression (cron --help)"),
     ("help", "print this help (also -h, --help)"),
     ("version", "print the version (also -V, --version)"),

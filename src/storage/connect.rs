@@ -50,28 +50,51 @@ const PG_DEFAULT_USER: &str = "postgres";
 /// Slow statements are logged at WARN from this duration on.
 const SLOW_STATEMENT: Duration = Duration::from_secs(2);
 
+/// What opening the database does when there is none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Missing {
+    /// Creates the database (MySQL, PostgreSQL) or file (SQLite), and the schema in an empty one: the server.
+    Create,
+    /// Refuses, naming what it looked for, and creates nothing: the commands that only read.
+    Refuse,
+}
+
 /// Connects, creating the database (MySQL, PostgreSQL) or file (SQLite) when missing, and the schema
 /// when empty.
 pub async fn connect(ds: &DataSourceConfig) -> Result<(Db, SchemaOutcome)> {
+    connect_as(ds, Missing::Create).await
+}
+
+/// Connects to a database that already holds the xxl-job tables; when there is none (no file, no database,
+/// or none of the tables) refuses with [`StorageError::NoDatabase`], having created nothing.
+pub async fn connect_existing(ds: &DataSourceConfig) -> Result<Db> {
+    connect_as(ds, Missing::Refuse).await.map(|(db, _)| db)
+}
+
+async fn connect_as(ds: &DataSourceConfig, missing: Missing) -> Result<(Db, SchemaOutcome)> {
     let zone = Zone::from_option(ds.time_zone);
     let last_move = LastMove::default();
     let (pool, readers) = match &ds.target {
         DbTarget::MySql { servers, .. } => {
-            let (pool, current) = with_startup_retry(|| connect_mysql(ds, &last_move)).await?;
+            let (pool, current) = with_startup_retry(|| connect_mysql(ds, &last_move, missing)).await?;
             watch_hosts(&pool, servers, current, last_move);
             (Pool::MySql(pool), None)
         }
         DbTarget::Sqlite { path } => {
-            let (writer, readers) = connect_sqlite(path, ds).await?;
+            let (writer, readers) = connect_sqlite(path, ds, missing).await?;
             (Pool::Sqlite(writer), readers.map(Pool::Sqlite))
         }
         DbTarget::Postgres { servers, .. } => {
-            let (pool, current) = with_startup_retry(|| connect_postgres(ds, &last_move)).await?;
+            let (pool, current) = with_startup_retry(|| connect_postgres(ds, &last_move, missing)).await?;
             watch_hosts(&pool, servers, current, last_move);
             (Pool::Postgres(pool), None)
         }
     };
     let mut db = Db::new(pool, readers, zone);
+    if missing == Missing::Refuse && schema::existing_tables(&db).await?.is_empty() {
+        db.close().await;
+        return Err(StorageError::NoDatabase(format!("{} has none of the xxl-job tables", described(ds))));
+    }
     // Before the schema: whether session locks can guard its creation depends on it.
     db.probe_galera().await?;
     let outcome = schema::ensure(&db).await?;
@@ -153,7 +176,11 @@ fn mysql_options(ds: &DataSourceConfig) -> MySqlConnectOptions {
 }
 
 /// The pool, and the index of its server in the URL's hosts.
-async fn connect_mysql(ds: &DataSourceConfig, last_move: &LastMove) -> Result<(sqlx::MySqlPool, usize)> {
+async fn connect_mysql(
+    ds: &DataSourceConfig,
+    last_move: &LastMove,
+    missing: Missing,
+) -> Result<(sqlx::MySqlPool, usize)> {
     let DbTarget::MySql { database, servers, .. } = &ds.target else { unreachable!() };
     let (server, current) = starting_server::<MySql>(mysql_options(ds), servers).await?;
     let options = server.clone().database(database);
@@ -164,6 +191,9 @@ async fn connect_mysql(ds: &DataSourceConfig, last_move: &LastMove) -> Result<(s
             if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
                 .is_some_and(|e| e.number() == ER_BAD_DB_ERROR) =>
         {
+            if missing == Missing::Refuse {
+                return Err(StorageError::NoDatabase(format!("{} does not exist", described(ds))));
+            }
             create_mysql_database(server, database).await?;
         }
         Err(e) => return Err(e.into()),
@@ -258,7 +288,11 @@ fn postgres_options(ds: &DataSourceConfig) -> PgConnectOptions {
 }
 
 /// The pool, and the index of its server in the URL's hosts.
-async fn connect_postgres(ds: &DataSourceConfig, last_move: &LastMove) -> Result<(sqlx::PgPool, usize)> {
+async fn connect_postgres(
+    ds: &DataSourceConfig,
+    last_move: &LastMove,
+    missing: Missing,
+) -> Result<(sqlx::PgPool, usize)> {
     let DbTarget::Postgres { database, servers, .. } = &ds.target else { unreachable!() };
     let (options, current) =
         starting_server::<Postgres>(postgres_options(ds).database(database), servers).await?;
@@ -266,6 +300,9 @@ async fn connect_postgres(ds: &DataSourceConfig, last_move: &LastMove) -> Result
     match options.connect().await {
         Ok(conn) => drop(conn),
         Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(PG_INVALID_CATALOG_NAME) => {
+            if missing == Missing::Refuse {
+                return Err(StorageError::NoDatabase(format!("{} does not exist", described(ds))));
+            }
             create_postgres_database(options.clone(), database).await?;
         }
         Err(e) => return Err(e.into()),
@@ -290,11 +327,22 @@ async fn create_postgres_database(server: PgConnectOptions, database: &str) -> R
     }
 }
 
+/// What a read-only command names when the database is not there.
+fn described(ds: &DataSourceConfig) -> String {
+    match &ds.target {
+        DbTarget::MySql { database, .. } => format!("the MySQL/MariaDB database `{database}`"),
+        DbTarget::Postgres { database, .. } => format!("the PostgreSQL database \"{database}\""),
+        DbTarget::Sqlite { path: SqlitePath::File(file) } => format!("the SQLite file {}", file.display()),
+        DbTarget::Sqlite { path: SqlitePath::Memory } => "the in-memory SQLite database".to_string(),
+    }
+}
+
 /// The writer's pool and, for a file, the readers' (created after the writer, which creates the file and
 /// puts it in WAL mode).
 async fn connect_sqlite(
     path: &SqlitePath,
     ds: &DataSourceConfig,
+    missing: Missing,
 ) -> Result<(sqlx::SqlitePool, Option<sqlx::SqlitePool>)> {
     let busy = Duration::from_millis(ds.pool.connection_timeout_ms.max(5_000));
     let options = SqliteConnectOptions::new().busy_timeout(busy).foreign_keys(false);
@@ -304,16 +352,21 @@ async fn connect_sqlite(
                 .filename(file)
                 .statement_cache_capacity(SQLITE_STATEMENT_CACHE)
                 .pragma("cache_size", SQLITE_PAGE_CACHE);
+            let writer_options = match missing {
+                Missing::Create => {
+                    options.clone().create_if_missing(true).journal_mode(SqliteJournalMode::Wal)
+                }
+                // The server put the file in WAL mode when it made it; setting the mode would write to a file
+                // that is no database of ours (an empty one), which the tables' check refuses instead.
+                Missing::Refuse if !file.exists() => {
+                    return Err(StorageError::NoDatabase(format!("{} does not exist", described(ds))))
+                }
+                Missing::Refuse => options.clone(),
+            };
             let writer = SqlitePoolOptions::new()
                 .max_connections(SQLITE_CONNECTIONS)
                 .acquire_timeout(busy)
-                .connect_with(
-                    options
-                        .clone()
-                        .create_if_missing(true)
-                        .journal_mode(SqliteJournalMode::Wal)
-                        .synchronous(SqliteSynchronous::Normal),
-                )
+                .connect_with(writer_options.synchronous(SqliteSynchronous::Normal))
                 .await?;
             let readers = SqlitePoolOptions::new()
                 .max_connections(SQLITE_READERS)

@@ -24,7 +24,7 @@ mod sql;
 pub(crate) mod testing;
 mod users;
 
-pub use connect::connect;
+pub use connect::{connect, connect_existing};
 pub use jobs::JobFilter;
 pub use logouts::{logout_row, LOGOUT_PREFIX};
 pub use logs::{HandleInfo, HandleState, IdSpan, LogFilter, LogStatusFilter, NewLog, TriggerInfo};
@@ -61,6 +61,13 @@ pub enum StorageError {
     /// executor sends the callback again.
     #[error("the trigger results this callback joined were not written yet (the database is unreachable)")]
     Unwritten,
+    /// A command that only reads found no xxl-job database where the configuration points (what it looked
+    /// for), and created none.
+    #[error(
+        "{0}; nothing was created (check spring.datasource.url, or start the admin once: it creates the \
+         database and the xxl-job schema)"
+    )]
+    NoDatabase(String),
     /// Another admin held the schema-creation lock for this many seconds without finishing.
     #[error("another admin has been creating the xxl-job schema for {0} s without finishing; is it stuck?")]
     SchemaLockTimeout(u64),

@@ -82,7 +82,7 @@ async fn create_if_empty(db: &Db) -> Result<Option<Vec<String>>> {
 }
 
 /// The xxl-job tables present, lower-cased (MySQL on Windows/macOS may report any case).
-async fn existing_tables(db: &Db) -> Result<Vec<String>> {
+pub(super) async fn existing_tables(db: &Db) -> Result<Vec<String>> {
     let names: Vec<(String,)> = db.fetch_all(db.dialect.tables, &[]).await?;
     Ok(names.into_iter().map(|(n,)| n.to_lowercase()).filter(|n| TABLES.contains(&n.as_str())).collect())
 }

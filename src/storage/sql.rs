@@ -478,13 +478,60 @@ impl Db {
         self.execute("SELECT 1", &[]).await.map(drop)
     }
 
+    /// Closes the pools, once every statement has finished; an SQLite file's writer last, so that SQLite
+    /// copies its write-ahead log into the file when no other process has it open (a read-only connection
+    /// closing last leaves the log as it is).
     pub async fn close(&self) {
-        for pool in std::iter::once(&self.pool).chain(&self.readers) {
+        self.close_with(false).await
+    }
+
+    /// [`Db::close`] at the server's stop: before the writer closes, an SQLite file's write-ahead log is
+    /// copied into the file and emptied even while other processes have the file open, so that the `.db`
+    /// file alone holds the whole database (a young database has every page in the log).
+    pub async fn close_checkpointed(&self) {
+        self.close_with(true).await
+    }
+
+    async fn close_with(&self, checkpointed: bool) {
+        for pool in self.readers.iter().chain(std::iter::once(&self.pool)) {
             match pool {
                 Pool::MySql(p) => p.close().await,
-                Pool::Sqlite(p) => p.close().await,
+                Pool::Sqlite(p) => {
+                    // The writer, last: only a file database has readers.
+                    if checkpointed && self.readers.is_some() && std::ptr::eq(pool, &self.pool) {
+                        checkpoint(p).await;
+                    }
+                    p.close().await
+                }
                 Pool::Postgres(p) => p.close().await,
             }
+        }
+    }
+
+    /// Writes a consistent copy of an SQLite file database into `file`, which must not exist, while other
+    /// processes read and write it (SQLite's `VACUUM INTO`): one file, without a write-ahead log. `None` for
+    /// a server database (its own tools back it up) and an in-memory one.
+    pub async fn copy_sqlite_into(&self, file: &std::path::Path) -> Option<Result<()>> {
+        let (Pool::Sqlite(writer), Some(_)) = (&self.pool, &self.readers) else { return None };
+        let file = file.to_string_lossy().into_owned();
+        Some(sqlx::query("VACUUM INTO ?").bind(file).execute(writer).await.map(drop).map_err(Into::into))
+    }
+}
+
+/// Copies an SQLite file's write-ahead log into the file and truncates the log. Another process reading
+/// the file (a backup, the sqlite3 shell) keeps part of the log alive: that is logged, as the log's file then
+/// has to be copied with the database.
+async fn checkpoint(writer: &SqlitePool) {
+    let done: std::result::Result<(i64, i64, i64), _> =
+        sqlx::query_as("PRAGMA wal_checkpoint(TRUNCATE)").fetch_one(writer).await;
+    match done {
+        Ok((0, _, _)) => tracing::debug!("SQLite: the write-ahead log is copied into the database file"),
+        Ok(_) => tracing::warn!(
+            "SQLite: another process is reading the database, so the write-ahead log could not be emptied: \
+             copy its -wal file together with the .db file"
+        ),
+        Err(e) => {
+            tracing::warn!("SQLite: the write-ahead log could not be copied into the database file: {e}")
         }
     }
 }
