@@ -708,6 +708,14 @@ fn security_settings() {
         (1000, 7)
     );
     assert!(error(&["--xxl.job.registry.max-apps=0"]).contains("at least 1"));
+    assert_eq!(
+        (
+            config(&[]).registry_max_apps_per_address,
+            config(&["--xxl.job.registry.max-apps-per-address=3"]).registry_max_apps_per_address
+        ),
+        (100, 3)
+    );
+    assert!(error(&["--xxl.job.registry.max-apps-per-address=0"]).contains("at least 1"));
     assert!(error(&["--xxl.job.registry.max-per-app=0"]).contains("at least 1"));
     assert!(error(&["--xxl.job.registry.max-per-app=-1"]).contains("xxl.job.registry.max-per-app"));
 }
