@@ -73,7 +73,7 @@ pub(crate) const KEYS: &[KeySpec] = &[
         None,
         "origins (scheme://host[:port], comma-separated) whose pages may change data in the console besides its own, e.g. a front end served elsewhere",
     ),
-    key("xxl.job.registry.max-per-app", Some("1000"), "most executor registrations kept per AppName (at least 1)"),
+    key("xxl.job.registry.max-per-app", Some("4000"), "most executor registrations kept per AppName (at least 1)"),
     key("xxl.job.registry.max-apps", Some("1000"), "most distinct AppNames that no executor group has executors may register (at least 1); a new one past it is refused"),
     key("xxl.job.registry.max-apps-per-address", Some("100"), "of those AppNames, most one client address may register (at least 1); a new one past it is refused"),
     key("xxl.job.i18n", Some("zh_CN"), "language: zh_CN, zh_TC or en"),

@@ -101,7 +101,7 @@ fn defaults() {
     assert_eq!(c.log_filter, "info");
     assert_eq!(
         (c.server.forward_headers, c.session_secret, c.registry_max_per_app),
-        (ForwardHeaders::None, None, 1000)
+        (ForwardHeaders::None, None, 4000)
     );
 }
 

@@ -1,7 +1,7 @@
 //! The executor → admin API (2.4.2: JobApiController) as real executors use it.
 
 use crate::support::console::ConsoleClient;
-use crate::support::fixtures::log;
+use crate::support::fixtures::{log, manual_group};
 use crate::support::proxy::Proxy;
 use crate::support::{
     eventually, now_ms, Backend, Behaviour, Context, FakeExecutor, JavaExecutorClient, TestApp, TestDb,
@@ -11,6 +11,7 @@ use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SERVERS};
 use serde_json::json;
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
+use xxl_job_admin::domain::codes::AddressType;
 use xxl_job_admin::storage::RegistryKey;
 use xxl_job_admin::workers::registry::monitor_pass;
 
@@ -29,6 +30,7 @@ pub fn cases() -> Vec<Case> {
             SERVERS => database_restart_is_survived,
             ALL => the_number_of_app_names_is_capped,
             ALL => a_registry_flood_locks_no_executor_out,
+            ALL => a_fleet_of_2000_beside_a_normal_group,
             ALL => executors_of_the_3x_line,
             SERVERS => registry_reaches_the_group_within_35_s,
         }
@@ -527,6 +529,61 @@ async fn a_registry_flood_locks_no_executor_out(backend: Backend) -> TestResult 
     ] {
         ensure!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
     }
+    app.stop().await;
+    Ok(())
+}
+
+/// Issue 43 item 2: 2,000 executors of one AppName (a large Kubernetes fleet) all register with the
+/// defaults and all fit its list, and the monitor pass writes the other group's list too.
+async fn a_fleet_of_2000_beside_a_normal_group(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let fleet = manual_group(store, "fleet-app", &[]).await?;
+    let mut group = store.load_group(fleet).await.context("load")?.context("fleet group")?;
+    group.address_type = AddressType::Auto;
+    store.update_group(&group).await.context("automatic")?;
+
+    // Pod addresses as a cluster network hands them out, 26 bytes each.
+    let addresses: Vec<String> =
+        (0..2000).map(|n| format!("http://10.244.{}.{}:9999/", 100 + n / 200, 10 + n % 200)).collect();
+    let names: Vec<(String, String)> =
+        addresses.iter().map(|a| ("fleet-app".to_string(), a.clone())).collect();
+    let replies = register_all(&app.executor_client(), &names).await?;
+    ensure!(replies.iter().all(|(code, _)| *code == 200), "{:?}", replies.iter().find(|(c, _)| *c != 200));
+    ensure_eq!(app.executor_client().registry(APP, "http://10.0.0.9:9999/").await?.code(), 200);
+    let fleet_rows = || async {
+        let rows = store.live_registrations(3600, now_ms()).await.unwrap_or_default();
+        rows.iter().filter(|r| r.registry_key == "fleet-app").count()
+    };
+    let stored = eventually(Duration::from_secs(60), "2,000 fleet registrations", || async {
+        (fleet_rows().await == 2000).then_some(())
+    })
+    .await;
+    if stored.is_err() {
+        return Err(
+            format!("not all 2,000 fleet registrations stored within 60 s: {}", fleet_rows().await).into()
+        );
+    }
+    eventually(Duration::from_secs(10), "the sample registration", || async {
+        registrations(&app).await.contains(&"http://10.0.0.9:9999/".to_string()).then_some(())
+    })
+    .await?;
+
+    let started = std::time::Instant::now();
+    monitor_pass(store, now_ms(), &mut Default::default()).await;
+    eprintln!(
+        "api::a_fleet_of_2000_beside_a_normal_group::{backend:?}: monitor pass {:?}",
+        started.elapsed()
+    );
+    let list =
+        store.load_group(fleet).await.context("load")?.context("fleet")?.address_list.context("list")?;
+    let mut sorted = addresses.clone();
+    sorted.sort();
+    ensure!(list.len() <= xxl_job_admin::domain::registry::ADDRESS_LIST_MAX_BYTES, "{} bytes", list.len());
+    ensure!(list == sorted.join(","), "all 2,000 listed, sorted: {} listed", list.split(',').count());
+    let sample = store.load_group(1).await.context("load")?.context("group 1")?;
+    ensure_eq!(sample.address_list.as_deref(), Some("http://10.0.0.9:9999/"), "the other group is written");
     app.stop().await;
     Ok(())
 }
