@@ -207,8 +207,9 @@ fn start_background(
     let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
     let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone(), results);
     let (registry_queue, registry_writers) =
-        RegistryQueue::start(db.clone(), clock.clone(), config.registry_max_per_app);
-    let mut workers = vec![tokio::spawn(registry::run_monitor(db.clone(), clock.clone(), shutdown.clone()))];
+        RegistryQueue::start(db.clone(), clock.clone(), metrics.clone(), config);
+    let monitor = registry::run_monitor(db.clone(), clock.clone(), registry_queue.gate(), shutdown.clone());
+    let mut workers = vec![tokio::spawn(monitor)];
     let console_url = console_url(config, addr);
     let alarms =
         Alarms::from_config(db.clone(), config, &i18n, clock.clone(), &console_url, metrics.clone())?;

@@ -89,8 +89,8 @@ pub struct Metrics {
     job_results: [Counter; JOB_RESULTS.len()],
     /// Unknown log, already finished.
     callbacks_ignored: [Counter; 2],
-    /// Registrations of a new AppName refused for `xxl.job.registry.max-apps`.
-    registrations_refused: Counter,
+    /// Executor registrations refused, by [`REFUSED_REGISTRATIONS`].
+    registrations_refused: [Counter; REFUSED_REGISTRATIONS.len()],
     alarms: Family<Labels, Counter>,
     schedule_pass: Histogram,
     lock_wait: Histogram,
@@ -109,6 +109,23 @@ pub enum IgnoredCallback {
     UnknownLog,
     AlreadyFinished,
 }
+
+/// Why an executor registration was refused; the order of [`REFUSED_REGISTRATIONS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusedRegistration {
+    /// A new AppName that no group has, past `xxl.job.registry.max-apps`.
+    MaxApps,
+    /// A new AppName that no group has, from a client address at `xxl.job.registry.max-apps-per-address`.
+    MaxAppsPerAddress,
+    /// A new address of an AppName at `xxl.job.registry.max-per-app`.
+    MaxPerApp,
+    /// The registry's write queue stayed full.
+    QueueFull,
+}
+
+/// The `reason` labels of `xxl_job_registrations_refused_total`.
+pub const REFUSED_REGISTRATIONS: [&str; 4] =
+    ["max_apps", "max_apps_per_address", "max_per_app", "queue_full"];
 
 /// What only the scrape can know: read by the HTTP handler from the running services.
 #[derive(Debug, Default)]
@@ -221,12 +238,12 @@ impl Metrics {
             "reason",
             ["unknown_log", "already_finished"],
         );
-        let [registrations_refused] = counters(
+        let registrations_refused = counters(
             &mut registry,
             "xxl_job_registrations_refused",
             "Executor registrations refused, by reason",
             "reason",
-            ["max_apps"],
+            REFUSED_REGISTRATIONS,
         );
         let alarms = Family::<Labels, Counter>::default();
         registry.register("xxl_job_alarms", "Alarms by channel and outcome", alarms.clone());
@@ -341,10 +358,10 @@ impl Metrics {
         self.callbacks_ignored[why as usize].inc();
     }
 
-    /// A registration refused because its AppName would be one too many.
-    pub fn registration_refused(&self) {
+    /// An executor registration refused, and why.
+    pub fn registration_refused(&self, why: RefusedRegistration) {
         if self.enabled {
-            self.registrations_refused.inc();
+            self.registrations_refused[why as usize].inc();
         }
     }
 

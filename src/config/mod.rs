@@ -39,8 +39,10 @@ pub struct Config {
     pub trusted_origins: Vec<String>,
     /// `xxl.job.registry.max-per-app`: registrations kept per AppName.
     pub registry_max_per_app: u32,
-    /// `xxl.job.registry.max-apps`: distinct AppNames executors may register.
+    /// `xxl.job.registry.max-apps`: distinct AppNames no group has that executors may register.
     pub registry_max_apps: u32,
+    /// `xxl.job.registry.max-apps-per-address`: of those, how many one client address may register.
+    pub registry_max_apps_per_address: u32,
     pub i18n: Lang,
     pub trigger_pool: TriggerPoolConfig,
     /// `None` when log cleaning is disabled (`xxl.job.logretentiondays` below 7).
@@ -467,6 +469,10 @@ impl Config {
             trusted_origins: sections::trusted_origins(&sources)?,
             registry_max_per_app: sections::at_least_one(&sources, "xxl.job.registry.max-per-app")?,
             registry_max_apps: sections::at_least_one(&sources, "xxl.job.registry.max-apps")?,
+            registry_max_apps_per_address: sections::at_least_one(
+                &sources,
+                "xxl.job.registry.max-apps-per-address",
+            )?,
             i18n: sections::lang(&sources, &mut warnings)?,
             trigger_pool: sections::trigger_pool(&sources)?,
             log_retention_days: sections::log_retention_days(&sources)?,

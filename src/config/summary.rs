@@ -145,6 +145,7 @@ impl Config {
             ),
             ("xxl.job.registry.max-per-app", self.registry_max_per_app.to_string()),
             ("xxl.job.registry.max-apps", self.registry_max_apps.to_string()),
+            ("xxl.job.registry.max-apps-per-address", self.registry_max_apps_per_address.to_string()),
             ("xxl.job.i18n", self.i18n.code().to_string()),
             ("xxl.job.triggerpool.fast.max", effective(pools.fast_max, pools.fast_max_configured)),
             ("xxl.job.triggerpool.slow.max", effective(pools.slow_max, pools.slow_max_configured)),

@@ -101,7 +101,7 @@ fn defaults() {
     assert_eq!(c.log_filter, "info");
     assert_eq!(
         (c.server.forward_headers, c.session_secret, c.registry_max_per_app),
-        (ForwardHeaders::None, None, 1000)
+        (ForwardHeaders::None, None, 4000)
     );
 }
 
@@ -708,6 +708,14 @@ fn security_settings() {
         (1000, 7)
     );
     assert!(error(&["--xxl.job.registry.max-apps=0"]).contains("at least 1"));
+    assert_eq!(
+        (
+            config(&[]).registry_max_apps_per_address,
+            config(&["--xxl.job.registry.max-apps-per-address=3"]).registry_max_apps_per_address
+        ),
+        (100, 3)
+    );
+    assert!(error(&["--xxl.job.registry.max-apps-per-address=0"]).contains("at least 1"));
     assert!(error(&["--xxl.job.registry.max-per-app=0"]).contains("at least 1"));
     assert!(error(&["--xxl.job.registry.max-per-app=-1"]).contains("xxl.job.registry.max-per-app"));
 }

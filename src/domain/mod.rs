@@ -1,5 +1,6 @@
 //! Pure logic and data shapes of xxl-job, free of I/O: unit-testable without a database or network.
 
+pub mod admission;
 pub mod callback;
 pub mod codes;
 pub mod fires;

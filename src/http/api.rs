@@ -5,6 +5,7 @@
 //! [`MAX_BODY`].
 
 use crate::domain::{is_blank, HandleCallbackParam, RegistryParam, ReturnT};
+use crate::http::client::ClientAddr;
 use crate::http::state::AppState;
 use crate::metrics::IgnoredCallback;
 use crate::scheduler::complete::CallbackOutcome;
@@ -17,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::{Json, Router};
 use serde::de::DeserializeOwned;
+use std::net::IpAddr;
 use subtle::ConstantTimeEq;
 
 /// Real callback batches are far smaller; Java executors cap one message at 50,000 characters.
@@ -34,11 +36,13 @@ pub fn routes() -> Router<AppState> {
 async fn api(
     State(state): State<AppState>,
     Path(uri): Path<String>,
+    ClientAddr(client): ClientAddr,
     method: Method,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    match handle(&state, &uri, &method, &headers, body).await {
+    let request = Request { uri: &uri, method: &method, headers: &headers, client };
+    match handle(&state, request, body).await {
         Ok(reply) => Json(reply).into_response(),
         // The client may still be sending a body we will not read: the connection cannot be reused.
         Err(Unread(reply)) => ([(header::CONNECTION, "close")], Json(reply)).into_response(),
@@ -48,13 +52,17 @@ async fn api(
 /// A reply given without reading the request body to its end.
 struct Unread(ReturnT<String>);
 
-async fn handle(
-    state: &AppState,
-    uri: &str,
-    method: &Method,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<ReturnT<String>, Unread> {
+/// What the checks read of a request, its body aside.
+struct Request<'a> {
+    uri: &'a str,
+    method: &'a Method,
+    headers: &'a HeaderMap,
+    /// The client's address, by `server.forward-headers-strategy` as everywhere else.
+    client: IpAddr,
+}
+
+async fn handle(state: &AppState, request: Request<'_>, body: Body) -> Result<ReturnT<String>, Unread> {
+    let Request { uri, method, headers, client } = request;
     if method != Method::POST {
         return Err(Unread(ReturnT::fail("invalid request, HttpMethod not support.")));
     }
@@ -74,8 +82,8 @@ async fn handle(
     };
     Ok(match uri {
         "callback" => callback(state, &body).await,
-        "registry" => registry(state, &body, RegistryOp::Register).await,
-        _ => registry(state, &body, RegistryOp::Remove).await,
+        "registry" => registry(state, &body, RegistryOp::Register, client).await,
+        _ => registry(state, &body, RegistryOp::Remove, client).await,
     })
 }
 
@@ -98,7 +106,12 @@ fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<Option<T>, String> {
     serde_json::from_str::<Option<T>>(text).map_err(|e| format!("invalid request, malformed JSON body: {e}"))
 }
 
-async fn registry(state: &AppState, body: &[u8], op: fn(RegistryKey) -> RegistryOp) -> ReturnT<String> {
+async fn registry(
+    state: &AppState,
+    body: &[u8],
+    op: fn(RegistryKey) -> RegistryOp,
+    client: IpAddr,
+) -> ReturnT<String> {
     let param = match parse::<RegistryParam>(body) {
         Ok(Some(param)) => param,
         Ok(None) => return ReturnT::fail("Illegal Argument."),
@@ -122,35 +135,13 @@ async fn registry(state: &AppState, body: &[u8], op: fn(RegistryKey) -> Registry
     let key = RegistryKey { registry_group: group, registry_key: key, registry_value: value };
     let op = op(key);
     if let RegistryOp::Register(key) = &op {
-        if let Some(refusal) = too_many_apps(state, key).await {
-            return ReturnT::fail(refusal);
+        if let Err(refusal) = state.registry.admit(client, key).await {
+            return ReturnT::fail(refusal.to_string());
         }
     }
     match state.registry.push(op).await {
         Ok(()) => ReturnT::success(),
         Err(full) => ReturnT::fail(full.to_string()),
-    }
-}
-
-/// A token holder could otherwise fill the registry with any number of AppNames. Checked here, not in the
-/// queue, so the executor reads the refusal; only a new AppName costs the count. Fails open on a database
-/// error (the write would fail the same way), and concurrent new AppNames may pass the cap by a few.
-async fn too_many_apps(state: &AppState, key: &RegistryKey) -> Option<String> {
-    let max = state.config.registry_max_apps;
-    match state.services.db.registry_new_app_among(&key.registry_group, &key.registry_key).await {
-        Ok(Some(apps)) if apps >= i64::from(max) => {
-            state.metrics.registration_refused();
-            Some(format!(
-                "registration refused: {apps} AppNames are registered, the most xxl.job.registry.max-apps ({max}) allows; \
-                 AppName {} is not registered",
-                key.registry_key
-            ))
-        }
-        Ok(_) => None,
-        Err(e) => {
-            tracing::warn!("registry: counting AppNames failed: {e}");
-            None
-        }
     }
 }
 

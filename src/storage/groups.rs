@@ -38,6 +38,24 @@ impl Db {
         self.fetch_all(&sql, &[Arg::Int(address_type.code().into())]).await
     }
 
+    /// Every group's AppName.
+    pub async fn group_app_names(&self) -> Result<Vec<String>> {
+        let rows: Vec<(String,)> = self.fetch_all("SELECT app_name FROM xxl_job_group", &[]).await?;
+        Ok(rows.into_iter().map(|(app_name,)| app_name).collect())
+    }
+
+    /// Whether a group has exactly this AppName (MySQL's collation alone would also match other cases,
+    /// which the registry monitor does not).
+    pub async fn group_app_name_exists(&self, app_name: &str) -> Result<bool> {
+        let rows: Vec<(String,)> = self
+            .fetch_all(
+                "SELECT app_name FROM xxl_job_group WHERE app_name = ?",
+                &[Arg::Text(app_name.to_string())],
+            )
+            .await?;
+        Ok(rows.iter().any(|(found,)| found == app_name))
+    }
+
     pub async fn load_group(&self, id: i32) -> Result<Option<JobGroup>> {
         self.fetch_optional("SELECT * FROM xxl_job_group WHERE id = ?", &[Arg::Int(id.into())]).await
     }

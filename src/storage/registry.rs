@@ -64,30 +64,21 @@ impl Db {
         Ok(Registered::Added)
     }
 
-    /// Whether `registry_key` has a registration in `registry_group`, and, when it has none, how many
-    /// distinct AppNames do (read for the total cap only when a new AppName asks).
-    pub async fn registry_new_app_among(
-        &self,
-        registry_group: &str,
-        registry_key: &str,
-    ) -> Result<Option<i64>> {
-        let (group, app) = (Arg::Text(registry_group.to_string()), Arg::Text(registry_key.to_string()));
-        let known = self
-            .scalar(
-                "SELECT COUNT(*) FROM xxl_job_registry WHERE registry_group = ? AND registry_key = ?",
-                &[group.clone(), app],
-            )
-            .await?;
-        if known > 0 {
-            return Ok(None);
-        }
-        let apps = self
-            .scalar(
-                "SELECT COUNT(DISTINCT registry_key) FROM xxl_job_registry WHERE registry_group = ?",
-                &[group],
-            )
-            .await?;
-        Ok(Some(apps))
+    /// Whether this very registration is stored (a point read of the unique index `i_g_k_v`).
+    pub async fn registration_exists(&self, key: &RegistryKey) -> Result<bool> {
+        let sql = "SELECT COUNT(*) FROM xxl_job_registry \
+                   WHERE registry_group = ? AND registry_key = ? AND registry_value = ?";
+        Ok(self.scalar(sql, &key.args()).await? > 0)
+    }
+
+    /// The distinct `registry_group`, `registry_key` pairs refreshed within the last `timeout_secs`.
+    pub async fn live_registry_apps(&self, timeout_secs: i64, now_ms: i64) -> Result<Vec<(String, String)>> {
+        let bound = self.datetime(now_ms - timeout_secs * 1000);
+        self.fetch_all(
+            "SELECT DISTINCT registry_group, registry_key FROM xxl_job_registry WHERE update_time > ?",
+            &[Arg::DateTime(bound)],
+        )
+        .await
     }
 
     pub async fn registry_delete(&self, key: &RegistryKey) -> Result<u64> {

@@ -1,7 +1,7 @@
 //! The executor → admin API (2.4.2: JobApiController) as real executors use it.
 
 use crate::support::console::ConsoleClient;
-use crate::support::fixtures::log;
+use crate::support::fixtures::{log, manual_group};
 use crate::support::proxy::Proxy;
 use crate::support::{
     eventually, now_ms, Backend, Behaviour, Context, FakeExecutor, JavaExecutorClient, TestApp, TestDb,
@@ -9,7 +9,9 @@ use crate::support::{
 };
 use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SERVERS};
 use serde_json::json;
+use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
+use xxl_job_admin::domain::codes::AddressType;
 use xxl_job_admin::storage::RegistryKey;
 use xxl_job_admin::workers::registry::monitor_pass;
 
@@ -27,6 +29,8 @@ pub fn cases() -> Vec<Case> {
             ALL => health_reports_the_database,
             SERVERS => database_restart_is_survived,
             ALL => the_number_of_app_names_is_capped,
+            ALL => a_registry_flood_locks_no_executor_out,
+            ALL => a_fleet_of_2000_beside_a_normal_group,
             ALL => executors_of_the_3x_line,
             SERVERS => registry_reaches_the_group_within_35_s,
         }
@@ -415,16 +419,171 @@ async fn the_number_of_app_names_is_capped(backend: Backend) -> TestResult {
         "a known AppName grows"
     );
     ensure_eq!(executor.registry("capped-app-b", "http://10.0.0.40:9999/").await?.code(), 200, "and beats");
-    let scrape = app
-        .http
-        .get(app.url("/actuator/prometheus"))
-        .send()
-        .await
-        .context("scrape")?
-        .text()
-        .await
-        .context("text")?;
+    let scrape = scrape(&app).await?;
     ensure!(scrape.contains("xxl_job_registrations_refused_total{reason=\"max_apps\"} 1"), "{scrape}");
+    app.stop().await;
+    Ok(())
+}
+
+/// Registers `names` from `client`, 8 at a time as the outside flood did; the replies in order.
+async fn register_all(
+    client: &JavaExecutorClient,
+    names: &[(String, String)],
+) -> Result<Vec<(i64, String)>, crate::Failed> {
+    let mut replies = Vec::new();
+    for chunk in names.chunks(8) {
+        let mut sent = tokio::task::JoinSet::new();
+        for (index, (app_name, address)) in chunk.iter().cloned().enumerate() {
+            let client = client.clone();
+            sent.spawn(async move { (index, client.registry(&app_name, &address).await) });
+        }
+        let mut answered = sent.join_all().await;
+        answered.sort_by_key(|(index, _)| *index);
+        for (_, reply) in answered {
+            let reply = reply?;
+            replies.push((reply.code(), reply.msg()));
+        }
+    }
+    Ok(replies)
+}
+
+fn loopback(last: u8) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(127, 0, 0, last))
+}
+
+async fn scrape(app: &TestApp) -> Result<String, crate::Failed> {
+    let reply = app.http.get(app.url("/actuator/prometheus")).send().await.context("scrape")?;
+    reply.text().await.context("text")
+}
+
+/// Issue 43 item 2: one client floods the registry with made-up AppNames, then two others fill the total;
+/// the executors of a configured group still register, from the flooding client and from another, and
+/// its job runs. Each refusal says why and is counted by reason.
+async fn a_registry_flood_locks_no_executor_out(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app =
+        TestApp::start(&db, &["--xxl.job.registry.max-apps=12", "--xxl.job.registry.max-apps-per-address=5"])
+            .await?;
+    let flooder = app.executor_client().sending_from(loopback(1));
+    let made_up = |prefix: &str, n: usize| -> Vec<(String, String)> {
+        (0..n).map(|i| (format!("{prefix}-{i:03}"), format!("http://10.9.0.{i}:9999/"))).collect()
+    };
+    let accepted = |replies: &[(i64, String)]| replies.iter().filter(|(code, _)| *code == 200).count();
+    let refused_for = |replies: &[(i64, String)], key: &str| {
+        replies.iter().filter(|(code, msg)| *code == 500 && msg.contains(key)).count()
+    };
+
+    let flood = register_all(&flooder, &made_up("flood", 40)).await?;
+    ensure_eq!(accepted(&flood), 5, "{flood:?}");
+    ensure_eq!(refused_for(&flood, "xxl.job.registry.max-apps-per-address (5)"), 35, "{flood:?}");
+    ensure!(flood.iter().any(|(_, msg)| msg.contains("127.0.0.1") && msg.contains("flood-")), "{flood:?}");
+    let second =
+        register_all(&app.executor_client().sending_from(loopback(2)), &made_up("second", 10)).await?;
+    ensure_eq!((accepted(&second), refused_for(&second, "max-apps-per-address")), (5, 5), "{second:?}");
+    let third = register_all(&app.executor_client().sending_from(loopback(3)), &made_up("third", 10)).await?;
+    ensure_eq!(
+        (accepted(&third), refused_for(&third, "xxl.job.registry.max-apps (12)")),
+        (2, 8),
+        "{third:?}"
+    );
+
+    // The configured group's executors, from the flooder's address and from one the admin has not seen.
+    let (first, other) =
+        (FakeExecutor::start(Behaviour::default()).await?, FakeExecutor::start(Behaviour::default()).await?);
+    let reply = flooder.registry(APP, &first.address).await?;
+    ensure_eq!((reply.code(), reply.msg()), (200, String::new()), "from the flooding client");
+    let newcomer = app.executor_client().sending_from(loopback(4));
+    let reply = newcomer.registry(APP, &other.address).await?;
+    ensure_eq!((reply.code(), reply.msg()), (200, String::new()), "from another client");
+    ensure_eq!(
+        newcomer.registry("newcomer-app", "http://10.9.1.1:9999/").await?.code(),
+        500,
+        "the total holds"
+    );
+    let mut expected = vec![first.address.clone(), other.address.clone()];
+    expected.sort();
+    eventually(Duration::from_secs(10), "the group's two registrations", || async {
+        let rows = app.app.db.live_registrations(3600, now_ms()).await.ok()?;
+        let mut mine: Vec<String> =
+            rows.into_iter().filter(|r| r.registry_key == APP).map(|r| r.registry_value).collect();
+        mine.sort();
+        (mine == expected).then_some(())
+    })
+    .await?;
+    monitor_pass(&app.app.db, now_ms(), &mut Default::default()).await;
+    let group = app.app.db.load_group(1).await.context("load group")?.context("group 1")?;
+    ensure_eq!(group.address_list, Some(expected.join(",")));
+
+    let mut console = ConsoleClient::new(&app.base);
+    ensure_eq!(console.login("admin", "123456", false).await?["code"], 200);
+    ensure_eq!(console.post("/jobinfo/trigger", &[("id", "1"), ("executorParam", "")]).await?["code"], 200);
+    eventually(Duration::from_secs(10), "the job's run at one of the group's executors", || async {
+        (first.calls_to("/run").len() + other.calls_to("/run").len() == 1).then_some(())
+    })
+    .await?;
+
+    let metrics = scrape(&app).await?;
+    for line in [
+        "xxl_job_registrations_refused_total{reason=\"max_apps_per_address\"} 40",
+        "xxl_job_registrations_refused_total{reason=\"max_apps\"} 9",
+    ] {
+        ensure!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
+    }
+    app.stop().await;
+    Ok(())
+}
+
+/// Issue 43 item 2: 2,000 executors of one AppName (a large Kubernetes fleet) all register with the
+/// defaults and all fit its list, and the monitor pass writes the other group's list too.
+async fn a_fleet_of_2000_beside_a_normal_group(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let store = &app.app.db;
+    let fleet = manual_group(store, "fleet-app", &[]).await?;
+    let mut group = store.load_group(fleet).await.context("load")?.context("fleet group")?;
+    group.address_type = AddressType::Auto;
+    store.update_group(&group).await.context("automatic")?;
+
+    // Pod addresses as a cluster network hands them out, 26 bytes each.
+    let addresses: Vec<String> =
+        (0..2000).map(|n| format!("http://10.244.{}.{}:9999/", 100 + n / 200, 10 + n % 200)).collect();
+    let names: Vec<(String, String)> =
+        addresses.iter().map(|a| ("fleet-app".to_string(), a.clone())).collect();
+    let replies = register_all(&app.executor_client(), &names).await?;
+    ensure!(replies.iter().all(|(code, _)| *code == 200), "{:?}", replies.iter().find(|(c, _)| *c != 200));
+    ensure_eq!(app.executor_client().registry(APP, "http://10.0.0.9:9999/").await?.code(), 200);
+    let fleet_rows = || async {
+        let rows = store.live_registrations(3600, now_ms()).await.unwrap_or_default();
+        rows.iter().filter(|r| r.registry_key == "fleet-app").count()
+    };
+    let stored = eventually(Duration::from_secs(60), "2,000 fleet registrations", || async {
+        (fleet_rows().await == 2000).then_some(())
+    })
+    .await;
+    if stored.is_err() {
+        return Err(
+            format!("not all 2,000 fleet registrations stored within 60 s: {}", fleet_rows().await).into()
+        );
+    }
+    eventually(Duration::from_secs(10), "the sample registration", || async {
+        registrations(&app).await.contains(&"http://10.0.0.9:9999/".to_string()).then_some(())
+    })
+    .await?;
+
+    let started = std::time::Instant::now();
+    monitor_pass(store, now_ms(), &mut Default::default()).await;
+    eprintln!(
+        "api::a_fleet_of_2000_beside_a_normal_group::{backend:?}: monitor pass {:?}",
+        started.elapsed()
+    );
+    let list =
+        store.load_group(fleet).await.context("load")?.context("fleet")?.address_list.context("list")?;
+    let mut sorted = addresses.clone();
+    sorted.sort();
+    ensure!(list.len() <= xxl_job_admin::domain::registry::ADDRESS_LIST_MAX_BYTES, "{} bytes", list.len());
+    ensure!(list == sorted.join(","), "all 2,000 listed, sorted: {} listed", list.split(',').count());
+    let sample = store.load_group(1).await.context("load")?.context("group 1")?;
+    ensure_eq!(sample.address_list.as_deref(), Some("http://10.0.0.9:9999/"), "the other group is written");
     app.stop().await;
     Ok(())
 }

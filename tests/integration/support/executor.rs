@@ -49,6 +49,16 @@ impl JavaExecutorClient {
         JavaExecutorClient { token: token.map(str::to_string), ..self.clone() }
     }
 
+    /// The same client sending from `source` (another loopback address is another client to the admin).
+    pub fn sending_from(&self, source: std::net::IpAddr) -> JavaExecutorClient {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .local_address(source)
+            .build()
+            .expect("client");
+        JavaExecutorClient { http, ..self.clone() }
+    }
+
     /// POSTs a raw body to `{base}/api/{uri}`.
     pub async fn post_raw(&self, uri: &str, body: impl Into<reqwest::Body>) -> Result<Reply, Failed> {
         self.send(reqwest::Method::POST, uri, body.into()).await
