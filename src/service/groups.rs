@@ -49,8 +49,10 @@ pub async fn get(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<Jo
 }
 
 /// The fields of the executor form.
+// Defaults are per field: a container's `#[serde(default)]` would make the document declare each field's
+// `Default` value, `null` for the texts the document says are strings.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct GroupForm {
     /// Taken from the URL (API) or the form's `id` (console), never from a JSON body.
     #[serde(skip)]
@@ -75,7 +77,8 @@ pub struct GroupForm {
     )]
     pub title: Option<String>,
     /// 0: addresses from executor registration; 1: the manual `addressList`.
-    #[schema(minimum = 0, maximum = 1)]
+    #[serde(default)]
+    #[schema(minimum = 0, maximum = 1, default = 0)]
     pub address_type: i8,
     /// Comma-separated executor addresses (manual groups).
     pub address_list: Option<String>,
