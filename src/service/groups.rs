@@ -58,13 +58,13 @@ pub struct GroupForm {
     #[serde(skip)]
     #[schema(ignore)]
     pub id: i32,
-    /// The executors' AppName, 4 to 64 characters.
+    /// The executors' AppName, 4 to 64 characters, neither markup nor control characters.
     #[schema(
         required = true,
         nullable = false,
         min_length = 4,
         max_length = 64,
-        pattern = r"^[^<>\x00]*[^\s<>\x00][^<>\x00]*$"
+        pattern = r"^[^<>\x00-\x1f\x7f-\x9f]*[^<>\x00-\x1f\x7f-\x9f \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^<>\x00-\x1f\x7f-\x9f]*$"
     )]
     pub appname: Option<String>,
     /// Display name, at most 12 characters.
@@ -73,7 +73,7 @@ pub struct GroupForm {
         nullable = false,
         min_length = 1,
         max_length = 12,
-        pattern = r"^[^<>\x00]*[^\s<>\x00][^<>\x00]*$"
+        pattern = r"^[^<>\x00]*[^<>\x00\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^<>\x00]*$"
     )]
     pub title: Option<String>,
     /// 0: addresses from executor registration; 1: the manual `addressList`.
@@ -106,7 +106,8 @@ impl GroupForm {
         if !(4..=64).contains(&length) {
             return invalid(t("jobgroup_field_appname_length").to_string());
         }
-        if has_markup(appname) {
+        // Control characters too: an AppName is an identifier, written into logs and executor requests.
+        if has_markup(appname) || appname.chars().any(char::is_control) {
             return invalid(format!("AppName{}", t("system_unvalid")));
         }
         let title = self.title.as_deref().unwrap_or("");
@@ -118,6 +119,10 @@ impl GroupForm {
         }
         if title.chars().count() > 12 {
             return invalid(t("jobgroup_field_title_length").to_string());
+        }
+        // 2.4.2 takes any number for manual; the form and the REST API's document offer only these two.
+        if !matches!(self.address_type(), AddressType::Auto | AddressType::Manual) {
+            return invalid(format!("{}{}", t("jobgroup_field_addressType"), t("system_unvalid")));
         }
         if self.address_type() != AddressType::Auto {
             let list = self.address_list.as_deref().unwrap_or("");

@@ -67,9 +67,17 @@ pub struct JobForm {
     #[serde(default)]
     #[schema(required = true, minimum = 1)]
     pub job_group: i32,
-    #[schema(required = true, nullable = false, pattern = r"^[^\x00]*[^\s\x00][^\x00]*$")]
+    #[schema(
+        required = true,
+        nullable = false,
+        pattern = r"^[^\x00]*[^\x00\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00]*$"
+    )]
     pub job_desc: Option<String>,
-    #[schema(required = true, nullable = false, pattern = r"^[^\x00]*[^\s\x00][^\x00]*$")]
+    #[schema(
+        required = true,
+        nullable = false,
+        pattern = r"^[^\x00]*[^\x00\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00]*$"
+    )]
     pub author: Option<String>,
     /// E-mail addresses, comma-separated.
     pub alarm_email: Option<String>,
@@ -98,7 +106,9 @@ pub struct JobForm {
     #[schema(default = 0)]
     pub executor_fail_retry_count: i32,
     /// Ids of jobs to run after a success, comma-separated.
-    #[schema(pattern = r"^(?:\s*|\+?\d{1,9}(?:,\+?\d{1,9})*,*)$")]
+    #[schema(
+        pattern = r"^(?:[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*|\+?[0-9]{1,9}(?:,\+?[0-9]{1,9})*,*)$"
+    )]
     pub child_job_id: Option<String>,
     /// `BEAN`, `GLUE_GROOVY`, `GLUE_SHELL`, `GLUE_PYTHON`, `GLUE_PHP`, `GLUE_NODEJS` or `GLUE_POWERSHELL`;
     /// fixed once the job exists.
