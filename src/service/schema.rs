@@ -169,3 +169,52 @@ pub fn applied_fields(schema: &str) -> serde_json::Value {
         _ => json!({}),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The white space the patterns spell out, as a regex class's body, written from `char::is_whitespace`
+    /// (what `str::trim` and so the forms' blank checks use): ranges of three or more as `a-b`, in `\xNN` or
+    /// `\uNNNN` but for the space itself.
+    fn white_space_class(controls: bool) -> String {
+        let chars: Vec<u32> = (0..=0xFFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace() && (controls || !c.is_control()))
+            .map(u32::from)
+            .collect();
+        let escape = |c: u32| match c {
+            0x20 => " ".to_string(),
+            0x09 => r"\t".to_string(),
+            0x0d => r"\r".to_string(),
+            c if c < 0x100 => format!(r"\x{c:02x}"),
+            c => format!(r"\u{c:04x}"),
+        };
+        let mut class = String::new();
+        let mut i = 0;
+        while i < chars.len() {
+            let mut j = i;
+            while j + 1 < chars.len() && chars[j + 1] == chars[j] + 1 {
+                j += 1;
+            }
+            if j - i >= 2 {
+                class += &format!("{}-{}", escape(chars[i]), escape(chars[j]));
+            } else {
+                (i..=j).for_each(|k| class += &escape(chars[k]));
+            }
+            i = j + 1;
+        }
+        class
+    }
+
+    #[test]
+    fn the_patterns_spell_white_space_as_the_blank_check_sees_it() {
+        let all = white_space_class(true);
+        assert_eq!(all, r"\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000");
+        for pattern in [NOT_BLANK, NO_MARKUP, ADDRESS, ADDRESSES] {
+            assert!(pattern.contains(&all), "{pattern}");
+            assert!(!pattern.contains(r"\s"), "{pattern}");
+        }
+        assert!(APP_NAME.contains(&format!(r"\x7f-\x9f{}]", white_space_class(false))), "{APP_NAME}");
+    }
+}

@@ -797,6 +797,25 @@ mod tests {
         assert!(misfits.is_empty(), "{misfits:#?}");
     }
 
+    /// The forms' derives write the patterns out as literals: they are the ones `/apply` holds the same
+    /// fields to, which `service::schema` checks against the server's blank check.
+    #[test]
+    fn the_forms_write_the_shared_patterns_out() {
+        let doc = openapi_document("");
+        let pattern = |schema: &str, field: &str| {
+            doc["components"]["schemas"][schema]["properties"][field]["pattern"].clone()
+        };
+        for ((form, field), (applied, as_applied)) in [
+            (("GroupForm", "appname"), ("AppliedExecutor", "app_name")),
+            (("GroupForm", "title"), ("AppliedExecutor", "title")),
+            (("JobForm", "jobDesc"), ("AppliedJob", "description")),
+            (("JobForm", "author"), ("AppliedJob", "author")),
+        ] {
+            assert!(pattern(form, field).is_string(), "{form}.{field}");
+            assert_eq!(pattern(form, field), pattern(applied, as_applied), "{form}.{field}");
+        }
+    }
+
     fn misfits_in(value: &serde_json::Value, at: &str, misfits: &mut Vec<String>) {
         use serde_json::Value;
         match value {
