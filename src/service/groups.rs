@@ -49,20 +49,22 @@ pub async fn get(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<Jo
 }
 
 /// The fields of the executor form.
+// Defaults are per field: a container's `#[serde(default)]` would make the document declare each field's
+// `Default` value, `null` for the texts the document says are strings.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct GroupForm {
     /// Taken from the URL (API) or the form's `id` (console), never from a JSON body.
     #[serde(skip)]
     #[schema(ignore)]
     pub id: i32,
-    /// The executors' AppName, 4 to 64 characters.
+    /// The executors' AppName, 4 to 64 characters, neither markup nor control characters.
     #[schema(
         required = true,
         nullable = false,
         min_length = 4,
         max_length = 64,
-        pattern = r"^[^<>\x00]*[^\s<>\x00][^<>\x00]*$"
+        pattern = r"^[^<>\x00-\x1f\x7f-\x9f]*[^<>\x00-\x1f\x7f-\x9f \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^<>\x00-\x1f\x7f-\x9f]*$"
     )]
     pub appname: Option<String>,
     /// Display name, at most 12 characters.
@@ -71,11 +73,12 @@ pub struct GroupForm {
         nullable = false,
         min_length = 1,
         max_length = 12,
-        pattern = r"^[^<>\x00]*[^\s<>\x00][^<>\x00]*$"
+        pattern = r"^[^<>\x00]*[^<>\x00\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^<>\x00]*$"
     )]
     pub title: Option<String>,
     /// 0: addresses from executor registration; 1: the manual `addressList`.
-    #[schema(minimum = 0, maximum = 1)]
+    #[serde(default)]
+    #[schema(minimum = 0, maximum = 1, default = 0)]
     pub address_type: i8,
     /// Comma-separated executor addresses (manual groups).
     pub address_list: Option<String>,
@@ -103,7 +106,8 @@ impl GroupForm {
         if !(4..=64).contains(&length) {
             return invalid(t("jobgroup_field_appname_length").to_string());
         }
-        if has_markup(appname) {
+        // Control characters too: an AppName is an identifier, written into logs and executor requests.
+        if has_markup(appname) || appname.chars().any(char::is_control) {
             return invalid(format!("AppName{}", t("system_unvalid")));
         }
         let title = self.title.as_deref().unwrap_or("");
@@ -115,6 +119,10 @@ impl GroupForm {
         }
         if title.chars().count() > 12 {
             return invalid(t("jobgroup_field_title_length").to_string());
+        }
+        // 2.4.2 takes any number for manual; the form and the REST API's document offer only these two.
+        if !matches!(self.address_type(), AddressType::Auto | AddressType::Manual) {
+            return invalid(format!("{}{}", t("jobgroup_field_addressType"), t("system_unvalid")));
         }
         if self.address_type() != AddressType::Auto {
             let list = self.address_list.as_deref().unwrap_or("");

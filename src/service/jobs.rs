@@ -54,19 +54,30 @@ pub async fn list(
 /// The fields of the job form: what a user may set on a job. Absent numbers are 0, absent strings
 /// absent, as the console binds them; other fields (those of a job as read) are ignored, so a job read
 /// can be sent back changed.
+// Defaults are per field: a container's `#[serde(default)]` would make the document declare each field's
+// `Default` value, `null` for the texts it says are strings and 0 for a group it says starts at 1.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct JobForm {
     /// Taken from the URL (API) or the form's `id` (console), never from a JSON body.
     #[serde(skip)]
     #[schema(ignore)]
     pub id: i32,
     /// The executor group (its id).
+    #[serde(default)]
     #[schema(required = true, minimum = 1)]
     pub job_group: i32,
-    #[schema(required = true, nullable = false, pattern = r"^[^\x00]*[^\s\x00][^\x00]*$")]
+    #[schema(
+        required = true,
+        nullable = false,
+        pattern = r"^[^\x00]*[^\x00\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00]*$"
+    )]
     pub job_desc: Option<String>,
-    #[schema(required = true, nullable = false, pattern = r"^[^\x00]*[^\s\x00][^\x00]*$")]
+    #[schema(
+        required = true,
+        nullable = false,
+        pattern = r"^[^\x00]*[^\x00\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00]*$"
+    )]
     pub author: Option<String>,
     /// E-mail addresses, comma-separated.
     pub alarm_email: Option<String>,
@@ -88,10 +99,16 @@ pub struct JobForm {
     #[schema(required = true, nullable = false, schema_with = super::schema::block_strategy)]
     pub executor_block_strategy: Option<String>,
     /// Seconds; 0 = none.
+    #[serde(default)]
+    #[schema(default = 0)]
     pub executor_timeout: i32,
+    #[serde(default)]
+    #[schema(default = 0)]
     pub executor_fail_retry_count: i32,
     /// Ids of jobs to run after a success, comma-separated.
-    #[schema(pattern = r"^(?:\s*|\+?\d{1,9}(?:,\+?\d{1,9})*,*)$")]
+    #[schema(
+        pattern = r"^(?:[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*|\+?[0-9]{1,9}(?:,\+?[0-9]{1,9})*,*)$"
+    )]
     pub child_job_id: Option<String>,
     /// `BEAN`, `GLUE_GROOVY`, `GLUE_SHELL`, `GLUE_PYTHON`, `GLUE_PHP`, `GLUE_NODEJS` or `GLUE_POWERSHELL`;
     /// fixed once the job exists.

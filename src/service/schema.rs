@@ -37,8 +37,12 @@ fn script_types() -> Vec<&'static str> {
 }
 
 /// A text with at least one character other than white space, and no NUL (the derive takes only literals:
-/// the forms write it out).
-const NOT_BLANK: &str = r"^[^\x00]*[^\s\x00][^\x00]*$";
+/// the forms write it out). White space is spelled out, as `str::trim` and so the forms' blank checks
+/// see it (Unicode's White_Space), in every pattern: what `\s` means differs between the dialects that
+/// read the document (ECMA-262 counts U+FEFF, Python U+001C to U+001F), so a `\s` let a generator send
+/// what the document forbids and the server accepted.
+const NOT_BLANK: &str =
+    r"^[^\x00]*[^\x00\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00]*$";
 
 /// Any text without NUL.
 pub const NO_NUL: &str = r"^[^\x00]*$";
@@ -49,16 +53,21 @@ const WALL_CLOCK: &str = r"^(?:[1-9]\d{3}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0
 /// A FIX_RATE interval: whole seconds from 1 to `i32::MAX`, as `Integer.valueOf` reads them.
 const SECONDS: &str = r"^\+?0*(?:[1-9]\d{0,8}|1\d{9}|20\d{8}|21[0-3]\d{7}|214[0-6]\d{6}|2147[0-3]\d{5}|21474[0-7]\d{4}|214748[0-2]\d{3}|2147483[0-5]\d{2}|21474836[0-3]\d|214748364[0-7])$";
 
-/// A text with a character other than white space, and neither NUL nor markup: AppName and title.
-const NO_MARKUP: &str = r"^[^<>\x00]*[^\s<>\x00][^<>\x00]*$";
+/// A text with a character other than white space, and neither NUL nor markup: the title.
+const NO_MARKUP: &str =
+    r"^[^<>\x00]*[^<>\x00\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^<>\x00]*$";
+
+/// An AppName: a character other than white space, and neither markup nor control characters (NUL among them).
+const APP_NAME: &str = r"^[^<>\x00-\x1f\x7f-\x9f]*[^<>\x00-\x1f\x7f-\x9f \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^<>\x00-\x1f\x7f-\x9f]*$";
 
 /// One manual executor address of a jobs-as-code document: not blank, no markup, no comma (the addresses
 /// are joined with commas into one column).
-const ADDRESS: &str = r"^[^<>\x00,]*[^\s<>\x00,][^<>\x00,]*$";
+const ADDRESS: &str =
+    r"^[^<>\x00,]*[^<>\x00,\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^<>\x00,]*$";
 
 /// Manual executor addresses: comma-separated, none blank (trailing commas dropped, as Java's split does),
 /// no markup.
-const ADDRESSES: &str = r"^[^<>\x00,]*[^\s<>\x00,][^<>\x00,]*(?:,[^<>\x00,]*[^\s<>\x00,][^<>\x00,]*)*,*$";
+const ADDRESSES: &str = r"^[^<>\x00,]*[^<>\x00,\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^<>\x00,]*(?:,[^<>\x00,]*[^<>\x00,\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^<>\x00,]*)*,*$";
 
 /// The rules of a form that tie one field to another, which the derive cannot write, by the form's schema
 /// name: one `anyOf` per rule, a branch per value of the deciding field (generators take a branch whole,
@@ -138,7 +147,7 @@ pub fn applied_fields(schema: &str) -> serde_json::Value {
     let names = |object: Object| serde_json::to_value(object).unwrap_or_default();
     match schema {
         "Executor" => json!({
-            "app_name": { "minLength": 4, "maxLength": 64, "pattern": NO_MARKUP },
+            "app_name": { "minLength": 4, "maxLength": 64, "pattern": APP_NAME },
             "title": { "minLength": 1, "maxLength": 12, "pattern": NO_MARKUP },
         }),
         "Job" => json!({
@@ -158,5 +167,54 @@ pub fn applied_fields(schema: &str) -> serde_json::Value {
             "update_time": { "pattern": WALL_CLOCK },
         }),
         _ => json!({}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The white space the patterns spell out, as a regex class's body, written from `char::is_whitespace`
+    /// (what `str::trim` and so the forms' blank checks use): ranges of three or more as `a-b`, in `\xNN` or
+    /// `\uNNNN` but for the space itself.
+    fn white_space_class(controls: bool) -> String {
+        let chars: Vec<u32> = (0..=0xFFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace() && (controls || !c.is_control()))
+            .map(u32::from)
+            .collect();
+        let escape = |c: u32| match c {
+            0x20 => " ".to_string(),
+            0x09 => r"\t".to_string(),
+            0x0d => r"\r".to_string(),
+            c if c < 0x100 => format!(r"\x{c:02x}"),
+            c => format!(r"\u{c:04x}"),
+        };
+        let mut class = String::new();
+        let mut i = 0;
+        while i < chars.len() {
+            let mut j = i;
+            while j + 1 < chars.len() && chars[j + 1] == chars[j] + 1 {
+                j += 1;
+            }
+            if j - i >= 2 {
+                class += &format!("{}-{}", escape(chars[i]), escape(chars[j]));
+            } else {
+                (i..=j).for_each(|k| class += &escape(chars[k]));
+            }
+            i = j + 1;
+        }
+        class
+    }
+
+    #[test]
+    fn the_patterns_spell_white_space_as_the_blank_check_sees_it() {
+        let all = white_space_class(true);
+        assert_eq!(all, r"\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000");
+        for pattern in [NOT_BLANK, NO_MARKUP, ADDRESS, ADDRESSES] {
+            assert!(pattern.contains(&all), "{pattern}");
+            assert!(!pattern.contains(r"\s"), "{pattern}");
+        }
+        assert!(APP_NAME.contains(&format!(r"\x7f-\x9f{}]", white_space_class(false))), "{APP_NAME}");
     }
 }

@@ -22,6 +22,7 @@ pub fn cases() -> Vec<Case> {
             ALL => log_and_group_endpoints,
             ALL => restricted_token_is_confined_to_its_groups,
             ALL => the_edge_refuses_what_the_contract_forbids,
+            ALL => app_names_keep_to_the_documented_pattern,
             ALL => writes_answer_where_they_went,
             ALL => document_and_readme_examples needs [Curl],
         }
@@ -700,6 +701,59 @@ async fn the_edge_refuses_what_the_contract_forbids(backend: Backend) -> TestRes
     ensure_eq!((plain.status, plain.body["status"].clone()), (415, json!(415)));
     let patch = api.send(reqwest::Method::PATCH, "/jobs/1", None, &[]).await?;
     ensure_eq!((patch.status, patch.body["error"].clone()), (405, json!("Method Not Allowed")));
+    app.stop().await;
+    Ok(())
+}
+
+/// The document's AppName pattern is the rule both edges apply: control characters, which it forbids, are
+/// refused on creation and on change with a 400 naming AppName (the console's form alike), and the group
+/// is left as it was; the white space it names blank is blank to the server too. A registration type other
+/// than the document's 0 and 1 is refused the same way.
+async fn app_names_keep_to_the_documented_pattern(backend: Backend) -> TestResult {
+    let (_db, app, admin, api) = as_admin(backend).await?;
+    let doc = api.expect(200, api.get("/openapi.json")).await?;
+    let pattern = doc["components"]["schemas"]["GroupForm"]["properties"]["appname"]["pattern"].clone();
+    ensure!(pattern.as_str().is_some_and(|p| p.contains(r"\x00-\x1f\x7f-\x9f")), "{pattern}");
+    let unvalid = refusal(400, "Bad Request", &format!("AppName{}", msg(&["system_unvalid"])));
+    let blank = refusal(400, "Bad Request", &format!("{}AppName", msg(&["system_please_input"])));
+    let form = |appname: &str| json!({"appname": appname, "title": "t", "addressType": 0});
+
+    for bad in ["\u{1c}\u{1d}\u{1e}\u{1f}", "app\u{7f}name", "app\nname", "app\u{85}name", "app\tname"] {
+        ensure_eq!(api.expect(400, api.post("/groups", form(bad))).await?, unvalid, "POST {bad:?}");
+    }
+    ensure_eq!(api.expect(400, api.post("/groups", form("\u{3000}\u{a0} \u{2028}"))).await?, blank);
+    let created = api.expect(201, api.post("/groups", form("plain-app"))).await?;
+    let id = created["id"].as_i64().context("id")?;
+    for bad in ["\u{1c}\u{1d}\u{1e}\u{1f}", "plain\u{9b}app"] {
+        ensure_eq!(
+            api.expect(400, api.put(&format!("/groups/{id}"), form(bad))).await?,
+            unvalid,
+            "PUT {bad:?}"
+        );
+    }
+    let console = admin
+        .post(
+            "/jobgroup/save",
+            &[("appname", "\u{1c}\u{1d}\u{1e}\u{1f}"), ("title", "t"), ("addressType", "0")],
+        )
+        .await?;
+    ensure_eq!((console["code"].clone(), console["msg"].clone()), (json!(500), unvalid["message"].clone()));
+    // The registration type too: the document offers 0 and 1 only.
+    let other_type = refusal(400, "Bad Request", &msg(&["jobgroup_field_addressType", "system_unvalid"]));
+    let manual = |address_type: i64| json!({"appname": "plain-app", "title": "t", "addressType": address_type, "addressList": "127.0.0.1:9"});
+    ensure_eq!(api.expect(400, api.post("/groups", manual(-1))).await?, other_type);
+    ensure_eq!(api.expect(400, api.put(&format!("/groups/{id}"), manual(2))).await?, other_type);
+    let kept = api.expect(200, api.get(&format!("/groups/{id}"))).await?;
+    ensure_eq!(
+        (kept["appname"].clone(), kept["addressType"].clone()),
+        (json!("plain-app"), json!(0)),
+        "the refused changes left the group as it was"
+    );
+    let names: Vec<String> =
+        app.app.db.all_groups().await.context("groups")?.into_iter().map(|g| g.app_name).collect();
+    ensure!(!names.iter().any(|n| n.chars().any(char::is_control)), "nothing refused was stored: {names:?}");
+    // U+FEFF is not white space to the server, whatever `\s` means to a regex dialect: the document agrees.
+    api.expect(201, api.post("/groups", form("\u{feff}app"))).await?;
     app.stop().await;
     Ok(())
 }

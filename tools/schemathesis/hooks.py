@@ -90,3 +90,20 @@ def toml_document(ctx, value):
         return toml_value(value).encode("utf-8", "surrogatepass")
     lines = [f"{toml_string(str(k))} = {toml_value(v, k)}" for k, v in value.items() if not absent(k, v)]
     return "\n".join(lines).encode("utf-8", "surrogatepass")
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    """The stateful phase fills a request's fields from earlier answers: a job's FIX_RATE seconds may land
+    beside a drawn `CRON`. The document forbids that only through the `quartz-cron` format, which no
+    validator asserts, so schemathesis would count the admin's refusal against it. Such a positive case gets
+    a Quartz expression (one has six or seven fields); negative cases are sent as drawn."""
+    body = case.body
+    meta = case.meta
+    if not isinstance(body, dict) or body.get("scheduleType") != "CRON" or meta is None:
+        return
+    if meta.phase.name != "stateful" or meta.generation.mode != "positive":
+        return
+    conf = body.get("scheduleConf")
+    if isinstance(conf, str) and len(conf.split()) < 6:
+        body["scheduleConf"] = "0 0 0 * * ?"

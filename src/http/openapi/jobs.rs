@@ -159,8 +159,9 @@ pub async fn stop(
 }
 
 /// A manual run's options.
+// Both fields are optional as Options are: a container's `#[serde(default)]` would only add `default: null`.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TriggerBody {
     /// The parameter of this run; absent = the job's own.
     executor_param: Option<String>,

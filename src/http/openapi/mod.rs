@@ -788,6 +788,63 @@ mod tests {
         );
     }
 
+    /// openapi-spec-validator holds every `default` and `enum` value to the schema it sits in: a `null`
+    /// needs a type that admits null (or no type), a number the schema's bounds.
+    #[test]
+    fn defaults_and_enumerations_fit_their_own_schemas() {
+        let mut misfits = Vec::new();
+        misfits_in(&openapi_document(""), "#", &mut misfits);
+        assert!(misfits.is_empty(), "{misfits:#?}");
+    }
+
+    /// The forms' derives write the patterns out as literals: they are the ones `/apply` holds the same
+    /// fields to, which `service::schema` checks against the server's blank check.
+    #[test]
+    fn the_forms_write_the_shared_patterns_out() {
+        let doc = openapi_document("");
+        let pattern = |schema: &str, field: &str| {
+            doc["components"]["schemas"][schema]["properties"][field]["pattern"].clone()
+        };
+        for ((form, field), (applied, as_applied)) in [
+            (("GroupForm", "appname"), ("AppliedExecutor", "app_name")),
+            (("GroupForm", "title"), ("AppliedExecutor", "title")),
+            (("JobForm", "jobDesc"), ("AppliedJob", "description")),
+            (("JobForm", "author"), ("AppliedJob", "author")),
+        ] {
+            assert!(pattern(form, field).is_string(), "{form}.{field}");
+            assert_eq!(pattern(form, field), pattern(applied, as_applied), "{form}.{field}");
+        }
+    }
+
+    fn misfits_in(value: &serde_json::Value, at: &str, misfits: &mut Vec<String>) {
+        use serde_json::Value;
+        match value {
+            Value::Object(map) => {
+                let admits_null = match map.get("type") {
+                    None => true,
+                    Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+                    Some(one) => one == "null",
+                };
+                let bound = |key: &str| map.get(key).and_then(Value::as_f64);
+                let listed = map.get("enum").and_then(Value::as_array).into_iter().flatten();
+                for (what, v) in
+                    map.get("default").map(|d| ("default", d)).into_iter().chain(listed.map(|v| ("enum", v)))
+                {
+                    let below = v.as_f64().zip(bound("minimum")).is_some_and(|(v, min)| v < min);
+                    let above = v.as_f64().zip(bound("maximum")).is_some_and(|(v, max)| v > max);
+                    if (v.is_null() && !admits_null) || below || above {
+                        misfits.push(format!("{at}: {what} {v} in {value}"));
+                    }
+                }
+                map.iter().for_each(|(key, v)| misfits_in(v, &format!("{at}/{key}"), misfits));
+            }
+            Value::Array(items) => {
+                items.iter().enumerate().for_each(|(i, v)| misfits_in(v, &format!("{at}/{i}"), misfits))
+            }
+            _ => {}
+        }
+    }
+
     fn collect_refs(value: &serde_json::Value, refs: &mut Vec<String>) {
         match value {
             serde_json::Value::Object(map) => {
