@@ -343,13 +343,22 @@ mod tests {
 
     #[test]
     fn only_the_templates_the_server_fills_have_slots() {
-        // The console's refusals name the sender or the path they refused; the login page names the provider.
+        // The console's refusals name the sender or the path they refused; the login page names the provider;
+        // a cron expression's reason names the field, its text and what is wrong.
         let filled = [
             "alarm_channel_test_failed",
             "alarm_channel_test_sent",
             "alarm_channel_unknown",
             "alarm_test_message",
+            "cron_error_field",
+            "cron_error_missing_fields",
+            "cron_problem_not_in_this_field",
+            "cron_problem_number_expected",
+            "cron_problem_out_of_range",
+            "cron_problem_step_too_large",
+            "cron_problem_unexpected_character",
             "jobinfo_alarm_unknown_channel",
+            "jobinfo_cron_unvalid_reason",
             "login_oidc_btn",
             "login_throttled",
             "system_cross_site_refused",
