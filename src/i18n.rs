@@ -350,6 +350,8 @@ mod tests {
             "alarm_channel_test_sent",
             "alarm_channel_unknown",
             "alarm_test_message",
+            "code_plan_changes",
+            "code_plan_step",
             "cron_error_field",
             "cron_error_missing_fields",
             "cron_problem_not_in_this_field",

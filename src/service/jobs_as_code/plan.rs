@@ -4,6 +4,7 @@
 use super::document::{natural_key, Document, Executor, GlueVersion, Job};
 use crate::domain::codes::AddressType;
 use crate::domain::java_split;
+use crate::i18n::I18n;
 use crate::service::jobs::stored_glue_source;
 use crate::storage::{JobGroup, JobInfo};
 use serde::Serialize;
@@ -79,26 +80,35 @@ impl Plan {
     }
 }
 
-impl fmt::Display for Plan {
-    /// One line per step (`+` create, `~` update, `-` delete, `=` unchanged), each differing field below
-    /// its update.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let lines = self.executors.iter().map(|s| ("executor", &s.app_name, s.action, &s.diffs));
+impl Plan {
+    /// The plan in `i18n`'s language: one line per step (`+` create, `~` update, `-` delete, `=`
+    /// unchanged), each differing field below its update under the document's name for it.
+    pub fn render(&self, i18n: &I18n) -> String {
+        let mut text = String::new();
+        let lines = self.executors.iter().map(|s| ("code_plan_executor", &s.app_name, s.action, &s.diffs));
         for (what, name, action, diffs) in
-            lines.chain(self.jobs.iter().map(|s| ("job", &s.job, s.action, &s.diffs)))
+            lines.chain(self.jobs.iter().map(|s| ("code_plan_job", &s.job, s.action, &s.diffs)))
         {
             let (sign, verb) = match action {
-                Action::Create => ('+', "create"),
-                Action::Update => ('~', "update"),
-                Action::Delete => ('-', "delete"),
-                Action::Unchanged => ('=', "unchanged"),
+                Action::Create => ('+', "code_plan_create"),
+                Action::Update => ('~', "code_plan_update"),
+                Action::Delete => ('-', "code_plan_delete"),
+                Action::Unchanged => ('=', "code_plan_unchanged"),
             };
-            writeln!(f, "{sign} {what} {name}: {verb}")?;
+            text += &i18n.format("code_plan_step", &[&sign, &i18n.get(what), name, &i18n.get(verb)]);
+            text.push('\n');
             for diff in diffs {
-                writeln!(f, "    {}: {:?} -> {:?}", diff.field, diff.from, diff.to)?;
+                text += &format!("    {}: {:?} -> {:?}\n", diff.field, diff.from, diff.to);
             }
         }
-        writeln!(f, "{} change(s)", self.changes())
+        text + &i18n.format("code_plan_changes", &[&self.changes()]) + "\n"
+    }
+}
+
+impl fmt::Display for Plan {
+    /// The plan in English, as the command line prints it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(&I18n::new("en")))
     }
 }
 

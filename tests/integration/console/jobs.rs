@@ -328,6 +328,25 @@ pub(super) async fn schedule_messages_give_the_reason_in_the_console_language(
             ensure_eq!(reply["msg"], json!(expected), "{path} {schedule_type} {conf:?}: {reply}");
         }
     }
+    // Jobs as code in the console: the plan and the refusals in the console's language too.
+    let executor = "[[executor]]\napp_name = \"zh-app\"\ntitle = \"Z\"\n";
+    let plan = client
+        .post("/jobinfo/apply", &[("document", executor), ("format", "toml"), ("dryRun", "true")])
+        .await?;
+    ensure_eq!(plan["content"]["plan"], json!("+ 执行器 zh-app：新建\n共 1 项更改\n"), "{plan}");
+    let job = "[[executor.job]]\ndescription = \"d\"\nauthor = \"me\"\nschedule_type = \"CRON\"\n\
+               schedule_conf = \"0 60 * * * ?\"\nroute_strategy = \"FIRST\"\nblock_strategy = \"SERIAL_EXECUTION\"\n\
+               handler = \"h\"\n";
+    let document = format!("{executor}\n{job}");
+    let refused = client
+        .post("/jobinfo/apply", &[("document", document.as_str()), ("format", "toml"), ("dryRun", "true")])
+        .await?;
+    ensure!(
+        refused["msg"]
+            .as_str()
+            .is_some_and(|m| m.ends_with(": Cron无效：分字段“60”（第 3 列）：取值须在 0 到 59 之间")),
+        "{refused}"
+    );
     app.stop().await;
     Ok(())
 }
