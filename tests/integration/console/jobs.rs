@@ -337,6 +337,14 @@ pub(super) async fn schedule_messages_give_the_reason_in_the_console_language(
     let job = "[[executor.job]]\ndescription = \"d\"\nauthor = \"me\"\nschedule_type = \"CRON\"\n\
                schedule_conf = \"0 60 * * * ?\"\nroute_strategy = \"FIRST\"\nblock_strategy = \"SERIAL_EXECUTION\"\n\
                handler = \"h\"\n";
+    let twice = format!("{executor}{executor}");
+    let refused = client
+        .post("/jobinfo/apply", &[("document", twice.as_str()), ("format", "toml"), ("dryRun", "true")])
+        .await?;
+    ensure!(
+        refused["msg"].as_str().is_some_and(|m| m.ends_with("：app_name：在文件中出现了两次")),
+        "{refused}"
+    );
     let document = format!("{executor}\n{job}");
     let refused = client
         .post("/jobinfo/apply", &[("document", document.as_str()), ("format", "toml"), ("dryRun", "true")])
