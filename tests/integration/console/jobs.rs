@@ -313,15 +313,16 @@ pub(super) async fn schedule_messages_give_the_reason_in_the_console_language(
     // Editing the BEAN sample job without a handler: refused as adding refuses it.
     let blank = form_with(&form("CRON", "0 0 0 * * ?"), &[("executorHandler", Some(""))]);
     ensure_eq!(client.post("/jobinfo/update", &blank).await?["msg"], json!("请输入JobHandler"));
-    let cases = [
-        ("CRON", "0 60 * * * ?", "Cron无效：分字段“60”（第 3 列）：取值须在 0 到 59 之间"),
-        ("CRON", "0 0 0 * * *", "Cron无效：日和周不能同时指定：两者之中须有且只有一个为“?”"),
-        ("CRON", "0 0 0 ? * ?", "Cron无效：日和周不能都是“?”：两者之中须有且只有一个为“?”"),
-        ("CRON", "0 0 0 ? * MON#2#3", "Cron无效：周字段“MON#2#3”（第 11 列）：只能有一个“#”"),
-        ("FIX_RATE", "x", "调度类型无效：固定频率须为 1 到 2147483647 之间的整数秒"),
-        ("FIX_RATE", "0", "调度类型无效：固定频率须为 1 到 2147483647 之间的整数秒"),
+    let fix_rate = "调度类型无效：固定频率须为 1 到 2147483647 之间的整数秒";
+    let crons = [
+        ("0 60 * * * ?", "Cron无效：分字段“60”（第 3 列）：取值须在 0 到 59 之间"),
+        ("0 0 0 * * *", "Cron无效：日和周不能同时指定：两者之中须有且只有一个为“?”"),
+        ("0 0 0 ? * MON#2#3", "Cron无效：周字段“MON#2#3”（第 11 列）：只能有一个“#”"),
     ];
-    for (schedule_type, conf, expected) in cases {
+    let cases = crons.map(|(conf, expected)| ("CRON", conf, expected));
+    for (schedule_type, conf, expected) in
+        cases.into_iter().chain(["x", "0"].map(|c| ("FIX_RATE", c, fix_rate)))
+    {
         let form = form(schedule_type, conf);
         for path in ["/jobinfo/add", "/jobinfo/update", "/jobinfo/nextTriggerTime"] {
             let reply = client.post(path, &form).await?;
