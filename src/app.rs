@@ -86,6 +86,7 @@ impl RunningApp {
 pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     warn_about_token(&config);
     let ldap = config.ldap.clone().map(Directory::new).transpose()?;
+    let local_logins = ldap.as_ref().is_none_or(Directory::falls_back_to_local);
     let db = open_database(&config).await?;
     let config = Arc::new(config);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -111,7 +112,7 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
         "xxl-job-admin listening on {addr}; console: {}",
         clickable_console_url(addr, &config.server.context_path)
     );
-    http::console::session::warn_about_default_passwords(&db).await;
+    http::console::session::warn_about_default_passwords(&db, local_logins).await;
 
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let app = http::router(state);

@@ -343,13 +343,37 @@ mod tests {
 
     #[test]
     fn only_the_templates_the_server_fills_have_slots() {
-        // The console's refusals name the sender or the path they refused; the login page names the provider.
+        // The console's refusals name the sender or the path they refused; the login page names the provider;
+        // a cron expression's reason names the field, its text and what is wrong.
         let filled = [
             "alarm_channel_test_failed",
             "alarm_channel_test_sent",
             "alarm_channel_unknown",
             "alarm_test_message",
+            "code_error_bad_time",
+            "code_error_child_pruned",
+            "code_error_child_unknown",
+            "code_error_executor_twice",
+            "code_error_glue_type_fixed",
+            "code_error_groups_share_app",
+            "code_error_history_too_long",
+            "code_error_job_twice",
+            "code_error_jobs_share_key",
+            "code_error_key_taken",
+            "code_error_not_glue_type",
+            "code_error_too_long",
+            "code_error_trigger_status",
+            "code_plan_changes",
+            "code_plan_step",
+            "cron_error_field",
+            "cron_error_missing_fields",
+            "cron_problem_not_in_this_field",
+            "cron_problem_number_expected",
+            "cron_problem_out_of_range",
+            "cron_problem_step_too_large",
+            "cron_problem_unexpected_character",
             "jobinfo_alarm_unknown_channel",
+            "jobinfo_cron_unvalid_reason",
             "login_oidc_btn",
             "login_throttled",
             "system_cross_site_refused",

@@ -51,15 +51,16 @@ impl EmailAlarm {
         Ok(EmailAlarm { i18n, transport, session_timeout })
     }
 
-    async fn send_all(&self, alarm: &Alarm) -> bool {
+    /// Sends to every address; the first failure's reason when one failed.
+    async fn send_all(&self, alarm: &Alarm) -> Result<(), String> {
         let (job, log) = (&alarm.job, &alarm.log);
         let Some((transport, from)) = &self.transport else {
             tracing::warn!(job_id = job.id, "alarm e-mail not sent: spring.mail.host is not configured");
-            return false;
+            return Err("spring.mail.host is not configured".to_string());
         };
         let group_title = alarm.group.as_ref().map(|g| g.title.as_str());
         let body = render_body(&self.i18n, job, group_title, log);
-        let mut delivered = true;
+        let mut delivered = Ok(());
         for address in &alarm.targets.emails {
             let result = async {
                 let to: Mailbox = address.parse().map_err(|e| format!("invalid address: {e}"))?;
@@ -78,7 +79,7 @@ impl EmailAlarm {
             .await;
             if let Err(e) = result {
                 tracing::warn!(job_id = job.id, log_id = log.id, %address, "alarm e-mail failed: {e}");
-                delivered = false;
+                delivered = delivered.and(Err(format!("{address}: {e}")));
             }
         }
         delivered

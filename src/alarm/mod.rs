@@ -28,7 +28,8 @@ pub enum AlarmSetupError {
     Webhook(#[from] webhook::WebhookSetupError),
 }
 
-pub type AlarmFuture<'a> = Pin<Box<dyn Future<Output = bool> + Send + 'a>>;
+/// A delivery: `Err` says why it failed, in words fit to show (no URL, token or secret).
+pub type AlarmFuture<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
 
 /// One way of telling people about a failed job.
 pub trait AlarmChannel: Send + Sync + 'static {
@@ -36,7 +37,7 @@ pub trait AlarmChannel: Send + Sync + 'static {
     fn name(&self) -> &str;
     /// Whether `alarm` goes to this channel (the job names it, or configuration sends its group here).
     fn concerns(&self, alarm: &Alarm) -> bool;
-    /// Delivers `alarm`; true when it was delivered.
+    /// Delivers `alarm`, or says why not.
     fn send<'a>(&'a self, alarm: &'a Alarm) -> AlarmFuture<'a>;
 }
 
@@ -171,9 +172,15 @@ impl Alarms {
     }
 
     /// Sends a made-up failed run to the webhook channel `name`, as the console's test button asks: no
-    /// job or log behind it, not counted in the metrics. True when it was delivered; `None` when no
-    /// channel has that name.
-    pub async fn test(&self, name: &str, job_desc: String, message: String, now_ms: i64) -> Option<bool> {
+    /// job or log behind it, not counted in the metrics. `Err` says why it was not delivered; `None` when
+    /// no channel has that name.
+    pub async fn test(
+        &self,
+        name: &str,
+        job_desc: String,
+        message: String,
+        now_ms: i64,
+    ) -> Option<Result<(), String>> {
         let name = canonical_channel(name);
         let label = format!("{WEBHOOK_ENTRY}{name}");
         let channel = self.channels.iter().find(|c| c.name() == label)?;
@@ -211,7 +218,7 @@ async fn deliver(channels: &[Arc<dyn AlarmChannel>], alarm: Arc<Alarm>, metrics:
     for channel in channels.iter().filter(|c| c.concerns(&alarm)) {
         let (channel, alarm) = (channel.clone(), alarm.clone());
         sending.spawn(async move {
-            let sent = channel.send(&alarm).await;
+            let sent = channel.send(&alarm).await.is_ok();
             (channel, sent)
         });
     }
@@ -254,7 +261,13 @@ mod tests {
         fn send<'a>(&'a self, _: &'a Alarm) -> AlarmFuture<'a> {
             self.calls.fetch_add(1, Ordering::SeqCst);
             let ok = self.sends;
-            Box::pin(async move { ok })
+            Box::pin(async move {
+                if ok {
+                    Ok(())
+                } else {
+                    Err("refused".to_string())
+                }
+            })
         }
     }
 

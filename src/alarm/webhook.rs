@@ -73,24 +73,27 @@ impl WebhookChannel {
         })
     }
 
-    async fn deliver(&self, alarm: &Alarm) -> bool {
+    /// Sends with retries; the last attempt's reason when none arrived.
+    async fn deliver(&self, alarm: &Alarm) -> Result<(), String> {
         let body = format::body(self.config.kind, &self.i18n, alarm);
+        let mut last = String::new();
         for attempt in 1..=ATTEMPTS {
             match self.attempt(&body).await {
-                Ok(()) => return true,
+                Ok(()) => return Ok(()),
                 Err(Failure::Refused(reason)) => {
                     tracing::warn!(log_id = alarm.log.id, channel = %self.label, "alarm refused: {reason}");
-                    return false;
+                    return Err(reason);
                 }
                 Err(Failure::Transient(reason)) => {
                     tracing::warn!(log_id = alarm.log.id, channel = %self.label, attempt, "alarm not delivered: {reason}");
+                    last = reason;
                 }
             }
             if attempt < ATTEMPTS {
                 tokio::time::sleep(RETRY_PAUSE * 2u32.pow(attempt - 1)).await;
             }
         }
-        false
+        Err(last)
     }
 
     /// One POST, signed afresh (the vendors check the timestamp).

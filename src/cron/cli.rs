@@ -312,7 +312,10 @@ mod tests {
         );
         let (code, _, err) = cron(&["0 0 0 ? * 8"]);
         assert_eq!(code, 2);
-        assert!(err.contains("Day-of-Week values must be between 1 and 7"), "{err}");
+        assert!(
+            err.contains("values must be between 1 and 7 (in the day-of-week field '8', at column 11)"),
+            "{err}"
+        );
         // An expression that starts with a minus is an expression, and its error says what is wrong in it.
         let (code, _, err) = cron(&["-5 0 12 * * ?"]);
         assert_eq!(code, 2);

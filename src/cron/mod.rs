@@ -30,6 +30,7 @@ use std::str::FromStr;
 
 use chrono::{DateTime, Datelike, Local, TimeZone};
 
+use crate::i18n::I18n;
 use schedule::Schedule;
 
 /// The search gives up past this year whatever the expression says, as Quartz does.
@@ -68,35 +69,112 @@ impl CronField {
     ];
 }
 
-impl fmt::Display for CronField {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CronField::Second => "second",
-            CronField::Minute => "minute",
-            CronField::Hour => "hour",
-            CronField::DayOfMonth => "day-of-month",
-            CronField::Month => "month",
-            CronField::DayOfWeek => "day-of-week",
-            CronField::Year => "year",
-        })
+/// Why an expression is not a valid Quartz cron expression. [`CronError::describe`] words it in one of
+/// the console's languages; `Display` is the English wording (the `cron` command's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CronError {
+    /// Fewer than the 6 fields every expression has.
+    MissingFields {
+        found: usize,
+    },
+    Field {
+        field: CronField,
+        token: String,
+        column: usize,
+        problem: Problem,
+    },
+    BothDaysSpecified,
+    BothDaysUnspecified,
+}
+
+/// What is wrong inside one field; the field, its text and column travel beside it in [`CronError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Problem {
+    /// A character the field cannot start or continue with here.
+    UnexpectedCharacter(char),
+    /// `L`, `W`, `#` or `?` in a field that does not take it.
+    NotInThisField(char),
+    /// A month or weekday name outside those two fields.
+    NamesNotAllowed,
+    /// Not one of the three-letter month or weekday names.
+    UnknownName,
+    /// The operator must be followed by a number.
+    NumberExpected(char),
+    /// A number beyond what an `int` holds.
+    TooLarge,
+    OutOfRange {
+        min: i32,
+        max: i32,
+    },
+    /// An increment above the field's span.
+    StepTooLarge {
+        max: i32,
+    },
+    YearsReversed,
+    /// `L` (or `LW`) listed with other days.
+    LastWithOthers,
+    /// More than one `#` in the day-of-week field.
+    OneNthOnly,
+    /// `?` in day-of-week while day-of-month is empty.
+    NoSpecWithoutMonthDay,
+}
+
+impl CronField {
+    /// The i18n key of the field's name.
+    fn key(self) -> &'static str {
+        match self {
+            CronField::Second => "cron_field_second",
+            CronField::Minute => "cron_field_minute",
+            CronField::Hour => "cron_field_hour",
+            CronField::DayOfMonth => "cron_field_day_of_month",
+            CronField::Month => "cron_field_month",
+            CronField::DayOfWeek => "cron_field_day_of_week",
+            CronField::Year => "cron_field_year",
+        }
     }
 }
 
-/// Why an expression is not a valid Quartz cron expression.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CronError {
-    #[error(
-        "unexpected end of expression: found {found} field(s), expected 6 or 7 \
-         (second minute hour day-of-month month day-of-week [year])"
-    )]
-    MissingFields { found: usize },
-    #[error("{problem} (in {field} field '{token}', at column {column})")]
-    Field { field: CronField, token: String, column: usize, problem: String },
-    #[error("day-of-month and day-of-week are both specified: exactly one of them must be '?'")]
-    BothDaysSpecified,
-    #[error("day-of-month and day-of-week are both '?': exactly one of them must be '?'")]
-    BothDaysUnspecified,
+impl Problem {
+    fn describe(self, i18n: &I18n) -> String {
+        match self {
+            Problem::UnexpectedCharacter(c) => i18n.format("cron_problem_unexpected_character", &[&c]),
+            Problem::NotInThisField(c) => i18n.format("cron_problem_not_in_this_field", &[&c]),
+            Problem::NamesNotAllowed => i18n.get("cron_problem_names_not_allowed").to_string(),
+            Problem::UnknownName => i18n.get("cron_problem_unknown_name").to_string(),
+            Problem::NumberExpected(c) => i18n.format("cron_problem_number_expected", &[&c]),
+            Problem::TooLarge => i18n.get("cron_problem_too_large").to_string(),
+            Problem::OutOfRange { min, max } => i18n.format("cron_problem_out_of_range", &[&min, &max]),
+            Problem::StepTooLarge { max } => i18n.format("cron_problem_step_too_large", &[&max]),
+            Problem::YearsReversed => i18n.get("cron_problem_years_reversed").to_string(),
+            Problem::LastWithOthers => i18n.get("cron_problem_last_with_others").to_string(),
+            Problem::OneNthOnly => i18n.get("cron_problem_one_nth_only").to_string(),
+            Problem::NoSpecWithoutMonthDay => i18n.get("cron_problem_no_spec_without_month_day").to_string(),
+        }
+    }
 }
+
+impl CronError {
+    /// The reason in `i18n`'s language, naming the field, its text and column.
+    pub fn describe(&self, i18n: &I18n) -> String {
+        match self {
+            CronError::MissingFields { found } => i18n.format("cron_error_missing_fields", &[found]),
+            CronError::Field { field, token, column, problem } => i18n.format(
+                "cron_error_field",
+                &[&i18n.get(field.key()), token, column, &problem.describe(i18n)],
+            ),
+            CronError::BothDaysSpecified => i18n.get("cron_error_both_days_specified").to_string(),
+            CronError::BothDaysUnspecified => i18n.get("cron_error_both_days_unspecified").to_string(),
+        }
+    }
+}
+
+impl fmt::Display for CronError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe(&I18n::new("en")))
+    }
+}
+
+impl std::error::Error for CronError {}
 
 impl CronExpression {
     /// Parses `expr` with Quartz's rules (case-insensitive; 6 or 7 fields, seconds first).

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 use super::schedule::{Anchor, Bits, DayRule, DaySet, Schedule};
-use super::{CronError, CronField};
+use super::{CronError, CronField, Problem};
 
 /// Quartz keeps `?` as this number inside the day sets, so a literal 98 in a day field means `?`.
 const NO_SPEC: i32 = 98;
@@ -149,12 +149,12 @@ struct Source<'a> {
 }
 
 impl Source<'_> {
-    fn error(&self, position: usize, problem: impl Into<String>) -> CronError {
+    fn error(&self, position: usize, problem: Problem) -> CronError {
         CronError::Field {
             field: self.field,
             token: String::from_utf16_lossy(&self.text[self.token.clone()]),
             column: String::from_utf16_lossy(&self.text[..position.min(self.text.len())]).chars().count() + 1,
-            problem: problem.into(),
+            problem,
         }
     }
 }
@@ -167,12 +167,8 @@ struct Item<'a> {
 }
 
 impl Item<'_> {
-    fn error(&self, offset: usize, problem: impl Into<String>) -> CronError {
+    fn error(&self, offset: usize, problem: Problem) -> CronError {
         self.src.error(self.start + offset, problem)
-    }
-
-    fn text(&self) -> String {
-        String::from_utf16_lossy(self.s)
     }
 }
 
@@ -210,14 +206,13 @@ impl Builder {
         let lists_last = has(u16::from(b'L')) && token.len() > 1 && has(u16::from(b','));
         match src.field {
             CronField::DayOfMonth if lists_last => {
-                return Err(src
-                    .error(src.token.start, "'L' and 'LW' cannot be combined with other days of the month"));
+                return Err(src.error(src.token.start, Problem::LastWithOthers));
             }
             CronField::DayOfWeek if lists_last => {
-                return Err(src.error(src.token.start, "'L' cannot be combined with other days of the week"));
+                return Err(src.error(src.token.start, Problem::LastWithOthers));
             }
             CronField::DayOfWeek if token.iter().filter(|&&c| c == u16::from(b'#')).count() > 1 => {
-                return Err(src.error(src.token.start, "only one '#' (nth day of the month) is supported"));
+                return Err(src.error(src.token.start, Problem::OneNthOnly));
             }
             _ => {}
         }
@@ -238,7 +233,7 @@ impl Builder {
             '*' | '/' => self.read_every(item),
             'L' => self.read_last(item),
             '0'..='9' => self.read_number(item),
-            c => Err(item.error(0, format!("Unexpected character: {c}"))),
+            c => Err(item.error(0, Problem::UnexpectedCharacter(c))),
         }
     }
 
@@ -249,23 +244,12 @@ impl Builder {
         let names: &[&str] = match field {
             CronField::Month => &MONTHS,
             CronField::DayOfWeek => &WEEKDAYS,
-            _ => {
-                return Err(item.error(0, format!("Illegal characters for this position: '{}'", item.text())))
-            }
+            _ => return Err(item.error(0, Problem::NamesNotAllowed)),
         };
-        let kind = if field == CronField::Month { "Month" } else { "Day-of-Week" };
         let lookup = |from: usize| {
-            item.s
-                .get(from..from + 3)
-                .ok_or_else(|| item.error(from, format!("'{}' is not a three-letter name", item.text())))
-                .and_then(|name| {
-                    name_number(names, name).ok_or_else(|| {
-                        item.error(
-                            from,
-                            format!("Invalid {kind} value: '{}'", String::from_utf16_lossy(name)),
-                        )
-                    })
-                })
+            item.s.get(from..from + 3).ok_or_else(|| item.error(from, Problem::UnknownName)).and_then(
+                |name| name_number(names, name).ok_or_else(|| item.error(from, Problem::UnknownName)),
+            )
         };
         let start = lookup(0)?;
         let mut end = None;
@@ -282,18 +266,14 @@ impl Builder {
     fn read_no_spec(&mut self, item: &Item) -> Result<(), CronError> {
         let field = item.src.field;
         if item.s.len() >= 3 {
-            return Err(item.error(1, format!("Illegal character after '?': {}", unit(item.s, 1))));
+            return Err(item.error(1, Problem::UnexpectedCharacter(unit(item.s, 1))));
         }
         if field != CronField::DayOfMonth && field != CronField::DayOfWeek {
-            return Err(item.error(0, "'?' can only be specified for Day-of-Month or Day-of-Week."));
+            return Err(item.error(0, Problem::NotInThisField('?')));
         }
         if field == CronField::DayOfWeek && !self.last_day_of_month {
             match self.set(CronField::DayOfMonth).last() {
-                None => {
-                    return Err(
-                        item.error(0, "'?' in day-of-week needs a day-of-month value, and there is none")
-                    )
-                }
+                None => return Err(item.error(0, Problem::NoSpecWithoutMonthDay)),
                 Some(&NO_SPEC) => return Err(CronError::BothDaysUnspecified),
                 Some(_) => {}
             }
@@ -307,16 +287,16 @@ impl Builder {
         let s = item.s;
         let slash = match (unit(s, 0), s.len()) {
             ('*', 1) => return self.add_item(item, ALL, None, 0),
-            ('/', 1) => return Err(item.error(0, "'/' must be followed by an integer.")),
+            ('/', 1) => return Err(item.error(0, Problem::NumberExpected('/'))),
             ('*', _) if at(s, 1) != Some('/') => return self.add_item(item, ALL, None, 1),
             ('*', _) => 1,
             _ => 0,
         };
         if slash + 1 >= s.len() {
-            return Err(item.error(slash + 1, "Unexpected end of string."));
+            return Err(item.error(slash + 1, Problem::NumberExpected('/')));
         }
-        let step = java_int(&s[slash + 1..])
-            .ok_or_else(|| item.error(slash + 1, "'/' must be followed by an integer."))?;
+        let step =
+            java_int(&s[slash + 1..]).ok_or_else(|| item.error(slash + 1, Problem::NumberExpected('/')))?;
         check_step(item, step)?;
         self.add_item(item, ALL, None, step)
     }
@@ -331,13 +311,12 @@ impl Builder {
                 let mut after = 1;
                 if at(s, 1) == Some('-') {
                     if s.len() == 2 {
-                        return Err(item.error(2, "a number must follow 'L-'"));
+                        return Err(item.error(2, Problem::NumberExpected('-')));
                     }
                     after = digits_end(s, 2);
-                    let offset = number(&s[2..after])
-                        .ok_or_else(|| item.error(2, "offset from last day is too large"))?;
+                    let offset = number(&s[2..after]).ok_or_else(|| item.error(2, Problem::TooLarge))?;
                     if offset > 30 {
-                        return Err(item.error(2, "Offset from last day must be <= 30"));
+                        return Err(item.error(2, Problem::OutOfRange { min: 0, max: 30 }));
                     }
                     self.last_day_offset = offset;
                 }
@@ -356,14 +335,14 @@ impl Builder {
         let field = item.src.field;
         let s = item.s;
         let end = digits_end(s, 0);
-        let value = number(&s[..end]).ok_or_else(|| item.error(0, "number is too large"))?;
+        let value = number(&s[..end]).ok_or_else(|| item.error(0, Problem::TooLarge))?;
         match at(s, end) {
             Some('L') => {
                 if field != CronField::DayOfWeek {
-                    return Err(item.error(end, "'L' option is not valid here."));
+                    return Err(item.error(end, Problem::NotInThisField('L')));
                 }
                 if !(1..=7).contains(&value) {
-                    return Err(item.error(0, "Day-of-Week values must be between 1 and 7"));
+                    return Err(item.error(0, Problem::OutOfRange { min: 1, max: 7 }));
                 }
                 self.last_weekday_of_month = true;
                 self.set(field).insert(value);
@@ -371,12 +350,10 @@ impl Builder {
             }
             Some('W') => {
                 if field != CronField::DayOfMonth {
-                    return Err(item.error(end, "'W' option is not valid here."));
+                    return Err(item.error(end, Problem::NotInThisField('W')));
                 }
                 if value > 31 {
-                    return Err(
-                        item.error(end, "The 'W' option does not make sense with values larger than 31")
-                    );
+                    return Err(item.error(end, Problem::OutOfRange { min: 1, max: 31 }));
                 }
                 self.nearest_weekday = true;
                 self.set(field).insert(value);
@@ -384,7 +361,7 @@ impl Builder {
             }
             Some('#') => {
                 if field != CronField::DayOfWeek {
-                    return Err(item.error(end, "'#' option is not valid here."));
+                    return Err(item.error(end, Problem::NotInThisField('#')));
                 }
                 self.nth_weekday = read_nth(item, end + 1)?;
                 // Quartz stores the weekday unchecked here: 0 behaves as Saturday, 8 and up never match.
@@ -394,28 +371,27 @@ impl Builder {
             Some('-') => {
                 let from = end + 1;
                 let (last, to) = number_after_operator(s, from)
-                    .ok_or_else(|| item.error(from, "a number must follow '-'"))?;
-                let last = last.ok_or_else(|| item.error(from, "number is too large"))?;
+                    .ok_or_else(|| item.error(from, Problem::NumberExpected('-')))?;
+                let last = last.ok_or_else(|| item.error(from, Problem::TooLarge))?;
                 if at(s, to) != Some('/') {
                     return self.add_item(item, value, Some(last), 1);
                 }
                 let step_at = to + 1;
                 let (step, _) = number_after_operator(s, step_at)
-                    .ok_or_else(|| item.error(step_at, "'/' must be followed by an integer."))?;
-                let step = step.ok_or_else(|| item.error(step_at, "increment is too large"))?;
+                    .ok_or_else(|| item.error(step_at, Problem::NumberExpected('/')))?;
+                let step = step.ok_or_else(|| item.error(step_at, Problem::TooLarge))?;
                 // Quartz does not limit the increment of a range, so `0-59/70` is just 0.
                 self.add_item(item, value, Some(last), step)
             }
             Some('/') => {
                 let step_at = end + 1;
                 let (step, step_end) = number_after_operator(s, step_at)
-                    .ok_or_else(|| item.error(step_at, "'/' must be followed by an integer."))?;
+                    .ok_or_else(|| item.error(step_at, Problem::NumberExpected('/')))?;
                 if step_end == step_at + 1 && step_end < s.len() {
                     // Quartz rejects one digit followed by junk, yet ignores junk after two digits.
-                    return Err(item
-                        .error(step_end, format!("Unexpected character '{}' after '/'", unit(s, step_end))));
+                    return Err(item.error(step_end, Problem::UnexpectedCharacter(unit(s, step_end))));
                 }
-                let step = step.ok_or_else(|| item.error(step_at, "increment is too large"))?;
+                let step = step.ok_or_else(|| item.error(step_at, Problem::TooLarge))?;
                 check_step(item, step)?;
                 self.add_item(item, value, None, step)
             }
@@ -430,21 +406,22 @@ impl Builder {
     /// Adds `start` (or the range `start..=end` every `step`) to a field, as Quartz's `addToSet` does:
     /// a `step` of 0 keeps `start` alone, a range whose end is before its start wraps around (except
     /// in the year field), and the special numbers 98 and 99 escape the range checks.
-    fn add(&mut self, field: CronField, start: i32, end: Option<i32>, step: i32) -> Result<(), &'static str> {
+    fn add(&mut self, field: CronField, start: i32, end: Option<i32>, step: i32) -> Result<(), Problem> {
         let last = end.unwrap_or(-1);
         let out_of_range = |lo: i32, hi: i32| (start < lo || start > hi || last > hi) && start != ALL;
         let problem = match field {
             CronField::Second | CronField::Minute => {
-                out_of_range(0, 59).then_some("Minute and Second values must be between 0 and 59")
+                out_of_range(0, 59).then_some(Problem::OutOfRange { min: 0, max: 59 })
             }
-            CronField::Hour => out_of_range(0, 23).then_some("Hour values must be between 0 and 23"),
-            CronField::DayOfMonth => (out_of_range(1, 31) && start != NO_SPEC)
-                .then_some("Day of month values must be between 1 and 31"),
-            CronField::Month => out_of_range(1, 12).then_some("Month values must be between 1 and 12"),
+            CronField::Hour => out_of_range(0, 23).then_some(Problem::OutOfRange { min: 0, max: 23 }),
+            CronField::DayOfMonth => {
+                (out_of_range(1, 31) && start != NO_SPEC).then_some(Problem::OutOfRange { min: 1, max: 31 })
+            }
+            CronField::Month => out_of_range(1, 12).then_some(Problem::OutOfRange { min: 1, max: 12 }),
             // Quartz only rejects 0 at the bottom here; no item can produce a negative number.
             CronField::DayOfWeek => {
                 ((start == 0 || start > 7 || last > 7) && start != ALL && start != NO_SPEC)
-                    .then_some("Day-of-Week values must be between 1 and 7")
+                    .then_some(Problem::OutOfRange { min: 1, max: 7 })
             }
             CronField::Year => None,
         };
@@ -468,7 +445,7 @@ impl Builder {
         let wraps = stop < first;
         if wraps {
             if field == CronField::Year {
-                return Err("Start year must be less than stop year");
+                return Err(Problem::YearsReversed);
             }
             stop += period;
         }
@@ -544,7 +521,7 @@ fn read_nth(item: &Item, from: usize) -> Result<i32, CronError> {
         .get(from..)
         .and_then(java_int)
         .filter(|nth| (1..=5).contains(nth))
-        .ok_or_else(|| item.error(from, "A numeric value between 1 and 5 must follow the '#' option"))
+        .ok_or_else(|| item.error(from, Problem::OutOfRange { min: 1, max: 5 }))
 }
 
 /// The increment limits of `*/n` and `a/n`; Quartz checks no lower bound and nothing for years.
@@ -558,7 +535,7 @@ fn check_step(item: &Item, step: i32) -> Result<(), CronError> {
         CronField::Year => return Ok(()),
     };
     if step > limit {
-        return Err(item.error(0, format!("Increment > {} : {step}", limit + 1)));
+        return Err(item.error(0, Problem::StepTooLarge { max: limit }));
     }
     Ok(())
 }

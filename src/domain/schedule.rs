@@ -1,9 +1,10 @@
 //! Schedule types and the next planned fire of a job (2.4.2: ScheduleTypeEnum, MisfireStrategyEnum,
 //! JobScheduleHelper.refreshNextValidTime).
 
-use crate::cron::CronExpression;
+use crate::cron::{CronError, CronExpression};
 use crate::domain::codes::TriggerStatus;
 use crate::domain::TriggerType;
+use crate::i18n::I18n;
 use crate::storage::ScheduledJob;
 use crate::time::Zone;
 use chrono::{DateTime, Local, Utc};
@@ -73,9 +74,20 @@ impl MisfireStrategy {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ScheduleError {
     #[error("invalid cron expression: {0}")]
-    Cron(String),
+    Cron(CronError),
     #[error("invalid fixed rate '{0}': expected a whole number of seconds")]
     FixRate(String),
+}
+
+impl ScheduleError {
+    /// The console's message in `i18n`'s language: 2.4.2's "Cron" + `system_unvalid` (or `schedule_type` +
+    /// `system_unvalid`) first, so that scripts matching those still match, then the reason.
+    pub fn message(&self, i18n: &I18n) -> String {
+        match self {
+            ScheduleError::Cron(e) => i18n.format("jobinfo_cron_unvalid_reason", &[&e.describe(i18n)]),
+            ScheduleError::FixRate(_) => i18n.get("jobinfo_fix_rate_unvalid").to_string(),
+        }
+    }
 }
 
 /// The next planned fire strictly after `from_ms`, or `None` when the schedule has no (further) fire.
@@ -89,7 +101,7 @@ pub fn next_time(
     let conf = conf.unwrap_or("");
     match ScheduleType::from_name(schedule_type) {
         Some(ScheduleType::Cron) => {
-            let cron = CronExpression::parse(conf).map_err(|e| ScheduleError::Cron(e.to_string()))?;
+            let cron = CronExpression::parse(conf).map_err(ScheduleError::Cron)?;
             Ok(cron_next(&cron, from_ms, cron_zone))
         }
         Some(ScheduleType::FixRate) => {
@@ -108,7 +120,7 @@ pub fn next_time(
 /// expressions, and parsing each one per plan cost more than computing its next time.
 #[derive(Default)]
 pub struct CronCache {
-    parsed: HashMap<String, Result<Arc<CronExpression>, String>>,
+    parsed: HashMap<String, Result<Arc<CronExpression>, CronError>>,
 }
 
 /// Distinct expressions kept; past this the cache starts over (a pass then re-parses as it goes).
@@ -131,7 +143,7 @@ impl CronCache {
             if self.parsed.len() >= CRON_CACHE_MAX {
                 self.parsed.clear();
             }
-            let parsed = CronExpression::parse(text).map(Arc::new).map_err(|e| e.to_string());
+            let parsed = CronExpression::parse(text).map(Arc::new);
             self.parsed.insert(text.to_string(), parsed);
         }
         match &self.parsed[text] {

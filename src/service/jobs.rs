@@ -7,7 +7,7 @@ use crate::alarm::Targets;
 use crate::domain::codes::TriggerStatus;
 use crate::domain::glue::{BlockStrategy, GlueType};
 use crate::domain::routing::RouteStrategy;
-use crate::domain::schedule::{next_time, MisfireStrategy, ScheduleType};
+use crate::domain::schedule::{next_time, MisfireStrategy, ScheduleError, ScheduleType};
 use crate::domain::{is_blank, java_split, LogIdSink, TriggerRequest, TriggerType};
 use crate::i18n::I18n;
 use crate::storage::{Db, JobFilter, JobInfo};
@@ -151,24 +151,33 @@ impl<'a> Checks<'a> {
         Ok(())
     }
 
-    /// The schedule type and its configuration; the message for a missing FIX_RATE interval differs
-    /// between add and update.
-    pub(super) fn schedule(&self, form: &JobForm, fix_rate_missing: &[&str]) -> Result<(), ServiceError> {
-        let schedule_type = form.schedule_type.as_deref().and_then(ScheduleType::from_name);
+    /// The schedule type and its configuration: 2.4.2's message, then the reason (the parser's, in the
+    /// console's language, for a cron expression); a missing FIX_RATE interval is a bad one.
+    pub(super) fn schedule(&self, form: &JobForm) -> Result<(), ServiceError> {
         let conf = form.schedule_conf.as_deref();
-        match schedule_type {
-            None => Err(self.fail(&["schedule_type", "system_unvalid"])),
-            Some(ScheduleType::Cron) => match conf {
-                Some(expr) if crate::cron::CronExpression::parse(expr).is_ok() => Ok(()),
-                _ => Err(ServiceError::Invalid(format!("Cron{}", self.t("system_unvalid")))),
-            },
-            Some(ScheduleType::FixRate) => match conf {
-                None => Err(self.fail(fix_rate_missing)),
-                Some(seconds) if seconds.parse::<i32>().is_ok_and(|s| s >= 1) => Ok(()),
-                Some(_) => Err(self.fail(&["schedule_type", "system_unvalid"])),
-            },
-            Some(ScheduleType::None) => Ok(()),
+        let problem = match form.schedule_type.as_deref().and_then(ScheduleType::from_name) {
+            None => return Err(self.fail(&["schedule_type", "system_unvalid"])),
+            Some(ScheduleType::Cron) => {
+                crate::cron::CronExpression::parse(conf.unwrap_or("")).err().map(ScheduleError::Cron)
+            }
+            Some(ScheduleType::FixRate) => conf
+                .filter(|seconds| seconds.parse::<i32>().is_ok_and(|s| s >= 1))
+                .is_none()
+                .then(|| ScheduleError::FixRate(conf.unwrap_or_default().to_string())),
+            Some(ScheduleType::None) => None,
+        };
+        match problem {
+            Some(problem) => Err(ServiceError::Invalid(problem.message(self.i18n))),
+            None => Ok(()),
         }
+    }
+
+    /// A BEAN job runs the executor's handler of that name: none, and every run fails.
+    fn handler(&self, glue_type: GlueType, handler: Option<&str>) -> Result<(), ServiceError> {
+        if glue_type == GlueType::Bean && is_blank(handler) {
+            return Err(ServiceError::Invalid(format!("{}JobHandler", self.t("system_please_input"))));
+        }
+        Ok(())
     }
 
     pub(super) fn strategies(&self, form: &JobForm) -> Result<(), ServiceError> {
@@ -203,13 +212,11 @@ impl<'a> Checks<'a> {
     /// store.
     pub(super) fn new_job_fields(&self, form: &JobForm) -> Result<(String, String), ServiceError> {
         self.desc_and_author(form)?;
-        self.schedule(form, &["schedule_type"])?;
+        self.schedule(form)?;
         let Some(glue_type) = form.glue_type.as_deref().and_then(GlueType::from_name) else {
             return Err(self.fail(&["jobinfo_field_gluetype", "system_unvalid"]));
         };
-        if glue_type == GlueType::Bean && is_blank(form.executor_handler.as_deref()) {
-            return Err(ServiceError::Invalid(format!("{}JobHandler", self.t("system_please_input"))));
-        }
+        self.handler(glue_type, form.executor_handler.as_deref())?;
         self.strategies(form)?;
         self.alarm_channels(form)?;
         Ok((glue_type.name().to_string(), stored_glue_source(&form.glue_type, form.glue_source.as_deref())))
@@ -218,7 +225,7 @@ impl<'a> Checks<'a> {
     /// The checks of a changed job's own fields, in update's order.
     pub(super) fn changed_job_fields(&self, form: &JobForm) -> Result<(), ServiceError> {
         self.desc_and_author(form)?;
-        self.schedule(form, &["schedule_type", "system_unvalid"])?;
+        self.schedule(form)?;
         self.strategies(form)?;
         self.alarm_channels(form)
     }
@@ -354,6 +361,10 @@ async fn change(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Resu
     };
     // 2.4.2 checks only the target group, so a job could be pulled out of a group one may not touch.
     user.ensure_access(state, job.job_group)?;
+    // The update form has no GLUE type (it cannot change): the stored one decides, as add's form does.
+    if let Some(glue_type) = GlueType::from_name(&job.glue_type) {
+        checks.handler(glue_type, form.executor_handler.as_deref())?;
+    }
     let now_ms = state.clock.now_ms();
     write_form(&mut job, form, child_jobid, now_ms, state.db.datetime(now_ms), state.cron_zone())
         .map_err(|()| checks.fail(&["schedule_type", "system_unvalid"]))?;
@@ -480,9 +491,10 @@ async fn schedule(state: &ServiceContext, user: &LoginUser, id: i32) -> Result<J
         return Err(ServiceError::Conflict(i18n.get("schedule_type_none_limit_start").to_string()));
     }
     let now = state.clock.now_ms();
-    let Ok(Some(next)) =
+    let next =
         next_time(&job.schedule_type, job.schedule_conf.as_deref(), now + START_DELAY_MS, state.cron_zone())
-    else {
+            .map_err(|e| ServiceError::Invalid(e.message(i18n)))?;
+    let Some(next) = next else {
         return Err(ServiceError::Invalid(format!(
             "{}{}",
             i18n.get("schedule_type"),
@@ -568,15 +580,7 @@ pub fn next_fire_times(
                 from = next;
             }
             Ok(None) => break,
-            Err(e) => {
-                let i18n = &state.i18n;
-                // The prefix is ours, the rest the parser's: keep them apart.
-                return Err(ServiceError::Invalid(format!(
-                    "{}{}: {e}",
-                    i18n.get("schedule_type"),
-                    i18n.get("system_unvalid")
-                )));
-            }
+            Err(e) => return Err(ServiceError::Invalid(e.message(&state.i18n))),
         }
     }
     Ok(times)

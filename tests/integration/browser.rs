@@ -782,7 +782,8 @@ async fn first_look_cron_builder_dashboard_glue_note(backend: Backend) -> TestRe
         let error = browser
             .until("the error beside the Cron field", "var e = document.querySelector('#addForm .cron-error'); return e && e.offsetParent ? e.textContent : null;")
             .await?;
-        let prefix = format!("{}{}: ", t.get("schedule_type"), t.get("system_unvalid"));
+        // 2.4.2's "Cron" and "invalid", then why, wholly in the console's language.
+        let prefix = t.format("jobinfo_cron_unvalid_reason", &[&""]);
         ensure!(
             error.as_str().is_some_and(|e| e.starts_with(&prefix) && e.len() > prefix.len() + 10),
             "{error}"

@@ -18,6 +18,7 @@ pub fn cases() -> Vec<Case> {
     cases! {
         "cli" {
             ONCE => start_up_prints_console_url_and_default_login,
+            ONCE => start_up_under_ldap_advertises_no_local_login,
             ONCE => help_fits_80_columns_and_lists_every_command,
             ONCE => cron_without_fire_time_says_so_and_exits_1,
             ALL => read_only_commands_refuse_without_a_database_and_create_none,
@@ -48,10 +49,16 @@ impl Drop for Admin {
 }
 
 /// Starts the binary on `db` and collects its output lines until `done` holds for them (or 30 s pass).
-fn start_and_read(db: &TestDb, done: impl Fn(&[String]) -> bool) -> Result<(Admin, Vec<String>), Failed> {
+/// `extra` are more arguments of the command line.
+fn start_and_read(
+    db: &TestDb,
+    extra: &[&str],
+    done: impl Fn(&[String]) -> bool,
+) -> Result<(Admin, Vec<String>), Failed> {
     let dir = tempfile::tempdir().context("temp dir")?;
     let mut child = Command::new(BINARY)
         .args(["--server.port=0", "--server.address=0.0.0.0", &format!("--spring.datasource.url={}", db.url)])
+        .args(extra)
         .current_dir(dir.path())
         .env_remove("RUST_LOG")
         .stdout(Stdio::piped())
@@ -95,7 +102,7 @@ fn start_and_read(db: &TestDb, done: impl Fn(&[String]) -> bool) -> Result<(Admi
 async fn start_up_prints_console_url_and_default_login(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let url_line = |lines: &[String]| lines.iter().find(|l| l.contains("console: http://")).cloned();
-    let (admin, lines) = start_and_read(&db, |lines| {
+    let (admin, lines) = start_and_read(&db, &[], |lines| {
         url_line(lines).is_some() && lines.iter().any(|l| l.contains("default password"))
     })?;
     let line = url_line(&lines).unwrap_or_default();
@@ -130,7 +137,7 @@ async fn start_up_prints_console_url_and_default_login(backend: Backend) -> Test
         .context("change password")?;
     app.stop().await;
     let (admin, lines) =
-        start_and_read(&db, |lines| lines.iter().any(|l| l.contains("console: http://localhost:")))?;
+        start_and_read(&db, &[], |lines| lines.iter().any(|l| l.contains("console: http://localhost:")))?;
     // The check runs right after the URL is printed; give it the moment it takes.
     std::thread::sleep(Duration::from_millis(500));
     drop(admin);
@@ -139,6 +146,32 @@ async fn start_up_prints_console_url_and_default_login(backend: Backend) -> Test
         "no warning after the change:\n{}",
         lines.join("\n")
     );
+    Ok(())
+}
+
+/// With LDAP owning the logins (no fallback to local accounts) the default password opens nothing: the
+/// start-up says to use a directory account and advertises no admin / 123456. No directory is needed for
+/// that: the admin asks it only at a login.
+async fn start_up_under_ldap_advertises_no_local_login(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let ldap = [
+        "--xxl.job.auth.ldap.url=ldap://127.0.0.1:1",
+        "--xxl.job.auth.ldap.starttls=false",
+        "--xxl.job.auth.ldap.user-search-base=ou=people,dc=example,dc=org",
+    ];
+    let said = |lines: &[String]| lines.iter().any(|l| l.contains("directory account"));
+    let (admin, lines) =
+        start_and_read(&db, &ldap, |lines| said(lines) || lines.iter().any(|l| l.contains("123456")))?;
+    drop(admin);
+    ensure!(said(&lines), "the start-up names the directory:\n{}", lines.join("\n"));
+    ensure!(!lines.iter().any(|l| l.contains("123456")), "no local login advertised:\n{}", lines.join("\n"));
+
+    // With the fallback the stored password still works, and it is advertised as before.
+    let fallback = [&ldap[..], &["--xxl.job.auth.ldap.fallback-to-local=true"]].concat();
+    let (admin, lines) =
+        start_and_read(&db, &fallback, |lines| lines.iter().any(|l| l.contains("admin / 123456")))?;
+    drop(admin);
+    ensure!(!said(&lines), "{}", lines.join("\n"));
     Ok(())
 }
 

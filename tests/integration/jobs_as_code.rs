@@ -211,6 +211,21 @@ async fn cli_round_trip_dry_run_idempotence_and_exit_status(backend: Backend) ->
     let bad = cli(&b, &["apply", "-f", "bad.toml"], dir.path())?;
     ensure_eq!(bad.status.code(), Some(1));
     ensure!(text(&bad.stderr).contains("bad.toml: line 3"), "{}", text(&bad.stderr));
+    // A bad cron: after the job and the field, the reason `xxl-job-admin cron` gives for the expression.
+    std::fs::write(dir.path().join("cron.toml"), document.replace("0 0 3 * * ?", "0 0 3 * * 8"))
+        .context("cron.toml")?;
+    let bad_cron = cli(&b, &["apply", "-f", "cron.toml"], dir.path())?;
+    let checked = Command::new(BINARY).args(["cron", "0 0 3 * * 8"]).output().context("cron")?;
+    let reason = text(&checked.stderr);
+    let reason = reason.lines().next().and_then(|l| l.split("\"0 0 3 * * 8\": ").nth(1)).unwrap_or_default();
+    ensure!(!reason.is_empty(), "{}", text(&checked.stderr));
+    ensure!(
+        bad_cron.status.code() == Some(1)
+            && text(&bad_cron.stderr).contains("billing-app/send mail/mailer")
+            && text(&bad_cron.stderr).contains(&format!("): Cron is invalid: {reason}")),
+        "{}",
+        text(&bad_cron.stderr)
+    );
     let usage = cli(&b, &["apply", "-f", "a.toml", "--force"], dir.path())?;
     ensure_eq!(usage.status.code(), Some(2), "{}", text(&usage.stderr));
     let help = cli(&b, &["apply", "--help"], dir.path())?;

@@ -55,8 +55,10 @@ async fn test(State(services): State<ServiceContext>, login: LoginUser, params: 
     let message = i18n.format("alarm_test_message", &[&login.0.username]);
     let result = match services.alarms.test(&name, job_desc, message, services.clock.now_ms()).await {
         None => Err(ConsoleError::msg(i18n.format("alarm_channel_unknown", &[&name]))),
-        Some(false) => Err(ConsoleError::msg(i18n.format("alarm_channel_test_failed", &[&name]))),
-        Some(true) => Ok(()),
+        Some(Err(reason)) => {
+            Err(ConsoleError::msg(i18n.format("alarm_channel_test_failed", &[&name, &reason])))
+        }
+        Some(Ok(())) => Ok(()),
     };
     services.audit.done(
         &login,

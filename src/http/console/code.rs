@@ -56,7 +56,7 @@ async fn export(
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Applied {
-    /// The plan as the command line prints it.
+    /// The plan as the command line prints it, in the console's language.
     plan: String,
     changes: usize,
     /// How many of the changes delete an executor or a job (with its logs): the page asks before those.
@@ -84,7 +84,7 @@ async fn apply(
     let deletions = plan.executors.iter().map(|s| s.action).chain(plan.jobs.iter().map(|s| s.action));
     let deletions = deletions.filter(|action| *action == Action::Delete).count();
     Ok(Json(ReturnT::with_content(Applied {
-        plan: plan.to_string(),
+        plan: plan.render(&services.i18n),
         changes,
         deletions,
         applied: !options.dry_run && changes > 0,

@@ -210,7 +210,12 @@ pub const DEFAULT_PASSWORD_MD5: &str = "e10adc3949ba59abbe56e057f20f883e";
 
 /// Names the administrators that still have the schema's default password, with the login that works
 /// until it is changed: on a fresh database that is how a newcomer gets in, anywhere else a warning.
-pub async fn warn_about_default_passwords(db: &Db) {
+pub async fn warn_about_default_passwords(db: &Db, local_logins: bool) {
+    if !local_logins {
+        // LDAP owns every login: a stored password opens nothing, so advertising one would mislead.
+        tracing::info!("logins are checked by LDAP (xxl.job.auth.ldap.*): log in with a directory account");
+        return;
+    }
     // Every administrator in one page: a few rows on any real installation.
     const ALL: i64 = i64::MAX;
     let admins = match db.page_users(&None, 1, 0, ALL).await {

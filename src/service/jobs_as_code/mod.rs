@@ -21,7 +21,7 @@ use crate::domain::GLUE_HISTORY;
 use crate::i18n::I18n;
 use crate::storage::{Db, JobGroup, JobInfo, JobUser, LogGlue, ScheduleLock};
 use crate::time::CRON_ZONE;
-use plan::{Child, JobStep};
+use plan::{Child, JobStep, Reason};
 use std::collections::HashMap;
 
 /// What an export or an apply reads and checks with: the database, the console's messages and the
@@ -300,8 +300,8 @@ pub async fn apply(
         jobs.extend(lock.jobs_by_group(group.id).await?);
     }
     let mut plan = plan::make(doc, &groups, &jobs, options.prune).map_err(|e| match e {
-        PlanError::NotFound(message) => ServiceError::NotFound(message),
-        PlanError::Conflict(message) => ServiceError::Conflict(message),
+        PlanError::NotFound(reason) => ServiceError::NotFound(reason.render(setting.i18n)),
+        PlanError::Conflict(reason) => ServiceError::Conflict(reason.render(setting.i18n)),
     })?;
     let mut histories = HashMap::new();
     for step in &plan.jobs {
@@ -344,12 +344,11 @@ fn check_entries(setting: &Setting<'_>, user: &LoginUser, doc: &Document) -> Res
         for job in &executor.jobs {
             let at = |e: ServiceError| ServiceError::Invalid(format!("{}: {e}", executor.job_name(job)));
             checks.new_job_fields(&job_form(0, job)).map_err(at)?;
+            let refuse = |reason: Reason| at(ServiceError::Invalid(reason.render(setting.i18n)));
             if let Some((field, width)) = too_wide(job) {
-                return Err(at(ServiceError::Invalid(format!(
-                    "{field}: longer than the column's {width} characters"
-                ))));
+                return Err(refuse(Reason::new("code_error_too_long", &[&field, &width])));
             }
-            check_history(job).map_err(|e| at(ServiceError::Invalid(e)))?;
+            check_history(job).map_err(refuse)?;
             match job.trigger_status {
                 None | Some(0) => {}
                 Some(1) if job.schedule_type == ScheduleType::None.name() => {
@@ -359,11 +358,7 @@ fn check_entries(setting: &Setting<'_>, user: &LoginUser, doc: &Document) -> Res
                     ))));
                 }
                 Some(1) => {}
-                Some(other) => {
-                    return Err(at(ServiceError::Invalid(format!(
-                        "trigger_status: {other} is neither 0 (stopped) nor 1 (running)"
-                    ))))
-                }
+                Some(other) => return Err(refuse(Reason::new("code_error_trigger_status", &[&other]))),
             }
         }
     }
@@ -375,31 +370,25 @@ pub const GLUE_REMARK_WIDTH: usize = 128;
 
 /// A document's GLUE history: no more versions than the GLUE IDE keeps, known GLUE types, remarks that
 /// fit their column, times as an export writes them.
-fn check_history(job: &Job) -> Result<(), String> {
+fn check_history(job: &Job) -> Result<(), Reason> {
     let Some(versions) = &job.glue_history else { return Ok(()) };
     if versions.len() > GLUE_HISTORY as usize {
-        return Err(format!(
-            "glue_history: {} versions; the GLUE IDE keeps at most {GLUE_HISTORY}",
-            versions.len()
-        ));
+        return Err(Reason::new("code_error_history_too_long", &[&versions.len(), &GLUE_HISTORY]));
     }
     for (i, version) in versions.iter().enumerate() {
         let field = |name: &str| format!("glue_history[{i}].{name}");
         if let Some(kind) = version.glue_type.as_deref().filter(|t| GlueType::from_name(t).is_none()) {
-            return Err(format!("{}: {kind:?} is not a GLUE type", field("glue_type")));
+            return Err(Reason::new(
+                "code_error_not_glue_type",
+                &[&field("glue_type"), &format!("{kind:?}")],
+            ));
         }
         if version.glue_remark.chars().count() > GLUE_REMARK_WIDTH {
-            return Err(format!(
-                "{}: longer than the column's {GLUE_REMARK_WIDTH} characters",
-                field("glue_remark")
-            ));
+            return Err(Reason::new("code_error_too_long", &[&field("glue_remark"), &GLUE_REMARK_WIDTH]));
         }
         for (name, time) in [("add_time", &version.add_time), ("update_time", &version.update_time)] {
             if let Some(text) = time.as_deref().filter(|t| document::parse_time(t).is_none()) {
-                return Err(format!(
-                    "{}: {text:?} is not yyyy-MM-dd HH:mm:ss (years 1000 to 9999)",
-                    field(name)
-                ));
+                return Err(Reason::new("code_error_bad_time", &[&field(name), &format!("{text:?}")]));
             }
         }
     }

@@ -4,6 +4,7 @@
 use super::document::{natural_key, Document, Executor, GlueVersion, Job};
 use crate::domain::codes::AddressType;
 use crate::domain::java_split;
+use crate::i18n::I18n;
 use crate::service::jobs::stored_glue_source;
 use crate::storage::{JobGroup, JobInfo};
 use serde::Serialize;
@@ -79,26 +80,35 @@ impl Plan {
     }
 }
 
-impl fmt::Display for Plan {
-    /// One line per step (`+` create, `~` update, `-` delete, `=` unchanged), each differing field below
-    /// its update.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let lines = self.executors.iter().map(|s| ("executor", &s.app_name, s.action, &s.diffs));
+impl Plan {
+    /// The plan in `i18n`'s language: one line per step (`+` create, `~` update, `-` delete, `=`
+    /// unchanged), each differing field below its update under the document's name for it.
+    pub fn render(&self, i18n: &I18n) -> String {
+        let mut text = String::new();
+        let lines = self.executors.iter().map(|s| ("code_plan_executor", &s.app_name, s.action, &s.diffs));
         for (what, name, action, diffs) in
-            lines.chain(self.jobs.iter().map(|s| ("job", &s.job, s.action, &s.diffs)))
+            lines.chain(self.jobs.iter().map(|s| ("code_plan_job", &s.job, s.action, &s.diffs)))
         {
             let (sign, verb) = match action {
-                Action::Create => ('+', "create"),
-                Action::Update => ('~', "update"),
-                Action::Delete => ('-', "delete"),
-                Action::Unchanged => ('=', "unchanged"),
+                Action::Create => ('+', "code_plan_create"),
+                Action::Update => ('~', "code_plan_update"),
+                Action::Delete => ('-', "code_plan_delete"),
+                Action::Unchanged => ('=', "code_plan_unchanged"),
             };
-            writeln!(f, "{sign} {what} {name}: {verb}")?;
+            text += &i18n.format("code_plan_step", &[&sign, &i18n.get(what), name, &i18n.get(verb)]);
+            text.push('\n');
             for diff in diffs {
-                writeln!(f, "    {}: {:?} -> {:?}", diff.field, diff.from, diff.to)?;
+                text += &format!("    {}: {:?} -> {:?}\n", diff.field, diff.from, diff.to);
             }
         }
-        writeln!(f, "{} change(s)", self.changes())
+        text + &i18n.format("code_plan_changes", &[&self.changes()]) + "\n"
+    }
+}
+
+impl fmt::Display for Plan {
+    /// The plan in English, as the command line prints it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(&I18n::new("en")))
     }
 }
 
@@ -109,11 +119,37 @@ impl fmt::Display for Plan {
 pub enum PlanError {
     /// A child job named by no job of the file or the database.
     #[error("{0}")]
-    NotFound(String),
+    NotFound(Reason),
     /// Two entries of the file, or of the database, under one name; a stored job whose GLUE type differs;
     /// a child that prune would delete.
     #[error("{0}")]
-    Conflict(String),
+    Conflict(Reason),
+}
+
+/// A refusal's words: the i18n key of its text and the values of its slots, worded where it is shown
+/// (in English by `Display`, as the command line prints it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    key: &'static str,
+    args: Vec<String>,
+}
+
+impl Reason {
+    pub(super) fn new(key: &'static str, args: &[&dyn fmt::Display]) -> Reason {
+        Reason { key, args: args.iter().map(|a| a.to_string()).collect() }
+    }
+
+    /// The text in `i18n`'s language.
+    pub fn render(&self, i18n: &I18n) -> String {
+        let args: Vec<&dyn fmt::Display> = self.args.iter().map(|a| a as &dyn fmt::Display).collect();
+        i18n.format(self.key, &args)
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(&I18n::new("en")))
+    }
 }
 
 /// The natural key of a document job.
@@ -187,7 +223,7 @@ fn executor_steps(doc: &Document, groups: &[JobGroup]) -> Result<Vec<ExecutorSte
     let mut seen_apps = HashMap::new();
     for (e, executor) in doc.executors.iter().enumerate() {
         if seen_apps.insert(executor.app_name.as_str(), e).is_some() {
-            return Err(PlanError::Conflict(format!("{}: app_name: declared twice", executor.name())));
+            return Err(PlanError::Conflict(Reason::new("code_error_executor_twice", &[&executor.name()])));
         }
         let matching: Vec<&JobGroup> = groups.iter().filter(|g| g.app_name == executor.app_name).collect();
         let (action, diffs, group_id) = match matching.as_slice() {
@@ -198,10 +234,9 @@ fn executor_steps(doc: &Document, groups: &[JobGroup]) -> Result<Vec<ExecutorSte
                 (action, diffs, Some(group.id))
             }
             _ => {
-                return Err(PlanError::Conflict(format!(
-                    "{}: app_name: {} stored groups have it; keep one",
-                    executor.name(),
-                    matching.len()
+                return Err(PlanError::Conflict(Reason::new(
+                    "code_error_groups_share_app",
+                    &[&executor.name(), &matching.len()],
                 )))
             }
         };
@@ -240,14 +275,13 @@ impl<'a> Declared<'a> {
                 let index = declared.entries.len();
                 let name = executor.job_name(job);
                 if declared.by_name.insert(key.clone(), index).is_some() {
-                    return Err(PlanError::Conflict(format!(
-                        "{name}: declared twice (executor, description and handler must differ)"
-                    )));
+                    return Err(PlanError::Conflict(Reason::new("code_error_job_twice", &[&name])));
                 }
                 if let Some(alias) = &job.key {
                     if declared.by_name.insert(alias.clone(), index).is_some() {
-                        return Err(PlanError::Conflict(format!(
-                            "{name}: key: {alias:?} names another job too"
+                        return Err(PlanError::Conflict(Reason::new(
+                            "code_error_key_taken",
+                            &[&name, &format!("{alias:?}")],
                         )));
                     }
                 }
@@ -255,9 +289,9 @@ impl<'a> Declared<'a> {
                     None | Some([]) => None,
                     Some([one]) => Some(*one),
                     Some(many) => {
-                        return Err(PlanError::Conflict(format!(
-                            "{name}: {} stored jobs have this description and handler; keep one",
-                            many.len()
+                        return Err(PlanError::Conflict(Reason::new(
+                            "code_error_jobs_share_key",
+                            &[&name, &many.len()],
                         )))
                     }
                 };
@@ -288,8 +322,9 @@ impl<'a> Declared<'a> {
                 None => match stored.by_key.get(child).map(Vec::as_slice) {
                     Some([one]) => (Child::Stored(one.id), child.clone()),
                     _ => {
-                        return Err(PlanError::NotFound(format!(
-                            "{name}: child_jobs: {child:?} names no job of the file or the database"
+                        return Err(PlanError::NotFound(Reason::new(
+                            "code_error_child_unknown",
+                            &[&name, &format!("{child:?}")],
                         )))
                     }
                 },
@@ -323,9 +358,9 @@ fn job_step(
         });
     };
     if stored_job.glue_type != job.glue_type {
-        return Err(PlanError::Conflict(format!(
-            "{name}: glue_type: {:?} is stored; the GLUE type of a job cannot change",
-            stored_job.glue_type
+        return Err(PlanError::Conflict(Reason::new(
+            "code_error_glue_type_fixed",
+            &[&name, &format!("{:?}", stored_job.glue_type)],
         )));
     }
     let stored_children = stored.children_of(stored_job);
@@ -373,9 +408,9 @@ fn no_pruned_child(plan: &Plan) -> Result<(), PlanError> {
             Child::Stored(id) => deleted.get(id),
             Child::Created(_) => None,
         }) {
-            return Err(PlanError::Conflict(format!(
-                "job {:?}: child_jobs: {child:?} is not in the file, so prune would delete it",
-                step.job
+            return Err(PlanError::Conflict(Reason::new(
+                "code_error_child_pruned",
+                &[&format!("{:?}", step.job), &format!("{child:?}")],
             )));
         }
     }
@@ -608,12 +643,10 @@ mod tests {
         assert_eq!(deleted, [("app/old/h", Some(5))]);
         d.executors[0].jobs[0].child_jobs = vec!["app/old/h".into()];
         let e = make(&d, &groups, &rows, true).unwrap_err();
+        assert!(matches!(e, PlanError::Conflict(_)));
         assert_eq!(
-            e,
-            PlanError::Conflict(
-                "job \"app/new/h\": child_jobs: \"app/old/h\" is not in the file, so prune would delete it"
-                    .into()
-            )
+            e.to_string(),
+            "job \"app/new/h\": child_jobs: \"app/old/h\" is not in the file, so prune would delete it"
         );
         assert!(make(&d, &groups, &rows, false).is_ok(), "without prune the child stays");
     }
@@ -632,11 +665,10 @@ mod tests {
         assert_eq!(plan.jobs[0].children, [Child::Created(2), Child::Stored(5), Child::Stored(6)]);
         let bad = doc("app", vec![Job { child_jobs: vec!["nobody".into()], ..job("a", "b") }]);
         let e = make(&bad, &groups, &[], false).unwrap_err();
+        assert!(matches!(e, PlanError::NotFound(_)));
         assert_eq!(
-            e,
-            PlanError::NotFound(
-                "job \"app/a/b\": child_jobs: \"nobody\" names no job of the file or the database".into()
-            )
+            e.to_string(),
+            "job \"app/a/b\": child_jobs: \"nobody\" names no job of the file or the database"
         );
     }
 
@@ -717,7 +749,10 @@ mod tests {
             .starts_with("job \"app/d/h\": declared twice"));
         let glue = doc("app", vec![Job { glue_type: "GLUE_SHELL".into(), ..job("d", "h") }]);
         let e = make(&glue, &groups, &[stored(5, 1, "d", "h")], false).unwrap_err();
-        assert!(matches!(&e, PlanError::Conflict(m) if m.starts_with("job \"app/d/h\": glue_type:")), "{e}");
+        assert!(
+            matches!(&e, PlanError::Conflict(m) if m.to_string().starts_with("job \"app/d/h\": glue_type:")),
+            "{e}"
+        );
         let ambiguous =
             make(&doc("app", vec![]), &[group(1, "app"), group(2, "app")], &[], false).unwrap_err();
         assert!(

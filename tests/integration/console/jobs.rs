@@ -121,7 +121,11 @@ pub(super) async fn validation_messages_follow_2_4_2(backend: Backend) -> TestRe
         ),
         (with("jobDesc", " "), format!("{}{}", t.get("system_please_input"), t.get("jobinfo_field_jobdesc"))),
         (with("scheduleType", "FIX_DELAY"), format!("{}{}", t.get("schedule_type"), t.get("system_unvalid"))),
-        (with("scheduleConf", "0 0 0 * * *"), format!("Cron{}", t.get("system_unvalid"))),
+        (
+            with("scheduleConf", "0 0 0 * * *"),
+            "Cron is invalid: day-of-month and day-of-week are both given: exactly one of them must be '?'"
+                .to_string(),
+        ),
         (with("glueType", "JAVA"), format!("{}{}", t.get("jobinfo_field_gluetype"), t.get("system_unvalid"))),
         (with("executorHandler", ""), format!("{}JobHandler", t.get("system_please_input"))),
         (
@@ -292,6 +296,70 @@ pub(super) async fn job_list_paging_filters_and_shape(backend: Backend) -> TestR
     Ok(())
 }
 
+/// A bad schedule gets one message wherever it is checked (add, update, the next-fire-time preview), in
+/// the console's language from end to end: 2.4.2's words, the field, and the reason.
+pub(super) async fn schedule_messages_give_the_reason_in_the_console_language(
+    backend: Backend,
+) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.i18n=zh_CN"]).await?;
+    let client = admin(&app).await?;
+    let form = |schedule_type: &'static str, conf: &'static str| {
+        let mut form =
+            form_with(&job_form(), &[("scheduleType", Some(schedule_type)), ("scheduleConf", Some(conf))]);
+        form.push(("id", "1"));
+        form
+    };
+    // Editing the BEAN sample job without a handler: refused as adding refuses it.
+    let blank = form_with(&form("CRON", "0 0 0 * * ?"), &[("executorHandler", Some(""))]);
+    ensure_eq!(client.post("/jobinfo/update", &blank).await?["msg"], json!("请输入JobHandler"));
+    let fix_rate = "调度类型无效：固定频率须为 1 到 2147483647 之间的整数秒";
+    let crons = [
+        ("0 60 * * * ?", "Cron无效：分字段“60”（第 3 列）：取值须在 0 到 59 之间"),
+        ("0 0 0 * * *", "Cron无效：日和周不能同时指定：两者之中须有且只有一个为“?”"),
+        ("0 0 0 ? * MON#2#3", "Cron无效：周字段“MON#2#3”（第 11 列）：只能有一个“#”"),
+    ];
+    let cases = crons.map(|(conf, expected)| ("CRON", conf, expected));
+    for (schedule_type, conf, expected) in
+        cases.into_iter().chain(["x", "0"].map(|c| ("FIX_RATE", c, fix_rate)))
+    {
+        let form = form(schedule_type, conf);
+        for path in ["/jobinfo/add", "/jobinfo/update", "/jobinfo/nextTriggerTime"] {
+            let reply = client.post(path, &form).await?;
+            ensure_eq!(reply["msg"], json!(expected), "{path} {schedule_type} {conf:?}: {reply}");
+        }
+    }
+    // Jobs as code in the console: the plan and the refusals in the console's language too.
+    let executor = "[[executor]]\napp_name = \"zh-app\"\ntitle = \"Z\"\n";
+    let plan = client
+        .post("/jobinfo/apply", &[("document", executor), ("format", "toml"), ("dryRun", "true")])
+        .await?;
+    ensure_eq!(plan["content"]["plan"], json!("+ 执行器 zh-app：新建\n共 1 项更改\n"), "{plan}");
+    let job = "[[executor.job]]\ndescription = \"d\"\nauthor = \"me\"\nschedule_type = \"CRON\"\n\
+               schedule_conf = \"0 60 * * * ?\"\nroute_strategy = \"FIRST\"\nblock_strategy = \"SERIAL_EXECUTION\"\n\
+               handler = \"h\"\n";
+    let twice = format!("{executor}{executor}");
+    let refused = client
+        .post("/jobinfo/apply", &[("document", twice.as_str()), ("format", "toml"), ("dryRun", "true")])
+        .await?;
+    ensure!(
+        refused["msg"].as_str().is_some_and(|m| m.ends_with("：app_name：在文件中出现了两次")),
+        "{refused}"
+    );
+    let document = format!("{executor}\n{job}");
+    let refused = client
+        .post("/jobinfo/apply", &[("document", document.as_str()), ("format", "toml"), ("dryRun", "true")])
+        .await?;
+    ensure!(
+        refused["msg"]
+            .as_str()
+            .is_some_and(|m| m.ends_with(": Cron无效：分字段“60”（第 3 列）：取值须在 0 到 59 之间")),
+        "{refused}"
+    );
+    app.stop().await;
+    Ok(())
+}
+
 pub(super) async fn job_messages_and_operations(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &[]).await?;
@@ -306,13 +374,27 @@ pub(super) async fn job_messages_and_operations(backend: Backend) -> TestResult 
         (vec![("author", None), ("jobDesc", None)], msg(&["system_please_input", "jobinfo_field_jobdesc"])),
         (vec![("scheduleType", None)], unvalid("schedule_type")),
         (vec![("scheduleType", Some("cron"))], unvalid("schedule_type")),
-        (vec![("scheduleConf", None)], format!("Cron{}", en().get("system_unvalid"))),
-        (vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", None)], msg(&["schedule_type"])),
-        (vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", Some("0"))], unvalid("schedule_type")),
-        (vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", Some("x"))], unvalid("schedule_type")),
+        (
+            vec![("scheduleConf", None)],
+            "Cron is invalid: 0 field(s) found, 6 or 7 expected (second minute hour day-of-month month \
+             day-of-week [year])"
+                .to_string(),
+        ),
+        (
+            vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", None)],
+            msg(&["jobinfo_fix_rate_unvalid"]),
+        ),
+        (
+            vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", Some("0"))],
+            msg(&["jobinfo_fix_rate_unvalid"]),
+        ),
+        (
+            vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", Some("x"))],
+            msg(&["jobinfo_fix_rate_unvalid"]),
+        ),
         (
             vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", Some("2147483648"))],
-            unvalid("schedule_type"),
+            msg(&["jobinfo_fix_rate_unvalid"]),
         ),
         (vec![("glueType", None)], unvalid("jobinfo_field_gluetype")),
         (vec![("executorHandler", None)], format!("{}JobHandler", en().get("system_please_input"))),
@@ -372,8 +454,19 @@ pub(super) async fn job_messages_and_operations(backend: Backend) -> TestResult 
         (vec![("jobDesc", Some(""))], msg(&["system_please_input", "jobinfo_field_jobdesc"])),
         (vec![("author", None)], msg(&["system_please_input", "jobinfo_field_author"])),
         (vec![("scheduleType", Some("FIX_DELAY"))], unvalid("schedule_type")),
-        (vec![("scheduleConf", Some("* * *"))], format!("Cron{}", en().get("system_unvalid"))),
-        (vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", None)], unvalid("schedule_type")),
+        (
+            vec![("scheduleConf", Some("* * *"))],
+            "Cron is invalid: 3 field(s) found, 6 or 7 expected (second minute hour day-of-month month \
+             day-of-week [year])"
+                .to_string(),
+        ),
+        (
+            vec![("scheduleType", Some("FIX_RATE")), ("scheduleConf", None)],
+            msg(&["jobinfo_fix_rate_unvalid"]),
+        ),
+        // Adding refuses a BEAN job without a handler; so does editing one (the stored GLUE type decides).
+        (vec![("executorHandler", Some(""))], format!("{}JobHandler", en().get("system_please_input"))),
+        (vec![("executorHandler", None)], format!("{}JobHandler", en().get("system_please_input"))),
         (vec![("executorBlockStrategy", None)], unvalid("jobinfo_field_executorBlockStrategy")),
         (
             vec![("childJobId", Some("4242"))],
@@ -575,12 +668,12 @@ pub(super) async fn job_messages_and_operations(backend: Backend) -> TestResult 
     ] {
         ensure_eq!(client.post("/jobinfo/nextTriggerTime", &form).await?, ok(json!([])), "{form:?}");
     }
-    // Our prefix, then the parser's reason, kept apart.
-    let prefix = format!("{}: ", unvalid("schedule_type"));
-    for form in [
-        vec![("scheduleType", "FIX_RATE"), ("scheduleConf", "x")],
-        vec![("scheduleType", "CRON"), ("scheduleConf", "bad")],
-        vec![("scheduleType", "CRON")],
+    // The messages add and update give: 2.4.2's words, then the reason.
+    let cron_prefix = "Cron is invalid: ";
+    for (form, prefix) in [
+        (vec![("scheduleType", "FIX_RATE"), ("scheduleConf", "x")], en().get("jobinfo_fix_rate_unvalid")),
+        (vec![("scheduleType", "CRON"), ("scheduleConf", "bad")], cron_prefix),
+        (vec![("scheduleType", "CRON")], cron_prefix),
     ] {
         let reply = client.post("/jobinfo/nextTriggerTime", &form).await?;
         ensure_eq!(
@@ -588,7 +681,7 @@ pub(super) async fn job_messages_and_operations(backend: Backend) -> TestResult 
             (json!(500), json!(null)),
             "{form:?}: {reply}"
         );
-        ensure!(reply["msg"].as_str().is_some_and(|m| m.starts_with(&prefix)), "{form:?}: {reply}");
+        ensure!(reply["msg"].as_str().is_some_and(|m| m.starts_with(prefix)), "{form:?}: {reply}");
     }
     app.stop().await;
     Ok(())

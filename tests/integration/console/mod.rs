@@ -38,6 +38,7 @@ pub fn cases() -> Vec<Case> {
             SQLITE => login_throttle,
             ALL => job_list_paging_filters_and_shape,
             ALL => job_messages_and_operations,
+            SQLITE => schedule_messages_give_the_reason_in_the_console_language,
             ALL => log_list_detail_kill_and_clear,
             ALL => executor_manager_endpoints,
             ALL => user_manager_endpoints,
