@@ -83,7 +83,9 @@ impl OriginPolicy {
                 None => return foreign(),
             },
         };
-        if serialized.as_ref().is_some_and(|o| self.trusted.contains(&o.to_string())) {
+        if !self.trusted.is_empty()
+            && serialized.as_ref().is_some_and(|o| self.trusted.contains(&o.to_string()))
+        {
             return Sender::Own;
         }
         match fetch_site {
@@ -134,10 +136,12 @@ impl<'a> SerializedOrigin<'a> {
         if !(valid_ip_literal(host) || valid_host_name(host)) {
             return None;
         }
-        let default = match scheme.to_ascii_lowercase().as_str() {
-            "http" => 80,
-            "https" => 443,
-            _ => return None,
+        let default = if scheme.eq_ignore_ascii_case("http") {
+            80
+        } else if scheme.eq_ignore_ascii_case("https") {
+            443
+        } else {
+            return None;
         };
         Some(SerializedOrigin { scheme, host, port: port.filter(|&p| p != default) })
     }
