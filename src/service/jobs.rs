@@ -361,9 +361,13 @@ async fn change(state: &ServiceContext, user: &LoginUser, form: JobForm) -> Resu
     };
     // 2.4.2 checks only the target group, so a job could be pulled out of a group one may not touch.
     user.ensure_access(state, job.job_group)?;
-    // The update form has no GLUE type (it cannot change): the stored one decides, as add's form does.
+    // The update form has no GLUE type (it cannot change): the stored one decides, as add's form does. The
+    // body alone cannot show the rule, so the REST API answers it as a conflict with the stored job (409).
     if let Some(glue_type) = GlueType::from_name(&job.glue_type) {
-        checks.handler(glue_type, form.executor_handler.as_deref())?;
+        checks.handler(glue_type, form.executor_handler.as_deref()).map_err(|error| match error {
+            ServiceError::Invalid(message) => ServiceError::Conflict(message),
+            other => other,
+        })?;
     }
     let now_ms = state.clock.now_ms();
     write_form(&mut job, form, child_jobid, now_ms, state.db.datetime(now_ms), state.cron_zone())

@@ -256,6 +256,14 @@ async fn job_endpoints(backend: Backend) -> TestResult {
         api.expect(404, api.put("/jobs/9999", change.clone())).await?["message"],
         msg(&["jobinfo_field_id", "system_not_found"])
     );
+    // The stored job is a BEAN job: a change without its JobHandler conflicts with it, whatever the body says.
+    let mut unhandled = change.clone();
+    unhandled["executorHandler"] = json!("");
+    unhandled["glueType"] = json!("GLUE_SHELL");
+    ensure_eq!(
+        api.expect(409, api.put(&format!("/jobs/{id}"), unhandled)).await?["message"],
+        format!("{}JobHandler", msg(&["system_please_input"]))
+    );
     let mut read = api.expect(200, api.get(&format!("/jobs/{id}"))).await?;
     read["jobDesc"] = json!("sent back");
     ensure_eq!(

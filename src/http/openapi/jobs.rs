@@ -99,6 +99,7 @@ pub async fn get(
 #[utoipa::path(operation_id = "updateJob", put, path = "/jobs/{id}", tag = "jobs", request_body = JobForm,
     params(("id" = i32, Path, description = "job id", minimum = 1), ("If-Match" = Option<String>, Header, description = "the ETag of the job as read; another one is a 412")),
     responses((status = 200, body = JobView, headers(("ETag" = String))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "the stored job is a BEAN job and the form names no JobHandler"),
         (status = 412, body = ErrorBody, description = "the job changed since it was read"), (status = 415, body = ErrorBody)))]
 pub async fn update(
     State(services): State<ServiceContext>,
