@@ -27,15 +27,19 @@ pub enum DropReason {
     Misfire,
     /// Late, and a later fire of the job stands for it.
     Collapsed,
+    /// Its admin lost the lead before the send (frozen or cut off past its lease): a successor leads, and
+    /// took this fire for sent.
+    Deposed,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 5] = [
+    pub const ALL: [DropReason; 6] = [
         DropReason::Deleted,
         DropReason::Stopped,
         DropReason::Rescheduled,
         DropReason::Misfire,
         DropReason::Collapsed,
+        DropReason::Deposed,
     ];
 
     /// A short label for log lines and metrics.
@@ -46,6 +50,7 @@ impl DropReason {
             DropReason::Rescheduled => "job rescheduled",
             DropReason::Misfire => "misfire, DO_NOTHING",
             DropReason::Collapsed => "late, collapsed into a later fire of the job",
+            DropReason::Deposed => "lead lost before the send",
         }
     }
 

@@ -28,8 +28,10 @@ pub const LEASE_MS: i64 = 5_000;
 const RENEW_EVERY: Duration = Duration::from_millis(1_000);
 /// How often a standby without a session lock to wait on reads the lease.
 const LEASE_POLL: Duration = Duration::from_millis(1_000);
-/// One wait on the leader's session lock; then the standby checks the lease for a stalled leader.
-const LOCK_WAIT: Duration = Duration::from_secs(10);
+/// One wait on the leader's session lock; then the standby checks the lease for a stalled leader. Short,
+/// so that a frozen leader (whose lock the server keeps until its connection has been idle for
+/// `crate::storage::IDLE_HOLDER_SECS`) is taken over within its lease.
+const LOCK_WAIT: Duration = Duration::from_secs(1);
 /// After its connection failed (the database restarted), a standby gives the leader this long to take its
 /// session lock back before it waits on it, so that a live leader is rarely taken over. (Taking a live
 /// leader's plan over is safe, only needless: the leader learns it at its next renewal and stops.)
@@ -197,6 +199,7 @@ impl Election {
 
     /// Takes the lease on `claim`'s condition; on success begins a term with the previous leader's plan.
     async fn take(&self, claim: Claim) -> bool {
+        let began = std::time::Instant::now();
         let now = self.clock.now_ms();
         let taken =
             match self.db.take_lease(self.leadership.owner(), now, claim, now - LOST_RESULT_AFTER_MS).await {
@@ -212,7 +215,7 @@ impl Election {
         // The dispatcher holds the plan before the term begins, and with it the passes of the term.
         let term = self.leadership.next_term();
         self.dispatcher.take_over(term, lease.watermark_ms, planned);
-        self.leadership.lead(term, lease).await;
+        self.leadership.lead(term, lease, began).await;
         self.dispatcher.wake();
         match previous {
             Some(p) if p.owner != lease.owner => tracing::warn!(

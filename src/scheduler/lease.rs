@@ -6,8 +6,16 @@ use crate::domain::ownership::{Lease, Owner};
 use crate::storage::{Db, Result};
 use crate::time::Clock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
+
+/// A lease write is trusted this long after it began: standbys take a lease over once it has not been
+/// renewed for `super::leader::LEASE_MS` (5 s), so a leader that wakes from a freeze (SIGSTOP, a stalled
+/// VM) or a cut longer than this asks the database again before it sends anything. The 2 s between them
+/// are for a stall between the last check and the write of a `/run`, and for clocks that run at slightly
+/// different rates.
+pub const TRUSTED_FOR: Duration = Duration::from_millis(3_000);
 
 /// Whether this admin leads, and which term of its leadership it is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +51,9 @@ struct Inner {
     term: watch::Sender<Term>,
     /// The lease is being given up (a graceful stop): it is written as given up from now on.
     released: AtomicBool,
+    /// When the latest write that found the lease still this admin's began (monotonic: a freeze
+    /// advances it, a clock step does not).
+    confirmed_at: Mutex<Option<Instant>>,
 }
 
 impl Leadership {
@@ -56,6 +67,7 @@ impl Leadership {
                 lease: tokio::sync::Mutex::new(None),
                 term,
                 released: AtomicBool::new(false),
+                confirmed_at: Mutex::new(None),
             }),
         }
     }
@@ -81,6 +93,7 @@ impl Leadership {
     pub async fn advance(&self, through: i64) -> Result<Renewal> {
         let mut held = self.inner.lease.lock().await;
         let Some(current) = *held else { return Ok(Renewal::NotLeading) };
+        let began = Instant::now();
         let renewed_ms =
             if self.inner.released.load(Ordering::Relaxed) { 0 } else { self.inner.clock.now_ms().max(1) };
         let next = Lease { watermark_ms: current.watermark_ms.max(through), renewed_ms, ..current };
@@ -94,6 +107,7 @@ impl Leadership {
         }
         if written {
             *held = Some(next);
+            self.confirm(began);
             return Ok(Renewal::Renewed);
         }
         *held = None;
@@ -107,14 +121,32 @@ impl Leadership {
         self.advance(0).await
     }
 
+    /// Whether this admin may still send what its lease covers: a lease write began less than
+    /// [`TRUSTED_FOR`] ago, or one made now finds the lease still its own. The fence of a leader that
+    /// wakes after its successor took over: it sends nothing more.
+    pub async fn still_holds(&self) -> bool {
+        let fresh = self.confirmed_at().is_some_and(|at| at.elapsed() < TRUSTED_FOR);
+        fresh || matches!(self.renew().await, Ok(Renewal::Renewed))
+    }
+
+    fn confirmed_at(&self) -> Option<Instant> {
+        *self.inner.confirmed_at.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn confirm(&self, began: Instant) {
+        let mut confirmed = self.inner.confirmed_at.lock().unwrap_or_else(|e| e.into_inner());
+        *confirmed = Some(confirmed.map_or(began, |at| at.max(began)));
+    }
+
     /// The number the next term will have.
     pub(super) fn next_term(&self) -> u64 {
         self.term().number + 1
     }
 
-    /// Begins term `number` with the lease just taken.
-    pub(super) async fn lead(&self, number: u64, lease: Lease) {
+    /// Begins term `number` with the lease just taken by a write that began at `began`.
+    pub(super) async fn lead(&self, number: u64, lease: Lease, began: Instant) {
         *self.inner.lease.lock().await = Some(lease);
+        self.confirm(began);
         self.inner.term.send_replace(Term { number, leading: true });
     }
 

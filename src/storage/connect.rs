@@ -1,7 +1,7 @@
 //! Opening the pool for the configured datasource and preparing the schema.
 
 use super::failover::{self, LastMove, MultiHost, PG_INVALID_CATALOG_NAME, PG_MAINTENANCE_DB};
-use super::{schema, Db, Pool, Result, SchemaOutcome, StorageError};
+use super::{schema, Db, Pool, Result, SchemaOutcome, StorageError, IDLE_HOLDER_SECS};
 use crate::config::{DataSourceConfig, DbTarget, PoolConfig, Servers, SqlitePath, SslMode};
 use crate::time::Zone;
 use sqlx::mysql::{MySqlConnectOptions, MySqlSslMode};
@@ -43,6 +43,8 @@ const PG_DUPLICATE_DATABASE: &str = "42P04";
 /// PostgreSQL's "unique_violation": what `CREATE DATABASE` answers when a concurrent one of the same name
 /// commits while it runs (the catalogue's unique index, not the existence check, catches it).
 const PG_UNIQUE_VIOLATION: &str = "23505";
+/// PostgreSQL's setting that ends a session whose transaction has been idle this long.
+const IDLE_IN_TRANSACTION: &str = "idle_in_transaction_session_timeout";
 
 /// The user when none is configured: the superuser every cluster starts with (MySQL's is `root`).
 const PG_DEFAULT_USER: &str = "postgres";
@@ -206,8 +208,15 @@ async fn connect_mysql(
             Box::pin(async move {
                 use sqlx::Executor;
                 conn.execute("SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_TRANS_TABLES')")
-                    .await
-                    .map(drop)
+                    .await?;
+                // MariaDB ends a transaction left idle (its admin frozen or cut off mid-pass), which would
+                // otherwise hold the schedule lock from the standbys until the admin wakes. MySQL has no
+                // such setting (it answers "unknown system variable"), and keeps the lock until then.
+                let idle = format!("SET SESSION idle_transaction_timeout = {IDLE_HOLDER_SECS}");
+                if let Err(e) = conn.execute(idle.as_str()).await {
+                    tracing::debug!("idle_transaction_timeout not set: {e}");
+                }
+                Ok(())
             })
         })
         .connect_with(options)
@@ -280,6 +289,12 @@ fn postgres_options(ds: &DataSourceConfig) -> PgConnectOptions {
         settings.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect();
     if let Some(schema) = schema {
         run_time.push(("search_path", schema));
+    }
+    // A transaction left idle (its admin frozen or cut off mid-pass) is ended, so that it does not hold
+    // the schedule lock from the standbys until the admin wakes; a configured value wins.
+    let idle = format!("{IDLE_HOLDER_SECS}s");
+    if !settings.iter().any(|(name, _)| name == IDLE_IN_TRANSACTION) {
+        run_time.push((IDLE_IN_TRANSACTION, &idle));
     }
     if !run_time.is_empty() {
         options = options.options(run_time);

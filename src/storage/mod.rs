@@ -33,7 +33,7 @@ pub use ownership::{Claim, PlannedRow, Takeover};
 pub use registry::{Registered, RegistryKey};
 pub use schedule_lock::{ScheduleLock, ScheduleUpdate, SESSION_SECRET_PREFIX};
 pub use schema::SchemaOutcome;
-pub use session_lock::SessionLock;
+pub use session_lock::{SessionLock, IDLE_HOLDER_SECS};
 
 use crate::time::Zone;
 pub(crate) use sql::{Arg, Row};

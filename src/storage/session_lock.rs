@@ -26,6 +26,11 @@ enum Conn {
 /// PostgreSQL's "lock_not_available", what a lock wait answers when `lock_timeout` ends it.
 const PG_LOCK_NOT_AVAILABLE: &str = "55P03";
 
+/// A held lock's connection left idle this long is ended by the server, which releases the lock: an admin
+/// that is frozen (SIGSTOP, a stalled VM) or cut off without a FIN lets its standbys take over within the
+/// lease instead of holding them off until it wakes. The holder checks its lock every second.
+pub const IDLE_HOLDER_SECS: u32 = 5;
+
 impl Db {
     /// Whether admins can tell one another's death by session locks: a single MySQL/MariaDB or
     /// PostgreSQL server. Not SQLite (one process; no server to hold a lock), nor a Galera node, whose
@@ -87,6 +92,9 @@ impl Db {
                 if got != Some(1) {
                     return Ok(None);
                 }
+                sqlx::query(&format!("SET SESSION wait_timeout = {IDLE_HOLDER_SECS}"))
+                    .execute(&mut conn)
+                    .await?;
                 Conn::MySql(conn)
             }
             Pool::Postgres(pool) => {
@@ -116,6 +124,12 @@ impl Db {
                 };
                 if !got {
                     return Ok(None);
+                }
+                // PostgreSQL 14 and later; an older server keeps the connection until its TCP keepalive
+                // tells, and the standbys see the frozen leader by its lease alone.
+                let idle = format!("SET idle_session_timeout = '{IDLE_HOLDER_SECS}s'");
+                if let Err(e) = sqlx::query(&idle).execute(&mut conn).await {
+                    tracing::debug!("idle_session_timeout not set on the leader's lock connection: {e}");
                 }
                 Conn::Postgres(conn)
             }

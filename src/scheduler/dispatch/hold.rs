@@ -48,6 +48,16 @@ impl Inner {
                 }
             }
         }
+        // A leader frozen or cut off for longer than it may trust its lease sends nothing before the
+        // database says the lease is still its own: its successor may have taken this fire for sent.
+        if !self.leadership.still_holds().await {
+            let _ = self.settled.send(Settled {
+                log_id: fire.log_id,
+                reason: DropReason::Deposed,
+                fire_once_now: false,
+            });
+            return false;
+        }
         self.still_wanted(term, job_id, &fire, compensation)
     }
 

@@ -36,10 +36,10 @@ pub(super) async fn write_settlements(
             let written = if reason.is_cancellation() {
                 context.db.delete_unsent_logs(&ids).await.map(drop)
             } else {
-                let key = if reason == DropReason::Collapsed {
-                    "joblog_skipped_collapsed"
-                } else {
-                    "joblog_skipped_misfire"
+                let key = match reason {
+                    DropReason::Collapsed => "joblog_skipped_collapsed",
+                    DropReason::Deposed => "joblog_skipped_deposed",
+                    _ => "joblog_skipped_misfire",
                 };
                 context
                     .db
@@ -56,7 +56,8 @@ pub(super) async fn write_settlements(
                 );
             }
             context.counts.drop_fires(reason, ids.len() as u64, now);
-            if !reason.is_cancellation() {
+            // Settled by a misfire rule (the lead lost is not one).
+            if !reason.is_cancellation() && reason != DropReason::Deposed {
                 let fire_once_now =
                     batch.iter().filter(|s| s.reason == reason && s.fire_once_now).count() as u64;
                 let counted_as = if reason == DropReason::Collapsed { "collapsed" } else { "at_release" };
