@@ -17,7 +17,8 @@ use crate::service::audit::Audit;
 use crate::service::jobs_as_code::{self, ApplyOptions, Setting};
 use crate::service::ServiceContext;
 use crate::storage::{self, Db, SchemaOutcome};
-use crate::time::{Clock, SystemClock};
+use crate::time::{Clock, OffsetClock};
+use crate::workers;
 use crate::workers::registry::{self, RegistryQueue};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -89,7 +90,8 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     let local_logins = ldap.as_ref().is_none_or(Directory::falls_back_to_local);
     let db = open_database(&config).await?;
     let config = Arc::new(config);
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let server_clock = Arc::new(OffsetClock::default());
+    let clock: Arc<dyn Clock> = server_clock.clone();
     let i18n = I18n::new(config.i18n.code());
     // Before anything can change: a file that cannot be opened stops the start.
     let audit = Audit::start(&config.audit, clock.clone())?;
@@ -102,10 +104,28 @@ pub async fn start(config: Config) -> Result<RunningApp, StartError> {
     }
     let stop_workers = CancellationToken::new();
     let metrics = Arc::new(Metrics::with_counting(config.server.prometheus));
+    // Before anything is planned: the first pass already decides on the database server's clock.
+    let warned = match workers::clock::measure(&db).await {
+        Ok(Some(offset)) => workers::clock::adopt(&server_clock, &metrics, offset, false),
+        Ok(None) => false,
+        Err(e) => {
+            tracing::warn!(
+                "the database server's clock could not be read ({e}): this host's is used until it can"
+            );
+            false
+        }
+    };
     // Bound before the services start, so alarms can link to the console's actual port.
     let (listener, addr) = bind(&config).await?;
     let base = Base { db: db.clone(), i18n, clock, metrics: metrics.clone() };
-    let (background, services) = start_background(&config, base, audit, addr, &stop_workers)?;
+    let (mut background, services) = start_background(&config, base, audit, addr, &stop_workers)?;
+    background.workers.push(tokio::spawn(workers::clock::run(
+        db.clone(),
+        server_clock,
+        metrics.clone(),
+        warned,
+        stop_workers.clone(),
+    )));
     let triggers = services.triggers.clone();
     let state = AppState::build(services, config.clone(), background.registry_queue, metrics, ldap).await?;
     tracing::info!(

@@ -17,6 +17,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
 use std::fmt::Write as _;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 /// Seconds; from "on time" to "the misfire rule would skip it" (five seconds).
@@ -94,6 +95,7 @@ pub struct Metrics {
     alarms: Family<Labels, Counter>,
     schedule_pass: Histogram,
     lock_wait: Histogram,
+    clock_offset: Gauge<f64, AtomicU64>,
 }
 
 /// Which lane refused a trigger.
@@ -162,6 +164,17 @@ fn histogram(registry: &mut Registry, name: &str, help: &str, buckets: &[f64]) -
     let histogram = Histogram::new(buckets.iter().copied());
     registry.register(name, help, histogram.clone());
     histogram
+}
+
+/// How far this admin's clock is from the database server's (`crate::workers::clock`).
+fn clock_offset_gauge(registry: &mut Registry) -> Gauge<f64, AtomicU64> {
+    let gauge = Gauge::<f64, AtomicU64>::default();
+    registry.register(
+        "xxl_job_clock_offset_seconds",
+        "This admin's clock minus the database server's, as last measured (the admin schedules on the server's)",
+        gauge.clone(),
+    );
+    gauge
 }
 
 /// Triggers finished, one counter per trigger type and result, each served from the start.
@@ -259,9 +272,11 @@ impl Metrics {
             "Time spent waiting for the cluster-wide schedule lock",
             &PASS_BUCKETS,
         );
+        let clock_offset = clock_offset_gauge(&mut registry);
         Metrics {
             enabled,
             registry,
+            clock_offset,
             triggers,
             lateness,
             rejections,
@@ -378,6 +393,11 @@ impl Metrics {
             return;
         }
         self.schedule_pass.observe(took.as_secs_f64());
+    }
+
+    /// This host's clock minus the database server's (`crate::workers::clock`).
+    pub fn clock_offset(&self, local_minus_server_ms: i64) {
+        self.clock_offset.set(local_minus_server_ms as f64 / 1000.0);
     }
 
     pub fn lock_wait(&self, took: Duration) {

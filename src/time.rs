@@ -7,6 +7,7 @@
 
 use chrono::{DateTime, Local, LocalResult, NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -95,6 +96,31 @@ pub struct SystemClock;
 impl Clock for SystemClock {
     fn now_ms(&self) -> i64 {
         Utc::now().timestamp_millis()
+    }
+}
+
+/// This process's clock moved by an offset onto another one, the database server's: the admins of a
+/// cluster then decide "now" on one clock, so that one whose own clock runs ahead fires nothing early and a
+/// successor whose clock is behind fires nothing again (`crate::workers::clock` measures the offset).
+#[derive(Debug, Default)]
+pub struct OffsetClock {
+    offset_ms: AtomicI64,
+}
+
+impl OffsetClock {
+    /// The other clock's time minus this process's, as last measured.
+    pub fn offset_ms(&self) -> i64 {
+        self.offset_ms.load(Ordering::Relaxed)
+    }
+
+    pub fn set_offset_ms(&self, offset_ms: i64) {
+        self.offset_ms.store(offset_ms, Ordering::Relaxed);
+    }
+}
+
+impl Clock for OffsetClock {
+    fn now_ms(&self) -> i64 {
+        Utc::now().timestamp_millis() + self.offset_ms()
     }
 }
 

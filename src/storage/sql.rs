@@ -478,6 +478,17 @@ impl Db {
         self.execute("SELECT 1", &[]).await.map(drop)
     }
 
+    /// The database server's clock in epoch microseconds, read without a time zone in between; `None` on
+    /// SQLite, whose clock is this process's own.
+    pub async fn server_clock_us(&self) -> Result<Option<i64>> {
+        let sql = match self.pool {
+            Pool::MySql(_) => "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))",
+            Pool::Postgres(_) => "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
+            Pool::Sqlite(_) => return Ok(None),
+        };
+        scalar(On::Pool(&self.pool), &self.dialect, sql, &[]).await.map(Some)
+    }
+
     /// Closes the pools, once every statement has finished; an SQLite file's writer last, so that SQLite
     /// copies its write-ahead log into the file when no other process has it open (a read-only connection
     /// closing last leaves the log as it is).
