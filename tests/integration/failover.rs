@@ -21,7 +21,7 @@ pub fn cases() -> Vec<Case> {
     }
 }
 
-const APP_NAME: &str = "xxl-job-failover";
+pub(crate) const APP_NAME: &str = "xxl-job-failover";
 /// Where within a second each kill lands: just after the second's fires went out, in the middle of a
 /// schedule pass (passes start at x.500), and late in the second.
 const KILL_OFFSETS_MS: [i64; 3] = [20, 500, 780];
@@ -37,7 +37,12 @@ const EXAMPLES: usize = 8;
 
 /// Every-second CRON jobs, half DO_NOTHING and half FIRE_ONCE_NOW, on the recorder, first due at
 /// `first_fire`; returns their ids.
-async fn insert_jobs(url: &str, executor: &str, count: usize, first_fire: i64) -> Result<Vec<i64>, Failed> {
+pub(crate) async fn insert_jobs(
+    url: &str,
+    executor: &str,
+    count: usize,
+    first_fire: i64,
+) -> Result<Vec<i64>, Failed> {
     let args = [format!("--spring.datasource.url={url}"), "--spring.datasource.username=root".to_string()];
     let loaded = xxl_job_admin::config::Config::load(&args, std::iter::empty(), std::path::Path::new("/"))
         .context("config")?;
@@ -87,7 +92,7 @@ async fn insert_jobs(url: &str, executor: &str, count: usize, first_fire: i64) -
 }
 
 /// The admin holding the lease (`leader:<id>:…` in `xxl_job_lock`): the one that sends every planned fire.
-async fn leader(db: &TestDb) -> Result<Option<String>, Failed> {
+pub(crate) async fn leader(db: &TestDb) -> Result<Option<String>, Failed> {
     const SQL: &str = "SELECT lock_name FROM xxl_job_lock WHERE lock_name LIKE 'leader:%'";
     let lease: Option<String> = match db.connect().await? {
         ServerConnection::MySql(mut c) => sqlx::query_scalar(SQL).fetch_optional(&mut c).await,
@@ -98,7 +103,7 @@ async fn leader(db: &TestDb) -> Result<Option<String>, Failed> {
 }
 
 /// The owner id an admin logged at start.
-fn owner_of(admin: &AdminProcess) -> Option<String> {
+pub(crate) fn owner_of(admin: &AdminProcess) -> Option<String> {
     let log = admin.log_since(0);
     let line = log.lines().find(|l| l.contains("this admin plans as admin "))?;
     let rest = &line[line.find("this admin plans as admin ")? + "this admin plans as admin ".len()..];
@@ -346,7 +351,7 @@ async fn a_restarted_sqlite_admin_resumes_its_plan(backend: Backend) -> TestResu
     .into())
 }
 
-async fn sleep_until(at_ms: i64) {
+pub(crate) async fn sleep_until(at_ms: i64) {
     let wait = (at_ms - now_ms()).max(0);
     tokio::time::sleep(Duration::from_millis(wait as u64)).await;
 }

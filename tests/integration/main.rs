@@ -20,6 +20,7 @@ mod cli;
 mod console;
 mod failover;
 mod faults;
+mod fencing;
 mod galera;
 mod ha;
 mod jobs_as_code;
@@ -77,6 +78,7 @@ fn main() {
         .chain(console::cases())
         .chain(failover::cases())
         .chain(faults::cases())
+        .chain(fencing::cases())
         .chain(galera::cases())
         .chain(ha::cases())
         .chain(jobs_as_code::cases())

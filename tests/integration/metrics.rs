@@ -52,6 +52,7 @@ async fn counters_move_after_triggers(backend: Backend) -> TestResult {
         "# TYPE xxl_job_alarms_total counter",
         "# TYPE xxl_job_schedule_pass_seconds histogram",
         "# TYPE xxl_job_schedule_lock_wait_seconds histogram",
+        "# TYPE xxl_job_clock_offset_seconds gauge",
         "# TYPE xxl_job_db_connections gauge",
         "# TYPE process_cpu_seconds_total counter",
         "# TYPE process_resident_memory_bytes gauge",

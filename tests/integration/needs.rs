@@ -33,6 +33,8 @@ pub enum Need {
     PrivatePostgres,
     /// A MariaDB Galera cluster of the case's own (mariadb-server, galera-4, rsync).
     Galera,
+    /// libfaketime, to run an admin with a skewed clock.
+    Faketime,
 }
 
 impl Need {
@@ -107,6 +109,12 @@ impl Available {
                 support::galera::availability(),
                 "a MariaDB Galera cluster is required in CI but cannot be started",
                 "the Galera test is ignored",
+            ),
+            probe(
+                Need::Faketime,
+                support::faketime::library().map(drop),
+                "libfaketime is required in CI but unavailable",
+                "the skewed-clock test is ignored",
             ),
             probe(
                 Need::Nginx,

@@ -34,6 +34,31 @@ impl AdminProcess {
         log_dir: &Path,
         extra: &[&str],
     ) -> Result<AdminProcess, Failed> {
+        AdminProcess::spawn_in(name, jdbc_url, token, log_dir, extra, &[])
+    }
+
+    /// [`AdminProcess::spawn`] with its clock `skew_secs` ahead (behind when negative), by libfaketime.
+    pub fn spawn_skewed(
+        name: &str,
+        jdbc_url: &str,
+        token: &str,
+        log_dir: &Path,
+        skew_secs: i64,
+    ) -> Result<AdminProcess, Failed> {
+        let library = super::faketime::library().map_err(Failed::from)?;
+        let env = super::faketime::skewed(&library, skew_secs);
+        AdminProcess::spawn_in(name, jdbc_url, token, log_dir, &[], &env)
+    }
+
+    /// [`AdminProcess::spawn_with`] with these environment variables too.
+    fn spawn_in(
+        name: &str,
+        jdbc_url: &str,
+        token: &str,
+        log_dir: &Path,
+        extra: &[&str],
+        env: &[(String, String)],
+    ) -> Result<AdminProcess, Failed> {
         let port = free_port()?;
         let mut command = Command::new(env!("CARGO_BIN_EXE_xxl-job-admin"));
         command.args([
@@ -53,6 +78,7 @@ impl AdminProcess {
                 command.env(key, value);
             }
         }
+        command.envs(env.iter().map(|(k, v)| (k, v)));
         let daemon = Daemon::spawn(name, command, &log_dir.join(format!("{name}.log")))?;
         Ok(AdminProcess {
             name: name.to_string(),
@@ -104,6 +130,16 @@ impl AdminProcess {
     /// Waits for the exit after [`AdminProcess::send_term`].
     pub async fn wait_exit(&mut self) -> Result<(), Failed> {
         self.daemon.wait_exit(STOP_GRACE).await.map(drop)
+    }
+
+    /// SIGSTOP: the process freezes (a long GC pause, a stalled VM) with its connections open.
+    pub fn freeze(&mut self) -> Result<(), Failed> {
+        self.daemon.signal("STOP")
+    }
+
+    /// SIGCONT after [`AdminProcess::freeze`].
+    pub fn thaw(&mut self) -> Result<(), Failed> {
+        self.daemon.signal("CONT")
     }
 
     /// SIGKILL: a crash.

@@ -62,6 +62,18 @@ impl Daemon {
         Ok(())
     }
 
+    /// Sends `signal` (a name `kill(1)` knows: STOP, CONT, …) to a process that is still running.
+    pub fn signal(&mut self, signal: &str) -> Result<(), Failed> {
+        if let Some(status) = self.exited() {
+            return Err(format!("{} had already exited ({status})", self.name).into());
+        }
+        let sent = Command::new("kill").args([&format!("-{signal}"), &self.child.id().to_string()]).status();
+        if !sent.as_ref().is_ok_and(|s| s.success()) {
+            return Err(format!("kill -{signal} {} ({}) failed: {sent:?}", self.child.id(), self.name).into());
+        }
+        Ok(())
+    }
+
     /// Waits up to `grace` for the exit; after that the process is SIGKILLed and that is an error.
     pub async fn wait_exit(&mut self, grace: Duration) -> Result<ExitStatus, Failed> {
         let deadline = tokio::time::Instant::now() + grace;

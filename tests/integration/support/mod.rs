@@ -6,6 +6,7 @@ pub mod console;
 mod daemon;
 mod database;
 mod executor;
+pub mod faketime;
 pub mod fixtures;
 pub mod galera;
 pub mod nginx;
