@@ -113,7 +113,7 @@ fn main() {
 
 /// Suites that run with no other test beside them: they kill and start admins and database servers and
 /// hold fires to limits of 100 ms, which another test's admins on the same two cores would break.
-const RUN_ALONE: [&str; 4] = ["faults::", "failover::", "galera::", "ha::"];
+const RUN_ALONE: [&str; 5] = ["faults::", "failover::", "fencing::", "galera::", "ha::"];
 
 /// Taken for reading by every other test, for writing by those of [`RUN_ALONE`] (writers go first once
 /// they wait, so they do not starve).
