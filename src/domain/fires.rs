@@ -2,18 +2,21 @@
 //! which collapse into it, and which one carries a FIRE_ONCE_NOW job's misfire compensation.
 //!
 //! The rule, decided when a fire is due and checked again just before its `/run` is written: a fire is
-//! sent only while the job's next fire is more than [`MARGIN_MS`] away. A fire that a stall (a database
-//! outage, a lock wait, a slow machine, a takeover) made so late that its successor is due as well
-//! collapses into that successor, as 2.4.2's schedule pass fires a late job once; the newest due fire is
-//! the one that runs. So a job never runs twice within a second because something paused, and a lag of
-//! less than a period loses nothing. A fire more than the misfire threshold late obeys the misfire
-//! strategy: DO_NOTHING skips it, FIRE_ONCE_NOW sends the job's next run as its one compensation.
+//! sent only while the job's next fire is more than [`MARGIN_MS`] away and the job has not run since
+//! [`MARGIN_MS`] before the fire was due. A fire that a stall (a database outage, a lock wait, a slow
+//! machine, a takeover) made so late that its successor is due as well collapses into that successor, as
+//! 2.4.2's schedule pass fires a late job once; the newest due fire is the one that runs. A fire held up
+//! on its way (its task waited for the machine or a permit) while its successor was decided and went out
+//! gives way to that run too: a decided fire is no longer pending, so only the run it made tells. So a job
+//! never runs twice within a second because something paused, and a lag of less than a period loses
+//! nothing. A fire more than the misfire threshold late obeys the misfire strategy: DO_NOTHING skips it,
+//! FIRE_ONCE_NOW sends the job's next run as its one compensation.
 
 use super::misfire::MISFIRE_THRESHOLD_MS;
 use std::collections::VecDeque;
 
-/// A fire is not sent when the job's next fire comes within this: both would reach the executor within
-/// one second, one after the other.
+/// A fire is not sent when the job's next fire comes within this, nor when the job ran within this before
+/// the fire was due: both would reach the executor within one second, one after the other.
 pub const MARGIN_MS: i64 = 100;
 
 /// Whether a fire for `instant_ms` is a misfire at `now_ms`: more than 2.4.2's window late.
@@ -57,12 +60,16 @@ pub enum Verdict {
     Misfired,
 }
 
-/// The fires of one job not yet decided, in release order, and whether a compensation is owed.
+/// The fires of one job not yet decided, in release order, whether a compensation is owed, and when the
+/// job last ran.
 #[derive(Debug, Default)]
 pub struct JobFires {
     pending: VecDeque<Fire>,
     /// A FIRE_ONCE_NOW fire was missed: the job's next run goes out as its misfire trigger.
     owes_compensation: bool,
+    /// When the last of the job's fires passed its last check: it stands for the fires due until
+    /// [`MARGIN_MS`] after it, decided or not.
+    last_run_ms: Option<i64>,
 }
 
 impl JobFires {
@@ -127,6 +134,14 @@ impl JobFires {
         decided
     }
 
+    /// Whether another run of the job stands for `fire` at `now_ms`: its next fire is due within the
+    /// margin, or the job ran since the margin before `fire` was due (a later fire, decided while this one
+    /// waited on its way, went out first).
+    fn stood_for(&self, fire: &Fire, now_ms: i64, schedule_next: &mut dyn FnMut(i64) -> Option<i64>) -> bool {
+        self.last_run_ms.is_some_and(|ran| ran >= fire.release_ms - MARGIN_MS)
+            || self.successor(fire, schedule_next).is_some_and(|next| next <= now_ms + MARGIN_MS)
+    }
+
     fn verdict(
         &mut self,
         fire: &Fire,
@@ -134,7 +149,7 @@ impl JobFires {
         fire_once_now: bool,
         schedule_next: &mut dyn FnMut(i64) -> Option<i64>,
     ) -> Verdict {
-        if self.successor(fire, schedule_next).is_some_and(|next| next <= now_ms + MARGIN_MS) {
+        if self.stood_for(fire, now_ms, schedule_next) {
             return Verdict::Collapsed;
         }
         let late = misfired(fire.instant_ms, now_ms);
@@ -156,14 +171,20 @@ impl JobFires {
     }
 
     /// The last check before a decided fire's `/run` is written (the write may have waited for a
-    /// connection or a permit): still sendable unless the job's next fire has come within the margin.
+    /// connection or a permit): still sendable unless the job's next fire has come within the margin or
+    /// another run stands for it (see [`JobFires::stood_for`]). When it is, it goes out now: the job's
+    /// later fires count from this run.
     pub fn still_sendable(
-        &self,
+        &mut self,
         fire: &Fire,
         now_ms: i64,
         schedule_next: &mut dyn FnMut(i64) -> Option<i64>,
     ) -> bool {
-        self.successor(fire, schedule_next).is_none_or(|next| next > now_ms + MARGIN_MS)
+        if self.stood_for(fire, now_ms, schedule_next) {
+            return false;
+        }
+        self.last_run_ms = Some(now_ms);
+        true
     }
 
     /// A decided fire held back unsent (its watermark was late): pending again, to be decided anew, and a
@@ -373,10 +394,15 @@ mod tests {
 
     #[test]
     fn a_fire_held_up_before_its_write_gives_way_to_its_successor() {
-        let mut j = job(&[fire(1, T), fire(2, T + 1_000)]);
-        let decided = j.decide(T + 10, T + 10, true, &mut every_second);
-        let (sent, _) = decided[0];
+        // Decided at T + 10, its last check comes when its task gets to it.
+        let decided = || {
+            let mut j = job(&[fire(1, T), fire(2, T + 1_000)]);
+            let (sent, _) = j.decide(T + 10, T + 10, true, &mut every_second)[0];
+            (j, sent)
+        };
+        let (mut j, sent) = decided();
         assert!(j.still_sendable(&sent, T + 899, &mut every_second));
+        let (mut j, sent) = decided();
         assert!(!j.still_sendable(&sent, T + 900, &mut every_second));
         j.give_up(&sent, true, T + 900, true);
         assert_eq!(
@@ -417,5 +443,120 @@ mod tests {
         let removed = j.remove_where(|f| f.log_id == 2);
         assert_eq!(removed.iter().map(|f| f.log_id).collect::<Vec<_>>(), vec![2]);
         assert_eq!(j.pending().map(|f| f.log_id).collect::<Vec<_>>(), vec![1]);
+    }
+
+    /// A job's fires as the dispatcher holds them when the database is back after an outage, and when it is.
+    type Outage = fn() -> (JobFires, i64);
+
+    /// A job's fires when the database is back, at T + 6.55 s, after a 6 s outage that the plan reaches past
+    /// (log 1-20, due T..T+19 s), and when it is back.
+    fn after_a_short_outage() -> (JobFires, i64) {
+        (job(&(0..20).map(|k| fire(k + 1, T + k * 1_000)).collect::<Vec<_>>()), T + 6_550)
+    }
+
+    /// A job's fires after a 20 s outage, as the dispatcher holds them once the database is back: the
+    /// late fires planned before it (log 1-6, due T..T+5 s), and the first pass's plan, at T + 20.5 s: the
+    /// compensation for the missed next time (log 9, released at once) and the next instants (log 10 on).
+    fn after_a_long_outage() -> (JobFires, i64) {
+        let pass = T + 20_500;
+        let mut fires: Vec<Fire> = (0..6).map(|k| fire(k + 1, T + k * 1_000)).collect();
+        fires.push(Fire {
+            log_id: 9,
+            instant_ms: T + 6_000,
+            release_ms: pass,
+            kind: Kind::Compensation,
+            planned_at_ms: pass,
+        });
+        fires.extend((0..16).map(|k| fire(10 + k, T + 21_000 + k * 1_000)));
+        (job(&fires), pass)
+    }
+
+    /// The fires are prepared this long ahead, as `crate::scheduler::dispatch` decides them.
+    const PREPARE_AHEAD_MS: i64 = 20;
+
+    /// Plays the fires of a FIRE_ONCE_NOW job every second from `from` to `to` as the dispatcher does: each
+    /// millisecond it decides the fires due within [`PREPARE_AHEAD_MS`], and a decided fire has its last
+    /// check at its release, or `held_up` milliseconds after its decision (its task waited: a slow machine,
+    /// a full lane). Returns what went out: (when, log id, compensation).
+    fn play(j: &mut JobFires, from: i64, to: i64, held_up: impl Fn(&Fire) -> i64) -> Vec<(i64, i64, bool)> {
+        let mut on_their_way: Vec<(i64, Fire, bool)> = Vec::new();
+        let mut sent = Vec::new();
+        for now in from..=to {
+            for (fire, verdict) in j.decide(now, now + PREPARE_AHEAD_MS, true, &mut every_second) {
+                if let Verdict::Send { compensation } = verdict {
+                    on_their_way.push((fire.release_ms.max(now + held_up(&fire)), fire, compensation));
+                }
+            }
+            let (due, waiting): (Vec<_>, Vec<_>) = on_their_way.into_iter().partition(|(at, ..)| *at <= now);
+            on_their_way = waiting;
+            for (_, fire, compensation) in due {
+                if j.still_sendable(&fire, now, &mut every_second) {
+                    sent.push((now, fire.log_id, compensation));
+                } else {
+                    j.give_up(&fire, compensation, now, true);
+                }
+            }
+        }
+        sent
+    }
+
+    /// Runs of the job more than [`MARGIN_MS`] apart, never two in one second of the clock, and at most one
+    /// compensation.
+    fn assert_never_bunched(sent: &[(i64, i64, bool)], case: &str) {
+        for pair in sent.windows(2) {
+            assert!(pair[1].0 - pair[0].0 > MARGIN_MS, "{case}: {sent:?}");
+            assert_ne!(pair[1].0 / 1_000, pair[0].0 / 1_000, "{case}: {sent:?}");
+        }
+        assert!(compensations(sent) <= 1, "{case}: {sent:?}");
+    }
+
+    fn compensations(sent: &[(i64, i64, bool)]) -> usize {
+        sent.iter().filter(|(.., compensation)| *compensation).count()
+    }
+
+    #[test]
+    fn a_compensation_held_up_on_its_way_gives_way_to_the_next_fire_that_went_out() {
+        // Back at T + 6.55 s, the fire of T + 6 s goes out as the compensation (the older ones collapse
+        // into it), but its task is held up 550 ms: meanwhile the fire of T + 7 s is decided and goes out.
+        let (mut j, back) = after_a_short_outage();
+        let sent = play(&mut j, back, T + 9_500, |f| if f.log_id == 7 { 550 } else { 0 });
+        assert_eq!(
+            sent.iter().filter(|(at, ..)| *at < T + 8_000).count(),
+            1,
+            "the job ran once before T + 8 s: {sent:?}"
+        );
+        assert_eq!(compensations(&sent), 1, "{sent:?}");
+        assert_never_bunched(&sent, "the compensation held up 550 ms");
+    }
+
+    #[test]
+    fn whichever_fire_is_held_up_on_its_way_the_job_runs_once_a_second_and_is_compensated_once() {
+        let outages: [(&str, Outage, [i64; 3]); 2] =
+            [("6 s", after_a_short_outage, [7, 8, 9]), ("20 s", after_a_long_outage, [9, 10, 11])];
+        for (outage, fires, held_ones) in outages {
+            for held in held_ones {
+                for held_up in (0..=2_500).step_by(10) {
+                    let (mut j, back) = fires();
+                    let sent =
+                        play(&mut j, back, back + 10_000, |f| if f.log_id == held { held_up } else { 0 });
+                    let case = format!("{outage} outage, log {held} held up {held_up} ms");
+                    assert_never_bunched(&sent, &case);
+                    assert_eq!(compensations(&sent), 1, "{case}: {sent:?}");
+                    assert!(sent.len() >= 7, "{case}: the job runs on: {sent:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_lag_on_every_fire_never_bunches_runs() {
+        let outages: [(&str, Outage); 2] = [("6 s", after_a_short_outage), ("20 s", after_a_long_outage)];
+        for (outage, fires) in outages {
+            for held_up in (0..=2_500).step_by(10) {
+                let (mut j, back) = fires();
+                let sent = play(&mut j, back, back + 10_000, |_| held_up);
+                assert_never_bunched(&sent, &format!("{outage} outage, every fire held up {held_up} ms"));
+            }
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Step 4, the write: a prepared fire is held until it is due and covered by the watermark, then checked
-//! once more (the job's next fire may have come meanwhile) before its `/run` is written. A fire whose
-//! watermark does not come goes back to be decided anew.
+//! once more (the job's next fire may have come meanwhile, or gone out while this one waited) before its
+//! `/run` is written. A fire whose watermark does not come goes back to be decided anew.
 
 use super::settle::Settled;
 use super::state::{schedule_next, State, TimelineEntry};
@@ -86,7 +86,8 @@ impl Inner {
     }
 
     /// The last check of a decided fire, once it is due and covered: it still goes out unless the job's
-    /// next fire has come within the margin meanwhile (it then collapses into that one).
+    /// next fire has come within the margin meanwhile, or a later fire of the job, decided while this one
+    /// waited for its task, has gone out (it then collapses into that one).
     fn still_wanted(&self, term: u64, job_id: i32, fire: &Fire, compensation: bool) -> bool {
         let now = self.context.clock.now_ms();
         let mut state = self.lock();
