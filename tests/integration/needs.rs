@@ -33,6 +33,8 @@ pub enum Need {
     PrivatePostgres,
     /// A MariaDB Galera cluster of the case's own (mariadb-server, galera-4, rsync).
     Galera,
+    /// libfaketime, to run an admin with its clock off (package faketime).
+    Faketime,
 }
 
 impl Need {
@@ -94,19 +96,25 @@ impl Available {
                 Need::PrivateMariadb,
                 support::private_mariadb::availability().map(drop),
                 "mariadb-install-db and mariadbd are required in CI but unavailable",
-                "the fault suite, the read counts and the MariaDB high-availability test are ignored",
+                "the fault suite, the MariaDB fault campaign, the read counts and the MariaDB high-availability test are ignored",
             ),
             probe(
                 Need::PrivatePostgres,
                 support::private_postgres::availability().map(drop),
                 "the PostgreSQL programs are required in CI but unavailable",
-                "the PostgreSQL high-availability test is ignored",
+                "the PostgreSQL fault campaign and high-availability test are ignored",
             ),
             probe(
                 Need::Galera,
                 support::galera::availability(),
                 "a MariaDB Galera cluster is required in CI but cannot be started",
                 "the Galera test is ignored",
+            ),
+            probe(
+                Need::Faketime,
+                support::nemesis::faketime_library().map(drop),
+                "libfaketime is required in CI but unavailable",
+                "the fault campaigns on MariaDB and PostgreSQL (their clock faults) are ignored",
             ),
             probe(
                 Need::Nginx,

@@ -34,6 +34,18 @@ impl AdminProcess {
         log_dir: &Path,
         extra: &[&str],
     ) -> Result<AdminProcess, Failed> {
+        AdminProcess::spawn_in(name, jdbc_url, token, log_dir, extra, &[])
+    }
+
+    /// [`AdminProcess::spawn_with`] with these environment variables too (libfaketime's, say).
+    pub fn spawn_in(
+        name: &str,
+        jdbc_url: &str,
+        token: &str,
+        log_dir: &Path,
+        extra: &[&str],
+        env: &[(&str, String)],
+    ) -> Result<AdminProcess, Failed> {
         let port = free_port()?;
         let mut command = Command::new(env!("CARGO_BIN_EXE_xxl-job-admin"));
         command.args([
@@ -53,6 +65,7 @@ impl AdminProcess {
                 command.env(key, value);
             }
         }
+        command.envs(env.iter().map(|(key, value)| (key, value)));
         let daemon = Daemon::spawn(name, command, &log_dir.join(format!("{name}.log")))?;
         Ok(AdminProcess {
             name: name.to_string(),
@@ -109,6 +122,21 @@ impl AdminProcess {
     /// SIGKILL: a crash.
     pub fn kill(&mut self) {
         self.daemon.kill();
+    }
+
+    /// SIGSTOP: the process stalls (a frozen VM, a long pause), its connections open.
+    pub fn freeze(&mut self) -> Result<(), Failed> {
+        self.daemon.signal("STOP")
+    }
+
+    /// SIGCONT after [`AdminProcess::freeze`].
+    pub fn thaw(&mut self) -> Result<(), Failed> {
+        self.daemon.signal("CONT")
+    }
+
+    /// Whether the process has ended.
+    pub fn has_exited(&mut self) -> bool {
+        self.daemon.exited().is_some()
     }
 
     pub fn log_len(&self) -> u64 {
