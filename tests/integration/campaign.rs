@@ -15,7 +15,7 @@
 
 use crate::support::checker::{self, Evidence, Finding, Job, Row, Schedule, Verdict, Window};
 use crate::support::nemesis::{
-    faketime_library, schedule, skewed_clock, Fault, FaultKind, Target, BEFORE_MS, RECOVERY_MS, TAKEOVER_MS,
+    faketime_library, schedule, skewed_clock, Fault, FaultKind, Target, BEFORE_MS, RECOVERY_MS,
 };
 use crate::support::private_mariadb::PrivateMariaDb;
 use crate::support::private_postgres::PrivatePostgres;
@@ -64,6 +64,8 @@ const NEWEST_CHECKED_MS: i64 = 3_000;
 /// An admin's grace for a stop (`spring.lifecycle.timeout-per-shutdown-phase`) and what exiting may take
 /// beyond it.
 const SHUTDOWN_BOUND_MS: i64 = 10_000 + 3_000;
+/// The window of a cluster where no admin could lead.
+const NO_ADMIN: &str = "no admin able to lead";
 /// The report lists the faults one by one up to this many.
 const TIMELINE_FAULTS: usize = 40;
 /// How long a read of the lease may take before the fault strikes without knowing the admin's role.
@@ -429,8 +431,9 @@ struct Played {
 #[derive(Default)]
 struct TaskLog {
     faults: Vec<Played>,
-    /// When the slot had no admin up (killed or restarting), for the windows of a cluster without one.
-    down: Vec<Range<i64>>,
+    /// When the slot's admin could not lead (killed or restarting, frozen, its link cut or black-holed),
+    /// for the windows of a cluster where none could.
+    unable: Vec<Range<i64>>,
     /// SIGTERMs sent meanwhile (the restarts of clock faults): the admin and how long its exit took.
     exits: Vec<(String, i64)>,
 }
@@ -473,7 +476,7 @@ async fn strike_admin(run: &Run, slot: &mut Slot, fault: Fault, log: &mut TaskLo
             sleep_until(heal_at).await;
             slot.spawn(run, 0)?;
             let ready = slot.ready(run).await?;
-            log.down.push(start..ready);
+            log.unable.push(start..ready);
             (ready, vec![fault.kind.window(start, ready)])
         }
         FaultKind::Freeze => {
@@ -481,6 +484,7 @@ async fn strike_admin(run: &Run, slot: &mut Slot, fault: Fault, log: &mut TaskLo
             sleep_until(heal_at).await;
             slot.admin()?.thaw()?;
             let end = now_ms();
+            log.unable.push(start..end);
             (end, vec![fault.kind.window(start, end)])
         }
         FaultKind::LinkDelay | FaultKind::LinkCut | FaultKind::LinkBlackHole => {
@@ -493,19 +497,22 @@ async fn strike_admin(run: &Run, slot: &mut Slot, fault: Fault, log: &mut TaskLo
             sleep_until(heal_at).await;
             slot.proxy()?.set_link(Link::Pass);
             let end = now_ms();
+            if link != Link::Pass && !matches!(link, Link::Delay(_)) {
+                log.unable.push(start..end);
+            }
             (end, vec![fault.kind.window(start, end)])
         }
         FaultKind::ClockSkew => {
             log.exits.push(slot.stop(run).await?);
             slot.spawn(run, fault.amount_ms)?;
             let skewed = slot.ready(run).await?;
-            log.down.push(start..skewed);
+            log.unable.push(start..skewed);
             sleep_until(heal_at).await;
             let heal = now_ms();
             log.exits.push(slot.stop(run).await?);
             slot.spawn(run, 0)?;
             let end = slot.ready(run).await?;
-            log.down.push(heal..end);
+            log.unable.push(heal..end);
             (end, vec![fault.kind.window(start, skewed), fault.kind.window(heal, end)])
         }
         other => return Err(format!("{} does not strike an admin", other.name()).into()),
@@ -634,10 +641,10 @@ async fn open_storage(direct: &Direct) -> Result<Db, Failed> {
     Ok(db)
 }
 
-/// The windows of a cluster without a running admin: all slots down (killed, or restarting) at once,
-/// until the first is up again and has taken the plan over.
-fn no_admin_windows(down: &[Range<i64>], slots: usize) -> Vec<Window> {
-    let mut events: Vec<(i64, i64)> = down.iter().flat_map(|r| [(r.start, 1), (r.end, -1)]).collect();
+/// The windows of a cluster where no admin could lead (each killed or restarting, frozen, or cut off from
+/// the database) at once, until the first that can again has taken the plan over.
+fn no_admin_windows(unable: &[Range<i64>], slots: usize) -> Vec<Window> {
+    let mut events: Vec<(i64, i64)> = unable.iter().flat_map(|r| [(r.start, 1), (r.end, -1)]).collect();
     events.sort_unstable();
     let (mut count, mut since, mut windows) = (0, 0, Vec::new());
     for (at, delta) in events {
@@ -646,7 +653,7 @@ fn no_admin_windows(down: &[Range<i64>], slots: usize) -> Vec<Window> {
         if count == slots as i64 && before < count {
             since = at;
         } else if before == slots as i64 && count < before {
-            windows.push(Window { what: "no admin", span: since - BEFORE_MS..at + TAKEOVER_MS });
+            windows.push(Window { what: NO_ADMIN, span: since - BEFORE_MS..at + RECOVERY_MS });
         }
     }
     windows
@@ -753,7 +760,7 @@ async fn campaign(
     if !errors.is_empty() {
         return Err(format!("the nemesis could not play its faults: {}", errors.join("; ")).into());
     }
-    let down: Vec<Range<i64>> = logs.iter().flat_map(|l| l.down.iter().cloned()).collect();
+    let unable: Vec<Range<i64>> = logs.iter().flat_map(|l| l.unable.iter().cloned()).collect();
     let restarts: Vec<(String, i64)> = logs.iter().flat_map(|l| l.exits.iter().cloned()).collect();
     let mut played: Vec<Played> = logs.into_iter().flat_map(|l| l.faults).collect();
     played.sort_by_key(|p| p.started_ms);
@@ -770,7 +777,7 @@ async fn campaign(
         .iter()
         .flat_map(|p| p.windows.iter().map(|span| Window { what: p.fault.kind.name(), span: span.clone() }))
         .collect();
-    windows.extend(no_admin_windows(&down, cluster.len()));
+    windows.extend(no_admin_windows(&unable, cluster.len()));
     // Findings are attributed to the faults they happened in, whole (a clock fault's too).
     let mut spans: Vec<Window> = played
         .iter()
@@ -779,7 +786,7 @@ async fn campaign(
             span: p.started_ms - BEFORE_MS..p.ended_ms + RECOVERY_MS,
         })
         .collect();
-    spans.extend(no_admin_windows(&down, cluster.len()));
+    spans.extend(no_admin_windows(&unable, cluster.len()));
     let verdict = checker::check(&Evidence {
         jobs: &jobs,
         fires: &fires,
@@ -997,7 +1004,11 @@ fn timeline(outcome: &Outcome) -> String {
             )
         })
         .collect();
-    format!("faults (t+0 = the fault phase's start):\n{}", lines.join("\n"))
+    let none_able = outcome.windows.iter().filter(|w| w.what == NO_ADMIN);
+    let none_able: Vec<String> = none_able
+        .map(|w| format!("  window {}..{} s: {NO_ADMIN}", at(w.span.start), at(w.span.end)))
+        .collect();
+    format!("faults (t+0 = the fault phase's start):\n{}", [lines, none_able].concat().join("\n"))
 }
 
 /// Copies the admins' logs, the fires and rows (CSV), the faults played and the report to
@@ -1049,9 +1060,9 @@ fn keep_evidence(backend: Backend, log_dir: &Path, outcome: Option<&Outcome>, re
                 windows.join(" ")
             ));
         }
-        for w in outcome.windows.iter().filter(|w| w.what == "no admin") {
+        for w in outcome.windows.iter().filter(|w| w.what == NO_ADMIN) {
             let (from, to) = (at(w.span.start), at(w.span.end));
-            faults.push_str(&format!("no admin,,,{from},{to},0,{from}..{to}\n"));
+            faults.push_str(&format!("{NO_ADMIN},,,{from},{to},0,{from}..{to}\n"));
         }
         std::fs::write(dir.join("faults.csv"), faults)
     };
