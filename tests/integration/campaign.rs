@@ -25,9 +25,10 @@ use crate::support::{now_ms, AdminProcess, Backend, Context, TOKEN};
 use crate::{cases, Case, TestResult, MYSQL_ONLY, POSTGRES_ONLY, SQLITE};
 use libtest_mimic::Failed;
 use sqlx::ConnectOptions;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use xxl_job_admin::domain::codes::{AddressType, TriggerStatus};
@@ -68,8 +69,9 @@ const SHUTDOWN_BOUND_MS: i64 = 10_000 + 3_000;
 const NO_ADMIN: &str = "no admin able to lead";
 /// The report lists the faults one by one up to this many.
 const TIMELINE_FAULTS: usize = 40;
-/// How long a read of the lease may take before the fault strikes without knowing the admin's role.
-const ROLE_READ_LIMIT: Duration = Duration::from_millis(1_000);
+/// How often the test reads who holds the lease, and how long a read may take.
+const LEASE_WATCH: Duration = Duration::from_millis(250);
+const LEASE_READ_LIMIT: Duration = Duration::from_millis(1_000);
 /// Schedules of the jobs (each with both misfire strategies, on both executors).
 const SHAPES: [(&str, &str); 5] = [
     ("CRON", "* * * * * ?"),
@@ -264,13 +266,16 @@ impl Direct {
         }
     }
 
-    /// The owner id in the lease, if any.
-    async fn leader(&self) -> Result<Option<String>, Failed> {
+    /// The owner id in the lease, if any, read on `conn` (opened when `None`).
+    async fn lease_owner(&self, conn: &mut Option<Conn>) -> Result<Option<String>, Failed> {
         const SQL: &str = "SELECT lock_name FROM xxl_job_lock WHERE lock_name LIKE 'leader:%'";
-        let lease: Option<String> = match self.connect().await? {
-            Conn::MySql(mut c) => sqlx::query_scalar(SQL).fetch_optional(&mut c).await,
-            Conn::Postgres(mut c) => sqlx::query_scalar(SQL).fetch_optional(&mut c).await,
-            Conn::Sqlite(mut c) => sqlx::query_scalar(SQL).fetch_optional(&mut c).await,
+        if conn.is_none() {
+            *conn = Some(self.connect().await?);
+        }
+        let lease: Option<String> = match conn.as_mut().context("a connection")? {
+            Conn::MySql(c) => sqlx::query_scalar(SQL).fetch_optional(c).await,
+            Conn::Postgres(c) => sqlx::query_scalar(SQL).fetch_optional(c).await,
+            Conn::Sqlite(c) => sqlx::query_scalar(SQL).fetch_optional(c).await,
         }
         .context("the lease")?;
         Ok(lease.and_then(|l| l.strip_prefix("leader:").map(|rest| rest.chars().take(8).collect())))
@@ -341,8 +346,6 @@ struct Slot {
     url: String,
     proxy: Option<Proxy>,
     admin: Option<AdminProcess>,
-    /// The id the running admin plans as (it logs it at start).
-    owner: Option<String>,
     /// Processes of this slot that were killed or stopped: kept for their logs.
     gone: Vec<AdminProcess>,
     starts: usize,
@@ -366,11 +369,6 @@ impl Slot {
     async fn ready(&mut self, run: &Run) -> Result<i64, Failed> {
         let admin = self.admin.as_mut().context("a running admin")?;
         admin.wait_ready().await?;
-        let log = admin.log_since(0);
-        self.owner = log.lines().find_map(|l| {
-            let (_, rest) = l.split_once("this admin plans as admin ")?;
-            Some(rest.chars().take(8).collect())
-        });
         run.set_base(self.index, Some(admin.base.clone()));
         Ok(now_ms())
     }
@@ -388,7 +386,6 @@ impl Slot {
             admin.kill();
             self.gone.push(admin);
         }
-        self.owner = None;
         run.set_base(self.index, None);
     }
 
@@ -401,26 +398,18 @@ impl Slot {
         let _ = admin.wait_exit().await;
         let took = now_ms() - sent;
         run.set_base(self.index, None);
-        self.owner = None;
         let name = admin.name.clone();
         self.gone.push(admin);
         Ok((name, took))
-    }
-
-    /// Whether it leads now, as the lease says.
-    async fn role(&self, run: &Run) -> &'static str {
-        match tokio::time::timeout(ROLE_READ_LIMIT, run.direct.leader()).await {
-            Ok(Ok(Some(owner))) if self.owner.as_deref() == Some(owner.as_str()) => "leader",
-            Ok(Ok(_)) => "standby",
-            _ => "unknown",
-        }
     }
 }
 
 /// A fault as it was played.
 struct Played {
     fault: Fault,
-    role: &'static str,
+    /// A fault on an admin: whether it led (or the lease could not be read) from a second before the
+    /// fault to its end. Only then does its window count: a standby's faults move no fire.
+    led: bool,
     started_ms: i64,
     ended_ms: i64,
     /// Where it may settle fires (see the kinds in `support/nemesis.rs`).
@@ -436,6 +425,68 @@ struct TaskLog {
     unable: Vec<Range<i64>>,
     /// SIGTERMs sent meanwhile (the restarts of clock faults): the admin and how long its exit took.
     exits: Vec<(String, i64)>,
+}
+
+/// Who held the lease when the test looked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lead {
+    Slot(usize),
+    Nobody,
+    /// The lease or its owner could not be read (the database was down, or the admin not yet known).
+    Unknown,
+}
+
+/// Reads who holds the lease every [`LEASE_WATCH`] until `done`; returns each change and when it was seen.
+async fn watch_lease(run: Arc<Run>, done: Arc<AtomicBool>) -> Vec<(i64, Lead)> {
+    let mut seen: Vec<(i64, Lead)> = Vec::new();
+    let mut owners: HashMap<String, usize> = HashMap::new();
+    let mut conn = None;
+    while !done.load(Ordering::Relaxed) {
+        let at = now_ms();
+        let lead = match tokio::time::timeout(LEASE_READ_LIMIT, run.direct.lease_owner(&mut conn)).await {
+            Ok(Ok(None)) => Lead::Nobody,
+            Ok(Ok(Some(owner))) => {
+                if !owners.contains_key(&owner) {
+                    if let Some(slot) = slot_of_owner(&run.log_dir, &owner) {
+                        owners.insert(owner.clone(), slot);
+                    }
+                }
+                owners.get(&owner).map_or(Lead::Unknown, |&slot| Lead::Slot(slot))
+            }
+            _ => {
+                conn = None;
+                Lead::Unknown
+            }
+        };
+        if seen.last().map(|s| s.1) != Some(lead) {
+            seen.push((at, lead));
+        }
+        tokio::time::sleep(LEASE_WATCH).await;
+    }
+    seen
+}
+
+/// The slot whose admin logged that it plans as `owner` (its log is `admin-<slot>.<start>.log`).
+fn slot_of_owner(log_dir: &Path, owner: &str) -> Option<usize> {
+    use std::io::Read;
+    let needle = format!("this admin plans as admin {owner}");
+    std::fs::read_dir(log_dir).ok()?.filter_map(|e| e.ok()).find_map(|entry| {
+        let name = entry.file_name().into_string().ok()?;
+        let slot: usize = name.strip_prefix("admin-")?.split('.').next()?.parse().ok()?;
+        // The line comes among the first of a log.
+        let mut start = String::new();
+        std::fs::File::open(entry.path()).ok()?.take(64 * 1024).read_to_string(&mut start).ok()?;
+        start.contains(&needle).then_some(slot - 1)
+    })
+}
+
+/// Whether `slot` held the lease, or nobody could tell who did, at some time in `span`.
+fn led(seen: &[(i64, Lead)], slot: usize, span: Range<i64>) -> bool {
+    let first = seen.partition_point(|s| s.0 <= span.start).saturating_sub(1);
+    seen[first..]
+        .iter()
+        .take_while(|s| s.0 < span.end)
+        .any(|s| s.1 == Lead::Unknown || s.1 == Lead::Slot(slot))
 }
 
 async fn sleep_until(at_ms: i64) {
@@ -467,7 +518,6 @@ async fn play_slot(
 }
 
 async fn strike_admin(run: &Run, slot: &mut Slot, fault: Fault, log: &mut TaskLog) -> Result<(), Failed> {
-    let role = slot.role(run).await;
     let start = now_ms();
     let heal_at = start + fault.length_ms;
     let (ended, windows) = match fault.kind {
@@ -517,7 +567,7 @@ async fn strike_admin(run: &Run, slot: &mut Slot, fault: Fault, log: &mut TaskLo
         }
         other => return Err(format!("{} does not strike an admin", other.name()).into()),
     };
-    log.faults.push(Played { fault, role, started_ms: start, ended_ms: ended, windows });
+    log.faults.push(Played { fault, led: true, started_ms: start, ended_ms: ended, windows });
     Ok(())
 }
 
@@ -542,7 +592,7 @@ async fn play_database(
         }
         let end = now_ms();
         let windows = vec![fault.kind.window(start, end)];
-        log.faults.push(Played { fault, role: "", started_ms: start, ended_ms: end, windows });
+        log.faults.push(Played { fault, led: true, started_ms: start, ended_ms: end, windows });
     }
     (server, Ok(log))
 }
@@ -562,7 +612,7 @@ async fn play_executor(run: Arc<Run>, faults: Vec<Fault>, origin_ms: i64) -> Tas
         executor.answer(Answer::Promptly);
         let end = now_ms();
         let windows = vec![fault.kind.window(start, end)];
-        log.faults.push(Played { fault, role: "", started_ms: start, ended_ms: end, windows });
+        log.faults.push(Played { fault, led: true, started_ms: start, ended_ms: end, windows });
     }
     log
 }
@@ -694,7 +744,7 @@ async fn exactly_once(backend: Backend) -> TestResult {
             None => None,
         };
         let url = direct.url(proxy.as_ref().map(|p| p.addr.port()));
-        let mut slot = Slot { index, url, proxy, admin: None, owner: None, gone: Vec::new(), starts: 0 };
+        let mut slot = Slot { index, url, proxy, admin: None, gone: Vec::new(), starts: 0 };
         slot.spawn(&run, 0)?;
         cluster.push(slot);
     }
@@ -704,6 +754,8 @@ async fn exactly_once(backend: Backend) -> TestResult {
 
 /// What a campaign saw.
 struct Outcome {
+    /// Who held the lease, as the test saw it (each change).
+    leases: Vec<(i64, Lead)>,
     /// When the fault phase began: times in the report count from here.
     origin_ms: i64,
     jobs: usize,
@@ -738,6 +790,8 @@ async fn campaign(
     let faults = schedule(settings.seed, &settings.kinds, cluster.len(), span);
     let of =
         |target: Target| -> Vec<Fault> { faults.iter().filter(|f| f.target == target).copied().collect() };
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = tokio::spawn(watch_lease(run.clone(), done.clone()));
     let slot_tasks: Vec<_> = cluster
         .drain(..)
         .map(|slot| {
@@ -757,6 +811,8 @@ async fn campaign(
     let (server, log) = database.await.context("the database's faults")?;
     log.map_or_else(|e| errors.push(e.message().unwrap_or("").to_string()), |l| logs.push(l));
     logs.push(executor.await.context("the executor's faults")?);
+    done.store(true, Ordering::Relaxed);
+    let leases = watcher.await.context("the lease watcher")?;
     if !errors.is_empty() {
         return Err(format!("the nemesis could not play its faults: {}", errors.join("; ")).into());
     }
@@ -764,6 +820,11 @@ async fn campaign(
     let restarts: Vec<(String, i64)> = logs.iter().flat_map(|l| l.exits.iter().cloned()).collect();
     let mut played: Vec<Played> = logs.into_iter().flat_map(|l| l.faults).collect();
     played.sort_by_key(|p| p.started_ms);
+    for p in &mut played {
+        if let Target::Admin(slot) = p.fault.target {
+            p.led = led(&leases, slot, p.started_ms - BEFORE_MS..p.ended_ms);
+        }
+    }
     let healed = played.iter().map(|p| p.ended_ms).max().unwrap_or(origin).max(origin + span);
     sleep_until(healed + TAIL_MS).await;
 
@@ -775,6 +836,7 @@ async fn campaign(
     let last = stop_all(run, cluster).await;
     let mut windows: Vec<Window> = played
         .iter()
+        .filter(|p| p.led)
         .flat_map(|p| p.windows.iter().map(|span| Window { what: p.fault.kind.name(), span: span.clone() }))
         .collect();
     windows.extend(no_admin_windows(&unable, cluster.len()));
@@ -800,6 +862,7 @@ async fn campaign(
         origin_ms: origin,
     });
     Ok(Outcome {
+        leases,
         origin_ms: origin,
         jobs: jobs.len(),
         drawn: faults.len(),
@@ -931,7 +994,7 @@ fn report(settings: &Settings, backend: Backend, outcome: &Outcome, took_s: u64)
     for played in &outcome.played {
         let (count, on_leader) = kinds.entry(played.fault.kind).or_default();
         *count += 1;
-        *on_leader += usize::from(played.role == "leader");
+        *on_leader += usize::from(played.led);
     }
     let kinds: Vec<String> = kinds
         .iter()
@@ -988,7 +1051,9 @@ fn timeline(outcome: &Outcome) -> String {
         .iter()
         .map(|p| {
             let target = match p.fault.target {
-                Target::Admin(slot) => format!(" of admin {} ({})", slot + 1, p.role),
+                Target::Admin(slot) => {
+                    format!(" of admin {} ({})", slot + 1, if p.led { "leader" } else { "standby" })
+                }
                 _ => String::new(),
             };
             let amount =
@@ -1045,7 +1110,7 @@ fn keep_evidence(backend: Backend, log_dir: &Path, outcome: Option<&Outcome>, re
         std::fs::write(dir.join("rows.csv"), rows)?;
         // Times in ms from the fault phase's start (the findings' t+).
         let at = |ms: i64| ms - outcome.origin_ms;
-        let mut faults = String::from("kind,target,role,started_ms,ended_ms,amount_ms,windows\n");
+        let mut faults = String::from("kind,target,led,started_ms,ended_ms,amount_ms,windows\n");
         for p in &outcome.played {
             let windows: Vec<String> =
                 p.windows.iter().map(|w| format!("{}..{}", at(w.start), at(w.end))).collect();
@@ -1053,7 +1118,7 @@ fn keep_evidence(backend: Backend, log_dir: &Path, outcome: Option<&Outcome>, re
                 "{},{:?},{},{},{},{},{}\n",
                 p.fault.kind.name(),
                 p.fault.target,
-                p.role,
+                p.led,
                 at(p.started_ms),
                 at(p.ended_ms),
                 p.fault.amount_ms,
@@ -1064,7 +1129,16 @@ fn keep_evidence(backend: Backend, log_dir: &Path, outcome: Option<&Outcome>, re
             let (from, to) = (at(w.span.start), at(w.span.end));
             faults.push_str(&format!("{NO_ADMIN},,,{from},{to},0,{from}..{to}\n"));
         }
-        std::fs::write(dir.join("faults.csv"), faults)
+        std::fs::write(dir.join("faults.csv"), faults)?;
+        let mut leases = String::from("seen_ms,lease\n");
+        for (seen, lead) in &outcome.leases {
+            let lead = match lead {
+                Lead::Slot(slot) => format!("admin {}", slot + 1),
+                other => format!("{other:?}"),
+            };
+            leases.push_str(&format!("{},{lead}\n", at(*seen)));
+        }
+        std::fs::write(dir.join("leases.csv"), leases)
     };
     match copy() {
         Ok(()) => {

@@ -396,7 +396,8 @@ fn check_spacing(fires: &[&Fire], o: Origin, findings: &mut Findings) {
 
 /// The job's planned instants from its first fire through `until_ms`. A CRON job's come from its
 /// expression. A FIX_RATE job's chain is each fire's instant plus the period, but a pass that found its
-/// next time missed starts a new chain from its own time: a run `observed` off the chain starts it anew.
+/// next time missed starts a new chain from its own time (2.4.2's refresh from now): a run `observed` off
+/// the chain starts it anew.
 fn expected_instants(schedule: &Schedule, observed: &[i64], first_ms: i64, until_ms: i64) -> BTreeSet<i64> {
     let mut instants = BTreeSet::new();
     match schedule {
@@ -414,11 +415,14 @@ fn expected_instants(schedule: &Schedule, observed: &[i64], first_ms: i64, until
         Schedule::FixRate(period) => {
             let mut next = first_ms;
             for &run in observed.iter().filter(|&&run| run >= first_ms) {
-                while next < run {
+                // Off the chain, `run` starts a new one, which a pass began at `run - period` (it refreshed
+                // the job's next time from its own time): the old chain's instants after that pass are
+                // not owed.
+                let until = if (run - next).rem_euclid(*period) == 0 { run } else { run - period + 1 };
+                while next < until {
                     instants.insert(next);
                     next += period;
                 }
-                // On the chain, or the first of a new one.
                 instants.insert(run);
                 next = run + period;
             }
