@@ -938,11 +938,12 @@ fn conclude(
     let listed: Vec<String> = findings
         .iter()
         .map(|f| {
+            let near: Vec<String> = f.near.iter().map(|(kind, n)| format!("{kind} {n}")).collect();
             format!(
-                "- {} [near {}]: {} case(s), e.g.\n    {}",
+                "- {}: {} case(s); in or near: {}; e.g.\n    {}",
                 f.rule,
-                f.near,
                 f.count,
+                near.join(", "),
                 f.examples.join("\n    ")
             )
         })
@@ -964,7 +965,7 @@ fn conclude(
 }
 
 /// A finding for each admin that took longer than its bound to exit after SIGTERM.
-fn slow_exits(exits: &[(String, i64)], near: &str) -> Option<Finding> {
+fn slow_exits(exits: &[(String, i64)], near: &'static str) -> Option<Finding> {
     let slow: Vec<String> = exits
         .iter()
         .filter(|(_, took)| *took > SHUTDOWN_BOUND_MS)
@@ -972,8 +973,8 @@ fn slow_exits(exits: &[(String, i64)], near: &str) -> Option<Finding> {
         .collect();
     (!slow.is_empty()).then(|| Finding {
         rule: "an admin took longer than its grace and 3 s to exit after SIGTERM",
-        near: near.to_string(),
         count: slow.len(),
+        near: BTreeMap::from([(near, slow.len())]),
         examples: slow,
     })
 }
@@ -1141,9 +1142,10 @@ fn keep_evidence(backend: Backend, log_dir: &Path, outcome: Option<&Outcome>, re
         std::fs::write(dir.join("leases.csv"), leases)
     };
     match copy() {
-        Ok(()) => {
-            format!("admin logs, fires.csv, rows.csv, faults.csv and report.txt kept in {}", dir.display())
-        }
+        Ok(()) => format!(
+            "admin logs, fires.csv, rows.csv, faults.csv, leases.csv and report.txt kept in {}",
+            dir.display()
+        ),
         Err(e) => format!("the evidence could not be kept in {}: {e}", dir.display()),
     }
 }

@@ -35,8 +35,9 @@ const RESULT_APPLIED_MS: i64 = 10_000;
 const CALM_RESULT_MS: i64 = 10_000;
 /// A finding is attributed to the faults that hold its instant, else to those this close to it.
 const ATTRIBUTION_MS: i64 = 10_000;
-/// Examples quoted per finding.
-const EXAMPLES: usize = 6;
+/// Examples quoted per finding, and per combination of faults it happened in.
+const EXAMPLES: usize = 8;
+const EXAMPLES_PER_COMBINATION: usize = 2;
 
 pub enum Schedule {
     Cron(String),
@@ -112,9 +113,10 @@ pub struct Counts {
 /// One broken rule, with the faults near it.
 pub struct Finding {
     pub rule: &'static str,
-    /// The kinds of the windows near its instants, or "no fault".
-    pub near: String,
     pub count: usize,
+    /// How many cases happened in (or near) each kind of fault, or with "no fault" near.
+    pub near: BTreeMap<&'static str, usize>,
+    /// A few cases of each combination of faults they happened in, each with that combination.
     pub examples: Vec<String>,
 }
 
@@ -189,7 +191,7 @@ impl RowState {
 /// Broken rules, grouped by rule and the faults near them.
 struct Findings<'a> {
     faults: &'a [Window],
-    groups: BTreeMap<(&'static str, String), (usize, Vec<String>)>,
+    rules: BTreeMap<&'static str, Finding>,
 }
 
 /// Times in findings: seconds since the campaign's origin.
@@ -223,18 +225,30 @@ impl Findings<'_> {
         let mut near = Some(near(0)).filter(|n| !n.is_empty()).unwrap_or_else(|| near(ATTRIBUTION_MS));
         near.sort_unstable();
         near.dedup();
-        let near = if near.is_empty() { "no fault".to_string() } else { near.join("+") };
-        let (count, examples) = self.groups.entry((rule, near)).or_default();
-        *count += 1;
-        if examples.len() < EXAMPLES {
-            examples.push(what);
+        if near.is_empty() {
+            near.push("no fault");
+        }
+        let finding = self.rules.entry(rule).or_insert_with(|| Finding {
+            rule,
+            count: 0,
+            near: BTreeMap::new(),
+            examples: Vec::new(),
+        });
+        finding.count += 1;
+        for kind in &near {
+            *finding.near.entry(kind).or_default() += 1;
+        }
+        let tag = format!("[{}]", near.join("+"));
+        let of_tag = finding.examples.iter().filter(|e| e.starts_with(&tag)).count();
+        if of_tag < EXAMPLES_PER_COMBINATION && finding.examples.len() < EXAMPLES {
+            finding.examples.push(format!("{tag} {what}"));
         }
     }
 }
 
 pub fn check(evidence: &Evidence) -> Verdict {
     let texts = Texts::load();
-    let mut findings = Findings { faults: evidence.faults, groups: BTreeMap::new() };
+    let mut findings = Findings { faults: evidence.faults, rules: BTreeMap::new() };
     let mut counts = Counts { fires: evidence.fires.len(), rows: evidence.rows.len(), ..Counts::default() };
     let states: HashMap<i64, RowState> =
         evidence.rows.iter().map(|r| (r.id, RowState::of(r, &texts))).collect();
@@ -264,11 +278,7 @@ pub fn check(evidence: &Evidence) -> Verdict {
         findings.add("a /run came for a job the campaign did not make", fires[0].at_ms, format!("job {job}"));
     }
     check_rows(evidence, &states, &sent, &mut counts, &mut findings);
-    let findings = findings
-        .groups
-        .into_iter()
-        .map(|((rule, near), (count, examples))| Finding { rule, near, count, examples })
-        .collect();
+    let findings = findings.rules.into_values().collect();
     Verdict { counts, worst_calm_ms, worst_ms, findings }
 }
 
@@ -354,12 +364,12 @@ fn check_job(
                 let late = fire.lateness_ms().unwrap_or(0);
                 if calm {
                     worst_calm = worst_calm.max(late);
-                    if !(-EARLY_MS..=ON_TIME_MS).contains(&late)
-                        || fire.trigger_type.as_deref() != Some("CRON")
-                    {
-                        counts.off_time += 1;
+                    let as_planned = fire.trigger_type.as_deref() == Some("CRON");
+                    counts.off_time += usize::from(!(-EARLY_MS..=ON_TIME_MS).contains(&late) || !as_planned);
+                    // An early fire is a finding of its own, anywhere.
+                    if late > ON_TIME_MS || !as_planned {
                         findings.add(
-                            "a fire outside every fault window was not sent on time as planned",
+                            "a fire outside every fault window was late or not sent as planned",
                             instant,
                             o.fire(fire),
                         );
