@@ -8,6 +8,7 @@
 //!   because every admin schedules on the database server's clock.
 
 use crate::failover::{insert_jobs, leader, owner_of, sleep_until, APP_NAME};
+use crate::support::nemesis::{faketime_library, skewed_clock};
 use crate::support::recorder::{Fire, Recorder};
 use crate::support::{now_ms, AdminProcess, Backend, Context, ServerConnection, TestDb, TOKEN};
 use crate::{cases, Case, TestResult, SERVERS};
@@ -140,11 +141,13 @@ async fn admins_with_skewed_clocks_fire_every_instant_once_and_none_early(backen
     let recorder = Recorder::start(APP_NAME, TOKEN).await?;
     let first_fire = (now_ms() + 12_000) / 1000 * 1000;
     let jobs = insert_jobs(&db.url, &recorder.address, JOBS, first_fire).await?;
+    let library = faketime_library()?;
     let mut spawned = 0;
     let mut spawn = |skew: i64| -> Result<(AdminProcess, i64), Failed> {
         spawned += 1;
         let name = format!("admin-{spawned}({skew:+}s)");
-        Ok((AdminProcess::spawn_skewed(&name, &db.url, TOKEN, logs.path(), skew)?, skew))
+        let clock = skewed_clock(&library, skew * 1000);
+        Ok((AdminProcess::spawn_in(&name, &db.url, TOKEN, logs.path(), &[], &clock)?, skew))
     };
     let mut admins = Vec::new();
     for skew in SKEWS_SECS {

@@ -6,9 +6,10 @@
 //! backend goes without saying), `needs.rs` probes each once and prints what it ignores, and with `CI` set a
 //! missing one fails the run instead. Set `XXL_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306`) or
 //! `XXL_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432`) to point at other servers. The
-//! fault suite, the read counts and the high-availability tests start MariaDB servers of their own
-//! (`mariadb-install-db` and `mariadbd`, package mariadb-server), PostgreSQL servers (package postgresql)
-//! or a MariaDB Galera cluster (packages galera-4 and rsync). The reverse-proxy tests run a private nginx
+//! fault suite, the fault campaign, the read counts and the high-availability tests start MariaDB servers
+//! of their own (`mariadb-install-db` and `mariadbd`, package mariadb-server), PostgreSQL servers (package
+//! postgresql) or a MariaDB Galera cluster (packages galera-4 and rsync); the campaign's clock faults
+//! preload libfaketime (package faketime). The reverse-proxy tests run a private nginx
 //! (package nginx), the LDAP login tests a private OpenLDAP server (packages slapd and ldap-utils).
 //! `TEST_LOG=1` prints the in-process admins' log lines (see `support/test_log.rs`).
 
@@ -16,6 +17,7 @@ mod alarm;
 mod api;
 mod audit;
 mod browser;
+mod campaign;
 mod cli;
 mod console;
 mod failover;
@@ -74,6 +76,7 @@ fn main() {
         .chain(api::cases())
         .chain(audit::cases())
         .chain(browser::cases())
+        .chain(campaign::cases())
         .chain(cli::cases())
         .chain(console::cases())
         .chain(failover::cases())
@@ -113,7 +116,7 @@ fn main() {
 
 /// Suites that run with no other test beside them: they kill and start admins and database servers and
 /// hold fires to limits of 100 ms, which another test's admins on the same two cores would break.
-const RUN_ALONE: [&str; 5] = ["faults::", "failover::", "fencing::", "galera::", "ha::"];
+const RUN_ALONE: [&str; 6] = ["campaign::", "faults::", "failover::", "fencing::", "galera::", "ha::"];
 
 /// Taken for reading by every other test, for writing by those of [`RUN_ALONE`] (writers go first once
 /// they wait, so they do not starve).

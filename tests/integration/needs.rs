@@ -33,8 +33,11 @@ pub enum Need {
     PrivatePostgres,
     /// A MariaDB Galera cluster of the case's own (mariadb-server, galera-4, rsync).
     Galera,
-    /// libfaketime, to run an admin with a skewed clock.
+    /// libfaketime, to run an admin with its clock off (package faketime).
     Faketime,
+    /// The fault campaign on the database servers was asked for (`XXL_CAMPAIGN_SECONDS` is set): it is
+    /// not part of a plain run while its findings with a slow executor are open (issue 44).
+    CampaignAsked,
 }
 
 impl Need {
@@ -84,8 +87,19 @@ impl Available {
             Err(format!("{} is not installed", metrics::PROMTOOL))
         };
         let curl = if succeeds("curl", "--version") { Ok(()) } else { Err("curl is not installed".into()) };
+        let campaign = Probe {
+            need: Need::CampaignAsked,
+            up: if std::env::var_os("XXL_CAMPAIGN_SECONDS").is_some() {
+                Ok(())
+            } else {
+                Err("XXL_CAMPAIGN_SECONDS is not set".into())
+            },
+            required: None,
+            note: "the fault campaign on MariaDB and PostgreSQL is ignored (docs/failure-behaviour.md)",
+        };
         let probes = vec![
             reference,
+            campaign,
             probe(
                 Need::Chromium,
                 support::browser::browser_availability(),
@@ -96,13 +110,13 @@ impl Available {
                 Need::PrivateMariadb,
                 support::private_mariadb::availability().map(drop),
                 "mariadb-install-db and mariadbd are required in CI but unavailable",
-                "the fault suite, the read counts and the MariaDB high-availability test are ignored",
+                "the fault suite, the MariaDB fault campaign, the read counts and the MariaDB high-availability test are ignored",
             ),
             probe(
                 Need::PrivatePostgres,
                 support::private_postgres::availability().map(drop),
                 "the PostgreSQL programs are required in CI but unavailable",
-                "the PostgreSQL high-availability test is ignored",
+                "the PostgreSQL fault campaign and high-availability test are ignored",
             ),
             probe(
                 Need::Galera,
@@ -112,9 +126,9 @@ impl Available {
             ),
             probe(
                 Need::Faketime,
-                support::faketime::library().map(drop),
+                support::nemesis::faketime_library().map(drop),
                 "libfaketime is required in CI but unavailable",
-                "the skewed-clock test is ignored",
+                "the skewed-clock test and the fault campaigns on MariaDB and PostgreSQL are ignored",
             ),
             probe(
                 Need::Nginx,

@@ -37,27 +37,14 @@ impl AdminProcess {
         AdminProcess::spawn_in(name, jdbc_url, token, log_dir, extra, &[])
     }
 
-    /// [`AdminProcess::spawn`] with its clock `skew_secs` ahead (behind when negative), by libfaketime.
-    pub fn spawn_skewed(
-        name: &str,
-        jdbc_url: &str,
-        token: &str,
-        log_dir: &Path,
-        skew_secs: i64,
-    ) -> Result<AdminProcess, Failed> {
-        let library = super::faketime::library().map_err(Failed::from)?;
-        let env = super::faketime::skewed(&library, skew_secs);
-        AdminProcess::spawn_in(name, jdbc_url, token, log_dir, &[], &env)
-    }
-
-    /// [`AdminProcess::spawn_with`] with these environment variables too.
-    fn spawn_in(
+    /// [`AdminProcess::spawn_with`] with these environment variables too (libfaketime's, say).
+    pub fn spawn_in(
         name: &str,
         jdbc_url: &str,
         token: &str,
         log_dir: &Path,
         extra: &[&str],
-        env: &[(String, String)],
+        env: &[(&str, String)],
     ) -> Result<AdminProcess, Failed> {
         let port = free_port()?;
         let mut command = Command::new(env!("CARGO_BIN_EXE_xxl-job-admin"));
@@ -78,7 +65,7 @@ impl AdminProcess {
                 command.env(key, value);
             }
         }
-        command.envs(env.iter().map(|(k, v)| (k, v)));
+        command.envs(env.iter().map(|(key, value)| (key, value)));
         let daemon = Daemon::spawn(name, command, &log_dir.join(format!("{name}.log")))?;
         Ok(AdminProcess {
             name: name.to_string(),
@@ -132,7 +119,12 @@ impl AdminProcess {
         self.daemon.wait_exit(STOP_GRACE).await.map(drop)
     }
 
-    /// SIGSTOP: the process freezes (a long GC pause, a stalled VM) with its connections open.
+    /// SIGKILL: a crash.
+    pub fn kill(&mut self) {
+        self.daemon.kill();
+    }
+
+    /// SIGSTOP: the process stalls (a frozen VM, a long pause), its connections open.
     pub fn freeze(&mut self) -> Result<(), Failed> {
         self.daemon.signal("STOP")
     }
@@ -142,9 +134,9 @@ impl AdminProcess {
         self.daemon.signal("CONT")
     }
 
-    /// SIGKILL: a crash.
-    pub fn kill(&mut self) {
-        self.daemon.kill();
+    /// Whether the process has ended.
+    pub fn has_exited(&mut self) -> bool {
+        self.daemon.exited().is_some()
     }
 
     pub fn log_len(&self) -> u64 {

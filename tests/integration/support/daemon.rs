@@ -50,22 +50,15 @@ impl Daemon {
 
     /// Sends SIGTERM without waiting.
     pub fn send_term(&mut self) -> Result<(), Failed> {
+        self.signal("TERM")
+    }
+
+    /// Sends `signal` (`TERM`, `STOP`, `CONT`, …) to the running process.
+    pub fn signal(&mut self, signal: &str) -> Result<(), Failed> {
         if let Some(status) = self.exited() {
             return Err(
                 format!("{} had already exited ({status}); log tail:\n{}", self.name, self.tail(30)).into()
             );
-        }
-        let sent = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
-        if !sent.as_ref().is_ok_and(|s| s.success()) {
-            return Err(format!("kill -TERM {} ({}) failed: {sent:?}", self.child.id(), self.name).into());
-        }
-        Ok(())
-    }
-
-    /// Sends `signal` (a name `kill(1)` knows: STOP, CONT, …) to a process that is still running.
-    pub fn signal(&mut self, signal: &str) -> Result<(), Failed> {
-        if let Some(status) = self.exited() {
-            return Err(format!("{} had already exited ({status})", self.name).into());
         }
         let sent = Command::new("kill").args([&format!("-{signal}"), &self.child.id().to_string()]).status();
         if !sent.as_ref().is_ok_and(|s| s.success()) {

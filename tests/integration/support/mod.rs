@@ -2,13 +2,14 @@
 
 mod admin_process;
 pub mod browser;
+pub mod checker;
 pub mod console;
 mod daemon;
 mod database;
 mod executor;
-pub mod faketime;
 pub mod fixtures;
 pub mod galera;
+pub mod nemesis;
 pub mod nginx;
 pub mod private_mariadb;
 pub mod private_postgres;

@@ -7,7 +7,7 @@ use libtest_mimic::Failed;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, PgConnection};
 use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -100,41 +100,53 @@ impl PrivatePostgres {
 
     /// Runs one of the PostgreSQL programs to its end.
     fn run(&self, program: &str, args: &[&str]) -> Result<(), Failed> {
-        let path = self.bin.join(program);
-        let mut command = if is_root() {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&path);
-            c
-        } else {
-            Command::new(&path)
-        };
-        let output = command
-            .args(args)
-            .current_dir(self.dir.path())
-            .output()
-            .map_err(|e| Failed::from(format!("{program}: {e}")))?;
-        if !output.status.success() {
-            return Err(format!(
-                "{program} {args:?} failed ({}):\n{}\n{}\nserver log:\n{}",
-                output.status,
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr),
-                self.log_tail(20)
-            )
-            .into());
-        }
-        Ok(())
+        run_program(&self.bin, self.dir.path(), program, args)
     }
 
     /// Starts the server on its port, small and without fsync, and waits until it accepts connections.
     async fn start(&self) -> Result<(), Failed> {
+        let (settings, log) = self.start_settings();
+        self.run("pg_ctl", &["-D", &self.data(), "-l", &log, "-w", "-t", "60", "-o", &settings, "start"])
+    }
+
+    /// The server's options for `pg_ctl -o`, and its log file.
+    fn start_settings(&self) -> (String, String) {
         let settings = format!(
             "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} -c shared_buffers=16MB -c fsync=off",
             self.port,
             self.dir.path().display()
         );
-        let log = self.dir.path().join("server.log").display().to_string();
-        self.run("pg_ctl", &["-D", &self.data(), "-l", &log, "-w", "-t", "60", "-o", &settings, "start"])
+        (settings, self.dir.path().join("server.log").display().to_string())
+    }
+
+    /// Stops the server (fast mode: its clients are disconnected, the shutdown is clean) and waits for its
+    /// exit, off the runtime's threads.
+    pub async fn stop(&self) -> Result<(), Failed> {
+        let data = self.data();
+        self.run_aside(
+            "pg_ctl",
+            vec!["-D".into(), data, "-m".into(), "fast".into(), "-w".into(), "stop".into()],
+        )
+        .await
+    }
+
+    /// Starts it again on the same port and data after [`PrivatePostgres::stop`], waiting until it accepts
+    /// connections.
+    pub async fn resume(&self) -> Result<(), Failed> {
+        let (settings, log) = self.start_settings();
+        let args = ["-D", &self.data(), "-l", &log, "-w", "-t", "60", "-o", &settings, "start"];
+        self.run_aside("pg_ctl", args.iter().map(|a| a.to_string()).collect()).await
+    }
+
+    /// [`PrivatePostgres::run`] on a blocking thread, so the runtime's threads go on meanwhile.
+    async fn run_aside(&self, program: &'static str, args: Vec<String>) -> Result<(), Failed> {
+        let (bin, dir) = (self.bin.clone(), self.dir.path().to_path_buf());
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run_program(&bin, &dir, program, &args)
+        })
+        .await
+        .map_err(|e| Failed::from(format!("{program}: {e}")))?
     }
 
     /// A connection to `database` as `postgres`.
@@ -157,6 +169,31 @@ impl PrivatePostgres {
     pub fn log_tail(&self, lines: usize) -> String {
         tail_file(&self.dir.path().join("server.log"), lines)
     }
+}
+
+/// Runs one of the PostgreSQL programs of `bin` in `dir` to its end (as `postgres` when the test runs as root).
+fn run_program(bin: &Path, dir: &Path, program: &str, args: &[&str]) -> Result<(), Failed> {
+    let path = bin.join(program);
+    let mut command = if is_root() {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(&path);
+        c
+    } else {
+        Command::new(&path)
+    };
+    let output =
+        command.args(args).current_dir(dir).output().map_err(|e| Failed::from(format!("{program}: {e}")))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{program} {args:?} failed ({}):\n{}\n{}\nserver log:\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+            tail_file(&dir.join("server.log"), 20)
+        )
+        .into());
+    }
+    Ok(())
 }
 
 impl Drop for PrivatePostgres {

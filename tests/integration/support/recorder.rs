@@ -1,6 +1,7 @@
 //! An executor that records every `/run` it receives, with the planned instant and trigger type the admin
 //! sends beside the 2.4.2 body, and otherwise behaves like a healthy Java executor: it answers `/run` at once,
-//! reports results by callback in batches, and registers itself on every admin it knows.
+//! reports results by callback in batches, and registers itself on every admin it knows. A fault campaign
+//! makes it hang or answer slowly for a while ([`Answer`]).
 
 use super::JavaExecutorClient;
 use axum::body::Bytes;
@@ -10,9 +11,10 @@ use axum::response::IntoResponse;
 use axum::Router;
 use libtest_mimic::Failed;
 use serde_json::{json, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::sync::watch;
 
 /// The Java executor's callback thread sends what has accumulated, in batches; this is its rhythm here.
 const CALLBACK_PERIOD: Duration = Duration::from_millis(50);
@@ -42,6 +44,18 @@ impl Fire {
     }
 }
 
+/// How the executor answers `/run` (every job but those told to [`Recorder::hang`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// At once; the run's result goes with the next callback batch.
+    Promptly,
+    /// Not while this lasts, as a stalled process: the runs received go ahead when it ends, and their
+    /// results are reported then.
+    Hang,
+    /// After this long; the run goes ahead and its result is reported whether or not the admin still waits.
+    Slowly(Duration),
+}
+
 struct Shared {
     app_name: String,
     token: String,
@@ -51,6 +65,11 @@ struct Shared {
     hung: Mutex<HashSet<i64>>,
     /// Log ids whose result is still to be reported.
     pending: Mutex<Vec<i64>>,
+    answer: watch::Sender<Answer>,
+    /// Log ids received while hanging, reported when the hang ends.
+    held: Mutex<Vec<i64>>,
+    /// When an admin accepted the result of each log id, epoch ms.
+    called_back: Mutex<HashMap<i64, i64>>,
     admins: Mutex<Vec<JavaExecutorClient>>,
 }
 
@@ -74,6 +93,9 @@ impl Recorder {
             fires: Mutex::default(),
             hung: Mutex::default(),
             pending: Mutex::default(),
+            answer: watch::channel(Answer::Promptly).0,
+            held: Mutex::default(),
+            called_back: Mutex::default(),
             admins: Mutex::default(),
         });
         let app = Router::new().fallback(handle).with_state(shared.clone());
@@ -103,8 +125,22 @@ impl Recorder {
         self.shared.hung.lock().unwrap().insert(job_id);
     }
 
+    /// How `/run` is answered from now on; the end of a hang lets the runs it held go ahead.
+    pub fn answer(&self, answer: Answer) {
+        self.shared.answer.send_replace(answer);
+        if answer != Answer::Hang {
+            let held = std::mem::take(&mut *self.shared.held.lock().unwrap());
+            self.shared.pending.lock().unwrap().extend(held);
+        }
+    }
+
     pub fn fires(&self) -> Vec<Fire> {
         self.shared.fires.lock().unwrap().clone()
+    }
+
+    /// When an admin accepted each reported result (log id to epoch ms).
+    pub fn called_back(&self) -> HashMap<i64, i64> {
+        self.shared.called_back.lock().unwrap().clone()
     }
 }
 
@@ -147,7 +183,7 @@ async fn handle(
                 if shared.hung.lock().unwrap().contains(&job_id) {
                     std::future::pending::<()>().await;
                 }
-                shared.pending.lock().unwrap().push(log_id);
+                run(&shared, log_id).await;
                 json!({"code": 200})
             }
             "/beat" | "/idleBeat" | "/kill" => json!({"code": 200}),
@@ -157,6 +193,33 @@ async fn handle(
         }
     };
     (StatusCode::OK, [(header::CONTENT_TYPE, "text/html;charset=UTF-8")], reply.to_string())
+}
+
+/// Runs a job as the current [`Answer`] says, returning when `/run` is to be answered.
+async fn run(shared: &Arc<Shared>, log_id: i64) {
+    // Read under the lock of the held runs, which the end of a hang takes after it changed the answer.
+    let answer = {
+        let mut held = shared.held.lock().unwrap();
+        let answer = *shared.answer.borrow();
+        if answer == Answer::Hang {
+            held.push(log_id);
+        }
+        answer
+    };
+    match answer {
+        Answer::Promptly => shared.pending.lock().unwrap().push(log_id),
+        Answer::Hang => {
+            let _ = shared.answer.subscribe().wait_for(|a| *a != Answer::Hang).await;
+        }
+        Answer::Slowly(delay) => {
+            let later = shared.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                later.pending.lock().unwrap().push(log_id);
+            });
+            tokio::time::sleep(delay).await;
+        }
+    }
 }
 
 /// Reports results as the Java executor's callback thread does: what accumulated, to the first admin that
@@ -176,6 +239,8 @@ async fn send_callbacks(shared: Arc<Shared>) {
             let admin = &admins[(turn + i) % admins.len()];
             if admin.callback(&items).await.is_ok_and(|reply| reply.code() == 200) {
                 delivered = true;
+                let at = super::now_ms();
+                shared.called_back.lock().unwrap().extend(batch.iter().map(|&id| (id, at)));
                 break;
             }
         }
