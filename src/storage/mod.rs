@@ -34,6 +34,7 @@ pub use registry::{Registered, RegistryKey};
 pub use schedule_lock::{ScheduleLock, ScheduleUpdate, SESSION_SECRET_PREFIX};
 pub use schema::SchemaOutcome;
 pub use session_lock::{SessionLock, IDLE_HOLDER_SECS};
+pub use sql::ClockReading;
 
 use crate::time::Zone;
 pub(crate) use sql::{Arg, Row};

@@ -140,6 +140,16 @@ pub(crate) struct Dialect {
     pub galera: bool,
 }
 
+/// One reading of the database server's clock (epoch microseconds) and when it was asked for here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockReading {
+    /// This process's clock just before the query was sent.
+    pub sent_us: i64,
+    /// From the query's send to its answer, on the monotonic clock.
+    pub round_trip_us: i64,
+    pub server_us: i64,
+}
+
 /// The two spellings of an UPDATE that reads another table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum UpdateJoin {
@@ -478,15 +488,39 @@ impl Db {
         self.execute("SELECT 1", &[]).await.map(drop)
     }
 
-    /// The database server's clock in epoch microseconds, read without a time zone in between; `None` on
-    /// SQLite, whose clock is this process's own.
-    pub async fn server_clock_us(&self) -> Result<Option<i64>> {
-        let sql = match self.pool {
-            Pool::MySql(_) => "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))",
-            Pool::Postgres(_) => "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
-            Pool::Sqlite(_) => return Ok(None),
-        };
-        scalar(On::Pool(&self.pool), &self.dialect, sql, &[]).await.map(Some)
+    /// `count` readings of the database server's clock, read without a time zone in between, on one
+    /// connection taken first: a connection's own set-up or ping (round trips before the query's) must
+    /// not count in a reading's round trip. Empty on SQLite, whose clock is this process's own.
+    pub async fn server_clock_readings(&self, count: usize) -> Result<Vec<ClockReading>> {
+        // Futures start when awaited: the timing covers the query alone.
+        async fn timed(
+            query: impl std::future::Future<Output = std::result::Result<i64, sqlx::Error>>,
+        ) -> Result<ClockReading> {
+            let sent_us = chrono::Utc::now().timestamp_micros();
+            let started = std::time::Instant::now();
+            let server_us = query.await?;
+            let round_trip_us = started.elapsed().as_micros().min(i64::MAX as u128) as i64;
+            Ok(ClockReading { sent_us, round_trip_us, server_us })
+        }
+        let mut readings = Vec::with_capacity(count);
+        match &self.pool {
+            Pool::MySql(pool) => {
+                let mut conn = pool.acquire().await?;
+                for _ in 0..count {
+                    let sql = "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))";
+                    readings.push(timed(sqlx::query_scalar(sql).fetch_one(&mut *conn)).await?);
+                }
+            }
+            Pool::Postgres(pool) => {
+                let mut conn = pool.acquire().await?;
+                for _ in 0..count {
+                    let sql = "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)";
+                    readings.push(timed(sqlx::query_scalar(sql).fetch_one(&mut *conn)).await?);
+                }
+            }
+            Pool::Sqlite(_) => {}
+        }
+        Ok(readings)
     }
 
     /// Closes the pools, once every statement has finished; an SQLite file's writer last, so that SQLite

@@ -4,17 +4,20 @@
 //! #370, #556); on one server's clock a hand-over changes nothing.
 
 use crate::metrics::Metrics;
-use crate::storage::{Db, Result};
+use crate::storage::{ClockReading, Db, Result};
 use crate::time::{sleep_unless_cancelled, OffsetClock};
-use chrono::Utc;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// How often the offset is measured again: a clock stepped by NTP is followed within this.
 const MEASURE_EVERY: Duration = Duration::from_secs(10);
 /// Round trips per measurement; the quickest says the most (its answer is the least delayed).
 const SAMPLES: usize = 5;
+/// A reading is known to within half its round trip, if the way there and the way back took as long; a
+/// slow or lopsided link (a delaying proxy, a congested network) can put the server's reading anywhere in
+/// it. Readings slower than this are not used: the offset measured before stays in force.
+const TRUSTED_ROUND_TRIP_US: i64 = 20_000;
 /// An offset beyond this is logged as a warning: the host's time service is not doing its work. Fires
 /// are on time whatever the offset; the admin's own log lines carry its own clock.
 pub const WARN_OFFSET_MS: i64 = 500;
@@ -27,21 +30,26 @@ pub struct Offset {
     pub round_trip_us: i64,
 }
 
-/// Measures the offset (`None` on SQLite, whose clock is this process's), from the quickest of a few
-/// round trips: the server read its clock between the two local readings, taken as their midpoint.
+/// Measures the offset (`None` on SQLite, whose clock is this process's, and when no reading came back
+/// quickly enough to be trusted), from the quickest of a few round trips: the server read its clock between
+/// the two local readings, taken as their midpoint.
 pub async fn measure(db: &Db) -> Result<Option<Offset>> {
-    let mut best: Option<(i64, i64)> = None;
-    for _ in 0..SAMPLES {
-        let before_us = Utc::now().timestamp_micros();
-        let started = Instant::now();
-        let Some(server_us) = db.server_clock_us().await? else { return Ok(None) };
-        let round_trip_us = started.elapsed().as_micros().min(i64::MAX as u128) as i64;
-        let offset_us = server_us - (before_us + round_trip_us / 2);
-        if best.is_none_or(|(quickest, _)| round_trip_us < quickest) {
-            best = Some((round_trip_us, offset_us));
-        }
+    let readings = db.server_clock_readings(SAMPLES).await?;
+    Ok(best(&readings))
+}
+
+/// The offset the quickest reading gives, if it was quick enough.
+fn best(readings: &[ClockReading]) -> Option<Offset> {
+    let quickest = readings.iter().min_by_key(|r| r.round_trip_us)?;
+    if quickest.round_trip_us > TRUSTED_ROUND_TRIP_US {
+        tracing::debug!(
+            "clock offset not measured: the quickest round trip took {} µs",
+            quickest.round_trip_us
+        );
+        return None;
     }
-    Ok(best.map(|(round_trip_us, offset_us)| Offset { offset_ms: offset_us.div_euclid(1000), round_trip_us }))
+    let offset_us = quickest.server_us - (quickest.sent_us + quickest.round_trip_us / 2);
+    Some(Offset { offset_ms: offset_us.div_euclid(1000), round_trip_us: quickest.round_trip_us })
 }
 
 /// Keeps `clock` on the server's time until `shutdown`; the offset goes to the metrics and, when it is
@@ -57,7 +65,8 @@ pub async fn run(
     while sleep_unless_cancelled(&shutdown, MEASURE_EVERY).await {
         match measure(&db).await {
             Ok(Some(offset)) => warned = adopt(&clock, &metrics, offset, warned),
-            Ok(None) => return,
+            Ok(None) if db.is_sqlite() => return,
+            Ok(None) => {}
             // Kept as it was: a database that does not answer decides nothing meanwhile.
             Err(e) => tracing::debug!("clock offset not measured: {e}"),
         }
@@ -80,4 +89,23 @@ pub fn adopt(clock: &OffsetClock, metrics: &Metrics, offset: Offset, warned: boo
         tracing::info!("this host's clock is within {WARN_OFFSET_MS} ms of the database server's again");
     }
     large
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(sent_us: i64, round_trip_us: i64, server_us: i64) -> ClockReading {
+        ClockReading { sent_us, round_trip_us, server_us }
+    }
+
+    #[test]
+    fn the_quickest_reading_decides_and_a_slow_one_decides_nothing() {
+        let readings = [reading(1_000_000, 9_000, 3_004_000), reading(2_000_000, 400, 4_000_200)];
+        assert_eq!(best(&readings), Some(Offset { offset_ms: 2_000, round_trip_us: 400 }));
+        let behind = [reading(5_000_000, 1_000, 2_000_500)];
+        assert_eq!(best(&behind).map(|o| o.offset_ms), Some(-3_000));
+        assert_eq!(best(&[reading(1_000_000, TRUSTED_ROUND_TRIP_US + 1, 9_000_000)]), None);
+        assert_eq!(best(&[]), None);
+    }
 }
