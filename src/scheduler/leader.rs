@@ -166,7 +166,11 @@ impl Election {
                 STANDBY_BACKOFF
             }
             Ok(None) => {
-                self.take(Claim::IfVacant { lease_ms: LEASE_MS }).await;
+                // The take's transaction locks the lease rows, which holds the leader's renewals up: it is
+                // only worth it for a lease that reads as vacant.
+                if self.lease_looks_vacant().await == Some(true) {
+                    self.take(Claim::IfVacant { lease_ms: LEASE_MS }).await;
+                }
                 Duration::ZERO
             }
             Err(e) => {
@@ -180,20 +184,24 @@ impl Election {
     /// A standby where no session lock tells (a Galera node, SQLite): takes the lease once it is vacant.
     async fn stand_by_on_lease(&self, claim: Option<Claim>) -> Duration {
         let claim = claim.unwrap_or(Claim::IfVacant { lease_ms: LEASE_MS });
-        if claim != Claim::Unconditional {
-            match self.db.lease().await {
-                Ok(Some(lease)) if !lease.is_vacant(self.clock.now_ms(), LEASE_MS) => return LEASE_POLL,
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::debug!("lease not read: {e}");
-                    return LEASE_POLL;
-                }
-            }
+        if claim != Claim::Unconditional && self.lease_looks_vacant().await != Some(true) {
+            return LEASE_POLL;
         }
         if self.take(claim).await {
             Duration::ZERO
         } else {
             LEASE_POLL
+        }
+    }
+
+    /// Whether the lease, read without a lock, is vacant (or absent); `None` when it could not be read.
+    async fn lease_looks_vacant(&self) -> Option<bool> {
+        match self.db.lease().await {
+            Ok(lease) => Some(lease.is_none_or(|l| l.is_vacant(self.clock.now_ms(), LEASE_MS))),
+            Err(e) => {
+                tracing::debug!("lease not read: {e}");
+                None
+            }
         }
     }
 
