@@ -148,6 +148,13 @@ pub struct PreparedRun(Result<Call, String>);
 /// A `/run` that, for a plain-HTTP executor, also holds its connection (see [`ExecutorClient::ready_run`]).
 pub struct ReadyRun(Result<(Call, Option<Taken>), String>);
 
+impl ReadyRun {
+    /// Whether it can be written: its request was built and, over plain HTTP, its connection taken.
+    pub fn is_ready(&self) -> bool {
+        self.0.is_ok()
+    }
+}
+
 /// A plain-HTTP request with its connection, and how long taking them took (part of the call's time).
 struct Taken {
     ready: Ready,

@@ -1,7 +1,8 @@
 //! The scheduling engine end to end: schedule loop, triggers, routing, retries and child jobs, with
 //! in-test executors over real HTTP.
 
-use crate::support::fixtures::{insert, job, log, manual_group};
+use crate::support::fixtures::{every_second_job as every_second, insert, job, log, manual_group};
+use crate::support::recorder::{Answer, Recorder};
 use crate::support::{eventually, Backend, Behaviour, Context, FakeExecutor, TestApp, TestDb};
 use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SQLITE};
 use std::collections::HashSet;
@@ -19,6 +20,7 @@ pub fn cases() -> Vec<Case> {
             ALL => failing_job_is_retried_its_retry_count,
             ALL => child_job_runs_after_parent_succeeds,
             ALL => hanging_executor_does_not_delay_others,
+            ALL => a_slow_executor_never_gets_a_job_twice_at_once,
             ALL => a_stopped_job_sends_nothing_after_the_stop,
             ALL => lost_trigger_results_are_settled,
             ALL => runs_on_a_vanished_executor_fail_after_ten_minutes,
@@ -310,6 +312,50 @@ async fn hanging_executor_does_not_delay_others(backend: Backend) -> TestResult 
     ensure_eq!(log.trigger_code, 500);
     ensure!(log.trigger_msg.unwrap_or_default().to_lowercase().contains("timed out"), "timeout reported");
     app.stop().await;
+    Ok(())
+}
+
+/// An executor answering `/run` after 2 s keeps its connections busy: 64 every-second jobs need 128 of
+/// them, and new ones come 32 at a time, so for seconds fires wait for a connection, several of one job
+/// at once. However late they get one, a job's waiting fires collapse into one run (the fault campaign
+/// found two runs of a job 2 ms apart when a fire's last check came before its wait).
+async fn a_slow_executor_never_gets_a_job_twice_at_once(backend: Backend) -> TestResult {
+    const JOBS: usize = 64;
+    const ANSWER_AFTER: Duration = Duration::from_secs(2);
+    /// Closer than this, two runs of a job were one fire sent twice, not two fires.
+    const MIN_SPACING_MS: i64 = 50;
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let recorder = Recorder::start("slow-executor", crate::support::TOKEN).await?;
+    recorder.answer(Answer::Slowly(ANSWER_AFTER));
+    let group = manual_group(&app.app.db, "slow-executor", &[&recorder.address]).await?;
+    for _ in 0..JOBS {
+        insert(&app.app.db, &every_second(group, 7)).await?;
+    }
+    let first_fire = (now_ms() / 1000 + 7) * 1000;
+    tokio::time::sleep(Duration::from_millis((first_fire + 12_000 - now_ms()).max(0) as u64)).await;
+    app.stop().await;
+    let mut by_job: std::collections::BTreeMap<i64, Vec<i64>> = std::collections::BTreeMap::new();
+    for fire in recorder.fires() {
+        by_job.entry(fire.job_id).or_default().push(fire.at_ms);
+    }
+    let late = recorder.fires().iter().filter_map(|f| f.lateness_ms()).max().unwrap_or(0);
+    ensure!(late > 1_000, "the executor's connections never ran short: the latest fire {late} ms late");
+    let mut twice = Vec::new();
+    for (job, arrivals) in &mut by_job {
+        arrivals.sort_unstable();
+        for pair in arrivals.windows(2) {
+            if pair[1] - pair[0] < MIN_SPACING_MS {
+                twice.push(format!("job {job}: runs {} ms apart at {}", pair[1] - pair[0], pair[1]));
+            }
+        }
+    }
+    ensure!(
+        twice.is_empty(),
+        "{} pair(s) of runs of one job within {MIN_SPACING_MS} ms, e.g. {:?}",
+        twice.len(),
+        &twice[..twice.len().min(8)]
+    );
     Ok(())
 }
 

@@ -1,12 +1,14 @@
 //! Step 4, the write: a prepared fire is held until it is due and covered by the watermark, then checked
-//! once more (the job's next fire may have come meanwhile, or gone out while this one waited) before its
-//! `/run` is written. A fire whose watermark does not come goes back to be decided anew.
+//! once more, once its `/run` is ready (the job's next fire may have come meanwhile, or gone out while this
+//! one waited for a connection; a successor may have taken over) right before it is written. A fire whose
+//! watermark does not come goes back to be decided anew.
 
 use super::settle::Settled;
 use super::state::{schedule_next, State, TimelineEntry};
 use super::{sleep_until, Inner};
 use crate::domain::fires::Fire;
 use crate::domain::misfire::DropReason;
+use crate::scheduler::trigger::Release;
 use crate::time::CRON_ZONE;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,15 +18,24 @@ use std::time::Duration;
 const HOLD_MAX_MS: i64 = 1_000;
 
 impl Inner {
-    /// Holds a prepared fire until it is due and covered by the watermark, then makes the last check;
-    /// false when it is not to be written.
-    pub(super) async fn hold(
-        self: Arc<Self>,
+    /// What holds a prepared fire back: until it is due and covered, then the last check.
+    pub(super) fn release(
+        self: &Arc<Self>,
         term: u64,
         job_id: i32,
         fire: Fire,
         compensation: bool,
-    ) -> bool {
+    ) -> Release {
+        let me = self.clone();
+        Release {
+            due: Box::pin(self.clone().until_due(term, job_id, fire, compensation)),
+            last_check: Box::new(move || Box::pin(me.last_check(term, job_id, fire, compensation))),
+        }
+    }
+
+    /// Holds a prepared fire until it is due and covered by the watermark; false when it went back to be
+    /// decided anew or its term ended first.
+    async fn until_due(self: Arc<Self>, term: u64, job_id: i32, fire: Fire, compensation: bool) -> bool {
         sleep_until(&*self.context.clock, fire.release_ms).await;
         loop {
             let raised = self.cover_raised.notified();
@@ -48,6 +59,11 @@ impl Inner {
                 }
             }
         }
+        true
+    }
+
+    /// The check right before the write; false when the fire is not to be written (its row is settled).
+    async fn last_check(self: Arc<Self>, term: u64, job_id: i32, fire: Fire, compensation: bool) -> bool {
         // A leader frozen or cut off for longer than it may trust its lease sends nothing before the
         // database says the lease is still its own: its successor may have taken this fire for sent.
         if !self.leadership.still_holds().await {

@@ -11,9 +11,9 @@
 //! 3. **Covered by the lease's watermark** ([`cover`]), just before it is due (as long before as recent
 //!    commits took, 5 ms at least; on SQLite, 150 ms before): one statement raises the watermark to the
 //!    fires about to go out (see `crate::domain::ownership`), so a successor never sends them again.
-//! 4. **Written** ([`hold`]) when due and covered, after one more check of the decision. What a leader
-//!    dying after the watermark leaves uncertain is only these writes, a few milliseconds for a second's
-//!    fires.
+//! 4. **Written** ([`hold`]) when due and covered, after one more check of the decision right before the
+//!    write, once its connection is taken. What a leader dying after the watermark leaves uncertain is
+//!    only these writes, a few milliseconds for a second's fires.
 //!
 //! Fires not sent are settled in batches by a writer task ([`settle`]): those the console cancelled lose
 //! their row, the others get a result that says why. What the steps share, the fires of the term and

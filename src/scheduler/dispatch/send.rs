@@ -85,7 +85,7 @@ impl Inner {
         let Some(first) = triggers.next() else { return };
         let sent_at = now.max(fire.release_ms);
         let first = first.into_trigger(fire.log_id, sent_at, Some(fire.instant_ms));
-        let release = Box::pin(self.clone().hold(term, job_id, fire, compensation));
+        let release = self.release(term, job_id, fire, compensation);
         self.lanes.spawn(self.context.clone(), first, Some(release));
         let others: Vec<_> = triggers.collect();
         if others.is_empty() {

@@ -14,9 +14,16 @@ use crate::storage::TriggerInfo;
 use std::future::Future;
 use std::pin::Pin;
 
-/// Holds a trigger back, its `/run` ready, until it may be written; `false`: it is not sent (and has no
+/// Holds a planned trigger back until it may be written. Either `false` means it is not sent (and gets no
 /// result: whoever held it back accounts for its row).
-pub type Release = Pin<Box<dyn Future<Output = bool> + Send>>;
+pub struct Release {
+    /// Resolves once the trigger is due (and covered by the watermark); `false`: it is held back.
+    pub due: Pin<Box<dyn Future<Output = bool> + Send>>,
+    /// The last check, made once it is due and its `/run` is ready: right before the write, however long
+    /// the connection took to come (a slow executor keeps its connections busy), so that a later fire of
+    /// the job that went out meanwhile, or a successor that took over, stops it.
+    pub last_check: Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = bool> + Send>> + Send>,
+}
 
 /// A `/run` made ready, with the address it goes to.
 struct Outgoing<'a> {
@@ -37,9 +44,8 @@ pub(super) async fn process(
     let param = run_param(context, &trigger);
     let choice = choose_address(context, &trigger.resolved, trigger.sharding.index).await;
     let fire = FireHeaders { planned_ms: trigger.planned_ms, trigger_type: trigger.trigger_type.name() };
-    // The connection is taken while the fire is held, not before: the last check of the decision comes
-    // at its instant however long connecting takes (an executor that does not answer SYNs takes the
-    // connect timeout, and the fire must then fail, not collapse into the next).
+    // The connection is taken while the fire is held, so that at its instant only the write is left; the
+    // last check of the decision comes once both are done, right before the write.
     let readying = make_ready(context, choice.address.as_deref(), &param, fire);
     let outgoing = match release {
         Some(release) => {
@@ -101,14 +107,15 @@ async fn make_ready<'a>(
 async fn when_released<'a>(
     context: &TriggerContext,
     readying: impl Future<Output = Option<Outgoing<'a>>>,
-    mut release: Release,
+    release: Release,
 ) -> Option<(i64, Option<Outgoing<'a>>)> {
+    let Release { mut due, last_check } = release;
     let mut readying = std::pin::pin!(readying);
     // A fire held back stops connecting; only a connection already taken is given back.
     let (go, ready) = tokio::select! {
         biased;
-        ready = &mut readying => (release.await, Some(ready)),
-        go = &mut release => (go, None),
+        ready = &mut readying => (due.await, Some(ready)),
+        go = &mut due => (go, None),
     };
     if !go {
         if let Some(Some(outgoing)) = ready {
@@ -121,7 +128,18 @@ async fn when_released<'a>(
         Some(ready) => ready,
         None => readying.await,
     };
-    Some((released_at, outgoing))
+    // Only a `/run` that can be written is checked: one that failed to connect fails, as it would have on
+    // time, rather than collapsing into the job's next fire (which then fails alike, and so on).
+    match outgoing {
+        Some(outgoing) if outgoing.run.is_ready() => {
+            if !last_check().await {
+                context.executors.unsent(outgoing.run);
+                return None;
+            }
+            Some((released_at, Some(outgoing)))
+        }
+        outgoing => Some((released_at, outgoing)),
+    }
 }
 
 /// The trigger's result for its log row, with the report the console shows (2.4.2's trigger_msg).
