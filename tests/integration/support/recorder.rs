@@ -138,6 +138,11 @@ impl Recorder {
         self.shared.fires.lock().unwrap().clone()
     }
 
+    /// How many fires planned at `planned_ms` have arrived.
+    pub fn received_for(&self, planned_ms: i64) -> usize {
+        self.shared.fires.lock().unwrap().iter().filter(|f| f.planned_ms == Some(planned_ms)).count()
+    }
+
     /// When an admin accepted each reported result (log id to epoch ms).
     pub fn called_back(&self) -> HashMap<i64, i64> {
         self.shared.called_back.lock().unwrap().clone()
