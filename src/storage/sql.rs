@@ -120,6 +120,11 @@ pub(crate) struct Dialect {
     pub lock_row: Option<&'static str>,
     /// The schema script for an empty database.
     pub ddl: &'static str,
+    /// The script of the workflow tables (`xxl_job_ext_*`), idempotent.
+    pub ext_ddl: &'static str,
+    /// What ends a SELECT that locks the rows it reads until the transaction ends; empty where starting the
+    /// transaction already excludes other writers (SQLite).
+    pub for_update: &'static str,
     /// One text column: the names of the tables of the current database/schema.
     pub tables: &'static str,
     /// Three text columns: table, column and type of every column of the current schema, where the
@@ -218,6 +223,8 @@ impl Dialect {
         begin: "BEGIN",
         lock_row: Some(LOCK_ROW),
         ddl: include_str!("../../migrations/mysql.sql"),
+        ext_ddl: include_str!("../../migrations/ext/mysql.sql"),
+        for_update: " FOR UPDATE",
         // CAST: MySQL 8 reports information_schema names as binary strings.
         tables:
             "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()",
@@ -236,6 +243,8 @@ impl Dialect {
         begin: "BEGIN IMMEDIATE",
         lock_row: None,
         ddl: include_str!("../../migrations/sqlite.sql"),
+        ext_ddl: include_str!("../../migrations/ext/sqlite.sql"),
+        for_update: "",
         tables: "SELECT name FROM sqlite_master WHERE type = 'table'",
         columns: None,
         returning: true,
@@ -251,6 +260,8 @@ impl Dialect {
         begin: "BEGIN",
         lock_row: Some(LOCK_ROW),
         ddl: include_str!("../../migrations/postgres.sql"),
+        ext_ddl: include_str!("../../migrations/ext/postgres.sql"),
+        for_update: " FOR UPDATE",
         tables: "SELECT CAST(table_name AS TEXT) FROM information_schema.tables \
                  WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
         columns: Some(
