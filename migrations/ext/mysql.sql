@@ -6,7 +6,7 @@
 CREATE TABLE IF NOT EXISTS `xxl_job_ext_workflow`
 (
     `id`                bigint       NOT NULL AUTO_INCREMENT,
-    `name`              varchar(128) NOT NULL COMMENT 'unique, compared exactly',
+    `name`              varchar(128) NOT NULL COMMENT 'unique (ignoring case, as the collation compares)',
     `job_group`         int          NOT NULL COMMENT 'executor group id',
     `current_version`   int          NOT NULL COMMENT 'the version runs start from',
     `trigger_status`    smallint     NOT NULL DEFAULT 0 COMMENT '0 stopped, 1 scheduled',
@@ -23,8 +23,7 @@ CREATE TABLE IF NOT EXISTS `xxl_job_ext_workflow`
     KEY `i_xxl_job_ext_workflow_trigger` (`trigger_status`, `trigger_next_time`),
     KEY `i_xxl_job_ext_workflow_group` (`job_group`)
 ) ENGINE = InnoDB
-  DEFAULT CHARSET = utf8mb4
-  COLLATE = utf8mb4_bin;
+  DEFAULT CHARSET = utf8mb4;
 
 CREATE TABLE IF NOT EXISTS `xxl_job_ext_workflow_version`
 (
@@ -35,8 +34,7 @@ CREATE TABLE IF NOT EXISTS `xxl_job_ext_workflow_version`
     `add_time`    bigint      NOT NULL,
     PRIMARY KEY (`workflow_id`, `version`)
 ) ENGINE = InnoDB
-  DEFAULT CHARSET = utf8mb4
-  COLLATE = utf8mb4_bin;
+  DEFAULT CHARSET = utf8mb4;
 
 CREATE TABLE IF NOT EXISTS `xxl_job_ext_workflow_run`
 (
@@ -61,8 +59,7 @@ CREATE TABLE IF NOT EXISTS `xxl_job_ext_workflow_run`
     KEY `i_xxl_job_ext_workflow_run_workflow` (`workflow_id`, `id`),
     KEY `i_xxl_job_ext_workflow_run_state` (`state`, `workflow_id`)
 ) ENGINE = InnoDB
-  DEFAULT CHARSET = utf8mb4
-  COLLATE = utf8mb4_bin;
+  DEFAULT CHARSET = utf8mb4;
 
 CREATE TABLE IF NOT EXISTS `xxl_job_ext_workflow_node`
 (
@@ -82,8 +79,7 @@ CREATE TABLE IF NOT EXISTS `xxl_job_ext_workflow_node`
     PRIMARY KEY (`run_id`, `node`, `attempt`),
     KEY `i_xxl_job_ext_workflow_node_state` (`state`)
 ) ENGINE = InnoDB
-  DEFAULT CHARSET = utf8mb4
-  COLLATE = utf8mb4_bin;
+  DEFAULT CHARSET = utf8mb4;
 
 CREATE TABLE IF NOT EXISTS `xxl_job_ext_workflow_trigger`
 (
@@ -96,5 +92,4 @@ CREATE TABLE IF NOT EXISTS `xxl_job_ext_workflow_trigger`
     PRIMARY KEY (`log_id`),
     KEY `i_xxl_job_ext_workflow_trigger_attempt` (`run_id`, `node`, `attempt`)
 ) ENGINE = InnoDB
-  DEFAULT CHARSET = utf8mb4
-  COLLATE = utf8mb4_bin;
+  DEFAULT CHARSET = utf8mb4;

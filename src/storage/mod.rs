@@ -24,6 +24,7 @@ mod sql;
 #[cfg(test)]
 pub(crate) mod testing;
 mod users;
+mod workflows;
 
 pub use connect::{connect, connect_existing};
 pub use extensions::{extension_ddl, Backend, EXTENSION_TABLES};
@@ -37,6 +38,10 @@ pub use schedule_lock::{ScheduleLock, ScheduleUpdate, SESSION_SECRET_PREFIX};
 pub use schema::SchemaOutcome;
 pub use session_lock::{SessionLock, IDLE_HOLDER_SECS};
 pub use sql::ClockReading;
+pub use workflows::{
+    NewRun, NodeAttempt, NodeChange, NodeTrigger, RunChange, RunFilter, VersionInfo, Workflow,
+    WorkflowFilter, WorkflowHead, WorkflowRun, WorkflowSchedule, WorkflowVersion, ACTIVE_RUN_STATES,
+};
 
 use crate::time::Zone;
 pub(crate) use sql::{Arg, Row};
@@ -85,6 +90,11 @@ pub enum StorageError {
     /// Another admin held the lock for creating the workflow tables this many seconds without finishing.
     #[error("another admin has been creating the workflow tables for {0} s without finishing; is it stuck?")]
     ExtensionLockTimeout(u64),
+    #[error("a workflow named {0:?} exists already")]
+    WorkflowNameTaken(String),
+    /// A workflow is not deleted while it has runs that are not over.
+    #[error("workflow {id} has {runs} run(s) queued, running or paused; stop them before deleting it")]
+    WorkflowBusy { id: i64, runs: i64 },
 }
 
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;

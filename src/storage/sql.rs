@@ -75,6 +75,7 @@ macro_rules! bind_args {
                 Arg::Text(v) => query.bind(v.as_str()),
                 Arg::DateTime(v) => query.bind(*v),
                 Arg::OptText(v) => query.bind(v.as_deref()),
+                Arg::OptInt(v) => query.bind(*v),
                 Arg::OptDateTime(v) => query.bind(*v),
             };
         }
@@ -91,6 +92,7 @@ pub(crate) enum Arg {
     DateTime(chrono::NaiveDateTime),
     /// A nullable column's value.
     OptText(Option<String>),
+    OptInt(Option<i64>),
     OptDateTime(Option<chrono::NaiveDateTime>),
 }
 
