@@ -1,5 +1,6 @@
 //! The commands that act on the configured database without serving it: `export` and `apply`
-//! (docs/jobs-as-code.md), and `backup` of an SQLite file (docs/operations.md). They read the server's
+//! (docs/jobs-as-code.md), `backup` of an SQLite file, and `ddl`, which prints the workflow tables' script
+//! for the configured kind of database without connecting to it (docs/operations.md). They read the server's
 //! configuration from the same sources (file, environment, `--key=value`) and act as an administrator:
 //! whoever holds the database's configuration holds its rows. Only `apply` without `--dry-run` creates the
 //! database and its schema when there is none, as the server does; the others refuse.
@@ -9,7 +10,7 @@ use crate::config::{Config, DbTarget, SqlitePath};
 use crate::i18n::I18n;
 use crate::service::jobs_as_code::{self, read_documents, ApplyOptions, Format, Setting};
 use crate::service::ServiceError;
-use crate::storage;
+use crate::storage::{self, extension_ddl, Backend};
 use crate::time::{Clock, SystemClock};
 use clap::{CommandFactory, Parser};
 use std::io::Write;
@@ -24,12 +25,16 @@ const USAGE_TEXT: &str = "\
 Usage: xxl-job-admin export [--group APP]... [--glue-history] [-o FILE.json|FILE.toml] [--KEY=VALUE ...]
        xxl-job-admin apply -f FILE|FOLDER [--dry-run] [--prune] [--KEY=VALUE ...]
        xxl-job-admin backup --to FILE [--KEY=VALUE ...]
+       xxl-job-admin ddl [--dialect mysql|postgres|sqlite] [--KEY=VALUE ...]
 
 export writes the executors (all, or each --group) and their jobs as a document, JSON on standard output
 without -o; --glue-history adds each GLUE job's version history. apply creates what the document has and the database lacks, updates what differs and, with
 --prune, deletes the jobs of its executors that it does not list; --dry-run prints the plan only.
 backup copies an SQLite database into FILE, a new file, while the admin runs (for MySQL/MariaDB
 and PostgreSQL use their own dump tools).
+ddl prints the statements that create the workflow tables (xxl_job_ext_*), for a DBA to run where the
+admin's account may not create tables; for the configured database, or the one --dialect names. It
+connects to nothing; the statements may run again.
 The database is the server's: the same configuration file, environment and --KEY=VALUE arguments.
 Only apply without --dry-run creates the database when there is none; export, apply --dry-run and
 backup refuse, naming the database they looked for.
@@ -44,6 +49,8 @@ struct Request {
     output: Option<PathBuf>,
     file: Option<PathBuf>,
     options: ApplyOptions,
+    /// `ddl --dialect`.
+    dialect: Option<Backend>,
     /// Everything else: configuration arguments.
     config: Vec<String>,
 }
@@ -68,6 +75,14 @@ struct BackupLine {
     to: Option<PathBuf>,
 }
 
+/// `ddl`'s own options.
+#[derive(Parser, Debug)]
+#[command(no_binary_name = true, disable_help_flag = true, args_override_self = true)]
+struct DdlLine {
+    #[arg(long, allow_hyphen_values = true)]
+    dialect: Option<String>,
+}
+
 /// `apply`'s own options.
 #[derive(Parser, Debug)]
 #[command(no_binary_name = true, disable_help_flag = true, args_override_self = true)]
@@ -84,6 +99,7 @@ fn parse(command: &str, args: &[String], cwd: &Path) -> Result<Request, String> 
     let line = match command {
         "export" => ExportLine::command(),
         "backup" => BackupLine::command(),
+        "ddl" => DdlLine::command(),
         _ => ApplyLine::command(),
     };
     let (own, config) = split_settings(&line, args);
@@ -105,6 +121,15 @@ fn parse(command: &str, args: &[String], cwd: &Path) -> Result<Request, String> 
         let line = misuse::parse::<BackupLine>(&own).map_err(refused)?;
         let to = line.to.ok_or("backup needs --to FILE, the new file to write the copy to")?;
         request.output = Some(cwd.join(to));
+    } else if command == "ddl" {
+        let line = misuse::parse::<DdlLine>(&own).map_err(refused)?;
+        request.dialect = match line.dialect {
+            Some(name) => Some(
+                Backend::parse(&name)
+                    .ok_or_else(|| format!("--dialect takes mysql, postgres or sqlite, not {name:?}"))?,
+            ),
+            None => None,
+        };
     } else {
         let line = misuse::parse::<ApplyLine>(&own).map_err(refused)?;
         request.file = line.file.map(|file| cwd.join(file));
@@ -121,6 +146,7 @@ fn value_of(name: &str) -> &'static str {
     match name {
         "--group" | "-g" => "an app_name",
         "--output" | "-o" | "--to" => "a file name",
+        "--dialect" => "mysql, postgres or sqlite",
         _ => "a file or folder",
     }
 }
@@ -151,7 +177,7 @@ fn split_settings(line: &clap::Command, args: &[String]) -> (Vec<String>, Vec<St
     (own, config)
 }
 
-/// Runs `export` or `apply`; returns the exit status: 0 done (or planned), 1 failed, 2 refused usage.
+/// Runs `export`, `apply`, `backup` or `ddl`; returns the exit status: 0 done (or planned), 1 failed, 2 refused usage.
 pub fn run(
     command: &str,
     args: &[String],
@@ -188,6 +214,11 @@ pub fn run(
         },
         _ => Format::Json,
     };
+    // The script --dialect names needs no configuration.
+    if let Some(backend) = request.dialect {
+        let _ = out.write_all(extension_ddl(backend).as_bytes());
+        return 0;
+    }
     let config = match Config::load(&request.config, env, cwd) {
         Ok(loaded) => loaded.config,
         Err(e) => {
@@ -195,6 +226,10 @@ pub fn run(
             return USAGE;
         }
     };
+    if command == "ddl" {
+        let _ = out.write_all(extension_ddl(Backend::of(&config.datasource.target)).as_bytes());
+        return 0;
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -337,6 +372,18 @@ mod tests {
             (Some(PathBuf::from("/w/b.db")), args(&["--spring.datasource.url=sqlite:d"]))
         );
         assert!(parse("backup", &args(&[]), cwd).unwrap_err().contains("--to FILE"));
+        let r = parse("ddl", &args(&["--dialect", "PostgreSQL", "--spring.datasource.url=sqlite:d"]), cwd)
+            .unwrap();
+        assert_eq!((r.dialect, r.config.len()), (Some(Backend::Postgres), 1));
+        assert_eq!(parse("ddl", &args(&[]), cwd).unwrap().dialect, None);
+        assert_eq!(
+            parse("ddl", &args(&["--dialect=oracle"]), cwd).unwrap_err(),
+            "--dialect takes mysql, postgres or sqlite, not \"oracle\""
+        );
+        assert_eq!(
+            parse("ddl", &args(&["--dialect"]), cwd).unwrap_err(),
+            "--dialect needs mysql, postgres or sqlite"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The `xxl-job-admin` command line: which command runs, with which arguments. The server takes Spring Boot
 //! style settings (`--server.port=8081`, `--config PATH`) that clap does not know: they pass through
-//! unchanged to [`crate::config::Config::load`], as do the arguments of `cron`, `export`, `apply` and
-//! `backup` to their own parsers.
+//! unchanged to [`crate::config::Config::load`], as do the arguments of `cron`, `export`, `apply`, `backup`
+//! and `ddl` to their own parsers.
 
 mod jobs;
 pub mod misuse;
@@ -15,7 +15,7 @@ use clap::{Args, Parser, Subcommand};
 pub enum Invocation {
     /// Run the admin with these settings.
     Serve(Vec<String>),
-    /// `export`, `apply` or `backup` with the arguments after it.
+    /// `export`, `apply`, `backup` or `ddl` with the arguments after it.
     Jobs(&'static str, Vec<String>),
     Cron(Vec<String>),
     Help,
@@ -44,6 +44,7 @@ enum Command {
     Export(Rest),
     Apply(Rest),
     Backup(Rest),
+    Ddl(Rest),
     Cron(Rest),
     #[command(long_flag = "help")]
     Help(Rest),
@@ -75,6 +76,7 @@ impl Invocation {
             Some(Command::Export(_)) => Invocation::Jobs("export", after.to_vec()),
             Some(Command::Apply(_)) => Invocation::Jobs("apply", after.to_vec()),
             Some(Command::Backup(_)) => Invocation::Jobs("backup", after.to_vec()),
+            Some(Command::Ddl(_)) => Invocation::Jobs("ddl", after.to_vec()),
             Some(Command::Cron(_)) => Invocation::Cron(after.to_vec()),
             Some(Command::Help(_)) => Invocation::Help,
             Some(Command::Version(_)) => Invocation::Version,
@@ -170,6 +172,10 @@ mod tests {
             Invocation::Jobs("apply", words(&["-f", "jobs", "--spring.datasource.url=sqlite:x"]))
         );
         assert_eq!(parse(&["backup", "--to", "b.db"]), Invocation::Jobs("backup", words(&["--to", "b.db"])));
+        assert_eq!(
+            parse(&["ddl", "--dialect", "mysql"]),
+            Invocation::Jobs("ddl", words(&["--dialect", "mysql"]))
+        );
     }
 
     #[test]

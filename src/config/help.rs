@@ -3,7 +3,7 @@
 use super::keys;
 
 /// The commands of the `xxl-job-admin` binary, for `--help`: name and one line of meaning.
-const COMMANDS: [(&str, &str); 7] = [
+const COMMANDS: [(&str, &str); 8] = [
     ("serve", "run the admin: console, executor API and scheduler (the default)"),
     ("export", "write executors and jobs as a document: export [--group APP]... [-o FILE.json|FILE.toml]"),
     (
@@ -11,6 +11,10 @@ const COMMANDS: [(&str, &str); 7] = [
         "create and update executors and jobs from a document: apply -f FILE|FOLDER [--dry-run] [--prune]",
     ),
     ("backup", "copy the SQLite database into a new file while the admin runs: backup --to FILE"),
+    (
+        "ddl",
+        "print the statements that create the workflow tables, for a DBA: ddl [--dialect mysql|postgres|sqlite]",
+    ),
     ("cron", "print the next fire times of a cron expression (cron --help)"),
     ("help", "print this help (also -h, --help)"),
     ("version", "print the version (also -V, --version)"),

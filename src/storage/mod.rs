@@ -5,6 +5,7 @@
 //! case-insensitive LIKE, `RETURNING`) are fields of [`sql::Dialect`].
 
 mod connect;
+mod extensions;
 mod failover;
 mod glue;
 mod groups;
@@ -23,8 +24,10 @@ mod sql;
 #[cfg(test)]
 pub(crate) mod testing;
 mod users;
+mod workflows;
 
 pub use connect::{connect, connect_existing};
+pub use extensions::{extension_ddl, Backend, EXTENSION_TABLES};
 pub use jobs::JobFilter;
 pub use logouts::{logout_row, LOGOUT_PREFIX};
 pub use logs::{HandleInfo, HandleState, IdSpan, LogFilter, LogStatusFilter, NewLog, TriggerInfo};
@@ -35,11 +38,16 @@ pub use schedule_lock::{ScheduleLock, ScheduleUpdate, SESSION_SECRET_PREFIX};
 pub use schema::SchemaOutcome;
 pub use session_lock::{SessionLock, IDLE_HOLDER_SECS};
 pub use sql::ClockReading;
+pub use workflows::{
+    NewRun, NodeAttempt, NodeChange, NodeTrigger, RunChange, RunFilter, VersionInfo, Workflow,
+    WorkflowFilter, WorkflowHead, WorkflowRun, WorkflowSchedule, WorkflowVersion, ACTIVE_RUN_STATES,
+};
 
 use crate::time::Zone;
 pub(crate) use sql::{Arg, Row};
 use sql::{Dialect, Pool};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
@@ -72,6 +80,21 @@ pub enum StorageError {
     /// Another admin held the schema-creation lock for this many seconds without finishing.
     #[error("another admin has been creating the xxl-job schema for {0} s without finishing; is it stuck?")]
     SchemaLockTimeout(u64),
+    /// The workflow tables are missing and the database account may not create them: which tables, the
+    /// server's refusal, and the script to have run.
+    #[error(
+        "the workflow tables are missing ({missing}) and this database account may not create them \
+         ({reason}); have them created with these statements (`xxl-job-admin ddl` prints them too):\n{ddl}"
+    )]
+    ExtensionTablesDenied { missing: String, reason: String, ddl: &'static str },
+    /// Another admin held the lock for creating the workflow tables this many seconds without finishing.
+    #[error("another admin has been creating the workflow tables for {0} s without finishing; is it stuck?")]
+    ExtensionLockTimeout(u64),
+    #[error("a workflow named {0:?} exists already")]
+    WorkflowNameTaken(String),
+    /// A workflow is not deleted while it has runs that are not over.
+    #[error("workflow {id} has {runs} run(s) queued, running or paused; stop them before deleting it")]
+    WorkflowBusy { id: i64, runs: i64 },
 }
 
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;
@@ -102,11 +125,13 @@ pub struct Db {
     readers: Option<Pool>,
     dialect: Dialect,
     zone: Zone,
+    /// Set once the workflow tables are known to exist (see [`Db::ensure_extension_tables`]).
+    extensions: Arc<tokio::sync::OnceCell<()>>,
 }
 
 impl Db {
     pub(crate) fn new(pool: Pool, readers: Option<Pool>, zone: Zone) -> Db {
-        Db { dialect: Dialect::of(&pool), pool, readers, zone }
+        Db { dialect: Dialect::of(&pool), pool, readers, zone, extensions: Arc::default() }
     }
 
     /// The zone DATETIME columns are interpreted in.

@@ -152,7 +152,7 @@ fn decoding_class(catalogue_type: &str) -> &str {
 }
 
 /// The statements of a script: `--` comment lines dropped first (they may hold `;`), then split on `;`.
-fn statements(script: &str) -> impl Iterator<Item = String> {
+pub(super) fn statements(script: &str) -> impl Iterator<Item = String> {
     let code: Vec<&str> = script.lines().filter(|l| !l.trim_start().starts_with("--")).collect();
     let code = code.join("\n");
     let parts: Vec<String> =

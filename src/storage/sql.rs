@@ -75,6 +75,7 @@ macro_rules! bind_args {
                 Arg::Text(v) => query.bind(v.as_str()),
                 Arg::DateTime(v) => query.bind(*v),
                 Arg::OptText(v) => query.bind(v.as_deref()),
+                Arg::OptInt(v) => query.bind(*v),
                 Arg::OptDateTime(v) => query.bind(*v),
             };
         }
@@ -91,6 +92,7 @@ pub(crate) enum Arg {
     DateTime(chrono::NaiveDateTime),
     /// A nullable column's value.
     OptText(Option<String>),
+    OptInt(Option<i64>),
     OptDateTime(Option<chrono::NaiveDateTime>),
 }
 
@@ -120,6 +122,11 @@ pub(crate) struct Dialect {
     pub lock_row: Option<&'static str>,
     /// The schema script for an empty database.
     pub ddl: &'static str,
+    /// The script of the workflow tables (`xxl_job_ext_*`), idempotent.
+    pub ext_ddl: &'static str,
+    /// What ends a SELECT that locks the rows it reads until the transaction ends; empty where starting the
+    /// transaction already excludes other writers (SQLite).
+    pub for_update: &'static str,
     /// One text column: the names of the tables of the current database/schema.
     pub tables: &'static str,
     /// Three text columns: table, column and type of every column of the current schema, where the
@@ -218,6 +225,8 @@ impl Dialect {
         begin: "BEGIN",
         lock_row: Some(LOCK_ROW),
         ddl: include_str!("../../migrations/mysql.sql"),
+        ext_ddl: include_str!("../../migrations/ext/mysql.sql"),
+        for_update: " FOR UPDATE",
         // CAST: MySQL 8 reports information_schema names as binary strings.
         tables:
             "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()",
@@ -236,6 +245,8 @@ impl Dialect {
         begin: "BEGIN IMMEDIATE",
         lock_row: None,
         ddl: include_str!("../../migrations/sqlite.sql"),
+        ext_ddl: include_str!("../../migrations/ext/sqlite.sql"),
+        for_update: "",
         tables: "SELECT name FROM sqlite_master WHERE type = 'table'",
         columns: None,
         returning: true,
@@ -251,6 +262,8 @@ impl Dialect {
         begin: "BEGIN",
         lock_row: Some(LOCK_ROW),
         ddl: include_str!("../../migrations/postgres.sql"),
+        ext_ddl: include_str!("../../migrations/ext/postgres.sql"),
+        for_update: " FOR UPDATE",
         tables: "SELECT CAST(table_name AS TEXT) FROM information_schema.tables \
                  WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
         columns: Some(

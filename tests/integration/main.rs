@@ -38,6 +38,7 @@ mod security;
 mod storage;
 mod support;
 mod webhook;
+mod workflow_storage;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use needs::Available;
@@ -94,7 +95,8 @@ fn main() {
         .chain(schema::cases())
         .chain(security::cases())
         .chain(storage::cases())
-        .chain(webhook::cases());
+        .chain(webhook::cases())
+        .chain(workflow_storage::cases());
     let mut trials = Vec::new();
     for case in cases {
         for &backend in case.backends {
