@@ -1,0 +1,6 @@
+//! Workflows (issue 46): DAGs of existing jobs, Airflow-like. The definition document, its validation,
+//! and the pure rules the engine follows (which node runs next, retry delays, parameter templates).
+
+pub mod model;
+
+pub use model::{Definition, Node, NodeKind, NodeState};
