@@ -1,6 +1,9 @@
 //! Workflows (issue 46): DAGs of existing jobs, Airflow-like. The definition document, its validation,
 //! and the pure rules the engine follows (which node runs next, retry delays, parameter templates).
 
+mod graph;
 pub mod model;
+pub mod template;
+pub mod validate;
 
 pub use model::{Definition, Node, NodeKind, NodeState};
