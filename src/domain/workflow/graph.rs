@@ -1,7 +1,8 @@
 //! A definition's nodes as a graph of indices, with the linear-time algorithms validation and readiness
 //! share: topological order (Kahn) and one cycle per strongly connected component (Tarjan).
 
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use super::model::Definition;
 
@@ -40,17 +41,19 @@ impl<'a> Graph<'a> {
         self.upstream.len()
     }
 
-    /// Every node not on or after a cycle, each after all of its upstream nodes.
+    /// Every node not on or after a cycle, each after all of its upstream nodes and otherwise in the
+    /// order written (the first ready node first), so that answers list nodes in a stable order.
     pub fn topological_order(&self) -> Vec<usize> {
         let mut waiting: Vec<usize> = self.upstream.iter().map(Vec::len).collect();
-        let mut ready: VecDeque<usize> = (0..self.len()).filter(|&i| waiting[i] == 0).collect();
+        let mut ready: BinaryHeap<Reverse<usize>> =
+            (0..self.len()).filter(|&i| waiting[i] == 0).map(Reverse).collect();
         let mut order = Vec::with_capacity(self.len());
-        while let Some(u) = ready.pop_front() {
+        while let Some(Reverse(u)) = ready.pop() {
             order.push(u);
             for &d in &self.downstream[u] {
                 waiting[d] -= 1;
                 if waiting[d] == 0 {
-                    ready.push_back(d);
+                    ready.push(Reverse(d));
                 }
             }
         }

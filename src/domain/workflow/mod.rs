@@ -3,6 +3,7 @@
 
 mod graph;
 pub mod model;
+pub mod readiness;
 pub mod template;
 pub mod validate;
 
