@@ -4,6 +4,7 @@
 mod graph;
 pub mod model;
 pub mod readiness;
+pub mod retry;
 pub mod template;
 pub mod validate;
 
