@@ -161,3 +161,56 @@ impl<'a> Graph<'a> {
         found
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A definition from (name, upstream) pairs.
+    fn def(nodes: &[(&str, &[&str])]) -> Definition {
+        let nodes: Vec<_> = nodes
+            .iter()
+            .map(|(name, up)| json!({"name": name, "upstream": up, "kind": {"type": "job", "jobId": 1}}))
+            .collect();
+        serde_json::from_value(json!({"name": "wf", "jobGroup": 1, "nodes": nodes})).unwrap()
+    }
+
+    #[test]
+    fn edges_skip_unknown_repeated_and_self_references() {
+        let d = def(&[("a", &[]), ("b", &["a", "a", "b", "zz"]), ("a", &["b"])]);
+        let g = Graph::new(&d);
+        assert_eq!(g.index["a"], 0);
+        assert_eq!(g.upstream, [vec![], vec![0], vec![1]]);
+        assert_eq!(g.downstream, [vec![1], vec![2], vec![]]);
+    }
+
+    #[test]
+    fn topological_order_takes_the_first_ready_node_first() {
+        let d = def(&[("c", &["b"]), ("a", &[]), ("b", &["a"]), ("d", &[])]);
+        assert_eq!(Graph::new(&d).topological_order(), [1, 2, 0, 3]);
+        // Nodes on or after a cycle are left out.
+        let d = def(&[("a", &[]), ("b", &["a", "c"]), ("c", &["b"]), ("d", &["c"])]);
+        assert_eq!(Graph::new(&d).topological_order(), [0]);
+    }
+
+    #[test]
+    fn one_cycle_per_component_from_its_first_node() {
+        let d = def(&[("x", &[]), ("p", &["r"]), ("q", &["p"]), ("r", &["q"]), ("s", &["t"]), ("t", &["s"])]);
+        assert_eq!(Graph::new(&d).cycles(), [vec![1, 2, 3], vec![4, 5]]);
+        assert!(Graph::new(&def(&[("a", &[]), ("b", &["a"])])).cycles().is_empty());
+    }
+
+    #[test]
+    fn a_long_chain_does_not_recurse() {
+        let names: Vec<String> = (0..20_000).map(|i| format!("n{i}")).collect();
+        let ups: Vec<Vec<&str>> =
+            (0..20_000).map(|i| if i == 0 { vec![] } else { vec![names[i - 1].as_str()] }).collect();
+        let pairs: Vec<(&str, &[&str])> =
+            names.iter().zip(&ups).map(|(n, u)| (n.as_str(), u.as_slice())).collect();
+        let mut d = def(&pairs);
+        assert_eq!(Graph::new(&d).topological_order().len(), 20_000);
+        d.nodes[0].upstream.push("n19999".into());
+        assert_eq!(Graph::new(&d).cycles()[0].len(), 20_000);
+    }
+}

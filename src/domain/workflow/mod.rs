@@ -9,3 +9,5 @@ pub mod template;
 pub mod validate;
 
 pub use model::{Definition, Node, NodeKind, NodeState};
+pub use readiness::{decide, Decisions, NodeStatus, RunOutcome, RunView};
+pub use validate::{validate, DefinitionError};
