@@ -284,3 +284,46 @@ fn a_run_ends_when_every_node_is_terminal() {
     assert_eq!(handled.finished, Some(RunOutcome::Failed));
     assert_eq!(Run::default().with("a", Succeeded).with("b", Running).decide(&d).finished, None);
 }
+
+#[test]
+fn every_combination_of_states_gets_an_idempotent_answer_that_touches_only_open_nodes() {
+    let d = def(json!([
+        job("a", &[]),
+        {"name": "b", "upstream": ["a"],
+         "kind": {"type": "branch", "ways": [{"when": "true", "to": ["c"]}], "default": ["d"]}},
+        ruled("c", &["b"], "one_success"),
+        ruled("d", &["b", "a"], "none_failed"),
+        ruled("e", &["c", "d"], "all_done"),
+        ruled("f", &["a", "e"], "one_failed"),
+    ]));
+    let states = [Pending, Running, Succeeded, Failed, Skipped, UpstreamFailed, Stopped, WaitingRetry];
+    let mut asked = 0;
+    for combo in 0..states.len().pow(4) {
+        let pick = |k: u32| states[combo / states.len().pow(k) % states.len()];
+        let base = Run::default().with("a", pick(0)).with("b", pick(1)).with("d", pick(2)).with("e", pick(3));
+        let base = if pick(1) == Succeeded { base.chose("b", &["d"]) } else { base };
+        for flags in 0..16u8 {
+            let mut run = base.clone();
+            run.strategy = if flags & 1 == 0 { FailureStrategy::Continue } else { FailureStrategy::End };
+            run.paused = flags & 2 != 0;
+            run.stopping = flags & 4 != 0;
+            if flags & 8 != 0 {
+                run.nodes.values_mut().for_each(|s| s.allow_failure = true);
+            }
+            let out = run.decide(&d);
+            asked += 1;
+            let state = |name: &String| run.nodes.get(name).map_or(Pending, |s| s.state);
+            for name in out.skip.iter().chain(&out.upstream_failed).chain(&out.stop) {
+                assert!(!state(name).is_terminal() && state(name) != Running, "{name} {:?}", state(name));
+            }
+            for name in &out.start {
+                assert_eq!(state(name), Pending);
+                assert!(!run.paused && !run.stopping);
+            }
+            if run.stopping {
+                assert!(out.start.is_empty() && out.skip.is_empty() && out.upstream_failed.is_empty());
+            }
+        }
+    }
+    assert_eq!(asked, 8usize.pow(4) * 16);
+}
