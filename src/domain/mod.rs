@@ -13,6 +13,7 @@ pub mod registry;
 pub mod routing;
 pub mod schedule;
 pub mod trigger_msg;
+pub mod workflow;
 
 pub use protocol::{HandleCallbackParam, RegistryParam, ReturnT};
 

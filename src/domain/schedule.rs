@@ -11,7 +11,9 @@ use chrono::{DateTime, Local, Utc};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Serialized as 2.4.2 names them (`NONE`, `CRON`, `FIX_RATE`), in workflow definitions too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ScheduleType {
     None,
     Cron,
@@ -42,7 +44,9 @@ impl ScheduleType {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Serialized as 2.4.2 names them (`DO_NOTHING`, `FIRE_ONCE_NOW`), in workflow definitions too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum MisfireStrategy {
     DoNothing,
     FireOnceNow,
