@@ -171,20 +171,38 @@ impl JobFires {
     }
 
     /// The last check before a decided fire's `/run` is written (the write may have waited for a
-    /// connection or a permit): still sendable unless the job's next fire has come within the margin or
-    /// another run stands for it (see [`JobFires::stood_for`]). When it is, it goes out now: the job's
-    /// later fires count from this run.
-    pub fn still_sendable(
+    /// connection or a permit). Another run stands for it if the job's next fire has come within the margin
+    /// or a later fire went out (see [`JobFires::stood_for`]): it collapses into that one, passing on a
+    /// compensation it carried. A regular fire that became a misfire on its way follows the misfire rule.
+    /// Otherwise it goes out now, and the job's later fires count from this run.
+    pub fn last_check(
         &mut self,
         fire: &Fire,
+        compensation: bool,
         now_ms: i64,
+        fire_once_now: bool,
         schedule_next: &mut dyn FnMut(i64) -> Option<i64>,
-    ) -> bool {
+    ) -> LastCheck {
         if self.stood_for(fire, now_ms, schedule_next) {
-            return false;
+            self.owes_compensation |= compensation;
+            self.collapse(fire, now_ms, fire_once_now);
+            return LastCheck::Collapsed;
+        }
+        if !compensation && misfired(fire.instant_ms, now_ms) {
+            return if fire_once_now { LastCheck::Compensate } else { LastCheck::Misfired };
         }
         self.last_run_ms = Some(now_ms);
-        true
+        LastCheck::Send
+    }
+
+    /// When the job's next fire after `fire` goes out, as [`JobFires::decide`] saw it: what an orphaned
+    /// fire's last check needs (see [`orphan_check`]).
+    pub fn successor_of(
+        &self,
+        fire: &Fire,
+        schedule_next: &mut dyn FnMut(i64) -> Option<i64>,
+    ) -> Option<i64> {
+        self.successor(fire, schedule_next)
     }
 
     /// A decided fire held back unsent (its watermark was late): pending again, to be decided anew, and a
@@ -193,12 +211,40 @@ impl JobFires {
         self.owes_compensation |= compensation;
         self.add(fire);
     }
+}
 
-    /// A decided fire given up at its last check: it collapses into the next one, and a compensation it
-    /// carried is owed again.
-    pub fn give_up(&mut self, fire: &Fire, compensation: bool, now_ms: i64, fire_once_now: bool) {
-        self.owes_compensation |= compensation;
-        self.collapse(fire, now_ms, fire_once_now);
+/// What the last check of a decided fire comes to, right before its `/run` is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LastCheck {
+    /// Written now.
+    Send,
+    /// Another run stands for it; a compensation it carried is owed again.
+    Collapsed,
+    /// It became a misfire on its way (its connection came late): DO_NOTHING skips it.
+    Misfired,
+    /// It became a misfire on its way and its job is FIRE_ONCE_NOW: it goes back to be decided anew, and
+    /// goes out as the job's compensation.
+    Compensate,
+}
+
+/// The last check of a fire whose term ended while it waited for its connection: another admin leads (or
+/// this one again, in a later term) and sends the job's next fires, knowing nothing of this one. It gives
+/// way once its successor (`successor_ms`, taken when it was decided) is due within the margin; a
+/// DO_NOTHING fire that became a misfire is skipped. A FIRE_ONCE_NOW fire that became one still goes out,
+/// the job's one run for its instant: no other admin owes it a compensation.
+pub fn orphan_check(
+    fire: &Fire,
+    compensation: bool,
+    successor_ms: Option<i64>,
+    now_ms: i64,
+    fire_once_now: bool,
+) -> LastCheck {
+    if successor_ms.is_some_and(|next| next <= now_ms + MARGIN_MS) {
+        LastCheck::Collapsed
+    } else if !compensation && !fire_once_now && misfired(fire.instant_ms, now_ms) {
+        LastCheck::Misfired
+    } else {
+        LastCheck::Send
     }
 }
 
@@ -401,15 +447,57 @@ mod tests {
             (j, sent)
         };
         let (mut j, sent) = decided();
-        assert!(j.still_sendable(&sent, T + 899, &mut every_second));
+        assert_eq!(j.last_check(&sent, true, T + 899, true, &mut every_second), LastCheck::Send);
         let (mut j, sent) = decided();
-        assert!(!j.still_sendable(&sent, T + 900, &mut every_second));
-        j.give_up(&sent, true, T + 900, true);
+        assert_eq!(j.last_check(&sent, true, T + 900, true, &mut every_second), LastCheck::Collapsed);
         assert_eq!(
             verdicts(&j.decide(T + 1_001, T + 1_001, true, &mut every_second)),
             vec![(2, Verdict::Send { compensation: true })],
             "the compensation is owed again"
         );
+    }
+
+    #[test]
+    fn a_fire_whose_connection_came_past_the_misfire_limit_follows_the_misfire_rule() {
+        // A job every minute, decided on time, its connection 5.5 s late (a hung executor held them all).
+        let mut every_minute = |after: i64| Some(after - after.rem_euclid(60_000) + 60_000);
+        let late = T + 5_500;
+        for (fire_once_now, expected) in [(false, LastCheck::Misfired), (true, LastCheck::Compensate)] {
+            let mut j = job(&[fire(1, T)]);
+            let (sent, _) = j.decide(T, T, fire_once_now, &mut every_minute)[0];
+            assert_eq!(j.last_check(&sent, false, late, fire_once_now, &mut every_minute), expected);
+        }
+        // Put back, the FIRE_ONCE_NOW fire goes out once as the job's compensation, however late then.
+        let mut j = job(&[fire(1, T)]);
+        let (sent, _) = j.decide(T, T, true, &mut every_minute)[0];
+        j.put_back(sent, true);
+        assert_eq!(
+            verdicts(&j.decide(late, late, true, &mut every_minute)),
+            vec![(1, Verdict::Send { compensation: true })]
+        );
+        assert_eq!(j.last_check(&sent, true, T + 9_000, true, &mut every_minute), LastCheck::Send);
+    }
+
+    #[test]
+    fn an_orphaned_fire_gives_way_to_its_successor_and_a_skipped_misfire() {
+        let sent = fire(1, T);
+        let next = Some(T + 1_000);
+        assert_eq!(orphan_check(&sent, false, next, T + 899, false), LastCheck::Send);
+        assert_eq!(orphan_check(&sent, false, next, T + 900, false), LastCheck::Collapsed);
+        assert_eq!(
+            orphan_check(&sent, true, next, T + 900, true),
+            LastCheck::Collapsed,
+            "a compensation too"
+        );
+        let hourly = Some(T + 3_600_000);
+        assert_eq!(orphan_check(&sent, false, hourly, T + 5_001, false), LastCheck::Misfired);
+        assert_eq!(
+            orphan_check(&sent, false, hourly, T + 5_001, true),
+            LastCheck::Send,
+            "FIRE_ONCE_NOW runs"
+        );
+        assert_eq!(orphan_check(&sent, true, hourly, T + 9_000, false), LastCheck::Send, "a compensation");
+        assert_eq!(orphan_check(&sent, false, None, T + 100, false), LastCheck::Send, "no further fire");
     }
 
     #[test]
@@ -490,10 +578,10 @@ mod tests {
             let (due, waiting): (Vec<_>, Vec<_>) = on_their_way.into_iter().partition(|(at, ..)| *at <= now);
             on_their_way = waiting;
             for (_, fire, compensation) in due {
-                if j.still_sendable(&fire, now, &mut every_second) {
-                    sent.push((now, fire.log_id, compensation));
-                } else {
-                    j.give_up(&fire, compensation, now, true);
+                match j.last_check(&fire, compensation, now, true, &mut every_second) {
+                    LastCheck::Send => sent.push((now, fire.log_id, compensation)),
+                    LastCheck::Compensate => j.put_back(fire, true),
+                    LastCheck::Collapsed | LastCheck::Misfired => {}
                 }
             }
         }

@@ -6,7 +6,7 @@
 use super::settle::Settled;
 use super::state::{schedule_next, State, TimelineEntry};
 use super::{sleep_until, Inner};
-use crate::domain::fires::Fire;
+use crate::domain::fires::{orphan_check, Fire, LastCheck};
 use crate::domain::misfire::DropReason;
 use crate::scheduler::trigger::Release;
 use crate::time::CRON_ZONE;
@@ -17,25 +17,34 @@ use std::time::Duration;
 /// fires and is decided anew (late, perhaps collapsing or misfiring) once the watermark is raised.
 const HOLD_MAX_MS: i64 = 1_000;
 
+/// A decided fire on its way to its write, with what its last check needs.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct OnItsWay {
+    pub term: u64,
+    pub job_id: i32,
+    pub fire: Fire,
+    /// It goes out as the job's misfire compensation.
+    pub compensation: bool,
+    /// The job's next fire after it, as its decision saw it: the last check of a fire whose term ended
+    /// meanwhile has only this to go by.
+    pub successor_ms: Option<i64>,
+    pub fire_once_now: bool,
+}
+
 impl Inner {
     /// What holds a prepared fire back: until it is due and covered, then the last check.
-    pub(super) fn release(
-        self: &Arc<Self>,
-        term: u64,
-        job_id: i32,
-        fire: Fire,
-        compensation: bool,
-    ) -> Release {
+    pub(super) fn release(self: &Arc<Self>, way: OnItsWay) -> Release {
         let me = self.clone();
         Release {
-            due: Box::pin(self.clone().until_due(term, job_id, fire, compensation)),
-            last_check: Box::new(move || Box::pin(me.last_check(term, job_id, fire, compensation))),
+            due: Box::pin(self.clone().until_due(way)),
+            last_check: Box::new(move || Box::pin(me.last_check(way))),
         }
     }
 
     /// Holds a prepared fire until it is due and covered by the watermark; false when it went back to be
     /// decided anew or its term ended first.
-    async fn until_due(self: Arc<Self>, term: u64, job_id: i32, fire: Fire, compensation: bool) -> bool {
+    async fn until_due(self: Arc<Self>, way: OnItsWay) -> bool {
+        let OnItsWay { term, job_id, fire, compensation, .. } = way;
         sleep_until(&*self.context.clock, fire.release_ms).await;
         loop {
             let raised = self.cover_raised.notified();
@@ -62,8 +71,10 @@ impl Inner {
         true
     }
 
-    /// The check right before the write; false when the fire is not to be written (its row is settled).
-    async fn last_check(self: Arc<Self>, term: u64, job_id: i32, fire: Fire, compensation: bool) -> bool {
+    /// The check right before the write; false when the fire is not to be written (its row is settled, or
+    /// it went back to be decided anew).
+    async fn last_check(self: Arc<Self>, way: OnItsWay) -> bool {
+        let fire = way.fire;
         // A leader frozen or cut off for longer than it may trust its lease sends nothing before the
         // database says the lease is still its own: its successor may have taken this fire for sent.
         if !self.leadership.still_holds().await {
@@ -74,7 +85,7 @@ impl Inner {
             });
             return false;
         }
-        self.still_wanted(term, job_id, &fire, compensation)
+        self.still_wanted(way)
     }
 
     /// Whether the watermark of `term` covers a fire released at `release_ms`; `None` when that term
@@ -101,28 +112,34 @@ impl Inner {
         self.sender_wake.notify_one();
     }
 
-    /// The last check of a decided fire, once it is due and covered: it still goes out unless the job's
-    /// next fire has come within the margin meanwhile, or a later fire of the job, decided while this one
-    /// waited for its task, has gone out (it then collapses into that one).
-    fn still_wanted(&self, term: u64, job_id: i32, fire: &Fire, compensation: bool) -> bool {
+    /// The last check of a decided fire, once it is due, covered and its connection taken (see
+    /// [`crate::domain::fires::JobFires::last_check`]): it goes out unless another run stands for it or it
+    /// became a misfire on its way. A fire of a term that ended meanwhile (another admin leads, or this one
+    /// again) has only its own successor's instant to go by ([`orphan_check`]).
+    fn still_wanted(&self, way: OnItsWay) -> bool {
+        let OnItsWay { term, job_id, fire, compensation, successor_ms, fire_once_now } = way;
         let now = self.context.clock.now_ms();
         let mut state = self.lock();
-        if state.term != term {
-            // The term ended after the watermark covered this fire: no other admin sends it.
-            return true;
-        }
-        let State { jobs, crons, .. } = &mut *state;
-        let Some(entry) = jobs.get_mut(&job_id) else { return true };
-        let job = entry.job.clone();
-        let mut next = |after| schedule_next(crons, job.as_deref(), after, CRON_ZONE);
-        if entry.fires.still_sendable(fire, now, &mut next) {
-            return true;
-        }
-        let fire_once_now = entry.fire_once_now();
-        entry.fires.give_up(fire, compensation, now, fire_once_now);
+        let check = if state.term != term {
+            orphan_check(&fire, compensation, successor_ms, now, fire_once_now)
+        } else {
+            let State { jobs, crons, .. } = &mut *state;
+            let Some(entry) = jobs.get_mut(&job_id) else { return true };
+            let job = entry.job.clone();
+            let mut next = |after| schedule_next(crons, job.as_deref(), after, CRON_ZONE);
+            entry.fires.last_check(&fire, compensation, now, entry.fire_once_now(), &mut next)
+        };
         drop(state);
-        let _ =
-            self.settled.send(Settled { log_id: fire.log_id, reason: DropReason::Collapsed, fire_once_now });
+        let reason = match check {
+            LastCheck::Send => return true,
+            LastCheck::Compensate => {
+                self.put_back(term, job_id, fire, true);
+                return false;
+            }
+            LastCheck::Collapsed => DropReason::Collapsed,
+            LastCheck::Misfired => DropReason::Misfire,
+        };
+        let _ = self.settled.send(Settled { log_id: fire.log_id, reason, fire_once_now });
         false
     }
 }

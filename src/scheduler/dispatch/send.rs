@@ -2,6 +2,7 @@
 //! newest runs, older ones collapse into it; see [`crate::domain::fires`]) and sent on their way to the
 //! lanes, where the request is built and a connection taken, held until due and covered.
 
+use super::hold::OnItsWay;
 use super::settle::Settled;
 use super::state::{schedule_next, State, TimelineEntry};
 use super::{pause, sleep_until, Inner};
@@ -25,6 +26,9 @@ struct Decided {
     fire: Fire,
     /// It makes up for a misfire (fire-once-now).
     compensation: bool,
+    /// The job's next fire after it (see [`OnItsWay::successor_ms`]).
+    successor_ms: Option<i64>,
+    fire_once_now: bool,
 }
 
 /// What the decisions of one look at the due fires came to.
@@ -77,7 +81,7 @@ impl Inner {
     /// Sends one decided fire: its planned row serves the first (or only) trigger; a sharding broadcast's
     /// other shards get rows of their own.
     fn send(self: &Arc<Self>, term: u64, decided: Decided, now: i64) {
-        let Decided { job, group, fire, compensation } = decided;
+        let Decided { job, group, fire, compensation, successor_ms, fire_once_now } = decided;
         let kind = if compensation { TriggerType::Misfire } else { TriggerType::Cron };
         let job_id = job.id;
         let request = TriggerRequest::of_job(job.id, kind);
@@ -85,7 +89,8 @@ impl Inner {
         let Some(first) = triggers.next() else { return };
         let sent_at = now.max(fire.release_ms);
         let first = first.into_trigger(fire.log_id, sent_at, Some(fire.instant_ms));
-        let release = self.release(term, job_id, fire, compensation);
+        let release =
+            self.release(OnItsWay { term, job_id, fire, compensation, successor_ms, fire_once_now });
         self.lanes.spawn(self.context.clone(), first, Some(release));
         let others: Vec<_> = triggers.collect();
         if others.is_empty() {
@@ -132,7 +137,15 @@ fn decide(state: &mut State, jobs: &[i32], decided_at: i64, due_through: i64) ->
                     Some(job) => {
                         *held.entry(fire.release_ms).or_default() += 1;
                         let group = groups.get(&job.job_group).cloned();
-                        decisions.sends.push(Decided { job: job.clone(), group, fire, compensation });
+                        let successor_ms = entry.fires.successor_of(&fire, &mut next);
+                        decisions.sends.push(Decided {
+                            job: job.clone(),
+                            group,
+                            fire,
+                            compensation,
+                            successor_ms,
+                            fire_once_now,
+                        });
                         continue;
                     }
                     None => DropReason::Deleted,
