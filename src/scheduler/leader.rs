@@ -76,6 +76,9 @@ impl Election {
                 break;
             }
         }
+        // No term begins any more. A take under way when the stop came may have begun one: the dispatcher
+        // sends that plan before it ends, which it may do from now on.
+        self.dispatcher.elections_over();
         // A graceful stop: the lease is given up and the lock released, so that a standby takes the rest
         // of the plan over at once; meanwhile the dispatcher sends what it holds until it is taken.
         self.leadership.release();

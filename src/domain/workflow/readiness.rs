@@ -193,5 +193,4 @@ fn verdict(rule: TriggerRule, edges: impl Iterator<Item = Edge>) -> Verdict {
 }
 
 #[cfg(test)]
-#[path = "readiness_tests.rs"]
 mod tests;

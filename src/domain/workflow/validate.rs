@@ -358,5 +358,4 @@ impl Validator {
 }
 
 #[cfg(test)]
-#[path = "validate_tests.rs"]
 mod tests;

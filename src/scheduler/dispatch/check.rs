@@ -49,13 +49,13 @@ impl Inner {
                 Next::Work(work) => {
                     if !self.check(work).await
                         && !sleep_unless_cancelled(&shutdown, RETRY_PAUSE).await
-                        && self.is_idle()
+                        && self.may_end(&shutdown)
                     {
                         return;
                     }
                 }
                 Next::WakeAt(wake_at) => {
-                    if shutdown.is_cancelled() && self.is_idle() {
+                    if self.may_end(&shutdown) {
                         return;
                     }
                     pause(&self.checker_wake, wake_at, now, &shutdown).await;

@@ -66,7 +66,7 @@ impl Inner {
             let Uncovered { through, fires } = match self.next_cover(now, ahead) {
                 Next::Work(uncovered) => uncovered,
                 Next::WakeAt(wake_at) => {
-                    if shutdown.is_cancelled() && self.is_idle() {
+                    if self.may_end(&shutdown) {
                         return;
                     }
                     pause(&self.cover_wake, wake_at, now, &shutdown).await;
@@ -82,13 +82,13 @@ impl Inner {
                 Ok(Renewal::Renewed) => self.covered(term, through),
                 Ok(Renewal::Deposed | Renewal::NotLeading) => {
                     self.still_leads(term);
-                    if shutdown.is_cancelled() {
+                    if shutdown.is_cancelled() && self.terms_over() {
                         return;
                     }
                 }
                 Err(e) => {
                     self.context.counts.wait(fires as u64, now, &e);
-                    if !sleep_unless_cancelled(&shutdown, RETRY_PAUSE).await && self.is_idle() {
+                    if !sleep_unless_cancelled(&shutdown, RETRY_PAUSE).await && self.may_end(&shutdown) {
                         return;
                     }
                 }

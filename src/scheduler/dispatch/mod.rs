@@ -35,6 +35,7 @@ use crate::storage::{Db, PlannedRow};
 use cover::{CoverReach, EMBEDDED_COVER, SERVER_COVER};
 use settle::{write_settlements, Settled};
 use state::State;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
@@ -79,6 +80,9 @@ struct Inner {
     /// The watermark was raised, or the term ended: prepared fires look again.
     cover_raised: Notify,
     settled: mpsc::UnboundedSender<Settled>,
+    /// The election has ended (a stop): no term begins any more. Until then a stopping admin may still
+    /// take a plan over (its standby's take was under way when the stop came), and must send it.
+    elections_over: AtomicBool,
 }
 
 impl Dispatcher {
@@ -102,6 +106,7 @@ impl Dispatcher {
             sender_wake: Notify::new(),
             cover_raised: Notify::new(),
             settled,
+            elections_over: AtomicBool::new(false),
         });
         let tasks = vec![
             tokio::spawn(inner.clone().check_loop(shutdown.clone())),
@@ -167,6 +172,12 @@ impl Dispatcher {
         self.inner.sender_wake.notify_one();
     }
 
+    /// No term begins any more: once stopping and idle, the checker, the watermark and the sender end.
+    pub fn elections_over(&self) {
+        self.inner.elections_over.store(true, Ordering::Release);
+        self.wake();
+    }
+
     /// Adds the fires a pass of term `term` planned; fires of an ended term are dropped (their rows are
     /// the new leader's).
     pub fn add(&self, term: u64, fires: Vec<JobFire>) {
@@ -207,6 +218,15 @@ impl Inner {
 
     fn is_idle(&self) -> bool {
         self.lock().is_idle()
+    }
+
+    /// Whether a stopping dispatcher may end: no term begins any more, and none of its fires is left.
+    fn may_end(&self, shutdown: &CancellationToken) -> bool {
+        shutdown.is_cancelled() && self.terms_over() && self.is_idle()
+    }
+
+    fn terms_over(&self) -> bool {
+        self.elections_over.load(Ordering::Acquire)
     }
 }
 

@@ -44,7 +44,7 @@ impl Inner {
             let term = self.lock().term;
             let now = self.context.clock.now_ms();
             let next = self.send_due(term, now);
-            if shutdown.is_cancelled() && (self.is_idle() || !self.still_leads(term)) {
+            if shutdown.is_cancelled() && self.terms_over() && (self.is_idle() || !self.still_leads(term)) {
                 return;
             }
             pause(&self.sender_wake, next, now, &shutdown).await;
