@@ -97,8 +97,9 @@ impl JobFires {
 
     /// When the job's next fire after `fire` goes out: the next pending one's release, else the schedule's
     /// next instant after the fire (`schedule_next`, from its release for a catch-up, whose pass computed
-    /// the job's next time from then); `None` when the schedule has no further fire.
-    fn successor(&self, fire: &Fire, schedule_next: &mut dyn FnMut(i64) -> Option<i64>) -> Option<i64> {
+    /// the job's next time from then); `None` when the schedule has no further fire. An orphaned fire's
+    /// last check goes by it, as its decision saw it (see [`orphan_check`]).
+    pub fn successor(&self, fire: &Fire, schedule_next: &mut dyn FnMut(i64) -> Option<i64>) -> Option<i64> {
         match self.pending.iter().find(|f| (f.release_ms, f.instant_ms) > (fire.release_ms, fire.instant_ms))
         {
             Some(next) => Some(next.release_ms),
@@ -193,16 +194,6 @@ impl JobFires {
         }
         self.last_run_ms = Some(now_ms);
         LastCheck::Send
-    }
-
-    /// When the job's next fire after `fire` goes out, as [`JobFires::decide`] saw it: what an orphaned
-    /// fire's last check needs (see [`orphan_check`]).
-    pub fn successor_of(
-        &self,
-        fire: &Fire,
-        schedule_next: &mut dyn FnMut(i64) -> Option<i64>,
-    ) -> Option<i64> {
-        self.successor(fire, schedule_next)
     }
 
     /// A decided fire held back unsent (its watermark was late): pending again, to be decided anew, and a

@@ -3,7 +3,7 @@
 //! needed ([`Db::ensure_extension_tables`]), or beforehand from the script `xxl-job-admin ddl` prints, by a
 //! DBA when the admin's account may not create tables.
 
-use super::schema::statements;
+use super::schema::{statements, under_lock};
 use super::sql::Dialect;
 use super::{Db, Result, StorageError};
 use crate::config::DbTarget;
@@ -82,20 +82,9 @@ async fn ensure(db: &Db) -> Result<()> {
     if missing_tables(db).await?.is_empty() {
         return Ok(());
     }
-    // As for the 2.4 schema: SQLite has no server to hold a lock and a Galera node refuses GET_LOCK; both
-    // create unlocked, which `IF NOT EXISTS` makes safe.
-    let lock = if db.has_session_locks() {
-        let (name, key) = EXTENSION_LOCK;
-        let lock = db.session_lock(name, key, EXTENSION_LOCK_WAIT).await?;
-        Some(lock.ok_or(StorageError::ExtensionLockTimeout(EXTENSION_LOCK_WAIT.as_secs()))?)
-    } else {
-        None
-    };
-    let created = create_missing(db).await;
-    if let Some(lock) = lock {
-        lock.release().await;
-    }
-    created
+    // As for the 2.4 schema; where no lock is taken (SQLite, Galera), `IF NOT EXISTS` makes it safe.
+    let work = create_missing(db);
+    under_lock(db, EXTENSION_LOCK, EXTENSION_LOCK_WAIT, StorageError::ExtensionLockTimeout, work).await
 }
 
 /// Runs the script unless another admin made every table while this one waited for the lock.

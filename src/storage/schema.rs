@@ -40,20 +40,14 @@ pub(super) async fn ensure(db: &Db) -> Result<SchemaOutcome> {
     let mut present = existing_tables(db).await?;
     // Some tables but not all may be another admin's creation under way: look again under its lock.
     if present.len() < TABLES.len() {
-        // Session locks work before any table exists. SQLite has no server to hold one, and a Galera node
-        // refuses GET_LOCK: both create unlocked.
-        let lock = if db.has_session_locks() {
-            let (name, key) = SCHEMA_LOCK;
-            let lock = db.session_lock(name, key, SCHEMA_LOCK_WAIT).await?;
-            Some(lock.ok_or(StorageError::SchemaLockTimeout(SCHEMA_LOCK_WAIT.as_secs()))?)
-        } else {
-            None
-        };
-        let created = create_if_empty(db).await;
-        if let Some(lock) = lock {
-            lock.release().await;
-        }
-        match created? {
+        let created = under_lock(
+            db,
+            SCHEMA_LOCK,
+            SCHEMA_LOCK_WAIT,
+            StorageError::SchemaLockTimeout,
+            create_if_empty(db),
+        );
+        match created.await? {
             None => return Ok(SchemaOutcome::Created),
             Some(found) => present = found,
         }
@@ -66,6 +60,28 @@ pub(super) async fn ensure(db: &Db) -> Result<SchemaOutcome> {
     let lock_rows =
         db.scalar("SELECT COUNT(*) FROM xxl_job_lock WHERE lock_name = 'schedule_lock'", &[]).await?;
     Ok(SchemaOutcome::Existing { lock_row_present: lock_rows > 0 })
+}
+
+/// Runs `work` holding the session lock `lock` (a MySQL name, a PostgreSQL key pair), waiting for it at
+/// most `wait` (then `timed_out`). Session locks work before any table exists; SQLite has no server to hold
+/// one, and a Galera node refuses GET_LOCK: both run `work` unlocked.
+pub(super) async fn under_lock<T>(
+    db: &Db,
+    (name, key): (&str, (i32, i32)),
+    wait: Duration,
+    timed_out: fn(u64) -> StorageError,
+    work: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    let lock = if db.has_session_locks() {
+        Some(db.session_lock(name, key, wait).await?.ok_or(timed_out(wait.as_secs()))?)
+    } else {
+        None
+    };
+    let done = work.await;
+    if let Some(lock) = lock {
+        lock.release().await;
+    }
+    done
 }
 
 /// Runs the script on a database without any xxl-job table (`None`); otherwise the tables found, which

@@ -117,7 +117,7 @@ impl Inner {
     /// became a misfire on its way. A fire of a term that ended meanwhile (another admin leads, or this one
     /// again) has only its own successor's instant to go by ([`orphan_check`]).
     fn still_wanted(&self, way: OnItsWay) -> bool {
-        let OnItsWay { term, job_id, fire, compensation, successor_ms, fire_once_now } = way;
+        let OnItsWay { term, job_id, fire, compensation, successor_ms, mut fire_once_now } = way;
         let now = self.context.clock.now_ms();
         let mut state = self.lock();
         let check = if state.term != term {
@@ -125,9 +125,11 @@ impl Inner {
         } else {
             let State { jobs, crons, .. } = &mut *state;
             let Some(entry) = jobs.get_mut(&job_id) else { return true };
+            // The job as it is now (the console may have changed its misfire rule since the decision).
+            fire_once_now = entry.fire_once_now();
             let job = entry.job.clone();
             let mut next = |after| schedule_next(crons, job.as_deref(), after, CRON_ZONE);
-            entry.fires.last_check(&fire, compensation, now, entry.fire_once_now(), &mut next)
+            entry.fires.last_check(&fire, compensation, now, fire_once_now, &mut next)
         };
         drop(state);
         let reason = match check {

@@ -137,7 +137,7 @@ fn decide(state: &mut State, jobs: &[i32], decided_at: i64, due_through: i64) ->
                     Some(job) => {
                         *held.entry(fire.release_ms).or_default() += 1;
                         let group = groups.get(&job.job_group).cloned();
-                        let successor_ms = entry.fires.successor_of(&fire, &mut next);
+                        let successor_ms = entry.fires.successor(&fire, &mut next);
                         decisions.sends.push(Decided {
                             job: job.clone(),
                             group,
