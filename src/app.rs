@@ -12,6 +12,7 @@ use crate::metrics::Metrics;
 use crate::scheduler::complete::Completer;
 use crate::scheduler::lease::Leadership;
 use crate::scheduler::trigger::{LaneServices, Started, TriggerPool};
+use crate::scheduler::workflow::{EngineServices, Workflows};
 use crate::scheduler::{Engine, TriggerSink};
 use crate::service::audit::Audit;
 use crate::service::jobs_as_code::{self, ApplyOptions, Setting};
@@ -226,7 +227,16 @@ fn start_background(
         TriggerPool::start(lane_services, config, stop_lanes.clone());
     let lanes = pool.lanes();
     let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
-    let completer = Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone(), results);
+    let workflows = Workflows::new(EngineServices {
+        db: db.clone(),
+        i18n: i18n.clone(),
+        clock: clock.clone(),
+        executors: executors.clone(),
+        sending: (trigger_context.clone(), lanes.clone()),
+        metrics: metrics.clone(),
+    });
+    let completer =
+        Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone(), results, workflows.clone());
     let (registry_queue, registry_writers) =
         RegistryQueue::start(db.clone(), clock.clone(), metrics.clone(), config);
     let monitor = registry::run_monitor(db.clone(), clock.clone(), registry_queue.gate(), shutdown.clone());
@@ -244,10 +254,12 @@ fn start_background(
         clock: clock.clone(),
         metrics,
         owner,
+        workflows: workflows.clone(),
     };
     let (engine_tasks, leadership) = engine.start(config, shutdown);
     workers.extend(engine_tasks);
-    let services = ServiceContext { db, i18n, clock, triggers, completer, executors, alarms, audit };
+    let services =
+        ServiceContext { db, i18n, clock, triggers, completer, executors, alarms, audit, workflows };
     let background =
         Background { registry_queue, workers, registry_writers, stop_lanes, pool_tasks, leadership };
     Ok((background, services))

@@ -48,13 +48,14 @@ const KNOWN_MISFIRES: [(&str, &str); 5] = [
 /// The results a job run can report, in the order of [`Metrics::job_results`]'s counters.
 const JOB_RESULTS: [&str; 3] = ["success", "failure", "timeout"];
 
-const TRIGGER_TYPES: [TriggerType; 6] = [
+const TRIGGER_TYPES: [TriggerType; 7] = [
     TriggerType::Cron,
     TriggerType::Manual,
     TriggerType::Retry,
     TriggerType::Parent,
     TriggerType::Api,
     TriggerType::Misfire,
+    TriggerType::Workflow,
 ];
 
 type Labels = Vec<(&'static str, LabelValue)>;
@@ -508,6 +509,7 @@ fn trigger_type_label(kind: TriggerType) -> &'static str {
         TriggerType::Parent => "parent",
         TriggerType::Api => "api",
         TriggerType::Misfire => "misfire",
+        TriggerType::Workflow => "workflow",
     }
 }
 

@@ -26,6 +26,8 @@ pub enum TriggerType {
     Parent,
     Api,
     Misfire,
+    /// A node of a workflow run (this admin's own; 2.4.2 has no such type).
+    Workflow,
 }
 
 impl TriggerType {
@@ -37,6 +39,7 @@ impl TriggerType {
             TriggerType::Parent => "jobconf_trigger_type_parent",
             TriggerType::Api => "jobconf_trigger_type_api",
             TriggerType::Misfire => "jobconf_trigger_type_misfire",
+            TriggerType::Workflow => "jobconf_trigger_type_workflow",
         }
     }
 
@@ -49,6 +52,7 @@ impl TriggerType {
             TriggerType::Parent => "PARENT",
             TriggerType::Api => "API",
             TriggerType::Misfire => "MISFIRE",
+            TriggerType::Workflow => "WORKFLOW",
         }
     }
 }

@@ -2,6 +2,7 @@
 //! (2.4.2: JobCompleteHelper.callback, XxlJobCompleter.updateHandleInfoAndFinish).
 
 use super::results::{Join, Results};
+use super::workflow::Workflows;
 use super::TriggerSink;
 use crate::domain::callback::{append_handle_msg, plan_children, truncate_utf16, MAX_HANDLE_MSG_UTF16};
 use crate::domain::{HandleCallbackParam, TriggerRequest, TriggerType};
@@ -19,6 +20,8 @@ pub struct Completer {
     clock: Arc<dyn Clock>,
     /// Trigger results not yet written, which a callback joins (one UPDATE for both).
     results: Arc<Results>,
+    /// Told which logs got their result, so that the workflow runs they belong to go on at once.
+    workflows: Workflows,
 }
 
 /// What became of one callback item.
@@ -36,8 +39,9 @@ impl Completer {
         triggers: Arc<dyn TriggerSink>,
         clock: Arc<dyn Clock>,
         results: Arc<Results>,
+        workflows: Workflows,
     ) -> Completer {
-        Completer { db, i18n, triggers, clock, results }
+        Completer { db, i18n, triggers, clock, results, workflows }
     }
 
     async fn handle_states(&self, ids: &[i64]) -> Result<HashMap<i64, HandleState>> {
@@ -63,6 +67,8 @@ impl Completer {
             self.results.written(round).await?;
         }
         log_refused(items, &outcomes);
+        let finished = items.iter().zip(&outcomes).filter(|(_, o)| **o == CallbackOutcome::Finished);
+        self.workflows.finished_logs(finished.map(|(item, _)| item.log_id).collect());
         Ok(outcomes)
     }
 
@@ -219,6 +225,7 @@ impl Completer {
         let written =
             self.db.update_handle_info(log.id, now, handle_code, &handle_msg, only_if_unfinished).await? > 0;
         if written {
+            self.workflows.finished_logs(vec![log.id]);
             for child in children {
                 self.triggers.submit(TriggerRequest::of_job(child, TriggerType::Parent));
             }

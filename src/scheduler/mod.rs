@@ -37,6 +37,7 @@ pub mod monitors;
 pub mod results;
 pub mod schedule;
 pub mod trigger;
+pub mod workflow;
 
 use crate::alarm::Alarms;
 use crate::config::Config;
@@ -87,6 +88,8 @@ pub struct Engine {
     pub metrics: Arc<Metrics>,
     /// This admin process, as named in the lease and the rows it plans (see [`Owner`]).
     pub owner: Owner,
+    /// The workflow engine, whose sweep runs while this admin leads.
+    pub workflows: workflow::Workflows,
 }
 
 impl Engine {
@@ -141,6 +144,7 @@ impl Engine {
             tokio::spawn(report.run(shutdown.clone())),
             tokio::spawn(election.run(shutdown.clone())),
             tokio::spawn(scheduler.run(shutdown.clone())),
+            tokio::spawn(self.workflows.run(leadership.clone(), shutdown.clone())),
         ]);
         (tasks, leadership)
     }

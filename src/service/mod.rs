@@ -13,6 +13,7 @@ pub mod oidc;
 pub mod schema;
 pub mod tokens;
 pub mod users;
+pub mod workflow_runs;
 
 pub use access::{LoginUser, Origin};
 
@@ -43,6 +44,8 @@ pub struct ServiceContext {
     pub alarms: Alarms,
     /// Where audit events go.
     pub audit: Audit,
+    /// The workflow engine: runs started and operated on.
+    pub workflows: crate::scheduler::workflow::Workflows,
 }
 
 impl ServiceContext {

@@ -24,6 +24,7 @@ mod sql;
 #[cfg(test)]
 pub(crate) mod testing;
 mod users;
+mod workflow_engine;
 mod workflows;
 
 pub use connect::{connect, connect_existing};
@@ -38,6 +39,7 @@ pub use schedule_lock::{ScheduleLock, ScheduleUpdate, SESSION_SECRET_PREFIX};
 pub use schema::SchemaOutcome;
 pub use session_lock::{SessionLock, IDLE_HOLDER_SECS};
 pub use sql::ClockReading;
+pub use workflow_engine::{ActiveRun, Admitted, NodeLogResult, NodeSend, OnLimit, RunLimits};
 pub use workflows::{
     NewRun, NodeAttempt, NodeChange, NodeTrigger, RunChange, RunFilter, VersionInfo, Workflow,
     WorkflowFilter, WorkflowHead, WorkflowRun, WorkflowSchedule, WorkflowVersion, ACTIVE_RUN_STATES,
@@ -93,7 +95,7 @@ pub enum StorageError {
     #[error("a workflow named {0:?} exists already")]
     WorkflowNameTaken(String),
     /// A workflow is not deleted while it has runs that are not over.
-    #[error("workflow {id} has {runs} run(s) queued, running or paused; stop them before deleting it")]
+    #[error("workflow {id} has {runs} run(s) not finished (queued, running, paused or stopping); stop them before deleting it")]
     WorkflowBusy { id: i64, runs: i64 },
 }
 

@@ -10,7 +10,7 @@ use super::sql::{self, On};
 use super::{contains, restrict_groups, Arg, Db, Result, StorageError};
 
 /// Run states during which a workflow may not be deleted.
-pub const ACTIVE_RUN_STATES: [&str; 3] = ["queued", "running", "paused"];
+pub const ACTIVE_RUN_STATES: [&str; 4] = ["queued", "running", "paused", "stopping"];
 
 /// `xxl_job_ext_workflow`: what the schedule scan and the lists read; the definition is in its versions.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]

@@ -39,6 +39,7 @@ mod storage;
 mod support;
 mod webhook;
 mod workflow_storage;
+mod workflows;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use needs::Available;
@@ -96,7 +97,8 @@ fn main() {
         .chain(security::cases())
         .chain(storage::cases())
         .chain(webhook::cases())
-        .chain(workflow_storage::cases());
+        .chain(workflow_storage::cases())
+        .chain(workflows::cases());
     let mut trials = Vec::new();
     for case in cases {
         for &backend in case.backends {

@@ -1,7 +1,7 @@
 //! Workflows (issue 46): DAGs of existing jobs, Airflow-like. The definition document, its validation,
 //! and the pure rules the engine follows (which node runs next, retry delays, parameter templates).
 
-mod graph;
+pub mod graph;
 pub mod model;
 pub mod readiness;
 pub mod retry;

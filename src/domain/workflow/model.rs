@@ -96,6 +96,35 @@ stored_enum! {
     }
 }
 
+stored_enum! {
+    /// The state of a run.
+    RunState {
+        /// Waiting for a place under the workflow's `maxRuns`.
+        Queued = "queued",
+        Running = "running",
+        /// No node starts; running nodes finish.
+        Paused = "paused",
+        /// Asked to stop: running nodes are being killed, nothing starts.
+        Stopping = "stopping",
+        Succeeded = "succeeded",
+        Failed = "failed",
+        Stopped = "stopped",
+        /// Refused by the concurrency policy (`discard`, or `queue` with the queue full).
+        Discarded = "discarded",
+    }
+}
+
+impl RunState {
+    /// States in which a run holds a place under `maxRuns` (or waits for one).
+    pub const ACTIVE: [RunState; 4] =
+        [RunState::Queued, RunState::Running, RunState::Paused, RunState::Stopping];
+
+    /// Whether the run is over.
+    pub fn is_terminal(self) -> bool {
+        !Self::ACTIVE.contains(&self)
+    }
+}
+
 impl NodeState {
     /// Whether the node is done for this run.
     pub fn is_terminal(self) -> bool {

@@ -19,7 +19,8 @@ use super::model::NodeState;
 /// items at most; a hundred thousand steps take a few milliseconds.
 pub const FUEL: u64 = 100_000;
 
-/// The longest rendered parameter: xxl_job_log.executor_param is a MySQL TEXT column.
+/// The longest rendered text a template may make (a bound on memory; where a parameter goes may hold
+/// less: the engine checks its own limits).
 pub const MAX_PARAM_BYTES: usize = 65_535;
 
 /// What templates and expressions see.

@@ -8,6 +8,7 @@ mod groups;
 mod jobs;
 mod logs;
 mod shapes;
+mod workflow_runs;
 
 use crate::config::Config;
 use crate::http::client::request_address;
@@ -60,6 +61,10 @@ pub fn routes() -> Router<AppState> {
         .route("/logs/{id}", get(logs::get))
         .route("/logs/{id}/rolling", get(logs::rolling))
         .route("/logs/{id}/kill", post(logs::kill))
+        .route("/workflows/{id}/runs", get(workflow_runs::list).post(workflow_runs::start))
+        .route("/workflow-runs/{id}", get(workflow_runs::get))
+        .route("/workflow-runs/{id}/{operation}", post(workflow_runs::run_operation))
+        .route("/workflow-runs/{id}/nodes/{node}/{operation}", post(workflow_runs::node_operation))
         .route("/{*unknown}", any(|| async { ApiError::NotFoundRoute }))
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         // GLUE sources may be as large as the console accepts them.
@@ -82,8 +87,10 @@ pub fn routes() -> Router<AppState> {
         jobs::next_fire_times,
         logs::list, logs::get, logs::rolling, logs::kill,
         code::export, code::apply,
+        workflow_runs::start, workflow_runs::list, workflow_runs::get, workflow_runs::run_operation,
+        workflow_runs::node_operation,
     ),
-    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::Triggered, jobs::FireTimes, logs::Killed, logs::LogStatus, code::Applied)),
+    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::Triggered, jobs::FireTimes, logs::Killed, logs::LogStatus, code::Applied, workflow_runs::StartBody, workflow_runs::Started, workflow_runs::RunView, workflow_runs::RunDetailView, workflow_runs::NodeView, workflow_runs::AttemptView, workflow_runs::Operated, workflow_runs::MarkBody)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     tags(
@@ -91,6 +98,7 @@ pub fn routes() -> Router<AppState> {
         (name = "jobs", description = "Jobs: create, change, schedule, run"),
         (name = "logs", description = "Trigger logs and the executor's log of a run"),
         (name = "jobs as code", description = "Executors and jobs exported to a document and applied from one (docs/jobs-as-code.md)"),
+        (name = "workflow runs", description = "Runs of workflows: start, follow, stop, pause, retry, rerun, mark, skip, approve (docs/workflows.md)"),
     )
 )]
 struct ApiDoc;

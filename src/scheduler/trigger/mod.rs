@@ -19,7 +19,7 @@ mod run;
 pub use counts::Counts;
 pub use lanes::Lanes;
 pub use pool::{LaneServices, Started, TriggerPool};
-pub use resolve::{expand, load_groups, new_rows, Groups, LoadedGroup, NewTrigger, Trigger};
+pub use resolve::{expand, load_groups, new_rows, Groups, LoadedGroup, NewTrigger, Sharding, Trigger};
 pub use run::Release;
 
 use super::results::ResultSender;

@@ -63,6 +63,11 @@ pub struct Trigger {
 }
 
 impl NewTrigger {
+    /// Which part of its run this trigger is.
+    pub fn sharding(&self) -> Sharding {
+        self.sharding
+    }
+
     /// The trigger, with its log row, sent at `trigger_time`; `planned_ms` is the instant a planned fire
     /// stands for.
     pub fn into_trigger(self, log_id: i64, trigger_time: i64, planned_ms: Option<i64>) -> Trigger {

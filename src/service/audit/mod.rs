@@ -62,11 +62,13 @@ pub enum EventKind {
     TokenIssue,
     AlarmTest,
     CodeApply,
+    WorkflowRunStart,
+    WorkflowRunOperate,
 }
 
 impl EventKind {
     /// Every kind, in the audit page's filter order.
-    pub const ALL: [EventKind; 22] = [
+    pub const ALL: [EventKind; 24] = [
         EventKind::SignIn,
         EventKind::SignOut,
         EventKind::AccessRefused,
@@ -89,6 +91,8 @@ impl EventKind {
         EventKind::TokenIssue,
         EventKind::AlarmTest,
         EventKind::CodeApply,
+        EventKind::WorkflowRunStart,
+        EventKind::WorkflowRunOperate,
     ];
 
     /// The kind as written in the event's `kind` field.
@@ -116,6 +120,8 @@ impl EventKind {
             EventKind::TokenIssue => "token.issue",
             EventKind::AlarmTest => "alarm.test",
             EventKind::CodeApply => "code.apply",
+            EventKind::WorkflowRunStart => "workflow.run.start",
+            EventKind::WorkflowRunOperate => "workflow.run.operate",
         }
     }
 }

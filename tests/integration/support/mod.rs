@@ -16,6 +16,7 @@ pub mod private_postgres;
 pub mod proxy;
 pub mod recorder;
 pub mod rest;
+pub mod scripted_executor;
 pub mod slapd;
 pub mod smtp;
 pub mod test_log;

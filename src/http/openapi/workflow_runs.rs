@@ -1,0 +1,326 @@
+//! Workflow runs: start one, list a workflow's runs, read one with its nodes, and operate on it.
+
+use super::{location, paging, ApiError, ApiResult, ApiUser, ErrorBody, Id, JsonBody, Listing, QueryParams};
+use crate::config::Config;
+use crate::domain::workflow::model::RunState;
+use crate::service::workflow_runs::{self, NodeDetail, Operation, RunDetail};
+use crate::service::ServiceContext;
+use crate::storage::{NodeAttempt, NodeTrigger, WorkflowRun};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// What a run starts with.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StartBody {
+    /// Laid over the workflow's default parameters.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    params: Map<String, Value>,
+    /// The instant the run stands for (epoch ms, what templates see as `logical_time` and `ds`); now
+    /// when absent.
+    #[schema(minimum = 0)]
+    logical_time: Option<i64>,
+}
+
+/// A started (or queued, or discarded) run.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Started {
+    pub id: i64,
+    /// `running`, `queued` (waiting under the concurrency policy) or `discarded`.
+    pub state: String,
+    /// The run stopped to make room for this one (policy `replace_oldest`).
+    pub replaced: Option<i64>,
+}
+
+/// Starts a run of the workflow's current version. Answers 201 with the run, also when the concurrency
+/// policy queued or discarded it (its `state` says so).
+#[utoipa::path(operation_id = "startWorkflowRun", post, path = "/workflows/{id}/runs", tag = "workflow runs",
+    request_body = StartBody, params(("id" = i64, Path, description = "workflow id", minimum = 1)),
+    responses((status = 201, body = Started, headers(("Location" = String, description = "the run"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)))]
+pub async fn start(
+    State(services): State<ServiceContext>,
+    State(config): State<Arc<Config>>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i64>,
+    JsonBody(body): JsonBody<StartBody>,
+) -> ApiResult<Response> {
+    if body.logical_time.is_some_and(|t| t < 0) {
+        return Err(ApiError::BadRequest("logicalTime must be epoch milliseconds, 0 or more".into()));
+    }
+    let admitted = workflow_runs::start(&services, &user, id, body.params, body.logical_time).await?;
+    let started = Started { id: admitted.id, state: admitted.state.to_string(), replaced: admitted.replaced };
+    Ok((StatusCode::CREATED, location(&config, &format!("/workflow-runs/{}", admitted.id)), Json(started))
+        .into_response())
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct RunListQuery {
+    /// Only runs in this state (queued, running, paused, stopping, succeeded, failed, stopped, discarded).
+    state: Option<String>,
+    /// Rows to skip (default 0).
+    #[param(minimum = 0)]
+    offset: Option<i64>,
+    /// Rows to answer, 1 to 1000 (default 20).
+    #[param(minimum = 1, maximum = 1000)]
+    limit: Option<i64>,
+}
+
+/// A run without its nodes.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunView {
+    pub id: i64,
+    pub workflow_id: i64,
+    /// The definition version the run uses.
+    pub version: i32,
+    pub state: String,
+    /// schedule, misfire, manual, api, subworkflow.
+    pub trigger_type: String,
+    /// Epoch ms.
+    pub logical_time: i64,
+    #[schema(value_type = Object)]
+    pub params: Value,
+    pub started_by: Option<String>,
+    pub parent_run_id: Option<i64>,
+    pub parent_node: Option<String>,
+    /// Epoch ms: created, started, ended (the last only once the run is over), deadline.
+    pub add_time: i64,
+    pub start_time: Option<i64>,
+    pub end_time: Option<i64>,
+    pub deadline_time: Option<i64>,
+    pub message: Option<String>,
+}
+
+impl From<WorkflowRun> for RunView {
+    fn from(run: WorkflowRun) -> RunView {
+        let over = RunState::parse(&run.state).is_some_and(RunState::is_terminal);
+        RunView {
+            id: run.id,
+            workflow_id: run.workflow_id,
+            version: run.version,
+            trigger_type: run.trigger_type,
+            logical_time: run.logical_time,
+            params: serde_json::from_str(&run.params).unwrap_or(Value::Null),
+            started_by: run.started_by,
+            parent_run_id: run.parent_run_id,
+            parent_node: run.parent_node,
+            add_time: run.add_time,
+            start_time: run.start_time,
+            end_time: run.end_time.filter(|_| over),
+            deadline_time: run.deadline_time,
+            message: run.message,
+            state: run.state,
+        }
+    }
+}
+
+/// Lists a workflow's runs, newest first.
+#[utoipa::path(operation_id = "listWorkflowRuns", get, path = "/workflows/{id}/runs", tag = "workflow runs",
+    params(("id" = i64, Path, description = "workflow id", minimum = 1), RunListQuery),
+    responses((status = 200, body = Listing<RunView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn list(
+    State(services): State<ServiceContext>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i64>,
+    QueryParams(query): QueryParams<RunListQuery>,
+) -> ApiResult<Json<Listing<RunView>>> {
+    let (offset, limit) = paging(query.offset, query.limit)?;
+    let states = match query.state.as_deref() {
+        None => Vec::new(),
+        Some(s) => {
+            vec![RunState::parse(s).ok_or_else(|| ApiError::BadRequest(format!("unknown run state {s}")))?]
+        }
+    };
+    let (runs, total) = workflow_runs::runs(&services, &user, id, states, offset, limit).await?;
+    Ok(Json(Listing { total, items: runs.into_iter().map(RunView::from).collect() }))
+}
+
+/// One attempt of a node.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptView {
+    /// 1, 2, … in the order they were made (retries, reruns, operations).
+    pub attempt: i32,
+    pub state: String,
+    /// Epoch ms.
+    pub ready_time: Option<i64>,
+    pub retry_time: Option<i64>,
+    pub send_time: Option<i64>,
+    pub end_time: Option<i64>,
+    /// The executor parameter sent (a job node).
+    pub param: Option<String>,
+    /// What the node returned: JSON where it is JSON.
+    #[schema(value_type = Object)]
+    pub output: Value,
+    pub message: Option<String>,
+    /// Who asked for this attempt, or decided it (approval, mark, skip).
+    pub acted_by: Option<String>,
+    /// The xxl_job_log rows of a job node, one per shard (`GET /logs/{id}`).
+    pub log_ids: Vec<i64>,
+}
+
+impl AttemptView {
+    fn of(attempt: NodeAttempt, triggers: Vec<NodeTrigger>) -> AttemptView {
+        AttemptView {
+            attempt: attempt.attempt,
+            state: attempt.state,
+            ready_time: attempt.ready_time,
+            retry_time: attempt.retry_time,
+            send_time: attempt.send_time,
+            end_time: attempt.end_time,
+            param: attempt.param,
+            output: match attempt.output {
+                None => Value::Null,
+                Some(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+            },
+            message: attempt.message,
+            acted_by: attempt.acted_by,
+            log_ids: triggers.into_iter().map(|t| t.log_id).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeView {
+    pub name: String,
+    /// The latest attempt's state (`pending` before any).
+    pub state: String,
+    pub attempts: Vec<AttemptView>,
+}
+
+/// A run with its nodes, in definition order.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunDetailView {
+    #[serde(flatten)]
+    pub run: RunView,
+    pub workflow_name: String,
+    pub nodes: Vec<NodeView>,
+}
+
+/// A run with every node's attempts and their log rows.
+#[utoipa::path(operation_id = "getWorkflowRun", get, path = "/workflow-runs/{id}", tag = "workflow runs",
+    params(("id" = i64, Path, description = "run id", minimum = 1)),
+    responses((status = 200, body = RunDetailView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get(
+    State(services): State<ServiceContext>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i64>,
+) -> ApiResult<Json<RunDetailView>> {
+    let RunDetail { run, workflow, nodes } = workflow_runs::detail(&services, &user, id).await?;
+    let nodes = nodes
+        .into_iter()
+        .map(|NodeDetail { name, state, attempts }| NodeView {
+            name,
+            state,
+            attempts: attempts.into_iter().map(|(a, t)| AttemptView::of(a, t)).collect(),
+        })
+        .collect();
+    Ok(Json(RunDetailView { run: run.into(), workflow_name: workflow.name, nodes }))
+}
+
+/// What an operation did.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Operated {
+    pub operation: String,
+    /// The nodes given a new attempt (retry-failed, rerun); empty otherwise.
+    pub nodes: Vec<String>,
+}
+
+/// What marking a node succeeded may carry.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MarkBody {
+    /// The node's output, as later nodes see it.
+    #[schema(value_type = Object)]
+    output: Option<Value>,
+}
+
+async fn operate(
+    services: &ServiceContext,
+    user: crate::service::LoginUser,
+    id: i64,
+    operation: Operation,
+) -> ApiResult<Json<Operated>> {
+    let name = operation.name().to_string();
+    let nodes = workflow_runs::operate(services, &user, id, operation).await?;
+    Ok(Json(Operated { operation: name, nodes }))
+}
+
+/// Run operations without a node: `stop` (running nodes are killed, nothing starts), `pause` (no node
+/// starts until `resume`), `resume`, `retry-failed` (failed, cut-off and stopped nodes run again; what
+/// succeeded keeps its output). 409 when the run is not in a state the operation applies to.
+#[utoipa::path(operation_id = "operateWorkflowRun", post, path = "/workflow-runs/{id}/{operation}", tag = "workflow runs",
+    params(("id" = i64, Path, description = "run id", minimum = 1),
+           ("operation" = String, Path, description = "stop, pause, resume or retry-failed", pattern = "^(stop|pause|resume|retry-failed)$")),
+    responses((status = 200, body = Operated), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn run_operation(
+    State(services): State<ServiceContext>,
+    ApiUser(user): ApiUser,
+    Path((id, operation)): Path<(String, String)>,
+) -> ApiResult<Json<Operated>> {
+    let id = run_id(&id)?;
+    let operation = match operation.as_str() {
+        "stop" => Operation::Stop,
+        "pause" => Operation::Pause,
+        "resume" => Operation::Resume,
+        "retry-failed" => Operation::RetryFailed,
+        _ => return Err(ApiError::NotFoundRoute),
+    };
+    operate(&services, user, id, operation).await
+}
+
+/// Node operations: `rerun` (it and every node after it run again), `mark-succeeded` (optional body
+/// `{"output": …}`), `mark-failed`, `skip` (a node not started yet), `approve` and `reject` (an approval
+/// node waiting). 409 when the node is not in a state the operation applies to.
+#[utoipa::path(operation_id = "operateWorkflowNode", post, path = "/workflow-runs/{id}/nodes/{node}/{operation}", tag = "workflow runs",
+    request_body(content = MarkBody, description = "only for mark-succeeded, and optional"),
+    params(("id" = i64, Path, description = "run id", minimum = 1), ("node" = String, Path, description = "node name"),
+           ("operation" = String, Path, description = "rerun, mark-succeeded, mark-failed, skip, approve or reject", pattern = "^(rerun|mark-succeeded|mark-failed|skip|approve|reject)$")),
+    responses((status = 200, body = Operated), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn node_operation(
+    State(services): State<ServiceContext>,
+    ApiUser(user): ApiUser,
+    Path((id, node, operation)): Path<(String, String, String)>,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<Operated>> {
+    let id = run_id(&id)?;
+    let output = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        serde_json::from_slice::<MarkBody>(&body)
+            .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?
+            .output
+    };
+    if output.is_some() && operation != "mark-succeeded" {
+        return Err(ApiError::BadRequest(format!("{operation} takes no body")));
+    }
+    let operation = match operation.as_str() {
+        "rerun" => Operation::RerunFrom(node),
+        "mark-succeeded" => Operation::MarkSucceeded { node, output },
+        "mark-failed" => Operation::MarkFailed(node),
+        "skip" => Operation::Skip(node),
+        "approve" => Operation::Approve(node),
+        "reject" => Operation::Reject(node),
+        _ => return Err(ApiError::NotFoundRoute),
+    };
+    operate(&services, user, id, operation).await
+}
+
+fn run_id(text: &str) -> ApiResult<i64> {
+    text.parse()
+        .ok()
+        .filter(|id: &i64| *id > 0)
+        .ok_or_else(|| ApiError::BadRequest("id must be a positive run id".into()))
+}

@@ -1,0 +1,282 @@
+//! The workflow engine: runs of workflow definitions, each node run an ordinary xxl_job_log row.
+//!
+//! Nothing of a run lives only in memory. A run advances by *reconciling* it: read its stored state,
+//! decide what follows (`crate::domain::workflow::readiness`), and write each step as a compare-and-set
+//! (`crate::storage` `workflow_engine`). Any admin may reconcile any run at any time, as often as it likes:
+//! two admins deciding the same step both try, one wins. So a crash between two steps heals at the next
+//! reconcile, and a callback that reaches another admin (or a Java admin, which only writes the log row)
+//! still advances its run.
+//!
+//! A run is reconciled when something happens to it: a callback finishing one of its log rows (fast path,
+//! on the admin that took the callback), an operation, its start. The leader also sweeps every active run
+//! each second: the slow path that finds what no event announced (a trigger that failed, a result written
+//! by a Java admin, a retry or timeout come due, a crashed admin's half-done step) and fires scheduled
+//! workflows.
+
+mod reconcile;
+mod schedule;
+mod send;
+
+pub mod operations;
+
+use crate::domain::workflow::model::Definition;
+use crate::executor::ExecutorClient;
+use crate::i18n::I18n;
+use crate::metrics::Metrics;
+use crate::scheduler::lease::Leadership;
+use crate::scheduler::trigger::{Lanes, TriggerContext};
+use crate::storage::{Db, StorageError};
+use crate::time::Clock;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How often the leader sweeps the active runs and the workflow schedules.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+/// How often an admin that has not seen the workflow tables looks again.
+const TABLES_RECHECK: Duration = Duration::from_secs(10);
+/// Reconcile passes of one run in a row (each one applies what the previous decided).
+const MAX_PASSES: usize = 16;
+/// Runs the sweep looks at in one go.
+const SWEEP_RUNS: i64 = 10_000;
+/// Definitions kept parsed; versions are immutable, so an entry never goes stale.
+const CACHED_DEFINITIONS: usize = 1_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error("workflow {workflow_id} version {version} is missing or unreadable: {reason}")]
+    Definition { workflow_id: i64, version: i32, reason: String },
+}
+
+pub type Result<T> = std::result::Result<T, EngineError>;
+
+/// The engine's handle; cheap to clone.
+#[derive(Clone)]
+pub struct Workflows {
+    inner: Arc<Inner>,
+}
+
+/// What reconciling needs.
+pub struct EngineServices {
+    pub db: Db,
+    pub i18n: I18n,
+    pub clock: Arc<dyn Clock>,
+    pub executors: ExecutorClient,
+    /// Where node triggers go: the same context and lanes as every other trigger.
+    pub sending: (Arc<TriggerContext>, Lanes),
+    pub metrics: Arc<Metrics>,
+}
+
+struct Inner {
+    services: EngineServices,
+    /// Runs being reconciled on this admin; `true` when asked again meanwhile (one more round follows).
+    busy: Mutex<HashMap<i64, bool>>,
+    definitions: Mutex<HashMap<(i64, i32), Arc<Definition>>>,
+    /// When the workflow tables were last seen missing (`None` once they exist: they stay).
+    tables: Mutex<TablesSeen>,
+    stopped: CancellationToken,
+}
+
+#[derive(Clone, Copy)]
+enum TablesSeen {
+    Exist,
+    Missing(Option<tokio::time::Instant>),
+}
+
+impl Workflows {
+    pub fn new(services: EngineServices) -> Workflows {
+        Workflows {
+            inner: Arc::new(Inner {
+                services,
+                busy: Mutex::default(),
+                definitions: Mutex::default(),
+                tables: Mutex::new(TablesSeen::Missing(None)),
+                stopped: CancellationToken::new(),
+            }),
+        }
+    }
+
+    fn services(&self) -> &EngineServices {
+        &self.inner.services
+    }
+
+    /// Reconciles a run now, in the background; a run being reconciled gets one more round after.
+    pub fn wake(&self, run_id: i64) {
+        if self.inner.stopped.is_cancelled() {
+            return;
+        }
+        {
+            let mut busy = lock(&self.inner.busy);
+            if let Some(again) = busy.get_mut(&run_id) {
+                *again = true;
+                return;
+            }
+            busy.insert(run_id, false);
+        }
+        let this = self.clone();
+        tokio::spawn(async move { this.reconcile_while_asked(run_id).await });
+    }
+
+    async fn reconcile_while_asked(&self, run_id: i64) {
+        loop {
+            if let Err(e) = self.reconcile(run_id).await {
+                tracing::warn!(run_id, "workflow run not advanced this time (the sweep tries again): {e}");
+            }
+            let mut busy = lock(&self.inner.busy);
+            match busy.get_mut(&run_id) {
+                Some(again) if *again => *again = false,
+                _ => {
+                    busy.remove(&run_id);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Told by the completer which log rows just got their result: their runs, if any, advance.
+    pub fn finished_logs(&self, log_ids: Vec<i64>) {
+        if log_ids.is_empty() || self.inner.stopped.is_cancelled() {
+            return;
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            match this.tables_exist().await {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => return tracing::warn!("workflow runs of finished logs not looked up: {e}"),
+            }
+            match this.services().db.runs_of_logs(&log_ids).await {
+                Ok(found) => {
+                    let mut runs: Vec<i64> = found.into_iter().map(|(_, run)| run).collect();
+                    runs.sort_unstable();
+                    runs.dedup();
+                    for run in runs {
+                        this.wake(run);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("workflow runs of finished logs not looked up (the sweep will): {e}")
+                }
+            }
+        });
+    }
+
+    /// Whether the workflow tables exist, asking the database at most every [`TABLES_RECHECK`] while
+    /// they do not (a database where no workflow was saved never gets them from us).
+    async fn tables_exist(&self) -> Result<bool> {
+        let seen = *lock(&self.inner.tables);
+        if let TablesSeen::Missing(Some(at)) = seen {
+            if at.elapsed() < TABLES_RECHECK {
+                return Ok(false);
+            }
+        }
+        if let TablesSeen::Exist = seen {
+            return Ok(true);
+        }
+        let exist = self.services().db.workflow_tables_exist().await?;
+        *lock(&self.inner.tables) =
+            if exist { TablesSeen::Exist } else { TablesSeen::Missing(Some(tokio::time::Instant::now())) };
+        Ok(exist)
+    }
+
+    /// Whether the workflow tables exist, asking the database unless they were seen already: for
+    /// requests, which must see a workflow another admin saved a moment ago.
+    async fn tables_exist_now(&self) -> Result<bool> {
+        if let TablesSeen::Exist = *lock(&self.inner.tables) {
+            return Ok(true);
+        }
+        let exist = self.services().db.workflow_tables_exist().await?;
+        if exist {
+            *lock(&self.inner.tables) = TablesSeen::Exist;
+        }
+        Ok(exist)
+    }
+
+    /// A version's definition, parsed once.
+    async fn definition(&self, workflow_id: i64, version: i32) -> Result<Arc<Definition>> {
+        if let Some(found) = lock(&self.inner.definitions).get(&(workflow_id, version)) {
+            return Ok(found.clone());
+        }
+        let missing = |reason: String| EngineError::Definition { workflow_id, version, reason };
+        let stored = self
+            .services()
+            .db
+            .load_workflow_version(workflow_id, version)
+            .await?
+            .ok_or_else(|| missing("no such version".into()))?;
+        let parsed: Definition =
+            serde_json::from_str(&stored.definition).map_err(|e| missing(e.to_string()))?;
+        let parsed = Arc::new(parsed);
+        let mut cache = lock(&self.inner.definitions);
+        if cache.len() >= CACHED_DEFINITIONS {
+            cache.clear();
+        }
+        cache.insert((workflow_id, version), parsed.clone());
+        Ok(parsed)
+    }
+
+    /// The leader's sweep, every [`SWEEP_EVERY`] until `shutdown`: active runs reconciled, queued runs
+    /// promoted, scheduled workflows fired.
+    pub async fn run(self, leadership: Leadership, shutdown: CancellationToken) {
+        let mut tick = tokio::time::interval(SWEEP_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = shutdown.cancelled() => break,
+            }
+            if !leadership.term().leading {
+                continue;
+            }
+            if let Err(e) = self.sweep().await {
+                tracing::warn!("workflow sweep failed (tried again in {SWEEP_EVERY:?}): {e}");
+            }
+        }
+        self.inner.stopped.cancel();
+    }
+
+    async fn sweep(&self) -> Result<()> {
+        if !self.tables_exist().await? {
+            return Ok(());
+        }
+        self.fire_due().await?;
+        let runs = self.services().db.active_runs(SWEEP_RUNS).await?;
+        let mut queued_workflows: Vec<(i64, i64)> = Vec::new();
+        for run in runs {
+            if run.state == "queued" {
+                if !queued_workflows.iter().any(|(w, _)| *w == run.workflow_id) {
+                    queued_workflows.push((run.workflow_id, run.id));
+                }
+            } else {
+                self.wake(run.id);
+            }
+        }
+        for (workflow_id, run_id) in queued_workflows {
+            self.promote(workflow_id, run_id).await?;
+        }
+        Ok(())
+    }
+
+    /// Starts the queued runs of a workflow that have room now; `run_id` is one of them, whose version
+    /// says the limits (versions of one workflow share a queue).
+    async fn promote(&self, workflow_id: i64, run_id: i64) -> Result<()> {
+        let Some(run) = self.services().db.load_run(run_id).await? else { return Ok(()) };
+        let def = self.definition(workflow_id, run.version).await?;
+        let now = self.services().clock.now_ms();
+        let promoted =
+            self.services().db.promote_queued_runs(workflow_id, def.concurrency.max_runs, now).await?;
+        for id in promoted {
+            self.wake(id);
+        }
+        Ok(())
+    }
+}
+
+/// The engine's maps stay consistent whatever panicked while holding them (each change is one insert or
+/// remove), so a poisoned lock is used as it is.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

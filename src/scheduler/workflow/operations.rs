@@ -1,0 +1,426 @@
+//! What users and tokens do to workflow runs: start one, stop, pause and resume it, retry its failed
+//! nodes, rerun from a node, mark a node succeeded or failed, skip a node, approve or reject an approval.
+//!
+//! Each operation writes its change by compare-and-set and wakes the run; the reconciler does the rest
+//! (kills, sends, skips), so an operation racing the run's own progress is decided by the database.
+
+use super::reconcile::RunSnapshot;
+use super::schedule::{limits, new_run, RunStart};
+use super::{EngineError, Workflows};
+use crate::domain::workflow::graph::Graph;
+use crate::domain::workflow::model::{Definition, NodeKind, NodeState, RunState};
+use crate::storage::{Admitted, NodeAttempt, NodeChange, RunChange, StorageError, WorkflowRun};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum OperationError {
+    #[error("workflow {0} does not exist")]
+    NoWorkflow(i64),
+    #[error("workflow run {0} does not exist")]
+    NoRun(i64),
+    #[error("run {run} has no node named {node}")]
+    NoNode { run: i64, node: String },
+    /// The run or node is not in a state the operation applies to.
+    #[error("{0}")]
+    Refused(String),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+impl From<StorageError> for OperationError {
+    fn from(e: StorageError) -> OperationError {
+        OperationError::Engine(e.into())
+    }
+}
+
+type Result<T> = std::result::Result<T, OperationError>;
+
+/// Who starts a run, how, and with what.
+pub struct StartRequest {
+    /// `manual` (console), `api` (a token).
+    pub trigger_type: &'static str,
+    pub params: Map<String, Value>,
+    pub started_by: Option<String>,
+    /// The instant the run stands for; now when absent.
+    pub logical_time: Option<i64>,
+}
+
+/// Who acts, for the attempt's record.
+pub struct Actor<'a> {
+    pub name: &'a str,
+    /// An administrator may approve any approval node.
+    pub admin: bool,
+}
+
+/// A run with what operations look at.
+struct Loaded {
+    run: WorkflowRun,
+    state: RunState,
+    def: Arc<Definition>,
+    attempts: Vec<NodeAttempt>,
+}
+
+impl Loaded {
+    fn snapshot(&self) -> RunSnapshot<'_> {
+        let mut attempts: HashMap<&str, Vec<&NodeAttempt>> = HashMap::new();
+        for attempt in &self.attempts {
+            attempts.entry(attempt.node.as_str()).or_default().push(attempt);
+        }
+        RunSnapshot { run: &self.run, state: self.state, def: &self.def, attempts }
+    }
+
+    fn latest_state(&self, node: &str) -> Option<NodeState> {
+        self.attempts.iter().rev().find(|a| a.node == node).and_then(|a| NodeState::parse(&a.state))
+    }
+
+    fn check_node(&self, node: &str) -> Result<()> {
+        if self.def.nodes.iter().any(|n| n.name == node) {
+            Ok(())
+        } else {
+            Err(OperationError::NoNode { run: self.run.id, node: node.to_string() })
+        }
+    }
+
+    /// `node` and every node after it.
+    fn node_and_after(&self, node: &str) -> Vec<String> {
+        let graph = Graph::new(&self.def);
+        let Some(&start) = graph.index.get(node) else { return Vec::new() };
+        let mut seen = vec![false; graph.len()];
+        let mut stack = vec![start];
+        while let Some(v) = stack.pop() {
+            if !std::mem::replace(&mut seen[v], true) {
+                stack.extend(graph.downstream[v].iter().copied());
+            }
+        }
+        self.def.nodes.iter().enumerate().filter(|(i, _)| seen[*i]).map(|(_, n)| n.name.clone()).collect()
+    }
+}
+
+impl Workflows {
+    async fn load(&self, run_id: i64) -> Result<Loaded> {
+        let db = &self.services().db;
+        if !self.tables_exist_now().await? {
+            return Err(OperationError::NoRun(run_id));
+        }
+        let run = db.load_run(run_id).await?.ok_or(OperationError::NoRun(run_id))?;
+        let state = RunState::parse(&run.state).ok_or_else(|| {
+            OperationError::Refused(format!("run {run_id} is in an unknown state {}", run.state))
+        })?;
+        let def = self.definition(run.workflow_id, run.version).await?;
+        let attempts = db.node_attempts(run_id).await?;
+        Ok(Loaded { run, state, def, attempts })
+    }
+
+    /// Starts a run of a workflow's current version, admitted under its concurrency policy.
+    pub async fn start_run(&self, workflow_id: i64, request: StartRequest) -> Result<Admitted> {
+        let db = &self.services().db;
+        if !self.tables_exist_now().await? {
+            return Err(OperationError::NoWorkflow(workflow_id));
+        }
+        let workflow = db.load_workflow(workflow_id).await?.ok_or(OperationError::NoWorkflow(workflow_id))?;
+        let def = self.definition(workflow_id, workflow.current_version).await?;
+        let now = self.services().clock.now_ms();
+        let start = RunStart {
+            trigger_type: request.trigger_type,
+            logical_time: request.logical_time.unwrap_or(now),
+            params: request.params,
+            started_by: request.started_by,
+            backfill_id: None,
+        };
+        let run = new_run(workflow_id, workflow.current_version, &def, start, now);
+        let admitted =
+            db.admit_run(&run, limits(&def), now).await?.ok_or(OperationError::NoWorkflow(workflow_id))?;
+        if let Some(replaced) = admitted.replaced {
+            self.wake(replaced);
+        }
+        if admitted.state == RunState::Running.as_str() {
+            self.wake(admitted.id);
+        }
+        Ok(admitted)
+    }
+
+    /// Changes a run's state by compare-and-set from one of `from`, reading it again when another change
+    /// came first; the state it had.
+    async fn change_run(
+        &self,
+        run_id: i64,
+        from: &[RunState],
+        to: RunState,
+        message: String,
+        what: &str,
+    ) -> Result<RunState> {
+        let db = &self.services().db;
+        for _ in 0..5 {
+            let run = db.load_run(run_id).await?.ok_or(OperationError::NoRun(run_id))?;
+            let state = RunState::parse(&run.state).unwrap_or(RunState::Failed);
+            if !from.contains(&state) {
+                return Err(OperationError::Refused(format!(
+                    "run {run_id} is {}: it cannot be {what}",
+                    run.state
+                )));
+            }
+            let now = self.services().clock.now_ms();
+            let end_time = (to == RunState::Stopped).then_some(now);
+            let change = RunChange {
+                state: to.as_str().into(),
+                end_time,
+                message: Some(message.clone()),
+                ..RunChange::default()
+            };
+            if db.change_run_state(run_id, run.seq, &change).await? {
+                self.wake(run_id);
+                return Ok(state);
+            }
+        }
+        Err(OperationError::Refused(format!("run {run_id} kept changing; try again")))
+    }
+
+    /// Stops a run: nothing starts any more and running nodes are killed. A queued run ends at once.
+    pub async fn stop_run(&self, run_id: i64, actor: &Actor<'_>) -> Result<()> {
+        let message = format!("stopped by {}", actor.name);
+        let going = [RunState::Running, RunState::Paused];
+        match self.change_run(run_id, &going, RunState::Stopping, message.clone(), "stopped").await {
+            Err(OperationError::Refused(_)) => {
+                self.change_run(run_id, &[RunState::Queued], RunState::Stopped, message, "stopped").await?;
+            }
+            other => {
+                other?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Pauses a run: no node starts until it is resumed; running nodes finish.
+    pub async fn pause_run(&self, run_id: i64, actor: &Actor<'_>) -> Result<()> {
+        let message = format!("paused by {}", actor.name);
+        self.change_run(run_id, &[RunState::Running], RunState::Paused, message, "paused").await.map(drop)
+    }
+
+    pub async fn resume_run(&self, run_id: i64, actor: &Actor<'_>) -> Result<()> {
+        let message = format!("resumed by {}", actor.name);
+        self.change_run(run_id, &[RunState::Paused], RunState::Running, message, "resumed").await.map(drop)
+    }
+
+    /// Runs again every node that did not succeed (failed, cut off by a failure, stopped); what
+    /// succeeded keeps its output. A finished run goes on.
+    pub async fn retry_failed(&self, run_id: i64, actor: &Actor<'_>) -> Result<Vec<String>> {
+        let loaded = self.load(run_id).await?;
+        let again = [NodeState::Failed, NodeState::UpstreamFailed, NodeState::Stopped];
+        let nodes: Vec<String> = loaded
+            .def
+            .nodes
+            .iter()
+            .filter(|n| loaded.latest_state(&n.name).is_some_and(|s| again.contains(&s)))
+            .map(|n| n.name.clone())
+            .collect();
+        if nodes.is_empty() {
+            return Err(OperationError::Refused(format!("run {run_id} has no failed or stopped node")));
+        }
+        self.reset(&loaded, &nodes, actor, "retry of the failed nodes").await?;
+        Ok(nodes)
+    }
+
+    /// Runs `node` and every node after it again.
+    pub async fn rerun_from(&self, run_id: i64, node: &str, actor: &Actor<'_>) -> Result<Vec<String>> {
+        let loaded = self.load(run_id).await?;
+        loaded.check_node(node)?;
+        let nodes = loaded.node_and_after(node);
+        let busy: Vec<&str> = nodes
+            .iter()
+            .filter(|n| matches!(loaded.latest_state(n), Some(NodeState::Running | NodeState::Queued)))
+            .map(String::as_str)
+            .collect();
+        if !busy.is_empty() {
+            return Err(OperationError::Refused(format!(
+                "node(s) {} of run {run_id} are running; wait for them or stop the run first",
+                busy.join(", ")
+            )));
+        }
+        let finished: Vec<String> = nodes
+            .into_iter()
+            .filter(|n| loaded.latest_state(n).is_some_and(NodeState::is_terminal))
+            .collect();
+        self.reset(&loaded, &finished, actor, &format!("rerun from {node}")).await?;
+        Ok(finished)
+    }
+
+    /// Gives each of `nodes` a new attempt, pending, recorded as asked by `actor`; a finished run goes on.
+    async fn reset(&self, loaded: &Loaded, nodes: &[String], actor: &Actor<'_>, why: &str) -> Result<()> {
+        if loaded.state == RunState::Stopping || loaded.state == RunState::Queued {
+            return Err(OperationError::Refused(format!("run {} is {}", loaded.run.id, loaded.run.state)));
+        }
+        let db = &self.services().db;
+        let snapshot = loaded.snapshot();
+        for node in nodes {
+            let next = snapshot.latest(node).map_or(1, |a| a.attempt + 1);
+            let change = NodeChange {
+                state: NodeState::Pending.as_str().into(),
+                message: Some(format!("{why}, asked by {}", actor.name)),
+                acted_by: Some(actor.name.to_string()),
+                ..NodeChange::default()
+            };
+            db.insert_node_attempt(loaded.run.id, node, next, &change).await?;
+        }
+        self.revive(loaded, &format!("{why}, asked by {}", actor.name)).await
+    }
+
+    /// A finished run whose nodes were given new attempts goes on running.
+    async fn revive(&self, loaded: &Loaded, why: &str) -> Result<()> {
+        if loaded.state.is_terminal() {
+            let from = [loaded.state];
+            self.change_run(loaded.run.id, &from, RunState::Running, why.to_string(), "run again").await?;
+        } else {
+            self.wake(loaded.run.id);
+        }
+        Ok(())
+    }
+
+    /// Sets a node succeeded (with `output`) or failed, whatever it was doing: a running node's runs are
+    /// killed. The nodes after it that a failure had cut off get their chance again.
+    pub async fn mark_node(
+        &self,
+        run_id: i64,
+        node: &str,
+        succeeded: bool,
+        output: Option<Value>,
+        actor: &Actor<'_>,
+    ) -> Result<()> {
+        let loaded = self.load(run_id).await?;
+        loaded.check_node(node)?;
+        if loaded.state == RunState::Stopping || loaded.state == RunState::Queued {
+            return Err(OperationError::Refused(format!("run {run_id} is {}", loaded.run.state)));
+        }
+        let (state, verb) = if succeeded {
+            (NodeState::Succeeded, "marked succeeded")
+        } else {
+            (NodeState::Failed, "marked failed")
+        };
+        let now = self.services().clock.now_ms();
+        let change = NodeChange {
+            state: state.as_str().into(),
+            end_time: Some(now),
+            output: output.map(|o| o.to_string()),
+            message: Some(format!("{verb} by {}", actor.name)),
+            acted_by: Some(actor.name.to_string()),
+            ..NodeChange::default()
+        };
+        let snapshot = loaded.snapshot();
+        let db = &self.services().db;
+        match snapshot.latest(node) {
+            Some(latest) if latest.state == NodeState::Running.as_str() => {
+                if !db.change_node_state(run_id, node, latest.attempt, latest.seq, &change).await? {
+                    return Err(OperationError::Refused(format!("node {node} changed meanwhile; try again")));
+                }
+                self.kill_attempt(run_id, latest, &format!("{verb} by {}", actor.name)).await?;
+            }
+            _ => {
+                if !self.put_attempt(&snapshot, node, &change).await? {
+                    return Err(OperationError::Refused(format!("node {node} changed meanwhile; try again")));
+                }
+            }
+        }
+        let cut_off: Vec<String> = loaded
+            .node_and_after(node)
+            .into_iter()
+            .filter(|n| n != node)
+            .filter(|n| {
+                matches!(loaded.latest_state(n), Some(NodeState::UpstreamFailed | NodeState::Stopped))
+            })
+            .collect();
+        if succeeded && !cut_off.is_empty() {
+            for n in &cut_off {
+                let next = snapshot.latest(n).map_or(1, |a| a.attempt + 1);
+                let change = NodeChange {
+                    state: NodeState::Pending.as_str().into(),
+                    message: Some(format!("{node} {verb} by {}", actor.name)),
+                    acted_by: Some(actor.name.to_string()),
+                    ..NodeChange::default()
+                };
+                db.insert_node_attempt(run_id, n, next, &change).await?;
+            }
+        }
+        self.revive(&loaded, &format!("node {node} {verb} by {}", actor.name)).await
+    }
+
+    /// Skips a node that has not finished and is not running.
+    pub async fn skip_node(&self, run_id: i64, node: &str, actor: &Actor<'_>) -> Result<()> {
+        let loaded = self.load(run_id).await?;
+        loaded.check_node(node)?;
+        match loaded.latest_state(node) {
+            Some(s) if s.is_terminal() || s == NodeState::Running => {
+                return Err(OperationError::Refused(format!(
+                    "node {node} is {s}: only a waiting node can be skipped"
+                )));
+            }
+            _ => {}
+        }
+        if loaded.state.is_terminal() {
+            return Err(OperationError::Refused(format!("run {run_id} is {}", loaded.run.state)));
+        }
+        let now = self.services().clock.now_ms();
+        let change = NodeChange {
+            state: NodeState::Skipped.as_str().into(),
+            end_time: Some(now),
+            message: Some(format!("skipped by {}", actor.name)),
+            acted_by: Some(actor.name.to_string()),
+            ..NodeChange::default()
+        };
+        if !self.put_attempt(&loaded.snapshot(), node, &change).await? {
+            return Err(OperationError::Refused(format!("node {node} changed meanwhile; try again")));
+        }
+        self.wake(run_id);
+        Ok(())
+    }
+
+    /// Lets a run go on past an approval node (or, `approve` false, fails the node).
+    pub async fn approve(&self, run_id: i64, node: &str, approve: bool, actor: &Actor<'_>) -> Result<()> {
+        let loaded = self.load(run_id).await?;
+        loaded.check_node(node)?;
+        let Some(def_node) = loaded.def.nodes.iter().find(|n| n.name == node) else {
+            unreachable!("checked")
+        };
+        let NodeKind::Approval { approvers } = &def_node.kind else {
+            return Err(OperationError::Refused(format!("node {node} is not an approval")));
+        };
+        if !actor.admin && !approvers.is_empty() && !approvers.iter().any(|a| a == actor.name) {
+            return Err(OperationError::Refused(format!(
+                "only {} may decide node {node}",
+                approvers.join(", ")
+            )));
+        }
+        let snapshot = loaded.snapshot();
+        let Some(latest) = snapshot.latest(node).filter(|a| a.state == NodeState::WaitingApproval.as_str())
+        else {
+            return Err(OperationError::Refused(format!("node {node} is not waiting for approval")));
+        };
+        let now = self.services().clock.now_ms();
+        let (state, verb) =
+            if approve { (NodeState::Succeeded, "approved") } else { (NodeState::Failed, "rejected") };
+        let change = NodeChange {
+            state: state.as_str().into(),
+            end_time: Some(now),
+            output: Some(serde_json::json!({ verb: actor.name }).to_string()),
+            message: Some(format!("{verb} by {}", actor.name)),
+            acted_by: Some(actor.name.to_string()),
+            ..NodeChange::default()
+        };
+        if !self.services().db.change_node_state(run_id, node, latest.attempt, latest.seq, &change).await? {
+            return Err(OperationError::Refused(format!("node {node} changed meanwhile; try again")));
+        }
+        self.wake(run_id);
+        Ok(())
+    }
+
+    /// Kills the runs of a node attempt that have no result yet.
+    async fn kill_attempt(&self, run_id: i64, attempt: &NodeAttempt, why: &str) -> Result<()> {
+        let results = self.services().db.run_trigger_results(run_id).await?;
+        for log in results.iter().filter(|l| l.node == attempt.node && l.attempt == attempt.attempt) {
+            if log.handle_code == 0 && (log.trigger_code == 0 || log.trigger_code == 200) {
+                self.kill(log, why).await;
+            }
+        }
+        Ok(())
+    }
+}

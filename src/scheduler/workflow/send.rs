@@ -1,0 +1,192 @@
+//! Sending a queued node attempt: a job node's triggers (one log row per shard) written with the
+//! attempt's change in one transaction and handed to the lanes; a sub-workflow node's child run started
+//! the same way.
+
+use super::reconcile::RunSnapshot;
+use super::{Result, Workflows};
+use crate::domain::workflow::model::{Node, NodeKind, NodeState, RunState};
+use crate::domain::workflow::template::{self, Context};
+use crate::domain::{TriggerRequest, TriggerType};
+use crate::scheduler::trigger::{expand, load_groups, new_rows};
+use crate::storage::{NewRun, NodeAttempt, NodeChange, NodeSend};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// The most characters `xxl_job_log.executor_param` holds (varchar(512) in the 2.4 schema).
+pub const MAX_NODE_PARAM_CHARS: usize = 512;
+/// How deep sub-workflows may nest.
+pub const MAX_DEPTH: usize = 5;
+
+/// The date of a logical instant, YYYY-MM-DD in the admin's zone (what templates call `ds`).
+pub(super) fn logical_date(epoch_ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(epoch_ms)
+        .map(|t| t.with_timezone(&chrono::Local).format("%Y-%m-%d").to_string())
+        .unwrap_or_default()
+}
+
+impl Workflows {
+    /// Sends a queued attempt of `node`; a parameter that cannot be made fails the attempt instead.
+    pub(super) async fn send(
+        &self,
+        view: &RunSnapshot<'_>,
+        node: &Node,
+        attempt: &NodeAttempt,
+        context: &Context,
+        now: i64,
+    ) -> Result<()> {
+        let outcome = match &node.kind {
+            NodeKind::Job { job_id, param } => {
+                self.send_job(view, node, attempt, *job_id, param, context, now).await?
+            }
+            NodeKind::SubWorkflow { workflow, params } => {
+                self.start_child(view, node, attempt, workflow, params, context, now).await?
+            }
+            NodeKind::Branch { .. } | NodeKind::Approval { .. } => Ok(()),
+        };
+        if let Err(reason) = outcome {
+            let change = NodeChange {
+                state: NodeState::Failed.as_str().into(),
+                end_time: Some(now),
+                message: Some(reason),
+                ..NodeChange::default()
+            };
+            self.services()
+                .db
+                .change_node_state(view.run.id, &node.name, attempt.attempt, attempt.seq, &change)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// `Ok(Err(reason))` when the attempt cannot be sent and fails.
+    #[allow(clippy::too_many_arguments)]
+    async fn send_job(
+        &self,
+        view: &RunSnapshot<'_>,
+        node: &Node,
+        attempt: &NodeAttempt,
+        job_id: i32,
+        param_template: &str,
+        context: &Context,
+        now: i64,
+    ) -> Result<std::result::Result<(), String>> {
+        let param = if param_template.is_empty() {
+            None
+        } else {
+            match template::render_param(param_template, context) {
+                Ok(p) => Some(p),
+                Err(e) => return Ok(Err(format!("its parameter template {e}"))),
+            }
+        };
+        if let Some(chars) = param.as_ref().map(|p| p.chars().count()).filter(|n| *n > MAX_NODE_PARAM_CHARS) {
+            return Ok(Err(format!(
+                "its rendered parameter has {chars} characters; a log row's executor_param holds at most \
+                 {MAX_NODE_PARAM_CHARS} (pass a reference instead of the data)"
+            )));
+        }
+        let db = &self.services().db;
+        let Some(job) = db.load_jobs(&[job_id]).await?.into_iter().next() else {
+            return Ok(Err(format!("job {job_id} does not exist")));
+        };
+        let groups = load_groups(db, &[job.job_group]).await?;
+        let request = TriggerRequest {
+            // Never retried by a fail monitor (ours or a Java admin's): the workflow owns its retries.
+            fail_retry_count: 0,
+            executor_param: param.clone(),
+            ..TriggerRequest::of_job(job_id, TriggerType::Workflow)
+        };
+        let triggers = expand(&request, Arc::new(job.clone()), groups.get(&job.job_group));
+        let rows = new_rows(&triggers, now);
+        let shards: Vec<(i32, i32)> =
+            triggers.iter().map(|t| (t.sharding().index, t.sharding().total)).collect();
+        let change = NodeChange {
+            state: NodeState::Running.as_str().into(),
+            send_time: Some(now),
+            param: Some(param.unwrap_or_else(|| job.executor_param.clone().unwrap_or_default())),
+            ..NodeChange::default()
+        };
+        let send = NodeSend {
+            run_id: view.run.id,
+            node: &node.name,
+            attempt: attempt.attempt,
+            seq: attempt.seq,
+            change: &change,
+        };
+        let Some(ids) = db.send_node_attempt(&send, &rows, &shards).await? else { return Ok(Ok(())) };
+        let (context, lanes) = &self.services().sending;
+        for (trigger, log_id) in triggers.into_iter().zip(ids) {
+            lanes.spawn(context.clone(), trigger.into_trigger(log_id, now, None), None);
+        }
+        Ok(Ok(()))
+    }
+
+    /// Starts the child run of a sub-workflow node: the named workflow's current version, its
+    /// parameters rendered (string values at the top level are templates) over its own defaults.
+    #[allow(clippy::too_many_arguments)]
+    async fn start_child(
+        &self,
+        view: &RunSnapshot<'_>,
+        node: &Node,
+        attempt: &NodeAttempt,
+        workflow: &str,
+        params: &Map<String, Value>,
+        context: &Context,
+        now: i64,
+    ) -> Result<std::result::Result<(), String>> {
+        let db = &self.services().db;
+        let Some(child) = db.load_workflow_by_name(workflow).await? else {
+            return Ok(Err(format!("workflow {workflow} does not exist")));
+        };
+        let mut depth = 1;
+        let mut parent = view.run.parent_run_id;
+        while let Some(id) = parent {
+            depth += 1;
+            if depth > MAX_DEPTH {
+                return Ok(Err(format!("sub-workflows nest deeper than {MAX_DEPTH}")));
+            }
+            parent = db.load_run(id).await?.and_then(|r| r.parent_run_id);
+        }
+        let def = self.definition(child.id, child.current_version).await?;
+        let mut merged = def.params.clone();
+        for (key, value) in params {
+            let value = match value {
+                Value::String(t) => match template::render_param(t, context) {
+                    Ok(text) => Value::String(text),
+                    Err(e) => return Ok(Err(format!("its parameter {key} {e}"))),
+                },
+                other => other.clone(),
+            };
+            merged.insert(key.clone(), value);
+        }
+        let run = NewRun {
+            workflow_id: child.id,
+            version: child.current_version,
+            state: RunState::Running.as_str().into(),
+            trigger_type: "subworkflow".into(),
+            logical_time: view.run.logical_time,
+            params: Value::Object(merged).to_string(),
+            started_by: view.run.started_by.clone(),
+            parent_run_id: Some(view.run.id),
+            parent_node: Some(node.name.clone()),
+            backfill_id: None,
+            add_time: now,
+            deadline_time: def.deadline.as_ref().map(|d| now + d.seconds as i64 * 1000),
+        };
+        let change = NodeChange {
+            state: NodeState::Running.as_str().into(),
+            send_time: Some(now),
+            ..NodeChange::default()
+        };
+        let send = NodeSend {
+            run_id: view.run.id,
+            node: &node.name,
+            attempt: attempt.attempt,
+            seq: attempt.seq,
+            change: &change,
+        };
+        if let Some(id) = db.start_child_run(&send, &run).await? {
+            self.wake(id);
+        }
+        Ok(Ok(()))
+    }
+}
