@@ -38,6 +38,7 @@ mod security;
 mod storage;
 mod support;
 mod webhook;
+mod workflow_faults;
 mod workflow_storage;
 mod workflows;
 
@@ -97,6 +98,7 @@ fn main() {
         .chain(security::cases())
         .chain(storage::cases())
         .chain(webhook::cases())
+        .chain(workflow_faults::cases())
         .chain(workflow_storage::cases())
         .chain(workflows::cases());
     let mut trials = Vec::new();
@@ -120,7 +122,8 @@ fn main() {
 
 /// Suites that run with no other test beside them: they kill and start admins and database servers and
 /// hold fires to limits of 100 ms, which another test's admins on the same two cores would break.
-const RUN_ALONE: [&str; 6] = ["campaign::", "faults::", "failover::", "fencing::", "galera::", "ha::"];
+const RUN_ALONE: [&str; 7] =
+    ["campaign::", "faults::", "failover::", "fencing::", "galera::", "ha::", "workflow_faults::"];
 
 /// Taken for reading by every other test, for writing by those of [`RUN_ALONE`] (writers go first once
 /// they wait, so they do not starve).

@@ -37,7 +37,10 @@ pub enum Answer {
 type Script = dyn Fn(&Run) -> Answer + Send + Sync;
 
 struct Inner {
-    admin: String,
+    /// Where callbacks go: tried in turn from the next one each time, until one takes it (as a Java
+    /// executor tries its admin addresses).
+    admins: Mutex<Vec<String>>,
+    turn: std::sync::atomic::AtomicUsize,
     script: Box<Script>,
     runs: Mutex<Vec<Run>>,
     kills: Mutex<Vec<i64>>,
@@ -59,7 +62,8 @@ impl ScriptedExecutor {
             tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| Failed::from(e.to_string()))?;
         let addr = listener.local_addr().map_err(|e| Failed::from(e.to_string()))?;
         let inner = Arc::new(Inner {
-            admin: admin_base.to_string(),
+            admins: Mutex::new(vec![admin_base.to_string()]),
+            turn: Default::default(),
             script: Box::new(script),
             runs: Mutex::default(),
             kills: Mutex::default(),
@@ -69,6 +73,11 @@ impl ScriptedExecutor {
             let _ = axum::serve(listener, app).await;
         });
         Ok(ScriptedExecutor { address: format!("http://{addr}/"), inner, server })
+    }
+
+    /// Sends callbacks to these admins from now on.
+    pub fn set_admins(&self, bases: &[&str]) {
+        *self.inner.admins.lock().unwrap() = bases.iter().map(|b| b.to_string()).collect();
     }
 
     pub fn runs(&self) -> Vec<Run> {
@@ -127,10 +136,10 @@ async fn handle(
                     run
                 };
                 if let Answer::Callback { code, msg, delay_ms } = (inner.script)(&run) {
-                    let client = JavaExecutorClient::new(&inner.admin, Some(TOKEN));
+                    let inner = inner.clone();
                     tokio::spawn(async move {
                         tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-                        let _ = client.callback(&[(run.log_id, code, Some(&msg))]).await;
+                        callback(&inner, run.log_id, code, &msg).await;
                     });
                 }
                 json!({"code": 200})
@@ -139,4 +148,20 @@ async fn handle(
         }
     };
     ([("content-type", "text/html;charset=UTF-8")], reply.to_string())
+}
+
+/// Reports a result to the first admin that takes it, starting from the next in turn; tries again each
+/// second while none does (an executor keeps a callback until it is acknowledged).
+async fn callback(inner: &Inner, log_id: i64, code: i32, msg: &str) {
+    for _ in 0..120 {
+        let admins = inner.admins.lock().unwrap().clone();
+        let first = inner.turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for i in 0..admins.len() {
+            let client = JavaExecutorClient::new(&admins[(first + i) % admins.len()], Some(TOKEN));
+            if client.callback(&[(log_id, code, Some(msg))]).await.is_ok_and(|r| r.code() == 200) {
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
