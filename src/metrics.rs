@@ -97,7 +97,17 @@ pub struct Metrics {
     schedule_pass: Histogram,
     lock_wait: Histogram,
     clock_offset: Gauge<f64, AtomicU64>,
+    /// Workflow runs admitted, by [`RUN_ADMISSIONS`], and ended, by [`RUN_ENDS`].
+    workflow_runs_started: [Counter; RUN_ADMISSIONS.len()],
+    workflow_runs_ended: [Counter; RUN_ENDS.len()],
+    workflow_node_wait: Histogram,
+    workflow_edge_latency: Histogram,
 }
+
+/// The `state` labels of `xxl_job_workflow_runs_started_total`: what the concurrency policy made of a run.
+pub const RUN_ADMISSIONS: [&str; 3] = ["running", "queued", "discarded"];
+/// The `state` labels of `xxl_job_workflow_runs_ended_total`.
+pub const RUN_ENDS: [&str; 3] = ["succeeded", "failed", "stopped"];
 
 /// Which lane refused a trigger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +149,8 @@ pub struct Snapshot {
     pub pool_max: u32,
     /// Live executor addresses per AppName.
     pub executors: Vec<(String, usize)>,
+    /// Workflow runs not over, by state.
+    pub workflow_runs: Vec<(String, i64)>,
 }
 
 impl Default for Metrics {
@@ -274,7 +286,37 @@ impl Metrics {
             &PASS_BUCKETS,
         );
         let clock_offset = clock_offset_gauge(&mut registry);
+        let workflow_runs_started = counters(
+            &mut registry,
+            "xxl_job_workflow_runs_started",
+            "Workflow runs started, by what their concurrency policy made of them",
+            "state",
+            RUN_ADMISSIONS,
+        );
+        let workflow_runs_ended = counters(
+            &mut registry,
+            "xxl_job_workflow_runs_ended",
+            "Workflow runs ended (by this admin's reconciler), by final state",
+            "state",
+            RUN_ENDS,
+        );
+        let workflow_node_wait = histogram(
+            &mut registry,
+            "xxl_job_workflow_node_wait_seconds",
+            "From a workflow node becoming ready to its /run being handed to the lanes",
+            &LATENESS_BUCKETS,
+        );
+        let workflow_edge_latency = histogram(
+            &mut registry,
+            "xxl_job_workflow_edge_latency_seconds",
+            "From the end of a node's last upstream node to the node's /run being handed to the lanes",
+            &LATENESS_BUCKETS,
+        );
         Metrics {
+            workflow_runs_started,
+            workflow_runs_ended,
+            workflow_node_wait,
+            workflow_edge_latency,
             enabled,
             registry,
             clock_offset,
@@ -401,6 +443,32 @@ impl Metrics {
         self.clock_offset.set(local_minus_server_ms as f64 / 1000.0);
     }
 
+    /// A workflow run was admitted as `state` (one of [`RUN_ADMISSIONS`]).
+    pub fn workflow_run_started(&self, state: &str) {
+        if let Some(i) = RUN_ADMISSIONS.iter().position(|s| *s == state).filter(|_| self.enabled) {
+            self.workflow_runs_started[i].inc();
+        }
+    }
+
+    /// A workflow run ended in `state` (one of [`RUN_ENDS`]).
+    pub fn workflow_run_ended(&self, state: &str) {
+        if let Some(i) = RUN_ENDS.iter().position(|s| *s == state).filter(|_| self.enabled) {
+            self.workflow_runs_ended[i].inc();
+        }
+    }
+
+    /// A workflow node was sent `wait_ms` after it became ready and `edge_ms` after its last upstream
+    /// node ended (none for a node without upstream nodes).
+    pub fn workflow_node_sent(&self, wait_ms: i64, edge_ms: Option<i64>) {
+        if !self.enabled {
+            return;
+        }
+        self.workflow_node_wait.observe(wait_ms.max(0) as f64 / 1000.0);
+        if let Some(edge) = edge_ms {
+            self.workflow_edge_latency.observe(edge.max(0) as f64 / 1000.0);
+        }
+    }
+
     pub fn lock_wait(&self, took: Duration) {
         if !self.enabled {
             return;
@@ -452,6 +520,12 @@ fn scrape_registry(snapshot: &Snapshot) -> Registry {
         executors.get_or_create(&labels(&[("appname", &app_name)])).set(count as i64);
     }
     registry.register("xxl_job_executors_online", "Live executor registrations per AppName", executors);
+    let runs = Family::<Labels, Gauge>::default();
+    for state in ["queued", "running", "paused", "stopping"] {
+        let count = snapshot.workflow_runs.iter().find(|(s, _)| s == state).map_or(0, |(_, n)| *n);
+        runs.get_or_create(&labels(&[("state", state)])).set(count);
+    }
+    registry.register("xxl_job_workflow_runs_active", "Workflow runs not over, by state", runs);
     let connections = Family::<Labels, Gauge>::default();
     connections.get_or_create(&labels(&[("state", "in_use")])).set(i64::from(snapshot.pool_in_use));
     connections.get_or_create(&labels(&[("state", "idle")])).set(i64::from(snapshot.pool_idle));
@@ -623,14 +697,25 @@ mod tests {
         for code in [200, 200, 500, 502, 0] {
             metrics.job_result(code);
         }
+        metrics.workflow_run_started("discarded");
+        metrics.workflow_run_ended("succeeded");
+        metrics.workflow_node_sent(3, Some(12));
+        metrics.workflow_node_sent(40, None);
         let text = metrics.render(&Snapshot {
             lane_backlog: 7,
             pool_in_use: 2,
             pool_idle: 3,
             pool_max: 30,
             executors: vec![("app".into(), 2)],
+            workflow_runs: vec![("running".into(), 4)],
         });
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}"), Some("1"));
+        assert_eq!(line(&text, "xxl_job_workflow_runs_active{state=\"running\"}"), Some("4"));
+        assert_eq!(line(&text, "xxl_job_workflow_runs_active{state=\"queued\"}"), Some("0"));
+        assert_eq!(line(&text, "xxl_job_workflow_runs_started_total{state=\"discarded\"}"), Some("1"));
+        assert_eq!(line(&text, "xxl_job_workflow_runs_ended_total{state=\"succeeded\"}"), Some("1"));
+        assert_eq!(line(&text, "xxl_job_workflow_edge_latency_seconds_bucket{le=\"0.025\"}"), Some("1"));
+        assert_eq!(line(&text, "xxl_job_workflow_node_wait_seconds_count"), Some("2"));
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"failure\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"manual\",result=\"failure\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_fire_lateness_seconds_bucket{le=\"0.005\"}"), Some("1"));

@@ -35,8 +35,21 @@ async fn scrape(
             Vec::new()
         }
     };
-    let snapshot =
-        Snapshot { lane_backlog: services.triggers.backlog(), pool_in_use, pool_idle, pool_max, executors };
+    let workflow_runs = match services.db.active_run_counts().await {
+        Ok(counts) => counts,
+        Err(e) => {
+            tracing::warn!("metrics: cannot count the workflow runs: {e}");
+            Vec::new()
+        }
+    };
+    let snapshot = Snapshot {
+        lane_backlog: services.triggers.backlog(),
+        pool_in_use,
+        pool_idle,
+        pool_max,
+        executors,
+        workflow_runs,
+    };
     if wants_openmetrics(&headers) {
         ([(CONTENT_TYPE, OPENMETRICS_FORMAT)], metrics.render_openmetrics(&snapshot))
     } else {

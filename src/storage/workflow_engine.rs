@@ -278,6 +278,19 @@ impl Db {
         self.fetch_all(&sql, &args).await
     }
 
+    /// How many runs are in each state not over; none when the workflow tables do not exist.
+    pub async fn active_run_counts(&self) -> Result<Vec<(String, i64)>> {
+        if !self.workflow_tables_exist().await? {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT state, COUNT(*) FROM xxl_job_ext_workflow_run WHERE state IN ({}) GROUP BY state",
+            super::placeholders(ACTIVE_RUN_STATES.len())
+        );
+        let args: Vec<Arg> = ACTIVE_RUN_STATES.iter().map(|s| Arg::Text(s.to_string())).collect();
+        self.fetch_all(&sql, &args).await
+    }
+
     /// The runs a node of `parent_run_id` started, oldest first.
     pub async fn child_runs(&self, parent_run_id: i64) -> Result<Vec<WorkflowRun>> {
         let sql = "SELECT * FROM xxl_job_ext_workflow_run WHERE parent_run_id = ? ORDER BY id";

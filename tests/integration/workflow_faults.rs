@@ -90,7 +90,8 @@ async fn killed_leaders_neither_lose_nor_double_a_node(backend: Backend) -> Test
             add_time: now,
             deadline_time: None,
         };
-        let admitted = store.admit_run(&run, limits, now).await.context("start a run")?.context("the workflow")?;
+        let admitted =
+            store.admit_run(&run, limits, now).await.context("start a run")?.context("the workflow")?;
         ensure_eq!(admitted.state, "running");
         run_ids.push(admitted.id);
     }
@@ -133,7 +134,8 @@ async fn killed_leaders_neither_lose_nor_double_a_node(backend: Backend) -> Test
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     };
-    let tails: Vec<String> = admins.iter().chain(&victims).map(|a| format!("{}:\n{}", a.name, a.tail(15))).collect();
+    let tails: Vec<String> =
+        admins.iter().chain(&victims).map(|a| format!("{}:\n{}", a.name, a.tail(15))).collect();
     ensure_eq!(unfinished, 0, "runs still going after the kills; admins' logs:\n{}", tails.join("\n"));
 
     let mut failed = Vec::new();

@@ -132,6 +132,7 @@ impl Workflows {
         let run = new_run(workflow_id, workflow.current_version, &def, start, now);
         let admitted =
             db.admit_run(&run, limits(&def), now).await?.ok_or(OperationError::NoWorkflow(workflow_id))?;
+        self.services().metrics.workflow_run_started(admitted.state);
         if let Some(replaced) = admitted.replaced {
             self.wake(replaced);
         }

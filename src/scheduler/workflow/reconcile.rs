@@ -482,6 +482,7 @@ impl Workflows {
         if !db.change_run_state(view.run.id, view.run.seq, &change).await? {
             return Ok(true);
         }
+        self.services().metrics.workflow_run_ended(state.as_str());
         if state == RunState::Failed {
             let failed: Vec<&str> = view
                 .def

@@ -105,6 +105,7 @@ impl Workflows {
         };
         let run = new_run(workflow.id, workflow.current_version, &def, start, now);
         if let Some(admitted) = db.fire_workflow(planned, next, &run, limits(&def), now).await? {
+            self.services().metrics.workflow_run_started(admitted.state);
             if admitted.state == RunState::Running.as_str() {
                 self.wake(admitted.id);
             }

@@ -113,6 +113,9 @@ impl Workflows {
             change: &change,
         };
         let Some(ids) = db.send_node_attempt(&send, &rows, &shards).await? else { return Ok(Ok(())) };
+        let upstream_end = node.upstream.iter().filter_map(|u| view.latest(u).and_then(|a| a.end_time)).max();
+        let wait = now - attempt.ready_time.unwrap_or(now);
+        self.services().metrics.workflow_node_sent(wait, upstream_end.map(|end| now - end));
         let (context, lanes) = &self.services().sending;
         for (trigger, log_id) in triggers.into_iter().zip(ids) {
             lanes.spawn(context.clone(), trigger.into_trigger(log_id, now, None), None);
