@@ -93,3 +93,20 @@ CREATE TABLE IF NOT EXISTS `xxl_job_ext_workflow_trigger`
     KEY `i_xxl_job_ext_workflow_trigger_attempt` (`run_id`, `node`, `attempt`)
 ) ENGINE = InnoDB
   DEFAULT CHARSET = utf8mb4;
+
+CREATE TABLE IF NOT EXISTS `xxl_job_ext_workflow_backfill`
+(
+    `id`          bigint      NOT NULL AUTO_INCREMENT,
+    `workflow_id` bigint      NOT NULL,
+    `state`       varchar(16) NOT NULL COMMENT 'running, finished or stopped',
+    `from_time`   bigint      NOT NULL COMMENT 'the range of logical times, inclusive',
+    `to_time`     bigint      NOT NULL,
+    `parallel`    int         NOT NULL COMMENT 'runs of the backfill going at once',
+    `total`       int         NOT NULL COMMENT 'runs it made, one per schedule instant of the range',
+    `author`      varchar(64) NULL,
+    `add_time`    bigint      NOT NULL,
+    `end_time`    bigint      NULL,
+    PRIMARY KEY (`id`),
+    KEY `i_xxl_job_ext_workflow_backfill_workflow` (`workflow_id`, `id`)
+) ENGINE = InnoDB
+  DEFAULT CHARSET = utf8mb4;

@@ -88,3 +88,19 @@ CREATE TABLE IF NOT EXISTS xxl_job_ext_workflow_trigger
     PRIMARY KEY (log_id)
 );
 CREATE INDEX IF NOT EXISTS i_xxl_job_ext_workflow_trigger_attempt ON xxl_job_ext_workflow_trigger (run_id, node, attempt);
+
+CREATE TABLE IF NOT EXISTS xxl_job_ext_workflow_backfill
+(
+    id          bigserial   NOT NULL,
+    workflow_id bigint      NOT NULL,
+    state       varchar(16) NOT NULL,
+    from_time   bigint      NOT NULL,
+    to_time     bigint      NOT NULL,
+    parallel    integer     NOT NULL,
+    total       integer     NOT NULL,
+    author      varchar(64),
+    add_time    bigint      NOT NULL,
+    end_time    bigint,
+    PRIMARY KEY (id)
+);
+CREATE INDEX IF NOT EXISTS i_xxl_job_ext_workflow_backfill_workflow ON xxl_job_ext_workflow_backfill (workflow_id, id);

@@ -83,3 +83,18 @@ CREATE TABLE IF NOT EXISTS xxl_job_ext_workflow_trigger
     shard_total INTEGER     NOT NULL DEFAULT 1
 );
 CREATE INDEX IF NOT EXISTS i_xxl_job_ext_workflow_trigger_attempt ON xxl_job_ext_workflow_trigger (run_id, node, attempt);
+
+CREATE TABLE IF NOT EXISTS xxl_job_ext_workflow_backfill
+(
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    workflow_id INTEGER     NOT NULL,
+    state       VARCHAR(16) NOT NULL,
+    from_time   INTEGER     NOT NULL,
+    to_time     INTEGER     NOT NULL,
+    parallel    INTEGER     NOT NULL,
+    total       INTEGER     NOT NULL,
+    author      VARCHAR(64) DEFAULT NULL,
+    add_time    INTEGER     NOT NULL,
+    end_time    INTEGER     DEFAULT NULL
+);
+CREATE INDEX IF NOT EXISTS i_xxl_job_ext_workflow_backfill_workflow ON xxl_job_ext_workflow_backfill (workflow_id, id);

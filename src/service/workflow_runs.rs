@@ -6,8 +6,8 @@ use super::access::LoginUser;
 use super::audit::{EventKind, Target};
 use super::{ServiceContext, ServiceError};
 use crate::domain::workflow::model::RunState;
-use crate::scheduler::workflow::operations::{Actor, OperationError, StartRequest};
-use crate::storage::{Admitted, NodeAttempt, NodeTrigger, RunFilter, Workflow, WorkflowRun};
+use crate::scheduler::workflow::operations::{Actor, BackfillRequest, OperationError, StartRequest};
+use crate::storage::{Admitted, Backfill, NodeAttempt, NodeTrigger, RunFilter, Workflow, WorkflowRun};
 use serde_json::{json, Map, Value};
 
 /// What can be done to a run.
@@ -73,9 +73,10 @@ pub struct NodeDetail {
 impl From<OperationError> for ServiceError {
     fn from(e: OperationError) -> ServiceError {
         match e {
-            OperationError::NoWorkflow(_) | OperationError::NoRun(_) | OperationError::NoNode { .. } => {
-                ServiceError::NotFound(e.to_string())
-            }
+            OperationError::NoWorkflow(_)
+            | OperationError::NoRun(_)
+            | OperationError::NoBackfill(_)
+            | OperationError::NoNode { .. } => ServiceError::NotFound(e.to_string()),
             OperationError::Refused(reason) => ServiceError::Conflict(reason),
             OperationError::Engine(crate::scheduler::workflow::EngineError::Storage(s)) => {
                 ServiceError::Storage(s)
@@ -218,4 +219,70 @@ pub async fn operate(
     state.audit.done(user, EventKind::WorkflowRunOperate, target, |nodes: &Vec<String>| {
         Some(json!({ "operation": { "after": name }, "node": { "after": node }, "nodes": { "after": nodes } }))
     }, result)
+}
+
+/// Starts a backfill of a workflow: a run for every schedule instant from `from` to `to` (epoch ms,
+/// inclusive), `parallel` at a time; its id and how many runs it makes.
+pub async fn backfill(
+    state: &ServiceContext,
+    user: &LoginUser,
+    workflow_id: i64,
+    from: i64,
+    to: i64,
+    parallel: u32,
+    params: Map<String, Value>,
+) -> Result<(i64, usize), ServiceError> {
+    let asked = json!({ "from": from, "to": to, "parallel": parallel, "params": params });
+    let result = async {
+        permitted_workflow(state, user, workflow_id).await?;
+        let request =
+            BackfillRequest { from, to, parallel, params, started_by: Some(user.0.username.clone()) };
+        Ok(state.workflows.backfill(workflow_id, request).await?)
+    }
+    .await;
+    let target = Target::new("workflow", workflow_id, None);
+    state.audit.done(
+        user,
+        EventKind::WorkflowBackfill,
+        target,
+        |(id, runs): &(i64, usize)| {
+            Some(json!({ "operation": { "after": "start" }, "backfill": { "after": id },
+                         "runs": { "after": runs }, "asked": { "after": asked } }))
+        },
+        result,
+    )
+}
+
+/// A backfill and how many of its runs are in each state, if the user may see its workflow.
+pub async fn backfill_detail(
+    state: &ServiceContext,
+    user: &LoginUser,
+    id: i64,
+) -> Result<(Backfill, Vec<(String, i64)>), ServiceError> {
+    let not_found = || ServiceError::NotFound(format!("workflow backfill {id} does not exist"));
+    if !state.db.workflow_tables_exist().await? {
+        return Err(not_found());
+    }
+    let backfill = state.db.load_backfill(id).await?.ok_or_else(not_found)?;
+    permitted_workflow(state, user, backfill.workflow_id).await?;
+    let counts = state.db.backfill_run_counts(id).await?;
+    Ok((backfill, counts))
+}
+
+/// Stops a backfill: its waiting runs end, its going runs are stopped.
+pub async fn stop_backfill(state: &ServiceContext, user: &LoginUser, id: i64) -> Result<(), ServiceError> {
+    let result = async {
+        backfill_detail(state, user, id).await?;
+        let actor = Actor { name: &user.0.username, admin: user.is_admin() };
+        Ok(state.workflows.stop_backfill(id, &actor).await?)
+    }
+    .await;
+    let target = Target::new("workflowBackfill", id, None);
+    state.audit.done(
+        user,
+        EventKind::WorkflowBackfill,
+        target,
+        |_| Some(json!({ "operation": { "after": "stop" } })),
+        result,
+    )
 }

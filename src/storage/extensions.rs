@@ -10,12 +10,13 @@ use crate::config::DbTarget;
 use std::time::Duration;
 
 /// The workflow tables, in the order the scripts create them.
-pub const EXTENSION_TABLES: [&str; 5] = [
+pub const EXTENSION_TABLES: [&str; 6] = [
     "xxl_job_ext_workflow",
     "xxl_job_ext_workflow_version",
     "xxl_job_ext_workflow_run",
     "xxl_job_ext_workflow_node",
     "xxl_job_ext_workflow_trigger",
+    "xxl_job_ext_workflow_backfill",
 ];
 
 /// A kind of database, as far as the scripts differ.

@@ -39,7 +39,9 @@ pub use schedule_lock::{ScheduleLock, ScheduleUpdate, SESSION_SECRET_PREFIX};
 pub use schema::SchemaOutcome;
 pub use session_lock::{SessionLock, IDLE_HOLDER_SECS};
 pub use sql::ClockReading;
-pub use workflow_engine::{ActiveRun, Admitted, NodeLogResult, NodeSend, OnLimit, RunLimits};
+pub use workflow_engine::{
+    ActiveRun, Admitted, Backfill, NewBackfill, NodeLogResult, NodeSend, OnLimit, RunLimits,
+};
 pub use workflows::{
     NewRun, NodeAttempt, NodeChange, NodeTrigger, RunChange, RunFilter, VersionInfo, Workflow,
     WorkflowFilter, WorkflowHead, WorkflowRun, WorkflowSchedule, WorkflowVersion, ACTIVE_RUN_STATES,

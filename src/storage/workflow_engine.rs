@@ -74,6 +74,34 @@ pub struct ActiveRun {
     pub id: i64,
     pub workflow_id: i64,
     pub state: String,
+    pub backfill_id: Option<i64>,
+}
+
+/// `xxl_job_ext_workflow_backfill`: the runs of every schedule instant of a range, `parallel` at a time.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Backfill {
+    pub id: i64,
+    pub workflow_id: i64,
+    /// `running`, `finished` or `stopped`.
+    pub state: String,
+    pub from_time: i64,
+    pub to_time: i64,
+    pub parallel: i32,
+    pub total: i32,
+    pub author: Option<String>,
+    pub add_time: i64,
+    pub end_time: Option<i64>,
+}
+
+/// A backfill to insert, with its runs.
+pub struct NewBackfill<'a> {
+    pub workflow_id: i64,
+    pub from_time: i64,
+    pub to_time: i64,
+    pub parallel: u32,
+    pub author: Option<&'a str>,
+    /// One per instant, queued; their `backfill_id` is set to the backfill's.
+    pub runs: &'a [NewRun],
 }
 
 const INSERT_RUN: &str = "INSERT INTO xxl_job_ext_workflow_run (workflow_id, version, state, trigger_type, \
@@ -179,8 +207,8 @@ impl Db {
         let oldest: Vec<(i64,)> = sql::fetch_all(
             On::Tx(&mut tx),
             &self.dialect,
-            "SELECT id FROM xxl_job_ext_workflow_run WHERE workflow_id = ? AND state = 'queued' \
-             ORDER BY id LIMIT ?",
+            "SELECT id FROM xxl_job_ext_workflow_run WHERE workflow_id = ? AND backfill_id IS NULL \
+             AND state = 'queued' ORDER BY id LIMIT ?",
             &[Arg::Int(workflow_id), Arg::Int(room)],
         )
         .await?;
@@ -270,7 +298,8 @@ impl Db {
     /// Runs not finished yet, oldest first.
     pub async fn active_runs(&self, limit: i64) -> Result<Vec<ActiveRun>> {
         let sql = format!(
-            "SELECT id, workflow_id, state FROM xxl_job_ext_workflow_run WHERE state IN ({}) ORDER BY id LIMIT ?",
+            "SELECT id, workflow_id, state, backfill_id FROM xxl_job_ext_workflow_run WHERE state IN ({}) \
+             ORDER BY id LIMIT ?",
             super::placeholders(ACTIVE_RUN_STATES.len())
         );
         let mut args: Vec<Arg> = ACTIVE_RUN_STATES.iter().map(|s| Arg::Text(s.to_string())).collect();
@@ -304,6 +333,137 @@ impl Db {
         self.fetch_all(sql, &[Arg::Int(until_ms)]).await
     }
 
+    /// Inserts a backfill and its runs (queued) in one transaction; its id, or `None` when the workflow is
+    /// gone.
+    pub async fn insert_backfill(&self, backfill: &NewBackfill<'_>, now_ms: i64) -> Result<Option<i64>> {
+        let mut tx = sql::begin(&self.pool, &self.dialect).await?;
+        if !self.lock_workflow(&mut tx, backfill.workflow_id).await? {
+            return Ok(None);
+        }
+        let insert =
+            "INSERT INTO xxl_job_ext_workflow_backfill (workflow_id, state, from_time, to_time, parallel, \
+                      total, author, add_time) VALUES (?, 'running', ?, ?, ?, ?, ?, ?)";
+        let args = [
+            Arg::Int(backfill.workflow_id),
+            Arg::Int(backfill.from_time),
+            Arg::Int(backfill.to_time),
+            Arg::Int(backfill.parallel.into()),
+            Arg::Int(backfill.runs.len() as i64),
+            Arg::OptText(backfill.author.map(str::to_string)),
+            Arg::Int(now_ms),
+        ];
+        let id = sql::insert_ids(On::Tx(&mut tx), &self.dialect, insert, &args, 1).await?[0];
+        for run in backfill.runs {
+            let run = NewRun { backfill_id: Some(id), ..run.clone() };
+            self.insert_run_in(&mut tx, &run, "queued", None, None, None).await?;
+        }
+        sql::commit(tx).await?;
+        Ok(Some(id))
+    }
+
+    pub async fn load_backfill(&self, id: i64) -> Result<Option<Backfill>> {
+        self.fetch_optional("SELECT * FROM xxl_job_ext_workflow_backfill WHERE id = ?", &[Arg::Int(id)]).await
+    }
+
+    /// How many runs of a backfill are in each state.
+    pub async fn backfill_run_counts(&self, id: i64) -> Result<Vec<(String, i64)>> {
+        let sql = "SELECT state, COUNT(*) FROM xxl_job_ext_workflow_run WHERE backfill_id = ? GROUP BY state";
+        self.fetch_all(sql, &[Arg::Int(id)]).await
+    }
+
+    /// Starts the oldest queued runs of a running backfill while fewer than its `parallel` go; their ids.
+    /// A backfill none of whose runs is left to go is finished.
+    pub async fn promote_backfill(&self, id: i64, now_ms: i64) -> Result<Vec<i64>> {
+        let mut tx = sql::begin(&self.pool, &self.dialect).await?;
+        let lock = format!(
+            "SELECT parallel FROM xxl_job_ext_workflow_backfill WHERE id = ? AND state = 'running'{}",
+            self.dialect.for_update
+        );
+        let Some((parallel,)) =
+            sql::fetch_optional::<(i32,)>(On::Tx(&mut tx), &self.dialect, &lock, &[Arg::Int(id)]).await?
+        else {
+            return Ok(Vec::new());
+        };
+        let count = |states: &[&str]| {
+            format!(
+                "SELECT COUNT(*) FROM xxl_job_ext_workflow_run WHERE backfill_id = ? AND state IN ({})",
+                super::placeholders(states.len())
+            )
+        };
+        let args = |states: &[&str]| {
+            let mut args = vec![Arg::Int(id)];
+            args.extend(states.iter().map(|s| Arg::Text(s.to_string())));
+            args
+        };
+        let going =
+            sql::scalar(On::Tx(&mut tx), &self.dialect, &count(&HOLDING_PLACE), &args(&HOLDING_PLACE))
+                .await?;
+        let room = i64::from(parallel) - going;
+        let mut promoted = Vec::new();
+        if room > 0 {
+            let oldest: Vec<(i64,)> = sql::fetch_all(
+                On::Tx(&mut tx),
+                &self.dialect,
+                "SELECT id FROM xxl_job_ext_workflow_run WHERE backfill_id = ? AND state = 'queued' ORDER BY id LIMIT ?",
+                &[Arg::Int(id), Arg::Int(room)],
+            )
+            .await?;
+            for (run,) in oldest {
+                let sql =
+                    "UPDATE xxl_job_ext_workflow_run SET state = 'running', seq = seq + 1, start_time = ?, \
+                           deadline_time = deadline_time - add_time + ? WHERE id = ? AND state = 'queued'";
+                let args = [Arg::Int(now_ms), Arg::Int(now_ms), Arg::Int(run)];
+                if sql::execute(On::Tx(&mut tx), &self.dialect, sql, &args).await? > 0 {
+                    promoted.push(run);
+                }
+            }
+        }
+        if promoted.is_empty() && going == 0 {
+            let left =
+                sql::scalar(On::Tx(&mut tx), &self.dialect, &count(&["queued"]), &args(&["queued"])).await?;
+            if left == 0 {
+                let sql =
+                    "UPDATE xxl_job_ext_workflow_backfill SET state = 'finished', end_time = ? WHERE id = ?";
+                sql::execute(On::Tx(&mut tx), &self.dialect, sql, &[Arg::Int(now_ms), Arg::Int(id)]).await?;
+            }
+        }
+        sql::commit(tx).await?;
+        Ok(promoted)
+    }
+
+    /// Stops a running backfill: its queued runs end stopped, its going runs are set stopping. The ids of
+    /// those, for the engine to stop; `None` when the backfill is not running.
+    pub async fn stop_backfill(&self, id: i64, message: &str, now_ms: i64) -> Result<Option<Vec<i64>>> {
+        let mut tx = sql::begin(&self.pool, &self.dialect).await?;
+        let stop = "UPDATE xxl_job_ext_workflow_backfill SET state = 'stopped', end_time = ? \
+                    WHERE id = ? AND state = 'running'";
+        if sql::execute(On::Tx(&mut tx), &self.dialect, stop, &[Arg::Int(now_ms), Arg::Int(id)]).await? == 0 {
+            return Ok(None);
+        }
+        let queued = "UPDATE xxl_job_ext_workflow_run SET state = 'stopped', seq = seq + 1, end_time = ?, \
+                      message = ? WHERE backfill_id = ? AND state = 'queued'";
+        let args = [Arg::Int(now_ms), Arg::Text(message.to_string()), Arg::Int(id)];
+        sql::execute(On::Tx(&mut tx), &self.dialect, queued, &args).await?;
+        let going: Vec<(i64,)> = sql::fetch_all(
+            On::Tx(&mut tx),
+            &self.dialect,
+            "SELECT id FROM xxl_job_ext_workflow_run WHERE backfill_id = ? AND state IN ('running', 'paused')",
+            &[Arg::Int(id)],
+        )
+        .await?;
+        let stopping = "UPDATE xxl_job_ext_workflow_run SET state = 'stopping', seq = seq + 1, message = ? \
+                        WHERE backfill_id = ? AND state IN ('running', 'paused')";
+        sql::execute(
+            On::Tx(&mut tx),
+            &self.dialect,
+            stopping,
+            &[Arg::Text(message.to_string()), Arg::Int(id)],
+        )
+        .await?;
+        sql::commit(tx).await?;
+        Ok(Some(going.into_iter().map(|(run,)| run).collect()))
+    }
+
     /// Locks a workflow's row for the transaction; whether it exists.
     async fn lock_workflow(&self, tx: &mut Tx, id: i64) -> Result<bool> {
         let lock = format!("SELECT id FROM xxl_job_ext_workflow WHERE id = ?{}", self.dialect.for_update);
@@ -334,9 +494,11 @@ impl Db {
         Ok(sql::execute(On::Tx(tx), &self.dialect, CHANGE_NODE, &args).await? > 0)
     }
 
+    /// Runs of a workflow in `states`, backfills' apart (they have their own limit).
     async fn count_runs(&self, tx: &mut Tx, workflow_id: i64, states: &[&str]) -> Result<i64> {
         let sql = format!(
-            "SELECT COUNT(*) FROM xxl_job_ext_workflow_run WHERE workflow_id = ? AND state IN ({})",
+            "SELECT COUNT(*) FROM xxl_job_ext_workflow_run WHERE workflow_id = ? AND backfill_id IS NULL \
+             AND state IN ({})",
             super::placeholders(states.len())
         );
         let mut args = vec![Arg::Int(workflow_id)];
@@ -389,8 +551,8 @@ impl Db {
         let oldest: Option<(i64,)> = sql::fetch_optional(
             On::Tx(tx),
             &self.dialect,
-            "SELECT id FROM xxl_job_ext_workflow_run WHERE workflow_id = ? AND state IN ('running', 'paused') \
-             ORDER BY id LIMIT 1",
+            "SELECT id FROM xxl_job_ext_workflow_run WHERE workflow_id = ? AND backfill_id IS NULL \
+             AND state IN ('running', 'paused') ORDER BY id LIMIT 1",
             &[Arg::Int(workflow_id)],
         )
         .await?;

@@ -9,7 +9,7 @@ use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL};
 use libtest_mimic::Failed;
 use serde_json::{json, Value};
 use std::time::Duration;
-use xxl_job_admin::storage::{Db, WorkflowHead};
+use xxl_job_admin::storage::{Db, WorkflowHead, WorkflowSchedule};
 
 pub fn cases() -> Vec<Case> {
     cases! {
@@ -26,6 +26,7 @@ pub fn cases() -> Vec<Case> {
             ALL => a_sub_workflow_runs_as_one_step,
             ALL => a_sharded_node_waits_for_every_shard,
             ALL => a_node_past_its_timeout_is_killed,
+            ALL => a_backfill_runs_each_instant_n_at_a_time_and_stops_as_a_whole,
         }
     }
 }
@@ -586,6 +587,79 @@ async fn a_node_past_its_timeout_is_killed(backend: Backend) -> TestResult {
     })
     .await?;
     ensure_eq!(kills, vec![i64::from(hang)]);
+    s.stop().await;
+    Ok(())
+}
+
+/// A backfill makes a run for every instant of the schedule in its range, each with that instant as its
+/// logical time, at most `parallel` going at once; stopped, its waiting runs end and its going run is killed.
+async fn a_backfill_runs_each_instant_n_at_a_time_and_stops_as_a_whole(backend: Backend) -> TestResult {
+    let s = Setup::start(backend).await?;
+    let (slow, hang) = (s.job("slow").await?, s.job("hang").await?);
+    let hourly = |wf: i64| {
+        let schedule = WorkflowSchedule {
+            trigger_status: 0,
+            schedule_type: "CRON".into(),
+            schedule_conf: Some("0 0 * * * ?".into()),
+            misfire_strategy: "DO_NOTHING".into(),
+            trigger_next_time: 0,
+            trigger_last_time: 0,
+        };
+        let store = s.store.clone();
+        async move {
+            store.set_workflow_schedule(wf, &schedule, crate::support::now_ms()).await.context("schedule")
+        }
+    };
+    let wf = s
+        .workflow("backfill", json!([job_node("day", slow, &[], "{{ ds }} {{ logical_time }}")]), json!({}))
+        .await?;
+    hourly(wf).await?;
+    let from = fixtures::local_ms(fixtures::local("2026-01-01 00:00:00"));
+    let to = from + 3 * 3_600_000 + 59 * 60_000;
+    let reply = s
+        .api
+        .post(&format!("/workflows/{wf}/backfills"), json!({"from": from, "to": to, "parallel": 2}))
+        .await?;
+    ensure_eq!(reply.status, 201, "{}", reply.body);
+    ensure_eq!(reply.body["runs"], 4);
+    let id = reply.body["id"].as_i64().context("backfill id")?;
+    let backfill = eventually(Duration::from_secs(30), "the backfill to finish", || async {
+        let b = s.api.get(&format!("/workflow-backfills/{id}")).await.ok()?.body;
+        (b["state"] == "finished").then_some(b)
+    })
+    .await?;
+    ensure_eq!(backfill["runs"], json!({"succeeded": 4}), "{backfill}");
+    let runs = s.executor.runs_of("slow");
+    let mut params: Vec<String> = runs.iter().map(|r| r.param.clone()).collect();
+    params.sort();
+    let expected: Vec<String> = (0..4).map(|h| format!("2026-01-01 {}", from + h * 3_600_000)).collect();
+    ensure_eq!(params, expected);
+    // At most two at once: the third started after the first ended (each takes 1.2 s).
+    ensure!(runs[2].at_ms - runs[0].at_ms >= 1_000, "two at a time: {runs:?}");
+
+    let wf = s.workflow("backfill-stop", json!([job_node("stuck", hang, &[], "")]), json!({})).await?;
+    hourly(wf).await?;
+    let reply = s
+        .api
+        .post(&format!("/workflows/{wf}/backfills"), json!({"from": from, "to": from + 2 * 3_600_000}))
+        .await?;
+    let id = reply.body["id"].as_i64().context("backfill id")?;
+    eventually(Duration::from_secs(10), "the first run to reach the executor", || async {
+        (!s.executor.runs_of("hang").is_empty()).then_some(())
+    })
+    .await?;
+    let stopped = s.api.expect(200, s.api.post(&format!("/workflow-backfills/{id}/stop"), json!({}))).await?;
+    ensure_eq!(stopped["state"], "stopped");
+    let backfill = eventually(Duration::from_secs(20), "every run to end", || async {
+        let b = s.api.get(&format!("/workflow-backfills/{id}")).await.ok()?.body;
+        (b["runs"] == json!({"stopped": 3})).then_some(b)
+    })
+    .await?;
+    ensure_eq!(backfill["total"], 3);
+    ensure_eq!(s.executor.runs_of("hang").len(), 1, "the waiting runs never started");
+    s.api.expect(409, s.api.post(&format!("/workflow-backfills/{id}/stop"), json!({}))).await?;
+    let none = s.api.post(&format!("/workflows/{wf}/backfills"), json!({"from": to, "to": from})).await?;
+    ensure_eq!(none.status, 409, "{}", none.body);
     s.stop().await;
     Ok(())
 }

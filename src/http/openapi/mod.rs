@@ -62,6 +62,9 @@ pub fn routes() -> Router<AppState> {
         .route("/logs/{id}/rolling", get(logs::rolling))
         .route("/logs/{id}/kill", post(logs::kill))
         .route("/workflows/{id}/runs", get(workflow_runs::list).post(workflow_runs::start))
+        .route("/workflows/{id}/backfills", post(workflow_runs::start_backfill))
+        .route("/workflow-backfills/{id}", get(workflow_runs::get_backfill))
+        .route("/workflow-backfills/{id}/stop", post(workflow_runs::stop_backfill))
         .route("/workflow-runs/{id}", get(workflow_runs::get))
         .route("/workflow-runs/{id}/{operation}", post(workflow_runs::run_operation))
         .route("/workflow-runs/{id}/nodes/{node}/{operation}", post(workflow_runs::node_operation))
@@ -88,9 +91,10 @@ pub fn routes() -> Router<AppState> {
         logs::list, logs::get, logs::rolling, logs::kill,
         code::export, code::apply,
         workflow_runs::start, workflow_runs::list, workflow_runs::get, workflow_runs::run_operation,
-        workflow_runs::node_operation,
+        workflow_runs::node_operation, workflow_runs::start_backfill, workflow_runs::get_backfill,
+        workflow_runs::stop_backfill,
     ),
-    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::Triggered, jobs::FireTimes, logs::Killed, logs::LogStatus, code::Applied, workflow_runs::StartBody, workflow_runs::Started, workflow_runs::RunView, workflow_runs::RunDetailView, workflow_runs::NodeView, workflow_runs::AttemptView, workflow_runs::Operated, workflow_runs::MarkBody)),
+    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::Triggered, jobs::FireTimes, logs::Killed, logs::LogStatus, code::Applied, workflow_runs::StartBody, workflow_runs::Started, workflow_runs::RunView, workflow_runs::RunDetailView, workflow_runs::NodeView, workflow_runs::AttemptView, workflow_runs::Operated, workflow_runs::MarkBody, workflow_runs::BackfillBody, workflow_runs::BackfillStarted, workflow_runs::BackfillView)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     tags(

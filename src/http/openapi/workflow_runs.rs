@@ -324,3 +324,121 @@ fn run_id(text: &str) -> ApiResult<i64> {
         .filter(|id: &i64| *id > 0)
         .ok_or_else(|| ApiError::BadRequest("id must be a positive run id".into()))
 }
+
+/// A backfill to start.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BackfillBody {
+    /// The range of logical times, epoch ms, inclusive: a run for every instant of the workflow's
+    /// schedule in it (at most 1000).
+    #[schema(minimum = 0)]
+    from: i64,
+    #[schema(minimum = 0)]
+    to: i64,
+    /// Runs going at once (default 1: one after the other).
+    #[schema(minimum = 1, maximum = 100)]
+    parallel: Option<u32>,
+    /// Laid over the workflow's default parameters in every run.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    params: Map<String, Value>,
+}
+
+/// A started backfill.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackfillStarted {
+    pub id: i64,
+    /// How many runs it made, one per schedule instant.
+    pub runs: usize,
+}
+
+/// Most runs of one backfill going at once.
+const MAX_PARALLEL: u32 = 100;
+
+/// Starts a backfill: a run of the workflow's current version for every instant of its schedule in the
+/// range, each with that instant as its logical time, `parallel` at a time, oldest first.
+#[utoipa::path(operation_id = "startWorkflowBackfill", post, path = "/workflows/{id}/backfills", tag = "workflow runs",
+    request_body = BackfillBody, params(("id" = i64, Path, description = "workflow id", minimum = 1)),
+    responses((status = 201, body = BackfillStarted, headers(("Location" = String, description = "the backfill"))), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 415, body = ErrorBody)))]
+pub async fn start_backfill(
+    State(services): State<ServiceContext>,
+    State(config): State<Arc<Config>>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i64>,
+    JsonBody(body): JsonBody<BackfillBody>,
+) -> ApiResult<Response> {
+    let parallel = body.parallel.unwrap_or(1);
+    if !(1..=MAX_PARALLEL).contains(&parallel) {
+        return Err(ApiError::BadRequest(format!("parallel must be between 1 and {MAX_PARALLEL}")));
+    }
+    if body.from < 0 || body.to < 0 {
+        return Err(ApiError::BadRequest("from and to are epoch milliseconds, 0 or more".into()));
+    }
+    let (backfill, runs) =
+        workflow_runs::backfill(&services, &user, id, body.from, body.to, parallel, body.params).await?;
+    let started = BackfillStarted { id: backfill, runs };
+    Ok((StatusCode::CREATED, location(&config, &format!("/workflow-backfills/{backfill}")), Json(started))
+        .into_response())
+}
+
+/// A backfill with how many of its runs are in each state.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackfillView {
+    pub id: i64,
+    pub workflow_id: i64,
+    /// `running`, `finished` or `stopped`.
+    pub state: String,
+    /// Epoch ms.
+    pub from: i64,
+    pub to: i64,
+    pub parallel: i32,
+    /// Runs it made.
+    pub total: i32,
+    pub author: Option<String>,
+    pub add_time: i64,
+    pub end_time: Option<i64>,
+    /// Its runs by state (`GET /workflows/{id}/runs` lists them).
+    #[schema(value_type = Object)]
+    pub runs: Map<String, Value>,
+}
+
+/// A backfill and the states of its runs.
+#[utoipa::path(operation_id = "getWorkflowBackfill", get, path = "/workflow-backfills/{id}", tag = "workflow runs",
+    params(("id" = i64, Path, description = "backfill id", minimum = 1)),
+    responses((status = 200, body = BackfillView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get_backfill(
+    State(services): State<ServiceContext>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i64>,
+) -> ApiResult<Json<BackfillView>> {
+    let (b, counts) = workflow_runs::backfill_detail(&services, &user, id).await?;
+    Ok(Json(BackfillView {
+        id: b.id,
+        workflow_id: b.workflow_id,
+        state: b.state,
+        from: b.from_time,
+        to: b.to_time,
+        parallel: b.parallel,
+        total: b.total,
+        author: b.author,
+        add_time: b.add_time,
+        end_time: b.end_time,
+        runs: counts.into_iter().map(|(state, n)| (state, Value::from(n))).collect(),
+    }))
+}
+
+/// Stops a backfill as a whole: its waiting runs end stopped, its going runs are stopped. 409 when it is
+/// over.
+#[utoipa::path(operation_id = "stopWorkflowBackfill", post, path = "/workflow-backfills/{id}/stop", tag = "workflow runs",
+    params(("id" = i64, Path, description = "backfill id", minimum = 1)),
+    responses((status = 200, body = BackfillView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn stop_backfill(
+    State(services): State<ServiceContext>,
+    ApiUser(user): ApiUser,
+    Id(id): Id<i64>,
+) -> ApiResult<Json<BackfillView>> {
+    workflow_runs::stop_backfill(&services, &user, id).await?;
+    get_backfill(State(services), ApiUser(user), Id(id)).await
+}

@@ -245,17 +245,25 @@ impl Workflows {
         self.fire_due().await?;
         let runs = self.services().db.active_runs(SWEEP_RUNS).await?;
         let mut queued_workflows: Vec<(i64, i64)> = Vec::new();
+        let mut backfills: Vec<i64> = Vec::new();
         for run in runs {
-            if run.state == "queued" {
-                if !queued_workflows.iter().any(|(w, _)| *w == run.workflow_id) {
-                    queued_workflows.push((run.workflow_id, run.id));
+            match (run.state.as_str(), run.backfill_id) {
+                ("queued", Some(backfill)) => backfills.push(backfill),
+                ("queued", None) => {
+                    if !queued_workflows.iter().any(|(w, _)| *w == run.workflow_id) {
+                        queued_workflows.push((run.workflow_id, run.id));
+                    }
                 }
-            } else {
-                self.wake(run.id);
+                _ => self.wake(run.id),
             }
         }
         for (workflow_id, run_id) in queued_workflows {
             self.promote(workflow_id, run_id).await?;
+        }
+        backfills.sort_unstable();
+        backfills.dedup();
+        for backfill in backfills {
+            self.promote_backfill(backfill).await?;
         }
         Ok(())
     }
@@ -269,6 +277,15 @@ impl Workflows {
         let promoted =
             self.services().db.promote_queued_runs(workflow_id, def.concurrency.max_runs, now).await?;
         for id in promoted {
+            self.wake(id);
+        }
+        Ok(())
+    }
+
+    /// Starts the queued runs of a backfill that have room now (and finishes a backfill with none left).
+    async fn promote_backfill(&self, backfill: i64) -> Result<()> {
+        let now = self.services().clock.now_ms();
+        for id in self.services().db.promote_backfill(backfill, now).await? {
             self.wake(id);
         }
         Ok(())

@@ -7,9 +7,13 @@
 use super::reconcile::RunSnapshot;
 use super::schedule::{limits, new_run, RunStart};
 use super::{EngineError, Workflows};
+use crate::domain::schedule::{next_time, ScheduleType};
 use crate::domain::workflow::graph::Graph;
 use crate::domain::workflow::model::{Definition, NodeKind, NodeState, RunState};
-use crate::storage::{Admitted, NodeAttempt, NodeChange, RunChange, StorageError, WorkflowRun};
+use crate::storage::{
+    Admitted, NewBackfill, NodeAttempt, NodeChange, RunChange, StorageError, Workflow, WorkflowRun,
+};
+use crate::time::CRON_ZONE;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,6 +24,8 @@ pub enum OperationError {
     NoWorkflow(i64),
     #[error("workflow run {0} does not exist")]
     NoRun(i64),
+    #[error("workflow backfill {0} does not exist")]
+    NoBackfill(i64),
     #[error("run {run} has no node named {node}")]
     NoNode { run: i64, node: String },
     /// The run or node is not in a state the operation applies to.
@@ -45,6 +51,19 @@ pub struct StartRequest {
     pub started_by: Option<String>,
     /// The instant the run stands for; now when absent.
     pub logical_time: Option<i64>,
+}
+
+/// Most runs one backfill makes.
+pub const MAX_BACKFILL_RUNS: usize = 1_000;
+
+/// A backfill to start: a run for every schedule instant from `from` to `to` (epoch ms, inclusive),
+/// `parallel` at a time.
+pub struct BackfillRequest {
+    pub from: i64,
+    pub to: i64,
+    pub parallel: u32,
+    pub params: Map<String, Value>,
+    pub started_by: Option<String>,
 }
 
 /// Who acts, for the attempt's record.
@@ -140,6 +159,75 @@ impl Workflows {
             self.wake(admitted.id);
         }
         Ok(admitted)
+    }
+
+    /// Starts a backfill of a workflow's current version; its id and how many runs it makes.
+    pub async fn backfill(&self, workflow_id: i64, request: BackfillRequest) -> Result<(i64, usize)> {
+        let db = &self.services().db;
+        if !self.tables_exist_now().await? {
+            return Err(OperationError::NoWorkflow(workflow_id));
+        }
+        let workflow = db.load_workflow(workflow_id).await?.ok_or(OperationError::NoWorkflow(workflow_id))?;
+        if request.from > request.to {
+            return Err(OperationError::Refused("a backfill's range must not end before it begins".into()));
+        }
+        if request.parallel == 0 {
+            return Err(OperationError::Refused("a backfill runs at least one run at a time".into()));
+        }
+        let instants = schedule_instants(&workflow, request.from, request.to)?;
+        if instants.is_empty() {
+            return Err(OperationError::Refused("the schedule has no instant in that range".into()));
+        }
+        let def = self.definition(workflow_id, workflow.current_version).await?;
+        let now = self.services().clock.now_ms();
+        let runs: Vec<_> = instants
+            .iter()
+            .map(|&instant| {
+                let start = RunStart {
+                    trigger_type: "backfill",
+                    logical_time: instant,
+                    params: request.params.clone(),
+                    started_by: request.started_by.clone(),
+                    backfill_id: None,
+                };
+                new_run(workflow_id, workflow.current_version, &def, start, now)
+            })
+            .collect();
+        let backfill = NewBackfill {
+            workflow_id,
+            from_time: request.from,
+            to_time: request.to,
+            parallel: request.parallel,
+            author: request.started_by.as_deref(),
+            runs: &runs,
+        };
+        let id = db.insert_backfill(&backfill, now).await?.ok_or(OperationError::NoWorkflow(workflow_id))?;
+        for _ in &runs {
+            self.services().metrics.workflow_run_started(RunState::Queued.as_str());
+        }
+        for run in db.promote_backfill(id, now).await? {
+            self.wake(run);
+        }
+        Ok((id, runs.len()))
+    }
+
+    /// Stops a backfill: its waiting runs end, its going runs are stopped.
+    pub async fn stop_backfill(&self, id: i64, actor: &Actor<'_>) -> Result<()> {
+        let db = &self.services().db;
+        let message = format!("stopped with its backfill by {}", actor.name);
+        let now = self.services().clock.now_ms();
+        match db.stop_backfill(id, &message, now).await? {
+            Some(stopping) => {
+                for run in stopping {
+                    self.wake(run);
+                }
+                Ok(())
+            }
+            None => match db.load_backfill(id).await? {
+                Some(b) => Err(OperationError::Refused(format!("backfill {id} is {}", b.state))),
+                None => Err(OperationError::NoBackfill(id)),
+            },
+        }
     }
 
     /// Changes a run's state by compare-and-set from one of `from`, reading it again when another change
@@ -423,5 +511,29 @@ impl Workflows {
             }
         }
         Ok(())
+    }
+}
+
+/// The instants of a workflow's schedule from `from` to `to`, inclusive; refused past
+/// [`MAX_BACKFILL_RUNS`] or without a schedule.
+fn schedule_instants(workflow: &Workflow, from: i64, to: i64) -> Result<Vec<i64>> {
+    let refused = |why: String| OperationError::Refused(why);
+    if ScheduleType::from_name(&workflow.schedule_type).is_none_or(|t| t == ScheduleType::None) {
+        return Err(refused(format!(
+            "workflow {} has no schedule: a backfill runs the instants of its schedule",
+            workflow.name
+        )));
+    }
+    let mut instants = Vec::new();
+    let mut after = from - 1;
+    loop {
+        let next = next_time(&workflow.schedule_type, workflow.schedule_conf.as_deref(), after, CRON_ZONE)
+            .map_err(|e| refused(format!("the workflow's schedule does not parse: {e}")))?;
+        let Some(next) = next.filter(|n| *n <= to) else { return Ok(instants) };
+        if instants.len() == MAX_BACKFILL_RUNS {
+            return Err(refused(format!("the range holds more than {MAX_BACKFILL_RUNS} schedule instants")));
+        }
+        instants.push(next);
+        after = next;
     }
 }

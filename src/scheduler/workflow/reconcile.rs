@@ -498,8 +498,14 @@ impl Workflows {
                 failed.join(", ")
             );
         }
-        for id in db.promote_queued_runs(view.run.workflow_id, view.def.concurrency.max_runs, now).await? {
-            self.wake(id);
+        match view.run.backfill_id {
+            Some(backfill) => self.promote_backfill(backfill).await?,
+            None => {
+                let max_runs = view.def.concurrency.max_runs;
+                for id in db.promote_queued_runs(view.run.workflow_id, max_runs, now).await? {
+                    self.wake(id);
+                }
+            }
         }
         if let Some(parent) = view.run.parent_run_id {
             self.wake(parent);

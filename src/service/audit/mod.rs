@@ -64,11 +64,12 @@ pub enum EventKind {
     CodeApply,
     WorkflowRunStart,
     WorkflowRunOperate,
+    WorkflowBackfill,
 }
 
 impl EventKind {
     /// Every kind, in the audit page's filter order.
-    pub const ALL: [EventKind; 24] = [
+    pub const ALL: [EventKind; 25] = [
         EventKind::SignIn,
         EventKind::SignOut,
         EventKind::AccessRefused,
@@ -93,6 +94,7 @@ impl EventKind {
         EventKind::CodeApply,
         EventKind::WorkflowRunStart,
         EventKind::WorkflowRunOperate,
+        EventKind::WorkflowBackfill,
     ];
 
     /// The kind as written in the event's `kind` field.
@@ -122,6 +124,7 @@ impl EventKind {
             EventKind::CodeApply => "code.apply",
             EventKind::WorkflowRunStart => "workflow.run.start",
             EventKind::WorkflowRunOperate => "workflow.run.operate",
+            EventKind::WorkflowBackfill => "workflow.backfill",
         }
     }
 }
