@@ -246,7 +246,12 @@ async fn fan_out_and_join_pass_outputs_between_nodes(backend: Backend) -> TestRe
 /// unrelated branch runs to its end; the run fails.
 async fn a_failure_cuts_off_only_what_depends_on_it(backend: Backend) -> TestResult {
     let s = Setup::start(backend).await?;
-    let (fail, ok) = (s.job("fail").await?, s.job("ok").await?);
+    // The job's own retries are a fail monitor's (ours, or a Java admin's beside it): never a node's.
+    let mut failing = fixtures::job(s.group);
+    failing.executor_handler = Some("fail".into());
+    failing.executor_fail_retry_count = 3;
+    let fail = fixtures::insert(&s.store, &failing).await?;
+    let ok = s.job("ok").await?;
     let mut on_failure = job_node("cleanup", ok, &["a"], "cleanup");
     on_failure["triggerRule"] = json!("one_failed");
     let nodes = json!([
@@ -276,6 +281,12 @@ async fn a_failure_cuts_off_only_what_depends_on_it(backend: Backend) -> TestRes
         node_of(&run, "a")["attempts"][0]["message"].as_str().is_some_and(|m| m.contains("code 500")),
         "{run}"
     );
+    let log_id = node_of(&run, "a")["attempts"][0]["logIds"][0].as_i64().context("a's log id")?;
+    let log = s.api.expect(200, s.api.get(&format!("/logs/{log_id}"))).await?;
+    ensure_eq!(log["executorFailRetryCount"], 0, "a node's row asks no fail monitor to retry it: {log}");
+    // The fail monitor passes every 10 s; a retry it made would reach the executor.
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    ensure_eq!(s.executor.runs_of("fail").len(), 1, "the failed node was not retried by a fail monitor");
     s.stop().await;
     Ok(())
 }
