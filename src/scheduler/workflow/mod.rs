@@ -34,6 +34,9 @@ use tokio_util::sync::CancellationToken;
 
 /// How often the leader sweeps the active runs and the workflow schedules.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
+/// A run this admin reconciled more recently is left out of a sweep: events (callbacks, operations, the
+/// timers of retries, timeouts and deadlines) bring it back sooner; the sweep is for what no event told.
+const SWEEP_QUIET: Duration = Duration::from_secs(3);
 /// How often an admin that has not seen the workflow tables looks again.
 const TABLES_RECHECK: Duration = Duration::from_secs(10);
 /// Reconcile passes of one run in a row (each one applies what the previous decided).
@@ -74,6 +77,9 @@ struct Inner {
     services: EngineServices,
     /// Runs being reconciled on this admin; `true` when asked again meanwhile (one more round follows).
     busy: Mutex<HashMap<i64, bool>>,
+    /// When this admin last finished reconciling each run (entries of finished runs are dropped by the
+    /// sweep).
+    reconciled: Mutex<HashMap<i64, tokio::time::Instant>>,
     definitions: Mutex<HashMap<(i64, i32), Arc<Definition>>>,
     /// When the workflow tables were last seen missing (`None` once they exist: they stay).
     tables: Mutex<TablesSeen>,
@@ -92,6 +98,7 @@ impl Workflows {
             inner: Arc::new(Inner {
                 services,
                 busy: Mutex::default(),
+                reconciled: Mutex::default(),
                 definitions: Mutex::default(),
                 tables: Mutex::new(TablesSeen::Missing(None)),
                 stopped: CancellationToken::new(),
@@ -125,6 +132,7 @@ impl Workflows {
             if let Err(e) = self.reconcile(run_id).await {
                 tracing::warn!(run_id, "workflow run not advanced this time (the sweep tries again): {e}");
             }
+            lock(&self.inner.reconciled).insert(run_id, tokio::time::Instant::now());
             let mut busy = lock(&self.inner.busy);
             match busy.get_mut(&run_id) {
                 Some(again) if *again => *again = false,
@@ -134,6 +142,21 @@ impl Workflows {
                 }
             }
         }
+    }
+
+    /// Reconciles a run at `at_ms` (a retry or timeout come due, a deadline): sooner than a sweep would.
+    fn wake_at(&self, run_id: i64, at_ms: i64) {
+        let wait = at_ms - self.services().clock.now_ms();
+        let this = self.clone();
+        tokio::spawn(async move {
+            if wait > 0 {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(wait as u64)) => {}
+                    _ = this.inner.stopped.cancelled() => return,
+                }
+            }
+            this.wake(run_id);
+        });
     }
 
     /// Told by the completer which log rows just got their result: their runs, if any, advance.
@@ -244,9 +267,16 @@ impl Workflows {
         }
         self.fire_due().await?;
         let runs = self.services().db.active_runs(SWEEP_RUNS).await?;
+        {
+            let mut reconciled = lock(&self.inner.reconciled);
+            let active: std::collections::HashSet<i64> = runs.iter().map(|r| r.id).collect();
+            reconciled.retain(|id, _| active.contains(id));
+        }
         let mut queued_workflows: Vec<(i64, i64)> = Vec::new();
         let mut backfills: Vec<i64> = Vec::new();
         for run in runs {
+            let recent =
+                lock(&self.inner.reconciled).get(&run.id).is_some_and(|at| at.elapsed() < SWEEP_QUIET);
             match (run.state.as_str(), run.backfill_id) {
                 ("queued", Some(backfill)) => backfills.push(backfill),
                 ("queued", None) => {
@@ -254,6 +284,7 @@ impl Workflows {
                         queued_workflows.push((run.workflow_id, run.id));
                     }
                 }
+                _ if recent => {}
                 _ => self.wake(run.id),
             }
         }

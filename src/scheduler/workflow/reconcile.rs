@@ -338,8 +338,10 @@ impl Workflows {
                         message: Some(format!("retry {retry_number} of {} in {delay} ms", node.retry.count)),
                         ..node_change(NodeState::WaitingRetry)
                     };
-                    changed |=
-                        db.insert_node_attempt(view.run.id, &node.name, latest.attempt + 1, &change).await?;
+                    if db.insert_node_attempt(view.run.id, &node.name, latest.attempt + 1, &change).await? {
+                        self.wake_at(view.run.id, now + delay as i64);
+                        changed = true;
+                    }
                 }
                 state = NodeState::WaitingRetry;
             }

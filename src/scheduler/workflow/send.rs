@@ -116,6 +116,9 @@ impl Workflows {
         let upstream_end = node.upstream.iter().filter_map(|u| view.latest(u).and_then(|a| a.end_time)).max();
         let wait = now - attempt.ready_time.unwrap_or(now);
         self.services().metrics.workflow_node_sent(wait, upstream_end.map(|end| now - end));
+        if node.timeout_seconds > 0 {
+            self.wake_at(view.run.id, now + i64::from(node.timeout_seconds) * 1000);
+        }
         let (context, lanes) = &self.services().sending;
         for (trigger, log_id) in triggers.into_iter().zip(ids) {
             lanes.spawn(context.clone(), trigger.into_trigger(log_id, now, None), None);
