@@ -8,8 +8,10 @@ mod groups;
 mod jobs;
 mod logs;
 mod shapes;
+mod workflows;
 
 use crate::config::Config;
+use crate::domain::workflow::DefinitionError;
 use crate::http::client::request_address;
 use crate::http::console::params::MAX_FORM_BODY;
 use crate::http::state::AppState;
@@ -60,6 +62,14 @@ pub fn routes() -> Router<AppState> {
         .route("/logs/{id}", get(logs::get))
         .route("/logs/{id}/rolling", get(logs::rolling))
         .route("/logs/{id}/kill", post(logs::kill))
+        .route("/workflows", get(workflows::list).post(workflows::create))
+        .route("/workflows/{id}", get(workflows::get).put(workflows::update).delete(workflows::delete))
+        .route("/workflows/{id}/versions", get(workflows::versions))
+        .route("/workflows/{id}/versions/{version}", get(workflows::version))
+        .route("/workflows/{id}/versions/{version}/restore", post(workflows::restore))
+        .route("/workflows/{id}/diff", get(workflows::diff))
+        .route("/workflows/{id}/start", post(workflows::start))
+        .route("/workflows/{id}/stop", post(workflows::stop))
         .route("/{*unknown}", any(|| async { ApiError::NotFoundRoute }))
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         // GLUE sources may be as large as the console accepts them.
@@ -71,7 +81,7 @@ pub fn routes() -> Router<AppState> {
 #[openapi(
     info(
         title = "xxl-job-admin REST API",
-        description = "Executor groups, jobs and trigger logs of the xxl-job scheduling centre, with the console's rules, \
+        description = "Executor groups, jobs, trigger logs and workflows of the xxl-job scheduling centre, with the console's rules, \
                        messages and group permissions. Authenticate with a personal API token created in the console's \
                        user menu: `Authorization: Bearer <token>`. A token acts with its user's role and groups, and is \
                        revoked when that user's password or role changes."
@@ -82,6 +92,9 @@ pub fn routes() -> Router<AppState> {
         jobs::next_fire_times,
         logs::list, logs::get, logs::rolling, logs::kill,
         code::export, code::apply,
+        workflows::list, workflows::create, workflows::get, workflows::update, workflows::delete,
+        workflows::versions, workflows::version, workflows::diff, workflows::restore, workflows::start,
+        workflows::stop,
     ),
     components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::Triggered, jobs::FireTimes, logs::Killed, logs::LogStatus, code::Applied)),
     modifiers(&BearerAuth),
@@ -91,6 +104,7 @@ pub fn routes() -> Router<AppState> {
         (name = "jobs", description = "Jobs: create, change, schedule, run"),
         (name = "logs", description = "Trigger logs and the executor's log of a run"),
         (name = "jobs as code", description = "Executors and jobs exported to a document and applied from one (docs/jobs-as-code.md)"),
+        (name = "workflows", description = "Workflow definitions: DAGs of jobs, versioned, compared, restored and scheduled"),
     )
 )]
 struct ApiDoc;
@@ -261,6 +275,31 @@ pub struct ErrorBody {
     pub error: String,
     /// What went wrong, in the admin's language (`xxl.job.i18n`) for the console's rules.
     pub message: String,
+    /// A refused workflow definition: every problem found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub errors: Option<Vec<DefinitionProblem>>,
+}
+
+/// One problem of a workflow definition.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DefinitionProblem {
+    /// The node it is in; null for the workflow's own fields.
+    pub node: Option<String>,
+    /// Where, as a path in the document: `nodes[3].upstream[1]`, `concurrency.maxRuns`.
+    pub field: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+impl DefinitionProblem {
+    fn of(error: &DefinitionError) -> DefinitionProblem {
+        DefinitionProblem {
+            node: error.node.clone(),
+            field: error.field.clone(),
+            problem: error.problem.to_string(),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -292,7 +331,10 @@ impl ApiError {
     fn status(&self) -> StatusCode {
         match self {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::BadRequest(_) | ApiError::Service(ServiceError::Invalid(_)) => StatusCode::BAD_REQUEST,
+            ApiError::BadRequest(_)
+            | ApiError::Service(ServiceError::Invalid(_) | ServiceError::Definition(_)) => {
+                StatusCode::BAD_REQUEST
+            }
             ApiError::Service(ServiceError::Forbidden(_)) => StatusCode::FORBIDDEN,
             ApiError::NotFoundRoute | ApiError::Service(ServiceError::NotFound(_)) => StatusCode::NOT_FOUND,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -317,10 +359,17 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
+        let errors = match &self {
+            ApiError::Service(ServiceError::Definition(errors)) => {
+                Some(errors.iter().map(DefinitionProblem::of).collect())
+            }
+            _ => None,
+        };
         let body = ErrorBody {
             status: status.as_u16(),
             error: status.canonical_reason().unwrap_or("").to_string(),
             message,
+            errors,
         };
         let mut response = (status, Json(body)).into_response();
         if status == StatusCode::UNAUTHORIZED {
@@ -548,16 +597,28 @@ fn culprit<T: DeserializeOwned>(pairs: &[(String, String)]) -> Option<String> {
     })
 }
 
-/// A resource id from the path; not a number (or out of range) is a 400 naming `id`.
+/// A resource id from the path (or a struct of the path's parameters); not a number (or out of range) is
+/// a 400 naming the parameter (`id` unless a struct names another).
 pub struct Id<T>(pub T);
 
 impl<T: DeserializeOwned + Send> FromRequestParts<AppState> for Id<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        use axum::extract::path::ErrorKind;
+        use axum::extract::rejection::PathRejection;
         let axum::extract::Path(value) =
-            axum::extract::Path::<T>::from_request_parts(parts, state).await.map_err(|_| {
-                ApiError::BadRequest(state.services.i18n.format("system_param_invalid", &[&"id"]))
+            axum::extract::Path::<T>::from_request_parts(parts, state).await.map_err(|rejection| {
+                let name = match &rejection {
+                    PathRejection::FailedToDeserializePathParams(e) => match e.kind() {
+                        ErrorKind::ParseErrorAtKey { key, .. }
+                        | ErrorKind::InvalidUtf8InPathParam { key }
+                        | ErrorKind::DeserializeError { key, .. } => key.as_str(),
+                        _ => "id",
+                    },
+                    _ => "id",
+                };
+                ApiError::BadRequest(state.services.i18n.format("system_param_invalid", &[&name]))
             })?;
         Ok(Id(value))
     }
@@ -651,141 +712,77 @@ mod tests {
             "/logs/{id}/kill",
             "/export",
             "/apply",
+            "/workflows",
+            "/workflows/{id}",
+            "/workflows/{id}/versions",
+            "/workflows/{id}/versions/{version}",
+            "/workflows/{id}/versions/{version}/restore",
+            "/workflows/{id}/diff",
+            "/workflows/{id}/start",
+            "/workflows/{id}/stop",
         ] {
             assert!(paths.contains_key(path), "{path} documented");
         }
     }
 
+    /// The definition's schema states validate's bounds: what the document allows, the server accepts
+    /// (as far as each field alone goes), and what it forbids, the server refuses.
     #[test]
-    fn the_document_declares_what_the_server_enforces() {
-        let doc = serde_json::to_value(openapi_document("")).unwrap();
+    fn the_definition_schema_states_what_validation_holds_to() {
+        use crate::domain::workflow::validate::*;
+        let doc = openapi_document("");
         let schemas = &doc["components"]["schemas"];
-        let required = |schema: &str| schemas[schema]["required"].as_array().cloned().unwrap_or_default();
-        for field in [
-            "jobGroup",
-            "jobDesc",
-            "author",
-            "scheduleType",
-            "misfireStrategy",
-            "executorRouteStrategy",
-            "executorBlockStrategy",
-        ] {
-            assert!(required("JobForm").contains(&serde_json::json!(field)), "JobForm requires {field}");
-        }
-        assert!(required("GroupForm").contains(&serde_json::json!("appname")));
-        let appname = &schemas["GroupForm"]["properties"]["appname"];
-        assert_eq!((appname["minLength"].as_i64(), appname["maxLength"].as_i64()), (Some(4), Some(64)));
-        let job = &schemas["JobForm"]["properties"];
-        assert_eq!(job["scheduleType"]["enum"], serde_json::json!(["NONE", "CRON", "FIX_RATE"]));
-        assert_eq!(job["executorRouteStrategy"]["enum"].as_array().map(Vec::len), Some(10));
-        assert_eq!(job["executorBlockStrategy"]["enum"].as_array().map(Vec::len), Some(3));
-        assert_eq!(job["glueType"]["enum"].as_array().map(Vec::len), Some(7));
-        let list = doc["paths"]["/jobs"]["get"]["parameters"].as_array().unwrap();
-        let param = |name: &str| list.iter().find(|p| p["name"] == name).unwrap()["schema"].clone();
-        assert_eq!(
-            (param("limit")["minimum"].as_f64(), param("limit")["maximum"].as_f64()),
-            (Some(1.0), Some(1000.0))
-        );
-        assert_eq!(param("offset")["minimum"].as_f64(), Some(0.0));
-        assert_eq!(
-            (param("triggerStatus")["minimum"].as_f64(), param("triggerStatus")["maximum"].as_f64()),
-            (Some(-1.0), Some(1.0))
-        );
-        for (path, item) in doc["paths"].as_object().unwrap() {
-            for (method, op) in item.as_object().unwrap() {
-                assert!(op["responses"]["400"].is_object(), "{method} {path} declares its 400");
-            }
-        }
-        // What the derive cannot say: no NUL, the names a body may use, the rules between fields.
-        assert_eq!(job["alarmEmail"]["pattern"], crate::service::schema::NO_NUL);
-        assert_eq!(param("jobDesc")["pattern"], crate::service::schema::NO_NUL);
-        let names = schemas["JobForm"]["propertyNames"]["enum"].as_array().unwrap();
-        assert!(
-            names.contains(&serde_json::json!("jobDesc")) && names.contains(&serde_json::json!("updateTime")),
-            "form and view fields"
-        );
-        let cron = &schemas["JobForm"]["allOf"][0]["anyOf"][0];
-        assert_eq!(
-            (
-                cron["properties"]["scheduleType"]["const"].as_str(),
-                cron["properties"]["scheduleConf"]["format"].as_str()
-            ),
-            (Some("CRON"), Some("quartz-cron"))
-        );
-        assert!(job["scheduleConf"].get("pattern").is_none(), "the rules alone describe scheduleConf");
-        assert_eq!(
-            doc["paths"]["/jobs"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"],
-            "#/components/schemas/NewJob"
-        );
-        assert_eq!(schemas["NewJob"]["allOf"][1]["required"], serde_json::json!(["glueType"]));
-    }
-
-    #[test]
-    fn the_jobs_as_code_operations_declare_what_the_server_checks() {
-        let doc = serde_json::to_value(openapi_document("")).unwrap();
-        let schemas = &doc["components"]["schemas"];
-        let param = |path: &str, method: &str, name: &str| {
-            let list = doc["paths"][path][method]["parameters"].as_array().unwrap();
-            list.iter().find(|p| p["name"] == name).unwrap()["schema"].clone()
+        let bound = |schema: &str, field: &str, key: &str| {
+            let property = &schemas[schema]["properties"][field];
+            property[key].as_f64().unwrap_or_else(|| panic!("{schema}.{field} has a {key}: {property}"))
         };
-        assert_eq!(param("/export", "get", "format")["enum"], serde_json::json!(["json", "toml"]));
-        assert_eq!(param("/export", "get", "group")["items"]["pattern"], crate::service::schema::NO_NUL);
+        let kind = |variant: &str| {
+            let variants = schemas["NodeKind"]["oneOf"].as_array().unwrap();
+            variants.iter().find(|v| v["properties"]["type"]["enum"][0] == variant).unwrap().clone()
+        };
+        let as_f64 = |n: usize| n as f64;
+        assert_eq!(bound("Definition", "name", "maxLength"), as_f64(MAX_NAME_CHARS));
+        assert_eq!(bound("Definition", "description", "maxLength"), as_f64(MAX_DESCRIPTION_CHARS));
+        assert_eq!(bound("Definition", "alarmEmail", "maxLength"), as_f64(MAX_ALARM_EMAIL_CHARS));
+        assert_eq!(bound("Definition", "nodes", "maxItems"), as_f64(MAX_NODES));
+        assert_eq!(bound("Node", "name", "maxLength"), as_f64(MAX_NODE_NAME_CHARS));
+        assert_eq!(bound("Node", "timeoutSeconds", "maximum"), MAX_SECONDS as f64);
+        assert_eq!(bound("Deadline", "seconds", "maximum"), MAX_SECONDS as f64);
+        assert_eq!(bound("Retry", "delayMs", "maximum"), MAX_RETRY_DELAY_MS as f64);
+        assert_eq!(bound("Retry", "capMs", "maximum"), MAX_RETRY_DELAY_MS as f64);
+        let job = kind("job");
+        assert_eq!(job["properties"]["param"]["maxLength"].as_f64(), Some(as_f64(MAX_TEMPLATE_CHARS)));
+        assert_eq!(job["required"], serde_json::json!(["jobId", "type"]), "the field names serde reads");
+        let sub = kind("subworkflow");
         assert_eq!(
-            (
-                param("/apply", "post", "dryRun")["type"].as_str(),
-                param("/apply", "post", "prune")["type"].as_str()
-            ),
-            (Some("boolean"), Some("boolean"))
+            sub["properties"]["workflow"]["pattern"],
+            schemas["Definition"]["properties"]["name"]["pattern"]
         );
-        let export = &doc["paths"]["/export"]["get"]["responses"]["200"]["content"];
-        assert_eq!(
-            export["application/json"]["schema"]["$ref"], "#/components/schemas/Document",
-            "an export answers the plain shape"
-        );
-        assert!(export["application/toml"].is_object());
-        let apply = &doc["paths"]["/apply"]["post"];
-        for media in ["application/json", "application/toml", "text/toml"] {
+        for schema in ["Definition", "Node", "Schedule", "Retry", "Concurrency", "Deadline", "Way"] {
+            assert_eq!(schemas[schema]["additionalProperties"], false, "{schema} refuses other fields");
+        }
+        for path in ["/workflows", "/workflows/{id}"] {
+            let method = if path == "/workflows" { "post" } else { "put" };
             assert_eq!(
-                apply["requestBody"]["content"][media]["schema"]["$ref"],
-                "#/components/schemas/AppliedDocument",
-                "{media}"
+                doc["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+                "#/components/schemas/Definition"
             );
         }
-        for status in ["200", "400", "401", "403", "404", "409", "415"] {
-            assert!(apply["responses"][status].is_object(), "apply declares its {status}");
-        }
-        assert_eq!(
-            schemas["AppliedDocument"]["properties"]["executor"]["items"]["$ref"],
-            "#/components/schemas/AppliedExecutor"
-        );
-        let executor = &schemas["AppliedExecutor"];
-        assert_eq!(executor["properties"]["job"]["items"]["$ref"], "#/components/schemas/AppliedJob");
-        assert_eq!(
-            (
-                executor["properties"]["app_name"]["minLength"].as_i64(),
-                executor["properties"]["title"]["maxLength"].as_i64()
-            ),
-            (Some(4), Some(12))
-        );
-        assert_eq!(executor["allOf"][0]["anyOf"][0]["properties"]["addresses"]["minItems"], 1);
-        let job = &schemas["AppliedJob"];
-        assert_eq!(job["properties"]["author"]["maxLength"], 64);
-        assert_eq!(job["properties"]["trigger_status"]["enum"], serde_json::json!([0, 1, null]));
-        assert_eq!(job["properties"]["route_strategy"]["enum"].as_array().map(Vec::len), Some(10));
-        let none = &job["allOf"][0]["anyOf"][2]["properties"];
-        assert_eq!(
-            (none["schedule_type"]["const"].as_str(), none["trigger_status"]["enum"].clone()),
-            (Some("NONE"), serde_json::json!([0, null]))
-        );
-        assert_eq!(
-            job["allOf"][1]["anyOf"][1]["required"],
-            serde_json::json!(["handler"]),
-            "a BEAN job, the default, needs its JobHandler"
-        );
+        let problem = &schemas["DefinitionProblem"]["properties"];
         assert!(
-            schemas["Job"]["properties"]["author"].get("maxLength").is_none(),
-            "the exported shape is left as it is"
+            problem["node"].is_object() && problem["field"].is_object() && problem["problem"].is_object()
         );
+    }
+
+    /// A workflow's name is refused when blank or holding a control character, as an AppName is, whose
+    /// pattern is checked against the server's blank check: the same pattern but for markup.
+    #[test]
+    fn the_workflow_name_pattern_is_the_app_name_one_without_markup() {
+        let doc = openapi_document("");
+        let schemas = &doc["components"]["schemas"];
+        let app_name = schemas["GroupForm"]["properties"]["appname"]["pattern"].as_str().unwrap();
+        let name = schemas["Definition"]["properties"]["name"]["pattern"].as_str().unwrap();
+        assert_eq!(name, app_name.replace("<>", ""));
     }
 
     /// openapi-spec-validator holds every `default` and `enum` value to the schema it sits in: a `null`

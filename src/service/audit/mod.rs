@@ -62,11 +62,17 @@ pub enum EventKind {
     TokenIssue,
     AlarmTest,
     CodeApply,
+    WorkflowAdd,
+    WorkflowUpdate,
+    WorkflowRestore,
+    WorkflowRemove,
+    WorkflowStart,
+    WorkflowStop,
 }
 
 impl EventKind {
     /// Every kind, in the audit page's filter order.
-    pub const ALL: [EventKind; 22] = [
+    pub const ALL: [EventKind; 28] = [
         EventKind::SignIn,
         EventKind::SignOut,
         EventKind::AccessRefused,
@@ -89,6 +95,12 @@ impl EventKind {
         EventKind::TokenIssue,
         EventKind::AlarmTest,
         EventKind::CodeApply,
+        EventKind::WorkflowAdd,
+        EventKind::WorkflowUpdate,
+        EventKind::WorkflowRestore,
+        EventKind::WorkflowRemove,
+        EventKind::WorkflowStart,
+        EventKind::WorkflowStop,
     ];
 
     /// The kind as written in the event's `kind` field.
@@ -116,6 +128,12 @@ impl EventKind {
             EventKind::TokenIssue => "token.issue",
             EventKind::AlarmTest => "alarm.test",
             EventKind::CodeApply => "code.apply",
+            EventKind::WorkflowAdd => "workflow.add",
+            EventKind::WorkflowUpdate => "workflow.update",
+            EventKind::WorkflowRestore => "workflow.restore",
+            EventKind::WorkflowRemove => "workflow.remove",
+            EventKind::WorkflowStart => "workflow.start",
+            EventKind::WorkflowStop => "workflow.stop",
         }
     }
 }
