@@ -38,6 +38,7 @@ mod security;
 mod storage;
 mod support;
 mod webhook;
+mod workflow_api;
 mod workflow_storage;
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -96,6 +97,7 @@ fn main() {
         .chain(security::cases())
         .chain(storage::cases())
         .chain(webhook::cases())
+        .chain(workflow_api::cases())
         .chain(workflow_storage::cases());
     let mut trials = Vec::new();
     for case in cases {
