@@ -13,8 +13,10 @@ use serde_json::{Map, Value};
 pub use crate::domain::schedule::{MisfireStrategy, ScheduleType};
 
 /// Enums stored as text: `as_str` is the stored (and serialized) form, `parse` its inverse.
+// `$text` is a token tree, not a `literal` fragment: the OpenAPI derive reads `rename = "…"` only from a
+// bare literal, and a `literal` fragment reaches it wrapped in an invisible group.
 macro_rules! stored_enum {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:tt),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
         pub enum $name {

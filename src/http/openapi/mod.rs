@@ -768,6 +768,16 @@ mod tests {
                 "#/components/schemas/Definition"
             );
         }
+        let names = |schema: &str| schemas[schema]["enum"].clone();
+        let stored = |all: Vec<&str>| serde_json::json!(all);
+        use crate::domain::workflow::model::{FailureStrategy, LimitPolicy, TriggerRule};
+        assert_eq!(names("TriggerRule"), stored(TriggerRule::ALL.iter().map(|r| r.as_str()).collect()));
+        assert_eq!(
+            names("FailureStrategy"),
+            stored(FailureStrategy::ALL.iter().map(|f| f.as_str()).collect())
+        );
+        assert_eq!(names("LimitPolicy"), stored(LimitPolicy::ALL.iter().map(|l| l.as_str()).collect()));
+        assert_eq!(names("ScheduleType"), serde_json::json!(["NONE", "CRON", "FIX_RATE"]));
         let problem = &schemas["DefinitionProblem"]["properties"];
         assert!(
             problem["node"].is_object() && problem["field"].is_object() && problem["problem"].is_object()
