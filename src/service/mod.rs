@@ -79,6 +79,9 @@ pub enum ServiceError {
     /// The executor refused or could not be reached; its message when it gave one.
     #[error("{}", .0.as_deref().unwrap_or("the executor did not answer"))]
     Executor(Option<String>),
+    /// The database cannot do it as set up (an account without a right it needs), with what to do.
+    #[error("{0}")]
+    Unavailable(String),
     /// A workflow definition refused: every problem found, each naming its node and field.
     #[error("{}", definition_problems(.0))]
     Definition(Vec<DefinitionError>),

@@ -229,7 +229,7 @@ pub async fn create(
 async fn insert(state: &ServiceContext, user: &LoginUser, document: &Value) -> Result<Saving, ServiceError> {
     let def = parse(document)?;
     check(state, user, &def, None).await?;
-    state.db.ensure_extension_tables().await?;
+    state.db.ensure_extension_tables().await.map_err(tables_refused)?;
     let text = stored_text(&def)?;
     let now = state.clock.now_ms();
     let id = state
@@ -354,6 +354,21 @@ fn stored_text(def: &Definition) -> Result<String, ServiceError> {
         tracing::error!("a workflow definition did not serialize: {e}");
         ServiceError::Failed
     })
+}
+
+/// The workflow tables could not be created: the answer says which and what to do, the log also gets the
+/// statements to run.
+fn tables_refused(error: StorageError) -> ServiceError {
+    match error {
+        StorageError::ExtensionTablesDenied { ref missing, ref reason, .. } => {
+            tracing::error!("{error}");
+            ServiceError::Unavailable(format!(
+                "the workflow tables are missing ({missing}) and the database account may not create them \
+                 ({reason}): have them created with the statements `xxl-job-admin ddl` prints"
+            ))
+        }
+        other => other.into(),
+    }
 }
 
 fn name_taken(error: StorageError) -> ServiceError {
@@ -627,4 +642,24 @@ pub async fn remove(state: &ServiceContext, user: &LoginUser, id: i64) -> Result
         .audit
         .done(user, EventKind::WorkflowRemove, Target::new("workflow", id, name), audited, result)
         .map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_account_that_may_not_create_the_tables_is_told_what_to_do() {
+        let denied = StorageError::ExtensionTablesDenied {
+            missing: "xxl_job_ext_workflow".into(),
+            reason: "CREATE command denied".into(),
+            ddl: "CREATE TABLE IF NOT EXISTS xxl_job_ext_workflow (…);",
+        };
+        let ServiceError::Unavailable(message) = tables_refused(denied) else { panic!("not unavailable") };
+        for part in ["(xxl_job_ext_workflow)", "(CREATE command denied)", "`xxl-job-admin ddl`"] {
+            assert!(message.contains(part), "{part} in {message}");
+        }
+        assert!(!message.contains("CREATE TABLE"), "the statements go to the log: {message}");
+        assert!(matches!(tables_refused(StorageError::Unwritten), ServiceError::Storage(_)));
+    }
 }

@@ -342,6 +342,7 @@ impl ApiError {
             ApiError::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             ApiError::Service(ServiceError::Conflict(_)) => StatusCode::CONFLICT,
             ApiError::Service(ServiceError::Executor(_)) => StatusCode::BAD_GATEWAY,
+            ApiError::Service(ServiceError::Unavailable(_)) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Service(ServiceError::Failed | ServiceError::Storage(_)) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }

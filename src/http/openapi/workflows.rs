@@ -59,7 +59,8 @@ pub async fn list(
         (status = 400, body = ErrorBody, description = "the document is refused: `errors` lists every problem, with its node and field \
             (a job, executor group or sub-workflow it names that does not exist, a cycle, sub-workflows nested too deep among them)"),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "the executor group, or that of a job or sub-workflow named, is not granted"),
-        (status = 409, body = ErrorBody, description = "another workflow has the name"), (status = 415, body = ErrorBody)))]
+        (status = 409, body = ErrorBody, description = "another workflow has the name"), (status = 415, body = ErrorBody),
+        (status = 503, body = ErrorBody, description = "the first workflow: the database account may not create the workflow tables (the message says what to do)")))]
 pub async fn create(
     State(services): State<ServiceContext>,
     State(config): State<Arc<Config>>,
