@@ -153,9 +153,21 @@ fn stored_definition(version: &WorkflowVersion) -> Result<Definition, ServiceErr
 
 /// The document sent as a definition. A fault names where it is as a path (`nodes[2].retry.count`) and,
 /// inside a node, the node.
-pub fn parse(document: &Value) -> Result<Definition, ServiceError> {
+fn parse(document: &Value) -> Result<Definition, ServiceError> {
     serde_path_to_error::deserialize(document).map_err(|e| {
-        let field = e.path().to_string();
+        // The path leads to the object a missing field is missing from (`.` for the document): the field
+        // itself is named in serde's message only.
+        let at = Some(e.path().to_string()).filter(|path| path != ".");
+        let missing = e
+            .inner()
+            .to_string()
+            .strip_prefix("missing field `")
+            .and_then(|m| m.strip_suffix('`'))
+            .map(str::to_string);
+        let field = match (at, missing) {
+            (Some(at), Some(missing)) => format!("{at}.{missing}"),
+            (at, missing) => at.or(missing).unwrap_or_default(),
+        };
         let node = field
             .strip_prefix("nodes[")
             .and_then(|rest| rest.split(']').next())
@@ -647,6 +659,34 @@ pub async fn remove(state: &ServiceContext, user: &LoginUser, id: i64) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn fault(document: Value) -> (Option<String>, String, String) {
+        match parse(&document) {
+            Err(ServiceError::Definition(errors)) if errors.len() == 1 => {
+                let e = &errors[0];
+                (e.node.clone(), e.field.clone(), e.problem.to_string())
+            }
+            other => panic!("one problem expected: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_document_that_does_not_read_is_refused_where_it_fails() {
+        let (node, field, problem) = fault(json!({"name": "wf", "jobGroup": 1}));
+        assert_eq!((node, field.as_str()), (None, "nodes"));
+        assert_eq!(problem, "does not read as a definition: missing field `nodes`");
+        let nodes =
+            json!([{"name": "a", "kind": {"type": "job", "jobId": 1}}, {"name": "b", "upstream": ["a"]}]);
+        let (node, field, _) = fault(json!({"name": "wf", "jobGroup": 1, "nodes": nodes}));
+        assert_eq!((node.as_deref(), field.as_str()), (Some("b"), "nodes[1].kind"));
+        let nodes = json!([{"name": "a", "retry": {"count": -1}, "kind": {"type": "job", "jobId": 1}}]);
+        let (node, field, _) = fault(json!({"name": "wf", "jobGroup": 1, "nodes": nodes}));
+        assert_eq!((node.as_deref(), field.as_str()), (Some("a"), "nodes[0].retry.count"));
+        let (node, field, problem) = fault(json!({"name": "wf", "jobGroup": 1, "nodes": [], "bogus": 1}));
+        assert_eq!((node, field.as_str()), (None, "bogus"));
+        assert!(problem.contains("unknown field `bogus`"), "{problem}");
+    }
 
     #[test]
     fn an_account_that_may_not_create_the_tables_is_told_what_to_do() {
