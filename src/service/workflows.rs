@@ -300,11 +300,10 @@ async fn save_over(
     base: Option<i32>,
 ) -> Result<Saving, ServiceError> {
     let version = workflow.current_version;
-    if base.is_some_and(|base| base != version) {
+    if let Some(base) = base.filter(|&base| base != version) {
         return Err(ServiceError::Conflict(format!(
-            "the workflow's current version is {version}, not the baseVersion {}: read it again and \
-             apply your change to it",
-            base.unwrap_or_default()
+            "the workflow's current version is {version}, not the baseVersion {base}: read it again and \
+             apply your change to it"
         )));
     }
     if def == current {
@@ -527,8 +526,11 @@ fn rescheduled(
     {
         return Ok(None);
     }
-    let next = next_fire(state, &head.schedule_type, head.schedule_conf.as_deref())
-        .map_err(|e| ServiceError::Conflict(format!("the workflow is running: stop it first ({e})")))?;
+    let next = next_fire(state, &head.schedule_type, head.schedule_conf.as_deref()).map_err(|e| {
+        ServiceError::Conflict(format!(
+            "the workflow is running, and with this schedule it could not be started ({e}): stop it first"
+        ))
+    })?;
     Ok(Some(WorkflowSchedule {
         trigger_status: TriggerStatus::Running.code(),
         schedule_type: head.schedule_type,
