@@ -278,6 +278,10 @@ async fn definitions_are_versioned_compared_restored_scheduled_and_deleted(backe
     let next = running["triggerNextTime"].as_i64().context("next")?;
     ensure!((before + 65_000..=after + 65_000).contains(&next), "{running}");
     ensure_eq!(running["triggerStatus"], 1);
+    let mut unscheduled = first.clone();
+    unscheduled["schedule"] = json!({"type": "NONE"});
+    let kept = api.expect(409, api.put(&path, unscheduled)).await?;
+    ensure!(kept["message"].as_str().is_some_and(|m| m.contains("stop it first")), "{kept}");
     let stopped = api.expect(200, api.post(&format!("{path}/stop"), json!({}))).await?;
     ensure_eq!((stopped["triggerStatus"].clone(), stopped["triggerNextTime"].clone()), (json!(0), json!(0)));
     let none = api.expect(409, api.post(&format!("/workflows/{hourly}/start"), json!({}))).await?;
