@@ -796,6 +796,138 @@ mod tests {
         assert_eq!(name, app_name.replace("<>", ""));
     }
 
+    #[test]
+    fn the_document_declares_what_the_server_enforces() {
+        let doc = serde_json::to_value(openapi_document("")).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let required = |schema: &str| schemas[schema]["required"].as_array().cloned().unwrap_or_default();
+        for field in [
+            "jobGroup",
+            "jobDesc",
+            "author",
+            "scheduleType",
+            "misfireStrategy",
+            "executorRouteStrategy",
+            "executorBlockStrategy",
+        ] {
+            assert!(required("JobForm").contains(&serde_json::json!(field)), "JobForm requires {field}");
+        }
+        assert!(required("GroupForm").contains(&serde_json::json!("appname")));
+        let appname = &schemas["GroupForm"]["properties"]["appname"];
+        assert_eq!((appname["minLength"].as_i64(), appname["maxLength"].as_i64()), (Some(4), Some(64)));
+        let job = &schemas["JobForm"]["properties"];
+        assert_eq!(job["scheduleType"]["enum"], serde_json::json!(["NONE", "CRON", "FIX_RATE"]));
+        assert_eq!(job["executorRouteStrategy"]["enum"].as_array().map(Vec::len), Some(10));
+        assert_eq!(job["executorBlockStrategy"]["enum"].as_array().map(Vec::len), Some(3));
+        assert_eq!(job["glueType"]["enum"].as_array().map(Vec::len), Some(7));
+        let list = doc["paths"]["/jobs"]["get"]["parameters"].as_array().unwrap();
+        let param = |name: &str| list.iter().find(|p| p["name"] == name).unwrap()["schema"].clone();
+        assert_eq!(
+            (param("limit")["minimum"].as_f64(), param("limit")["maximum"].as_f64()),
+            (Some(1.0), Some(1000.0))
+        );
+        assert_eq!(param("offset")["minimum"].as_f64(), Some(0.0));
+        assert_eq!(
+            (param("triggerStatus")["minimum"].as_f64(), param("triggerStatus")["maximum"].as_f64()),
+            (Some(-1.0), Some(1.0))
+        );
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                assert!(op["responses"]["400"].is_object(), "{method} {path} declares its 400");
+            }
+        }
+        // What the derive cannot say: no NUL, the names a body may use, the rules between fields.
+        assert_eq!(job["alarmEmail"]["pattern"], crate::service::schema::NO_NUL);
+        assert_eq!(param("jobDesc")["pattern"], crate::service::schema::NO_NUL);
+        let names = schemas["JobForm"]["propertyNames"]["enum"].as_array().unwrap();
+        assert!(
+            names.contains(&serde_json::json!("jobDesc")) && names.contains(&serde_json::json!("updateTime")),
+            "form and view fields"
+        );
+        let cron = &schemas["JobForm"]["allOf"][0]["anyOf"][0];
+        assert_eq!(
+            (
+                cron["properties"]["scheduleType"]["const"].as_str(),
+                cron["properties"]["scheduleConf"]["format"].as_str()
+            ),
+            (Some("CRON"), Some("quartz-cron"))
+        );
+        assert!(job["scheduleConf"].get("pattern").is_none(), "the rules alone describe scheduleConf");
+        assert_eq!(
+            doc["paths"]["/jobs"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/NewJob"
+        );
+        assert_eq!(schemas["NewJob"]["allOf"][1]["required"], serde_json::json!(["glueType"]));
+    }
+
+    #[test]
+    fn the_jobs_as_code_operations_declare_what_the_server_checks() {
+        let doc = serde_json::to_value(openapi_document("")).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let param = |path: &str, method: &str, name: &str| {
+            let list = doc["paths"][path][method]["parameters"].as_array().unwrap();
+            list.iter().find(|p| p["name"] == name).unwrap()["schema"].clone()
+        };
+        assert_eq!(param("/export", "get", "format")["enum"], serde_json::json!(["json", "toml"]));
+        assert_eq!(param("/export", "get", "group")["items"]["pattern"], crate::service::schema::NO_NUL);
+        assert_eq!(
+            (
+                param("/apply", "post", "dryRun")["type"].as_str(),
+                param("/apply", "post", "prune")["type"].as_str()
+            ),
+            (Some("boolean"), Some("boolean"))
+        );
+        let export = &doc["paths"]["/export"]["get"]["responses"]["200"]["content"];
+        assert_eq!(
+            export["application/json"]["schema"]["$ref"], "#/components/schemas/Document",
+            "an export answers the plain shape"
+        );
+        assert!(export["application/toml"].is_object());
+        let apply = &doc["paths"]["/apply"]["post"];
+        for media in ["application/json", "application/toml", "text/toml"] {
+            assert_eq!(
+                apply["requestBody"]["content"][media]["schema"]["$ref"],
+                "#/components/schemas/AppliedDocument",
+                "{media}"
+            );
+        }
+        for status in ["200", "400", "401", "403", "404", "409", "415"] {
+            assert!(apply["responses"][status].is_object(), "apply declares its {status}");
+        }
+        assert_eq!(
+            schemas["AppliedDocument"]["properties"]["executor"]["items"]["$ref"],
+            "#/components/schemas/AppliedExecutor"
+        );
+        let executor = &schemas["AppliedExecutor"];
+        assert_eq!(executor["properties"]["job"]["items"]["$ref"], "#/components/schemas/AppliedJob");
+        assert_eq!(
+            (
+                executor["properties"]["app_name"]["minLength"].as_i64(),
+                executor["properties"]["title"]["maxLength"].as_i64()
+            ),
+            (Some(4), Some(12))
+        );
+        assert_eq!(executor["allOf"][0]["anyOf"][0]["properties"]["addresses"]["minItems"], 1);
+        let job = &schemas["AppliedJob"];
+        assert_eq!(job["properties"]["author"]["maxLength"], 64);
+        assert_eq!(job["properties"]["trigger_status"]["enum"], serde_json::json!([0, 1, null]));
+        assert_eq!(job["properties"]["route_strategy"]["enum"].as_array().map(Vec::len), Some(10));
+        let none = &job["allOf"][0]["anyOf"][2]["properties"];
+        assert_eq!(
+            (none["schedule_type"]["const"].as_str(), none["trigger_status"]["enum"].clone()),
+            (Some("NONE"), serde_json::json!([0, null]))
+        );
+        assert_eq!(
+            job["allOf"][1]["anyOf"][1]["required"],
+            serde_json::json!(["handler"]),
+            "a BEAN job, the default, needs its JobHandler"
+        );
+        assert!(
+            schemas["Job"]["properties"]["author"].get("maxLength").is_none(),
+            "the exported shape is left as it is"
+        );
+    }
+
     /// openapi-spec-validator holds every `default` and `enum` value to the schema it sits in: a `null`
     /// needs a type that admits null (or no type), a number the schema's bounds.
     #[test]
