@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Serialized as 2.4.2 names them (`NONE`, `CRON`, `FIX_RATE`), in workflow definitions too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ScheduleType {
     None,
@@ -45,7 +45,7 @@ impl ScheduleType {
 }
 
 /// Serialized as 2.4.2 names them (`DO_NOTHING`, `FIRE_ONCE_NOW`), in workflow definitions too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum MisfireStrategy {
     DoNothing,

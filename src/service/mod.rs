@@ -14,10 +14,12 @@ pub mod schema;
 pub mod tokens;
 pub mod users;
 pub mod workflow_runs;
+pub mod workflows;
 
 pub use access::{LoginUser, Origin};
 
 use crate::alarm::Alarms;
+use crate::domain::workflow::DefinitionError;
 use crate::executor::ExecutorClient;
 use crate::i18n::I18n;
 use crate::scheduler::complete::Completer;
@@ -80,6 +82,23 @@ pub enum ServiceError {
     /// The executor refused or could not be reached; its message when it gave one.
     #[error("{}", .0.as_deref().unwrap_or("the executor did not answer"))]
     Executor(Option<String>),
+    /// The database cannot do it as set up (an account without a right it needs), with what to do.
+    #[error("{0}")]
+    Unavailable(String),
+    /// A workflow definition refused: every problem found, each naming its node and field.
+    #[error("{}", definition_problems(.0))]
+    Definition(Vec<DefinitionError>),
     #[error(transparent)]
     Storage(#[from] StorageError),
+}
+
+/// The problems of a definition as one message: the first few, and how many more there are.
+fn definition_problems(errors: &[DefinitionError]) -> String {
+    const SHOWN: usize = 5;
+    let listed: Vec<String> = errors.iter().take(SHOWN).map(ToString::to_string).collect();
+    let more = match errors.len().saturating_sub(SHOWN) {
+        0 => String::new(),
+        n => format!("; and {n} more"),
+    };
+    format!("the workflow definition is refused: {}{more}", listed.join("; "))
 }

@@ -93,7 +93,7 @@ async fn permitted_workflow(
     id: i64,
 ) -> Result<Workflow, ServiceError> {
     let not_found = || ServiceError::NotFound(format!("workflow {id} does not exist"));
-    if !state.db.workflow_tables_exist().await? {
+    if !state.db.extension_tables_present().await? {
         return Err(not_found());
     }
     let workflow = state.db.load_workflow(id).await?.ok_or_else(not_found)?;
@@ -108,7 +108,7 @@ async fn permitted_run(
     id: i64,
 ) -> Result<(WorkflowRun, Workflow), ServiceError> {
     let not_found = || ServiceError::NotFound(format!("workflow run {id} does not exist"));
-    if !state.db.workflow_tables_exist().await? {
+    if !state.db.extension_tables_present().await? {
         return Err(not_found());
     }
     let run = state.db.load_run(id).await?.ok_or_else(not_found)?;
@@ -260,7 +260,7 @@ pub async fn backfill_detail(
     id: i64,
 ) -> Result<(Backfill, Vec<(String, i64)>), ServiceError> {
     let not_found = || ServiceError::NotFound(format!("workflow backfill {id} does not exist"));
-    if !state.db.workflow_tables_exist().await? {
+    if !state.db.extension_tables_present().await? {
         return Err(not_found());
     }
     let backfill = state.db.load_backfill(id).await?.ok_or_else(not_found)?;

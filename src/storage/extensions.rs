@@ -76,6 +76,21 @@ impl Db {
     pub async fn ensure_extension_tables(&self) -> Result<()> {
         self.extensions.get_or_try_init(|| ensure(self)).await.map(drop)
     }
+
+    /// Whether every workflow table exists, creating none: a read on a database where no workflow was
+    /// ever saved answers that there is none, and leaves the 2.4 schema as it is. Once they are there, they
+    /// stay, so later calls cost nothing.
+    pub async fn extension_tables_present(&self) -> Result<bool> {
+        if self.extensions.initialized() {
+            return Ok(true);
+        }
+        let present = missing_tables(self).await?.is_empty();
+        if present {
+            // As good as made by this admin: later writes need not look again.
+            let _ = self.extensions.set(());
+        }
+        Ok(present)
+    }
 }
 
 async fn ensure(db: &Db) -> Result<()> {
@@ -173,9 +188,11 @@ mod tests {
     #[tokio::test]
     async fn tables_are_made_on_first_use_only() {
         let db = crate::storage::testing::memory_db().await;
-        assert_eq!(missing_tables(&db).await.unwrap(), EXTENSION_TABLES);
+        assert!(!db.extension_tables_present().await.unwrap());
+        assert_eq!(missing_tables(&db).await.unwrap(), EXTENSION_TABLES, "asking creates nothing");
         db.ensure_extension_tables().await.unwrap();
         assert!(missing_tables(&db).await.unwrap().is_empty());
+        assert!(db.extension_tables_present().await.unwrap());
         // Again, and through a clone: nothing to do.
         db.clone().ensure_extension_tables().await.unwrap();
         create_missing(&db).await.unwrap();

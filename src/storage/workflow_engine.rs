@@ -9,7 +9,7 @@
 use super::logs::{log_inserts, NewLog};
 use super::sql::{self, On, Tx};
 use super::workflows::{NewRun, NodeChange, WorkflowRun, ACTIVE_RUN_STATES};
-use super::{Arg, Db, Result, StorageError};
+use super::{Arg, Db, Result};
 
 /// Run states that hold a place under a workflow's `maxRuns`.
 const HOLDING_PLACE: [&str; 3] = ["running", "paused", "stopping"];
@@ -114,15 +114,6 @@ const INSERT_TRIGGER: &str = "INSERT INTO xxl_job_ext_workflow_trigger (log_id, 
      shard_index, shard_total) VALUES (?, ?, ?, ?, ?, ?)";
 
 impl Db {
-    /// Whether the workflow tables exist (without creating them).
-    pub async fn workflow_tables_exist(&self) -> Result<bool> {
-        match self.scalar("SELECT COUNT(*) FROM xxl_job_ext_workflow WHERE 1 = 0", &[]).await {
-            Ok(_) => Ok(true),
-            Err(StorageError::Database(sqlx::Error::Database(_))) => Ok(false),
-            Err(e) => Err(e),
-        }
-    }
-
     /// Inserts a run of an existing workflow, admitted under `limits` (the workflow row locked meanwhile,
     /// so admins starting runs together count each other's); `None` when the workflow is gone.
     pub async fn admit_run(&self, run: &NewRun, limits: RunLimits, now_ms: i64) -> Result<Option<Admitted>> {
@@ -309,7 +300,7 @@ impl Db {
 
     /// How many runs are in each state not over; none when the workflow tables do not exist.
     pub async fn active_run_counts(&self) -> Result<Vec<(String, i64)>> {
-        if !self.workflow_tables_exist().await? {
+        if !self.extension_tables_present().await? {
             return Ok(Vec::new());
         }
         let sql = format!(

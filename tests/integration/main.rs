@@ -38,6 +38,7 @@ mod security;
 mod storage;
 mod support;
 mod webhook;
+mod workflow_api;
 mod workflow_faults;
 mod workflow_storage;
 mod workflows;
@@ -98,6 +99,7 @@ fn main() {
         .chain(security::cases())
         .chain(storage::cases())
         .chain(webhook::cases())
+        .chain(workflow_api::cases())
         .chain(workflow_faults::cases())
         .chain(workflow_storage::cases())
         .chain(workflows::cases());

@@ -3,6 +3,9 @@
 //! Unknown fields are refused everywhere so that a typo (`upsteam`) is an error, not a silently
 //! ignored setting. A node's kind is its own object, internally tagged by `type`:
 //! `{"name": "load", "upstream": ["extract"], "kind": {"type": "job", "jobId": 7}}`.
+//!
+//! The types also describe the document in the REST API's OpenAPI document: the bounds written there are
+//! [`super::validate`]'s (a test of the API's document holds them equal), so a client sees what is checked.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -10,10 +13,12 @@ use serde_json::{Map, Value};
 pub use crate::domain::schedule::{MisfireStrategy, ScheduleType};
 
 /// Enums stored as text: `as_str` is the stored (and serialized) form, `parse` its inverse.
+// `$text` is a token tree, not a `literal` fragment: the OpenAPI derive reads `rename = "…"` only from a
+// bare literal, and a `literal` fragment reaches it wrapped in an invisible group.
 macro_rules! stored_enum {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:tt),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
         pub enum $name {
             $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
         }
@@ -141,13 +146,21 @@ impl NodeState {
 
 /// One version of a workflow. Numeric bounds are checked by [`super::validate::validate`], not here,
 /// so that every problem of a document is reported at once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(description = "A workflow definition document: one version of a workflow, its nodes and settings.")]
 pub struct Definition {
+    /// Unique among workflows; sub-workflow nodes name a workflow by it.
+    #[schema(
+        max_length = 128,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\x00-\x1f\x7f-\x9f \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00-\x1f\x7f-\x9f]*$"
+    )]
     pub name: String,
     /// The executor group the workflow belongs to, for permissions (as a job's).
+    #[schema(minimum = 1)]
     pub job_group: i32,
     #[serde(default)]
+    #[schema(max_length = 2000)]
     pub description: String,
     #[serde(default)]
     pub schedule: Schedule,
@@ -162,11 +175,13 @@ pub struct Definition {
     pub deadline: Option<Deadline>,
     /// Comma-separated addresses; may be empty.
     #[serde(default)]
+    #[schema(max_length = 255, pattern = r"^[^\x00-\x1f\x7f-\x9f]*$")]
     pub alarm_email: String,
+    #[schema(min_items = 1, max_items = 2000)]
     pub nodes: Vec<Node>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Schedule {
     #[serde(rename = "type")]
@@ -188,13 +203,15 @@ impl Default for Schedule {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Concurrency {
     /// Runs of this workflow active at once.
+    #[schema(minimum = 1, maximum = 1000)]
     pub max_runs: u32,
     pub on_limit: LimitPolicy,
     /// Runs waiting under `queue`; past it a new run is refused.
+    #[schema(minimum = 1, maximum = 10000)]
     pub max_queued: u32,
 }
 
@@ -205,18 +222,21 @@ impl Default for Concurrency {
 }
 
 /// A time limit on a whole run, counted from its start.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Deadline {
+    #[schema(minimum = 1, maximum = 31622400)]
     pub seconds: u64,
     /// Stop the run when the deadline passes (otherwise only alarm).
     #[serde(default)]
     pub stop: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Node {
+    /// Unique within the workflow.
+    #[schema(min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9_-]+$")]
     pub name: String,
     /// The names of the nodes this one follows, in the order written.
     #[serde(default)]
@@ -228,6 +248,7 @@ pub struct Node {
     pub retry: Retry,
     /// 0 = no timeout.
     #[serde(default)]
+    #[schema(maximum = 31622400)]
     pub timeout_seconds: u32,
     /// A failure counts as success for what follows; the node's state still says failed.
     #[serde(default)]
@@ -237,13 +258,17 @@ pub struct Node {
     pub disabled: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "type", rename_all = "lowercase", rename_all_fields = "camelCase", deny_unknown_fields)]
 pub enum NodeKind {
     /// Runs an existing xxl-job job; `param` is a template rendered into its executor parameter.
     Job {
+        // The OpenAPI derive does not read `rename_all_fields`: it is told the name.
+        #[serde(rename = "jobId")]
+        #[schema(minimum = 1)]
         job_id: i32,
         #[serde(default)]
+        #[schema(max_length = 65535)]
         param: String,
     },
     /// Chooses which of its direct downstream nodes run: the first way whose `when` is true, else
@@ -258,6 +283,10 @@ pub enum NodeKind {
     /// are templates; other values are passed as they are.
     #[serde(rename = "subworkflow")]
     SubWorkflow {
+        #[schema(
+            max_length = 128,
+            pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\x00-\x1f\x7f-\x9f \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00-\x1f\x7f-\x9f]*$"
+        )]
         workflow: String,
         #[serde(default)]
         params: Map<String, Value>,
@@ -269,7 +298,7 @@ pub enum NodeKind {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Way {
     /// An expression, true to take this way.
@@ -279,17 +308,22 @@ pub struct Way {
 
 /// Retries of a failed node. Defaults follow Airflow's: no retry, 5 minutes apart, no back-off,
 /// at most a day between two attempts, no jitter.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Retry {
+    #[schema(maximum = 100)]
     pub count: u32,
     /// The first retry's delay.
+    #[schema(maximum = 86400000)]
     pub delay_ms: u64,
     /// Each further retry waits this many times longer.
+    #[schema(minimum = 1, maximum = 10)]
     pub factor: f64,
-    /// No retry waits longer than this.
+    /// No retry waits longer than this; not below `delayMs`.
+    #[schema(maximum = 86400000)]
     pub cap_ms: u64,
     /// The fraction of a delay that is drawn at random and taken off it (0 = exact delays).
+    #[schema(minimum = 0, maximum = 1)]
     pub jitter: f64,
 }
 

@@ -8,6 +8,7 @@ use crate::cron::{CronError, CronExpression};
 
 use super::graph::Graph;
 use super::model::{Definition, Node, NodeKind, ScheduleType, TriggerRule};
+use super::nesting::MAX_NESTING;
 use super::template::{self, TemplateError};
 
 pub const MAX_NODES: usize = 2000;
@@ -100,6 +101,22 @@ pub enum Problem {
     Expression(String),
     #[error("a workflow cannot run itself as a sub-workflow")]
     SubWorkflowItself,
+    // What only the database can tell, found by the service.
+    #[error("does not read as a definition: {0}")]
+    Unreadable(String),
+    #[error("no executor group has id {0}")]
+    UnknownGroup(i32),
+    #[error("no job has id {0}")]
+    UnknownJob(i32),
+    #[error("no workflow is named '{0}'")]
+    UnknownWorkflow(String),
+    #[error("the workflows form a cycle: {}", .0.join(" → "))]
+    WorkflowCycle(Vec<String>),
+    #[error(
+        "sub-workflows nest {} levels deep here ({}); at most {MAX_NESTING} are allowed",
+        .0.len() - 1, .0.join(" → ")
+    )]
+    NestingTooDeep(Vec<String>),
 }
 
 /// Checks everything that can be checked without a database (the name's uniqueness, the jobs, the

@@ -54,8 +54,10 @@ impl From<ServiceError> for ConsoleError {
             ServiceError::Invalid(msg)
             | ServiceError::Forbidden(msg)
             | ServiceError::NotFound(msg)
-            | ServiceError::Conflict(msg) => ConsoleError::Message(msg),
+            | ServiceError::Conflict(msg)
+            | ServiceError::Unavailable(msg) => ConsoleError::Message(msg),
             ServiceError::Executor(Some(msg)) => ConsoleError::Message(msg),
+            refused @ ServiceError::Definition(_) => ConsoleError::Message(refused.to_string()),
             ServiceError::Failed | ServiceError::Executor(None) => ConsoleError::Silent,
             ServiceError::Storage(e) => ConsoleError::Storage(e),
         }

@@ -9,8 +9,10 @@ mod jobs;
 mod logs;
 mod shapes;
 mod workflow_runs;
+mod workflows;
 
 use crate::config::Config;
+use crate::domain::workflow::DefinitionError;
 use crate::http::client::request_address;
 use crate::http::console::params::MAX_FORM_BODY;
 use crate::http::state::AppState;
@@ -68,6 +70,14 @@ pub fn routes() -> Router<AppState> {
         .route("/workflow-runs/{id}", get(workflow_runs::get))
         .route("/workflow-runs/{id}/{operation}", post(workflow_runs::run_operation))
         .route("/workflow-runs/{id}/nodes/{node}/{operation}", post(workflow_runs::node_operation))
+        .route("/workflows", get(workflows::list).post(workflows::create))
+        .route("/workflows/{id}", get(workflows::get).put(workflows::update).delete(workflows::delete))
+        .route("/workflows/{id}/versions", get(workflows::versions))
+        .route("/workflows/{id}/versions/{version}", get(workflows::version))
+        .route("/workflows/{id}/versions/{version}/restore", post(workflows::restore))
+        .route("/workflows/{id}/diff", get(workflows::diff))
+        .route("/workflows/{id}/start", post(workflows::start))
+        .route("/workflows/{id}/stop", post(workflows::stop))
         .route("/{*unknown}", any(|| async { ApiError::NotFoundRoute }))
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         // GLUE sources may be as large as the console accepts them.
@@ -79,7 +89,7 @@ pub fn routes() -> Router<AppState> {
 #[openapi(
     info(
         title = "xxl-job-admin REST API",
-        description = "Executor groups, jobs and trigger logs of the xxl-job scheduling centre, with the console's rules, \
+        description = "Executor groups, jobs, trigger logs and workflows of the xxl-job scheduling centre, with the console's rules, \
                        messages and group permissions. Authenticate with a personal API token created in the console's \
                        user menu: `Authorization: Bearer <token>`. A token acts with its user's role and groups, and is \
                        revoked when that user's password or role changes."
@@ -93,6 +103,9 @@ pub fn routes() -> Router<AppState> {
         workflow_runs::start, workflow_runs::list, workflow_runs::get, workflow_runs::run_operation,
         workflow_runs::node_operation, workflow_runs::start_backfill, workflow_runs::get_backfill,
         workflow_runs::stop_backfill,
+        workflows::list, workflows::create, workflows::get, workflows::update, workflows::delete,
+        workflows::versions, workflows::version, workflows::diff, workflows::restore, workflows::start,
+        workflows::stop,
     ),
     components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::Triggered, jobs::FireTimes, logs::Killed, logs::LogStatus, code::Applied, workflow_runs::StartBody, workflow_runs::Started, workflow_runs::RunView, workflow_runs::RunDetailView, workflow_runs::NodeView, workflow_runs::AttemptView, workflow_runs::Operated, workflow_runs::MarkBody, workflow_runs::BackfillBody, workflow_runs::BackfillStarted, workflow_runs::BackfillView)),
     modifiers(&BearerAuth),
@@ -103,6 +116,7 @@ pub fn routes() -> Router<AppState> {
         (name = "logs", description = "Trigger logs and the executor's log of a run"),
         (name = "jobs as code", description = "Executors and jobs exported to a document and applied from one (docs/jobs-as-code.md)"),
         (name = "workflow runs", description = "Runs of workflows: start, follow, stop, pause, retry, rerun, mark, skip, approve (docs/workflows.md)"),
+        (name = "workflows", description = "Workflow definitions: DAGs of jobs, versioned, compared, restored and scheduled"),
     )
 )]
 struct ApiDoc;
@@ -273,6 +287,31 @@ pub struct ErrorBody {
     pub error: String,
     /// What went wrong, in the admin's language (`xxl.job.i18n`) for the console's rules.
     pub message: String,
+    /// A refused workflow definition: every problem found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub errors: Option<Vec<DefinitionProblem>>,
+}
+
+/// One problem of a workflow definition.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DefinitionProblem {
+    /// The node it is in; null for the workflow's own fields.
+    pub node: Option<String>,
+    /// Where, as a path in the document: `nodes[3].upstream[1]`, `concurrency.maxRuns`.
+    pub field: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+impl DefinitionProblem {
+    fn of(error: &DefinitionError) -> DefinitionProblem {
+        DefinitionProblem {
+            node: error.node.clone(),
+            field: error.field.clone(),
+            problem: error.problem.to_string(),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -304,7 +343,10 @@ impl ApiError {
     fn status(&self) -> StatusCode {
         match self {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::BadRequest(_) | ApiError::Service(ServiceError::Invalid(_)) => StatusCode::BAD_REQUEST,
+            ApiError::BadRequest(_)
+            | ApiError::Service(ServiceError::Invalid(_) | ServiceError::Definition(_)) => {
+                StatusCode::BAD_REQUEST
+            }
             ApiError::Service(ServiceError::Forbidden(_)) => StatusCode::FORBIDDEN,
             ApiError::NotFoundRoute | ApiError::Service(ServiceError::NotFound(_)) => StatusCode::NOT_FOUND,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -312,6 +354,7 @@ impl ApiError {
             ApiError::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             ApiError::Service(ServiceError::Conflict(_)) => StatusCode::CONFLICT,
             ApiError::Service(ServiceError::Executor(_)) => StatusCode::BAD_GATEWAY,
+            ApiError::Service(ServiceError::Unavailable(_)) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Service(ServiceError::Failed | ServiceError::Storage(_)) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
@@ -329,10 +372,17 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
+        let errors = match &self {
+            ApiError::Service(ServiceError::Definition(errors)) => {
+                Some(errors.iter().map(DefinitionProblem::of).collect())
+            }
+            _ => None,
+        };
         let body = ErrorBody {
             status: status.as_u16(),
             error: status.canonical_reason().unwrap_or("").to_string(),
             message,
+            errors,
         };
         let mut response = (status, Json(body)).into_response();
         if status == StatusCode::UNAUTHORIZED {
@@ -560,16 +610,28 @@ fn culprit<T: DeserializeOwned>(pairs: &[(String, String)]) -> Option<String> {
     })
 }
 
-/// A resource id from the path; not a number (or out of range) is a 400 naming `id`.
+/// A resource id from the path (or a struct of the path's parameters); not a number (or out of range) is
+/// a 400 naming the parameter (`id` unless a struct names another).
 pub struct Id<T>(pub T);
 
 impl<T: DeserializeOwned + Send> FromRequestParts<AppState> for Id<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        use axum::extract::path::ErrorKind;
+        use axum::extract::rejection::PathRejection;
         let axum::extract::Path(value) =
-            axum::extract::Path::<T>::from_request_parts(parts, state).await.map_err(|_| {
-                ApiError::BadRequest(state.services.i18n.format("system_param_invalid", &[&"id"]))
+            axum::extract::Path::<T>::from_request_parts(parts, state).await.map_err(|rejection| {
+                let name = match &rejection {
+                    PathRejection::FailedToDeserializePathParams(e) => match e.kind() {
+                        ErrorKind::ParseErrorAtKey { key, .. }
+                        | ErrorKind::InvalidUtf8InPathParam { key }
+                        | ErrorKind::DeserializeError { key, .. } => key.as_str(),
+                        _ => "id",
+                    },
+                    _ => "id",
+                };
+                ApiError::BadRequest(state.services.i18n.format("system_param_invalid", &[&name]))
             })?;
         Ok(Id(value))
     }
@@ -663,9 +725,87 @@ mod tests {
             "/logs/{id}/kill",
             "/export",
             "/apply",
+            "/workflows",
+            "/workflows/{id}",
+            "/workflows/{id}/versions",
+            "/workflows/{id}/versions/{version}",
+            "/workflows/{id}/versions/{version}/restore",
+            "/workflows/{id}/diff",
+            "/workflows/{id}/start",
+            "/workflows/{id}/stop",
         ] {
             assert!(paths.contains_key(path), "{path} documented");
         }
+    }
+
+    /// The definition's schema states validate's bounds: what the document allows, the server accepts
+    /// (as far as each field alone goes), and what it forbids, the server refuses.
+    #[test]
+    fn the_definition_schema_states_what_validation_holds_to() {
+        use crate::domain::workflow::validate::*;
+        let doc = openapi_document("");
+        let schemas = &doc["components"]["schemas"];
+        let bound = |schema: &str, field: &str, key: &str| {
+            let property = &schemas[schema]["properties"][field];
+            property[key].as_f64().unwrap_or_else(|| panic!("{schema}.{field} has a {key}: {property}"))
+        };
+        let kind = |variant: &str| {
+            let variants = schemas["NodeKind"]["oneOf"].as_array().unwrap();
+            variants.iter().find(|v| v["properties"]["type"]["enum"][0] == variant).unwrap().clone()
+        };
+        let as_f64 = |n: usize| n as f64;
+        assert_eq!(bound("Definition", "name", "maxLength"), as_f64(MAX_NAME_CHARS));
+        assert_eq!(bound("Definition", "description", "maxLength"), as_f64(MAX_DESCRIPTION_CHARS));
+        assert_eq!(bound("Definition", "alarmEmail", "maxLength"), as_f64(MAX_ALARM_EMAIL_CHARS));
+        assert_eq!(bound("Definition", "nodes", "maxItems"), as_f64(MAX_NODES));
+        assert_eq!(bound("Node", "name", "maxLength"), as_f64(MAX_NODE_NAME_CHARS));
+        assert_eq!(bound("Node", "timeoutSeconds", "maximum"), MAX_SECONDS as f64);
+        assert_eq!(bound("Deadline", "seconds", "maximum"), MAX_SECONDS as f64);
+        assert_eq!(bound("Retry", "delayMs", "maximum"), MAX_RETRY_DELAY_MS as f64);
+        assert_eq!(bound("Retry", "capMs", "maximum"), MAX_RETRY_DELAY_MS as f64);
+        let job = kind("job");
+        assert_eq!(job["properties"]["param"]["maxLength"].as_f64(), Some(as_f64(MAX_TEMPLATE_CHARS)));
+        assert_eq!(job["required"], serde_json::json!(["jobId", "type"]), "the field names serde reads");
+        let sub = kind("subworkflow");
+        assert_eq!(
+            sub["properties"]["workflow"]["pattern"],
+            schemas["Definition"]["properties"]["name"]["pattern"]
+        );
+        for schema in ["Definition", "Node", "Schedule", "Retry", "Concurrency", "Deadline", "Way"] {
+            assert_eq!(schemas[schema]["additionalProperties"], false, "{schema} refuses other fields");
+        }
+        for path in ["/workflows", "/workflows/{id}"] {
+            let method = if path == "/workflows" { "post" } else { "put" };
+            assert_eq!(
+                doc["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+                "#/components/schemas/Definition"
+            );
+        }
+        let names = |schema: &str| schemas[schema]["enum"].clone();
+        let stored = |all: Vec<&str>| serde_json::json!(all);
+        use crate::domain::workflow::model::{FailureStrategy, LimitPolicy, TriggerRule};
+        assert_eq!(names("TriggerRule"), stored(TriggerRule::ALL.iter().map(|r| r.as_str()).collect()));
+        assert_eq!(
+            names("FailureStrategy"),
+            stored(FailureStrategy::ALL.iter().map(|f| f.as_str()).collect())
+        );
+        assert_eq!(names("LimitPolicy"), stored(LimitPolicy::ALL.iter().map(|l| l.as_str()).collect()));
+        assert_eq!(names("ScheduleType"), serde_json::json!(["NONE", "CRON", "FIX_RATE"]));
+        let problem = &schemas["DefinitionProblem"]["properties"];
+        assert!(
+            problem["node"].is_object() && problem["field"].is_object() && problem["problem"].is_object()
+        );
+    }
+
+    /// A workflow's name is refused when blank or holding a control character, as an AppName is, whose
+    /// pattern is checked against the server's blank check: the same pattern but for markup.
+    #[test]
+    fn the_workflow_name_pattern_is_the_app_name_one_without_markup() {
+        let doc = openapi_document("");
+        let schemas = &doc["components"]["schemas"];
+        let app_name = schemas["GroupForm"]["properties"]["appname"]["pattern"].as_str().unwrap();
+        let name = schemas["Definition"]["properties"]["name"]["pattern"].as_str().unwrap();
+        assert_eq!(name, app_name.replace("<>", ""));
     }
 
     #[test]

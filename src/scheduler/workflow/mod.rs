@@ -199,7 +199,7 @@ impl Workflows {
         if let TablesSeen::Exist = seen {
             return Ok(true);
         }
-        let exist = self.services().db.workflow_tables_exist().await?;
+        let exist = self.services().db.extension_tables_present().await?;
         *lock(&self.inner.tables) =
             if exist { TablesSeen::Exist } else { TablesSeen::Missing(Some(tokio::time::Instant::now())) };
         Ok(exist)
@@ -211,7 +211,7 @@ impl Workflows {
         if let TablesSeen::Exist = *lock(&self.inner.tables) {
             return Ok(true);
         }
-        let exist = self.services().db.workflow_tables_exist().await?;
+        let exist = self.services().db.extension_tables_present().await?;
         if exist {
             *lock(&self.inner.tables) = TablesSeen::Exist;
         }

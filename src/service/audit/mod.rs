@@ -62,6 +62,12 @@ pub enum EventKind {
     TokenIssue,
     AlarmTest,
     CodeApply,
+    WorkflowAdd,
+    WorkflowUpdate,
+    WorkflowRestore,
+    WorkflowRemove,
+    WorkflowStart,
+    WorkflowStop,
     WorkflowRunStart,
     WorkflowRunOperate,
     WorkflowBackfill,
@@ -69,7 +75,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, in the audit page's filter order.
-    pub const ALL: [EventKind; 25] = [
+    pub const ALL: [EventKind; 31] = [
         EventKind::SignIn,
         EventKind::SignOut,
         EventKind::AccessRefused,
@@ -92,6 +98,12 @@ impl EventKind {
         EventKind::TokenIssue,
         EventKind::AlarmTest,
         EventKind::CodeApply,
+        EventKind::WorkflowAdd,
+        EventKind::WorkflowUpdate,
+        EventKind::WorkflowRestore,
+        EventKind::WorkflowRemove,
+        EventKind::WorkflowStart,
+        EventKind::WorkflowStop,
         EventKind::WorkflowRunStart,
         EventKind::WorkflowRunOperate,
         EventKind::WorkflowBackfill,
@@ -125,6 +137,12 @@ impl EventKind {
             EventKind::WorkflowRunStart => "workflow.run.start",
             EventKind::WorkflowRunOperate => "workflow.run.operate",
             EventKind::WorkflowBackfill => "workflow.backfill",
+            EventKind::WorkflowAdd => "workflow.add",
+            EventKind::WorkflowUpdate => "workflow.update",
+            EventKind::WorkflowRestore => "workflow.restore",
+            EventKind::WorkflowRemove => "workflow.remove",
+            EventKind::WorkflowStart => "workflow.start",
+            EventKind::WorkflowStop => "workflow.stop",
         }
     }
 }
