@@ -9,7 +9,7 @@ use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL};
 use libtest_mimic::Failed;
 use serde_json::{json, Value};
 use std::time::Duration;
-use xxl_job_admin::storage::{Db, WorkflowHead, WorkflowSchedule};
+use xxl_job_admin::storage::Db;
 
 pub fn cases() -> Vec<Case> {
     cases! {
@@ -79,24 +79,15 @@ impl Setup {
         fixtures::insert(&self.store, &job).await
     }
 
-    /// Saves a workflow of this group from `nodes` and the definition's other fields in `extra`.
+    /// Saves a workflow of this group from `nodes` and the definition's other fields in `extra`, over
+    /// the REST API.
     async fn workflow(&self, name: &str, nodes: Value, extra: Value) -> Result<i64, Failed> {
         let mut doc = json!({"name": name, "jobGroup": self.group, "nodes": nodes});
         for (k, v) in extra.as_object().context("extra fields")? {
             doc[k] = v.clone();
         }
-        self.store.ensure_extension_tables().await.context("workflow tables")?;
-        let head = WorkflowHead {
-            name: name.into(),
-            job_group: self.group,
-            schedule_type: "NONE".into(),
-            schedule_conf: None,
-            misfire_strategy: "DO_NOTHING".into(),
-        };
-        self.store
-            .insert_workflow(&head, &doc.to_string(), Some("tests"), crate::support::now_ms())
-            .await
-            .context("insert workflow")
+        let saved = self.api.expect(201, self.api.post("/workflows", doc)).await?;
+        saved["id"].as_i64().context("workflow id")
     }
 
     async fn start_run(&self, workflow: i64, params: Value) -> Result<Value, Failed> {
@@ -607,24 +598,9 @@ async fn a_node_past_its_timeout_is_killed(backend: Backend) -> TestResult {
 async fn a_backfill_runs_each_instant_n_at_a_time_and_stops_as_a_whole(backend: Backend) -> TestResult {
     let s = Setup::start(backend).await?;
     let (slow, hang) = (s.job("slow").await?, s.job("hang").await?);
-    let hourly = |wf: i64| {
-        let schedule = WorkflowSchedule {
-            trigger_status: 0,
-            schedule_type: "CRON".into(),
-            schedule_conf: Some("0 0 * * * ?".into()),
-            misfire_strategy: "DO_NOTHING".into(),
-            trigger_next_time: 0,
-            trigger_last_time: 0,
-        };
-        let store = s.store.clone();
-        async move {
-            store.set_workflow_schedule(wf, &schedule, crate::support::now_ms()).await.context("schedule")
-        }
-    };
-    let wf = s
-        .workflow("backfill", json!([job_node("day", slow, &[], "{{ ds }} {{ logical_time }}")]), json!({}))
-        .await?;
-    hourly(wf).await?;
+    let hourly = json!({"schedule": {"type": "CRON", "conf": "0 0 * * * ?"}});
+    let day = json!([job_node("day", slow, &[], "{{ ds }} {{ logical_time }}")]);
+    let wf = s.workflow("backfill", day, hourly.clone()).await?;
     let from = fixtures::local_ms(fixtures::local("2026-01-01 00:00:00"));
     let to = from + 3 * 3_600_000 + 59 * 60_000;
     let reply = s
@@ -648,8 +624,7 @@ async fn a_backfill_runs_each_instant_n_at_a_time_and_stops_as_a_whole(backend: 
     // At most two at once: the third started after the first ended (each takes 1.2 s).
     ensure!(runs[2].at_ms - runs[0].at_ms >= 1_000, "two at a time: {runs:?}");
 
-    let wf = s.workflow("backfill-stop", json!([job_node("stuck", hang, &[], "")]), json!({})).await?;
-    hourly(wf).await?;
+    let wf = s.workflow("backfill-stop", json!([job_node("stuck", hang, &[], "")]), hourly).await?;
     let reply = s
         .api
         .post(&format!("/workflows/{wf}/backfills"), json!({"from": from, "to": from + 2 * 3_600_000}))
