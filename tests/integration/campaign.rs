@@ -340,6 +340,16 @@ impl Run {
     }
 }
 
+/// How long a slot keeps starting an admin that exits at start because the database is down.
+const RESTART_FOR: Duration = Duration::from_secs(120);
+
+/// Whether an admin's failed start was the database's doing (refused, shutting down, starting up).
+fn database_down_at_start(error: &Failed) -> bool {
+    error
+        .message()
+        .is_some_and(|m| m.contains("while starting") && m.contains("start-up failed: database error"))
+}
+
 /// One admin's place in the cluster: its link to the database and the admin processes it ran in turn.
 struct Slot {
     index: usize,
@@ -363,6 +373,25 @@ impl Slot {
         };
         self.admin = Some(AdminProcess::spawn_in(&name, &self.url, TOKEN, &run.log_dir, &[], &env)?);
         Ok(())
+    }
+
+    /// Starts an admin, its clock `skew_ms` off, and waits until it answers; returns when. An admin that
+    /// exits at start because the database is down (a database fault under way) is started again a second
+    /// later, as a service manager restarts a failed service, for at most [`RESTART_FOR`].
+    async fn start(&mut self, run: &Run, skew_ms: i64) -> Result<i64, Failed> {
+        let deadline = now_ms() + RESTART_FOR.as_millis() as i64;
+        loop {
+            self.spawn(run, skew_ms)?;
+            match self.ready(run).await {
+                Err(e) if now_ms() < deadline && database_down_at_start(&e) => {
+                    if let Some(failed) = self.admin.take() {
+                        self.gone.push(failed);
+                    }
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Waits until the admin answers; returns when.
@@ -524,8 +553,7 @@ async fn strike_admin(run: &Run, slot: &mut Slot, fault: Fault, log: &mut TaskLo
         FaultKind::Kill => {
             slot.kill(run);
             sleep_until(heal_at).await;
-            slot.spawn(run, 0)?;
-            let ready = slot.ready(run).await?;
+            let ready = slot.start(run, 0).await?;
             log.unable.push(start..ready);
             (ready, vec![fault.kind.window(start, ready)])
         }
@@ -554,14 +582,12 @@ async fn strike_admin(run: &Run, slot: &mut Slot, fault: Fault, log: &mut TaskLo
         }
         FaultKind::ClockSkew => {
             log.exits.push(slot.stop(run).await?);
-            slot.spawn(run, fault.amount_ms)?;
-            let skewed = slot.ready(run).await?;
+            let skewed = slot.start(run, fault.amount_ms).await?;
             log.unable.push(start..skewed);
             sleep_until(heal_at).await;
             let heal = now_ms();
             log.exits.push(slot.stop(run).await?);
-            slot.spawn(run, 0)?;
-            let end = slot.ready(run).await?;
+            let end = slot.start(run, 0).await?;
             log.unable.push(heal..end);
             (end, vec![fault.kind.window(start, skewed), fault.kind.window(heal, end)])
         }
