@@ -65,6 +65,8 @@ const NEWEST_CHECKED_MS: i64 = 3_000;
 /// An admin's grace for a stop (`spring.lifecycle.timeout-per-shutdown-phase`) and what exiting may take
 /// beyond it.
 const SHUTDOWN_BOUND_MS: i64 = 10_000 + 3_000;
+/// After a new leader took the lease: its first passes, which send or settle what waited.
+const TAKEOVER_SETTLE_MS: i64 = 2_000;
 /// The window of a cluster where no admin could lead.
 const NO_ADMIN: &str = "no admin able to lead";
 /// The report lists the faults one by one up to this many.
@@ -510,6 +512,20 @@ fn slot_of_owner(log_dir: &Path, owner: &str) -> Option<usize> {
 }
 
 /// Whether `slot` held the lease, or nobody could tell who did, at some time in `span`.
+/// A leader's fault that loses its lease lasts, for the fires, until another admin (or its own restart)
+/// holds the lease and has settled: [`nemesis::TAKEOVER_MS`] after the fault when a healthy survivor takes
+/// over, later when the survivors are themselves impaired (a link cut or delayed at the same time), as the
+/// lease watcher saw it.
+fn extend_to_takeover(played: &mut Played, seen: &[(i64, Lead)]) {
+    let Some(&(taken, _)) = seen.iter().find(|(at, lead)| *at > played.started_ms && matches!(lead, Lead::Slot(_)))
+    else {
+        return;
+    };
+    if let Some(last) = played.windows.last_mut() {
+        last.end = last.end.max(taken + TAKEOVER_SETTLE_MS);
+    }
+}
+
 fn led(seen: &[(i64, Lead)], slot: usize, span: Range<i64>) -> bool {
     let first = seen.partition_point(|s| s.0 <= span.start).saturating_sub(1);
     seen[first..]
@@ -849,6 +865,9 @@ async fn campaign(
     for p in &mut played {
         if let Target::Admin(slot) = p.fault.target {
             p.led = led(&leases, slot, p.started_ms - BEFORE_MS..p.ended_ms);
+            if p.led && p.fault.kind.loses_the_lease() {
+                extend_to_takeover(p, &leases);
+            }
         }
     }
     let healed = played.iter().map(|p| p.ended_ms).max().unwrap_or(origin).max(origin + span);

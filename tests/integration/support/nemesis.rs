@@ -147,6 +147,11 @@ impl FaultKind {
     /// leader's session lock at once; a stall only through the lease; a slow link, a stopped database
     /// and a stalled or slow executor delay fires while they last. A clock fault's window holds its
     /// restarts (see `campaign.rs`): an admin's clock must not matter.
+    /// Whether the fault, on the leader, may cost it the lease (the fires then wait for a takeover).
+    pub fn loses_the_lease(self) -> bool {
+        matches!(self, FaultKind::Kill | FaultKind::Freeze | FaultKind::LinkCut | FaultKind::LinkBlackHole)
+    }
+
     pub fn window(self, start_ms: i64, end_ms: i64) -> Range<i64> {
         let end = match self {
             FaultKind::Kill => start_ms + TAKEOVER_MS,
