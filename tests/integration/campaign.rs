@@ -517,7 +517,8 @@ fn slot_of_owner(log_dir: &Path, owner: &str) -> Option<usize> {
 /// over, later when the survivors are themselves impaired (a link cut or delayed at the same time), as the
 /// lease watcher saw it.
 fn extend_to_takeover(played: &mut Played, seen: &[(i64, Lead)]) {
-    let Some(&(taken, _)) = seen.iter().find(|(at, lead)| *at > played.started_ms && matches!(lead, Lead::Slot(_)))
+    let Some(&(taken, _)) =
+        seen.iter().find(|(at, lead)| *at > played.started_ms && matches!(lead, Lead::Slot(_)))
     else {
         return;
     };

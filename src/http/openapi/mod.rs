@@ -69,6 +69,7 @@ pub fn routes() -> Router<AppState> {
         .route("/workflow-backfills/{id}/stop", post(workflow_runs::stop_backfill))
         .route("/workflow-runs/{id}", get(workflow_runs::get))
         .route("/workflow-runs/{id}/{operation}", post(workflow_runs::run_operation))
+        .route("/workflow-runs/{id}/nodes/{node}/mark-succeeded", post(workflow_runs::mark_succeeded))
         .route("/workflow-runs/{id}/nodes/{node}/{operation}", post(workflow_runs::node_operation))
         .route("/workflows", get(workflows::list).post(workflows::create))
         .route("/workflows/{id}", get(workflows::get).put(workflows::update).delete(workflows::delete))
@@ -101,13 +102,13 @@ pub fn routes() -> Router<AppState> {
         logs::list, logs::get, logs::rolling, logs::kill,
         code::export, code::apply,
         workflow_runs::start, workflow_runs::list, workflow_runs::get, workflow_runs::run_operation,
-        workflow_runs::node_operation, workflow_runs::start_backfill, workflow_runs::get_backfill,
+        workflow_runs::node_operation, workflow_runs::mark_succeeded, workflow_runs::start_backfill, workflow_runs::get_backfill,
         workflow_runs::stop_backfill,
         workflows::list, workflows::create, workflows::get, workflows::update, workflows::delete,
         workflows::versions, workflows::version, workflows::diff, workflows::restore, workflows::start,
         workflows::stop,
     ),
-    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::Triggered, jobs::FireTimes, logs::Killed, logs::LogStatus, code::Applied, workflow_runs::StartBody, workflow_runs::Started, workflow_runs::RunView, workflow_runs::RunDetailView, workflow_runs::NodeView, workflow_runs::AttemptView, workflow_runs::Operated, workflow_runs::MarkBody, workflow_runs::BackfillBody, workflow_runs::BackfillStarted, workflow_runs::BackfillView)),
+    components(schemas(ErrorBody, GroupForm, JobForm, JobView, LogView, GroupView, LogLines, jobs::TriggerBody, jobs::Triggered, jobs::FireTimes, logs::Killed, logs::LogStatus, code::Applied, workflow_runs::StartBody, workflow_runs::Started, workflow_runs::RunView, workflow_runs::RunDetailView, workflow_runs::NodeView, workflow_runs::AttemptView, workflow_runs::Operated, workflow_runs::MarkBody, workflow_runs::BackfillBody, workflow_runs::BackfillStarted, workflow_runs::BackfillView, crate::domain::workflow::model::RunState)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     tags(

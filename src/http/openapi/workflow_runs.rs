@@ -64,8 +64,8 @@ pub async fn start(
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct RunListQuery {
-    /// Only runs in this state (queued, running, paused, stopping, succeeded, failed, stopped, discarded).
-    state: Option<String>,
+    /// Only runs in this state.
+    state: Option<RunState>,
     /// Rows to skip (default 0).
     #[param(minimum = 0)]
     offset: Option<i64>,
@@ -134,12 +134,7 @@ pub async fn list(
     QueryParams(query): QueryParams<RunListQuery>,
 ) -> ApiResult<Json<Listing<RunView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
-    let states = match query.state.as_deref() {
-        None => Vec::new(),
-        Some(s) => {
-            vec![RunState::parse(s).ok_or_else(|| ApiError::BadRequest(format!("unknown run state {s}")))?]
-        }
-    };
+    let states = query.state.into_iter().collect();
     let (runs, total) = workflow_runs::runs(&services, &user, id, states, offset, limit).await?;
     Ok(Json(Listing { total, items: runs.into_iter().map(RunView::from).collect() }))
 }
@@ -158,8 +153,7 @@ pub struct AttemptView {
     pub end_time: Option<i64>,
     /// The executor parameter sent (a job node).
     pub param: Option<String>,
-    /// What the node returned: JSON where it is JSON.
-    #[schema(value_type = Object)]
+    /// What the node returned: JSON where it is JSON (any JSON value); null before it ended.
     pub output: Value,
     pub message: Option<String>,
     /// Who asked for this attempt, or decided it (approval, mark, skip).
@@ -242,8 +236,7 @@ pub struct Operated {
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MarkBody {
-    /// The node's output, as later nodes see it.
-    #[schema(value_type = Object)]
+    /// The node's output, as later nodes see it: any JSON value.
     output: Option<Value>,
 }
 
@@ -281,18 +274,40 @@ pub async fn run_operation(
     operate(&services, user, id, operation).await
 }
 
-/// Node operations: `rerun` (it and every node after it run again), `mark-succeeded` (optional body
-/// `{"output": …}`), `mark-failed`, `skip` (a node not started yet), `approve` and `reject` (an approval
-/// node waiting). 409 when the node is not in a state the operation applies to.
+/// Node operations: `rerun` (it and every node after it run again), `mark-failed`, `skip` (a node not
+/// started yet), `approve` and `reject` (an approval node waiting). 409 when the node is not in a state
+/// the operation applies to.
 #[utoipa::path(operation_id = "operateWorkflowNode", post, path = "/workflow-runs/{id}/nodes/{node}/{operation}", tag = "workflow runs",
-    request_body(content = MarkBody, description = "only for mark-succeeded, and optional"),
     params(("id" = i64, Path, description = "run id", minimum = 1), ("node" = String, Path, description = "node name"),
-           ("operation" = String, Path, description = "rerun, mark-succeeded, mark-failed, skip, approve or reject", pattern = "^(rerun|mark-succeeded|mark-failed|skip|approve|reject)$")),
+           ("operation" = String, Path, description = "rerun, mark-failed, skip, approve or reject", pattern = "^(rerun|mark-failed|skip|approve|reject)$")),
     responses((status = 200, body = Operated), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn node_operation(
     State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
     Path((id, node, operation)): Path<(String, String, String)>,
+) -> ApiResult<Json<Operated>> {
+    let id = run_id(&id)?;
+    let operation = match operation.as_str() {
+        "rerun" => Operation::RerunFrom(node),
+        "mark-failed" => Operation::MarkFailed(node),
+        "skip" => Operation::Skip(node),
+        "approve" => Operation::Approve(node),
+        "reject" => Operation::Reject(node),
+        _ => return Err(ApiError::NotFoundRoute),
+    };
+    operate(&services, user, id, operation).await
+}
+
+/// Sets a node succeeded, whatever it was doing (a running node's runs are killed), with an optional
+/// output that later nodes see; the nodes a failure had cut off get their chance again.
+#[utoipa::path(operation_id = "markWorkflowNodeSucceeded", post, path = "/workflow-runs/{id}/nodes/{node}/mark-succeeded", tag = "workflow runs",
+    request_body(content = MarkBody, description = "optional"),
+    params(("id" = i64, Path, description = "run id", minimum = 1), ("node" = String, Path, description = "node name")),
+    responses((status = 200, body = Operated), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn mark_succeeded(
+    State(services): State<ServiceContext>,
+    ApiUser(user): ApiUser,
+    Path((id, node)): Path<(String, String)>,
     body: axum::body::Bytes,
 ) -> ApiResult<Json<Operated>> {
     let id = run_id(&id)?;
@@ -303,19 +318,7 @@ pub async fn node_operation(
             .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?
             .output
     };
-    if output.is_some() && operation != "mark-succeeded" {
-        return Err(ApiError::BadRequest(format!("{operation} takes no body")));
-    }
-    let operation = match operation.as_str() {
-        "rerun" => Operation::RerunFrom(node),
-        "mark-succeeded" => Operation::MarkSucceeded { node, output },
-        "mark-failed" => Operation::MarkFailed(node),
-        "skip" => Operation::Skip(node),
-        "approve" => Operation::Approve(node),
-        "reject" => Operation::Reject(node),
-        _ => return Err(ApiError::NotFoundRoute),
-    };
-    operate(&services, user, id, operation).await
+    operate(&services, user, id, Operation::MarkSucceeded { node, output }).await
 }
 
 fn run_id(text: &str) -> ApiResult<i64> {
