@@ -41,6 +41,9 @@ const SWEEP_QUIET: Duration = Duration::from_secs(3);
 const TABLES_RECHECK: Duration = Duration::from_secs(10);
 /// Reconcile passes of one run in a row (each one applies what the previous decided).
 const MAX_PASSES: usize = 16;
+/// Runs reconciled at once on one admin: each pass takes a database connection or two, and a thousand
+/// runs woken together must not take every connection from callbacks and the schedule.
+const RECONCILING_AT_ONCE: usize = 8;
 /// Runs the sweep looks at in one go.
 const SWEEP_RUNS: i64 = 10_000;
 /// Definitions kept parsed; versions are immutable, so an entry never goes stale.
@@ -77,6 +80,8 @@ struct Inner {
     services: EngineServices,
     /// Runs being reconciled on this admin; `true` when asked again meanwhile (one more round follows).
     busy: Mutex<HashMap<i64, bool>>,
+    /// Permits for [`RECONCILING_AT_ONCE`] runs.
+    reconciling: tokio::sync::Semaphore,
     /// When this admin last finished reconciling each run (entries of finished runs are dropped by the
     /// sweep).
     reconciled: Mutex<HashMap<i64, tokio::time::Instant>>,
@@ -98,6 +103,7 @@ impl Workflows {
             inner: Arc::new(Inner {
                 services,
                 busy: Mutex::default(),
+                reconciling: tokio::sync::Semaphore::new(RECONCILING_AT_ONCE),
                 reconciled: Mutex::default(),
                 definitions: Mutex::default(),
                 tables: Mutex::new(TablesSeen::Missing(None)),
@@ -129,7 +135,11 @@ impl Workflows {
 
     async fn reconcile_while_asked(&self, run_id: i64) {
         loop {
-            if let Err(e) = self.reconcile(run_id).await {
+            // The semaphore is never closed: `None` cannot happen, and would only lift the bound.
+            let permit = self.inner.reconciling.acquire().await.ok();
+            let outcome = self.reconcile(run_id).await;
+            drop(permit);
+            if let Err(e) = outcome {
                 tracing::warn!(run_id, "workflow run not advanced this time (the sweep tries again): {e}");
             }
             lock(&self.inner.reconciled).insert(run_id, tokio::time::Instant::now());
