@@ -372,16 +372,9 @@ async fn measure_row(
 ) -> Result<Measured, String> {
     let port = free_port()?;
     let token = format!("{:032x}", rand::random::<u128>());
-    let mut admin_args = vec![
-        format!("--server.port={port}"),
-        "--server.address=127.0.0.1".to_string(),
-        format!("--xxl.job.accessToken={token}"),
-        "--logging.level.root=warn".to_string(),
-    ];
-    admin_args.extend(datasource.args);
-    let base = format!("http://127.0.0.1:{port}/xxl-job-admin");
     let executor =
-        FastExecutor::start(&token, format!("{base}/api/callback"), context.client.clone()).await?;
+        FastExecutor::start(&token, format!("{}/api/callback", admin_base(port)), context.client.clone())
+            .await?;
     let seeding = std::time::Instant::now();
     let shape = match plan.kind {
         Kind::Scheduled(shape) => shape,
@@ -394,31 +387,11 @@ async fn measure_row(
         seeding.elapsed().as_secs_f64(),
         executor.address
     ));
-    let Kind::Scheduled(shape) = plan.kind else {
-        let pool = db.mysql().ok_or("the raw ceiling needs MariaDB")?;
-        db.activate(chrono::Utc::now().timestamp_millis()).await?;
-        let workload =
-            raw::Workload { executor_address: executor.address.clone(), jobs: db::next_times(pool).await? };
-        executor.stop().await;
-        let server = context.servers.mysql.as_ref().ok_or("the raw ceiling needs MariaDB")?;
-        progress(format!(
-            "{label}: raw ceiling for {} s with {} connections",
-            options.seconds,
-            raw::CONNECTIONS
-        ));
-        return Ok(Measured::Raw(
-            raw::measure(pool, &server.pool, workload, options.seconds, server.process).await?,
-        ));
+    let shape = match plan.kind {
+        Kind::Scheduled(shape) => shape,
+        Kind::RawCeiling => return measure_raw(options, context, db, executor, label).await,
     };
-    let mut admin = AdminProcess::spawn(
-        "the admin",
-        &context.admin_exe,
-        &admin_args,
-        &datasource.env,
-        &context.workdir,
-        LogStreams::Both,
-    )?;
-    admin.wait_healthy(&context.client, &format!("{base}/actuator/health"), STARTUP_TIMEOUT).await?;
+    let admin = start_admin(context, port, &token, &datasource).await?;
     let now = chrono::Utc::now().timestamp_millis();
     let grid = Grid {
         start_ms: (now + LEAD_MS).div_euclid(1000) * 1000 + 1000,
@@ -437,6 +410,56 @@ async fn measure_row(
         Shape::Sustained(_) => Measured::Sustained(result),
         Shape::Burst => Measured::Burst(result),
     })
+}
+
+/// The raw ceiling on the seeded jobs; the executor only lent them its address.
+async fn measure_raw(
+    options: &Options,
+    context: &Context,
+    db: &RowDb,
+    executor: FastExecutor,
+    label: &str,
+) -> Result<Measured, String> {
+    let pool = db.mysql().ok_or("the raw ceiling needs MariaDB")?;
+    db.activate(chrono::Utc::now().timestamp_millis()).await?;
+    let workload =
+        raw::Workload { executor_address: executor.address.clone(), jobs: db::next_times(pool).await? };
+    executor.stop().await;
+    let server = context.servers.mysql.as_ref().ok_or("the raw ceiling needs MariaDB")?;
+    progress(format!("{label}: raw ceiling for {} s with {} connections", options.seconds, raw::CONNECTIONS));
+    Ok(Measured::Raw(raw::measure(pool, &server.pool, workload, options.seconds, server.process).await?))
+}
+
+/// Where the admin listening on `port` answers.
+fn admin_base(port: u16) -> String {
+    format!("http://127.0.0.1:{port}/xxl-job-admin")
+}
+
+/// The admin on `datasource` as a child process, on `port` of 127.0.0.1 with `token`, once healthy.
+async fn start_admin(
+    context: &Context,
+    port: u16,
+    token: &str,
+    datasource: &db::Datasource,
+) -> Result<AdminProcess, String> {
+    let mut args = vec![
+        format!("--server.port={port}"),
+        "--server.address=127.0.0.1".to_string(),
+        format!("--xxl.job.accessToken={token}"),
+        "--logging.level.root=warn".to_string(),
+    ];
+    args.extend(datasource.args.iter().cloned());
+    let mut admin = AdminProcess::spawn(
+        "the admin",
+        &context.admin_exe,
+        &args,
+        &datasource.env,
+        &context.workdir,
+        LogStreams::Both,
+    )?;
+    let health = format!("{}/actuator/health", admin_base(port));
+    admin.wait_healthy(&context.client, &health, STARTUP_TIMEOUT).await?;
+    Ok(admin)
 }
 
 /// Stops the scheduler and the executor and analyses the window's fires, once `planned` has given each
@@ -576,19 +599,29 @@ impl Run<'_> {
     }
 
     async fn snapshot(&self) -> Result<Snapshot, String> {
-        let counters = match self.db {
-            Some(db) => db.counters().await?,
-            None => None,
-        };
-        Ok(Snapshot {
-            at_ms: chrono::Utc::now().timestamp_millis(),
-            counters,
-            admin: cpu_ticks(self.admin_pid),
-            db: self.db_process.and_then(ServerProcess::cpu_ticks),
-            own: own_cpu_ticks(),
-            machine: MachineTicks::read(),
-        })
+        snapshot(self.db, self.admin_pid, self.db_process).await
     }
+}
+
+/// The resources used so far by the admin, the database server (and `db`'s statement counters), this
+/// process and the machine.
+async fn snapshot(
+    db: Option<&RowDb>,
+    admin_pid: u32,
+    db_process: Option<ServerProcess>,
+) -> Result<Snapshot, String> {
+    let counters = match db {
+        Some(db) => db.counters().await?,
+        None => None,
+    };
+    Ok(Snapshot {
+        at_ms: chrono::Utc::now().timestamp_millis(),
+        counters,
+        admin: cpu_ticks(admin_pid),
+        db: db_process.and_then(ServerProcess::cpu_ticks),
+        own: own_cpu_ticks(),
+        machine: MachineTicks::read(),
+    })
 }
 
 /// The resources used so far by the admin, the database server, this process and the machine.
