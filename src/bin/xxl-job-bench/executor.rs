@@ -85,8 +85,8 @@ struct Shared {
     trace: Mutex<LogTrace>,
 }
 
-/// Each `/run` by its arrival and each callback by the moment its batch was sent (the attempt the admin
-/// accepted), as (log id, µs since the epoch).
+/// Each `/run` by its arrival and each callback by the moment its batch was sent, every attempt (a batch
+/// the admin did not acknowledge in time may still have been applied), as (log id, µs since the epoch).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LogTrace {
     pub runs: Vec<(i64, i64)>,
@@ -291,13 +291,13 @@ async fn send_callbacks(
         if batch.is_empty() {
             continue;
         }
-        let sent_us = now_us();
+        if shared.tracing.load(Ordering::Relaxed) {
+            let sent_us = now_us();
+            let mut trace = shared.trace.lock().unwrap_or_else(|e| e.into_inner());
+            trace.callbacks.extend(batch.iter().map(|item| (item.log_id, sent_us)));
+        }
         if post_json(&client, &url, &shared.token, &batch).await {
             shared.callbacks_applied.fetch_add(batch.len() as u64, Ordering::Relaxed);
-            if shared.tracing.load(Ordering::Relaxed) {
-                let mut trace = shared.trace.lock().unwrap_or_else(|e| e.into_inner());
-                trace.callbacks.extend(batch.iter().map(|item| (item.log_id, sent_us)));
-            }
         } else {
             shared.callback_failures.fetch_add(1, Ordering::Relaxed);
             let mut pending = shared.pending.lock().unwrap_or_else(|e| e.into_inner());

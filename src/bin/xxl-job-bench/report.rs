@@ -459,10 +459,12 @@ fn workflow_details(out: &mut String, row: &Row, r: &WorkflowResult) {
     );
     let _ = writeln!(
         out,
-        "  edge latency p50/p99/max ms: {} over {} edges ({} without a traced /run or callback)",
+        "  edge latency p50/p99/max ms: {} over {} edges ({} without a traced /run or callback); {} callbacks \
+         sent again after their batch went unanswered (counted from their first sending)",
         split(e.latency),
         count(e.measured),
         count(e.unmeasured),
+        count(e.resent),
     );
     statements(out, &r.usage, e.received);
     cpu(out, &r.usage, e.received, "admin");

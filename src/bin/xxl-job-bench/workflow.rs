@@ -91,6 +91,8 @@ pub struct EdgeAnalysis {
     pub unsent: u64,
     /// `/run`s for log rows of no run.
     pub foreign: u64,
+    /// Log rows whose callback the executor sent more than once (its batch unanswered in time).
+    pub resent: u64,
 }
 
 /// How long validating the 500-node definition takes.
@@ -366,11 +368,13 @@ pub fn analyse(runs: &[(i64, Vec<NodeLogResult>)], trace: &LogTrace) -> EdgeAnal
         seen.0 = seen.0.min(*at_us);
         seen.1 += 1;
     }
-    // A log row's first callback ended its node; a repeat (after a doubled /run) changes nothing.
-    let mut callbacks: HashMap<i64, i64> = HashMap::new();
+    // A log row's callback counts from its first sending: a batch sent again after no answer in time
+    // may have been applied by the first (measuring from it never flatters the admin).
+    let mut callbacks: HashMap<i64, (i64, u64)> = HashMap::new();
     for (log_id, sent_us) in &trace.callbacks {
-        let first = callbacks.entry(*log_id).or_insert(*sent_us);
-        *first = (*first).min(*sent_us);
+        let seen = callbacks.entry(*log_id).or_insert((*sent_us, 0));
+        seen.0 = seen.0.min(*sent_us);
+        seen.1 += 1;
     }
     let mut a = EdgeAnalysis::default();
     let mut latencies = Vec::new();
@@ -394,7 +398,7 @@ pub fn analyse(runs: &[(i64, Vec<NodeLogResult>)], trace: &LogTrace) -> EdgeAnal
             let shards: Vec<i64> =
                 logs.iter().filter(|l| l.node == node && l.attempt == *attempt).map(|l| l.log_id).collect();
             let starts: Option<Vec<i64>> = shards.iter().map(|id| arrivals.get(id).map(|s| s.0)).collect();
-            let ends: Option<Vec<i64>> = shards.iter().map(|id| callbacks.get(id).copied()).collect();
+            let ends: Option<Vec<i64>> = shards.iter().map(|id| callbacks.get(id).map(|c| c.0)).collect();
             (starts.and_then(|s| s.into_iter().min()), ends.and_then(|e| e.into_iter().max()))
         };
         for (node, upstream) in DAG {
@@ -412,6 +416,7 @@ pub fn analyse(runs: &[(i64, Vec<NodeLogResult>)], trace: &LogTrace) -> EdgeAnal
         }
     }
     a.foreign = arrivals.keys().filter(|id| !known.contains(*id)).count() as u64;
+    a.resent = callbacks.values().filter(|(_, n)| *n > 1).count() as u64;
     a.measured = latencies.len() as u64;
     a.latency = Percentiles::of(latencies);
     a
@@ -472,6 +477,8 @@ mod tests {
         trace.runs.retain(|(id, _)| *id != 109);
         trace.callbacks.retain(|(id, _)| *id != 108);
         trace.runs.push((107, 800_000));
+        // c's callback went out again 5 s later: the first sending counts.
+        trace.callbacks.push((106, 5_610_000));
         trace.runs.push((999, 1_000));
         // a failed first: its second attempt (log 200, at 50 ms) is the one b1..b5 followed.
         logs.push(log(200, "a", 2));
@@ -479,7 +486,7 @@ mod tests {
         trace.callbacks.push((200, 60_000));
         let a = analyse(&[(1, logs)], &trace);
         // f: unsent and unmeasured; b1..b5, c, d measured, e's /run measured from d; f none.
-        assert_eq!((a.measured, a.unmeasured, a.unsent, a.doubled, a.foreign), (8, 1, 1, 1, 1));
+        assert_eq!((a.measured, a.unmeasured, a.unsent, a.doubled, a.foreign, a.resent), (8, 1, 1, 1, 1, 1));
         assert_eq!((a.node_logs, a.received), (10, 10));
         // b1..b5 followed a's second attempt (called back at 60 ms): b5 came 440 ms after it.
         assert_eq!(a.latency.map(|l| l.max), Some(440_000));
