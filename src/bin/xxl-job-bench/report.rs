@@ -466,6 +466,17 @@ fn workflow_details(out: &mut String, row: &Row, r: &WorkflowResult) {
         count(e.unmeasured),
         count(e.resent),
     );
+    let pair = |p: Option<Percentiles>| {
+        p.map_or_else(|| "-".to_string(), |p| format!("{:.1}/{:.1}", ms(p.p50), ms(p.p99)))
+    };
+    let _ = writeln!(
+        out,
+        "  edge split at the engine's times, p50/p99 ms: callback → the node before seen ended {}; → successor sent \
+         to the lanes {}; → its /run at the executor {}",
+        pair(e.split.noticed),
+        pair(e.split.sent),
+        pair(e.split.arrived),
+    );
     statements(out, &r.usage, e.received);
     cpu(out, &r.usage, e.received, "admin");
     let x = &r.executor;

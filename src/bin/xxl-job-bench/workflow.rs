@@ -18,7 +18,7 @@ use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 use xxl_job_admin::domain::workflow::{validate, Definition};
-use xxl_job_admin::storage::{Db, NewRun, NodeLogResult, OnLimit, RunLimits, WorkflowHead};
+use xxl_job_admin::storage::{Db, NewRun, NodeAttempt, NodeLogResult, OnLimit, RunLimits, WorkflowHead};
 
 /// The bench workflow: each node with the nodes it follows.
 pub const DAG: [(&str, &[&str]); 10] = [
@@ -93,6 +93,28 @@ pub struct EdgeAnalysis {
     pub foreign: u64,
     /// Log rows whose callback the executor sent more than once (its batch unanswered in time).
     pub resent: u64,
+    pub split: EdgeSplit,
+}
+
+/// The measured edges cut at the times the engine wrote on its node attempts (ms, the admin's clock: the
+/// same host's), µs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EdgeSplit {
+    /// From the callback's sending to the engine's end of the node before (`end_time`): the callback
+    /// taken, its log row written, the run reconciled.
+    pub noticed: Option<Percentiles>,
+    /// From there to the successor's attempt sent to the trigger lanes (`send_time`): made ready, its
+    /// parameter rendered, the attempt and its log row written.
+    pub sent: Option<Percentiles>,
+    /// From there to its `/run` at the executor: the lanes and the HTTP request.
+    pub arrived: Option<Percentiles>,
+}
+
+/// What the workflow tables hold of one run: its node attempts with the engine's times, and their log
+/// rows.
+pub struct RunRecord {
+    pub attempts: Vec<NodeAttempt>,
+    pub logs: Vec<NodeLogResult>,
 }
 
 /// How long validating the 500-node definition takes.
@@ -251,7 +273,7 @@ impl Setup<'_> {
         let ids = ids?;
         let mut states = BTreeMap::new();
         let (mut ended, mut run_time) = (Vec::new(), Vec::new());
-        let mut logs = Vec::with_capacity(ids.len());
+        let mut records = Vec::with_capacity(ids.len());
         for id in &ids {
             let run = store.load_run(*id).await.map_err(|e| format!("reading run {id}: {e}"))?;
             let run = run.ok_or_else(|| format!("run {id} is gone"))?;
@@ -260,11 +282,13 @@ impl Setup<'_> {
             if let (Some(start), Some(end)) = (run.start_time, run.end_time) {
                 run_time.push((end - start) * 1000);
             }
-            let results = store
+            let logs = store
                 .run_trigger_results(*id)
                 .await
                 .map_err(|e| format!("reading run {id}'s log rows: {e}"))?;
-            logs.push((*id, results));
+            let attempts =
+                store.node_attempts(*id).await.map_err(|e| format!("reading run {id}'s nodes: {e}"))?;
+            records.push(RunRecord { attempts, logs });
         }
         Ok(WorkflowResult {
             runs,
@@ -272,7 +296,7 @@ impl Setup<'_> {
             states,
             wall_ms: ended.iter().max().map(|end| end - admitting),
             run_time: Percentiles::of(run_time),
-            edges: analyse(&logs, &trace),
+            edges: analyse(&records, &trace),
             usage,
             peak_rss_kib,
             executor: executor_counts,
@@ -361,7 +385,7 @@ async fn wait_until_over(store: &Db, label: &str) -> Result<(), String> {
 /// The edges of each run (its log rows by node) against the executor's trace. A node's latest attempt
 /// counts (a retried node's successor follows its last attempt); with shards, a node starts at its first
 /// shard's `/run` and ends at its last shard's callback.
-pub fn analyse(runs: &[(i64, Vec<NodeLogResult>)], trace: &LogTrace) -> EdgeAnalysis {
+pub fn analyse(runs: &[RunRecord], trace: &LogTrace) -> EdgeAnalysis {
     let mut arrivals: HashMap<i64, (i64, u64)> = HashMap::new();
     for (log_id, at_us) in &trace.runs {
         let seen = arrivals.entry(*log_id).or_insert((*at_us, 0));
@@ -378,8 +402,9 @@ pub fn analyse(runs: &[(i64, Vec<NodeLogResult>)], trace: &LogTrace) -> EdgeAnal
     }
     let mut a = EdgeAnalysis::default();
     let mut latencies = Vec::new();
+    let (mut noticed, mut sent, mut arrived) = (Vec::new(), Vec::new(), Vec::new());
     let mut known = std::collections::HashSet::new();
-    for (_, logs) in runs {
+    for RunRecord { attempts, logs } in runs {
         let mut latest: HashMap<&str, i32> = HashMap::new();
         for log in logs {
             known.insert(log.log_id);
@@ -401,6 +426,11 @@ pub fn analyse(runs: &[(i64, Vec<NodeLogResult>)], trace: &LogTrace) -> EdgeAnal
             let ends: Option<Vec<i64>> = shards.iter().map(|id| callbacks.get(id).map(|c| c.0)).collect();
             (starts.and_then(|s| s.into_iter().min()), ends.and_then(|e| e.into_iter().max()))
         };
+        // The engine's record of a node's latest attempt.
+        let attempt = |node: &str| {
+            let number = latest.get(node)?;
+            attempts.iter().find(|a| a.node == node && a.attempt == *number)
+        };
         for (node, upstream) in DAG {
             if !latest.contains_key(node) {
                 a.unsent += 1;
@@ -409,9 +439,18 @@ pub fn analyse(runs: &[(i64, Vec<NodeLogResult>)], trace: &LogTrace) -> EdgeAnal
                 continue;
             }
             let ends: Option<Vec<i64>> = upstream.iter().map(|u| span(u).1).collect();
-            match (span(node).0, ends.and_then(|e| e.into_iter().max())) {
-                (Some(started), Some(ended)) => latencies.push(started - ended),
-                _ => a.unmeasured += 1,
+            let (Some(started), Some(called_back)) = (span(node).0, ends.and_then(|e| e.into_iter().max()))
+            else {
+                a.unmeasured += 1;
+                continue;
+            };
+            latencies.push(started - called_back);
+            let engine_ends: Option<Vec<i64>> = upstream.iter().map(|u| attempt(u)?.end_time).collect();
+            let engine_end = engine_ends.and_then(|e| e.into_iter().max());
+            if let (Some(ended), Some(sent_ms)) = (engine_end, attempt(node).and_then(|a| a.send_time)) {
+                noticed.push(ended * 1000 - called_back);
+                sent.push((sent_ms - ended) * 1000);
+                arrived.push(started - sent_ms * 1000);
             }
         }
     }
@@ -419,6 +458,11 @@ pub fn analyse(runs: &[(i64, Vec<NodeLogResult>)], trace: &LogTrace) -> EdgeAnal
     a.resent = callbacks.values().filter(|(_, n)| *n > 1).count() as u64;
     a.measured = latencies.len() as u64;
     a.latency = Percentiles::of(latencies);
+    a.split = EdgeSplit {
+        noticed: Percentiles::of(noticed),
+        sent: Percentiles::of(sent),
+        arrived: Percentiles::of(arrived),
+    };
     a
 }
 
@@ -441,37 +485,68 @@ mod tests {
         }
     }
 
-    /// A run whose node `i` of [`DAG`] is log `base + i`, arriving at `i × 100` ms and called back 10 ms
-    /// later.
-    fn run(base: i64) -> (Vec<NodeLogResult>, LogTrace) {
-        let mut logs = Vec::new();
+    fn attempt(node: &str, attempt: i32, send_ms: i64, end_ms: i64) -> NodeAttempt {
+        NodeAttempt {
+            run_id: 1,
+            node: node.into(),
+            attempt,
+            state: "succeeded".into(),
+            seq: 3,
+            ready_time: Some(send_ms - 1),
+            retry_time: None,
+            send_time: Some(send_ms),
+            end_time: Some(end_ms),
+            param: None,
+            output: None,
+            message: None,
+            acted_by: None,
+        }
+    }
+
+    /// A run whose node `i` of [`DAG`] is log `base + i`, sent by the engine at `i × 100 − 2` ms, arriving
+    /// at `i × 100` ms, called back 10 ms later and seen ended by the engine 5 ms after that.
+    fn run(base: i64) -> (RunRecord, LogTrace) {
+        let mut record = RunRecord { attempts: Vec::new(), logs: Vec::new() };
         let mut trace = LogTrace::default();
         for (i, (node, _)) in DAG.iter().enumerate() {
-            let (id, at) = (base + i as i64, i as i64 * 100_000);
-            logs.push(log(id, node, 1));
-            trace.runs.push((id, at));
-            trace.callbacks.push((id, at + 10_000));
+            let (id, at_ms) = (base + i as i64, i as i64 * 100);
+            record.logs.push(log(id, node, 1));
+            record.attempts.push(attempt(node, 1, at_ms - 2, at_ms + 15));
+            trace.runs.push((id, at_ms * 1000));
+            trace.callbacks.push((id, (at_ms + 10) * 1000));
         }
-        (logs, trace)
+        (record, trace)
     }
 
     #[test]
     fn an_edge_is_from_the_callback_to_the_successors_run() {
-        let (logs, mut trace) = run(100);
-        // b3 (log 103) is called back last of the fan: c (arriving at 600 ms) waited for it.
+        let (mut record, mut trace) = run(100);
+        // b3 (log 103) is called back last of the fan and seen ended at 555 ms: c (arriving at 600 ms)
+        // waited for it.
         trace.callbacks.iter_mut().filter(|(id, _)| *id == 103).for_each(|(_, at)| *at = 550_000);
-        let a = analyse(&[(1, logs)], &trace);
+        record.attempts.iter_mut().filter(|a| a.node == "b3").for_each(|a| a.end_time = Some(555));
+        let a = analyse(&[record], &trace);
         // b_i: 100·i − 10 ms after a's callback; c: 600 − 550; d, e, f: 90 ms each.
         let mut expected = vec![90_000, 190_000, 290_000, 390_000, 490_000, 50_000, 90_000, 90_000, 90_000];
         expected.sort_unstable();
         assert_eq!(a.latency, Percentiles::of(expected));
         assert_eq!((a.measured, a.unmeasured, a.node_logs, a.received), (9, 0, 10, 10));
         assert_eq!((a.doubled, a.unsent, a.foreign), (0, 0, 0));
+        // Every edge: the engine saw the end 5 ms after the callback and sent the successor 2 ms before
+        // its /run; b_i was sent 100·i − 2 − 15 ms after a's end, c 598 − 555 = 43 ms after b3's, d, e
+        // and f 83 ms after theirs.
+        let split = &a.split;
+        assert_eq!(split.noticed.map(|p| (p.p50, p.max)), Some((5_000, 5_000)));
+        let mut sent = vec![83_000, 183_000, 283_000, 383_000, 483_000, 43_000, 83_000, 83_000, 83_000];
+        sent.sort_unstable();
+        assert_eq!(split.sent, Percentiles::of(sent));
+        assert_eq!(split.arrived.map(|p| (p.p50, p.max)), Some((2_000, 2_000)));
     }
 
     #[test]
     fn gaps_and_repeats_are_counted_not_guessed() {
-        let (mut logs, mut trace) = run(100);
+        let (mut record, mut trace) = run(100);
+        let logs = &mut record.logs;
         // f (log 109) was never sent; e's callback was not traced; d's /run came twice; a /run of no run.
         logs.retain(|l| l.log_id != 109);
         trace.runs.retain(|(id, _)| *id != 109);
@@ -484,7 +559,7 @@ mod tests {
         logs.push(log(200, "a", 2));
         trace.runs.push((200, 50_000));
         trace.callbacks.push((200, 60_000));
-        let a = analyse(&[(1, logs)], &trace);
+        let a = analyse(&[record], &trace);
         // f: unsent and unmeasured; b1..b5, c, d measured, e's /run measured from d; f none.
         assert_eq!((a.measured, a.unmeasured, a.unsent, a.doubled, a.foreign, a.resent), (8, 1, 1, 1, 1, 1));
         assert_eq!((a.node_logs, a.received), (10, 10));
