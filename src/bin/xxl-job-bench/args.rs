@@ -19,6 +19,10 @@ Modes (one per run):
   sustained (default): N jobs firing every second, one row per storage × phase × job count
   --burst N[,N...]    N jobs all due once at the same instant, one row per storage × N
   --raw-only          the MariaDB ceiling: the admin's per-trigger writes issued without the admin
+  --workflow          one 10-node workflow (a → b1..b5 → c → d → e → f, each node a run of one job) started
+                      --runs times at once, one row per storage: from each node's callback to the /run of
+                      each successor it made ready (a join: from its last upstream callback), runs
+                      finished, wall time, CPU, peak RSS; and the validation time of a 500-node definition
   --peer PATH         sustained, aligned, beside the peer: first the ratch-job executable at PATH (started
                       in a fresh temporary data directory, the executor registered to it, the jobs created
                       through its open API), then the admin rows, then the ratios ours / peer
@@ -32,6 +36,7 @@ Options:
                       postgres: a database on the local PostgreSQL (--postgres);
                       sqlite: an SQLite file in a temporary directory          [default: mysql,sqlite]
   --seconds S         length of the measured window              [default: 30]
+  --runs N            runs of the workflow mode, all started at once [default: 1000]
   --warmup S          seconds between the first fire and the window [default: 10]
   --mysql URL         MariaDB/MySQL server (loopback only)       [default: mysql://root@127.0.0.1:3306]
   --postgres URL      PostgreSQL server (loopback only)          [default: postgres://postgres@127.0.0.1:5432]
@@ -55,6 +60,10 @@ const POSTGRES: ServerKind =
     ServerKind { option: "--postgres", schemes: &["postgres", "postgresql"], user: "postgres", port: 5432 };
 /// Past this the job table alone outgrows a small machine; nothing else depends on it.
 const MAX_JOBS: usize = 1_000_000;
+/// The workflow mode's run count as the issue states its figures.
+const DEFAULT_WORKFLOW_RUNS: usize = 1_000;
+/// A million node runs; past it admitting the runs (one transaction each) alone would take minutes.
+const MAX_WORKFLOW_RUNS: usize = 100_000;
 const MAX_SECONDS: u64 = 3_600;
 
 /// Where the admin keeps its data. A new backend is one more variant here, one more arm in
@@ -102,9 +111,16 @@ impl Phase {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Workload {
-    Sustained { jobs: Vec<usize>, phases: Vec<Phase> },
+    Sustained {
+        jobs: Vec<usize>,
+        phases: Vec<Phase>,
+    },
     Burst(Vec<usize>),
     RawCeiling(Vec<usize>),
+    /// `runs` runs of the bench workflow started at once.
+    Workflow {
+        runs: usize,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,6 +199,14 @@ struct BenchLine {
     #[arg(long)]
     raw_only: bool,
     #[arg(long)]
+    workflow: bool,
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_parser = |text: &str| parse_count("--runs", text, 1, MAX_WORKFLOW_RUNS as u64).map(|n| n as usize)
+    )]
+    runs: Option<usize>,
+    #[arg(long)]
     keep: bool,
 }
 
@@ -196,8 +220,8 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         Err(Misuse::Refused(reason) | Misuse::Other(reason)) => return Err(reason),
     };
     if line.peer.is_some() {
-        if line.burst.is_some() || line.raw_only {
-            return Err("--peer measures the sustained mode: drop --burst and --raw-only".into());
+        if line.burst.is_some() || line.raw_only || line.workflow {
+            return Err("--peer measures the sustained mode: drop --burst, --raw-only and --workflow".into());
         }
         // The peer's CRON has whole seconds only, so its jobs cannot be spread over the second.
         if line.phase.as_ref().is_some_and(|p| p != &[Phase::Aligned]) {
@@ -222,9 +246,22 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
 
 /// The mode the options choose, refusing options the mode sets itself; the raw ceiling pins the storage.
 fn workload(line: &mut BenchLine) -> Result<Workload, String> {
+    if usize::from(line.burst.is_some()) + usize::from(line.raw_only) + usize::from(line.workflow) > 1 {
+        return Err("--burst, --raw-only and --workflow are different modes; choose one".into());
+    }
+    if line.runs.is_some() && !line.workflow {
+        return Err("--runs is the run count of --workflow: add --workflow or drop --runs".into());
+    }
+    if line.workflow {
+        if line.jobs.is_some() || line.phase.is_some() || line.seconds.is_some() || line.warmup.is_some() {
+            return Err(
+                "--workflow sets its own job and runs until every run has ended: drop --jobs, --phase, --seconds, --warmup".into()
+            );
+        }
+        return Ok(Workload::Workflow { runs: line.runs.unwrap_or(DEFAULT_WORKFLOW_RUNS) });
+    }
     match (line.burst.take(), line.raw_only) {
-        (Some(_), true) => Err("--burst and --raw-only are different modes; choose one".into()),
-        (Some(sizes), false) => {
+        (Some(sizes), _) => {
             if line.jobs.is_some() || line.phase.is_some() || line.seconds.is_some() || line.warmup.is_some()
             {
                 return Err(
@@ -417,6 +454,34 @@ mod tests {
         assert!(parse(&args(&["--raw-only", "--storage", "sqlite"])).is_err());
         assert!(parse(&args(&["--raw-only", "--storage", "postgres"])).is_err());
         assert!(parse(&args(&["--raw-only", "--phase", "spread"])).is_err());
+    }
+
+    #[test]
+    fn workflow_mode() {
+        let o = run(&["--workflow", "--storage", "sqlite,mysql,postgres"]);
+        assert_eq!(o.workload, Workload::Workflow { runs: 1_000 });
+        assert_eq!(o.storages, vec![Storage::Sqlite, Storage::MySql, Storage::Postgres]);
+        assert_eq!(run(&["--runs=250", "--workflow"]).workload, Workload::Workflow { runs: 250 });
+        assert_eq!(run(&["--workflow"]).storages, vec![Storage::MySql, Storage::Sqlite]);
+        for bad in [
+            &["--workflow", "--jobs", "5"][..],
+            &["--workflow", "--phase", "aligned"],
+            &["--workflow", "--seconds", "5"],
+            &["--workflow", "--warmup", "0"],
+            &["--workflow", "--burst", "10"],
+            &["--workflow", "--raw-only"],
+            &["--workflow", "--peer", "x"],
+            &["--workflow", "--runs", "0"],
+            &["--workflow", "--runs", "100001"],
+            &["--workflow=yes"],
+            &["--runs", "10"],
+        ] {
+            assert!(parse(&args(bad)).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            parse(&args(&["--runs", "10"])).unwrap_err(),
+            "--runs is the run count of --workflow: add --workflow or drop --runs"
+        );
     }
 
     #[test]

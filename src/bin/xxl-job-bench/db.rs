@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 use xxl_job_admin::config::Config;
+use xxl_job_admin::storage::Db;
 
 /// Job ids are chosen, not generated, so job `i` of the grid is id `FIRST_JOB_ID + i` (the schema's
 /// sample job has id 1). The group's id is chosen too, so no backend's insert-id API is needed.
@@ -472,13 +473,19 @@ async fn database_pool(target: &ServerTarget, database: &str, connections: u32) 
 /// The schema, exactly as the admin would make it, from the admin's own configuration (so the
 /// datasource is validated before the child is started).
 async fn create_schema(datasource: &Datasource, cwd: &Path) -> Result<(), String> {
+    open_store(datasource, cwd).await?.close().await;
+    Ok(())
+}
+
+/// The admin's own data layer on `datasource` (creating the schema when there is none), for what the
+/// bench writes through its API: the workflow mode's workflow and runs.
+pub async fn open_store(datasource: &Datasource, cwd: &Path) -> Result<Db, String> {
     let loaded = Config::load(&datasource.args, datasource.env.iter().cloned(), cwd)
         .map_err(|e| format!("admin configuration: {e}"))?;
     let (db, _) = xxl_job_admin::storage::connect(&loaded.config.datasource)
         .await
-        .map_err(|e| format!("creating the schema: {e}"))?;
-    db.close().await;
-    Ok(())
+        .map_err(|e| format!("opening the database with the admin's data layer: {e}"))?;
+    Ok(db)
 }
 
 /// The version, and the settings that decide what a commit costs.

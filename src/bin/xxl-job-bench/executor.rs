@@ -1,6 +1,7 @@
 //! An executor that does no work: `/run` is acknowledged at once and its result reported by callback,
 //! the way a Java executor answers and reports a job that finishes instantly. It records each `/run`
-//! with the planned instant and trigger type the admin sends beside the body. Against the admin its
+//! with the planned instant and trigger type the admin sends beside the body; when asked, it also traces
+//! each `/run` and each callback by log id (the workflow mode's edge latency). Against the admin its
 //! address is written into the jobs' group; against the peer, which finds executors only by
 //! registration, it registers the way a Java executor does.
 
@@ -14,7 +15,7 @@ use axum::Router;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -79,6 +80,17 @@ struct Shared {
     callbacks_applied: AtomicU64,
     callback_failures: AtomicU64,
     registrations: AtomicU64,
+    /// Set by [`FastExecutor::trace`].
+    tracing: AtomicBool,
+    trace: Mutex<LogTrace>,
+}
+
+/// Each `/run` by its arrival and each callback by the moment its batch was sent, every attempt (a batch
+/// the admin did not acknowledge in time may still have been applied), as (log id, µs since the epoch).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogTrace {
+    pub runs: Vec<(i64, i64)>,
+    pub callbacks: Vec<(i64, i64)>,
 }
 
 /// Counters of the executor so far.
@@ -164,6 +176,15 @@ impl FastExecutor {
         }));
     }
 
+    /// Traces every `/run` and callback from now on, for [`FastExecutor::take_trace`].
+    pub fn trace(&self) {
+        self.shared.tracing.store(true, Ordering::Relaxed);
+    }
+
+    pub fn take_trace(&self) -> LogTrace {
+        std::mem::take(&mut *self.shared.trace.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
     pub fn registered(&self) -> bool {
         self.shared.registrations.load(Ordering::Relaxed) > 0
     }
@@ -221,6 +242,9 @@ async fn run(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes)
         return reply(r#"{"code":500,"msg":"request error: unreadable TriggerParam"}"#);
     };
     shared.runs.fetch_add(1, Ordering::Relaxed);
+    if shared.tracing.load(Ordering::Relaxed) {
+        shared.trace.lock().unwrap_or_else(|e| e.into_inner()).runs.push((param.log_id, at_us));
+    }
     let from = shared.record_from_us.load(Ordering::Relaxed);
     let until = shared.record_until_us.load(Ordering::Relaxed);
     if (from..until).contains(&at_us) {
@@ -266,6 +290,11 @@ async fn send_callbacks(
         };
         if batch.is_empty() {
             continue;
+        }
+        if shared.tracing.load(Ordering::Relaxed) {
+            let sent_us = now_us();
+            let mut trace = shared.trace.lock().unwrap_or_else(|e| e.into_inner());
+            trace.callbacks.extend(batch.iter().map(|item| (item.log_id, sent_us)));
         }
         if post_json(&client, &url, &shared.token, &batch).await {
             shared.callbacks_applied.fetch_add(batch.len() as u64, Ordering::Relaxed);

@@ -9,7 +9,8 @@
 //! the database server (for PostgreSQL its postmaster and the backends it forked) and the admin's memory,
 //! and MariaDB its statement counters. `--raw-only` issues the admin's writes without the admin, for the
 //! ceiling MariaDB allows. `--peer` first measures ratch-job the same way (see `peer`), then states the
-//! admin's figures as ratios to it.
+//! admin's figures as ratios to it. `--workflow` starts runs of a 10-node workflow at once and measures
+//! from each node's callback to its successors' `/run` (see `workflow`).
 
 mod args;
 mod db;
@@ -19,6 +20,7 @@ mod process;
 mod raw;
 mod report;
 mod stats;
+mod workflow;
 
 use args::{Command, Options, Phase, Storage, Workload, USAGE};
 use db::{Counters, RowDb, Servers, Shape};
@@ -89,6 +91,7 @@ struct Context {
 struct Plan {
     scheduler: Scheduler,
     kind: Kind,
+    /// The bench jobs; for a workflow row, the runs.
     jobs: usize,
 }
 
@@ -97,6 +100,7 @@ enum Kind {
     /// The jobs of `Shape` on a scheduler (the admin, or the peer).
     Scheduled(Shape),
     RawCeiling,
+    Workflow,
 }
 
 fn plans(options: &Options) -> Vec<Plan> {
@@ -125,6 +129,7 @@ fn plans(options: &Options) -> Vec<Plan> {
             Workload::RawCeiling(jobs) => {
                 plans.extend(jobs.iter().map(|&jobs| Plan { scheduler, kind: Kind::RawCeiling, jobs }))
             }
+            &Workload::Workflow { runs } => plans.push(Plan { scheduler, kind: Kind::Workflow, jobs: runs }),
         }
     }
     plans
@@ -147,7 +152,19 @@ async fn bench(options: Options) -> u8 {
     if cfg!(debug_assertions) {
         progress("this is a debug build: use `cargo build --release` for meaningful numbers");
     }
-    let (rows, code) = run_rows(&options, &context).await;
+    // Before any admin runs, so nothing else shares the cores.
+    let validation = match options.workload {
+        Workload::Workflow { .. } => {
+            progress("timing the validation of a 500-node workflow definition");
+            Some(workflow::time_validation())
+        }
+        _ => None,
+    };
+    let (rows, mut code) = run_rows(&options, &context).await;
+    if let Some(Err(e)) = &validation {
+        progress(format!("the validation timing failed: {e}"));
+        code = code.max(1);
+    }
     if options.keep {
         progress(format!(
             "kept the databases (xxl_bench_{}_<row>) and {}",
@@ -158,7 +175,8 @@ async fn bench(options: Options) -> u8 {
         let _ = std::fs::remove_dir_all(&context.workdir);
     }
     context.servers.close().await;
-    print!("{}", report::render(&machine, &settings(&options), &rows));
+    let validation = validation.and_then(Result::ok);
+    print!("{}", report::render(&machine, &settings(&options), &rows, validation.as_ref()));
     code
 }
 
@@ -185,7 +203,10 @@ async fn run_rows(options: &Options, context: &Context) -> (Vec<Row>, u8) {
     let mut code = 0;
     for (n, plan) in plans(options).into_iter().enumerate() {
         let name = format!("xxl_bench_{}_{n}", std::process::id());
-        let label = report::label(plan.scheduler, kind_name(plan.kind), plan.jobs);
+        let label = match plan.kind {
+            Kind::Workflow => report::workflow_label(plan.scheduler, plan.jobs),
+            _ => report::label(plan.scheduler, kind_name(plan.kind), plan.jobs),
+        };
         progress(format!("{label}: {name}"));
         let outcome = tokio::select! {
             outcome = run_row(options, context, plan, &name, &label) => Some(outcome),
@@ -231,6 +252,12 @@ fn settings(options: &Options) -> String {
             BURST_QUIET.as_secs()
         ),
         Workload::RawCeiling(_) => format!("raw ceiling: {} s after {} s of ramp-up, {} connections", options.seconds, raw::RAMP.as_secs(), raw::CONNECTIONS),
+        Workload::Workflow { runs } => format!(
+            "workflow: one 10-node DAG (a → b1..b5 → c → d → e → f) of one BEAN job, {runs} runs started at once \
+             through the storage API and measured until every run is over (at most {} s); admin: default \
+             configuration, datasource {datasource}, logging warn",
+            workflow::TIME_LIMIT.as_secs()
+        ),
     };
     match &options.peer {
         Some(exe) => format!("{settings}\n{}", peer::settings(exe)),
@@ -243,6 +270,7 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::Scheduled(Shape::Sustained(phase)) => phase.name(),
         Kind::Scheduled(Shape::Burst) => "burst",
         Kind::RawCeiling => "raw",
+        Kind::Workflow => "workflow",
     }
 }
 
@@ -372,53 +400,34 @@ async fn measure_row(
 ) -> Result<Measured, String> {
     let port = free_port()?;
     let token = format!("{:032x}", rand::random::<u128>());
-    let mut admin_args = vec![
-        format!("--server.port={port}"),
-        "--server.address=127.0.0.1".to_string(),
-        format!("--xxl.job.accessToken={token}"),
-        "--logging.level.root=warn".to_string(),
-    ];
-    admin_args.extend(datasource.args);
-    let base = format!("http://127.0.0.1:{port}/xxl-job-admin");
     let executor =
-        FastExecutor::start(&token, format!("{base}/api/callback"), context.client.clone()).await?;
+        FastExecutor::start(&token, format!("{}/api/callback", admin_base(port)), context.client.clone())
+            .await?;
     let seeding = std::time::Instant::now();
-    let shape = match plan.kind {
-        Kind::Scheduled(shape) => shape,
+    let (shape, jobs) = match plan.kind {
+        Kind::Scheduled(shape) => (shape, plan.jobs),
         // The ceiling only needs job rows to write for; their schedule is its own.
-        Kind::RawCeiling => Shape::Sustained(Phase::Spread),
+        Kind::RawCeiling => (Shape::Sustained(Phase::Spread), plan.jobs),
+        // One job, never scheduled (it stays stopped): the workflow's nodes are its only triggers.
+        Kind::Workflow => (Shape::Burst, 1),
     };
-    db.seed(shape, plan.jobs, &executor.address).await?;
+    db.seed(shape, jobs, &executor.address).await?;
     progress(format!(
         "{label}: seeded in {:.1} s; executor at {}",
         seeding.elapsed().as_secs_f64(),
         executor.address
     ));
-    let Kind::Scheduled(shape) = plan.kind else {
-        let pool = db.mysql().ok_or("the raw ceiling needs MariaDB")?;
-        db.activate(chrono::Utc::now().timestamp_millis()).await?;
-        let workload =
-            raw::Workload { executor_address: executor.address.clone(), jobs: db::next_times(pool).await? };
-        executor.stop().await;
-        let server = context.servers.mysql.as_ref().ok_or("the raw ceiling needs MariaDB")?;
-        progress(format!(
-            "{label}: raw ceiling for {} s with {} connections",
-            options.seconds,
-            raw::CONNECTIONS
-        ));
-        return Ok(Measured::Raw(
-            raw::measure(pool, &server.pool, workload, options.seconds, server.process).await?,
-        ));
+    let shape = match plan.kind {
+        Kind::Scheduled(shape) => shape,
+        Kind::RawCeiling => return measure_raw(options, context, db, executor, label).await,
+        Kind::Workflow => {
+            let setup =
+                workflow::Setup { context, storage, row_db: db, datasource: &datasource, port, label };
+            let result = setup.measure(executor, &token, plan.jobs).await?;
+            return Ok(Measured::Workflow(Box::new(result)));
+        }
     };
-    let mut admin = AdminProcess::spawn(
-        "the admin",
-        &context.admin_exe,
-        &admin_args,
-        &datasource.env,
-        &context.workdir,
-        LogStreams::Both,
-    )?;
-    admin.wait_healthy(&context.client, &format!("{base}/actuator/health"), STARTUP_TIMEOUT).await?;
+    let admin = start_admin(context, port, &token, &datasource).await?;
     let now = chrono::Utc::now().timestamp_millis();
     let grid = Grid {
         start_ms: (now + LEAD_MS).div_euclid(1000) * 1000 + 1000,
@@ -437,6 +446,56 @@ async fn measure_row(
         Shape::Sustained(_) => Measured::Sustained(result),
         Shape::Burst => Measured::Burst(result),
     })
+}
+
+/// The raw ceiling on the seeded jobs; the executor only lent them its address.
+async fn measure_raw(
+    options: &Options,
+    context: &Context,
+    db: &RowDb,
+    executor: FastExecutor,
+    label: &str,
+) -> Result<Measured, String> {
+    let pool = db.mysql().ok_or("the raw ceiling needs MariaDB")?;
+    db.activate(chrono::Utc::now().timestamp_millis()).await?;
+    let workload =
+        raw::Workload { executor_address: executor.address.clone(), jobs: db::next_times(pool).await? };
+    executor.stop().await;
+    let server = context.servers.mysql.as_ref().ok_or("the raw ceiling needs MariaDB")?;
+    progress(format!("{label}: raw ceiling for {} s with {} connections", options.seconds, raw::CONNECTIONS));
+    Ok(Measured::Raw(raw::measure(pool, &server.pool, workload, options.seconds, server.process).await?))
+}
+
+/// Where the admin listening on `port` answers.
+fn admin_base(port: u16) -> String {
+    format!("http://127.0.0.1:{port}/xxl-job-admin")
+}
+
+/// The admin on `datasource` as a child process, on `port` of 127.0.0.1 with `token`, once healthy.
+async fn start_admin(
+    context: &Context,
+    port: u16,
+    token: &str,
+    datasource: &db::Datasource,
+) -> Result<AdminProcess, String> {
+    let mut args = vec![
+        format!("--server.port={port}"),
+        "--server.address=127.0.0.1".to_string(),
+        format!("--xxl.job.accessToken={token}"),
+        "--logging.level.root=warn".to_string(),
+    ];
+    args.extend(datasource.args.iter().cloned());
+    let mut admin = AdminProcess::spawn(
+        "the admin",
+        &context.admin_exe,
+        &args,
+        &datasource.env,
+        &context.workdir,
+        LogStreams::Both,
+    )?;
+    let health = format!("{}/actuator/health", admin_base(port));
+    admin.wait_healthy(&context.client, &health, STARTUP_TIMEOUT).await?;
+    Ok(admin)
 }
 
 /// Stops the scheduler and the executor and analyses the window's fires, once `planned` has given each
@@ -576,19 +635,29 @@ impl Run<'_> {
     }
 
     async fn snapshot(&self) -> Result<Snapshot, String> {
-        let counters = match self.db {
-            Some(db) => db.counters().await?,
-            None => None,
-        };
-        Ok(Snapshot {
-            at_ms: chrono::Utc::now().timestamp_millis(),
-            counters,
-            admin: cpu_ticks(self.admin_pid),
-            db: self.db_process.and_then(ServerProcess::cpu_ticks),
-            own: own_cpu_ticks(),
-            machine: MachineTicks::read(),
-        })
+        snapshot(self.db, self.admin_pid, self.db_process).await
     }
+}
+
+/// The resources used so far by the admin, the database server (and `db`'s statement counters), this
+/// process and the machine.
+async fn snapshot(
+    db: Option<&RowDb>,
+    admin_pid: u32,
+    db_process: Option<ServerProcess>,
+) -> Result<Snapshot, String> {
+    let counters = match db {
+        Some(db) => db.counters().await?,
+        None => None,
+    };
+    Ok(Snapshot {
+        at_ms: chrono::Utc::now().timestamp_millis(),
+        counters,
+        admin: cpu_ticks(admin_pid),
+        db: db_process.and_then(ServerProcess::cpu_ticks),
+        own: own_cpu_ticks(),
+        machine: MachineTicks::read(),
+    })
 }
 
 /// The resources used so far by the admin, the database server, this process and the machine.

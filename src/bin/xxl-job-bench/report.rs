@@ -1,5 +1,5 @@
-//! The printed report: one table per mode (sustained rows, bursts, the raw ceiling), the details behind
-//! each row, and the targets of issue 11 met or missed.
+//! The printed report: one table per mode (sustained rows, bursts, the raw ceiling, workflows), the
+//! details behind each row, and the targets of issue 11 (workflows: issue 46) met or missed.
 
 use super::args::{Phase, Storage};
 use super::db::{LogCounts, COUNTERS, DML};
@@ -7,6 +7,7 @@ use super::executor::ExecutorCounts;
 use super::process::LogSummary;
 use super::raw::RawResult;
 use super::stats::{cpu_percent, us_per_trigger, FireAnalysis, Percentiles};
+use super::workflow::{Validation, WorkflowResult, DAG};
 use std::fmt::Write;
 
 /// Seconds of a row's per-second p99 line before it wraps.
@@ -24,6 +25,10 @@ const TARGET_SQLITE_SMALL_JOBS: usize = 1_000;
 const TARGET_SQLITE_SMALL_RSS_MB: f64 = 40.0;
 /// A burst this large must be sent whole within the misfire threshold on MariaDB.
 const TARGET_BURST_JOBS: usize = 50_000;
+/// Issue 46: from a node's callback to each ready successor's `/run`, and validating 500 nodes.
+const TARGET_EDGE_P50_MS: f64 = 20.0;
+const TARGET_EDGE_P99_MS: f64 = 100.0;
+const TARGET_VALIDATION_MS: f64 = 100.0;
 
 /// What a row measured: the admin on one storage, or the peer (ratch-job) with its own store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +65,7 @@ pub enum Measured {
     Sustained(RunResult),
     Burst(RunResult),
     Raw(RawResult),
+    Workflow(Box<WorkflowResult>),
 }
 
 /// CPU ticks used between two snapshots, and the server's statement counters (MariaDB only).
@@ -144,6 +150,11 @@ pub fn label(scheduler: Scheduler, kind: &str, jobs: usize) -> String {
     format!("{} {kind} {} jobs", scheduler.name(), thousands(jobs as f64))
 }
 
+/// `mysql workflow 1,000 runs`.
+pub fn workflow_label(scheduler: Scheduler, runs: usize) -> String {
+    format!("{} workflow {} runs", scheduler.name(), thousands(runs as f64))
+}
+
 fn ms(us: i64) -> f64 {
     us as f64 / 1000.0
 }
@@ -216,6 +227,20 @@ const RAW: [(&str, usize); 8] = [
     ("bench CPU%", 10),
 ];
 
+const WORKFLOW: [(&str, usize); 11] = [
+    ("storage", 8),
+    ("runs", 6),
+    ("ended", 6),
+    ("ok", 6),
+    ("wall s", 6),
+    ("p50 ms", 7),
+    ("p99 ms", 7),
+    ("max ms", 7),
+    ("adm CPU s", 9),
+    ("DB CPU s", 8),
+    ("RSS MB", 6),
+];
+
 fn table(out: &mut String, header: &[(&str, usize)], rows: &[Vec<String>]) {
     if rows.is_empty() {
         return;
@@ -231,33 +256,41 @@ fn table(out: &mut String, header: &[(&str, usize)], rows: &[Vec<String>]) {
     out.push('\n');
 }
 
-pub fn render(machine: &str, settings: &str, rows: &[Row]) -> String {
+/// The report; `validation` is the workflow mode's timing of a 500-node definition.
+pub fn render(machine: &str, settings: &str, rows: &[Row], validation: Option<&Validation>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\n== xxl-job-bench ==\n{machine}\n{settings}\n");
     let mut sustained = Vec::new();
     let mut bursts = Vec::new();
     let mut raws = Vec::new();
+    let mut workflows = Vec::new();
     for row in rows {
         match &row.measured {
             Measured::Sustained(r) => sustained.push(sustained_cells(row, r)),
             Measured::Burst(r) => bursts.push(burst_cells(row, r)),
             Measured::Raw(r) => raws.push(raw_cells(row, r)),
+            Measured::Workflow(r) => workflows.push(workflow_cells(row, r)),
         }
     }
     for (header, cells, legend) in [
         (&SUSTAINED[..], &sustained, SUSTAINED_LEGEND),
         (&BURST[..], &bursts, BURST_LEGEND),
         (&RAW[..], &raws, RAW_LEGEND),
+        (&WORKFLOW[..], &workflows, WORKFLOW_LEGEND),
     ] {
         table(&mut out, header, cells);
         if !cells.is_empty() {
             let _ = writeln!(out, "{legend}");
         }
     }
+    if let Some(v) = validation {
+        validation_line(&mut out, v);
+    }
     for row in rows {
         details(&mut out, row);
     }
     targets(&mut out, rows);
+    workflow_targets(&mut out, rows, validation);
     ratios(&mut out, rows);
     out
 }
@@ -283,6 +316,14 @@ const RAW_LEGEND: &str =
     "raw = the admin's per-trigger writes batched as at full load (200-row log INSERT … RETURNING, the\n\
      trigger-report UPDATE, the guarded result UPDATE, a 500-row schedule UPDATE per 500 triggers) from\n\
      30 connections, without the admin; SQL/trg = (SELECT+INSERT+UPDATE+DELETE) per trigger.\n";
+
+/// What the workflow table measures.
+const WORKFLOW_LEGEND: &str =
+    "p50/p99/max = edge latency: a node's /run arrival at the executor − the moment the executor sent the\n\
+     callback of the node before it (for the join c, the last of b1..b5's callbacks), once per run and node\n\
+     with upstream nodes (9 a run); ended = runs over, ok = of them succeeded; wall = from the first run's\n\
+     admission to the last run's end; CPU = seconds over that time (DB = the mariadbd process, or\n\
+     PostgreSQL's postmaster with its backends; SQLite runs inside the admin); RSS = the admin's peak (VmHWM).\n";
 
 fn sustained_cells(row: &Row, r: &RunResult) -> Vec<String> {
     vec![
@@ -333,11 +374,46 @@ fn raw_cells(row: &Row, r: &RawResult) -> Vec<String> {
     ]
 }
 
+fn workflow_cells(row: &Row, r: &WorkflowResult) -> Vec<String> {
+    let edge = |pick: fn(&Percentiles) -> i64| r.edges.latency.as_ref().map(|l| ms(pick(l)));
+    let seconds = |ticks: Option<u64>| ticks.map(|t| t as f64 / super::stats::USER_HZ);
+    vec![
+        row.scheduler.name().to_string(),
+        thousands(r.runs as f64),
+        count(r.finished()),
+        count(r.succeeded()),
+        opt(r.wall_ms.map(|w| w as f64 / 1000.0), 1),
+        opt(edge(|l| l.p50), 1),
+        opt(edge(|l| l.p99), 1),
+        opt(edge(|l| l.max), 1),
+        opt(seconds(r.usage.admin_ticks), 1),
+        opt(seconds(r.usage.db_ticks), 1),
+        opt(r.peak_rss_kib.map(|k| k as f64 / 1024.0), 1),
+    ]
+}
+
+fn validation_line(out: &mut String, v: &Validation) {
+    let millis = |us: Option<u64>| opt(us.map(|us| us as f64 / 1000.0), 1);
+    let _ = writeln!(
+        out,
+        "Validation of a {}-node definition ({} edges; job nodes, each with a parameter template): {} ms median, \
+         {} ms the slowest of {} (the first, cold: {} ms); reading its JSON {} ms.\n",
+        v.nodes,
+        thousands(v.edges as f64),
+        millis(v.median_us()),
+        millis(v.max_us()),
+        v.validate_us.len(),
+        millis(v.validate_us.first().copied()),
+        millis(Some(v.parse_us)),
+    );
+}
+
 fn details(out: &mut String, row: &Row) {
     let (r, kind) = match &row.measured {
         Measured::Sustained(r) => (r, r.phase.name()),
         Measured::Burst(r) => (r, "burst"),
         Measured::Raw(_) => return,
+        Measured::Workflow(r) => return workflow_details(out, row, r),
     };
     let _ = writeln!(out, "{}", label(row.scheduler, kind, row.jobs));
     fire_counts(out, r);
@@ -348,10 +424,71 @@ fn details(out: &mut String, row: &Row) {
     }
     log_rows(out, r);
     lateness(out, r, peer);
-    statements(out, r);
+    statements(out, &r.usage, r.fires.sent);
     let who = row.scheduler.process();
-    cpu(out, r, who);
+    cpu(out, &r.usage, r.fires.sent, who);
     executor_and_log(out, r, who);
+}
+
+fn workflow_details(out: &mut String, row: &Row, r: &WorkflowResult) {
+    let _ = writeln!(out, "{}", workflow_label(row.scheduler, r.runs));
+    let states: Vec<String> = r.states.iter().map(|(state, n)| format!("{} {state}", count(*n))).collect();
+    let split = |p: Option<Percentiles>| {
+        p.map_or_else(|| "-".to_string(), |p| format!("{:.1}/{:.1}/{:.1}", ms(p.p50), ms(p.p99), ms(p.max)))
+    };
+    let _ = writeln!(
+        out,
+        "  runs: {} admitted in {:.1} s (one transaction each); {}; each run's start → end p50/p99/max ms: {}",
+        thousands(r.runs as f64),
+        r.admission_ms as f64 / 1000.0,
+        states.join(", "),
+        split(r.run_time),
+    );
+    let e = &r.edges;
+    let _ = writeln!(
+        out,
+        "  node runs: {} log rows of {} nodes × {} runs; {} received by the executor, {} /run beyond the first for \
+         one log row, {} nodes never sent, {} /run for no run's log row",
+        count(e.node_logs),
+        DAG.len(),
+        thousands(r.runs as f64),
+        count(e.received),
+        count(e.doubled),
+        count(e.unsent),
+        count(e.foreign),
+    );
+    let _ = writeln!(
+        out,
+        "  edge latency p50/p99/max ms: {} over {} edges ({} without a traced /run or callback); {} callbacks \
+         sent again after their batch went unanswered (counted from their first sending)",
+        split(e.latency),
+        count(e.measured),
+        count(e.unmeasured),
+        count(e.resent),
+    );
+    let pair = |p: Option<Percentiles>| {
+        p.map_or_else(|| "-".to_string(), |p| format!("{:.1}/{:.1}", ms(p.p50), ms(p.p99)))
+    };
+    let _ = writeln!(
+        out,
+        "  edge split at the engine's times, p50/p99 ms: callback → the node before seen ended {}; → successor sent \
+         to the lanes {}; → its /run at the executor {}",
+        pair(e.split.noticed),
+        pair(e.split.sent),
+        pair(e.split.arrived),
+    );
+    statements(out, &r.usage, e.received);
+    cpu(out, &r.usage, e.received, "admin");
+    let x = &r.executor;
+    let _ = writeln!(
+        out,
+        "  executor: {} /run in total ({} refused); callbacks: {} applied, {} batches failed",
+        count(x.runs),
+        count(x.refused),
+        count(x.callbacks_applied),
+        count(x.callback_failures),
+    );
+    process_log(out, &r.log, &r.exit, "admin");
 }
 
 /// What was planned and what the executor received for it.
@@ -418,10 +555,9 @@ fn lateness(out: &mut String, r: &RunResult, peer: bool) {
 }
 
 /// MariaDB's statement counters per /run sent, when they were read.
-fn statements(out: &mut String, r: &RunResult) {
-    let (f, u) = (&r.fires, &r.usage);
+fn statements(out: &mut String, u: &Usage, sent: u64) {
     if !u.statements.is_empty() {
-        let per_run = |n: u64| opt((f.sent > 0).then(|| n as f64 / f.sent as f64), 2);
+        let per_run = |n: u64| opt((sent > 0).then(|| n as f64 / sent as f64), 2);
         let per =
             |name: &str| per_run(COUNTERS.iter().position(|c| *c == name).map_or(0, |i| u.statements[i]));
         let dml: u64 =
@@ -444,8 +580,8 @@ fn statements(out: &mut String, r: &RunResult) {
     }
 }
 
-fn cpu(out: &mut String, r: &RunResult, who: &str) {
-    let u = &r.usage;
+fn cpu(out: &mut String, u: &Usage, sent: u64, who: &str) {
+    let per_run = |ticks: Option<u64>| opt(ticks.and_then(|t| us_per_trigger(t, sent)), 1);
     // Per-process and machine-wide ticks are sampled separately; a small negative rest is noise.
     let others = (|| {
         Some(u.machine_busy_ticks?.saturating_sub(u.admin_ticks? + u.db_ticks.unwrap_or(0) + u.own_ticks?))
@@ -455,10 +591,10 @@ fn cpu(out: &mut String, r: &RunResult, who: &str) {
         "  CPU over {:.1} s (% of one core): {who} {} ({} µs/run), database server {} ({} µs/run), bench {}, \
          other processes ≈ {}; machine busy {} of {}, iowait {}",
         u.elapsed_ms as f64 / 1000.0,
-        opt(r.admin_cpu(), 0),
-        opt(r.admin_us(), 1),
-        opt(r.db_cpu(), 0),
-        opt(r.db_us(), 1),
+        opt(u.percent(u.admin_ticks), 0),
+        per_run(u.admin_ticks),
+        opt(u.percent(u.db_ticks), 0),
+        per_run(u.db_ticks),
         opt(u.percent(u.own_ticks), 0),
         opt(u.percent(others), 0),
         opt(u.percent(u.machine_busy_ticks), 0),
@@ -486,8 +622,13 @@ fn executor_and_log(out: &mut String, r: &RunResult, who: &str) {
             count(e.unrecorded)
         );
     }
-    let _ = writeln!(out, "  {who} log: {} warnings, {} errors; {}", r.log.warnings, r.log.errors, r.exit);
-    for sample in &r.log.samples {
+    process_log(out, &r.log, &r.exit, who);
+}
+
+/// What the admin (ratch-job) logged at warn level or above, and how it ended.
+fn process_log(out: &mut String, log: &LogSummary, exit: &str, who: &str) {
+    let _ = writeln!(out, "  {who} log: {} warnings, {} errors; {exit}", log.warnings, log.errors);
+    for sample in &log.samples {
         let _ = writeln!(out, "    | {}", truncate(sample, 200));
     }
 }
@@ -572,7 +713,7 @@ fn goals(row: &Row) -> Vec<String> {
                 ));
             }
         }
-        Measured::Raw(_) => {}
+        Measured::Raw(_) | Measured::Workflow(_) => {}
     }
     goals
 }
@@ -586,6 +727,7 @@ fn targets(out: &mut String, rows: &[Row]) {
                 Measured::Sustained(r) => r.phase.name(),
                 Measured::Burst(_) => "burst",
                 Measured::Raw(_) => "raw",
+                Measured::Workflow(_) => "workflow",
             };
             (!goals.is_empty())
                 .then(|| format!("  {}: {}", label(row.scheduler, kind, row.jobs), goals.join(" | ")))
@@ -593,6 +735,42 @@ fn targets(out: &mut String, rows: &[Row]) {
         .collect();
     if !lines.is_empty() {
         let _ = writeln!(out, "\nTargets (issue 11; reported, not asserted):\n{}", lines.join("\n"));
+    }
+}
+
+/// The goals of issue 46's workflow rows and of the validation timing (reported, not asserted).
+fn workflow_targets(out: &mut String, rows: &[Row], validation: Option<&Validation>) {
+    let mut lines = Vec::new();
+    for row in rows {
+        let Measured::Workflow(r) = &row.measured else { continue };
+        let edge = |pick: fn(&Percentiles) -> i64| r.edges.latency.as_ref().map(|l| ms(pick(l)));
+        let all = r.succeeded() == r.runs as u64;
+        let goals = [
+            format!(
+                "runs succeeded {} of {} {}",
+                count(r.succeeded()),
+                thousands(r.runs as f64),
+                verdict(all)
+            ),
+            at_most("edge p50", edge(|l| l.p50), TARGET_EDGE_P50_MS, "ms"),
+            at_most("edge p99", edge(|l| l.p99), TARGET_EDGE_P99_MS, "ms"),
+        ];
+        lines.push(format!("  {}: {}", workflow_label(row.scheduler, r.runs), goals.join(" | ")));
+    }
+    if let Some(v) = validation {
+        let slowest = v.max_us().map(|us| us as f64 / 1000.0);
+        lines.push(match slowest {
+            Some(ms) => format!(
+                "  validation of a {}-node definition: {ms:.1} ms (the slowest of {}) vs < {TARGET_VALIDATION_MS} ms {}",
+                v.nodes,
+                v.validate_us.len(),
+                verdict(ms < TARGET_VALIDATION_MS)
+            ),
+            None => "  validation: not measured".into(),
+        });
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(out, "\nTargets (issue 46; reported, not asserted):\n{}", lines.join("\n"));
     }
 }
 
@@ -647,6 +825,7 @@ fn ratios(out: &mut String, rows: &[Row]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workflow::EdgeAnalysis;
 
     #[test]
     fn thousands_separators() {
@@ -669,6 +848,52 @@ mod tests {
         assert_eq!(
             (ratio(None, Some(2.0)), ratio(Some(3.0), None), ratio(Some(3.0), Some(0.0))),
             (None, None, None)
+        );
+    }
+
+    #[test]
+    fn workflow_rows_are_tabled_detailed_and_checked() {
+        let result = WorkflowResult {
+            runs: 2,
+            admission_ms: 40,
+            states: [("succeeded".to_string(), 1), ("failed".to_string(), 1)].into(),
+            wall_ms: Some(1_500),
+            run_time: Percentiles::of(vec![900_000, 1_100_000]),
+            edges: EdgeAnalysis {
+                latency: Percentiles::of(vec![5_000, 12_000, 150_000]),
+                measured: 3,
+                node_logs: 20,
+                received: 20,
+                ..Default::default()
+            },
+            usage: Usage { elapsed_ms: 1_500, admin_ticks: Some(30), ..Usage::default() },
+            peak_rss_kib: Some(20_480),
+            executor: ExecutorCounts::default(),
+            log: LogSummary::default(),
+            exit: "exit status: 0 after SIGTERM".into(),
+        };
+        let row = Row {
+            scheduler: Scheduler::Admin(Storage::Sqlite),
+            jobs: 2,
+            measured: Measured::Workflow(Box::new(result)),
+        };
+        let validation =
+            Validation { nodes: 500, edges: 1_470, parse_us: 900, validate_us: vec![4_000, 2_000, 3_000] };
+        let out = render("machine", "settings", &[row], Some(&validation));
+        let table_row = out.lines().find(|l| l.trim_start().starts_with("sqlite")).unwrap();
+        let cells: Vec<&str> = table_row.split_whitespace().collect();
+        assert_eq!(cells, ["sqlite", "2", "2", "1", "1.5", "12.0", "150.0", "150.0", "0.3", "-", "20.0"]);
+        assert!(out.contains("3.0 ms median, 4.0 ms the slowest of 3 (the first, cold: 4.0 ms)"), "{out}");
+        assert!(out.contains("edge latency p50/p99/max ms: 12.0/150.0/150.0 over 3 edges"), "{out}");
+        assert!(
+            out.contains(
+                "sqlite workflow 2 runs: runs succeeded 1 of 2 MISSED | edge p50 12.0 ms vs ≤ 20 ms met | \
+                 edge p99 150.0 ms vs ≤ 100 ms MISSED"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("validation of a 500-node definition: 4.0 ms (the slowest of 3) vs < 100 ms met")
         );
     }
 
