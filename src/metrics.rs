@@ -97,11 +97,49 @@ pub struct Metrics {
     schedule_pass: Histogram,
     lock_wait: Histogram,
     clock_offset: Gauge<f64, AtomicU64>,
-    /// Workflow runs admitted, by [`RUN_ADMISSIONS`], and ended, by [`RUN_ENDS`].
-    workflow_runs_started: [Counter; RUN_ADMISSIONS.len()],
-    workflow_runs_ended: [Counter; RUN_ENDS.len()],
-    workflow_node_wait: Histogram,
-    workflow_edge_latency: Histogram,
+    workflows: WorkflowMetrics,
+}
+
+/// The workflow engine's counters and histograms.
+struct WorkflowMetrics {
+    /// Runs admitted, by [`RUN_ADMISSIONS`], and ended, by [`RUN_ENDS`].
+    runs_started: [Counter; RUN_ADMISSIONS.len()],
+    runs_ended: [Counter; RUN_ENDS.len()],
+    node_wait: Histogram,
+    edge_latency: Histogram,
+}
+
+impl WorkflowMetrics {
+    fn register(registry: &mut Registry) -> WorkflowMetrics {
+        WorkflowMetrics {
+            runs_started: counters(
+                registry,
+                "xxl_job_workflow_runs_started",
+                "Workflow runs started, by what their concurrency policy made of them",
+                "state",
+                RUN_ADMISSIONS,
+            ),
+            runs_ended: counters(
+                registry,
+                "xxl_job_workflow_runs_ended",
+                "Workflow runs ended (by this admin's reconciler), by final state",
+                "state",
+                RUN_ENDS,
+            ),
+            node_wait: histogram(
+                registry,
+                "xxl_job_workflow_node_wait_seconds",
+                "From a workflow node becoming ready to its /run being handed to the lanes",
+                &LATENESS_BUCKETS,
+            ),
+            edge_latency: histogram(
+                registry,
+                "xxl_job_workflow_edge_latency_seconds",
+                "From the end of a node's last upstream node to the node's /run being handed to the lanes",
+                &LATENESS_BUCKETS,
+            ),
+        }
+    }
 }
 
 /// The `state` labels of `xxl_job_workflow_runs_started_total`: what the concurrency policy made of a run.
@@ -286,37 +324,9 @@ impl Metrics {
             &PASS_BUCKETS,
         );
         let clock_offset = clock_offset_gauge(&mut registry);
-        let workflow_runs_started = counters(
-            &mut registry,
-            "xxl_job_workflow_runs_started",
-            "Workflow runs started, by what their concurrency policy made of them",
-            "state",
-            RUN_ADMISSIONS,
-        );
-        let workflow_runs_ended = counters(
-            &mut registry,
-            "xxl_job_workflow_runs_ended",
-            "Workflow runs ended (by this admin's reconciler), by final state",
-            "state",
-            RUN_ENDS,
-        );
-        let workflow_node_wait = histogram(
-            &mut registry,
-            "xxl_job_workflow_node_wait_seconds",
-            "From a workflow node becoming ready to its /run being handed to the lanes",
-            &LATENESS_BUCKETS,
-        );
-        let workflow_edge_latency = histogram(
-            &mut registry,
-            "xxl_job_workflow_edge_latency_seconds",
-            "From the end of a node's last upstream node to the node's /run being handed to the lanes",
-            &LATENESS_BUCKETS,
-        );
+        let workflows = WorkflowMetrics::register(&mut registry);
         Metrics {
-            workflow_runs_started,
-            workflow_runs_ended,
-            workflow_node_wait,
-            workflow_edge_latency,
+            workflows,
             enabled,
             registry,
             clock_offset,
@@ -446,14 +456,14 @@ impl Metrics {
     /// A workflow run was admitted as `state` (one of [`RUN_ADMISSIONS`]).
     pub fn workflow_run_started(&self, state: &str) {
         if let Some(i) = RUN_ADMISSIONS.iter().position(|s| *s == state).filter(|_| self.enabled) {
-            self.workflow_runs_started[i].inc();
+            self.workflows.runs_started[i].inc();
         }
     }
 
     /// A workflow run ended in `state` (one of [`RUN_ENDS`]).
     pub fn workflow_run_ended(&self, state: &str) {
         if let Some(i) = RUN_ENDS.iter().position(|s| *s == state).filter(|_| self.enabled) {
-            self.workflow_runs_ended[i].inc();
+            self.workflows.runs_ended[i].inc();
         }
     }
 
@@ -463,9 +473,9 @@ impl Metrics {
         if !self.enabled {
             return;
         }
-        self.workflow_node_wait.observe(wait_ms.max(0) as f64 / 1000.0);
+        self.workflows.node_wait.observe(wait_ms.max(0) as f64 / 1000.0);
         if let Some(edge) = edge_ms {
-            self.workflow_edge_latency.observe(edge.max(0) as f64 / 1000.0);
+            self.workflows.edge_latency.observe(edge.max(0) as f64 / 1000.0);
         }
     }
 
@@ -676,6 +686,23 @@ mod tests {
     }
 
     #[test]
+    fn workflow_runs_and_node_waits_render() {
+        let metrics = Metrics::new();
+        metrics.workflow_run_started("discarded");
+        metrics.workflow_run_ended("succeeded");
+        metrics.workflow_node_sent(3, Some(12));
+        metrics.workflow_node_sent(40, None);
+        let text =
+            metrics.render(&Snapshot { workflow_runs: vec![("running".into(), 4)], ..Snapshot::default() });
+        assert_eq!(line(&text, "xxl_job_workflow_runs_active{state=\"running\"}"), Some("4"));
+        assert_eq!(line(&text, "xxl_job_workflow_runs_active{state=\"queued\"}"), Some("0"));
+        assert_eq!(line(&text, "xxl_job_workflow_runs_started_total{state=\"discarded\"}"), Some("1"));
+        assert_eq!(line(&text, "xxl_job_workflow_runs_ended_total{state=\"succeeded\"}"), Some("1"));
+        assert_eq!(line(&text, "xxl_job_workflow_edge_latency_seconds_bucket{le=\"0.025\"}"), Some("1"));
+        assert_eq!(line(&text, "xxl_job_workflow_node_wait_seconds_count"), Some("2"));
+    }
+
+    #[test]
     fn counters_and_histograms_render_in_the_text_format() {
         let metrics = Metrics::new();
         metrics.trigger(TriggerType::Cron, true);
@@ -697,25 +724,10 @@ mod tests {
         for code in [200, 200, 500, 502, 0] {
             metrics.job_result(code);
         }
-        metrics.workflow_run_started("discarded");
-        metrics.workflow_run_ended("succeeded");
-        metrics.workflow_node_sent(3, Some(12));
-        metrics.workflow_node_sent(40, None);
-        let text = metrics.render(&Snapshot {
-            lane_backlog: 7,
-            pool_in_use: 2,
-            pool_idle: 3,
-            pool_max: 30,
-            executors: vec![("app".into(), 2)],
-            workflow_runs: vec![("running".into(), 4)],
-        });
+        let pool =
+            Snapshot { lane_backlog: 7, pool_in_use: 2, pool_idle: 3, pool_max: 30, ..Snapshot::default() };
+        let text = metrics.render(&Snapshot { executors: vec![("app".into(), 2)], ..pool });
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"success\"}"), Some("1"));
-        assert_eq!(line(&text, "xxl_job_workflow_runs_active{state=\"running\"}"), Some("4"));
-        assert_eq!(line(&text, "xxl_job_workflow_runs_active{state=\"queued\"}"), Some("0"));
-        assert_eq!(line(&text, "xxl_job_workflow_runs_started_total{state=\"discarded\"}"), Some("1"));
-        assert_eq!(line(&text, "xxl_job_workflow_runs_ended_total{state=\"succeeded\"}"), Some("1"));
-        assert_eq!(line(&text, "xxl_job_workflow_edge_latency_seconds_bucket{le=\"0.025\"}"), Some("1"));
-        assert_eq!(line(&text, "xxl_job_workflow_node_wait_seconds_count"), Some("2"));
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"cron\",result=\"failure\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_triggers_total{type=\"manual\",result=\"failure\"}"), Some("1"));
         assert_eq!(line(&text, "xxl_job_fire_lateness_seconds_bucket{le=\"0.005\"}"), Some("1"));

@@ -28,7 +28,8 @@ use executor::{ExecutorCounts, FastExecutor};
 use process::{
     cpu_ticks, own_cpu_ticks, peak_rss_kib, AdminProcess, LogStreams, MachineTicks, ServerProcess,
 };
-use report::{Measured, Row, RunResult, Scheduler, Usage};
+use report::{Measured, Row, RunResult, Scheduler};
+use stats::Usage;
 use stats::{Fire, Grid};
 use std::path::PathBuf;
 use std::process::ExitCode;

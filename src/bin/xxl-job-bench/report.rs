@@ -6,6 +6,7 @@ use super::db::{LogCounts, COUNTERS, DML};
 use super::executor::ExecutorCounts;
 use super::process::LogSummary;
 use super::raw::RawResult;
+use super::stats::Usage;
 use super::stats::{cpu_percent, us_per_trigger, FireAnalysis, Percentiles};
 use super::workflow::{Validation, WorkflowResult, DAG};
 use std::fmt::Write;
@@ -66,21 +67,6 @@ pub enum Measured {
     Burst(RunResult),
     Raw(RawResult),
     Workflow(Box<WorkflowResult>),
-}
-
-/// CPU ticks used between two snapshots, and the server's statement counters (MariaDB only).
-#[derive(Debug, Clone, Default)]
-pub struct Usage {
-    pub elapsed_ms: i64,
-    pub admin_ticks: Option<u64>,
-    /// The database server's processes; none for SQLite, which runs inside the admin.
-    pub db_ticks: Option<u64>,
-    pub own_ticks: Option<u64>,
-    /// All processes together, and time the cores sat waiting for I/O.
-    pub machine_busy_ticks: Option<u64>,
-    pub machine_iowait_ticks: Option<u64>,
-    /// Counter deltas in [`COUNTERS`] order; empty without a server.
-    pub statements: Vec<u64>,
 }
 
 impl Usage {

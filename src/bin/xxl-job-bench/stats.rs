@@ -193,6 +193,21 @@ pub fn cpu_percent(ticks: u64, elapsed_ms: i64) -> f64 {
     ticks as f64 / USER_HZ * 1000.0 / elapsed_ms as f64 * 100.0
 }
 
+/// CPU ticks used between two snapshots, and the server's statement counters (MariaDB only).
+#[derive(Debug, Clone, Default)]
+pub struct Usage {
+    pub elapsed_ms: i64,
+    pub admin_ticks: Option<u64>,
+    /// The database server's processes; none for SQLite, which runs inside the admin.
+    pub db_ticks: Option<u64>,
+    pub own_ticks: Option<u64>,
+    /// All processes together, and time the cores sat waiting for I/O.
+    pub machine_busy_ticks: Option<u64>,
+    pub machine_iowait_ticks: Option<u64>,
+    /// Counter deltas in the report's `COUNTERS` order; empty without a server.
+    pub statements: Vec<u64>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

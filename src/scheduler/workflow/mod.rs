@@ -13,9 +13,13 @@
 //! by a Java admin, a retry or timeout come due, a crashed admin's half-done step) and fires scheduled
 //! workflows.
 
+mod node_operations;
+mod outcome;
+mod progress;
 mod reconcile;
 mod schedule;
 mod send;
+mod snapshot;
 
 pub mod operations;
 

@@ -2,7 +2,7 @@
 //! attempt's change in one transaction and handed to the lanes; a sub-workflow node's child run started
 //! the same way.
 
-use super::reconcile::RunSnapshot;
+use super::snapshot::RunSnapshot;
 use super::{Result, Workflows};
 use crate::domain::workflow::model::{Node, NodeKind, NodeState, RunState};
 use crate::domain::workflow::template::{self, Context};
@@ -16,13 +16,6 @@ use std::sync::Arc;
 pub const MAX_NODE_PARAM_CHARS: usize = 512;
 /// How deep sub-workflows may nest.
 pub const MAX_DEPTH: usize = 5;
-
-/// The date of a logical instant, YYYY-MM-DD in the admin's zone (what templates call `ds`).
-pub(super) fn logical_date(epoch_ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(epoch_ms)
-        .map(|t| t.with_timezone(&chrono::Local).format("%Y-%m-%d").to_string())
-        .unwrap_or_default()
-}
 
 impl Workflows {
     /// Sends a queued attempt of `node`; a parameter that cannot be made fails the attempt instead.
