@@ -265,7 +265,7 @@ async fn carry_out(
     let done = match command {
         "export" => jobs_as_code::export(&setting, &user, &request.groups, request.glue_history)
             .await
-            .map(|doc| doc.render(format)),
+            .and_then(|doc| doc.render(format).map_err(|e| ServiceError::Invalid(e.to_string()))),
         _ => match read_documents(request.file.as_deref().unwrap_or(Path::new(""))) {
             Ok(doc) => jobs_as_code::apply(&setting, &user, &doc, request.options).await.map(|plan| {
                 let verb = match (request.options.dry_run, plan.changes()) {

@@ -144,11 +144,16 @@ async fn load_version(
         .ok_or_else(|| ServiceError::NotFound(format!("workflow {} has no version {version}", workflow.id)))
 }
 
-/// A stored definition: one that does not read (written by another program) is the server's fault.
-pub fn stored_definition(version: &WorkflowVersion) -> Result<Definition, ServiceError> {
-    serde_json::from_str(&version.definition).map_err(|e| {
-        let (id, number) = (version.workflow_id, version.version);
-        tracing::error!("workflow {id}, version {number}: the stored definition does not read: {e}");
+/// A stored version's definition.
+fn stored_definition(version: &WorkflowVersion) -> Result<Definition, ServiceError> {
+    read_stored(version.workflow_id, version.version, &version.definition)
+}
+
+/// The stored text of version `version` of workflow `id`: one that does not read (written by another
+/// program) is the server's fault.
+pub fn read_stored(id: i64, version: i32, text: &str) -> Result<Definition, ServiceError> {
+    serde_json::from_str(text).map_err(|e| {
+        tracing::error!("workflow {id}, version {version}: the stored definition does not read: {e}");
         ServiceError::Failed
     })
 }

@@ -241,6 +241,18 @@ fn version_args(id: i64, version: i32, definition: &str, author: Option<&str>, n
     ]
 }
 
+/// Every workflow with the definition of its current version.
+const WITH_DEFINITIONS: &str = "SELECT w.*, v.definition FROM xxl_job_ext_workflow w \
+     JOIN xxl_job_ext_workflow_version v ON v.workflow_id = w.id AND v.version = w.current_version \
+     ORDER BY w.name, w.id";
+
+#[derive(sqlx::FromRow)]
+struct WithDefinition {
+    #[sqlx(flatten)]
+    workflow: Workflow,
+    definition: String,
+}
+
 /// A name another workflow has is [`StorageError::WorkflowNameTaken`].
 fn name_taken(name: &str) -> impl FnOnce(StorageError) -> StorageError + '_ {
     move |e| match e {
@@ -374,6 +386,12 @@ impl Db {
         }
         sql::commit(tx).await?;
         Ok(true)
+    }
+
+    /// Every workflow with its current version's definition, by name.
+    pub async fn workflows_with_definitions(&self) -> Result<Vec<(Workflow, String)>> {
+        let rows: Vec<WithDefinition> = self.fetch_all(WITH_DEFINITIONS, &[]).await?;
+        Ok(rows.into_iter().map(|r| (r.workflow, r.definition)).collect())
     }
 
     pub async fn load_workflow(&self, id: i64) -> Result<Option<Workflow>> {
@@ -606,18 +624,11 @@ impl Db {
 /// The statements of a declarative apply on workflows, inside the schedule lock's transaction (one
 /// transaction for a whole apply: all of it or nothing). The workflow tables must exist.
 impl ScheduleLock {
-    /// Every workflow with its current version, by name.
-    pub async fn workflows_with_current(&mut self) -> Result<Vec<(Workflow, WorkflowVersion)>> {
+    /// Every workflow with its current version's definition, by name.
+    pub async fn workflows_with_definitions(&mut self) -> Result<Vec<(Workflow, String)>> {
         let (tx, dialect) = self.parts();
-        let workflows: Vec<Workflow> =
-            sql::fetch_all(On::Tx(tx), dialect, "SELECT * FROM xxl_job_ext_workflow ORDER BY name, id", &[])
-                .await?;
-        let current = "SELECT v.* FROM xxl_job_ext_workflow_version v JOIN xxl_job_ext_workflow w \
-                       ON w.id = v.workflow_id AND w.current_version = v.version";
-        let versions: Vec<WorkflowVersion> = sql::fetch_all(On::Tx(tx), dialect, current, &[]).await?;
-        let mut by_id: std::collections::HashMap<i64, WorkflowVersion> =
-            versions.into_iter().map(|v| (v.workflow_id, v)).collect();
-        Ok(workflows.into_iter().filter_map(|w| by_id.remove(&w.id).map(|v| (w, v))).collect())
+        let rows: Vec<WithDefinition> = sql::fetch_all(On::Tx(tx), dialect, WITH_DEFINITIONS, &[]).await?;
+        Ok(rows.into_iter().map(|r| (r.workflow, r.definition)).collect())
     }
 
     /// How many runs of a workflow are not over (queued, running, paused or stopping).

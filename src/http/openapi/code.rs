@@ -86,7 +86,8 @@ pub async fn export(
     };
     let groups: Vec<String> = pairs.into_iter().filter(|(n, _)| n == "group").map(|(_, v)| v).collect();
     let doc = jobs_as_code::export(&Setting::of(&services), &user, &groups, glue_history).await?;
-    Ok(([(CONTENT_TYPE, format.media_type())], doc.render(format)).into_response())
+    let text = doc.render(format).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    Ok(([(CONTENT_TYPE, format.media_type())], text).into_response())
 }
 
 /// What an apply answers: the plan, and whether it was carried out.
