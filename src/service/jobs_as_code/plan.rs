@@ -846,6 +846,7 @@ fn job_diffs(stored: &JobInfo, job: &Job) -> Vec<FieldDiff> {
 mod tests {
     use super::*;
     use crate::domain::codes::TriggerStatus;
+    use crate::domain::workflow::NodeKind;
 
     fn group(id: i32, app: &str) -> JobGroup {
         JobGroup {
@@ -1097,5 +1098,178 @@ mod tests {
             ambiguous.to_string().starts_with("executor \"app\": app_name: 2 stored groups"),
             "{ambiguous}"
         );
+    }
+
+    fn stored_workflow(id: i64, group: i32, definition: serde_json::Value) -> StoredWorkflow {
+        let definition: Definition = serde_json::from_value(definition).unwrap();
+        StoredWorkflow {
+            row: crate::storage::Workflow {
+                id,
+                name: definition.name.clone(),
+                job_group: group,
+                current_version: 1,
+                trigger_status: 0,
+                schedule_type: "NONE".into(),
+                schedule_conf: None,
+                misfire_strategy: "DO_NOTHING".into(),
+                trigger_next_time: 0,
+                trigger_last_time: 0,
+                author: None,
+                add_time: 0,
+                update_time: 0,
+            },
+            definition,
+        }
+    }
+
+    /// A document workflow `name` of executor `app` whose one node `a` runs `job`.
+    fn workflow(name: &str, app: &str, job: &str) -> Workflow {
+        serde_json::from_value(
+            serde_json::json!({"name": name, "executor": app, "node": [{"name": "a", "job": job}]}),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_workflow_is_unchanged_while_its_parsed_definition_is_and_updated_when_it_differs() {
+        let (groups, rows) = ([group(1, "app")], [stored(5, 1, "d", "h")]);
+        let saved = [stored_workflow(
+            9,
+            1,
+            serde_json::json!({"name": "w", "jobGroup": 1, "nodes": [{"name": "a", "kind": {"type": "job", "jobId": 5}}]}),
+        )];
+        let mut d = doc("app", vec![Job { key: Some("k".into()), ..job("d", "h") }]);
+        for name in ["app/d/h", "k"] {
+            d.workflows = vec![workflow("w", "app", name)];
+            let plan = make(&d, &groups, &rows, &saved, false).unwrap();
+            assert_eq!(
+                (plan.workflows[0].action, plan.workflows[0].id),
+                (Action::Unchanged, Some(9)),
+                "{name}"
+            );
+            assert_eq!(plan.workflows[0].jobs[name], Child::Stored(5), "{name}");
+        }
+        d.workflows[0].nodes[0].param = Some("{{ ds }}".into());
+        d.workflows[0].trigger_status = Some(1);
+        let plan = make(&d, &groups, &rows, &saved, false).unwrap();
+        assert_eq!(plan.workflows[0].action, Action::Update);
+        let diff = |field: &str, from: &str, to: &str| FieldDiff {
+            field: field.into(),
+            from: from.into(),
+            to: to.into(),
+        };
+        assert_eq!(
+            plan.workflows[0].diffs,
+            [diff("node.a.param", "", "{{ ds }}"), diff("trigger_status", "0", "1")]
+        );
+        assert!(
+            plan.to_string().contains("~ workflow w: update\n    node.a.param: \"\" -> \"{{ ds }}\"\n"),
+            "{plan}"
+        );
+        // A job this apply creates has no id a stored version could hold: an update, whatever the ids.
+        d.executors[0].jobs.push(Job { key: Some("new".into()), ..job("e", "h") });
+        d.workflows[0].nodes[0].job = Some("new".into());
+        let plan = make(&d, &groups, &rows, &saved, false).unwrap();
+        assert_eq!(plan.workflows[0].jobs["new"], Child::Created(1));
+        let ids = Ids::planned(&plan, &groups, &rows);
+        assert_eq!(
+            plan.workflows[0].definition(&d.workflows[0], &ids).unwrap().nodes[0].kind,
+            NodeKind::Job { job_id: 7, param: "{{ ds }}".into() }
+        );
+        assert_eq!(plan.workflows[0].diffs[0], diff("node.a.job", "app/d/h", "app/e/h"));
+    }
+
+    #[test]
+    fn names_a_workflow_gives_that_find_nothing_or_collide_are_refused() {
+        let (groups, rows) = ([group(1, "app")], [stored(5, 1, "d", "h")]);
+        let mut d = doc("app", vec![job("d", "h")]);
+        d.workflows = vec![workflow("w", "app", "app/x/y")];
+        let e = make(&d, &groups, &rows, &[], false).unwrap_err();
+        assert_eq!(
+            e,
+            PlanError::NotFound(Reason::new(
+                "code_error_node_job_unknown",
+                &[&"workflow \"w\"", &"\"a\"", &"\"app/x/y\""]
+            ))
+        );
+        assert_eq!(
+            e.to_string(),
+            "workflow \"w\": node \"a\": job: \"app/x/y\" names no job of the file or the database"
+        );
+        d.workflows = vec![workflow("w", "elsewhere-app", "app/d/h")];
+        let e = make(&d, &groups, &rows, &[], false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "workflow \"w\": executor: \"elsewhere-app\" names no executor of the file or the database"
+        );
+        d.workflows = vec![workflow("w", "app", "app/d/h"), workflow("w", "app", "app/d/h")];
+        let e = make(&d, &groups, &rows, &[], false).unwrap_err();
+        assert!(
+            matches!(&e, PlanError::Conflict(_)) && e.to_string() == "workflow \"w\": name: declared twice",
+            "{e}"
+        );
+        d.workflows.truncate(1);
+        d.workflows[0].nodes[0].approvers = Some(vec![]);
+        let e = make(&d, &groups, &rows, &[], false).unwrap_err();
+        assert!(matches!(&e, PlanError::Invalid(_)), "{e}");
+    }
+
+    #[test]
+    fn prune_deletes_the_named_executors_workflows_the_document_leaves_out_unless_one_names_them() {
+        let groups = [group(1, "app"), group(2, "other")];
+        let rows = [stored(5, 1, "d", "h"), stored(6, 1, "old", "h")];
+        let one_node = |name: &str, kind: serde_json::Value| serde_json::json!({"name": name, "jobGroup": 1, "nodes": [{"name": "a", "kind": kind}]});
+        let saved = [
+            stored_workflow(1, 1, one_node("kept", serde_json::json!({"type": "job", "jobId": 5}))),
+            stored_workflow(2, 1, one_node("gone", serde_json::json!({"type": "job", "jobId": 5}))),
+            stored_workflow(3, 2, one_node("elsewhere", serde_json::json!({"type": "job", "jobId": 5}))),
+        ];
+        let mut d = doc("app", vec![job("d", "h"), job("old", "h")]);
+        d.workflows = vec![workflow("kept", "app", "app/d/h")];
+        let plan = make(&d, &groups, &rows, &saved, true).unwrap();
+        let deleted: Vec<_> = plan
+            .workflows
+            .iter()
+            .filter(|s| s.action == Action::Delete)
+            .map(|s| (s.workflow.as_str(), s.id))
+            .collect();
+        assert_eq!(deleted, [("gone", Some(2))], "{plan}");
+        assert!(plan.to_string().contains("- workflow gone: delete\n"), "{plan}");
+        assert!(
+            make(&d, &groups, &rows, &saved, false).unwrap().workflows.len() == 1,
+            "without prune nothing goes"
+        );
+        // A node naming what prune deletes.
+        d.workflows[0]
+            .nodes
+            .push(serde_json::from_value(serde_json::json!({"name": "b", "workflow": "gone"})).unwrap());
+        let e = make(&d, &groups, &rows, &saved, true).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "workflow \"kept\": node \"b\": workflow: \"gone\" is not in the file, so prune would delete it"
+        );
+        d.workflows[0].nodes.pop();
+        d.executors[0].jobs.pop();
+        d.workflows[0].nodes[0].job = Some("app/old/h".into());
+        let e = make(&d, &groups, &rows, &saved, true).unwrap_err();
+        assert!(
+            matches!(&e, PlanError::Conflict(_))
+                && e.to_string().contains("node \"a\": job: \"app/old/h\" is not in the file"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_example_workflow_document_plans_on_an_empty_database_and_passes_validation() {
+        let example = include_str!("../../../docs/examples/workflow.toml");
+        let doc = super::super::Document::parse(example, super::super::Format::Toml).unwrap();
+        let plan = make(&doc, &[], &[], &[], false).unwrap();
+        assert_eq!(plan.changes(), 7);
+        let step = &plan.workflows[0];
+        assert_eq!((step.action, step.group), (Action::Create, GroupRef::Created(0)));
+        assert!(step.jobs.values().all(|job| matches!(job, Child::Created(_))));
+        let def = step.definition(&doc.workflows[0], &Ids::planned(&plan, &[], &[])).unwrap();
+        assert_eq!(crate::domain::workflow::validate(&def), Ok(()));
+        assert_eq!(def.nodes.len(), 8);
     }
 }
