@@ -370,4 +370,32 @@ mod tests {
         assert_eq!(field_in_node("nodes[2].kind.ways[1].to[0]", &workflow.nodes[2]), "branch[1].to[0]");
         assert_eq!(field_in_node("nodes[3].kind.params.day", &workflow.nodes[3]), "params.day");
     }
+
+    #[test]
+    fn the_documented_workflow_reads_and_passes_validation() {
+        let docs = include_str!("../../../docs/jobs-as-code.md");
+        let section = docs.split("### Workflows").nth(1).unwrap();
+        let example = section.split("```toml\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
+        let doc = super::super::Document::parse(example, super::super::Format::Toml).unwrap();
+        let def = definition(&doc.workflows[0], 1, &|key| if key == "extract" { 7 } else { 0 }).unwrap();
+        assert_eq!(validate(&def), Ok(()));
+        let kinds: Vec<&str> = doc.workflows[0].nodes.iter().flat_map(kinds_said).collect();
+        assert_eq!(kinds, ["job", "branch", "workflow", "approvers"], "a node of every kind");
+    }
+
+    #[test]
+    fn toml_cannot_write_a_null_parameter_and_says_so() {
+        let mut def = stored();
+        def.params.insert("none".into(), serde_json::Value::Null);
+        let doc = super::super::Document {
+            workflows: vec![exported(&def, "app", &key_of, None)],
+            ..Default::default()
+        };
+        let e = doc.render(super::super::Format::Toml).unwrap_err().to_string();
+        assert!(
+            e.starts_with("TOML cannot write this document (") && e.ends_with("); export it as JSON"),
+            "{e}"
+        );
+        assert!(doc.render(super::super::Format::Json).unwrap().contains("\"none\": null"));
+    }
 }
