@@ -614,6 +614,14 @@ async fn restricted_user_stays_within_granted_executors(backend: Backend) -> Tes
         mine.replace("trigger_status = 0", "trigger_status = 0\nchild_jobs = [\"other-app/secret/hidden\"]");
     let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &with_foreign_child))).await?;
     ensure_eq!(status, 403, "{body}");
+    // A workflow in an executor not granted, or running a job of one.
+    for app in ["other-app", "xxl-job-executor-sample"] {
+        let workflow = format!(
+            "[[workflow]]\nname = \"w\"\nexecutor = \"{app}\"\n[[workflow.node]]\nname = \"a\"\njob = \"other-app/secret/hidden\"\n"
+        );
+        let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &workflow))).await?;
+        ensure!(status == 403 && body.contains("workflow \\\"w\\\""), "{app}: {status} {body}");
+    }
     ensure_eq!(export_all(&admin_api).await?, everything, "refused applies changed nothing");
 
     // The console's export and upload: the same limits.
