@@ -125,29 +125,7 @@ pub fn conditions(form: &str) -> (Vec<serde_json::Value>, &'static [&'static str
                 &["schedule_conf"],
             )
         }
-        "AppliedWorkflowNode" => {
-            // One kind, said by one of four fields, with only its own companion field (null is absent).
-            const KIND_FIELDS: [&str; 7] =
-                ["job", "param", "workflow", "params", "branch", "default", "approvers"];
-            let kind = |field: &str, shape: serde_json::Value, companion: Option<&str>| {
-                let mut properties: serde_json::Map<String, serde_json::Value> = KIND_FIELDS
-                    .iter()
-                    .filter(|f| **f != field && Some(**f) != companion)
-                    .map(|f| (f.to_string(), json!({ "type": "null" })))
-                    .collect();
-                properties.insert(field.to_string(), shape);
-                json!({ "properties": properties, "required": [field] })
-            };
-            (
-                vec![json!({ "anyOf": [
-                    kind("job", json!({ "type": "string" }), Some("param")),
-                    kind("workflow", json!({ "type": "string" }), Some("params")),
-                    kind("branch", json!({ "type": "array" }), Some("default")),
-                    kind("approvers", json!({ "type": "array" }), None),
-                ] })],
-                &[],
-            )
-        }
+        "AppliedWorkflowNode" => (vec![workflow_node_kinds()], &[]),
         "AppliedExecutor" => (
             vec![json!({ "anyOf": [
                 branch("address_type", json!("manual"), json!({ "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "pattern": ADDRESS } } }), &["address_type", "addresses"]),
@@ -158,6 +136,28 @@ pub fn conditions(form: &str) -> (Vec<serde_json::Value>, &'static [&'static str
         ),
         _ => (Vec::new(), &[]),
     }
+}
+
+/// A jobs-as-code workflow node is of one kind, said by one of four fields, with only its own companion
+/// field (a null is an absent field, as the apply reads it).
+fn workflow_node_kinds() -> serde_json::Value {
+    use serde_json::json;
+    const KIND_FIELDS: [&str; 7] = ["job", "param", "workflow", "params", "branch", "default", "approvers"];
+    let kind = |field: &str, shape: serde_json::Value, companion: Option<&str>| {
+        let mut properties: serde_json::Map<String, serde_json::Value> = KIND_FIELDS
+            .iter()
+            .filter(|f| **f != field && Some(**f) != companion)
+            .map(|f| (f.to_string(), json!({ "type": "null" })))
+            .collect();
+        properties.insert(field.to_string(), shape);
+        json!({ "properties": properties, "required": [field] })
+    };
+    json!({ "anyOf": [
+        kind("job", json!({ "type": "string" }), Some("param")),
+        kind("workflow", json!({ "type": "string" }), Some("params")),
+        kind("branch", json!({ "type": "array" }), Some("default")),
+        kind("approvers", json!({ "type": "array" }), None),
+    ] })
 }
 
 /// What `/apply` holds each field of a jobs-as-code entry to beyond its exported shape, by the exported

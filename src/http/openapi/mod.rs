@@ -996,7 +996,15 @@ mod tests {
             schemas["Job"]["properties"]["author"].get("maxLength").is_none(),
             "the exported shape is left as it is"
         );
-        // A workflow: held to a definition's bounds, under the document's names; a node to one kind.
+    }
+
+    /// A workflow of `/apply`'s document is held to a definition's bounds, under the document's names; a
+    /// node to one kind; the exported shape is left as it is.
+    #[test]
+    fn the_applied_workflow_states_a_definitions_bounds_and_one_kind_a_node() {
+        let doc = serde_json::to_value(openapi_document("")).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let executor = &schemas["AppliedExecutor"];
         use crate::domain::workflow::validate::{MAX_NODES, MAX_RETRY_DELAY_MS};
         let workflow = &schemas["AppliedWorkflow"]["properties"];
         assert_eq!(

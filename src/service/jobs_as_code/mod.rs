@@ -7,6 +7,7 @@
 
 mod document;
 mod plan;
+mod reason;
 mod workflows;
 
 pub use document::{
@@ -26,9 +27,12 @@ use crate::domain::schedule::{next_time, ScheduleType};
 use crate::domain::workflow::{nesting, validate, Definition, NodeKind};
 use crate::domain::GLUE_HISTORY;
 use crate::i18n::I18n;
-use crate::storage::{Db, JobGroup, JobInfo, JobUser, LogGlue, ScheduleLock, StorageError, WorkflowSchedule};
+use crate::storage::{
+    Db, JobGroup, JobInfo, JobUser, LogGlue, ScheduleLock, StorageError, WorkflowHead, WorkflowSchedule,
+};
 use crate::time::CRON_ZONE;
-use plan::{Child, Ids, JobStep, Reason, StoredWorkflow, WorkflowStep};
+use plan::{Child, Ids, JobStep, StoredWorkflow, WorkflowStep};
+use reason::Reason;
 use std::collections::HashMap;
 
 /// What an export or an apply reads and checks with: the database, the console's messages and the
@@ -732,109 +736,98 @@ impl Writer<'_, '_> {
     /// Deletes, creates or updates the workflow of one step as a workflow's delete and save do, then sets
     /// its schedule state as its start and stop do.
     async fn write_workflow(&mut self, step: &WorkflowStep, ids: &Ids) -> Result<(), ServiceError> {
-        let now = self.setting.now_ms;
-        let i18n = self.setting.i18n;
         let Some(w) = step.source else {
-            if let (Action::Delete, Some(id)) = (step.action, step.id) {
-                return match self.lock.delete_workflow(id).await {
+            return match (step.action, step.id) {
+                (Action::Delete, Some(id)) => match self.lock.delete_workflow(id).await {
                     Ok(_) => Ok(()),
                     Err(busy @ StorageError::WorkflowBusy { .. }) => {
                         Err(ServiceError::Conflict(format!("workflow {:?}: {busy}", step.workflow)))
                     }
                     Err(e) => Err(e.into()),
-                };
-            }
-            return Ok(());
+                },
+                _ => Ok(()),
+            };
         };
         let workflow = &self.doc.workflows[w];
         let at = |e: ServiceError| at_entry(&workflow.label(), e);
+        let i18n = self.setting.i18n;
         let def = step.definition(workflow, ids).map_err(|r| ServiceError::Invalid(r.render(i18n)))?;
-        let head = saving::head(&def);
-        let text = saving::stored_text(&def)?;
-        let starting = Starting { i18n, now_ms: now, zone: CRON_ZONE };
-        let mut row =
-            match (step.action, step.id.and_then(|id| self.workflows.iter().find(|s| s.row.id == id))) {
-                (Action::Create, _) => {
-                    let id = self
-                        .lock
-                        .insert_workflow(&head, &text, Some(self.author), now)
-                        .await
-                        .map_err(saving::name_taken)
-                        .map_err(at)?;
-                    crate::storage::Workflow {
-                        id,
-                        name: head.name.clone(),
-                        job_group: head.job_group,
-                        current_version: 1,
-                        trigger_status: TriggerStatus::Stopped.code(),
-                        schedule_type: head.schedule_type.clone(),
-                        schedule_conf: head.schedule_conf.clone(),
-                        misfire_strategy: head.misfire_strategy.clone(),
-                        trigger_next_time: 0,
-                        trigger_last_time: 0,
-                        author: Some(self.author.to_string()),
-                        add_time: now,
-                        update_time: now,
-                    }
+        let stored = step.id.and_then(|id| self.workflows.iter().find(|s| s.row.id == id));
+        let (id, status) = match (step.action, stored) {
+            (Action::Create, _) => {
+                (self.save_workflow(None, &def).await.map_err(at)?, TriggerStatus::Stopped.code())
+            }
+            (Action::Update, Some(current)) => {
+                if def != current.definition {
+                    self.save_workflow(Some(current), &def).await.map_err(at)?;
                 }
-                (Action::Update, Some(current)) => {
-                    let mut row = current.row.clone();
-                    if def != current.definition {
-                        let rescheduled = saving::rescheduled(&starting, &row, &def).map_err(at)?;
-                        let won = self
-                            .lock
-                            .save_workflow_version(
-                                row.id,
-                                row.current_version,
-                                &head,
-                                &text,
-                                Some(self.author),
-                                now,
-                            )
-                            .await
-                            .map_err(saving::name_taken)
-                            .map_err(at)?;
-                        if !won {
-                            return Err(at(ServiceError::Conflict(
-                            "another save made a new version of the workflow meanwhile: apply the file again"
-                                .into(),
-                        )));
-                        }
-                        (row.schedule_type, row.schedule_conf, row.misfire_strategy) = (
-                            head.schedule_type.clone(),
-                            head.schedule_conf.clone(),
-                            head.misfire_strategy.clone(),
-                        );
-                        if let Some(schedule) = rescheduled {
-                            self.lock.set_workflow_schedule(row.id, &schedule, now).await?;
-                        }
-                    }
-                    row
-                }
-                // Unchanged: nothing to write.
-                _ => return Ok(()),
-            };
-        let schedule = match workflow.trigger_status {
-            Some(status) if status == row.trigger_status => return Ok(()),
+                (current.row.id, current.row.trigger_status)
+            }
+            // Unchanged: nothing to write.
+            _ => return Ok(()),
+        };
+        self.set_workflow_status(id, status, &saving::head(&def), workflow.trigger_status).await.map_err(at)
+    }
+
+    /// Saves `def` as a new workflow's version 1, or as the version after `current`'s (rescheduling a
+    /// running workflow whose schedule it changes), as a save does; the workflow's id.
+    async fn save_workflow(
+        &mut self,
+        current: Option<&StoredWorkflow>,
+        def: &Definition,
+    ) -> Result<i64, ServiceError> {
+        let (now, author) = (self.setting.now_ms, Some(self.author));
+        let (head, text) = (saving::head(def), saving::stored_text(def)?);
+        let Some(current) = current else {
+            return self.lock.insert_workflow(&head, &text, author, now).await.map_err(saving::name_taken);
+        };
+        let row = &current.row;
+        let rescheduled = saving::rescheduled(&self.starting(), row, def)?;
+        let saved = self.lock.save_workflow_version(row.id, row.current_version, &head, &text, author, now);
+        if !saved.await.map_err(saving::name_taken)? {
+            return Err(ServiceError::Conflict(
+                "another save made a new version of the workflow meanwhile: apply the file again".into(),
+            ));
+        }
+        if let Some(schedule) = rescheduled {
+            self.lock.set_workflow_schedule(row.id, &schedule, now).await?;
+        }
+        Ok(row.id)
+    }
+
+    /// Schedules or stops workflow `id`, whose state is `status` and schedule `head`'s, as `wanted` says
+    /// (`None` leaves it), as a start and a stop do.
+    async fn set_workflow_status(
+        &mut self,
+        id: i64,
+        status: i16,
+        head: &WorkflowHead,
+        wanted: Option<i16>,
+    ) -> Result<(), ServiceError> {
+        let (status, next) = match wanted {
+            Some(wanted) if wanted == status => return Ok(()),
             Some(1) => {
-                let next =
-                    starting.next_fire(&row.schedule_type, row.schedule_conf.as_deref()).map_err(at)?;
+                let next = self.starting().next_fire(&head.schedule_type, head.schedule_conf.as_deref())?;
                 (TriggerStatus::Running, next)
             }
             Some(0) => (TriggerStatus::Stopped, 0),
             _ => return Ok(()),
         };
-        row.trigger_status = schedule.0.code();
-        let written = WorkflowSchedule {
-            trigger_status: schedule.0.code(),
-            schedule_type: row.schedule_type,
-            schedule_conf: row.schedule_conf,
-            misfire_strategy: row.misfire_strategy,
-            trigger_next_time: schedule.1,
+        let schedule = WorkflowSchedule {
+            trigger_status: status.code(),
+            schedule_type: head.schedule_type.clone(),
+            schedule_conf: head.schedule_conf.clone(),
+            misfire_strategy: head.misfire_strategy.clone(),
+            trigger_next_time: next,
             trigger_last_time: 0,
         };
-        self.lock.set_workflow_schedule(row.id, &written, now).await?;
+        self.lock.set_workflow_schedule(id, &schedule, self.setting.now_ms).await?;
         Ok(())
+    }
+
+    /// When the apply starts a schedule.
+    fn starting(&self) -> Starting<'_> {
+        Starting { i18n: self.setting.i18n, now_ms: self.setting.now_ms, zone: CRON_ZONE }
     }
 
     /// Creates and updates the executors' groups; their ids, by position in the document.

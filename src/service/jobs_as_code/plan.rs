@@ -3,6 +3,7 @@
 //! database, no clock.
 
 use super::document::{natural_key, Document, Executor, GlueVersion, Job, Workflow};
+use super::reason::Reason;
 use super::workflows;
 use crate::domain::codes::AddressType;
 use crate::domain::java_split;
@@ -231,32 +232,6 @@ pub enum PlanError {
     /// a child, or a workflow node's job or sub-workflow, that prune would delete.
     #[error("{0}")]
     Conflict(Reason),
-}
-
-/// A refusal's words: the i18n key of its text and the values of its slots, worded where it is shown
-/// (in English by `Display`, as the command line prints it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reason {
-    key: &'static str,
-    args: Vec<String>,
-}
-
-impl Reason {
-    pub(super) fn new(key: &'static str, args: &[&dyn fmt::Display]) -> Reason {
-        Reason { key, args: args.iter().map(|a| a.to_string()).collect() }
-    }
-
-    /// The text in `i18n`'s language.
-    pub fn render(&self, i18n: &I18n) -> String {
-        let args: Vec<&dyn fmt::Display> = self.args.iter().map(|a| a as &dyn fmt::Display).collect();
-        i18n.format(self.key, &args)
-    }
-}
-
-impl fmt::Display for Reason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.render(&I18n::new("en")))
-    }
 }
 
 /// The natural key of a document job.

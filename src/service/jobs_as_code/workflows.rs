@@ -4,7 +4,7 @@
 //! and writes the fields in snake_case. Pure: the plan resolves the names.
 
 use super::document::{Workflow, WorkflowNode};
-use super::plan::Reason;
+use super::reason::Reason;
 use crate::domain::workflow::model::{Definition, Node, NodeKind};
 use crate::domain::workflow::DefinitionError;
 
