@@ -792,6 +792,20 @@ async fn workflows_follow_trigger_status_and_prune_spares_a_busy_one(backend: Ba
     );
     let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &running))).await?;
     ensure_eq!(status, 200, "{body}");
+    // Exported as JSON and applied back: nothing to change.
+    let (status, exported) = api.text(Method::GET, "/export?group=sales-app", None).await?;
+    ensure_eq!(status, 200, "{exported}");
+    ensure_eq!(
+        serde_json::from_str::<Value>(&exported).context("export")?["workflow"][0]["node"][5]["branch"][0]
+            ["to"],
+        json!(["notify_ok"])
+    );
+    let (status, body) = api.text(Method::POST, "/apply", Some(("application/json", &exported))).await?;
+    ensure_eq!(
+        (status, serde_json::from_str::<Value>(&body).context("plan")?["changes"].clone()),
+        (200, json!(0)),
+        "{body}"
+    );
     let states = workflow_states(&api).await?;
     ensure!(
         states.len() == 2
