@@ -815,6 +815,17 @@ async fn workflows_follow_trigger_status_and_prune_spares_a_busy_one(backend: Ba
             && states[1] == ("sales-review".to_string(), 0, 0),
         "{states:?}"
     );
+    // Stopped by the file that takes its schedule away: no "stop it first".
+    let unscheduled = running.replace("trigger_status = 1 #", "trigger_status = 0 #").replace(
+        "schedule = { type = \"CRON\", conf = \"0 30 2 * * ?\", misfire = \"FIRE_ONCE_NOW\" }",
+        "schedule = { type = \"NONE\" }",
+    );
+    let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &unscheduled))).await?;
+    ensure_eq!(status, 200, "{body}");
+    ensure_eq!(workflow_states(&api).await?[0], ("daily-sales".to_string(), 0, 0));
+    let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &running))).await?;
+    ensure_eq!(status, 200, "{body}");
+    ensure_eq!(workflow_states(&api).await?[0].1, 1, "scheduled again");
     let stopped = running.replace("trigger_status = 1 #", "trigger_status = 0 #");
     let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &stopped))).await?;
     ensure_eq!(status, 200, "{body}");

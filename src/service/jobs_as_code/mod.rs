@@ -755,11 +755,13 @@ impl Writer<'_, '_> {
         let stored = step.id.and_then(|id| self.workflows.iter().find(|s| s.row.id == id));
         let (id, status) = match (step.action, stored) {
             (Action::Create, _) => {
-                (self.save_workflow(None, &def).await.map_err(at)?, TriggerStatus::Stopped.code())
+                (self.save_workflow(None, &def, false).await.map_err(at)?, TriggerStatus::Stopped.code())
             }
             (Action::Update, Some(current)) => {
                 if def != current.definition {
-                    self.save_workflow(Some(current), &def).await.map_err(at)?;
+                    // A workflow the file stops need not keep a schedule meanwhile.
+                    let keeps_running = workflow.trigger_status != Some(TriggerStatus::Stopped.code());
+                    self.save_workflow(Some(current), &def, keeps_running).await.map_err(at)?;
                 }
                 (current.row.id, current.row.trigger_status)
             }
@@ -769,12 +771,13 @@ impl Writer<'_, '_> {
         self.set_workflow_status(id, status, &saving::head(&def), workflow.trigger_status).await.map_err(at)
     }
 
-    /// Saves `def` as a new workflow's version 1, or as the version after `current`'s (rescheduling a
-    /// running workflow whose schedule it changes), as a save does; the workflow's id.
+    /// Saves `def` as a new workflow's version 1, or as the version after `current`'s, as a save does
+    /// (with `reschedule`, a running workflow whose schedule it changes is rescheduled); the workflow's id.
     async fn save_workflow(
         &mut self,
         current: Option<&StoredWorkflow>,
         def: &Definition,
+        reschedule: bool,
     ) -> Result<i64, ServiceError> {
         let (now, author) = (self.setting.now_ms, Some(self.author));
         let (head, text) = (saving::head(def), saving::stored_text(def)?);
@@ -782,7 +785,10 @@ impl Writer<'_, '_> {
             return self.lock.insert_workflow(&head, &text, author, now).await.map_err(saving::name_taken);
         };
         let row = &current.row;
-        let rescheduled = saving::rescheduled(&self.starting(), row, def)?;
+        let rescheduled = match reschedule {
+            true => saving::rescheduled(&self.starting(), row, def)?,
+            false => None,
+        };
         let saved = self.lock.save_workflow_version(row.id, row.current_version, &head, &text, author, now);
         if !saved.await.map_err(saving::name_taken)? {
             return Err(ServiceError::Conflict(
