@@ -27,9 +27,11 @@ Usage: xxl-job-admin export [--group APP]... [--glue-history] [-o FILE.json|FILE
        xxl-job-admin backup --to FILE [--KEY=VALUE ...]
        xxl-job-admin ddl [--dialect mysql|postgres|sqlite] [--KEY=VALUE ...]
 
-export writes the executors (all, or each --group) and their jobs as a document, JSON on standard output
-without -o; --glue-history adds each GLUE job's version history. apply creates what the document has and the database lacks, updates what differs and, with
---prune, deletes the jobs of its executors that it does not list; --dry-run prints the plan only.
+export writes the executors (all, or each --group) with their jobs and workflows as a document,
+JSON on standard output without -o; --glue-history adds each GLUE job's version history. apply
+creates what the document has and the database lacks, updates what differs (a workflow by a new
+version) and, with --prune, deletes the jobs and workflows of its executors that it does not list;
+--dry-run prints the plan only.
 backup copies an SQLite database into FILE, a new file, while the admin runs (for MySQL/MariaDB
 and PostgreSQL use their own dump tools).
 ddl prints the statements that create the workflow tables (xxl_job_ext_*), for a DBA to run where the
@@ -265,7 +267,7 @@ async fn carry_out(
     let done = match command {
         "export" => jobs_as_code::export(&setting, &user, &request.groups, request.glue_history)
             .await
-            .map(|doc| doc.render(format)),
+            .and_then(|doc| doc.render(format).map_err(|e| ServiceError::Invalid(e.to_string()))),
         _ => match read_documents(request.file.as_deref().unwrap_or(Path::new(""))) {
             Ok(doc) => jobs_as_code::apply(&setting, &user, &doc, request.options).await.map(|plan| {
                 let verb = match (request.options.dry_run, plan.changes()) {

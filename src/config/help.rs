@@ -5,10 +5,10 @@ use super::keys;
 /// The commands of the `xxl-job-admin` binary, for `--help`: name and one line of meaning.
 const COMMANDS: [(&str, &str); 8] = [
     ("serve", "run the admin: console, executor API and scheduler (the default)"),
-    ("export", "write executors and jobs as a document: export [--group APP]... [-o FILE.json|FILE.toml]"),
+    ("export", "write executors, jobs and workflows as a document: export [--group APP]... [-o FILE.json|FILE.toml]"),
     (
         "apply",
-        "create and update executors and jobs from a document: apply -f FILE|FOLDER [--dry-run] [--prune]",
+        "create and update executors, jobs and workflows from a document: apply -f FILE|FOLDER [--dry-run] [--prune]",
     ),
     ("backup", "copy the SQLite database into a new file while the admin runs: backup --to FILE"),
     (

@@ -125,6 +125,7 @@ pub fn conditions(form: &str) -> (Vec<serde_json::Value>, &'static [&'static str
                 &["schedule_conf"],
             )
         }
+        "AppliedWorkflowNode" => (vec![workflow_node_kinds()], &[]),
         "AppliedExecutor" => (
             vec![json!({ "anyOf": [
                 branch("address_type", json!("manual"), json!({ "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "pattern": ADDRESS } } }), &["address_type", "addresses"]),
@@ -137,11 +138,33 @@ pub fn conditions(form: &str) -> (Vec<serde_json::Value>, &'static [&'static str
     }
 }
 
+/// A jobs-as-code workflow node is of one kind, said by one of four fields, with only its own companion
+/// field (a null is an absent field, as the apply reads it).
+fn workflow_node_kinds() -> serde_json::Value {
+    use serde_json::json;
+    const KIND_FIELDS: [&str; 7] = ["job", "param", "workflow", "params", "branch", "default", "approvers"];
+    let kind = |field: &str, shape: serde_json::Value, companion: Option<&str>| {
+        let mut properties: serde_json::Map<String, serde_json::Value> = KIND_FIELDS
+            .iter()
+            .filter(|f| **f != field && Some(**f) != companion)
+            .map(|f| (f.to_string(), json!({ "type": "null" })))
+            .collect();
+        properties.insert(field.to_string(), shape);
+        json!({ "properties": properties, "required": [field] })
+    };
+    json!({ "anyOf": [
+        kind("job", json!({ "type": "string" }), Some("param")),
+        kind("workflow", json!({ "type": "string" }), Some("params")),
+        kind("branch", json!({ "type": "array" }), Some("default")),
+        kind("approvers", json!({ "type": "array" }), None),
+    ] })
+}
+
 /// What `/apply` holds each field of a jobs-as-code entry to beyond its exported shape, by the exported
 /// schema's name (`Executor`, `Job`): the executor form's lengths, the job form's non-blank texts and
 /// enumerations, `trigger_status` 0 or 1, at most the GLUE history the GLUE IDE keeps and its times as an
 /// export writes them (the columns' widths are the apply's own, `jobs_as_code::JOB_TEXT_WIDTHS` and
-/// `GLUE_REMARK_WIDTH`).
+/// `GLUE_REMARK_WIDTH`), a workflow's executor as an AppName (its other bounds are the definition's).
 pub fn applied_fields(schema: &str) -> serde_json::Value {
     use serde_json::json;
     let names = |object: Object| serde_json::to_value(object).unwrap_or_default();
@@ -160,6 +183,10 @@ pub fn applied_fields(schema: &str) -> serde_json::Value {
             "glue_type": names(glue_type()),
             "trigger_status": { "enum": [0, 1, null] },
             "glue_history": { "maxItems": crate::domain::GLUE_HISTORY },
+        }),
+        "Workflow" => json!({
+            "executor": { "minLength": 4, "maxLength": 64, "pattern": APP_NAME },
+            "trigger_status": { "enum": [0, 1, null] },
         }),
         "GlueVersion" => json!({
             "glue_type": { "enum": GlueType::ALL.iter().map(|g| json!(g.name())).chain([serde_json::Value::Null]).collect::<Vec<_>>() },

@@ -15,12 +15,14 @@ use crate::domain::workflow::nesting::{self, Nesting};
 use crate::domain::workflow::{
     diff, validate, Definition, DefinitionDiff, DefinitionError, NodeKind, Problem,
 };
+use crate::i18n::I18n;
 use crate::storage::{
     StorageError, VersionInfo, Workflow, WorkflowFilter, WorkflowHead, WorkflowSchedule, WorkflowVersion,
 };
+use crate::time::Zone;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// The workflow list's filters; `job_group` 0 means every permitted group.
 #[derive(Debug, Clone, Default)]
@@ -142,11 +144,16 @@ async fn load_version(
         .ok_or_else(|| ServiceError::NotFound(format!("workflow {} has no version {version}", workflow.id)))
 }
 
-/// A stored definition: one that does not read (written by another program) is the server's fault.
+/// A stored version's definition.
 fn stored_definition(version: &WorkflowVersion) -> Result<Definition, ServiceError> {
-    serde_json::from_str(&version.definition).map_err(|e| {
-        let (id, number) = (version.workflow_id, version.version);
-        tracing::error!("workflow {id}, version {number}: the stored definition does not read: {e}");
+    read_stored(version.workflow_id, version.version, &version.definition)
+}
+
+/// The stored text of version `version` of workflow `id`: one that does not read (written by another
+/// program) is the server's fault.
+pub fn read_stored(id: i64, version: i32, text: &str) -> Result<Definition, ServiceError> {
+    serde_json::from_str(text).map_err(|e| {
+        tracing::error!("workflow {id}, version {version}: the stored definition does not read: {e}");
         ServiceError::Failed
     })
 }
@@ -318,7 +325,7 @@ async fn save_over(
         });
     }
     check(state, user, &def, Some(workflow.id)).await?;
-    let rescheduled = rescheduled(state, &workflow, &def)?;
+    let rescheduled = rescheduled(&Starting::of(state), &workflow, &def)?;
     let now = state.clock.now_ms();
     let text = stored_text(&def)?;
     let author = Some(user.0.username.as_str());
@@ -349,7 +356,7 @@ async fn save_over(
 }
 
 /// The columns of a workflow that mirror its definition.
-fn head(def: &Definition) -> WorkflowHead {
+pub fn head(def: &Definition) -> WorkflowHead {
     WorkflowHead {
         name: def.name.clone(),
         job_group: def.job_group,
@@ -360,7 +367,7 @@ fn head(def: &Definition) -> WorkflowHead {
 }
 
 /// The definition as stored: the document with every default written out, so that versions compare alike.
-fn stored_text(def: &Definition) -> Result<String, ServiceError> {
+pub fn stored_text(def: &Definition) -> Result<String, ServiceError> {
     serde_json::to_string(def).map_err(|e| {
         tracing::error!("a workflow definition did not serialize: {e}");
         ServiceError::Failed
@@ -369,7 +376,7 @@ fn stored_text(def: &Definition) -> Result<String, ServiceError> {
 
 /// The workflow tables could not be created: the answer says which and what to do, the log also gets the
 /// statements to run.
-fn tables_refused(error: StorageError) -> ServiceError {
+pub fn tables_refused(error: StorageError) -> ServiceError {
     match error {
         StorageError::ExtensionTablesDenied { ref missing, ref reason, .. } => {
             tracing::error!("{error}");
@@ -382,16 +389,14 @@ fn tables_refused(error: StorageError) -> ServiceError {
     }
 }
 
-fn name_taken(error: StorageError) -> ServiceError {
+pub fn name_taken(error: StorageError) -> ServiceError {
     match error {
         taken @ StorageError::WorkflowNameTaken(_) => ServiceError::Conflict(taken.to_string()),
         other => other.into(),
     }
 }
 
-/// The checks of a definition about to be saved (as workflow `id` when it exists): its own rules, then the
-/// user's right to its group, then what it names in the database. Every problem of the document at once;
-/// a group the user may not use is refused when met.
+/// The checks of a definition about to be saved (as workflow `id` when it exists), against the database.
 async fn check(
     state: &ServiceContext,
     user: &LoginUser,
@@ -399,14 +404,126 @@ async fn check(
     id: Option<i64>,
 ) -> Result<(), ServiceError> {
     validate(def).map_err(ServiceError::Definition)?;
-    user.ensure_access(state, def.job_group)?;
+    let known = references(state, def, id).await?;
+    check_against(def, id, &known, &mut |group| user.ensure_access(state, group))
+}
+
+/// What a definition's references are checked against: the executor groups, jobs and workflows that
+/// exist, as the database holds them (or as an apply will leave them).
+#[derive(Debug, Clone, Default)]
+pub struct References {
+    pub groups: HashSet<i32>,
+    /// Each job's executor group, by job id.
+    pub jobs: HashMap<i32, i32>,
+    /// The workflows by name.
+    pub workflows: HashMap<String, NamedWorkflow>,
+}
+
+/// A workflow as a sub-workflow node names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedWorkflow {
+    /// `None` for one not stored yet.
+    pub id: Option<i64>,
+    pub job_group: i32,
+    /// The sub-workflows its current version names.
+    pub sub_workflows: Vec<String>,
+}
+
+/// What the database holds of the group, the jobs and the sub-workflows `def` names, and of every
+/// workflow reachable through them (by their current versions); the workflow saved (`id`) is not read.
+async fn references(
+    state: &ServiceContext,
+    def: &Definition,
+    id: Option<i64>,
+) -> Result<References, ServiceError> {
+    let mut known = References::default();
+    if state.db.load_group(def.job_group).await?.is_some() {
+        known.groups.insert(def.job_group);
+    }
+    let mut ids: Vec<i32> = def
+        .nodes
+        .iter()
+        .filter_map(|node| match node.kind {
+            NodeKind::Job { job_id, .. } => Some(job_id),
+            _ => None,
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    known.jobs = state.db.load_jobs(&ids).await?.into_iter().map(|job| (job.id, job.job_group)).collect();
+    let mut queue: VecDeque<String> = nesting::sub_workflows(def).map(|(_, name)| name.to_string()).collect();
+    if queue.is_empty() || !state.db.extension_tables_present().await? {
+        return Ok(known);
+    }
+    while let Some(name) = queue.pop_front() {
+        if name == def.name || known.workflows.contains_key(&name) {
+            continue;
+        }
+        let Some(workflow) = state.db.load_workflow_by_name(&name).await? else { continue };
+        let sub_workflows = if Some(workflow.id) == id {
+            Vec::new()
+        } else {
+            let stored = stored_definition(&load_version(state, &workflow, workflow.current_version).await?)?;
+            nesting::sub_workflows(&stored).map(|(_, name)| name.to_string()).collect()
+        };
+        queue.extend(sub_workflows.iter().cloned());
+        let named = NamedWorkflow { id: Some(workflow.id), job_group: workflow.job_group, sub_workflows };
+        known.workflows.insert(name, named);
+    }
+    Ok(known)
+}
+
+/// The checks of a definition about to be saved (as workflow `id` when it exists) that its own rules
+/// ([`validate`]) passed: the right to its group (`access`), then what it names in `known`: its executor group, the job of each job
+/// node (in a group `access` allows), the workflow of each sub-workflow node (likewise), and how
+/// workflows nest from it. Every problem of the document at once; a group `access` refuses is refused
+/// when met.
+pub fn check_against(
+    def: &Definition,
+    id: Option<i64>,
+    known: &References,
+    access: &mut dyn FnMut(i32) -> Result<(), ServiceError>,
+) -> Result<(), ServiceError> {
+    access(def.job_group)?;
     let mut errors = Vec::new();
-    if state.db.load_group(def.job_group).await?.is_none() {
+    if !known.groups.contains(&def.job_group) {
         let problem = Problem::UnknownGroup(def.job_group);
         errors.push(DefinitionError { node: None, field: "jobGroup".to_string(), problem });
     }
-    errors.extend(jobs(state, user, def).await?);
-    errors.extend(sub_workflows(state, user, def, id).await?);
+    for (i, node) in def.nodes.iter().enumerate() {
+        let NodeKind::Job { job_id, .. } = node.kind else { continue };
+        match known.jobs.get(&job_id) {
+            Some(&group) => access(group)?,
+            None => errors.push(in_kind(def, i, "jobId", Problem::UnknownJob(job_id))),
+        }
+    }
+    let named: Vec<(usize, &str)> = nesting::sub_workflows(def).collect();
+    for &(i, name) in &named {
+        match known.workflows.get(name) {
+            Some(found) => access(found.job_group)?,
+            None => errors.push(in_kind(def, i, "workflow", Problem::UnknownWorkflow(name.to_string()))),
+        }
+    }
+    // Under its stored name, the workflow saved leads to `def`: a chain that reaches it by that name
+    // comes back to it.
+    let mut refs: HashMap<String, Vec<String>> = known
+        .workflows
+        .iter()
+        .map(|(name, w)| {
+            let subs =
+                if w.id.is_some() && w.id == id { vec![def.name.clone()] } else { w.sub_workflows.clone() };
+            (name.clone(), subs)
+        })
+        .collect();
+    refs.insert(def.name.clone(), named.iter().map(|(_, name)| name.to_string()).collect());
+    for &(i, name) in &named {
+        let problem = match nesting::check(&def.name, name, &refs) {
+            Ok(()) => continue,
+            Err(Nesting::Cycle(cycle)) => Problem::WorkflowCycle(cycle),
+            Err(Nesting::TooDeep(chain)) => Problem::NestingTooDeep(chain),
+        };
+        errors.push(in_kind(def, i, "workflow", problem));
+    }
     if errors.is_empty() {
         Ok(())
     } else {
@@ -423,99 +540,10 @@ fn in_kind(def: &Definition, i: usize, field: &str, problem: Problem) -> Definit
     }
 }
 
-/// Every job node's job exists, in a group the user may use.
-async fn jobs(
-    state: &ServiceContext,
-    user: &LoginUser,
-    def: &Definition,
-) -> Result<Vec<DefinitionError>, ServiceError> {
-    let named = def.nodes.iter().enumerate().filter_map(|(i, node)| match node.kind {
-        NodeKind::Job { job_id, .. } => Some((i, job_id)),
-        _ => None,
-    });
-    let mut ids: Vec<i32> = named.clone().map(|(_, id)| id).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let groups: HashMap<i32, i32> =
-        state.db.load_jobs(&ids).await?.into_iter().map(|job| (job.id, job.job_group)).collect();
-    let mut errors = Vec::new();
-    for (i, job_id) in named {
-        match groups.get(&job_id) {
-            Some(&group) => user.ensure_access(state, group)?,
-            None => errors.push(in_kind(def, i, "jobId", Problem::UnknownJob(job_id))),
-        }
-    }
-    Ok(errors)
-}
-
-/// Every sub-workflow node names an existing workflow of a group the user may use, and no chain of
-/// sub-workflows from this one comes back to it or nests too deep.
-async fn sub_workflows(
-    state: &ServiceContext,
-    user: &LoginUser,
-    def: &Definition,
-    id: Option<i64>,
-) -> Result<Vec<DefinitionError>, ServiceError> {
-    let named: Vec<(usize, &str)> = nesting::sub_workflows(def).collect();
-    if named.is_empty() {
-        return Ok(Vec::new());
-    }
-    let present = state.db.extension_tables_present().await?;
-    let mut errors = Vec::new();
-    for &(i, name) in &named {
-        let found = if present { state.db.load_workflow_by_name(name).await? } else { None };
-        match found {
-            Some(found) => user.ensure_access(state, found.job_group)?,
-            None => errors.push(in_kind(def, i, "workflow", Problem::UnknownWorkflow(name.to_string()))),
-        }
-    }
-    if !present {
-        return Ok(errors);
-    }
-    let refs = reference_graph(state, def, id).await?;
-    for &(i, name) in &named {
-        let problem = match nesting::check(&def.name, name, &refs) {
-            Ok(()) => continue,
-            Err(Nesting::Cycle(cycle)) => Problem::WorkflowCycle(cycle),
-            Err(Nesting::TooDeep(chain)) => Problem::NestingTooDeep(chain),
-        };
-        errors.push(in_kind(def, i, "workflow", problem));
-    }
-    Ok(errors)
-}
-
-/// The sub-workflows of every workflow reachable from `def`, by name, as their current versions name them;
-/// `def` for itself. Under its stored name, the workflow saved (`id`) leads to `def`: a chain that reaches
-/// it by that name comes back to it.
-async fn reference_graph(
-    state: &ServiceContext,
-    def: &Definition,
-    id: Option<i64>,
-) -> Result<HashMap<String, Vec<String>>, ServiceError> {
-    let own: Vec<String> = nesting::sub_workflows(def).map(|(_, name)| name.to_string()).collect();
-    let mut queue: VecDeque<String> = own.iter().cloned().collect();
-    let mut refs = HashMap::from([(def.name.clone(), own)]);
-    while let Some(name) = queue.pop_front() {
-        if refs.contains_key(&name) {
-            continue;
-        }
-        let Some(workflow) = state.db.load_workflow_by_name(&name).await? else { continue };
-        let named = if Some(workflow.id) == id {
-            vec![def.name.clone()]
-        } else {
-            let stored = stored_definition(&load_version(state, &workflow, workflow.current_version).await?)?;
-            nesting::sub_workflows(&stored).map(|(_, name)| name.to_string()).collect()
-        };
-        queue.extend(named.iter().cloned());
-        refs.insert(name, named);
-    }
-    Ok(refs)
-}
-
 /// The schedule a running workflow takes on when a new version changes it: from five seconds on, as a
 /// started job's. A running workflow keeps a schedule: it is stopped first.
-fn rescheduled(
-    state: &ServiceContext,
+pub fn rescheduled(
+    starting: &Starting<'_>,
     workflow: &Workflow,
     def: &Definition,
 ) -> Result<Option<WorkflowSchedule>, ServiceError> {
@@ -526,7 +554,7 @@ fn rescheduled(
     {
         return Ok(None);
     }
-    let next = next_fire(state, &head.schedule_type, head.schedule_conf.as_deref()).map_err(|e| {
+    let next = starting.next_fire(&head.schedule_type, head.schedule_conf.as_deref()).map_err(|e| {
         ServiceError::Conflict(format!(
             "the workflow is running, and with this schedule it could not be started ({e}): stop it first"
         ))
@@ -541,19 +569,34 @@ fn rescheduled(
     }))
 }
 
-/// The first fire of a schedule started now: five seconds on at the earliest, outside the current pre-read
-/// window, as a job's. A schedule of type NONE, or that never fires again, cannot be started.
-fn next_fire(state: &ServiceContext, schedule_type: &str, conf: Option<&str>) -> Result<i64, ServiceError> {
-    if matches!(ScheduleType::from_name(schedule_type), None | Some(ScheduleType::None)) {
-        return Err(ServiceError::Conflict(
-            "a workflow whose schedule type is NONE cannot be started".into(),
-        ));
+/// When a schedule is started (now, in the zone cron expressions are evaluated in), and the words of a
+/// refusal.
+pub struct Starting<'a> {
+    pub i18n: &'a I18n,
+    pub now_ms: i64,
+    pub zone: Zone,
+}
+
+impl Starting<'_> {
+    fn of(state: &ServiceContext) -> Starting<'_> {
+        Starting { i18n: &state.i18n, now_ms: state.clock.now_ms(), zone: state.cron_zone() }
     }
-    let from = state.clock.now_ms() + START_DELAY_MS;
-    match next_time(schedule_type, conf, from, state.cron_zone()) {
-        Ok(Some(next)) => Ok(next),
-        Ok(None) => Err(ServiceError::Conflict("the workflow's schedule has no fire time after now".into())),
-        Err(e) => Err(ServiceError::Invalid(e.message(&state.i18n))),
+
+    /// The first fire of a schedule started now: five seconds on at the earliest, outside the current
+    /// pre-read window, as a job's. A schedule of type NONE, or that never fires again, cannot be started.
+    pub fn next_fire(&self, schedule_type: &str, conf: Option<&str>) -> Result<i64, ServiceError> {
+        if matches!(ScheduleType::from_name(schedule_type), None | Some(ScheduleType::None)) {
+            return Err(ServiceError::Conflict(
+                "a workflow whose schedule type is NONE cannot be started".into(),
+            ));
+        }
+        match next_time(schedule_type, conf, self.now_ms + START_DELAY_MS, self.zone) {
+            Ok(Some(next)) => Ok(next),
+            Ok(None) => {
+                Err(ServiceError::Conflict("the workflow's schedule has no fire time after now".into()))
+            }
+            Err(e) => Err(ServiceError::Invalid(e.message(self.i18n))),
+        }
     }
 }
 
@@ -575,7 +618,8 @@ impl Scheduling {
 pub async fn start(state: &ServiceContext, user: &LoginUser, id: i64) -> Result<Workflow, ServiceError> {
     let result = async {
         let workflow = get(state, user, id).await?;
-        let next = next_fire(state, &workflow.schedule_type, workflow.schedule_conf.as_deref())?;
+        let next =
+            Starting::of(state).next_fire(&workflow.schedule_type, workflow.schedule_conf.as_deref())?;
         set_schedule(state, workflow, TriggerStatus::Running, next).await
     }
     .await;

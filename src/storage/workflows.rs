@@ -6,7 +6,8 @@
 //! attempt's state) change by compare-and-set: the statement names the value it expects, and the rows it
 //! matched say whether it won. Every method expects [`Db::ensure_extension_tables`] to have run.
 
-use super::sql::{self, On};
+use super::sql::{self, Dialect, On, Tx};
+use super::ScheduleLock;
 use super::{contains, restrict_groups, Arg, Db, Result, StorageError};
 
 /// Run states during which a workflow may not be deleted.
@@ -240,6 +241,18 @@ fn version_args(id: i64, version: i32, definition: &str, author: Option<&str>, n
     ]
 }
 
+/// Every workflow with the definition of its current version.
+const WITH_DEFINITIONS: &str = "SELECT w.*, v.definition FROM xxl_job_ext_workflow w \
+     JOIN xxl_job_ext_workflow_version v ON v.workflow_id = w.id AND v.version = w.current_version \
+     ORDER BY w.name, w.id";
+
+#[derive(sqlx::FromRow)]
+struct WithDefinition {
+    #[sqlx(flatten)]
+    workflow: Workflow,
+    definition: String,
+}
+
 /// A name another workflow has is [`StorageError::WorkflowNameTaken`].
 fn name_taken(name: &str) -> impl FnOnce(StorageError) -> StorageError + '_ {
     move |e| match e {
@@ -248,6 +261,94 @@ fn name_taken(name: &str) -> impl FnOnce(StorageError) -> StorageError + '_ {
         }
         other => other,
     }
+}
+
+/// Inserts a workflow with its version 1 (`definition`) inside `tx`; its id.
+async fn insert_workflow_in(
+    tx: &mut Tx,
+    dialect: &Dialect,
+    head: &WorkflowHead,
+    definition: &str,
+    author: Option<&str>,
+    now_ms: i64,
+) -> Result<i64> {
+    let mut args = head_args(head).to_vec();
+    args.extend([Arg::OptText(author.map(str::to_string)), Arg::Int(now_ms), Arg::Int(now_ms)]);
+    let id = sql::insert_ids(On::Tx(tx), dialect, INSERT_WORKFLOW, &args, 1)
+        .await
+        .map_err(name_taken(&head.name))?[0];
+    let version = version_args(id, 1, definition, author, now_ms);
+    sql::execute(On::Tx(tx), dialect, INSERT_VERSION, &version).await?;
+    Ok(id)
+}
+
+/// Saves version `expected + 1` inside `tx` if the current version is still `expected`; whether it was.
+async fn save_version_in(
+    tx: &mut Tx,
+    dialect: &Dialect,
+    (id, expected): (i64, i32),
+    head: &WorkflowHead,
+    definition: &str,
+    author: Option<&str>,
+    now_ms: i64,
+) -> Result<bool> {
+    let mut args = vec![Arg::Int(i64::from(expected) + 1)];
+    args.extend(head_args(head));
+    args.extend([
+        Arg::OptText(author.map(str::to_string)),
+        Arg::Int(now_ms),
+        Arg::Int(id),
+        Arg::Int(expected.into()),
+    ]);
+    let won = sql::execute(On::Tx(tx), dialect, NEW_VERSION, &args).await.map_err(name_taken(&head.name))?;
+    if won == 0 {
+        return Ok(false);
+    }
+    let version = version_args(id, expected + 1, definition, author, now_ms);
+    sql::execute(On::Tx(tx), dialect, INSERT_VERSION, &version).await?;
+    Ok(true)
+}
+
+/// How many runs of a workflow are not over.
+async fn active_runs_in(tx: &mut Tx, dialect: &Dialect, id: i64) -> Result<i64> {
+    let active = format!(
+        "SELECT COUNT(*) FROM xxl_job_ext_workflow_run WHERE workflow_id = ? AND state IN ({})",
+        super::placeholders(ACTIVE_RUN_STATES.len())
+    );
+    let mut args = vec![Arg::Int(id)];
+    args.extend(ACTIVE_RUN_STATES.map(|s| Arg::Text(s.to_string())));
+    sql::scalar(On::Tx(tx), dialect, &active, &args).await
+}
+
+/// Deletes a workflow and all it has inside `tx`, its row locked first; whether it existed.
+/// [`StorageError::WorkflowBusy`] while a run is not over.
+async fn delete_workflow_in(tx: &mut Tx, dialect: &Dialect, id: i64) -> Result<bool> {
+    let lock = format!("SELECT id FROM xxl_job_ext_workflow WHERE id = ?{}", dialect.for_update);
+    let found: Option<(i64,)> = sql::fetch_optional(On::Tx(tx), dialect, &lock, &[Arg::Int(id)]).await?;
+    if found.is_none() {
+        return Ok(false);
+    }
+    let runs = active_runs_in(tx, dialect, id).await?;
+    if runs > 0 {
+        return Err(StorageError::WorkflowBusy { id, runs });
+    }
+    for statement in DELETE_WORKFLOW {
+        sql::execute(On::Tx(tx), dialect, statement, &[Arg::Int(id)]).await?;
+    }
+    Ok(true)
+}
+
+fn schedule_args(id: i64, schedule: &WorkflowSchedule, now_ms: i64) -> [Arg; 8] {
+    [
+        Arg::Int(schedule.trigger_status.into()),
+        Arg::Text(schedule.schedule_type.clone()),
+        Arg::OptText(schedule.schedule_conf.clone()),
+        Arg::Text(schedule.misfire_strategy.clone()),
+        Arg::Int(schedule.trigger_next_time),
+        Arg::Int(schedule.trigger_last_time),
+        Arg::Int(now_ms),
+        Arg::Int(id),
+    ]
 }
 
 impl Db {
@@ -261,13 +362,7 @@ impl Db {
         now_ms: i64,
     ) -> Result<i64> {
         let mut tx = sql::begin(&self.pool, &self.dialect).await?;
-        let mut args = head_args(head).to_vec();
-        args.extend([Arg::OptText(author.map(str::to_string)), Arg::Int(now_ms), Arg::Int(now_ms)]);
-        let id = sql::insert_ids(On::Tx(&mut tx), &self.dialect, INSERT_WORKFLOW, &args, 1)
-            .await
-            .map_err(name_taken(&head.name))?[0];
-        let version = version_args(id, 1, definition, author, now_ms);
-        sql::execute(On::Tx(&mut tx), &self.dialect, INSERT_VERSION, &version).await?;
+        let id = insert_workflow_in(&mut tx, &self.dialect, head, definition, author, now_ms).await?;
         sql::commit(tx).await?;
         Ok(id)
     }
@@ -285,25 +380,18 @@ impl Db {
         now_ms: i64,
     ) -> Result<bool> {
         let mut tx = sql::begin(&self.pool, &self.dialect).await?;
-        let mut args = vec![Arg::Int(i64::from(expected) + 1)];
-        args.extend(head_args(head));
-        args.extend([
-            Arg::OptText(author.map(str::to_string)),
-            Arg::Int(now_ms),
-            Arg::Int(id),
-            Arg::Int(expected.into()),
-        ]);
-        let won = sql::execute(On::Tx(&mut tx), &self.dialect, NEW_VERSION, &args)
-            .await
-            .map_err(name_taken(&head.name))?;
-        if won == 0 {
+        if !save_version_in(&mut tx, &self.dialect, (id, expected), head, definition, author, now_ms).await? {
             // Dropping the transaction rolls it back.
             return Ok(false);
         }
-        let version = version_args(id, expected + 1, definition, author, now_ms);
-        sql::execute(On::Tx(&mut tx), &self.dialect, INSERT_VERSION, &version).await?;
         sql::commit(tx).await?;
         Ok(true)
+    }
+
+    /// Every workflow with its current version's definition, by name.
+    pub async fn workflows_with_definitions(&self) -> Result<Vec<(Workflow, String)>> {
+        let rows: Vec<WithDefinition> = self.fetch_all(WITH_DEFINITIONS, &[]).await?;
+        Ok(rows.into_iter().map(|r| (r.workflow, r.definition)).collect())
     }
 
     pub async fn load_workflow(&self, id: i64) -> Result<Option<Workflow>> {
@@ -351,27 +439,11 @@ impl Db {
     /// row stays locked meanwhile, so a run inserted by [`Db::insert_run`] cannot slip in between.
     pub async fn delete_workflow(&self, id: i64) -> Result<bool> {
         let mut tx = sql::begin(&self.pool, &self.dialect).await?;
-        let lock = format!("SELECT id FROM xxl_job_ext_workflow WHERE id = ?{}", self.dialect.for_update);
-        let found: Option<(i64,)> =
-            sql::fetch_optional(On::Tx(&mut tx), &self.dialect, &lock, &[Arg::Int(id)]).await?;
-        if found.is_none() {
-            return Ok(false);
+        let deleted = delete_workflow_in(&mut tx, &self.dialect, id).await?;
+        if deleted {
+            sql::commit(tx).await?;
         }
-        let active = format!(
-            "SELECT COUNT(*) FROM xxl_job_ext_workflow_run WHERE workflow_id = ? AND state IN ({})",
-            super::placeholders(ACTIVE_RUN_STATES.len())
-        );
-        let mut args = vec![Arg::Int(id)];
-        args.extend(ACTIVE_RUN_STATES.map(|s| Arg::Text(s.to_string())));
-        let runs = sql::scalar(On::Tx(&mut tx), &self.dialect, &active, &args).await?;
-        if runs > 0 {
-            return Err(StorageError::WorkflowBusy { id, runs });
-        }
-        for statement in DELETE_WORKFLOW {
-            sql::execute(On::Tx(&mut tx), &self.dialect, statement, &[Arg::Int(id)]).await?;
-        }
-        sql::commit(tx).await?;
-        Ok(true)
+        Ok(deleted)
     }
 
     /// Sets whether a workflow is scheduled, how, and its fire times; whether it exists.
@@ -381,17 +453,7 @@ impl Db {
         schedule: &WorkflowSchedule,
         now_ms: i64,
     ) -> Result<bool> {
-        let args = [
-            Arg::Int(schedule.trigger_status.into()),
-            Arg::Text(schedule.schedule_type.clone()),
-            Arg::OptText(schedule.schedule_conf.clone()),
-            Arg::Text(schedule.misfire_strategy.clone()),
-            Arg::Int(schedule.trigger_next_time),
-            Arg::Int(schedule.trigger_last_time),
-            Arg::Int(now_ms),
-            Arg::Int(id),
-        ];
-        Ok(self.execute(SET_SCHEDULE, &args).await? > 0)
+        Ok(self.execute(SET_SCHEDULE, &schedule_args(id, schedule, now_ms)).await? > 0)
     }
 
     /// Inserts a run of an existing workflow; its id, or `None` when the workflow is gone (the workflow
@@ -556,5 +618,65 @@ impl Db {
         let sql = "SELECT * FROM xxl_job_ext_workflow_trigger WHERE run_id = ? AND node = ? AND attempt = ? \
                    ORDER BY shard_index, log_id";
         self.fetch_all(sql, &[Arg::Int(run_id), Arg::Text(node.to_string()), Arg::Int(attempt.into())]).await
+    }
+}
+
+/// The statements of a declarative apply on workflows, inside the schedule lock's transaction (one
+/// transaction for a whole apply: all of it or nothing). The workflow tables must exist.
+impl ScheduleLock {
+    /// Every workflow with its current version's definition, by name.
+    pub async fn workflows_with_definitions(&mut self) -> Result<Vec<(Workflow, String)>> {
+        let (tx, dialect) = self.parts();
+        let rows: Vec<WithDefinition> = sql::fetch_all(On::Tx(tx), dialect, WITH_DEFINITIONS, &[]).await?;
+        Ok(rows.into_iter().map(|r| (r.workflow, r.definition)).collect())
+    }
+
+    /// How many runs of a workflow are not over (queued, running, paused or stopping).
+    pub async fn active_runs(&mut self, id: i64) -> Result<i64> {
+        let (tx, dialect) = self.parts();
+        active_runs_in(tx, dialect, id).await
+    }
+
+    /// [`Db::insert_workflow`] inside the lock's transaction.
+    pub async fn insert_workflow(
+        &mut self,
+        head: &WorkflowHead,
+        definition: &str,
+        author: Option<&str>,
+        now_ms: i64,
+    ) -> Result<i64> {
+        let (tx, dialect) = self.parts();
+        insert_workflow_in(tx, dialect, head, definition, author, now_ms).await
+    }
+
+    /// [`Db::save_workflow_version`] inside the lock's transaction.
+    pub async fn save_workflow_version(
+        &mut self,
+        id: i64,
+        expected: i32,
+        head: &WorkflowHead,
+        definition: &str,
+        author: Option<&str>,
+        now_ms: i64,
+    ) -> Result<bool> {
+        let (tx, dialect) = self.parts();
+        save_version_in(tx, dialect, (id, expected), head, definition, author, now_ms).await
+    }
+
+    /// [`Db::set_workflow_schedule`] inside the lock's transaction.
+    pub async fn set_workflow_schedule(
+        &mut self,
+        id: i64,
+        schedule: &WorkflowSchedule,
+        now_ms: i64,
+    ) -> Result<bool> {
+        let (tx, dialect) = self.parts();
+        Ok(sql::execute(On::Tx(tx), dialect, SET_SCHEDULE, &schedule_args(id, schedule, now_ms)).await? > 0)
+    }
+
+    /// [`Db::delete_workflow`] inside the lock's transaction.
+    pub async fn delete_workflow(&mut self, id: i64) -> Result<bool> {
+        let (tx, dialect) = self.parts();
+        delete_workflow_in(tx, dialect, id).await
     }
 }

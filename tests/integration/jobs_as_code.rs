@@ -1,5 +1,6 @@
 //! Jobs as code (docs/jobs-as-code.md): `xxl-job-admin export` and `apply` on a real database, the REST
-//! API's `/export` and `/apply`, `xxl.job.apply.file` at start, and a restricted user's limits.
+//! API's `/export` and `/apply`, `xxl.job.apply.file` at start, a restricted user's limits, and workflows
+//! in the document.
 
 use crate::support::console::ConsoleClient;
 use crate::support::rest::RestClient;
@@ -11,6 +12,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Command, Output};
 use xxl_job_admin::domain::codes::TriggerStatus;
+use xxl_job_admin::storage::{NewRun, RunChange};
 
 pub fn cases() -> Vec<Case> {
     cases! {
@@ -19,6 +21,8 @@ pub fn cases() -> Vec<Case> {
             ALL => rest_apply_plan_prune_and_refusals_change_nothing,
             ALL => apply_file_at_start_once_for_two_admins,
             ALL => restricted_user_stays_within_granted_executors,
+            ALL => workflows_round_trip_version_only_when_changed_and_refuse_unknown_jobs,
+            ALL => workflows_follow_trigger_status_and_prune_spares_a_busy_one,
         }
     }
 }
@@ -610,6 +614,14 @@ async fn restricted_user_stays_within_granted_executors(backend: Backend) -> Tes
         mine.replace("trigger_status = 0", "trigger_status = 0\nchild_jobs = [\"other-app/secret/hidden\"]");
     let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &with_foreign_child))).await?;
     ensure_eq!(status, 403, "{body}");
+    // A workflow in an executor not granted, or running a job of one.
+    for app in ["other-app", "xxl-job-executor-sample"] {
+        let workflow = format!(
+            "[[workflow]]\nname = \"w\"\nexecutor = \"{app}\"\n[[workflow.node]]\nname = \"a\"\njob = \"other-app/secret/hidden\"\n"
+        );
+        let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &workflow))).await?;
+        ensure!(status == 403 && body.contains("workflow \\\"w\\\""), "{app}: {status} {body}");
+    }
     ensure_eq!(export_all(&admin_api).await?, everything, "refused applies changed nothing");
 
     // The console's export and upload: the same limits.
@@ -631,6 +643,247 @@ async fn restricted_user_stays_within_granted_executors(backend: Backend) -> Tes
     ensure_eq!(status, 200, "{body}");
     ensure!(body.contains("\"field\":\"author\""), "{body}");
     ensure_eq!(export_all(&api).await?, changed);
+    app.stop().await;
+    Ok(())
+}
+
+/// The worked example of docs/workflows.md as a document, with its executor and jobs.
+const EXAMPLE: &str = include_str!("../../docs/examples/workflow.toml");
+
+/// The version numbers of the workflow `name`, newest first, read on a connection of their own.
+async fn versions(db: &TestDb, name: &str) -> Result<Vec<i32>, Failed> {
+    let store = db.open().await?;
+    let workflow =
+        store.load_workflow_by_name(name).await.context("workflow")?.context("no such workflow")?;
+    let versions = store.workflow_versions(workflow.id).await.context("versions")?;
+    store.close().await;
+    Ok(versions.iter().map(|v| v.version).collect())
+}
+
+/// The example document applied by the command to an empty database, exported, applied to another empty
+/// database and exported again: the same document. Applied again it makes no version; a changed node
+/// makes exactly one, which a dry run only plans; a node naming a job nothing has is refused, naming it,
+/// and writes nothing.
+async fn workflows_round_trip_version_only_when_changed_and_refuse_unknown_jobs(
+    backend: Backend,
+) -> TestResult {
+    let dir = tempfile::tempdir().context("temp dir")?;
+    std::fs::write(dir.path().join("example.toml"), EXAMPLE).context("example.toml")?;
+    let a = TestDb::fresh(backend)?;
+    let applied = cli(&a, &["apply", "-f", "example.toml"], dir.path())?;
+    let out = text(&applied.stdout);
+    ensure_eq!(applied.status.code(), Some(0), "{out}{}", text(&applied.stderr));
+    ensure!(out.contains("+ workflow daily-sales: create\n7 change(s)\napplied"), "{out}");
+    let exported = cli(&a, &["export", "-o", "a.toml"], dir.path())?;
+    ensure_eq!(exported.status.code(), Some(0), "{}", text(&exported.stderr));
+    let document = std::fs::read_to_string(dir.path().join("a.toml")).context("a.toml")?;
+    ensure!(
+        document.contains("[[workflow]]\nname = \"daily-sales\"\nexecutor = \"sales-app\""),
+        "{document}"
+    );
+    ensure!(
+        document.contains("job = \"sales-app/extract sales/salesExtract\""),
+        "by natural key: {document}"
+    );
+
+    let b = TestDb::fresh(backend)?;
+    let applied = cli(&b, &["apply", "-f", "a.toml"], dir.path())?;
+    ensure_eq!(applied.status.code(), Some(0), "{}", text(&applied.stderr));
+    let again = cli(&b, &["export", "-o", "b.toml"], dir.path())?;
+    ensure_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    ensure_eq!(std::fs::read_to_string(dir.path().join("b.toml")).context("b.toml")?, document);
+    let second = cli(&b, &["apply", "-f", "a.toml"], dir.path())?;
+    let out = text(&second.stdout);
+    ensure!(out.contains("= workflow daily-sales: unchanged\n0 change(s)"), "{out}");
+    ensure_eq!(versions(&b, "daily-sales").await?, vec![1], "an equal definition makes no version");
+
+    std::fs::write(
+        dir.path().join("c.toml"),
+        document.replace("timeout_seconds = 1800", "timeout_seconds = 900"),
+    )
+    .context("c.toml")?;
+    let planned = cli(&b, &["apply", "-f", "c.toml", "--dry-run"], dir.path())?;
+    let out = text(&planned.stdout);
+    ensure_eq!(planned.status.code(), Some(0), "{}", text(&planned.stderr));
+    ensure!(
+        out.contains(
+            "~ workflow daily-sales: update\n    node.load.timeout_seconds: \"1800\" -> \"900\"\n1 change(s)"
+        ),
+        "{out}"
+    );
+    ensure_eq!(versions(&b, "daily-sales").await?, vec![1], "a dry run writes nothing");
+    for round in [1, 2] {
+        let changed = cli(&b, &["apply", "-f", "c.toml"], dir.path())?;
+        ensure_eq!(changed.status.code(), Some(0), "{}", text(&changed.stderr));
+        ensure_eq!(versions(&b, "daily-sales").await?, vec![2, 1], "round {round}: one new version");
+    }
+
+    let current = cli(&b, &["export", "-o", "current.toml"], dir.path())?;
+    ensure_eq!(current.status.code(), Some(0));
+    let current = std::fs::read_to_string(dir.path().join("current.toml")).context("current.toml")?;
+    // Beside other changes, which are not written either.
+    let unknown = current
+        .replace("job = \"sales-app/load sales/salesLoad\"", "job = \"sales-app/load/nobody\"")
+        .replace("timeout_seconds = 900", "timeout_seconds = 60")
+        .replace(
+            "description = \"load sales\"\nauthor = \"data\"",
+            "description = \"load sales\"\nauthor = \"ops\"",
+        );
+    std::fs::write(dir.path().join("unknown.toml"), unknown).context("unknown.toml")?;
+    let refused = cli(&b, &["apply", "-f", "unknown.toml"], dir.path())?;
+    let err = text(&refused.stderr);
+    ensure_eq!(refused.status.code(), Some(1), "{err}");
+    ensure!(
+        err.starts_with("xxl-job-admin apply: workflow \"daily-sales\" (line ")
+            && err.contains(
+                "): node \"load\": job: \"sales-app/load/nobody\" names no job of the file or the database"
+            ),
+        "{err}"
+    );
+    let after = cli(&b, &["export", "-o", "after.toml"], dir.path())?;
+    ensure_eq!(after.status.code(), Some(0));
+    ensure_eq!(std::fs::read_to_string(dir.path().join("after.toml")).context("after.toml")?, current);
+    ensure_eq!(versions(&b, "daily-sales").await?, vec![2, 1]);
+    Ok(())
+}
+
+/// A workflow waiting for an approval, beside the example's.
+const REVIEW: &str = r#"
+[[workflow]]
+name = "sales-review"
+executor = "sales-app"
+
+[[workflow.node]]
+name = "review"
+approvers = ["admin"]
+"#;
+
+/// The workflows over the REST API, by name, as `(name, triggerStatus, triggerNextTime)`.
+async fn workflow_states(api: &RestClient) -> Result<Vec<(String, i64, i64)>, Failed> {
+    let list = api.expect(200, api.get("/workflows")).await?;
+    let items = list["items"].as_array().context("items")?;
+    Ok(items
+        .iter()
+        .map(|w| {
+            let number = |field: &str| w[field].as_i64().unwrap_or(-1);
+            (w["name"].as_str().unwrap_or("").to_string(), number("triggerStatus"), number("triggerNextTime"))
+        })
+        .collect())
+}
+
+/// Over the REST API: the plan lists workflows beside jobs; a workflow is scheduled and stopped as its
+/// `trigger_status` says; prune deletes an idle workflow of the document's executor and refuses, naming
+/// it, one with a run not over, in a dry run too, changing nothing.
+async fn workflows_follow_trigger_status_and_prune_spares_a_busy_one(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &[]).await?;
+    let api = admin_api(&app).await?;
+    let running = format!("{EXAMPLE}{REVIEW}").replace("# trigger_status = 1 ", "trigger_status = 1 #");
+    let (status, body) = api.text(Method::POST, "/apply?dryRun=true", Some((TOML, &running))).await?;
+    ensure_eq!(status, 200, "{body}");
+    let plan: Value = serde_json::from_str(&body).context("plan")?;
+    ensure_eq!(
+        (plan["changes"].clone(), plan["workflows"].clone()),
+        (
+            json!(8),
+            json!([{"workflow": "daily-sales", "action": "create", "diffs": []},
+                   {"workflow": "sales-review", "action": "create", "diffs": []}])
+        )
+    );
+    let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &running))).await?;
+    ensure_eq!(status, 200, "{body}");
+    // Exported as JSON and applied back: nothing to change.
+    let (status, exported) = api.text(Method::GET, "/export?group=sales-app", None).await?;
+    ensure_eq!(status, 200, "{exported}");
+    ensure_eq!(
+        serde_json::from_str::<Value>(&exported).context("export")?["workflow"][0]["node"][5]["branch"][0]
+            ["to"],
+        json!(["notify_ok"])
+    );
+    let (status, body) = api.text(Method::POST, "/apply", Some(("application/json", &exported))).await?;
+    ensure_eq!(
+        (status, serde_json::from_str::<Value>(&body).context("plan")?["changes"].clone()),
+        (200, json!(0)),
+        "{body}"
+    );
+    let states = workflow_states(&api).await?;
+    ensure!(
+        states.len() == 2
+            && states[0].0 == "daily-sales"
+            && states[0].1 == 1
+            && states[0].2 > 0
+            && states[1] == ("sales-review".to_string(), 0, 0),
+        "{states:?}"
+    );
+    // Stopped by the file that takes its schedule away: no "stop it first".
+    let unscheduled = running.replace("trigger_status = 1 #", "trigger_status = 0 #").replace(
+        "schedule = { type = \"CRON\", conf = \"0 30 2 * * ?\", misfire = \"FIRE_ONCE_NOW\" }",
+        "schedule = { type = \"NONE\" }",
+    );
+    let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &unscheduled))).await?;
+    ensure_eq!(status, 200, "{body}");
+    ensure_eq!(workflow_states(&api).await?[0], ("daily-sales".to_string(), 0, 0));
+    let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &running))).await?;
+    ensure_eq!(status, 200, "{body}");
+    ensure_eq!(workflow_states(&api).await?[0].1, 1, "scheduled again");
+    let stopped = running.replace("trigger_status = 1 #", "trigger_status = 0 #");
+    let (status, body) = api.text(Method::POST, "/apply", Some((TOML, &stopped))).await?;
+    ensure_eq!(status, 200, "{body}");
+    let plan: Value = serde_json::from_str(&body).context("plan")?;
+    ensure_eq!(
+        plan["workflows"][0]["diffs"],
+        json!([{"field": "trigger_status", "from": "1", "to": "0"}]),
+        "{plan}"
+    );
+    ensure_eq!(workflow_states(&api).await?[0], ("daily-sales".to_string(), 0, 0));
+
+    // A run of sales-review not over: prune would delete it, and is refused.
+    let review =
+        app.app.db.load_workflow_by_name("sales-review").await.context("review")?.context("review")?;
+    let run = NewRun {
+        workflow_id: review.id,
+        version: 1,
+        state: "paused".into(),
+        trigger_type: "MANUAL".into(),
+        logical_time: 0,
+        params: "{}".into(),
+        started_by: Some("admin".into()),
+        parent_run_id: None,
+        parent_node: None,
+        backfill_id: None,
+        add_time: 0,
+        deadline_time: None,
+    };
+    let run_id = app.app.db.insert_run(&run).await.context("run")?.context("run id")?;
+    let before = export_all(&api).await?;
+    let without_review = stopped.replace(REVIEW, "");
+    for path in ["/apply?prune=true&dryRun=true", "/apply?prune=true"] {
+        refused_with(
+            &api,
+            path,
+            409,
+            &without_review,
+            "workflow \"sales-review\": 1 run(s) not finished (queued, running, paused or stopping)",
+            &before,
+        )
+        .await?;
+    }
+    // daily-sales is idle: prune deletes it, its jobs stay (the document lists them).
+    let only_review = format!("{}{REVIEW}", EXAMPLE.split("[[workflow]]").next().context("executors")?);
+    let (status, body) = api.text(Method::POST, "/apply?prune=true", Some((TOML, &only_review))).await?;
+    ensure_eq!(status, 200, "{body}");
+    let plan: Value = serde_json::from_str(&body).context("plan")?;
+    ensure_eq!(
+        (plan["changes"].clone(), plan["workflows"][1].clone()),
+        (json!(1), json!({"workflow": "daily-sales", "action": "delete", "diffs": []})),
+        "{plan}"
+    );
+    ensure_eq!(workflow_states(&api).await?, vec![("sales-review".to_string(), 0, 0)]);
+    let over = RunChange { state: "stopped".into(), end_time: Some(1), ..RunChange::default() };
+    ensure!(app.app.db.change_run_state(run_id, 0, &over).await.context("run state")?, "the run ended");
+    let (status, body) = api.text(Method::POST, "/apply?prune=true", Some((TOML, &without_review))).await?;
+    ensure_eq!(status, 200, "{body}");
+    ensure_eq!(workflow_states(&api).await?.len(), 1, "the example's workflow back, the review gone");
     app.stop().await;
     Ok(())
 }

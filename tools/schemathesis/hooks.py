@@ -38,6 +38,9 @@ schemathesis.openapi.format("quartz-cron", quartz_cron())
 NULL_MEANS_ABSENT = {"key", "trigger_status", "glue_history"}
 # The same inside a GLUE history version, whose nullable columns are `Option`s too.
 NULL_MEANS_ABSENT_IN_VERSION = {"glue_type", "glue_source", "add_time", "update_time"}
+# The same inside a workflow, and inside one of its nodes, whose kind's fields are each an `Option`.
+NULL_MEANS_ABSENT_IN_WORKFLOW = {"trigger_status", "deadline"}
+NULL_MEANS_ABSENT_IN_NODE = {"job", "param", "workflow", "params", "branch", "default", "approvers"}
 
 
 def toml_string(text):
@@ -79,7 +82,11 @@ def toml_value(value, within=None):
 
 
 def absent(key, value, within=None):
-    names = NULL_MEANS_ABSENT_IN_VERSION if within == "glue_history" else NULL_MEANS_ABSENT
+    names = {
+        "glue_history": NULL_MEANS_ABSENT_IN_VERSION,
+        "workflow": NULL_MEANS_ABSENT_IN_WORKFLOW,
+        "node": NULL_MEANS_ABSENT_IN_NODE,
+    }.get(within, NULL_MEANS_ABSENT)
     return value is None and key in names
 
 

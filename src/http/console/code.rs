@@ -9,7 +9,7 @@ use crate::domain::ReturnT;
 use crate::http::state::AppState;
 use crate::service::groups;
 use crate::service::jobs_as_code::{self, Action, ApplyOptions, Document, Format, Setting};
-use crate::service::ServiceContext;
+use crate::service::{ServiceContext, ServiceError};
 use axum::extract::State;
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
@@ -37,6 +37,7 @@ async fn export(
         id => vec![groups::get(&services, &user, id).await?.app_name],
     };
     let doc = jobs_as_code::export(&Setting::of(&services), &user, &apps, false).await?;
+    let text = doc.render(format).map_err(|e| ServiceError::Invalid(e.to_string()))?;
     // Only characters every browser keeps in a file name.
     let stem: String = apps
         .first()
@@ -46,10 +47,7 @@ async fn export(
         .collect();
     let extension = if format == Format::Json { "json" } else { "toml" };
     let disposition = format!("attachment; filename=\"{stem}.{extension}\"");
-    Ok((
-        [(CONTENT_TYPE, format.media_type().to_string()), (CONTENT_DISPOSITION, disposition)],
-        doc.render(format),
-    )
+    Ok(([(CONTENT_TYPE, format.media_type().to_string()), (CONTENT_DISPOSITION, disposition)], text)
         .into_response())
 }
 
@@ -59,7 +57,8 @@ struct Applied {
     /// The plan as the command line prints it, in the console's language.
     plan: String,
     changes: usize,
-    /// How many of the changes delete an executor or a job (with its logs): the page asks before those.
+    /// How many of the changes delete an executor, a job (with its logs) or a workflow (with its runs): the
+    /// page asks before those.
     deletions: usize,
     applied: bool,
 }
@@ -81,8 +80,9 @@ async fn apply(
     };
     let plan = jobs_as_code::apply_for(&services, &user, &doc, options).await?;
     let changes = plan.changes();
-    let deletions = plan.executors.iter().map(|s| s.action).chain(plan.jobs.iter().map(|s| s.action));
-    let deletions = deletions.filter(|action| *action == Action::Delete).count();
+    let actions = plan.executors.iter().map(|s| s.action).chain(plan.jobs.iter().map(|s| s.action));
+    let actions = actions.chain(plan.workflows.iter().map(|s| s.action));
+    let deletions = actions.filter(|action| *action == Action::Delete).count();
     Ok(Json(ReturnT::with_content(Applied {
         plan: plan.render(&services.i18n),
         changes,

@@ -59,8 +59,8 @@ fn read_document(body: &str, format: Format) -> ApiResult<Document> {
         .map_err(|e| ApiError::BadRequest(e.to_string()))
 }
 
-/// Exports executors and their jobs as a document keyed by natural keys: the named executors (repeat
-/// `group`), or every executor the token's user may see.
+/// Exports executors with their jobs and workflows as a document keyed by natural keys and names: the
+/// named executors (repeat `group`), or every executor the token's user may see.
 #[utoipa::path(operation_id = "exportJobs", get, path = "/export", tag = "jobs as code",
     params(
         ("group" = Option<Vec<String>>, Query, explode, description = "an executor's app_name; repeat for several; absent = every permitted executor"),
@@ -69,7 +69,7 @@ fn read_document(body: &str, format: Format) -> ApiResult<Document> {
     ),
     responses(
         (status = 200, description = "the document: JSON, or TOML with format=toml", content((Document = "application/json"), (String = "application/toml"))),
-        (status = 400, body = ErrorBody, description = "an unknown parameter, a format other than json or toml, or a text holding NUL"),
+        (status = 400, body = ErrorBody, description = "an unknown parameter, a format other than json or toml, a text holding NUL, or format=toml for workflows whose parameters hold a null, which TOML cannot write"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "a named executor is not granted to the token's user"),
         (status = 404, body = ErrorBody, description = "no executor has a named app_name")))]
@@ -86,7 +86,8 @@ pub async fn export(
     };
     let groups: Vec<String> = pairs.into_iter().filter(|(n, _)| n == "group").map(|(_, v)| v).collect();
     let doc = jobs_as_code::export(&Setting::of(&services), &user, &groups, glue_history).await?;
-    Ok(([(CONTENT_TYPE, format.media_type())], doc.render(format)).into_response())
+    let text = doc.render(format).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    Ok(([(CONTENT_TYPE, format.media_type())], text).into_response())
 }
 
 /// What an apply answers: the plan, and whether it was carried out.
@@ -101,24 +102,27 @@ pub struct Applied {
 }
 
 /// Applies a document (JSON, or TOML with `Content-Type: application/toml`): creates what is missing,
-/// updates what differs, leaves the rest, and with `prune` deletes the named executors' jobs the document
-/// does not list. One transaction: a refused document changes nothing.
+/// updates what differs (a workflow by a new version), leaves the rest, and with `prune` deletes the named
+/// executors' jobs and workflows the document does not list. One transaction: a refused document changes
+/// nothing.
 #[utoipa::path(operation_id = "applyJobs", post, path = "/apply", tag = "jobs as code",
     params(
         ("dryRun" = Option<bool>, Query, description = "true: only plan, nothing is written"),
-        ("prune" = Option<bool>, Query, description = "true: delete the jobs of the document's executors that it does not list"),
+        ("prune" = Option<bool>, Query, description = "true: delete the jobs and workflows of the document's executors that it does not list"),
     ),
     request_body(description = "the document, as an export writes it, JSON or TOML",
         content((Document = "application/json"), (Document = "application/toml"), (Document = "text/toml"))),
     responses(
         (status = 200, body = Applied, description = "the plan, carried out unless dryRun"),
         (status = 400, body = ErrorBody, description = "the document does not parse, or an entry fails the console's checks (the message names it, \
-            with its line in TOML); an unknown parameter, a flag other than true or false, a text holding NUL"),
+            with its line in TOML), a workflow node is not one kind, a workflow fails a save's checks (each problem named by workflow, node and field); \
+            an unknown parameter, a flag other than true or false, a text holding NUL"),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "an executor not granted to the token's user, a child job in one, or a change of an executor by a non-administrator"),
-        (status = 404, body = ErrorBody, description = "a child job that names no job of the document or the database"),
-        (status = 409, body = ErrorBody, description = "entries that collide: an executor or job declared twice, or stored twice under the name the \
-            document uses, a job's GLUE type other than the stored one, a child job that prune would delete"),
+        (status = 403, body = ErrorBody, description = "an executor not granted to the token's user, a child job in one, a workflow in one or running its jobs or workflows, or a change of an executor by a non-administrator"),
+        (status = 404, body = ErrorBody, description = "a child job or a workflow node's job that names no job of the document or the database, a workflow's executor that names none"),
+        (status = 409, body = ErrorBody, description = "entries that collide: an executor, job or workflow declared twice, or stored twice under the name the \
+            document uses, a job's GLUE type other than the stored one, a child job or a workflow node's job or sub-workflow that prune would delete, \
+            a workflow prune would delete that has a run not over"),
         (status = 415, body = ErrorBody, description = "a body other than application/json, application/toml or text/toml")))]
 pub async fn apply(
     State(services): State<ServiceContext>,

@@ -208,16 +208,20 @@ fn declare_edge(doc: &mut serde_json::Value) {
     schemas["NewJob"] = json!({ "description": "A new job: the job form, with its GLUE type, and the JobHandler of a BEAN job.", "allOf": new_job });
 }
 
-/// The schemas of a document sent to `/apply`: the exported shapes (`Document`, `Executor`, `Job`), each
-/// field held to what the apply checks of it and the rules between fields. An export answers the plain
+/// The schemas of a document sent to `/apply`: the exported shapes (`Document`, `Executor`, `Job`,
+/// `Workflow`…), each field held to what the apply checks of it and the rules between fields. An export answers the plain
 /// shapes: rows written by older versions or another admin need not pass today's checks to be read.
 fn declare_applied(schemas: &mut serde_json::Value) {
     use serde_json::{json, Value};
-    const APPLIED: [(&str, &str); 4] = [
+    const APPLIED: [(&str, &str); 8] = [
         ("Document", "AppliedDocument"),
         ("Executor", "AppliedExecutor"),
         ("Job", "AppliedJob"),
         ("GlueVersion", "AppliedGlueVersion"),
+        ("Workflow", "AppliedWorkflow"),
+        ("WorkflowNode", "AppliedWorkflowNode"),
+        ("WorkflowConcurrency", "AppliedWorkflowConcurrency"),
+        ("NodeRetry", "AppliedNodeRetry"),
     ];
     for (plain, applied) in APPLIED {
         let mut text = schemas[plain].to_string();
@@ -236,6 +240,19 @@ fn declare_applied(schemas: &mut serde_json::Value) {
         }
         if plain == "GlueVersion" {
             fields["glue_remark"]["maxLength"] = json!(crate::service::jobs_as_code::GLUE_REMARK_WIDTH);
+        }
+        for bound in WORKFLOW_BOUNDS.iter().filter(|b| b.schema == plain) {
+            let mut source = &schemas[bound.source];
+            if let Some(variant) = bound.variant {
+                let mut variants = source["oneOf"].as_array().into_iter().flatten();
+                source =
+                    variants.find(|v| v["properties"]["type"]["enum"][0] == variant).unwrap_or(&Value::Null);
+            }
+            for (key, value) in source["properties"][bound.source_field].as_object().into_iter().flatten() {
+                if BOUND_KEYS.contains(&key.as_str()) {
+                    fields[bound.field][key] = value.clone();
+                }
+            }
         }
         let (rules, ruled) = crate::service::schema::conditions(applied);
         for (field, property) in
@@ -257,6 +274,47 @@ fn declare_applied(schemas: &mut serde_json::Value) {
         schemas[applied] = schema;
     }
 }
+
+/// A jobs-as-code workflow's field held to the bounds a definition's schema states for the field it stands
+/// for, as validation holds both.
+struct Bound {
+    /// The document's schema and field.
+    schema: &'static str,
+    field: &'static str,
+    /// The definition's schema, the `NodeKind` variant if any, and its field.
+    source: &'static str,
+    variant: Option<&'static str>,
+    source_field: &'static str,
+}
+
+const fn bound(
+    (schema, field): (&'static str, &'static str),
+    (source, variant, source_field): (&'static str, Option<&'static str>, &'static str),
+) -> Bound {
+    Bound { schema, field, source, variant, source_field }
+}
+
+const WORKFLOW_BOUNDS: [Bound; 15] = [
+    bound(("Workflow", "name"), ("Definition", None, "name")),
+    bound(("Workflow", "description"), ("Definition", None, "description")),
+    bound(("Workflow", "alarm_email"), ("Definition", None, "alarmEmail")),
+    bound(("Workflow", "node"), ("Definition", None, "nodes")),
+    bound(("WorkflowNode", "name"), ("Node", None, "name")),
+    bound(("WorkflowNode", "timeout_seconds"), ("Node", None, "timeoutSeconds")),
+    bound(("WorkflowNode", "param"), ("NodeKind", Some("job"), "param")),
+    bound(("WorkflowNode", "workflow"), ("NodeKind", Some("subworkflow"), "workflow")),
+    bound(("WorkflowConcurrency", "max_runs"), ("Concurrency", None, "maxRuns")),
+    bound(("WorkflowConcurrency", "max_queued"), ("Concurrency", None, "maxQueued")),
+    bound(("NodeRetry", "count"), ("Retry", None, "count")),
+    bound(("NodeRetry", "delay_ms"), ("Retry", None, "delayMs")),
+    bound(("NodeRetry", "factor"), ("Retry", None, "factor")),
+    bound(("NodeRetry", "cap_ms"), ("Retry", None, "capMs")),
+    bound(("NodeRetry", "jitter"), ("Retry", None, "jitter")),
+];
+
+/// The keywords of a bound, copied from a definition's field to the document's.
+const BOUND_KEYS: [&str; 7] =
+    ["minimum", "maximum", "minLength", "maxLength", "pattern", "minItems", "maxItems"];
 
 /// A text schema of no narrower shape gets the pattern that refuses NUL.
 fn without_nul(schema: &mut serde_json::Value) {
@@ -937,6 +995,40 @@ mod tests {
         );
         assert!(
             schemas["Job"]["properties"]["author"].get("maxLength").is_none(),
+            "the exported shape is left as it is"
+        );
+    }
+
+    /// A workflow of `/apply`'s document is held to a definition's bounds, under the document's names; a
+    /// node to one kind; the exported shape is left as it is.
+    #[test]
+    fn the_applied_workflow_states_a_definitions_bounds_and_one_kind_a_node() {
+        let doc = serde_json::to_value(openapi_document("")).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let executor = &schemas["AppliedExecutor"];
+        use crate::domain::workflow::validate::{MAX_NODES, MAX_RETRY_DELAY_MS};
+        let workflow = &schemas["AppliedWorkflow"]["properties"];
+        assert_eq!(
+            schemas["AppliedDocument"]["properties"]["workflow"]["items"]["$ref"],
+            "#/components/schemas/AppliedWorkflow"
+        );
+        assert_eq!(workflow["node"]["items"]["$ref"], "#/components/schemas/AppliedWorkflowNode");
+        assert_eq!(workflow["node"]["maxItems"].as_u64(), Some(MAX_NODES as u64));
+        assert_eq!(workflow["name"]["pattern"], schemas["Definition"]["properties"]["name"]["pattern"]);
+        assert_eq!(workflow["executor"]["pattern"], executor["properties"]["app_name"]["pattern"]);
+        assert_eq!(workflow["trigger_status"]["enum"], serde_json::json!([0, 1, null]));
+        let retry = &schemas["AppliedNodeRetry"]["properties"];
+        assert_eq!(retry["delay_ms"]["maximum"].as_u64(), Some(MAX_RETRY_DELAY_MS));
+        assert_eq!(schemas["AppliedWorkflowConcurrency"]["properties"]["max_runs"]["minimum"], 1);
+        let node = &schemas["AppliedWorkflowNode"];
+        assert_eq!(node["properties"]["name"]["pattern"], "^[A-Za-z0-9_-]+$");
+        let kinds: Vec<&serde_json::Value> =
+            node["allOf"][0]["anyOf"].as_array().into_iter().flatten().map(|k| &k["required"][0]).collect();
+        assert_eq!(kinds, ["job", "workflow", "branch", "approvers"]);
+        let job = &node["allOf"][0]["anyOf"][0]["properties"];
+        assert!(job.get("param").is_none() && job["workflow"]["type"] == "null", "{job}");
+        assert!(
+            schemas["Workflow"]["properties"]["name"].get("maxLength").is_none(),
             "the exported shape is left as it is"
         );
     }

@@ -1,17 +1,25 @@
-//! The jobs-as-code document: executors and their jobs under natural keys, never database ids, read and
-//! written as JSON or TOML. Only the shape lives here; the console's rules are checked by the apply.
+//! The jobs-as-code document: executors and their jobs under natural keys, and workflows under their
+//! names, never database ids, read and written as JSON or TOML. Only the shape lives here; the console's
+//! rules are checked by the apply.
 
 use crate::domain::codes::AddressType;
 use crate::domain::glue::GlueType;
+use crate::domain::workflow::model::{
+    self, Deadline, FailureStrategy, LimitPolicy, Schedule, TriggerRule, Way,
+};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
 
-/// A whole file: the executors it declares, each with its jobs.
+/// A whole file: the executors it declares, each with its jobs, and the workflows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Document {
     /// Singular in the file, so that TOML reads `[[executor]]`.
     #[serde(default, rename = "executor", skip_serializing_if = "Vec::is_empty")]
     pub executors: Vec<Executor>,
+    /// Singular in the file, so that TOML reads `[[workflow]]`.
+    #[serde(default, rename = "workflow", skip_serializing_if = "Vec::is_empty")]
+    pub workflows: Vec<Workflow>,
 }
 
 /// An executor group, keyed by its AppName.
@@ -149,6 +157,155 @@ fn versions<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<
         .map_err(serde::de::Error::custom)
 }
 
+/// A workflow (docs/workflows.md) under its name: every field of a definition in the document's words, its
+/// executor group by AppName, each job node's job as `child_jobs` name one, each sub-workflow by name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Workflow {
+    /// Unique among workflows; sub-workflow nodes name a workflow by it.
+    pub name: String,
+    /// The AppName of the executor the workflow belongs to (its `jobGroup`): who may see, change and run it.
+    pub executor: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default)]
+    pub schedule: Schedule,
+    /// Default run parameters; a run's own are laid over them.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub params: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub concurrency: Concurrency,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub failure_strategy: FailureStrategy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<Deadline>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub alarm_email: String,
+    /// 1 scheduled, 0 stopped; absent leaves the state alone (a new workflow is stopped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_status: Option<i16>,
+    /// Singular in the file, so that TOML reads `[[workflow.node]]`.
+    #[serde(default, rename = "node")]
+    pub nodes: Vec<WorkflowNode>,
+    /// Where the entry starts in a TOML file, for messages.
+    #[serde(skip)]
+    pub line: Option<usize>,
+}
+
+/// A definition's `concurrency`, in the document's words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, default)]
+#[schema(as = WorkflowConcurrency)]
+pub struct Concurrency {
+    pub max_runs: u32,
+    pub on_limit: LimitPolicy,
+    pub max_queued: u32,
+}
+
+impl Default for Concurrency {
+    fn default() -> Concurrency {
+        model::Concurrency::default().into()
+    }
+}
+
+impl From<model::Concurrency> for Concurrency {
+    fn from(c: model::Concurrency) -> Concurrency {
+        Concurrency { max_runs: c.max_runs, on_limit: c.on_limit, max_queued: c.max_queued }
+    }
+}
+
+impl From<&Concurrency> for model::Concurrency {
+    fn from(c: &Concurrency) -> model::Concurrency {
+        model::Concurrency { max_runs: c.max_runs, on_limit: c.on_limit, max_queued: c.max_queued }
+    }
+}
+
+/// A node of a workflow. What it does is said by the one of `job`, `workflow`, `branch` and `approvers`
+/// it has (the definition's `kind`, flattened); `param` goes with `job`, `params` with `workflow`,
+/// `default` with `branch`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowNode {
+    /// Unique within the workflow.
+    pub name: String,
+    /// The nodes it follows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upstream: Vec<String>,
+    /// A job node: the job it runs, a `key` of the file or a natural key (`app/description/handler`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
+    /// A job node's parameter template; empty or absent means the job's own parameter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param: Option<String>,
+    /// A sub-workflow node: the workflow it runs, by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<String>,
+    /// A sub-workflow node's parameters (string values are templates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Map<String, Value>>,
+    /// A branch node: its ways, the first whose `when` is true taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<Vec<Way>>,
+    /// A branch node's nodes when no way is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Vec<String>>,
+    /// An approval node: who may approve it (empty: anyone with access to the executor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvers: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub trigger_rule: TriggerRule,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub retry: Retry,
+    /// 0 = none.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub timeout_seconds: u32,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub allow_failure: bool,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub disabled: bool,
+}
+
+/// A node's `retry`, in the document's words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, default)]
+#[schema(as = NodeRetry)]
+pub struct Retry {
+    pub count: u32,
+    pub delay_ms: u64,
+    pub factor: f64,
+    pub cap_ms: u64,
+    pub jitter: f64,
+}
+
+impl Default for Retry {
+    fn default() -> Retry {
+        model::Retry::default().into()
+    }
+}
+
+impl From<model::Retry> for Retry {
+    fn from(r: model::Retry) -> Retry {
+        Retry { count: r.count, delay_ms: r.delay_ms, factor: r.factor, cap_ms: r.cap_ms, jitter: r.jitter }
+    }
+}
+
+impl From<&Retry> for model::Retry {
+    fn from(r: &Retry) -> model::Retry {
+        model::Retry {
+            count: r.count,
+            delay_ms: r.delay_ms,
+            factor: r.factor,
+            cap_ms: r.cap_ms,
+            jitter: r.jitter,
+        }
+    }
+}
+
+/// Defaults are left out of an export, so that a workflow reads as what it sets.
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
 /// How history times are written: as the console shows them.
 pub const TIME_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
 
@@ -177,6 +334,13 @@ pub fn natural_key(app_name: &str, description: &str, handler: &str) -> String {
 /// ` (line N)` when the entry's line is known.
 fn at(line: Option<usize>) -> String {
     line.map_or(String::new(), |line| format!(" (line {line})"))
+}
+
+impl Workflow {
+    /// The entry as messages name it: `workflow "name" (line N)`.
+    pub fn label(&self) -> String {
+        format!("workflow {:?}{}", self.name, at(self.line))
+    }
 }
 
 impl Executor {
@@ -249,6 +413,8 @@ impl Document {
         struct Positions {
             #[serde(default)]
             executor: Vec<toml::Spanned<ExecutorAt>>,
+            #[serde(default)]
+            workflow: Vec<toml::Spanned<serde::de::IgnoredAny>>,
         }
         #[derive(Deserialize)]
         struct ExecutorAt {
@@ -263,12 +429,21 @@ impl Document {
                 job.line = line(job_at.span().start);
             }
         }
+        for (workflow, at) in self.workflows.iter_mut().zip(positions.workflow) {
+            workflow.line = line(at.span().start);
+        }
     }
 
-    pub fn render(&self, format: Format) -> String {
+    /// The document as text. TOML has no null: a workflow parameter that is null (possible in JSON) is
+    /// refused, naming the format that can write it.
+    pub fn render(&self, format: Format) -> Result<String, FormatError> {
         match format {
-            Format::Json => serde_json::to_string_pretty(self).map(|s| s + "\n").unwrap_or_default(),
-            Format::Toml => toml::to_string_pretty(self).unwrap_or_default(),
+            Format::Json => {
+                serde_json::to_string_pretty(self).map(|s| s + "\n").map_err(|e| FormatError(e.to_string()))
+            }
+            Format::Toml => toml::to_string_pretty(self).map_err(|e| {
+                FormatError(format!("TOML cannot write this document ({e}); export it as JSON"))
+            }),
         }
     }
 }
@@ -297,6 +472,7 @@ pub fn read_documents(path: &std::path::Path) -> Result<Document, FormatError> {
         let doc =
             Document::parse(&text, format).map_err(|e| FormatError(format!("{}: {e}", file.display())))?;
         all.executors.extend(doc.executors);
+        all.workflows.extend(doc.workflows);
     }
     Ok(all)
 }
@@ -337,13 +513,14 @@ mod tests {
                 }],
                 line: None,
             }],
+            workflows: vec![],
         }
     }
 
     #[test]
     fn both_formats_round_trip() {
         for format in [Format::Json, Format::Toml] {
-            let text = sample().render(format);
+            let text = sample().render(format).unwrap();
             let mut parsed = Document::parse(&text, format).unwrap();
             for executor in &mut parsed.executors {
                 executor.line = None;
@@ -351,7 +528,7 @@ mod tests {
             }
             assert_eq!(parsed, sample(), "{text}");
         }
-        assert!(sample().render(Format::Toml).contains("[[executor.job]]"));
+        assert!(sample().render(Format::Toml).unwrap().contains("[[executor.job]]"));
     }
 
     #[test]

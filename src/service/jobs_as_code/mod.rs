@@ -1,27 +1,38 @@
-//! Jobs as code (docs/jobs-as-code.md): executors and jobs exported to a document keyed by natural keys,
-//! and a document applied declaratively: what is missing is created, what differs updated, the rest left
-//! alone (or, with prune, the named executors' other jobs deleted). Every entry passes the console's own
-//! checks and group permissions; the whole apply is one transaction, taken under the schedule lock so that
-//! admins sharing a database apply one at a time and each sees what the previous one wrote.
+//! Jobs as code (docs/jobs-as-code.md): executors, jobs and workflows exported to a document keyed by
+//! natural keys and names, and a document applied declaratively: what is missing is created, what differs
+//! updated, the rest left alone (or, with prune, the named executors' other jobs and workflows deleted).
+//! Every entry passes the console's own checks (a workflow, those of a workflow's save) and group
+//! permissions; the whole apply is one transaction, taken under the schedule lock so that admins sharing
+//! a database apply one at a time and each sees what the previous one wrote.
 
 mod document;
 mod plan;
+mod reason;
+mod workflows;
 
-pub use document::{natural_key, read_documents, Document, Executor, Format, FormatError, GlueVersion, Job};
+pub use document::{
+    natural_key, read_documents, Document, Executor, Format, FormatError, GlueVersion, Job, Workflow,
+    WorkflowNode,
+};
 pub use plan::{Action, FieldDiff, Plan, PlanError};
 
 use super::audit::{Audit, EventKind, Target};
 use super::groups::{ensure_admin, live_address_lists, GroupForm};
 use super::jobs::{new_job, write_form, Checks, JobForm, START_DELAY_MS};
+use super::workflows::{self as saving, NamedWorkflow, References, Starting};
 use super::{LoginUser, Origin, ServiceContext, ServiceError};
 use crate::domain::codes::{AddressType, TriggerStatus};
 use crate::domain::glue::GlueType;
 use crate::domain::schedule::{next_time, ScheduleType};
+use crate::domain::workflow::{nesting, validate, Definition, NodeKind};
 use crate::domain::GLUE_HISTORY;
 use crate::i18n::I18n;
-use crate::storage::{Db, JobGroup, JobInfo, JobUser, LogGlue, ScheduleLock};
+use crate::storage::{
+    Db, JobGroup, JobInfo, JobUser, LogGlue, ScheduleLock, StorageError, WorkflowHead, WorkflowSchedule,
+};
 use crate::time::CRON_ZONE;
-use plan::{Child, JobStep, Reason};
+use plan::{Child, Ids, JobStep, StoredWorkflow, WorkflowStep};
+use reason::Reason;
 use std::collections::HashMap;
 
 /// What an export or an apply reads and checks with: the database, the console's messages and the
@@ -68,8 +79,8 @@ pub struct ApplyOptions {
     pub prune: bool,
 }
 
-/// The executors named `apps` (every one when empty) that the user may see, with their jobs; with
-/// `glue_history`, each GLUE job's history too (and a BEAN job's, should it have one).
+/// The executors named `apps` (every one when empty) that the user may see, with their jobs and
+/// workflows; with `glue_history`, each GLUE job's history too (and a BEAN job's, should it have one).
 pub async fn export(
     setting: &Setting<'_>,
     user: &LoginUser,
@@ -83,7 +94,17 @@ pub async fn export(
     for group in &chosen {
         jobs_of.push(db.jobs_by_group(group.id).await?);
     }
-    let key_of = child_keys(db, &groups, &jobs_of).await?;
+    let chosen_ids: Vec<i32> = chosen.iter().map(|g| g.id).collect();
+    let mut stored_workflows = match db.extension_tables_present().await? {
+        true => stored_workflows(db.workflows_with_definitions().await?)?,
+        // Reading creates no table: without them there is no workflow.
+        false => Vec::new(),
+    };
+    stored_workflows.retain(|s| chosen_ids.contains(&s.row.job_group));
+    // In the order of their names' bytes, as every database would give it.
+    stored_workflows.sort_by(|a, b| a.row.name.cmp(&b.row.name));
+    let node_jobs: Vec<i32> = stored_workflows.iter().flat_map(|s| node_jobs(&s.definition)).collect();
+    let key_of = child_keys(db, &groups, &jobs_of, node_jobs).await?;
     let mut histories = if glue_history { glue_histories(db, &jobs_of).await? } else { HashMap::new() };
     let executors = chosen
         .iter()
@@ -96,7 +117,36 @@ pub async fn export(
             ..exported_executor(group)
         })
         .collect();
-    Ok(Document { executors })
+    let app_of: HashMap<i32, &str> = groups.iter().map(|g| (g.id, g.app_name.as_str())).collect();
+    let workflows = stored_workflows
+        .iter()
+        .map(|s| {
+            let app = app_of.get(&s.row.job_group).copied().unwrap_or("");
+            let status = Some(s.row.trigger_status);
+            workflows::exported(&s.definition, app, &|id| key_of.get(&id).cloned(), status)
+        })
+        .collect();
+    Ok(Document { executors, workflows })
+}
+
+/// The stored workflows with their current definitions parsed.
+fn stored_workflows(
+    rows: Vec<(crate::storage::Workflow, String)>,
+) -> Result<Vec<StoredWorkflow>, ServiceError> {
+    rows.into_iter()
+        .map(|(row, text)| {
+            let definition = saving::read_stored(row.id, row.current_version, &text)?;
+            Ok(StoredWorkflow { row, definition })
+        })
+        .collect()
+}
+
+/// The jobs a definition's job nodes run.
+fn node_jobs(def: &Definition) -> impl Iterator<Item = i32> + '_ {
+    def.nodes.iter().filter_map(|node| match node.kind {
+        NodeKind::Job { job_id, .. } => Some(job_id),
+        _ => None,
+    })
 }
 
 /// The groups an export covers: those named (each must exist and be the user's) or all the user's.
@@ -118,16 +168,23 @@ fn exported_groups<'a>(
         .collect())
 }
 
-/// The natural key of every exported job and of every child they name, by id. Children may live in
-/// groups not exported: named by their natural keys all the same.
+/// The natural key of every exported job, of every child they name and of every job of `node_jobs` (the
+/// exported workflows' job nodes), by id. These may live in groups not exported: named by their natural
+/// keys all the same.
 async fn child_keys(
     db: &Db,
     groups: &[JobGroup],
     jobs_of: &[Vec<JobInfo>],
+    node_jobs: Vec<i32>,
 ) -> Result<HashMap<i32, String>, ServiceError> {
     let exported: HashMap<i32, &JobInfo> = jobs_of.iter().flatten().map(|j| (j.id, j)).collect();
-    let mut child_ids: Vec<i32> =
-        jobs_of.iter().flatten().flat_map(child_ids).filter(|id| !exported.contains_key(id)).collect();
+    let mut child_ids: Vec<i32> = jobs_of
+        .iter()
+        .flatten()
+        .flat_map(child_ids)
+        .chain(node_jobs)
+        .filter(|id| !exported.contains_key(id))
+        .collect();
     child_ids.sort_unstable();
     child_ids.dedup();
     let outside = db.load_jobs(&child_ids).await?;
@@ -260,7 +317,8 @@ pub async fn apply_for(
     apply_audited(&Setting::of(state), &state.audit, user, doc, options).await
 }
 
-/// [`apply`]; unless a dry run, an audit event names the document's executors and carries the plan.
+/// [`apply`]; unless a dry run, an audit event names the document's executors, then its workflows, and
+/// carries the plan.
 pub async fn apply_audited(
     setting: &Setting<'_>,
     audit: &Audit,
@@ -272,8 +330,9 @@ pub async fn apply_audited(
     if options.dry_run {
         return result;
     }
-    let apps: Vec<&str> = doc.executors.iter().map(|e| e.app_name.as_str()).collect();
-    let target = Target::named("document", apps.join(","));
+    let names = doc.executors.iter().map(|e| e.app_name.as_str());
+    let names: Vec<&str> = names.chain(doc.workflows.iter().map(|w| w.name.as_str())).collect();
+    let target = Target::named("document", names.join(","));
     let plan = |plan: &Plan| {
         Some(
             serde_json::json!({ "plan": { "before": null, "after": plan }, "prune": { "before": null, "after": options.prune } }),
@@ -291,35 +350,63 @@ pub async fn apply(
     options: ApplyOptions,
 ) -> Result<Plan, ServiceError> {
     check_entries(setting, user, doc)?;
+    let db = setting.db;
     // Read before the lock: SQLite's pool has no second connection while the lock's transaction writes.
-    let live = live_address_lists(setting.db, setting.now_ms).await?;
-    let mut lock = setting.db.lock_schedule().await?;
-    let groups = lock.all_groups().await?;
-    let mut jobs = Vec::new();
-    for group in &groups {
-        jobs.extend(lock.jobs_by_group(group.id).await?);
-    }
-    let mut plan = plan::make(doc, &groups, &jobs, options.prune).map_err(|e| match e {
-        PlanError::NotFound(reason) => ServiceError::NotFound(reason.render(setting.i18n)),
-        PlanError::Conflict(reason) => ServiceError::Conflict(reason.render(setting.i18n)),
-    })?;
-    let mut histories = HashMap::new();
-    for step in &plan.jobs {
-        let (Some(id), Some((e, j))) = (step.id, step.source) else { continue };
-        if doc.executors[e].jobs[j].glue_history.is_some() {
-            histories.insert(id, lock.glues_of_job(id).await?.iter().map(version_of).collect());
+    let live = live_address_lists(db, setting.now_ms).await?;
+    loop {
+        let tables = db.extension_tables_present().await?;
+        let mut lock = db.lock_schedule().await?;
+        let groups = lock.all_groups().await?;
+        let mut jobs = Vec::new();
+        for group in &groups {
+            jobs.extend(lock.jobs_by_group(group.id).await?);
         }
-    }
-    plan::history_diffs(&mut plan, doc, &histories);
-    check_permissions(setting.i18n, user, &plan, &jobs)?;
-    if options.dry_run || plan.changes() == 0 {
-        // Dropping the lock rolls back: nothing was written.
+        let workflows = match tables {
+            true => stored_workflows(lock.workflows_with_definitions().await?)?,
+            false => Vec::new(),
+        };
+        let i18n = setting.i18n;
+        let mut plan = plan::make(doc, &groups, &jobs, &workflows, options.prune).map_err(|e| match e {
+            PlanError::Invalid(reason) => ServiceError::Invalid(reason.render(i18n)),
+            PlanError::NotFound(reason) => ServiceError::NotFound(reason.render(i18n)),
+            PlanError::Conflict(reason) => ServiceError::Conflict(reason.render(i18n)),
+        })?;
+        let mut histories = HashMap::new();
+        for step in &plan.jobs {
+            let (Some(id), Some((e, j))) = (step.id, step.source) else { continue };
+            if doc.executors[e].jobs[j].glue_history.is_some() {
+                histories.insert(id, lock.glues_of_job(id).await?.iter().map(version_of).collect());
+            }
+        }
+        plan::history_diffs(&mut plan, doc, &histories);
+        check_permissions(i18n, user, &plan, &jobs, &workflows)?;
+        check_workflows(i18n, user, doc, &plan, (&groups, &jobs), &workflows)?;
+        for step in plan.workflows.iter().filter(|s| s.action == Action::Delete) {
+            let runs = lock.active_runs(step.id.unwrap_or_default()).await?;
+            if runs > 0 {
+                let name = format!("workflow {:?}", step.workflow);
+                let reason = Reason::new("code_error_workflow_busy", &[&name, &runs]);
+                return Err(ServiceError::Conflict(reason.render(i18n)));
+            }
+        }
+        if options.dry_run || plan.changes() == 0 {
+            // Dropping the lock rolls back: nothing was written.
+            return Ok(plan);
+        }
+        if !tables && !plan.workflows.is_empty() {
+            // The workflow tables are made outside the lock's transaction (MySQL commits around a CREATE
+            // TABLE), only for a document that passed every check; then the plan is made again on them.
+            drop(lock);
+            db.ensure_extension_tables().await.map_err(saving::tables_refused)?;
+            continue;
+        }
+        let jobs_by_id: HashMap<i32, &JobInfo> = jobs.iter().map(|j| (j.id, j)).collect();
+        let author = user.0.username.as_str();
+        let mut writer = Writer { setting, doc, live: &live, workflows: &workflows, author, lock: &mut lock };
+        writer.carry_out(&plan, &jobs_by_id).await?;
+        lock.commit().await?;
         return Ok(plan);
     }
-    let jobs_by_id: HashMap<i32, &JobInfo> = jobs.iter().map(|j| (j.id, j)).collect();
-    Writer { setting, doc, live: &live, lock: &mut lock }.carry_out(&plan, &jobs_by_id).await?;
-    lock.commit().await?;
-    Ok(plan)
 }
 
 /// The console's checks of every entry, before anything is read: the executor form's, the job form's
@@ -359,6 +446,22 @@ fn check_entries(setting: &Setting<'_>, user: &LoginUser, doc: &Document) -> Res
                 }
                 Some(1) => {}
                 Some(other) => return Err(refuse(Reason::new("code_error_trigger_status", &[&other]))),
+            }
+        }
+    }
+    for workflow in &doc.workflows {
+        let refused = |text: String| Err(ServiceError::Invalid(format!("{}: {text}", workflow.label())));
+        match workflow.trigger_status {
+            None | Some(0) => {}
+            Some(1) if workflow.schedule.kind == ScheduleType::None => {
+                return refused(format!(
+                    "trigger_status: {}",
+                    setting.i18n.get("schedule_type_none_limit_start")
+                ));
+            }
+            Some(1) => {}
+            Some(other) => {
+                return refused(Reason::new("code_error_trigger_status", &[&other]).render(setting.i18n))
             }
         }
     }
@@ -433,6 +536,7 @@ fn check_permissions(
     user: &LoginUser,
     plan: &Plan,
     jobs: &[JobInfo],
+    workflows: &[StoredWorkflow],
 ) -> Result<(), ServiceError> {
     for step in &plan.executors {
         let at = |e: ServiceError| ServiceError::Forbidden(format!("executor {:?}: {e}", step.app_name));
@@ -454,7 +558,103 @@ fn check_permissions(
             }
         }
     }
+    // A stored workflow changed or deleted is in a group of the user's; where it goes is the save's check.
+    for step in &plan.workflows {
+        let Some(stored) = workflows.iter().find(|s| Some(s.row.id) == step.id) else { continue };
+        if step.action != Action::Unchanged {
+            let at = |e: ServiceError| ServiceError::Forbidden(format!("workflow {:?}: {e}", step.workflow));
+            user.ensure_access_with(i18n, stored.row.job_group).map_err(at)?;
+        }
+    }
     Ok(())
+}
+
+/// A workflow save's checks ([`saving::check_against`]) of every workflow the plan creates or changes:
+/// its own rules, then what it names, against what the apply leaves behind (the executors, jobs and
+/// workflows it creates included, under ids no stored row has). Every problem of every workflow at once,
+/// each naming its workflow, node and field.
+fn check_workflows(
+    i18n: &I18n,
+    user: &LoginUser,
+    doc: &Document,
+    plan: &Plan,
+    (groups, jobs): (&[JobGroup], &[JobInfo]),
+    stored: &[StoredWorkflow],
+) -> Result<(), ServiceError> {
+    let ids = Ids::planned(plan, groups, jobs);
+    let mut saved = Vec::new();
+    for step in plan.workflows.iter().filter(|s| s.action != Action::Unchanged) {
+        let Some(w) = step.source else { continue };
+        let def =
+            step.definition(&doc.workflows[w], &ids).map_err(|r| ServiceError::Invalid(r.render(i18n)))?;
+        saved.push((step, &doc.workflows[w], def));
+    }
+    if saved.is_empty() {
+        return Ok(());
+    }
+    let known = references(plan, &ids, (groups, jobs), stored, &saved);
+    let mut problems = Vec::new();
+    for (step, workflow, def) in &saved {
+        let mut access = |group| user.ensure_access_with(i18n, group);
+        let checked = validate(def)
+            .map_err(ServiceError::Definition)
+            .and_then(|()| saving::check_against(def, step.id, &known, &mut access));
+        match checked {
+            Ok(()) => {}
+            Err(ServiceError::Definition(errors)) => problems.extend(workflows::problems(workflow, &errors)),
+            Err(ServiceError::Forbidden(e)) => {
+                return Err(ServiceError::Forbidden(format!("{}: {e}", workflow.label())));
+            }
+            Err(other) => return Err(other),
+        }
+    }
+    const SHOWN: usize = 5;
+    match problems.len() {
+        0 => Ok(()),
+        n => {
+            let more = if n > SHOWN { format!("; and {} more", n - SHOWN) } else { String::new() };
+            Err(ServiceError::Invalid(format!("{}{more}", problems[..n.min(SHOWN)].join("; "))))
+        }
+    }
+}
+
+/// What the workflows `saved` may name once the apply is done: the stored groups, jobs and workflows, less
+/// what prune deletes, with what the plan creates (under `ids`), the workflows as `saved` defines them.
+fn references(
+    plan: &Plan,
+    ids: &Ids,
+    (groups, jobs): (&[JobGroup], &[JobInfo]),
+    stored: &[StoredWorkflow],
+    saved: &[(&WorkflowStep, &Workflow, Definition)],
+) -> References {
+    let deleted_jobs: Vec<i32> =
+        plan.jobs.iter().filter(|s| s.action == Action::Delete).filter_map(|s| s.id).collect();
+    let mut known = References::default();
+    known.groups.extend(groups.iter().map(|g| g.id));
+    known.groups.extend(plan.executors.iter().map(|s| ids.executor(s.executor)));
+    known.jobs.extend(jobs.iter().filter(|j| !deleted_jobs.contains(&j.id)).map(|j| (j.id, j.job_group)));
+    for (k, step) in plan.jobs.iter().enumerate().filter(|(_, s)| s.action == Action::Create) {
+        let Some((e, _)) = step.source else { continue };
+        known.jobs.insert(ids.job(Child::Created(k)), ids.executor(e));
+    }
+    let named = |id: Option<i64>, def: &Definition| NamedWorkflow {
+        id,
+        job_group: def.job_group,
+        sub_workflows: nesting::sub_workflows(def).map(|(_, name)| name.to_string()).collect(),
+    };
+    for workflow in stored {
+        let deleted =
+            plan.workflows.iter().any(|s| s.action == Action::Delete && s.id == Some(workflow.row.id));
+        if !deleted {
+            known
+                .workflows
+                .insert(workflow.row.name.clone(), named(Some(workflow.row.id), &workflow.definition));
+        }
+    }
+    for (step, _, def) in saved {
+        known.workflows.insert(def.name.clone(), named(step.id, def));
+    }
+    known
 }
 
 fn group_form(executor: &Executor) -> GroupForm {
@@ -498,6 +698,10 @@ struct Writer<'a, 'b> {
     doc: &'a Document,
     /// The live addresses of automatic executors, by AppName.
     live: &'a HashMap<String, String>,
+    /// The stored workflows the plan was made with.
+    workflows: &'a [StoredWorkflow],
+    /// Who saves the workflow versions written.
+    author: &'a str,
     lock: &'a mut ScheduleLock,
 }
 
@@ -522,7 +726,114 @@ impl Writer<'_, '_> {
                 self.lock.update_job(&row).await?;
             }
         }
+        let ids = Ids::written(group_ids, ids);
+        for step in &plan.workflows {
+            self.write_workflow(step, &ids).await?;
+        }
         Ok(())
+    }
+
+    /// Deletes, creates or updates the workflow of one step as a workflow's delete and save do, then sets
+    /// its schedule state as its start and stop do.
+    async fn write_workflow(&mut self, step: &WorkflowStep, ids: &Ids) -> Result<(), ServiceError> {
+        let Some(w) = step.source else {
+            return match (step.action, step.id) {
+                (Action::Delete, Some(id)) => match self.lock.delete_workflow(id).await {
+                    Ok(_) => Ok(()),
+                    Err(busy @ StorageError::WorkflowBusy { .. }) => {
+                        Err(ServiceError::Conflict(format!("workflow {:?}: {busy}", step.workflow)))
+                    }
+                    Err(e) => Err(e.into()),
+                },
+                _ => Ok(()),
+            };
+        };
+        let workflow = &self.doc.workflows[w];
+        let at = |e: ServiceError| at_entry(&workflow.label(), e);
+        let i18n = self.setting.i18n;
+        let def = step.definition(workflow, ids).map_err(|r| ServiceError::Invalid(r.render(i18n)))?;
+        let stored = step.id.and_then(|id| self.workflows.iter().find(|s| s.row.id == id));
+        let (id, status) = match (step.action, stored) {
+            (Action::Create, _) => {
+                (self.save_workflow(None, &def, false).await.map_err(at)?, TriggerStatus::Stopped.code())
+            }
+            (Action::Update, Some(current)) => {
+                if def != current.definition {
+                    // A workflow the file stops need not keep a schedule meanwhile.
+                    let keeps_running = workflow.trigger_status != Some(TriggerStatus::Stopped.code());
+                    self.save_workflow(Some(current), &def, keeps_running).await.map_err(at)?;
+                }
+                (current.row.id, current.row.trigger_status)
+            }
+            // Unchanged: nothing to write.
+            _ => return Ok(()),
+        };
+        self.set_workflow_status(id, status, &saving::head(&def), workflow.trigger_status).await.map_err(at)
+    }
+
+    /// Saves `def` as a new workflow's version 1, or as the version after `current`'s, as a save does
+    /// (with `reschedule`, a running workflow whose schedule it changes is rescheduled); the workflow's id.
+    async fn save_workflow(
+        &mut self,
+        current: Option<&StoredWorkflow>,
+        def: &Definition,
+        reschedule: bool,
+    ) -> Result<i64, ServiceError> {
+        let (now, author) = (self.setting.now_ms, Some(self.author));
+        let (head, text) = (saving::head(def), saving::stored_text(def)?);
+        let Some(current) = current else {
+            return self.lock.insert_workflow(&head, &text, author, now).await.map_err(saving::name_taken);
+        };
+        let row = &current.row;
+        let rescheduled = match reschedule {
+            true => saving::rescheduled(&self.starting(), row, def)?,
+            false => None,
+        };
+        let saved = self.lock.save_workflow_version(row.id, row.current_version, &head, &text, author, now);
+        if !saved.await.map_err(saving::name_taken)? {
+            return Err(ServiceError::Conflict(
+                "another save made a new version of the workflow meanwhile: apply the file again".into(),
+            ));
+        }
+        if let Some(schedule) = rescheduled {
+            self.lock.set_workflow_schedule(row.id, &schedule, now).await?;
+        }
+        Ok(row.id)
+    }
+
+    /// Schedules or stops workflow `id`, whose state is `status` and schedule `head`'s, as `wanted` says
+    /// (`None` leaves it), as a start and a stop do.
+    async fn set_workflow_status(
+        &mut self,
+        id: i64,
+        status: i16,
+        head: &WorkflowHead,
+        wanted: Option<i16>,
+    ) -> Result<(), ServiceError> {
+        let (status, next) = match wanted {
+            Some(wanted) if wanted == status => return Ok(()),
+            Some(1) => {
+                let next = self.starting().next_fire(&head.schedule_type, head.schedule_conf.as_deref())?;
+                (TriggerStatus::Running, next)
+            }
+            Some(0) => (TriggerStatus::Stopped, 0),
+            _ => return Ok(()),
+        };
+        let schedule = WorkflowSchedule {
+            trigger_status: status.code(),
+            schedule_type: head.schedule_type.clone(),
+            schedule_conf: head.schedule_conf.clone(),
+            misfire_strategy: head.misfire_strategy.clone(),
+            trigger_next_time: next,
+            trigger_last_time: 0,
+        };
+        self.lock.set_workflow_schedule(id, &schedule, self.setting.now_ms).await?;
+        Ok(())
+    }
+
+    /// When the apply starts a schedule.
+    fn starting(&self) -> Starting<'_> {
+        Starting { i18n: self.setting.i18n, now_ms: self.setting.now_ms, zone: CRON_ZONE }
     }
 
     /// Creates and updates the executors' groups; their ids, by position in the document.
@@ -670,6 +981,16 @@ impl Writer<'_, '_> {
             i18n.get("schedule_type"),
             i18n.get("system_unvalid")
         ))
+    }
+}
+
+/// A refusal of the entry `entry` names it first.
+fn at_entry(entry: &str, error: ServiceError) -> ServiceError {
+    match error {
+        ServiceError::Invalid(e) => ServiceError::Invalid(format!("{entry}: {e}")),
+        ServiceError::Conflict(e) => ServiceError::Conflict(format!("{entry}: {e}")),
+        ServiceError::Unavailable(e) => ServiceError::Unavailable(format!("{entry}: {e}")),
+        other => other,
     }
 }
 

@@ -1,14 +1,19 @@
-//! What an apply would do: the document matched against the rows read, by natural keys, as a list of
-//! steps (create, update with the fields that differ, delete, unchanged). Pure: no database, no clock.
+//! What an apply would do: the document matched against the rows read, by natural keys and workflow
+//! names, as a list of steps (create, update with the fields that differ, delete, unchanged). Pure: no
+//! database, no clock.
 
-use super::document::{natural_key, Document, Executor, GlueVersion, Job};
+use super::document::{natural_key, Document, Executor, GlueVersion, Job, Workflow};
+use super::reason::Reason;
+use super::workflows;
 use crate::domain::codes::AddressType;
 use crate::domain::java_split;
+use crate::domain::workflow::Definition;
 use crate::i18n::I18n;
 use crate::service::jobs::stored_glue_source;
 use crate::storage::{JobGroup, JobInfo};
 use serde::Serialize;
-use std::collections::HashMap;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -23,7 +28,7 @@ pub enum Action {
 /// One field that differs: its name in the document, the stored value and the document's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct FieldDiff {
-    pub field: &'static str,
+    pub field: String,
     pub from: String,
     pub to: String,
 }
@@ -65,18 +70,116 @@ pub struct JobStep {
     pub children: Vec<Child>,
 }
 
-/// Every step of an apply, executors first, in the document's order, deletions last.
+/// A workflow's executor group, as the apply will write it: a stored group's id, or a group this apply
+/// creates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupRef {
+    Stored(i32),
+    /// Index in [`Document::executors`].
+    Created(usize),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct WorkflowStep {
+    /// The workflow's name.
+    pub workflow: String,
+    pub action: Action,
+    /// The fields that differ; a node's as `node.<name>.<field>`, a whole node as `node.<name>`.
+    pub diffs: Vec<FieldDiff>,
+    /// The stored workflow; `None` when it is to be created.
+    #[serde(skip)]
+    pub id: Option<i64>,
+    /// Its position in the document; `None` for a deletion.
+    #[serde(skip)]
+    pub source: Option<usize>,
+    /// Its executor group (the stored one, for a deletion).
+    #[serde(skip)]
+    pub group: GroupRef,
+    /// Each job node's job, by the name the document gives it.
+    #[serde(skip)]
+    pub jobs: HashMap<String, Child>,
+}
+
+impl WorkflowStep {
+    /// The definition the step writes for `workflow` (the document's, at [`WorkflowStep::source`]), its
+    /// references as `ids` give them.
+    pub fn definition(&self, workflow: &Workflow, ids: &Ids) -> Result<Definition, Reason> {
+        let job_id = |name: &str| self.jobs.get(name).map_or(0, |child| ids.job(*child));
+        workflows::definition(workflow, ids.group(self.group), &job_id)
+    }
+}
+
+/// The ids a plan's references stand for: stored rows' as they are; created rows' as the apply wrote them
+/// or, before anything is written, ids beyond every stored one, which only the checks see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ids {
+    /// By document executor.
+    groups: Vec<i32>,
+    /// By index in [`Plan::jobs`].
+    jobs: Vec<i32>,
+}
+
+impl Ids {
+    pub fn written(groups: Vec<i32>, jobs: Vec<i32>) -> Ids {
+        Ids { groups, jobs }
+    }
+
+    /// Before anything is written: ids no stored row has for the rows the plan creates.
+    pub fn planned(plan: &Plan, groups: &[JobGroup], jobs: &[JobInfo]) -> Ids {
+        let beyond = |max: Option<i32>, index: usize| {
+            max.unwrap_or(0).saturating_add(1).saturating_add(i32::try_from(index).unwrap_or(i32::MAX))
+        };
+        let (max_group, max_job) = (groups.iter().map(|g| g.id).max(), jobs.iter().map(|j| j.id).max());
+        let mut group_ids = vec![0; plan.executors.len()];
+        for step in &plan.executors {
+            group_ids[step.executor] = step.group_id.unwrap_or_else(|| beyond(max_group, step.executor));
+        }
+        let job_ids = plan.jobs.iter().enumerate().map(|(k, s)| s.id.unwrap_or_else(|| beyond(max_job, k)));
+        Ids { groups: group_ids, jobs: job_ids.collect() }
+    }
+
+    pub fn group(&self, group: GroupRef) -> i32 {
+        match group {
+            GroupRef::Stored(id) => id,
+            GroupRef::Created(e) => self.executor(e),
+        }
+    }
+
+    /// The group of document executor `e`, stored or created.
+    pub fn executor(&self, e: usize) -> i32 {
+        self.groups[e]
+    }
+
+    pub fn job(&self, job: Child) -> i32 {
+        match job {
+            Child::Stored(id) => id,
+            Child::Created(index) => self.jobs[index],
+        }
+    }
+}
+
+/// A stored workflow with the definition of its current version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredWorkflow {
+    pub row: crate::storage::Workflow,
+    pub definition: Definition,
+}
+
+/// Every step of an apply, executors first, then jobs, then workflows, each in the document's order,
+/// deletions last.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Plan {
     pub executors: Vec<ExecutorStep>,
     pub jobs: Vec<JobStep>,
+    pub workflows: Vec<WorkflowStep>,
 }
 
 impl Plan {
     /// Steps that write something.
     pub fn changes(&self) -> usize {
-        let executors = self.executors.iter().filter(|s| s.action != Action::Unchanged).count();
-        executors + self.jobs.iter().filter(|s| s.action != Action::Unchanged).count()
+        let actions = self.executors.iter().map(|s| s.action);
+        let actions = actions.chain(self.jobs.iter().map(|s| s.action));
+        actions.chain(self.workflows.iter().map(|s| s.action)).filter(|a| *a != Action::Unchanged).count()
     }
 }
 
@@ -86,9 +189,10 @@ impl Plan {
     pub fn render(&self, i18n: &I18n) -> String {
         let mut text = String::new();
         let lines = self.executors.iter().map(|s| ("code_plan_executor", &s.app_name, s.action, &s.diffs));
-        for (what, name, action, diffs) in
-            lines.chain(self.jobs.iter().map(|s| ("code_plan_job", &s.job, s.action, &s.diffs)))
-        {
+        let lines = lines.chain(self.jobs.iter().map(|s| ("code_plan_job", &s.job, s.action, &s.diffs)));
+        let workflows =
+            self.workflows.iter().map(|s| ("code_plan_workflow", &s.workflow, s.action, &s.diffs));
+        for (what, name, action, diffs) in lines.chain(workflows) {
             let (sign, verb) = match action {
                 Action::Create => ('+', "code_plan_create"),
                 Action::Update => ('~', "code_plan_update"),
@@ -117,39 +221,17 @@ impl fmt::Display for Plan {
 /// collide (the REST API's 404 and 409, as for a form naming a missing child or a job changed meanwhile).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
-    /// A child job named by no job of the file or the database.
+    /// A workflow node whose fields do not say one kind.
+    #[error("{0}")]
+    Invalid(Reason),
+    /// A child job, a workflow node's job or a workflow's executor named by nothing of the file or the
+    /// database.
     #[error("{0}")]
     NotFound(Reason),
     /// Two entries of the file, or of the database, under one name; a stored job whose GLUE type differs;
-    /// a child that prune would delete.
+    /// a child, or a workflow node's job or sub-workflow, that prune would delete.
     #[error("{0}")]
     Conflict(Reason),
-}
-
-/// A refusal's words: the i18n key of its text and the values of its slots, worded where it is shown
-/// (in English by `Display`, as the command line prints it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reason {
-    key: &'static str,
-    args: Vec<String>,
-}
-
-impl Reason {
-    pub(super) fn new(key: &'static str, args: &[&dyn fmt::Display]) -> Reason {
-        Reason { key, args: args.iter().map(|a| a.to_string()).collect() }
-    }
-
-    /// The text in `i18n`'s language.
-    pub fn render(&self, i18n: &I18n) -> String {
-        let args: Vec<&dyn fmt::Display> = self.args.iter().map(|a| a as &dyn fmt::Display).collect();
-        i18n.format(self.key, &args)
-    }
-}
-
-impl fmt::Display for Reason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.render(&I18n::new("en")))
-    }
 }
 
 /// The natural key of a document job.
@@ -157,11 +239,18 @@ pub fn key_of(executor: &Executor, job: &Job) -> String {
     natural_key(&executor.app_name, &job.description, &job.handler)
 }
 
-/// Matches the document against `groups` and the `jobs` of every group; with `prune`, the stored jobs of
-/// the named executors that the document does not list are deleted.
-pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) -> Result<Plan, PlanError> {
+/// Matches the document against `groups`, the `jobs` of every group and the stored `workflows`; with
+/// `prune`, the stored jobs and workflows of the named executors that the document does not list are
+/// deleted.
+pub fn make(
+    doc: &Document,
+    groups: &[JobGroup],
+    jobs: &[JobInfo],
+    workflows: &[StoredWorkflow],
+    prune: bool,
+) -> Result<Plan, PlanError> {
     let stored = Stored::index(groups, jobs);
-    let mut plan = Plan { executors: executor_steps(doc, groups)?, jobs: vec![] };
+    let mut plan = Plan { executors: executor_steps(doc, groups)?, jobs: vec![], workflows: vec![] };
     let declared = Declared::read(doc, &stored)?;
     for entry in &declared.entries {
         plan.jobs.push(job_step(doc, &stored, &declared, entry)?);
@@ -170,11 +259,17 @@ pub fn make(doc: &Document, groups: &[JobGroup], jobs: &[JobInfo], prune: bool) 
         prune_steps(&mut plan, &stored, &declared);
         no_pruned_child(&plan)?;
     }
+    plan.workflows = workflow_steps(doc, &stored, &declared, &plan, workflows)?;
+    if prune {
+        prune_workflows(&mut plan, doc, workflows);
+        no_pruned_reference(&plan, doc)?;
+    }
     Ok(plan)
 }
 
 /// The stored jobs by natural key (several when two rows collide) and each one's key by id.
 struct Stored<'a> {
+    groups: &'a [JobGroup],
     jobs: &'a [JobInfo],
     app_of: HashMap<i32, &'a str>,
     by_key: HashMap<String, Vec<&'a JobInfo>>,
@@ -184,8 +279,13 @@ struct Stored<'a> {
 impl<'a> Stored<'a> {
     fn index(groups: &'a [JobGroup], jobs: &'a [JobInfo]) -> Stored<'a> {
         let app_of = groups.iter().map(|g| (g.id, g.app_name.as_str())).collect();
-        let mut stored =
-            Stored { jobs, app_of, by_key: HashMap::new(), key_of_id: HashMap::with_capacity(jobs.len()) };
+        let mut stored = Stored {
+            groups,
+            jobs,
+            app_of,
+            by_key: HashMap::new(),
+            key_of_id: HashMap::with_capacity(jobs.len()),
+        };
         for job in jobs {
             let key = stored.key(job);
             stored.by_key.entry(key.clone()).or_default().push(job);
@@ -301,6 +401,24 @@ impl<'a> Declared<'a> {
         Ok(declared)
     }
 
+    /// The job a `key` of the file or a natural key names, as the apply writes it, with its natural key;
+    /// `None` when it names none (or two stored jobs).
+    fn resolve(&self, stored: &Stored, name: &str) -> Option<(Child, String)> {
+        match self.by_name.get(name) {
+            Some(&index) => {
+                let entry = &self.entries[index];
+                match entry.found {
+                    Some(stored) => Some((Child::Stored(stored.id), entry.key.clone())),
+                    None => Some((Child::Created(index), entry.key.clone())),
+                }
+            }
+            None => match stored.by_key.get(name).map(Vec::as_slice) {
+                Some([one]) => Some((Child::Stored(one.id), name.to_string())),
+                _ => None,
+            },
+        }
+    }
+
     /// A job's children as the apply writes them, and as natural keys for the diff.
     fn children(
         &self,
@@ -311,23 +429,11 @@ impl<'a> Declared<'a> {
         let mut children = Vec::with_capacity(job.child_jobs.len());
         let mut child_keys = Vec::with_capacity(job.child_jobs.len());
         for child in &job.child_jobs {
-            let (child_ref, child_key) = match self.by_name.get(child) {
-                Some(&index) => {
-                    let entry = &self.entries[index];
-                    match entry.found {
-                        Some(stored) => (Child::Stored(stored.id), entry.key.clone()),
-                        None => (Child::Created(index), entry.key.clone()),
-                    }
-                }
-                None => match stored.by_key.get(child).map(Vec::as_slice) {
-                    Some([one]) => (Child::Stored(one.id), child.clone()),
-                    _ => {
-                        return Err(PlanError::NotFound(Reason::new(
-                            "code_error_child_unknown",
-                            &[&name, &format!("{child:?}")],
-                        )))
-                    }
-                },
+            let Some((child_ref, child_key)) = self.resolve(stored, child) else {
+                return Err(PlanError::NotFound(Reason::new(
+                    "code_error_child_unknown",
+                    &[&name, &format!("{child:?}")],
+                )));
             };
             children.push(child_ref);
             child_keys.push(child_key);
@@ -367,7 +473,7 @@ fn job_step(
     let mut diffs = job_diffs(stored_job, job);
     if stored_children != child_keys {
         diffs.push(FieldDiff {
-            field: "child_jobs",
+            field: "child_jobs".into(),
             from: stored_children.join(", "),
             to: child_keys.join(", "),
         });
@@ -417,6 +523,211 @@ fn no_pruned_child(plan: &Plan) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// One step per document workflow: a workflow to create, or the stored one of its name, updated when its
+/// definition (compared parsed, its references as ids) or its schedule state differs.
+fn workflow_steps(
+    doc: &Document,
+    stored: &Stored,
+    declared: &Declared,
+    plan: &Plan,
+    workflows: &[StoredWorkflow],
+) -> Result<Vec<WorkflowStep>, PlanError> {
+    let ids = Ids::planned(plan, stored.groups, stored.jobs);
+    // Every job's natural key by id, those this apply creates included, for the differences.
+    let mut key_of_id = stored.key_of_id.clone();
+    for (k, step) in plan.jobs.iter().enumerate().filter(|(_, s)| s.id.is_none()) {
+        key_of_id.insert(ids.jobs[k], step.job.clone());
+    }
+    let key_of = |id: i32| key_of_id.get(&id).cloned();
+    let mut seen = HashSet::new();
+    let mut steps = Vec::with_capacity(doc.workflows.len());
+    for (w, workflow) in doc.workflows.iter().enumerate() {
+        if !seen.insert(workflow.name.as_str()) {
+            return Err(PlanError::Conflict(Reason::new("code_error_workflow_twice", &[&workflow.label()])));
+        }
+        let group = workflow_group(stored, plan, workflow)?;
+        let mut jobs = HashMap::new();
+        for node in &workflow.nodes {
+            let Some(name) = &node.job else { continue };
+            let Some((job, _)) = declared.resolve(stored, name) else {
+                return Err(PlanError::NotFound(Reason::new(
+                    "code_error_node_job_unknown",
+                    &[&workflow.label(), &format!("{:?}", node.name), &format!("{name:?}")],
+                )));
+            };
+            jobs.insert(name.clone(), job);
+        }
+        let found = workflows.iter().find(|s| s.row.name == workflow.name);
+        let mut step = WorkflowStep {
+            workflow: workflow.name.clone(),
+            action: Action::Create,
+            diffs: vec![],
+            id: found.map(|s| s.row.id),
+            source: Some(w),
+            group,
+            jobs,
+        };
+        let def = step.definition(workflow, &ids).map_err(PlanError::Invalid)?;
+        if let Some(current) = found {
+            // What this apply creates has no id yet that a stored version could hold.
+            let creates = matches!(group, GroupRef::Created(_))
+                || step.jobs.values().any(|job| matches!(job, Child::Created(_)));
+            if creates || def != current.definition {
+                let app = stored.app_of.get(&current.definition.job_group).copied().unwrap_or("");
+                let before = workflows::exported(&current.definition, app, &key_of, None);
+                step.diffs =
+                    workflow_diffs(&before, &workflows::exported(&def, &workflow.executor, &key_of, None));
+            }
+            if let Some(status) = workflow.trigger_status.filter(|s| *s != current.row.trigger_status) {
+                step.diffs.push(FieldDiff {
+                    field: "trigger_status".into(),
+                    from: current.row.trigger_status.to_string(),
+                    to: status.to_string(),
+                });
+            }
+            step.action = if step.diffs.is_empty() { Action::Unchanged } else { Action::Update };
+        }
+        steps.push(step);
+    }
+    Ok(steps)
+}
+
+/// A workflow's executor: one of the document (the group it has or will have), else the one stored group
+/// of that AppName.
+fn workflow_group(stored: &Stored, plan: &Plan, workflow: &Workflow) -> Result<GroupRef, PlanError> {
+    if let Some(step) = plan.executors.iter().find(|s| s.app_name == workflow.executor) {
+        return Ok(step.group_id.map_or(GroupRef::Created(step.executor), GroupRef::Stored));
+    }
+    match stored.groups.iter().filter(|g| g.app_name == workflow.executor).collect::<Vec<_>>().as_slice() {
+        [one] => Ok(GroupRef::Stored(one.id)),
+        [] => Err(PlanError::NotFound(Reason::new(
+            "code_error_workflow_executor",
+            &[&workflow.label(), &format!("{:?}", workflow.executor)],
+        ))),
+        many => Err(PlanError::Conflict(Reason::new(
+            "code_error_groups_share_app",
+            &[&workflow.label(), &many.len()],
+        ))),
+    }
+}
+
+/// The fields of two workflows (as an export writes them) that differ: the top-level ones, then the
+/// nodes by name (whole nodes added or removed, fields of the others); only an order of nodes when
+/// nothing else differs.
+fn workflow_diffs(before: &Workflow, after: &Workflow) -> Vec<FieldDiff> {
+    let object = |workflow: &Workflow| match serde_json::to_value(workflow) {
+        Ok(Value::Object(fields)) => fields,
+        _ => serde_json::Map::new(),
+    };
+    let (old, new) = (object(before), object(after));
+    let mut diffs = Vec::new();
+    changed_fields(&mut diffs, "", &old, &new, &["name", "node"]);
+    let nodes = |fields: &serde_json::Map<String, Value>| -> Vec<serde_json::Map<String, Value>> {
+        let list = fields.get("node").and_then(Value::as_array).cloned().unwrap_or_default();
+        list.into_iter().filter_map(|n| n.as_object().cloned()).collect()
+    };
+    let (old_nodes, new_nodes) = (nodes(&old), nodes(&new));
+    let name = |node: &serde_json::Map<String, Value>| {
+        node.get("name").and_then(Value::as_str).unwrap_or("").to_string()
+    };
+    for node in &new_nodes {
+        let field = format!("node.{}", name(node));
+        match old_nodes.iter().find(|o| name(o) == name(node)) {
+            None => diffs.push(FieldDiff {
+                field,
+                from: String::new(),
+                to: Value::Object(node.clone()).to_string(),
+            }),
+            Some(was) => changed_fields(&mut diffs, &format!("{field}."), was, node, &["name"]),
+        }
+    }
+    for node in old_nodes.iter().filter(|o| !new_nodes.iter().any(|n| name(n) == name(o))) {
+        let from = Value::Object(node.clone()).to_string();
+        diffs.push(FieldDiff { field: format!("node.{}", name(node)), from, to: String::new() });
+    }
+    if diffs.is_empty() && old != new {
+        let order =
+            |list: &[serde_json::Map<String, Value>]| list.iter().map(name).collect::<Vec<_>>().join(", ");
+        diffs.push(FieldDiff { field: "node".into(), from: order(&old_nodes), to: order(&new_nodes) });
+    }
+    diffs
+}
+
+/// Adds the fields of `old` and `new` (but `skip`) whose values differ, each named `prefix` + its name; a
+/// text as it is, any other value as JSON, a field one side leaves out as ''.
+fn changed_fields(
+    diffs: &mut Vec<FieldDiff>,
+    prefix: &str,
+    old: &serde_json::Map<String, Value>,
+    new: &serde_json::Map<String, Value>,
+    skip: &[&str],
+) {
+    let text = |value: Option<&Value>| match value {
+        None => String::new(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    };
+    let mut names: Vec<&String> =
+        new.keys().chain(old.keys()).filter(|k| !skip.contains(&k.as_str())).collect();
+    let mut seen = HashSet::new();
+    names.retain(|name| seen.insert(*name));
+    for name in names {
+        let (from, to) = (old.get(name), new.get(name));
+        if from != to {
+            diffs.push(FieldDiff { field: format!("{prefix}{name}"), from: text(from), to: text(to) });
+        }
+    }
+}
+
+/// Deletes the stored workflows of the document's stored groups that the document does not list.
+fn prune_workflows(plan: &mut Plan, doc: &Document, workflows: &[StoredWorkflow]) {
+    let groups: HashSet<i32> = plan.executors.iter().filter_map(|s| s.group_id).collect();
+    for stored in workflows.iter().filter(|s| groups.contains(&s.row.job_group)) {
+        if !doc.workflows.iter().any(|w| w.name == stored.row.name) {
+            plan.workflows.push(WorkflowStep {
+                workflow: stored.row.name.clone(),
+                action: Action::Delete,
+                diffs: vec![],
+                id: Some(stored.row.id),
+                source: None,
+                group: GroupRef::Stored(stored.row.job_group),
+                jobs: HashMap::new(),
+            });
+        }
+    }
+}
+
+/// A job or sub-workflow pruned away would leave a workflow's node naming what no longer exists.
+fn no_pruned_reference(plan: &Plan, doc: &Document) -> Result<(), PlanError> {
+    let deleted_jobs: HashSet<i32> =
+        plan.jobs.iter().filter(|s| s.action == Action::Delete).filter_map(|s| s.id).collect();
+    let deleted_workflows: HashSet<&str> =
+        plan.workflows.iter().filter(|s| s.action == Action::Delete).map(|s| s.workflow.as_str()).collect();
+    for step in &plan.workflows {
+        let Some(w) = step.source else { continue };
+        let workflow = &doc.workflows[w];
+        for node in &workflow.nodes {
+            let pruned = |field: &str, name: &str| {
+                PlanError::Conflict(Reason::new(
+                    "code_error_node_pruned",
+                    &[&workflow.label(), &format!("{:?}", node.name), &field, &format!("{name:?}")],
+                ))
+            };
+            if let Some(name) = &node.job {
+                if let Some(Child::Stored(id)) = step.jobs.get(name) {
+                    if deleted_jobs.contains(id) {
+                        return Err(pruned("job", name));
+                    }
+                }
+            }
+            if let Some(name) = node.workflow.as_deref().filter(|name| deleted_workflows.contains(name)) {
+                return Err(pruned("workflow", name));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The field of a GLUE history difference.
 pub const GLUE_HISTORY_FIELD: &str = "glue_history";
 
@@ -436,7 +747,7 @@ pub fn history_diffs(plan: &mut Plan, doc: &Document, stored: &HashMap<i32, Vec<
         if from == to {
             to.push_str(" (other sources, types or add times)");
         }
-        step.diffs.push(FieldDiff { field: GLUE_HISTORY_FIELD, from, to });
+        step.diffs.push(FieldDiff { field: GLUE_HISTORY_FIELD.into(), from, to });
         step.action = Action::Update;
     }
 }
@@ -455,9 +766,9 @@ pub fn address_list(executor: &Executor) -> String {
 
 fn executor_diffs(group: &JobGroup, executor: &Executor) -> Vec<FieldDiff> {
     let mut diffs = Vec::new();
-    let mut differ = |field, from: String, to: String| {
+    let mut differ = |field: &str, from: String, to: String| {
         if from != to {
-            diffs.push(FieldDiff { field, from, to });
+            diffs.push(FieldDiff { field: field.into(), from, to });
         }
     };
     differ("title", group.title.clone(), executor.title.clone());
@@ -494,11 +805,11 @@ fn job_diffs(stored: &JobInfo, job: &Job) -> Vec<FieldDiff> {
     let mut diffs: Vec<FieldDiff> = pairs
         .into_iter()
         .filter(|(_, from, to)| from != to)
-        .map(|(field, from, to)| FieldDiff { field, from, to })
+        .map(|(field, from, to)| FieldDiff { field: field.into(), from, to })
         .collect();
     if let Some(status) = job.trigger_status.filter(|s| *s != stored.trigger_status.code()) {
         diffs.push(FieldDiff {
-            field: "trigger_status",
+            field: "trigger_status".into(),
             from: stored.trigger_status.code().to_string(),
             to: status.to_string(),
         });
@@ -510,6 +821,7 @@ fn job_diffs(stored: &JobInfo, job: &Job) -> Vec<FieldDiff> {
 mod tests {
     use super::*;
     use crate::domain::codes::TriggerStatus;
+    use crate::domain::workflow::NodeKind;
 
     fn group(id: i32, app: &str) -> JobGroup {
         JobGroup {
@@ -561,6 +873,7 @@ mod tests {
                 jobs,
                 ..Executor::default()
             }],
+            workflows: vec![],
         }
     }
 
@@ -568,7 +881,7 @@ mod tests {
     fn equal_rows_are_unchanged_and_null_equals_empty() {
         let mut row = stored(5, 1, "d", "h");
         row.alarm_email = None;
-        let plan = make(&doc("app", vec![job("d", "h")]), &[group(1, "app")], &[row], false).unwrap();
+        let plan = make(&doc("app", vec![job("d", "h")]), &[group(1, "app")], &[row], &[], false).unwrap();
         assert_eq!(plan.executors[0].action, Action::Unchanged);
         assert_eq!((plan.jobs[0].action, plan.jobs[0].id), (Action::Unchanged, Some(5)));
         assert_eq!(plan.changes(), 0);
@@ -587,11 +900,11 @@ mod tests {
         let mut d = doc("app", vec![Job { trigger_status: Some(0), ..job("d", "h") }]);
         (d.executors[0].address_type, d.executors[0].addresses) =
             (AddressType::Manual, vec!["http://a:9999".into()]);
-        let plan = make(&d, &[odd_group], &[odd_job], false).unwrap();
+        let plan = make(&d, &[odd_group], &[odd_job], &[], false).unwrap();
         assert_eq!(plan.executors[0].action, Action::Unchanged);
         assert_eq!(
             plan.jobs[0].diffs,
-            vec![FieldDiff { field: "trigger_status", from: "2".into(), to: "0".into() }]
+            vec![FieldDiff { field: "trigger_status".into(), from: "2".into(), to: "0".into() }]
         );
     }
 
@@ -606,12 +919,12 @@ mod tests {
         };
         let mut d = doc("app", vec![changed]);
         d.executors[0].title = "New".into();
-        let plan = make(&d, &[group(1, "app")], &[stored(5, 1, "d", "h")], false).unwrap();
+        let plan = make(&d, &[group(1, "app")], &[stored(5, 1, "d", "h")], &[], false).unwrap();
         assert_eq!(
             plan.executors[0].diffs,
-            vec![FieldDiff { field: "title", from: "T".into(), to: "New".into() }]
+            vec![FieldDiff { field: "title".into(), from: "T".into(), to: "New".into() }]
         );
-        let fields: Vec<&str> = plan.jobs[0].diffs.iter().map(|d| d.field).collect();
+        let fields: Vec<&str> = plan.jobs[0].diffs.iter().map(|d| d.field.as_str()).collect();
         assert_eq!(fields, ["schedule_type", "schedule_conf", "timeout", "trigger_status"]);
         assert_eq!(plan.jobs[0].action, Action::Update);
         let text = plan.to_string();
@@ -630,10 +943,10 @@ mod tests {
             jobs: vec![job("x", "y")],
             ..Executor::default()
         });
-        let kept = make(&d, &groups, &rows, false).unwrap();
+        let kept = make(&d, &groups, &rows, &[], false).unwrap();
         assert_eq!(kept.jobs.iter().map(|s| s.action).collect::<Vec<_>>(), [Action::Create, Action::Create]);
         assert_eq!(kept.executors[1].action, Action::Create);
-        let pruned = make(&d, &groups, &rows, true).unwrap();
+        let pruned = make(&d, &groups, &rows, &[], true).unwrap();
         let deleted: Vec<_> = pruned
             .jobs
             .iter()
@@ -642,13 +955,13 @@ mod tests {
             .collect();
         assert_eq!(deleted, [("app/old/h", Some(5))]);
         d.executors[0].jobs[0].child_jobs = vec!["app/old/h".into()];
-        let e = make(&d, &groups, &rows, true).unwrap_err();
+        let e = make(&d, &groups, &rows, &[], true).unwrap_err();
         assert!(matches!(e, PlanError::Conflict(_)));
         assert_eq!(
             e.to_string(),
             "job \"app/new/h\": child_jobs: \"app/old/h\" is not in the file, so prune would delete it"
         );
-        assert!(make(&d, &groups, &rows, false).is_ok(), "without prune the child stays");
+        assert!(make(&d, &groups, &rows, &[], false).is_ok(), "without prune the child stays");
     }
 
     #[test]
@@ -661,10 +974,11 @@ mod tests {
         let d = doc("app", vec![parent, job("first", "h"), second]);
         let groups = [group(1, "app"), group(2, "other")];
         let plan =
-            make(&d, &groups, &[stored(5, 1, "first", "h"), stored(6, 2, "elsewhere", "h")], false).unwrap();
+            make(&d, &groups, &[stored(5, 1, "first", "h"), stored(6, 2, "elsewhere", "h")], &[], false)
+                .unwrap();
         assert_eq!(plan.jobs[0].children, [Child::Created(2), Child::Stored(5), Child::Stored(6)]);
         let bad = doc("app", vec![Job { child_jobs: vec!["nobody".into()], ..job("a", "b") }]);
-        let e = make(&bad, &groups, &[], false).unwrap_err();
+        let e = make(&bad, &groups, &[], &[], false).unwrap_err();
         assert!(matches!(e, PlanError::NotFound(_)));
         assert_eq!(
             e.to_string(),
@@ -681,12 +995,12 @@ mod tests {
             "app",
             vec![Job { child_jobs: vec!["app/child/c".into()], ..job("parent", "p") }, job("child", "c")],
         );
-        assert_eq!(make(&same, &[group(1, "app")], &rows, false).unwrap().changes(), 0);
+        assert_eq!(make(&same, &[group(1, "app")], &rows, &[], false).unwrap().changes(), 0);
         let none = doc("app", vec![job("parent", "p"), job("child", "c")]);
-        let plan = make(&none, &[group(1, "app")], &rows, false).unwrap();
+        let plan = make(&none, &[group(1, "app")], &rows, &[], false).unwrap();
         assert_eq!(
             plan.jobs[0].diffs,
-            vec![FieldDiff { field: "child_jobs", from: "app/child/c".into(), to: String::new() }]
+            vec![FieldDiff { field: "child_jobs".into(), from: "app/child/c".into(), to: String::new() }]
         );
     }
 
@@ -695,7 +1009,7 @@ mod tests {
         let docs = include_str!("../../../docs/jobs-as-code.md");
         let example = docs.split("```toml\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
         let doc = super::super::Document::parse(example, super::super::Format::Toml).unwrap();
-        let plan = make(&doc, &[], &[], false).unwrap();
+        let plan = make(&doc, &[], &[], &[], false).unwrap();
         assert_eq!(plan.changes(), 5);
         assert_eq!(plan.jobs[0].children, [Child::Created(1)]);
     }
@@ -718,7 +1032,7 @@ mod tests {
             [(None, 0), (Some(vec![version("second", "2024-01-02 03:04:05")]), 0), (Some(vec![]), 1)]
         {
             let d = with(history);
-            let mut plan = make(&d, &[group(1, "app")], &rows, false).unwrap();
+            let mut plan = make(&d, &[group(1, "app")], &rows, &[], false).unwrap();
             history_diffs(&mut plan, &d, &stored_history);
             assert_eq!(plan.changes(), changes, "{plan}");
         }
@@ -726,7 +1040,7 @@ mod tests {
             version("second", "2024-01-02 03:04:05"),
             version("first", "2024-01-01 00:00:00"),
         ]));
-        let mut plan = make(&d, &[group(1, "app")], &rows, false).unwrap();
+        let mut plan = make(&d, &[group(1, "app")], &rows, &[], false).unwrap();
         history_diffs(&mut plan, &d, &stored_history);
         let diff = &plan.jobs[0].diffs[0];
         assert_eq!(diff.from, "1 version(s): \"second\" 2024-01-02 03:04:05");
@@ -734,7 +1048,7 @@ mod tests {
         let mut other_source = version("second", "2024-01-02 03:04:05");
         other_source.glue_source = Some("echo 2".into());
         let d = with(Some(vec![other_source]));
-        let mut plan = make(&d, &[group(1, "app")], &rows, false).unwrap();
+        let mut plan = make(&d, &[group(1, "app")], &rows, &[], false).unwrap();
         history_diffs(&mut plan, &d, &stored_history);
         assert!(plan.jobs[0].diffs[0].to.ends_with("(other sources, types or add times)"), "{plan}");
     }
@@ -743,21 +1057,194 @@ mod tests {
     fn contradictions_name_the_entry_and_field() {
         let groups = [group(1, "app")];
         let twice = doc("app", vec![job("d", "h"), job("d", "h")]);
-        assert!(make(&twice, &groups, &[], false)
+        assert!(make(&twice, &groups, &[], &[], false)
             .unwrap_err()
             .to_string()
             .starts_with("job \"app/d/h\": declared twice"));
         let glue = doc("app", vec![Job { glue_type: "GLUE_SHELL".into(), ..job("d", "h") }]);
-        let e = make(&glue, &groups, &[stored(5, 1, "d", "h")], false).unwrap_err();
+        let e = make(&glue, &groups, &[stored(5, 1, "d", "h")], &[], false).unwrap_err();
         assert!(
             matches!(&e, PlanError::Conflict(m) if m.to_string().starts_with("job \"app/d/h\": glue_type:")),
             "{e}"
         );
         let ambiguous =
-            make(&doc("app", vec![]), &[group(1, "app"), group(2, "app")], &[], false).unwrap_err();
+            make(&doc("app", vec![]), &[group(1, "app"), group(2, "app")], &[], &[], false).unwrap_err();
         assert!(
             ambiguous.to_string().starts_with("executor \"app\": app_name: 2 stored groups"),
             "{ambiguous}"
         );
+    }
+
+    fn stored_workflow(id: i64, group: i32, definition: serde_json::Value) -> StoredWorkflow {
+        let definition: Definition = serde_json::from_value(definition).unwrap();
+        StoredWorkflow {
+            row: crate::storage::Workflow {
+                id,
+                name: definition.name.clone(),
+                job_group: group,
+                current_version: 1,
+                trigger_status: 0,
+                schedule_type: "NONE".into(),
+                schedule_conf: None,
+                misfire_strategy: "DO_NOTHING".into(),
+                trigger_next_time: 0,
+                trigger_last_time: 0,
+                author: None,
+                add_time: 0,
+                update_time: 0,
+            },
+            definition,
+        }
+    }
+
+    /// A document workflow `name` of executor `app` whose one node `a` runs `job`.
+    fn workflow(name: &str, app: &str, job: &str) -> Workflow {
+        serde_json::from_value(
+            serde_json::json!({"name": name, "executor": app, "node": [{"name": "a", "job": job}]}),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_workflow_is_unchanged_while_its_parsed_definition_is_and_updated_when_it_differs() {
+        let (groups, rows) = ([group(1, "app")], [stored(5, 1, "d", "h")]);
+        let saved = [stored_workflow(
+            9,
+            1,
+            serde_json::json!({"name": "w", "jobGroup": 1, "nodes": [{"name": "a", "kind": {"type": "job", "jobId": 5}}]}),
+        )];
+        let mut d = doc("app", vec![Job { key: Some("k".into()), ..job("d", "h") }]);
+        for name in ["app/d/h", "k"] {
+            d.workflows = vec![workflow("w", "app", name)];
+            let plan = make(&d, &groups, &rows, &saved, false).unwrap();
+            assert_eq!(
+                (plan.workflows[0].action, plan.workflows[0].id),
+                (Action::Unchanged, Some(9)),
+                "{name}"
+            );
+            assert_eq!(plan.workflows[0].jobs[name], Child::Stored(5), "{name}");
+        }
+        d.workflows[0].nodes[0].param = Some("{{ ds }}".into());
+        d.workflows[0].trigger_status = Some(1);
+        let plan = make(&d, &groups, &rows, &saved, false).unwrap();
+        assert_eq!(plan.workflows[0].action, Action::Update);
+        let diff = |field: &str, from: &str, to: &str| FieldDiff {
+            field: field.into(),
+            from: from.into(),
+            to: to.into(),
+        };
+        assert_eq!(
+            plan.workflows[0].diffs,
+            [diff("node.a.param", "", "{{ ds }}"), diff("trigger_status", "0", "1")]
+        );
+        assert!(
+            plan.to_string().contains("~ workflow w: update\n    node.a.param: \"\" -> \"{{ ds }}\"\n"),
+            "{plan}"
+        );
+        // A job this apply creates has no id a stored version could hold: an update, whatever the ids.
+        d.executors[0].jobs.push(Job { key: Some("new".into()), ..job("e", "h") });
+        d.workflows[0].nodes[0].job = Some("new".into());
+        let plan = make(&d, &groups, &rows, &saved, false).unwrap();
+        assert_eq!(plan.workflows[0].jobs["new"], Child::Created(1));
+        let ids = Ids::planned(&plan, &groups, &rows);
+        assert_eq!(
+            plan.workflows[0].definition(&d.workflows[0], &ids).unwrap().nodes[0].kind,
+            NodeKind::Job { job_id: 7, param: "{{ ds }}".into() }
+        );
+        assert_eq!(plan.workflows[0].diffs[0], diff("node.a.job", "app/d/h", "app/e/h"));
+    }
+
+    #[test]
+    fn names_a_workflow_gives_that_find_nothing_or_collide_are_refused() {
+        let (groups, rows) = ([group(1, "app")], [stored(5, 1, "d", "h")]);
+        let mut d = doc("app", vec![job("d", "h")]);
+        d.workflows = vec![workflow("w", "app", "app/x/y")];
+        let e = make(&d, &groups, &rows, &[], false).unwrap_err();
+        assert_eq!(
+            e,
+            PlanError::NotFound(Reason::new(
+                "code_error_node_job_unknown",
+                &[&"workflow \"w\"", &"\"a\"", &"\"app/x/y\""]
+            ))
+        );
+        assert_eq!(
+            e.to_string(),
+            "workflow \"w\": node \"a\": job: \"app/x/y\" names no job of the file or the database"
+        );
+        d.workflows = vec![workflow("w", "elsewhere-app", "app/d/h")];
+        let e = make(&d, &groups, &rows, &[], false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "workflow \"w\": executor: \"elsewhere-app\" names no executor of the file or the database"
+        );
+        d.workflows = vec![workflow("w", "app", "app/d/h"), workflow("w", "app", "app/d/h")];
+        let e = make(&d, &groups, &rows, &[], false).unwrap_err();
+        assert!(
+            matches!(&e, PlanError::Conflict(_)) && e.to_string() == "workflow \"w\": name: declared twice",
+            "{e}"
+        );
+        d.workflows.truncate(1);
+        d.workflows[0].nodes[0].approvers = Some(vec![]);
+        let e = make(&d, &groups, &rows, &[], false).unwrap_err();
+        assert!(matches!(&e, PlanError::Invalid(_)), "{e}");
+    }
+
+    #[test]
+    fn prune_deletes_the_named_executors_workflows_the_document_leaves_out_unless_one_names_them() {
+        let groups = [group(1, "app"), group(2, "other")];
+        let rows = [stored(5, 1, "d", "h"), stored(6, 1, "old", "h")];
+        let one_node = |name: &str, kind: serde_json::Value| serde_json::json!({"name": name, "jobGroup": 1, "nodes": [{"name": "a", "kind": kind}]});
+        let saved = [
+            stored_workflow(1, 1, one_node("kept", serde_json::json!({"type": "job", "jobId": 5}))),
+            stored_workflow(2, 1, one_node("gone", serde_json::json!({"type": "job", "jobId": 5}))),
+            stored_workflow(3, 2, one_node("elsewhere", serde_json::json!({"type": "job", "jobId": 5}))),
+        ];
+        let mut d = doc("app", vec![job("d", "h"), job("old", "h")]);
+        d.workflows = vec![workflow("kept", "app", "app/d/h")];
+        let plan = make(&d, &groups, &rows, &saved, true).unwrap();
+        let deleted: Vec<_> = plan
+            .workflows
+            .iter()
+            .filter(|s| s.action == Action::Delete)
+            .map(|s| (s.workflow.as_str(), s.id))
+            .collect();
+        assert_eq!(deleted, [("gone", Some(2))], "{plan}");
+        assert!(plan.to_string().contains("- workflow gone: delete\n"), "{plan}");
+        assert!(
+            make(&d, &groups, &rows, &saved, false).unwrap().workflows.len() == 1,
+            "without prune nothing goes"
+        );
+        // A node naming what prune deletes.
+        d.workflows[0]
+            .nodes
+            .push(serde_json::from_value(serde_json::json!({"name": "b", "workflow": "gone"})).unwrap());
+        let e = make(&d, &groups, &rows, &saved, true).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "workflow \"kept\": node \"b\": workflow: \"gone\" is not in the file, so prune would delete it"
+        );
+        d.workflows[0].nodes.pop();
+        d.executors[0].jobs.pop();
+        d.workflows[0].nodes[0].job = Some("app/old/h".into());
+        let e = make(&d, &groups, &rows, &saved, true).unwrap_err();
+        assert!(
+            matches!(&e, PlanError::Conflict(_))
+                && e.to_string().contains("node \"a\": job: \"app/old/h\" is not in the file"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_example_workflow_document_plans_on_an_empty_database_and_passes_validation() {
+        let example = include_str!("../../../docs/examples/workflow.toml");
+        let doc = super::super::Document::parse(example, super::super::Format::Toml).unwrap();
+        let plan = make(&doc, &[], &[], &[], false).unwrap();
+        assert_eq!(plan.changes(), 7);
+        let step = &plan.workflows[0];
+        assert_eq!((step.action, step.group), (Action::Create, GroupRef::Created(0)));
+        assert!(step.jobs.values().all(|job| matches!(job, Child::Created(_))));
+        let def = step.definition(&doc.workflows[0], &Ids::planned(&plan, &[], &[])).unwrap();
+        assert_eq!(crate::domain::workflow::validate(&def), Ok(()));
+        assert_eq!(def.nodes.len(), 8);
     }
 }
