@@ -41,6 +41,8 @@ NULL_MEANS_ABSENT_IN_VERSION = {"glue_type", "glue_source", "add_time", "update_
 # The same inside a workflow, and inside one of its nodes, whose kind's fields are each an `Option`.
 NULL_MEANS_ABSENT_IN_WORKFLOW = {"trigger_status", "deadline"}
 NULL_MEANS_ABSENT_IN_NODE = {"job", "param", "workflow", "params", "branch", "default", "approvers"}
+# And inside a workflow's schedule, whose `conf` (a cron expression or seconds) is an `Option`.
+NULL_MEANS_ABSENT_IN_SCHEDULE = {"conf"}
 
 
 def toml_string(text):
@@ -86,6 +88,7 @@ def absent(key, value, within=None):
         "glue_history": NULL_MEANS_ABSENT_IN_VERSION,
         "workflow": NULL_MEANS_ABSENT_IN_WORKFLOW,
         "node": NULL_MEANS_ABSENT_IN_NODE,
+        "schedule": NULL_MEANS_ABSENT_IN_SCHEDULE,
     }.get(within, NULL_MEANS_ABSENT)
     return value is None and key in names
 
