@@ -22,6 +22,7 @@ pub fn cases() -> Vec<Case> {
 
 const RUNS: usize = 200;
 const KILLS: usize = 3;
+const POOL: &str = "--spring.datasource.hikari.maximum-pool-size=20";
 
 /// a → b1…b5 → c → d → e → f: ten nodes, a fan-out of five and a join. Retries cover an attempt whose
 /// admin died after writing it and before sending it (settled as lost, never received).
@@ -61,7 +62,8 @@ async fn killed_leaders_neither_lose_nor_double_a_node(backend: Backend) -> Test
     let mut spawned = 0;
     let mut spawn = || -> Result<AdminProcess, Failed> {
         spawned += 1;
-        AdminProcess::spawn(&format!("admin-{spawned}"), &db.url, TOKEN, logs.path())
+        // Four admins at once (three and a replacement) within PostgreSQL's 100 connections.
+        AdminProcess::spawn_with(&format!("admin-{spawned}"), &db.url, TOKEN, logs.path(), &[POOL])
     };
     let mut admins = Vec::new();
     for _ in 0..admin_count {
