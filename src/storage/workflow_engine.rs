@@ -8,7 +8,7 @@
 
 use super::logs::{log_inserts, NewLog};
 use super::sql::{self, On, Tx};
-use super::workflows::{NewRun, NodeChange, WorkflowRun, ACTIVE_RUN_STATES};
+use super::workflows::{lock_workflow_in, NewRun, NodeChange, WorkflowRun, ACTIVE_RUN_STATES};
 use super::{Arg, Db, Result};
 
 /// Run states that hold a place under a workflow's `maxRuns`.
@@ -118,7 +118,7 @@ impl Db {
     /// so admins starting runs together count each other's); `None` when the workflow is gone.
     pub async fn admit_run(&self, run: &NewRun, limits: RunLimits, now_ms: i64) -> Result<Option<Admitted>> {
         let mut tx = sql::begin(&self.pool, &self.dialect).await?;
-        if !self.lock_workflow(&mut tx, run.workflow_id).await? {
+        if !lock_workflow_in(&mut tx, &self.dialect, run.workflow_id).await? {
             return Ok(None);
         }
         let admitted = self.admit_in(&mut tx, run, limits, now_ms).await?;
@@ -187,7 +187,7 @@ impl Db {
         now_ms: i64,
     ) -> Result<Vec<i64>> {
         let mut tx = sql::begin(&self.pool, &self.dialect).await?;
-        if !self.lock_workflow(&mut tx, workflow_id).await? {
+        if !lock_workflow_in(&mut tx, &self.dialect, workflow_id).await? {
             return Ok(Vec::new());
         }
         let going = self.count_runs(&mut tx, workflow_id, &HOLDING_PLACE).await?;
@@ -255,7 +255,9 @@ impl Db {
     /// transaction; the child run's id, or `None` as there.
     pub async fn start_child_run(&self, send: &NodeSend<'_>, child: &NewRun) -> Result<Option<i64>> {
         let mut tx = sql::begin(&self.pool, &self.dialect).await?;
-        if !self.claim_node(&mut tx, send).await? || !self.lock_workflow(&mut tx, child.workflow_id).await? {
+        if !self.claim_node(&mut tx, send).await?
+            || !lock_workflow_in(&mut tx, &self.dialect, child.workflow_id).await?
+        {
             return Ok(None);
         }
         let id = self.insert_run_in(&mut tx, child, "running", Some(child.add_time), None, None).await?;
@@ -328,7 +330,7 @@ impl Db {
     /// gone.
     pub async fn insert_backfill(&self, backfill: &NewBackfill<'_>, now_ms: i64) -> Result<Option<i64>> {
         let mut tx = sql::begin(&self.pool, &self.dialect).await?;
-        if !self.lock_workflow(&mut tx, backfill.workflow_id).await? {
+        if !lock_workflow_in(&mut tx, &self.dialect, backfill.workflow_id).await? {
             return Ok(None);
         }
         let insert =
@@ -455,14 +457,6 @@ impl Db {
         Ok(Some(going.into_iter().map(|(run,)| run).collect()))
     }
 
-    /// Locks a workflow's row for the transaction; whether it exists.
-    async fn lock_workflow(&self, tx: &mut Tx, id: i64) -> Result<bool> {
-        let lock = format!("SELECT id FROM xxl_job_ext_workflow WHERE id = ?{}", self.dialect.for_update);
-        let found: Option<(i64,)> =
-            sql::fetch_optional(On::Tx(tx), &self.dialect, &lock, &[Arg::Int(id)]).await?;
-        Ok(found.is_some())
-    }
-
     /// Changes a node attempt by compare-and-set while its run is running (the run's row locked, so a
     /// stop or pause committed first is seen, and one committed later waits for this send).
     async fn claim_node(&self, tx: &mut Tx, send: &NodeSend<'_>) -> Result<bool> {
@@ -553,7 +547,8 @@ impl Db {
         Ok(Some(id))
     }
 
-    async fn insert_run_in(
+    /// Inserts a run in `state` with the times and message given, inside `tx`; its id.
+    pub(super) async fn insert_run_in(
         &self,
         tx: &mut Tx,
         run: &NewRun,

@@ -194,9 +194,6 @@ const NEW_VERSION: &str = "UPDATE xxl_job_ext_workflow SET current_version = ?, 
 const SET_SCHEDULE: &str = "UPDATE xxl_job_ext_workflow SET trigger_status = ?, schedule_type = ?, \
      schedule_conf = ?, misfire_strategy = ?, trigger_next_time = ?, trigger_last_time = ?, update_time = ? \
      WHERE id = ?";
-const INSERT_RUN: &str = "INSERT INTO xxl_job_ext_workflow_run (workflow_id, version, state, trigger_type, \
-     logical_time, params, started_by, parent_run_id, parent_node, backfill_id, add_time, deadline_time) \
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 const CHANGE_RUN: &str = "UPDATE xxl_job_ext_workflow_run SET state = ?, seq = seq + 1, \
      start_time = COALESCE(?, start_time), end_time = COALESCE(?, end_time), message = COALESCE(?, message) \
      WHERE id = ? AND seq = ?";
@@ -320,12 +317,18 @@ async fn active_runs_in(tx: &mut Tx, dialect: &Dialect, id: i64) -> Result<i64> 
     sql::scalar(On::Tx(tx), dialect, &active, &args).await
 }
 
+/// Locks a workflow's row for the transaction `tx` (against a delete, or runs counted meanwhile);
+/// whether it exists.
+pub(super) async fn lock_workflow_in(tx: &mut Tx, dialect: &Dialect, id: i64) -> Result<bool> {
+    let lock = format!("SELECT id FROM xxl_job_ext_workflow WHERE id = ?{}", dialect.for_update);
+    let found: Option<(i64,)> = sql::fetch_optional(On::Tx(tx), dialect, &lock, &[Arg::Int(id)]).await?;
+    Ok(found.is_some())
+}
+
 /// Deletes a workflow and all it has inside `tx`, its row locked first; whether it existed.
 /// [`StorageError::WorkflowBusy`] while a run is not over.
 async fn delete_workflow_in(tx: &mut Tx, dialect: &Dialect, id: i64) -> Result<bool> {
-    let lock = format!("SELECT id FROM xxl_job_ext_workflow WHERE id = ?{}", dialect.for_update);
-    let found: Option<(i64,)> = sql::fetch_optional(On::Tx(tx), dialect, &lock, &[Arg::Int(id)]).await?;
-    if found.is_none() {
+    if !lock_workflow_in(tx, dialect, id).await? {
         return Ok(false);
     }
     let runs = active_runs_in(tx, dialect, id).await?;
@@ -460,27 +463,10 @@ impl Db {
     /// row is locked meanwhile, against [`Db::delete_workflow`]).
     pub async fn insert_run(&self, run: &NewRun) -> Result<Option<i64>> {
         let mut tx = sql::begin(&self.pool, &self.dialect).await?;
-        let lock = format!("SELECT id FROM xxl_job_ext_workflow WHERE id = ?{}", self.dialect.for_update);
-        let found: Option<(i64,)> =
-            sql::fetch_optional(On::Tx(&mut tx), &self.dialect, &lock, &[Arg::Int(run.workflow_id)]).await?;
-        if found.is_none() {
+        if !lock_workflow_in(&mut tx, &self.dialect, run.workflow_id).await? {
             return Ok(None);
         }
-        let args = [
-            Arg::Int(run.workflow_id),
-            Arg::Int(run.version.into()),
-            Arg::Text(run.state.clone()),
-            Arg::Text(run.trigger_type.clone()),
-            Arg::Int(run.logical_time),
-            Arg::Text(run.params.clone()),
-            Arg::OptText(run.started_by.clone()),
-            Arg::OptInt(run.parent_run_id),
-            Arg::OptText(run.parent_node.clone()),
-            Arg::OptInt(run.backfill_id),
-            Arg::Int(run.add_time),
-            Arg::OptInt(run.deadline_time),
-        ];
-        let id = sql::insert_ids(On::Tx(&mut tx), &self.dialect, INSERT_RUN, &args, 1).await?[0];
+        let id = self.insert_run_in(&mut tx, run, &run.state, None, None, None).await?;
         sql::commit(tx).await?;
         Ok(Some(id))
     }
