@@ -2,9 +2,10 @@
 //! attempt's change in one transaction and handed to the lanes; a sub-workflow node's child run started
 //! the same way.
 
+use super::schedule::{new_run, RunStart};
 use super::snapshot::RunSnapshot;
 use super::{Result, Workflows};
-use crate::domain::workflow::model::{Node, NodeKind, NodeState, RunState};
+use crate::domain::workflow::model::{Node, NodeKind, NodeState};
 use crate::domain::workflow::template::{self, Context};
 use crate::domain::{TriggerRequest, TriggerType};
 use crate::scheduler::trigger::{expand, load_groups, new_rows};
@@ -98,13 +99,7 @@ impl Workflows {
             param: Some(param.unwrap_or_else(|| job.executor_param.clone().unwrap_or_default())),
             ..NodeChange::default()
         };
-        let send = NodeSend {
-            run_id: view.run.id,
-            node: &node.name,
-            attempt: attempt.attempt,
-            seq: attempt.seq,
-            change: &change,
-        };
+        let send = node_send(view, attempt, &change);
         let Some(ids) = db.send_node_attempt(&send, &rows, &shards).await? else { return Ok(Ok(())) };
         let upstream_end = node.upstream.iter().filter_map(|u| view.latest(u).and_then(|a| a.end_time)).max();
         let wait = now - attempt.ready_time.unwrap_or(now);
@@ -146,7 +141,7 @@ impl Workflows {
             parent = db.load_run(id).await?.and_then(|r| r.parent_run_id);
         }
         let def = self.definition(child.id, child.current_version).await?;
-        let mut merged = def.params.clone();
+        let mut rendered = Map::new();
         for (key, value) in params {
             let value = match value {
                 Value::String(t) => match template::render_param(t, context) {
@@ -155,37 +150,33 @@ impl Workflows {
                 },
                 other => other.clone(),
             };
-            merged.insert(key.clone(), value);
+            rendered.insert(key.clone(), value);
         }
-        let run = NewRun {
-            workflow_id: child.id,
-            version: child.current_version,
-            state: RunState::Running.as_str().into(),
-            trigger_type: "subworkflow".into(),
+        let start = RunStart {
+            trigger_type: "subworkflow",
             logical_time: view.run.logical_time,
-            params: Value::Object(merged).to_string(),
+            params: rendered,
             started_by: view.run.started_by.clone(),
+            backfill_id: None,
+        };
+        let run = NewRun {
             parent_run_id: Some(view.run.id),
             parent_node: Some(node.name.clone()),
-            backfill_id: None,
-            add_time: now,
-            deadline_time: def.deadline.as_ref().map(|d| now + d.seconds as i64 * 1000),
+            ..new_run(child.id, child.current_version, &def, start, now)
         };
         let change = NodeChange {
             state: NodeState::Running.as_str().into(),
             send_time: Some(now),
             ..NodeChange::default()
         };
-        let send = NodeSend {
-            run_id: view.run.id,
-            node: &node.name,
-            attempt: attempt.attempt,
-            seq: attempt.seq,
-            change: &change,
-        };
-        if let Some(id) = db.start_child_run(&send, &run).await? {
+        if let Some(id) = db.start_child_run(&node_send(view, attempt, &change), &run).await? {
             self.wake(id);
         }
         Ok(Ok(()))
     }
+}
+
+/// The change of a queued attempt to `change`, by compare-and-set on the counter it was read with.
+fn node_send<'a>(view: &RunSnapshot<'_>, attempt: &'a NodeAttempt, change: &'a NodeChange) -> NodeSend<'a> {
+    NodeSend { run_id: view.run.id, node: &attempt.node, attempt: attempt.attempt, seq: attempt.seq, change }
 }
