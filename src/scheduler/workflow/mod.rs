@@ -90,15 +90,10 @@ struct Inner {
     /// sweep).
     reconciled: Mutex<HashMap<i64, tokio::time::Instant>>,
     definitions: Mutex<HashMap<(i64, i32), Arc<Definition>>>,
-    /// When the workflow tables were last seen missing (`None` once they exist: they stay).
-    tables: Mutex<TablesSeen>,
+    /// When the workflow tables were last found missing; `None` once found (the database handle
+    /// remembers that they exist) or before the first look.
+    tables_missing_at: Mutex<Option<tokio::time::Instant>>,
     stopped: CancellationToken,
-}
-
-#[derive(Clone, Copy)]
-enum TablesSeen {
-    Exist,
-    Missing(Option<tokio::time::Instant>),
 }
 
 impl Workflows {
@@ -110,7 +105,7 @@ impl Workflows {
                 reconciling: tokio::sync::Semaphore::new(RECONCILING_AT_ONCE),
                 reconciled: Mutex::default(),
                 definitions: Mutex::default(),
-                tables: Mutex::new(TablesSeen::Missing(None)),
+                tables_missing_at: Mutex::default(),
                 stopped: CancellationToken::new(),
             }),
         }
@@ -175,7 +170,8 @@ impl Workflows {
 
     /// Told by the completer which log rows just got their result: their runs, if any, advance.
     pub fn finished_logs(&self, log_ids: Vec<i64>) {
-        if log_ids.is_empty() || self.inner.stopped.is_cancelled() {
+        // Every callback comes here: on a database without workflows, it costs no task.
+        if log_ids.is_empty() || self.inner.stopped.is_cancelled() || self.tables_missing_lately() {
             return;
         }
         let this = self.clone();
@@ -201,34 +197,26 @@ impl Workflows {
         });
     }
 
-    /// Whether the workflow tables exist, asking the database at most every [`TABLES_RECHECK`] while
-    /// they do not (a database where no workflow was saved never gets them from us).
-    async fn tables_exist(&self) -> Result<bool> {
-        let seen = *lock(&self.inner.tables);
-        if let TablesSeen::Missing(Some(at)) = seen {
-            if at.elapsed() < TABLES_RECHECK {
-                return Ok(false);
-            }
-        }
-        if let TablesSeen::Exist = seen {
-            return Ok(true);
-        }
-        let exist = self.services().db.extension_tables_present().await?;
-        *lock(&self.inner.tables) =
-            if exist { TablesSeen::Exist } else { TablesSeen::Missing(Some(tokio::time::Instant::now())) };
-        Ok(exist)
+    /// Whether the workflow tables were found missing less than [`TABLES_RECHECK`] ago.
+    fn tables_missing_lately(&self) -> bool {
+        lock(&self.inner.tables_missing_at).is_some_and(|at| at.elapsed() < TABLES_RECHECK)
     }
 
-    /// Whether the workflow tables exist, asking the database unless they were seen already: for
-    /// requests, which must see a workflow another admin saved a moment ago.
+    /// Whether the workflow tables exist, for the sweep and callbacks: while they do not, the database is
+    /// asked at most every [`TABLES_RECHECK`] (a database where no workflow was saved never gets them
+    /// from us).
+    async fn tables_exist(&self) -> Result<bool> {
+        if self.tables_missing_lately() {
+            return Ok(false);
+        }
+        self.tables_exist_now().await
+    }
+
+    /// Whether the workflow tables exist, asked now unless they were found already: for requests, which
+    /// must see a workflow another admin saved a moment ago.
     async fn tables_exist_now(&self) -> Result<bool> {
-        if let TablesSeen::Exist = *lock(&self.inner.tables) {
-            return Ok(true);
-        }
         let exist = self.services().db.extension_tables_present().await?;
-        if exist {
-            *lock(&self.inner.tables) = TablesSeen::Exist;
-        }
+        *lock(&self.inner.tables_missing_at) = (!exist).then(tokio::time::Instant::now);
         Ok(exist)
     }
 
@@ -281,16 +269,16 @@ impl Workflows {
         }
         self.fire_due().await?;
         let runs = self.services().db.active_runs(SWEEP_RUNS).await?;
-        {
+        let quiet: std::collections::HashSet<i64> = {
             let mut reconciled = lock(&self.inner.reconciled);
             let active: std::collections::HashSet<i64> = runs.iter().map(|r| r.id).collect();
             reconciled.retain(|id, _| active.contains(id));
-        }
+            reconciled.iter().filter(|(_, at)| at.elapsed() < SWEEP_QUIET).map(|(id, _)| *id).collect()
+        };
         let mut queued_workflows: Vec<(i64, i64)> = Vec::new();
         let mut backfills: Vec<i64> = Vec::new();
         for run in runs {
-            let recent =
-                lock(&self.inner.reconciled).get(&run.id).is_some_and(|at| at.elapsed() < SWEEP_QUIET);
+            let recent = quiet.contains(&run.id);
             match (run.state.as_str(), run.backfill_id) {
                 ("queued", Some(backfill)) => backfills.push(backfill),
                 ("queued", None) => {
