@@ -199,6 +199,17 @@ keep echarts licenses/LICENSE-zrender
 keep echarts licenses/LICENSE-d3
 meta echarts 'Apache ECharts' 4.1.0 echarts@4.1.0 Apache-2.0 'Full build (the Java console used the smaller echarts.common.min.js of the same version). Contains BSD-3-Clause code (zrender, d3): see NOTICE and licenses/. package.json has no license field; the LICENSE file is Apache-2.0.'
 
+# Cytoscape.js and its dagre layout, for the workflow graphs (canvas-drawn: hundreds of nodes stay responsive)
+fetch cytoscape 3.35.0 'sha512-sMvBIXiGMnhkCaWz2R06FwF/27MNlS+Tqvi17foO9UhnUg3XGZccKjxsvEqQFAQYMSSZmN5SxYzUYlQ0DOJJ3g=='
+keep cytoscape dist/cytoscape.min.js cytoscape.min.js
+keep cytoscape LICENSE
+meta cytoscape 'Cytoscape.js' 3.35.0 cytoscape@3.35.0 MIT 'Not in the Java console: draws the workflow editor, run view and job dependency graph.'
+
+fetch cytoscape-dagre 4.0.1 'sha512-hyNdh8Vp1nwzBcjHnM4c71G81bFhPmQYLXD2HM9AZIvl+8TrMzWEOPW45hF/XOBQiEguPcDQzi6VrXR1XBcXOA=='
+keep cytoscape-dagre dist/cytoscape-dagre.min.js cytoscape-dagre.min.js
+keep cytoscape-dagre LICENSE
+meta cytoscape-dagre 'cytoscape-dagre' 4.0.1 cytoscape-dagre@4.0.1 MIT 'Bundles the dagre layered layout (MIT) it needs; load after cytoscape.min.js, which it registers with by itself.'
+
 # CodeMirror 5 (ships unminified sources only)
 fetch codemirror 5.41.0 'sha512-mkCwbneCx2WHg1MNCYrI+8Zuq0KMMaZ5yTFpQlAZazy3yxME8bHcuSc9WUFzgPZ114WqWu1FIHlx8CavLzBDIg=='
 for f in lib/codemirror.js lib/codemirror.css \
@@ -404,6 +415,10 @@ EOF
 
 <!-- dashboard chart -->
 <script src="static/vendor/echarts/echarts.min.js"></script>
+
+<!-- workflow graphs -->
+<script src="static/vendor/cytoscape/cytoscape.min.js"></script>
+<script src="static/vendor/cytoscape-dagre/cytoscape-dagre.min.js"></script>
 
 <!-- login page checkbox -->
 <link rel="stylesheet" href="static/vendor/icheck/skins/square/blue.css">
