@@ -227,6 +227,9 @@ fn start_background(
         TriggerPool::start(lane_services, config, stop_lanes.clone());
     let lanes = pool.lanes();
     let triggers: Arc<dyn TriggerSink> = Arc::new(pool);
+    let console_url = console_url(config, addr);
+    let alarms =
+        Alarms::from_config(db.clone(), config, &i18n, clock.clone(), &console_url, metrics.clone())?;
     let workflows = Workflows::new(EngineServices {
         db: db.clone(),
         i18n: i18n.clone(),
@@ -234,6 +237,7 @@ fn start_background(
         executors: executors.clone(),
         sending: (trigger_context.clone(), lanes.clone()),
         metrics: metrics.clone(),
+        alarms: alarms.clone(),
     });
     let completer =
         Completer::new(db.clone(), i18n.clone(), triggers.clone(), clock.clone(), results, workflows.clone());
@@ -241,9 +245,6 @@ fn start_background(
         RegistryQueue::start(db.clone(), clock.clone(), metrics.clone(), config);
     let monitor = registry::run_monitor(db.clone(), clock.clone(), registry_queue.gate(), shutdown.clone());
     let mut workers = vec![tokio::spawn(monitor)];
-    let console_url = console_url(config, addr);
-    let alarms =
-        Alarms::from_config(db.clone(), config, &i18n, clock.clone(), &console_url, metrics.clone())?;
     let engine = Engine {
         db: db.clone(),
         i18n: i18n.clone(),

@@ -1,10 +1,11 @@
 //! The e-mail alarm (2.4.2: EmailJobAlarm): one HTML message to each address in the job's `alarm_email`
-//! (its `webhook:<name>` entries are other channels).
+//! (its `webhook:<name>` entries are other channels); a workflow run's alarm the same way, to its
+//! definition's `alarmEmail`.
 //!
 //! SMTP settings are the JavaMail properties users already have: `mail.smtp.auth`, STARTTLS enable /
 //! required, and the SSL socket factory (or `mail.smtp.ssl.enable`) for TLS from the first byte.
 
-use super::{Alarm, AlarmChannel, AlarmFuture};
+use super::{Alarm, AlarmChannel, AlarmFuture, Subject, WorkflowAlarm, WorkflowCause};
 use crate::config::MailConfig;
 use crate::domain::html::escape;
 use crate::i18n::I18n;
@@ -53,13 +54,20 @@ impl EmailAlarm {
 
     /// Sends to every address; the first failure's reason when one failed.
     async fn send_all(&self, alarm: &Alarm) -> Result<(), String> {
-        let (job, log) = (&alarm.job, &alarm.log);
         let Some((transport, from)) = &self.transport else {
-            tracing::warn!(job_id = job.id, "alarm e-mail not sent: spring.mail.host is not configured");
+            tracing::warn!("alarm e-mail of {} not sent: spring.mail.host is not configured", alarm.about());
             return Err("spring.mail.host is not configured".to_string());
         };
         let group_title = alarm.group.as_ref().map(|g| g.title.as_str());
-        let body = render_body(&self.i18n, job, group_title, log);
+        let (subject, body) = match &alarm.subject {
+            Subject::Job(failure) => (
+                self.i18n.get("jobconf_monitor"),
+                render_body(&self.i18n, &failure.job, group_title, &failure.log),
+            ),
+            Subject::Workflow(run) => {
+                (self.i18n.get("workflow_alarm"), render_workflow_body(&self.i18n, run, group_title))
+            }
+        };
         let mut delivered = Ok(());
         for address in &alarm.targets.emails {
             let result = async {
@@ -67,7 +75,7 @@ impl EmailAlarm {
                 let message = Message::builder()
                     .from(from.clone())
                     .to(to)
-                    .subject(self.i18n.get("jobconf_monitor"))
+                    .subject(subject)
                     .header(ContentType::TEXT_HTML)
                     .body(body.clone())
                     .map_err(|e| e.to_string())?;
@@ -78,7 +86,7 @@ impl EmailAlarm {
             }
             .await;
             if let Err(e) = result {
-                tracing::warn!(job_id = job.id, log_id = log.id, %address, "alarm e-mail failed: {e}");
+                tracing::warn!(%address, "alarm e-mail of {} failed: {e}", alarm.about());
                 delivered = delivered.and(Err(format!("{address}: {e}")));
             }
         }
@@ -114,24 +122,66 @@ pub fn render_body(i18n: &I18n, job: &JobInfo, group_title: Option<&str>, log: &
         content.push_str("<br>HandleCode=");
         content.push_str(&crate::domain::html::sanitize_message(log.handle_msg.as_deref().unwrap_or("")));
     }
+    let cells = [
+        escape(group_title.unwrap_or("null")),
+        group_digits(job.id),
+        escape(&job.job_desc),
+        escape(t("jobconf_monitor_alarm_type")),
+        content,
+    ];
+    table(i18n, ["jobinfo_field_jobgroup", "jobinfo_field_id", "jobinfo_field_jobdesc"], cells)
+}
+
+/// The HTML body of a workflow run's alarm, in the job alarm's table (its first columns name the workflow).
+pub fn render_workflow_body(i18n: &I18n, run: &WorkflowAlarm, group_title: Option<&str>) -> String {
+    let t = |key| i18n.get(key);
+    let (kind, content) = match &run.cause {
+        WorkflowCause::Failed { failed_nodes } => (
+            t("workflow_alarm_failed"),
+            format!(
+                "Alarm Workflow RunId={}<br>FailedNodes={}",
+                run.run_id,
+                escape(&failed_nodes.join(", "))
+            ),
+        ),
+        WorkflowCause::DeadlinePassed { deadline_at, stopped, .. } => (
+            t("workflow_alarm_deadline"),
+            format!(
+                "Alarm Workflow RunId={}<br>Deadline={}{}",
+                run.run_id,
+                escape(deadline_at),
+                if *stopped { "<br>Stopped" } else { "" }
+            ),
+        ),
+    };
+    let cells = [
+        escape(group_title.unwrap_or("null")),
+        run.workflow_id.to_string(),
+        escape(&run.workflow_name),
+        escape(kind),
+        content,
+    ];
+    table(i18n, ["jobinfo_field_jobgroup", "workflow_alarm_id", "workflow_alarm_name"], cells)
+}
+
+/// The alarm table: the first three columns' label keys, and the five cells, escaped already.
+fn table(i18n: &I18n, labels: [&str; 3], cells: [String; 5]) -> String {
+    let t = |key| escape(i18n.get(key));
+    let [group, id, name, kind, content] = cells;
     format!(
         "<h5>{detail}：</h5>\
          <table border=\"1\" cellpadding=\"3\" style=\"border-collapse:collapse; width:80%;\">\
          <thead style=\"font-weight: bold;color: #ffffff;background-color: #ff8c00;\"><tr>\
-         <td width=\"20%\">{group_label}</td><td width=\"10%\">{id_label}</td><td width=\"20%\">{desc_label}</td>\
+         <td width=\"20%\">{group_label}</td><td width=\"10%\">{id_label}</td><td width=\"20%\">{name_label}</td>\
          <td width=\"10%\">{title_label}</td><td width=\"40%\">{content_label}</td></tr></thead>\
-         <tbody><tr><td>{group}</td><td>{id}</td><td>{desc}</td><td>{alarm_type}</td><td>{content}</td></tr></tbody>\
+         <tbody><tr><td>{group}</td><td>{id}</td><td>{name}</td><td>{kind}</td><td>{content}</td></tr></tbody>\
          </table>",
-        detail = escape(t("jobconf_monitor_detail")),
-        group_label = escape(t("jobinfo_field_jobgroup")),
-        id_label = escape(t("jobinfo_field_id")),
-        desc_label = escape(t("jobinfo_field_jobdesc")),
-        title_label = escape(t("jobconf_monitor_alarm_title")),
-        content_label = escape(t("jobconf_monitor_alarm_content")),
-        group = escape(group_title.unwrap_or("null")),
-        id = group_digits(job.id),
-        desc = escape(&job.job_desc),
-        alarm_type = escape(t("jobconf_monitor_alarm_type")),
+        detail = t("jobconf_monitor_detail"),
+        group_label = t(labels[0]),
+        id_label = t(labels[1]),
+        name_label = t(labels[2]),
+        title_label = t("jobconf_monitor_alarm_title"),
+        content_label = t("jobconf_monitor_alarm_content"),
     )
 }
 

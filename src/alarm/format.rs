@@ -1,10 +1,11 @@
 //! An alarm in each webhook's own message format, saying what the e-mail says (2.4.2: EmailJobAlarm): the
 //! group, job, description and alarm type, then the log id, the trigger message when the trigger failed
 //! and the handle message when the result did. Every value is escaped for the target syntax; the
-//! admin's own `<br>` become line breaks and its banner spans are dropped.
+//! admin's own `<br>` become line breaks and its banner spans are dropped. A workflow run's alarm says the
+//! same of the run: group, workflow id and name, alarm type, and the failed nodes or the deadline.
 
 use super::email::group_digits;
-use super::Alarm;
+use super::{Alarm, JobFailure, Subject, WorkflowAlarm, WorkflowCause};
 use crate::config::WebhookKind;
 use crate::domain::html::message_text;
 use crate::i18n::I18n;
@@ -35,8 +36,8 @@ pub(super) fn body(kind: WebhookKind, i18n: &I18n, alarm: &Alarm) -> Value {
                     { "tag": "action", "actions": [{
                         "tag": "button",
                         "type": "primary",
-                        "text": { "tag": "plain_text", "content": facts.log_label },
-                        "url": facts.log_url,
+                        "text": { "tag": "plain_text", "content": facts.link_label },
+                        "url": facts.link,
                     }] },
                 ],
             },
@@ -56,14 +57,53 @@ struct Facts<'a> {
     content: String,
     trigger_msg: Option<String>,
     handle_msg: Option<String>,
-    log_label: &'a str,
-    log_url: &'a str,
+    link_label: &'a str,
+    link: &'a str,
 }
 
 impl<'a> Facts<'a> {
     fn new(i18n: &'a I18n, alarm: &'a Alarm) -> Facts<'a> {
+        match &alarm.subject {
+            Subject::Job(failure) => Facts::of_job(i18n, alarm, failure),
+            Subject::Workflow(run) => Facts::of_workflow(i18n, alarm, run),
+        }
+    }
+
+    fn group_title(alarm: &Alarm) -> String {
+        alarm.group.as_ref().map_or("null".to_string(), |g| g.title.clone())
+    }
+
+    fn of_workflow(i18n: &'a I18n, alarm: &'a Alarm, run: &WorkflowAlarm) -> Facts<'a> {
         let t = |key| i18n.get(key);
-        let log = &alarm.log;
+        let (kind, detail) = match &run.cause {
+            WorkflowCause::Failed { failed_nodes } => {
+                (t("workflow_alarm_failed"), format!("FailedNodes={}", failed_nodes.join(", ")))
+            }
+            WorkflowCause::DeadlinePassed { deadline_at, stopped, .. } => (
+                t("workflow_alarm_deadline"),
+                format!("Deadline={deadline_at}{}", if *stopped { "\nStopped" } else { "" }),
+            ),
+        };
+        Facts {
+            title: t("workflow_alarm"),
+            rows: [
+                (t("jobinfo_field_jobgroup"), Facts::group_title(alarm)),
+                (t("workflow_alarm_id"), run.workflow_id.to_string()),
+                (t("workflow_alarm_name"), run.workflow_name.clone()),
+                (t("jobconf_monitor_alarm_title"), kind.to_string()),
+            ],
+            content_label: t("jobconf_monitor_alarm_content"),
+            content: format!("Alarm Workflow RunId={}\n{detail}", run.run_id),
+            trigger_msg: None,
+            handle_msg: None,
+            link_label: t("workflow_alarm_run"),
+            link: &alarm.link,
+        }
+    }
+
+    fn of_job(i18n: &'a I18n, alarm: &'a Alarm, failure: &JobFailure) -> Facts<'a> {
+        let t = |key| i18n.get(key);
+        let log = &failure.log;
         let trigger_msg =
             (log.trigger_code != 200).then(|| message_text(log.trigger_msg.as_deref().unwrap_or("")));
         let handle_msg = (log.handle_code > 0 && log.handle_code != 200)
@@ -81,20 +121,17 @@ impl<'a> Facts<'a> {
         Facts {
             title: t("jobconf_monitor"),
             rows: [
-                (
-                    t("jobinfo_field_jobgroup"),
-                    alarm.group.as_ref().map_or("null".to_string(), |g| g.title.clone()),
-                ),
-                (t("jobinfo_field_id"), group_digits(alarm.job.id)),
-                (t("jobinfo_field_jobdesc"), alarm.job.job_desc.clone()),
+                (t("jobinfo_field_jobgroup"), Facts::group_title(alarm)),
+                (t("jobinfo_field_id"), group_digits(failure.job.id)),
+                (t("jobinfo_field_jobdesc"), failure.job.job_desc.clone()),
                 (t("jobconf_monitor_alarm_title"), t("jobconf_monitor_alarm_type").to_string()),
             ],
             content_label: t("jobconf_monitor_alarm_content"),
             content,
             trigger_msg,
             handle_msg,
-            log_label: t("joblog_rolling_log"),
-            log_url: &alarm.log_url,
+            link_label: t("joblog_rolling_log"),
+            link: &alarm.link,
         }
     }
 }
@@ -114,8 +151,8 @@ fn markdown(facts: &Facts, with_title: bool) -> String {
     out.push_str(&escape(&facts.content, CONTENT_BUDGET, markdown_char, "\n\n"));
     out.push_str(&format!(
         "\n\n[{}]({})",
-        escape(facts.log_label, usize::MAX, markdown_char, " "),
-        facts.log_url.replace('(', "%28").replace(')', "%29").replace(' ', "%20")
+        escape(facts.link_label, usize::MAX, markdown_char, " "),
+        facts.link.replace('(', "%28").replace(')', "%29").replace(' ', "%20")
     ));
     out
 }
@@ -141,8 +178,8 @@ fn slack(facts: &Facts) -> Value {
             { "type": "section", "text": { "type": "mrkdwn", "text": content } },
             { "type": "actions", "elements": [{
                 "type": "button",
-                "text": { "type": "plain_text", "text": facts.log_label },
-                "url": facts.log_url,
+                "text": { "type": "plain_text", "text": facts.link_label },
+                "url": facts.link,
             }] },
         ],
     })
@@ -150,8 +187,13 @@ fn slack(facts: &Facts) -> Value {
 
 /// The `json` channel's object (documented in docs/alarms.md); values unescaped, JSON encoding suffices.
 fn plain_json(facts: &Facts, alarm: &Alarm) -> Value {
-    let (job, log) = (&alarm.job, &alarm.log);
+    let failure = match &alarm.subject {
+        Subject::Job(failure) => failure,
+        Subject::Workflow(run) => return workflow_json(facts, alarm, run),
+    };
+    let (job, log) = (&failure.job, &failure.log);
     json!({
+        "subject": "job",
         "title": facts.title,
         "alarmType": facts.rows[3].1,
         "jobId": job.id,
@@ -160,13 +202,39 @@ fn plain_json(facts: &Facts, alarm: &Alarm) -> Value {
         "jobGroupTitle": alarm.group.as_ref().map(|g| &g.title),
         "appName": alarm.group.as_ref().map(|g| &g.app_name),
         "logId": log.id,
-        "triggerTime": alarm.trigger_time_ms,
+        "triggerTime": failure.trigger_time_ms,
         "triggerCode": log.trigger_code,
         "triggerMsg": facts.trigger_msg,
-        "handleTime": alarm.handle_time_ms,
+        "handleTime": failure.handle_time_ms,
         "handleCode": log.handle_code,
         "handleMsg": facts.handle_msg,
-        "logUrl": facts.log_url,
+        "logUrl": facts.link,
+    })
+}
+
+/// The `json` channel's object for a workflow run: `subject` tells it from a job's.
+fn workflow_json(facts: &Facts, alarm: &Alarm, run: &WorkflowAlarm) -> Value {
+    let (failed_nodes, deadline, stopped) = match &run.cause {
+        WorkflowCause::Failed { failed_nodes } => (Some(failed_nodes), None, None),
+        WorkflowCause::DeadlinePassed { deadline_ms, stopped, .. } => {
+            (None, Some(deadline_ms), Some(stopped))
+        }
+    };
+    json!({
+        "subject": "workflow",
+        "title": facts.title,
+        "alarmType": facts.rows[3].1,
+        "workflowId": run.workflow_id,
+        "workflowName": run.workflow_name,
+        "jobGroup": alarm.group.as_ref().map(|g| g.id),
+        "jobGroupTitle": alarm.group.as_ref().map(|g| &g.title),
+        "appName": alarm.group.as_ref().map(|g| &g.app_name),
+        "runId": run.run_id,
+        "logicalTime": run.logical_time_ms,
+        "failedNodes": failed_nodes,
+        "deadline": deadline,
+        "stopped": stopped,
+        "runUrl": facts.link,
     })
 }
 
@@ -239,18 +307,20 @@ mod tests {
         };
         Alarm {
             targets: Targets::default(),
-            job,
-            log: JobLog {
-                trigger_code: trigger.0,
-                trigger_msg: Some(trigger.1.into()),
-                handle_code: handle.0,
-                handle_msg: Some(handle.1.into()),
-                ..JobLog::sample(77)
-            },
+            subject: Subject::Job(Box::new(JobFailure {
+                job,
+                log: JobLog {
+                    trigger_code: trigger.0,
+                    trigger_msg: Some(trigger.1.into()),
+                    handle_code: handle.0,
+                    handle_msg: Some(handle.1.into()),
+                    ..JobLog::sample(77)
+                },
+                trigger_time_ms: Some(1_700_000_000_000),
+                handle_time_ms: None,
+            })),
             group: Some(group),
-            log_url: "http://console.test/xxl-job-admin/joblog/logDetailPage?id=77".into(),
-            trigger_time_ms: Some(1_700_000_000_000),
-            handle_time_ms: None,
+            link: "http://console.test/xxl-job-admin/joblog/logDetailPage?id=77".into(),
         }
     }
 
@@ -338,6 +408,7 @@ mod tests {
         assert_eq!(
             body,
             json!({
+                "subject": "job",
                 "title": "Job scheduling alarm",
                 "alarmType": "Job failure",
                 "jobId": 1234,
@@ -355,5 +426,50 @@ mod tests {
                 "logUrl": "http://console.test/xxl-job-admin/joblog/logDetailPage?id=77",
             })
         );
+    }
+
+    fn workflow_alarm(cause: WorkflowCause) -> Alarm {
+        let mut alarm = alarm((200, ""), (0, ""));
+        alarm.subject = Subject::Workflow(WorkflowAlarm {
+            workflow_id: 9,
+            workflow_name: "nightly_*etl*".into(),
+            run_id: 41,
+            logical_time_ms: 1_700_000_000_000,
+            cause,
+        });
+        alarm.link = "http://console.test/xxl-job-admin/workflow/run?id=41".into();
+        alarm
+    }
+
+    #[test]
+    fn a_failed_workflow_run_names_its_failed_nodes_and_links_the_run() {
+        let failed =
+            workflow_alarm(WorkflowCause::Failed { failed_nodes: vec!["load".into(), "b_2".into()] });
+        let text = body_text(WebhookKind::WeCom, &failed);
+        assert!(text.contains("Workflow alarm") && text.contains("Run failed"), "{text}");
+        assert!(text.contains(r"nightly\_\*etl\*") && text.contains(r"FailedNodes=load, b\_2"), "{text}");
+        assert!(text.contains("(http://console.test/xxl-job-admin/workflow/run?id=41)"), "{text}");
+        let json = body(WebhookKind::Json, &en(), &failed);
+        assert_eq!(json["subject"], "workflow");
+        assert_eq!(json["failedNodes"], json!(["load", "b_2"]));
+        assert_eq!((json["runId"].clone(), json["workflowId"].clone()), (json!(41), json!(9)));
+        assert_eq!(json["deadline"], Value::Null);
+    }
+
+    #[test]
+    fn a_workflow_deadline_says_when_and_whether_it_stopped_the_run() {
+        let late = workflow_alarm(WorkflowCause::DeadlinePassed {
+            deadline_ms: 1_700_000_360_000,
+            deadline_at: "2023-11-14 22:19:20".into(),
+            stopped: true,
+        });
+        let text = body(WebhookKind::Slack, &en(), &late).to_string();
+        assert!(text.contains("Deadline passed") && text.contains("Deadline=2023-11-14 22:19:20"), "{text}");
+        let json = body(WebhookKind::Json, &en(), &late);
+        assert_eq!(
+            (json["deadline"].clone(), json["stopped"].clone()),
+            (json!(1_700_000_360_000_i64), json!(true))
+        );
+        assert_eq!(json["alarmType"], "Deadline passed");
     }
 }

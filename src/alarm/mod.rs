@@ -1,4 +1,5 @@
-//! Alarms: how the people behind a failed job hear of it (docs/alarms.md). Each way is an [`AlarmChannel`]:
+//! Alarms: how the people behind a failed job or workflow run hear of it (docs/alarms.md). Each way is an
+//! [`AlarmChannel`]:
 //! e-mail, the channel 2.4.2 ships, and webhooks to chat robots or any JSON endpoint. [`Alarms`] picks
 //! the channels an alarm concerns, sends on all of them at once and folds the results into one outcome.
 
@@ -31,7 +32,7 @@ pub enum AlarmSetupError {
 /// A delivery: `Err` says why it failed, in words fit to show (no URL, token or secret).
 pub type AlarmFuture<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
 
-/// One way of telling people about a failed job.
+/// One way of telling people about a failed job or workflow run.
 pub trait AlarmChannel: Send + Sync + 'static {
     /// `email` or `webhook:<name>`, for logs and metrics.
     fn name(&self) -> &str;
@@ -41,18 +42,61 @@ pub trait AlarmChannel: Send + Sync + 'static {
     fn send<'a>(&'a self, alarm: &'a Alarm) -> AlarmFuture<'a>;
 }
 
-/// Everything a channel needs to describe one failed log.
+/// Everything a channel needs to describe one alarm.
 #[derive(Debug, Clone)]
 pub struct Alarm {
+    pub subject: Subject,
+    /// `None` when the group no longer exists.
+    pub group: Option<JobGroup>,
+    /// The console page it links to: the failed log's, or the workflow run's.
+    pub link: String,
+    pub targets: Targets,
+}
+
+/// What an alarm is about.
+#[derive(Debug, Clone)]
+pub enum Subject {
+    /// A job's log failed: what 2.4.2 alarms on.
+    Job(Box<JobFailure>),
+    /// A workflow run failed or passed its deadline.
+    Workflow(WorkflowAlarm),
+}
+
+#[derive(Debug, Clone)]
+pub struct JobFailure {
     pub job: JobInfo,
     pub log: JobLog,
-    /// `None` when the job's group no longer exists.
-    pub group: Option<JobGroup>,
-    /// The log's page in the console.
-    pub log_url: String,
     pub trigger_time_ms: Option<i64>,
     pub handle_time_ms: Option<i64>,
-    pub targets: Targets,
+}
+
+#[derive(Debug, Clone)]
+pub struct WorkflowAlarm {
+    pub workflow_id: i64,
+    pub workflow_name: String,
+    pub run_id: i64,
+    /// The instant the run stands for, epoch milliseconds.
+    pub logical_time_ms: i64,
+    pub cause: WorkflowCause,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkflowCause {
+    /// The run ended failed; these nodes failed.
+    Failed { failed_nodes: Vec<String> },
+    /// The run was still going at its deadline (epoch milliseconds, and as the admin's local time
+    /// `yyyy-MM-dd HH:mm:ss`); `stopped` when that stopped it.
+    DeadlinePassed { deadline_ms: i64, deadline_at: String, stopped: bool },
+}
+
+impl Alarm {
+    /// What the alarm is about, for the admin's log: `log 77`, `workflow run 5`.
+    pub fn about(&self) -> String {
+        match &self.subject {
+            Subject::Job(failure) => format!("log {} of job {}", failure.log.id, failure.job.id),
+            Subject::Workflow(run) => format!("run {} of workflow {}", run.run_id, run.workflow_id),
+        }
+    }
 }
 
 /// What a job's alarm e-mail field names: addresses, and `webhook:<name>` channels.
@@ -155,12 +199,34 @@ impl Alarms {
             }
         };
         let alarm = Alarm {
-            log_url: format!("{}/joblog/logDetailPage?id={}", self.console_url, log.id),
-            trigger_time_ms: log.trigger_time.map(|t| self.db.zone().to_epoch_ms(t)),
-            handle_time_ms: log.handle_time.map(|t| self.db.zone().to_epoch_ms(t)),
+            link: format!("{}/joblog/logDetailPage?id={}", self.console_url, log.id),
             targets: Targets::parse(job.alarm_email.as_deref()),
-            job,
-            log,
+            subject: Subject::Job(Box::new(JobFailure {
+                trigger_time_ms: log.trigger_time.map(|t| self.db.zone().to_epoch_ms(t)),
+                handle_time_ms: log.handle_time.map(|t| self.db.zone().to_epoch_ms(t)),
+                job,
+                log,
+            })),
+            group,
+        };
+        deliver(&self.channels, Arc::new(alarm), &self.metrics).await
+    }
+
+    /// Sends the alarm of a workflow run to the targets of its definition's alarm field (the same
+    /// addresses and `webhook:<name>` entries a job's has) and to the channels covering its group. True
+    /// as for [`Alarms::send`].
+    pub async fn send_workflow(&self, run: WorkflowAlarm, job_group: i32, alarm_email: &str) -> bool {
+        let group = match self.db.load_group(job_group).await {
+            Ok(group) => group,
+            Err(e) => {
+                tracing::warn!(workflow_id = run.workflow_id, "alarm: cannot load the group: {e}");
+                None
+            }
+        };
+        let alarm = Alarm {
+            link: format!("{}/workflow/run?id={}", self.console_url, run.run_id),
+            targets: Targets::parse(Some(alarm_email)),
+            subject: Subject::Workflow(run),
             group,
         };
         deliver(&self.channels, Arc::new(alarm), &self.metrics).await
@@ -185,13 +251,15 @@ impl Alarms {
         let label = format!("{WEBHOOK_ENTRY}{name}");
         let channel = self.channels.iter().find(|c| c.name() == label)?;
         let alarm = Alarm {
-            job: JobInfo { id: 0, job_desc, ..JobInfo::sample(0) },
-            log: JobLog { job_id: 0, trigger_code: 500, trigger_msg: Some(message), ..JobLog::sample(0) },
+            subject: Subject::Job(Box::new(JobFailure {
+                job: JobInfo { id: 0, job_desc, ..JobInfo::sample(0) },
+                log: JobLog { job_id: 0, trigger_code: 500, trigger_msg: Some(message), ..JobLog::sample(0) },
+                trigger_time_ms: Some(now_ms),
+                handle_time_ms: None,
+            })),
             group: None,
             // There is no log to link to: the link leads back to the channels.
-            log_url: format!("{}/alarm", self.console_url),
-            trigger_time_ms: Some(now_ms),
-            handle_time_ms: None,
+            link: format!("{}/alarm", self.console_url),
             targets: Targets { emails: Vec::new(), webhooks: vec![name] },
         };
         Some(channel.send(&alarm).await)
@@ -206,9 +274,8 @@ async fn deliver(channels: &[Arc<dyn AlarmChannel>], alarm: Arc<Alarm>, metrics:
         let channel = format!("{WEBHOOK_ENTRY}{name}");
         if !channels.iter().any(|c| c.name() == channel) {
             tracing::warn!(
-                job_id = alarm.job.id,
-                log_id = alarm.log.id,
-                "alarm to `{channel}` not sent: no such channel is configured"
+                "alarm of {} to `{channel}` not sent: no such channel is configured",
+                alarm.about()
             );
             metrics.alarm(UNKNOWN_CHANNEL, false);
             delivered = false;
@@ -229,7 +296,7 @@ async fn deliver(channels: &[Arc<dyn AlarmChannel>], alarm: Arc<Alarm>, metrics:
                 delivered &= sent;
             }
             Err(e) => {
-                tracing::error!(log_id = alarm.log.id, "an alarm channel failed: {e}");
+                tracing::error!("an alarm channel failed on the alarm of {}: {e}", alarm.about());
                 delivered = false;
             }
         }
@@ -276,12 +343,14 @@ mod tests {
             JobInfo { job_desc: "d".into(), alarm_email: Some(alarm_email.into()), ..JobInfo::sample(1) };
         Arc::new(Alarm {
             targets: Targets::parse(job.alarm_email.as_deref()),
-            job,
-            log: JobLog { trigger_code: 500, ..JobLog::sample(1) },
+            subject: Subject::Job(Box::new(JobFailure {
+                job,
+                log: JobLog { trigger_code: 500, ..JobLog::sample(1) },
+                trigger_time_ms: None,
+                handle_time_ms: None,
+            })),
             group: None,
-            log_url: String::new(),
-            trigger_time_ms: None,
-            handle_time_ms: None,
+            link: String::new(),
         })
     }
 

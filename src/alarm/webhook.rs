@@ -81,11 +81,11 @@ impl WebhookChannel {
             match self.attempt(&body).await {
                 Ok(()) => return Ok(()),
                 Err(Failure::Refused(reason)) => {
-                    tracing::warn!(log_id = alarm.log.id, channel = %self.label, "alarm refused: {reason}");
+                    tracing::warn!(channel = %self.label, "alarm of {} refused: {reason}", alarm.about());
                     return Err(reason);
                 }
                 Err(Failure::Transient(reason)) => {
-                    tracing::warn!(log_id = alarm.log.id, channel = %self.label, attempt, "alarm not delivered: {reason}");
+                    tracing::warn!(channel = %self.label, attempt, "alarm of {} not delivered: {reason}", alarm.about());
                     last = reason;
                 }
             }

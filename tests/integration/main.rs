@@ -109,17 +109,50 @@ fn main() {
             let name = format!("{}::{}", case.name, backend.name());
             let run = case.run;
             let alone = RUN_ALONE.iter().any(|suite| case.name.starts_with(suite));
+            let timed_name = name.clone();
             let trial = Trial::test(name, move || {
                 // The timed suites measure lateness in milliseconds: no other test shares the cores meanwhile.
                 let _alone = alone.then(|| TURNS.write().unwrap_or_else(|e| e.into_inner()));
                 let _shared = (!alone).then(|| TURNS.read().unwrap_or_else(|e| e.into_inner()));
-                run_case(run, backend)
+                let started = std::time::Instant::now();
+                let result = run_case(run, backend);
+                DURATIONS.lock().unwrap_or_else(|e| e.into_inner()).push((started.elapsed(), timed_name));
+                result
             });
             trials.push(trial.with_ignored_flag(available.lacks(&case, backend)));
         }
     }
     available.report();
-    libtest_mimic::run(&args, trials).exit();
+    let conclusion = libtest_mimic::run(&args, trials);
+    report_slowest();
+    conclusion.exit();
+}
+
+/// How long each test took, for the slowest-tests report that keeps CI's time budget in view.
+static DURATIONS: std::sync::Mutex<Vec<(std::time::Duration, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// Prints the slowest tests and the time of those that ran alone (which adds to the run's wall time whole).
+fn report_slowest() {
+    let mut durations = std::mem::take(&mut *DURATIONS.lock().unwrap_or_else(|e| e.into_inner()));
+    if durations.len() < 2 {
+        return;
+    }
+    durations.sort_by_key(|d| std::cmp::Reverse(d.0));
+    let alone: std::time::Duration = durations
+        .iter()
+        .filter(|(_, name)| RUN_ALONE.iter().any(|suite| name.starts_with(suite)))
+        .map(|(took, _)| *took)
+        .sum();
+    let all: std::time::Duration = durations.iter().map(|(took, _)| *took).sum();
+    println!(
+        "\nslowest tests (all {} took {:.0} s; those run alone {:.0} s):",
+        durations.len(),
+        all.as_secs_f64(),
+        alone.as_secs_f64()
+    );
+    for (took, name) in durations.iter().take(25) {
+        println!("{:>8.1} s  {name}", took.as_secs_f64());
+    }
 }
 
 /// Suites that run with no other test beside them: they kill and start admins and database servers and

@@ -4,6 +4,7 @@
 use crate::support::console::admin;
 use crate::support::rest::RestClient;
 use crate::support::scripted_executor::{Answer, Run, ScriptedExecutor};
+use crate::support::webhook::WebhookServer;
 use crate::support::{eventually, fixtures, Backend, Context, TestApp, TestDb};
 use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL};
 use libtest_mimic::Failed;
@@ -27,6 +28,7 @@ pub fn cases() -> Vec<Case> {
             ALL => a_sharded_node_waits_for_every_shard,
             ALL => a_node_past_its_timeout_is_killed,
             ALL => a_backfill_runs_each_instant_n_at_a_time_and_stops_as_a_whole,
+            ALL => a_failed_run_and_a_passed_deadline_alarm_once,
         }
     }
 }
@@ -61,8 +63,13 @@ fn script(run: &Run) -> Answer {
 
 impl Setup {
     async fn start(backend: Backend) -> Result<Setup, Failed> {
+        Setup::start_with(backend, &[]).await
+    }
+
+    /// With these admin arguments.
+    async fn start_with(backend: Backend, args: &[&str]) -> Result<Setup, Failed> {
         let db = TestDb::fresh(backend)?;
-        let app = TestApp::start(&db, &[]).await?;
+        let app = TestApp::start(&db, args).await?;
         let console = admin(&app).await?;
         let api = RestClient::issued_by(&app.base, &console, None).await?;
         let store = db.open().await?;
@@ -646,6 +653,54 @@ async fn a_backfill_runs_each_instant_n_at_a_time_and_stops_as_a_whole(backend: 
     s.api.expect(409, s.api.post(&format!("/workflow-backfills/{id}/stop"), json!({}))).await?;
     let none = s.api.post(&format!("/workflows/{wf}/backfills"), json!({"from": to, "to": from})).await?;
     ensure_eq!(none.status, 409, "{}", none.body);
+    s.stop().await;
+    Ok(())
+}
+
+/// A failed run alarms once through the channels its definition names, and so does a passed deadline
+/// (which here also stops its run: a stopped run is not a failed one).
+async fn a_failed_run_and_a_passed_deadline_alarm_once(backend: Backend) -> TestResult {
+    let hooks = WebhookServer::start().await?;
+    let args = [
+        "--xxl.job.alarm.webhook.ops.type=json".to_string(),
+        format!("--xxl.job.alarm.webhook.ops.url={}/ops", hooks.base),
+        "--xxl.job.alarm.console-url=https://jobs.example.test/xxl-job-admin".to_string(),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let s = Setup::start_with(backend, &args).await?;
+    let (fail, hang, ok) = (s.job("fail").await?, s.job("hang").await?, s.job("ok").await?);
+    let alarmed = json!({"alarmEmail": "webhook:ops"});
+    let nodes = json!([job_node("a", fail, &[], ""), job_node("b", ok, &[], "")]);
+    let failing = s.workflow("alarmed <b>failure</b>", nodes, alarmed.clone()).await?;
+    let failed_run = s.start_run(failing, json!({})).await?["id"].as_i64().context("id")?;
+    let run = s.finished(failed_run).await?;
+    ensure_eq!(run["state"], "failed", "{run}");
+    let mut late = alarmed;
+    late["deadline"] = json!({"seconds": 1, "stop": true});
+    let slow = s.workflow("alarmed deadline", json!([job_node("stuck", hang, &[], "")]), late).await?;
+    let late_run = s.start_run(slow, json!({})).await?["id"].as_i64().context("id")?;
+    let run = s.run_in(late_run, "stopped", Duration::from_secs(15)).await?;
+    ensure!(run["message"].as_str().is_some_and(|m| m.starts_with("deadline passed")), "{run}");
+    eventually(Duration::from_secs(10), "both alarms", || async {
+        Some(hooks.received("/ops")).filter(|r| r.len() >= 2)
+    })
+    .await?;
+    // Anything doubled would arrive within the reconciles that follow.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let received = hooks.received("/ops").into_iter().map(|r| r.body).collect::<Vec<_>>();
+    ensure_eq!(received.len(), 2, "one alarm each: {received:?}");
+    let of_run = |id: i64| received.iter().find(|b| b["runId"] == id).cloned().unwrap_or_default();
+    let failure = of_run(failed_run);
+    ensure_eq!(failure["subject"], "workflow", "{failure}");
+    ensure_eq!(failure["workflowName"], "alarmed <b>failure</b>");
+    ensure_eq!(failure["failedNodes"], json!(["a"]));
+    ensure_eq!(failure["jobGroup"], s.group);
+    let url = format!("https://jobs.example.test/xxl-job-admin/workflow/run?id={failed_run}");
+    ensure_eq!(failure["runUrl"], url);
+    let deadline = of_run(late_run);
+    ensure_eq!(deadline["stopped"], true, "{deadline}");
+    ensure!(deadline["deadline"].as_i64().is_some(), "{deadline}");
+    ensure_eq!(deadline["failedNodes"], Value::Null);
     s.stop().await;
     Ok(())
 }

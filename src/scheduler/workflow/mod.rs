@@ -13,6 +13,7 @@
 //! by a Java admin, a retry or timeout come due, a crashed admin's half-done step) and fires scheduled
 //! workflows.
 
+mod alarm;
 mod node_operations;
 mod outcome;
 mod progress;
@@ -23,6 +24,7 @@ mod snapshot;
 
 pub mod operations;
 
+use crate::alarm::Alarms;
 use crate::domain::workflow::model::Definition;
 use crate::executor::ExecutorClient;
 use crate::i18n::I18n;
@@ -31,7 +33,7 @@ use crate::scheduler::lease::Leadership;
 use crate::scheduler::trigger::{Lanes, TriggerContext};
 use crate::storage::{Db, StorageError};
 use crate::time::Clock;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -78,6 +80,8 @@ pub struct EngineServices {
     /// Where node triggers go: the same context and lanes as every other trigger.
     pub sending: (Arc<TriggerContext>, Lanes),
     pub metrics: Arc<Metrics>,
+    /// Where a failed run's and a passed deadline's alarms go.
+    pub alarms: Alarms,
 }
 
 struct Inner {
@@ -90,6 +94,8 @@ struct Inner {
     /// sweep).
     reconciled: Mutex<HashMap<i64, tokio::time::Instant>>,
     definitions: Mutex<HashMap<(i64, i32), Arc<Definition>>>,
+    /// Runs whose deadline has a timer on this admin (each leaves when its timer fires).
+    deadline_timers: Mutex<HashSet<i64>>,
     /// When the workflow tables were last found missing; `None` once found (the database handle
     /// remembers that they exist) or before the first look.
     tables_missing_at: Mutex<Option<tokio::time::Instant>>,
@@ -105,6 +111,7 @@ impl Workflows {
                 reconciling: tokio::sync::Semaphore::new(RECONCILING_AT_ONCE),
                 reconciled: Mutex::default(),
                 definitions: Mutex::default(),
+                deadline_timers: Mutex::default(),
                 tables_missing_at: Mutex::default(),
                 stopped: CancellationToken::new(),
             }),
@@ -151,6 +158,23 @@ impl Workflows {
                 }
             }
         }
+    }
+
+    /// Reconciles a run at its deadline; one timer per run on this admin.
+    fn wake_at_deadline(&self, run_id: i64, deadline_ms: i64) {
+        if !lock(&self.inner.deadline_timers).insert(run_id) {
+            return;
+        }
+        let wait = Duration::from_millis((deadline_ms - self.services().clock.now_ms()).max(0) as u64);
+        let this = self.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = this.inner.stopped.cancelled() => return,
+            }
+            lock(&this.inner.deadline_timers).remove(&run_id);
+            this.wake(run_id);
+        });
     }
 
     /// Reconciles a run at `at_ms` (a retry or timeout come due, a deadline): sooner than a sweep would.
@@ -269,9 +293,9 @@ impl Workflows {
         }
         self.fire_due().await?;
         let runs = self.services().db.active_runs(SWEEP_RUNS).await?;
-        let quiet: std::collections::HashSet<i64> = {
+        let quiet: HashSet<i64> = {
             let mut reconciled = lock(&self.inner.reconciled);
-            let active: std::collections::HashSet<i64> = runs.iter().map(|r| r.id).collect();
+            let active: HashSet<i64> = runs.iter().map(|r| r.id).collect();
             reconciled.retain(|id, _| active.contains(id));
             reconciled.iter().filter(|(_, at)| at.elapsed() < SWEEP_QUIET).map(|(id, _)| *id).collect()
         };

@@ -2,6 +2,7 @@
 
 use super::snapshot::{node_change, RunSnapshot};
 use super::{Result, Workflows, MAX_PASSES};
+use crate::alarm::WorkflowCause;
 use crate::domain::workflow::model::{Node, NodeKind, NodeState, RunState};
 use crate::domain::workflow::readiness::{decide, NodeStatus, RunOutcome, RunView};
 use crate::domain::workflow::retry::backoff_ms;
@@ -55,7 +56,11 @@ impl Workflows {
     /// Alarms, once, when a run passes its deadline, and stops it if the definition says so.
     async fn deadline(&self, view: &RunSnapshot<'_>, now: i64) -> Result<bool> {
         let run = view.run;
-        let Some(deadline) = run.deadline_time.filter(|d| now >= *d) else { return Ok(false) };
+        let Some(deadline) = run.deadline_time else { return Ok(false) };
+        if now < deadline {
+            self.wake_at_deadline(run.id, deadline);
+            return Ok(false);
+        }
         if run.message.as_deref().is_some_and(|m| m.starts_with(DEADLINE_PASSED)) {
             return Ok(false);
         }
@@ -70,6 +75,11 @@ impl Workflows {
         };
         if self.services().db.change_run_state(run.id, run.seq, &change).await? {
             tracing::warn!(run_id = run.id, workflow = view.def.name, "{message}");
+            let deadline_at = self.local_time(deadline);
+            self.alarm(
+                view,
+                WorkflowCause::DeadlinePassed { deadline_ms: deadline, deadline_at, stopped: stop },
+            );
         }
         Ok(true)
     }
@@ -282,6 +292,8 @@ impl Workflows {
                 "workflow run failed; failed nodes: {}",
                 failed.join(", ")
             );
+            let failed_nodes = failed.into_iter().map(str::to_string).collect();
+            self.alarm(view, WorkflowCause::Failed { failed_nodes });
         }
         match view.run.backfill_id {
             Some(backfill) => self.promote_backfill(backfill).await?,
