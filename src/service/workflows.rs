@@ -665,6 +665,21 @@ async fn set_schedule(
     Ok((workflow, after))
 }
 
+/// The workflows whose current version names `workflow` in a sub-workflow node, by name.
+async fn parents_of(state: &ServiceContext, workflow: &Workflow) -> Result<Vec<String>, ServiceError> {
+    let mut parents = Vec::new();
+    for (other, text) in state.db.workflows_with_definitions().await? {
+        if other.id == workflow.id {
+            continue;
+        }
+        let def = read_stored(other.id, other.current_version, &text)?;
+        if nesting::sub_workflows(&def).any(|(_, name)| name == workflow.name) {
+            parents.push(other.name);
+        }
+    }
+    Ok(parents)
+}
+
 fn audit_schedule(
     state: &ServiceContext,
     user: &LoginUser,
@@ -679,10 +694,19 @@ fn audit_schedule(
     state.audit.done(user, kind, Target::new("workflow", id, name), audited, result).map(|(_, after)| after)
 }
 
-/// Deletes a workflow with its versions and finished runs; refused while a run is not over.
+/// Deletes a workflow with its versions and finished runs; refused while a run is not over, and while
+/// another workflow runs it as a sub-workflow (that node would fail at its next run).
 pub async fn remove(state: &ServiceContext, user: &LoginUser, id: i64) -> Result<(), ServiceError> {
     let result = async {
         let (workflow, current) = get_current(state, user, id).await?;
+        let parents = parents_of(state, &workflow).await?;
+        if !parents.is_empty() {
+            return Err(ServiceError::Conflict(format!(
+                "workflow {} is a sub-workflow of {}: change or delete those first",
+                workflow.name,
+                parents.join(", ")
+            )));
+        }
         match state.db.delete_workflow(id).await {
             Ok(true) => Ok((workflow, current)),
             Ok(false) => Err(unknown_workflow()),

@@ -405,6 +405,9 @@ async fn refused_definitions_name_each_problem_and_change_nothing(backend: Backe
     let cycle = "the workflows form a cycle: leaf → middle → leaf".to_string();
     ensure_eq!(problems(&reply), vec![(json!("s"), "nodes[1].kind.workflow".to_string(), cycle)]);
     ensure_eq!(api.expect(200, api.get(&format!("/workflows/{leaf}"))).await?["currentVersion"], 1);
+    // A workflow another one runs as a step is not deleted from under it.
+    let used = api.expect(409, api.delete(&format!("/workflows/{leaf}"))).await?;
+    ensure!(used["message"].as_str().is_some_and(|m| m.contains("is a sub-workflow of middle")), "{used}");
     // d0 → d1 → … → d5 is five levels below d0; one more above is refused.
     created(&api, definition("d5", 1, json!([job_node("a", &[], one)]))).await?;
     for level in (0..5).rev() {

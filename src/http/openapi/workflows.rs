@@ -117,7 +117,7 @@ pub async fn update(
 /// Deletes a workflow with its versions and past runs.
 #[utoipa::path(operation_id = "deleteWorkflow", delete, path = "/workflows/{id}", tag = "workflows", params(("id" = i64, Path, description = "workflow id", minimum = 1)),
     responses((status = 204, description = "deleted"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 409, body = ErrorBody, description = "runs of it are queued, running or paused")))]
+        (status = 409, body = ErrorBody, description = "runs of it are queued, running or paused, or another workflow runs it as a sub-workflow")))]
 pub async fn delete(
     State(services): State<ServiceContext>,
     ApiUser(user): ApiUser,
