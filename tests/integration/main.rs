@@ -71,8 +71,14 @@ pub const SQLITE: &[Backend] = &[Backend::Sqlite];
 pub const MYSQL_ONLY: &[Backend] = &[Backend::MySql];
 pub const POSTGRES_ONLY: &[Backend] = &[Backend::Postgres];
 
+/// Tests at once beside those of [`RUN_ALONE`], unless `--test-threads` says: most of them wait on
+/// timers, executors and fail monitors far more than they compute, so more than the two cores' worth run
+/// at once (the in-process admins' pools are kept small for it: `support::TestApp`).
+const TEST_THREADS: usize = 3;
+
 fn main() {
-    let args = Arguments::from_args();
+    let mut args = Arguments::from_args();
+    args.test_threads.get_or_insert(TEST_THREADS);
     support::test_log::install();
     let available = Available::probe();
     let cases = alarm::cases()

@@ -80,6 +80,9 @@ impl TestApp {
             format!("--spring.datasource.url={}", db.url),
             format!("--xxl.job.accessToken={TOKEN}"),
             "--xxl.job.i18n=en".to_string(),
+            // Three tests at once, some with several admins, stay within PostgreSQL's 100 connections.
+            "--spring.datasource.hikari.maximum-pool-size=10".to_string(),
+            "--spring.datasource.hikari.minimum-idle=2".to_string(),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));
         let cwd = tempfile::tempdir().context("temp dir")?;
