@@ -47,10 +47,12 @@ impl Workflows {
         if self.progress_running(&view, now).await? {
             return Ok(true);
         }
-        if self.send_due(&view, now).await? {
-            return Ok(true);
+        match self.send_due(&view, now).await? {
+            Due::Changed => Ok(true),
+            // What was queued went out: the decisions over this reading (the sent nodes still queued in
+            // it, which they treat as started) say whether anything else is to do, with no reading more.
+            Due::Nothing | Due::Sent => self.apply_decisions(&view, now).await,
         }
-        self.apply_decisions(&view, now).await
     }
 
     /// Alarms, once, when a run passes its deadline, and stops it if the definition says so.
@@ -86,13 +88,13 @@ impl Workflows {
 
     /// Sends what is due: retries whose time came, and attempts queued (by this pass's predecessor, or
     /// by an admin that stopped before sending them).
-    async fn send_due(&self, view: &RunSnapshot<'_>, now: i64) -> Result<bool> {
+    async fn send_due(&self, view: &RunSnapshot<'_>, now: i64) -> Result<Due> {
         if view.state != RunState::Running {
-            return Ok(false);
+            return Ok(Due::Nothing);
         }
         let db = &self.services().db;
-        let mut changed = false;
-        let mut context = None;
+        let mut due = Due::Nothing;
+        let mut queued = Vec::new();
         for node in &view.def.nodes {
             let Some(attempt) = view.latest(&node.name) else { continue };
             if attempt.state == NodeState::WaitingRetry.as_str()
@@ -100,14 +102,24 @@ impl Workflows {
             {
                 let change = NodeChange { ready_time: Some(now), ..node_change(NodeState::Queued) };
                 db.change_node_state(view.run.id, &node.name, attempt.attempt, attempt.seq, &change).await?;
-                changed = true;
+                due = Due::Changed;
             } else if attempt.state == NodeState::Queued.as_str() {
-                let context = context.get_or_insert_with(|| view.context());
-                self.send(view, node, attempt, context, now).await?;
-                changed = true;
+                queued.push((node, attempt));
             }
         }
-        Ok(changed)
+        if queued.is_empty() {
+            return Ok(due);
+        }
+        let nodes: Vec<&Node> = queued.iter().map(|(node, _)| *node).collect();
+        let jobs = self.send_jobs(&nodes).await?;
+        let context = view.context();
+        for (node, attempt) in queued {
+            // One that failed instead (or that another admin sent) changes what the next reading holds.
+            if !self.send(view, node, attempt, (&context, &jobs), now).await? {
+                due = Due::Changed;
+            }
+        }
+        Ok(if due == Due::Nothing { Due::Sent } else { due })
     }
 
     /// Applies the readiness decisions (and failed attempts' retries); finishes the run when every node
@@ -309,6 +321,16 @@ impl Workflows {
         }
         Ok(false)
     }
+}
+
+/// What [`Workflows::send_due`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Due {
+    Nothing,
+    /// Every queued attempt was sent, and nothing else changed.
+    Sent,
+    /// Attempts changed otherwise: a retry came due, a send failed its attempt or lost to another admin.
+    Changed,
 }
 
 /// The text a run's message starts with once its deadline passed (so it alarms once).

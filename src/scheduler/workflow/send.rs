@@ -8,9 +8,10 @@ use super::{Result, Workflows};
 use crate::domain::workflow::model::{Node, NodeKind, NodeState};
 use crate::domain::workflow::template::{self, Context};
 use crate::domain::{TriggerRequest, TriggerType};
-use crate::scheduler::trigger::{expand, load_groups, new_rows};
-use crate::storage::{NewRun, NodeAttempt, NodeChange, NodeSend};
+use crate::scheduler::trigger::{expand, load_groups, new_rows, Groups};
+use crate::storage::{JobInfo, NewRun, NodeAttempt, NodeChange, NodeSend};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The most characters `xxl_job_log.executor_param` holds (varchar(512) in the 2.4 schema).
@@ -18,52 +19,80 @@ pub const MAX_NODE_PARAM_CHARS: usize = 512;
 /// How deep sub-workflows may nest.
 pub const MAX_DEPTH: usize = 5;
 
+/// The jobs of the job nodes one pass sends, with their groups: read once for all of them.
+pub(super) struct SendJobs {
+    jobs: HashMap<i32, Arc<JobInfo>>,
+    groups: Groups,
+}
+
 impl Workflows {
+    /// Reads the jobs of `nodes`' job nodes and their groups, two statements however many nodes.
+    pub(super) async fn send_jobs(&self, nodes: &[&Node]) -> Result<SendJobs> {
+        let mut ids: Vec<i32> = nodes
+            .iter()
+            .filter_map(|n| match n.kind {
+                NodeKind::Job { job_id, .. } => Some(job_id),
+                _ => None,
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let db = &self.services().db;
+        let loaded = if ids.is_empty() { Vec::new() } else { db.load_jobs(&ids).await? };
+        let mut group_ids: Vec<i32> = loaded.iter().map(|j| j.job_group).collect();
+        group_ids.sort_unstable();
+        group_ids.dedup();
+        let groups = if group_ids.is_empty() { Groups::new() } else { load_groups(db, &group_ids).await? };
+        let jobs = loaded.into_iter().map(|job| (job.id, Arc::new(job))).collect();
+        Ok(SendJobs { jobs, groups })
+    }
+
     /// Sends a queued attempt of `node`; a parameter that cannot be made fails the attempt instead.
+    /// Whether it was sent (`false`: failed, or another admin sent it first).
     pub(super) async fn send(
         &self,
         view: &RunSnapshot<'_>,
         node: &Node,
         attempt: &NodeAttempt,
-        context: &Context,
+        (context, jobs): (&Context, &SendJobs),
         now: i64,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let outcome = match &node.kind {
             NodeKind::Job { job_id, param } => {
-                self.send_job(view, node, attempt, *job_id, param, context, now).await?
+                self.send_job(view, node, attempt, (*job_id, param), (context, jobs), now).await?
             }
             NodeKind::SubWorkflow { workflow, params } => {
                 self.start_child(view, node, attempt, workflow, params, context, now).await?
             }
-            NodeKind::Branch { .. } | NodeKind::Approval { .. } => Ok(()),
+            NodeKind::Branch { .. } | NodeKind::Approval { .. } => Ok(false),
         };
-        if let Err(reason) = outcome {
-            let change = NodeChange {
-                state: NodeState::Failed.as_str().into(),
-                end_time: Some(now),
-                message: Some(reason),
-                ..NodeChange::default()
-            };
-            self.services()
-                .db
-                .change_node_state(view.run.id, &node.name, attempt.attempt, attempt.seq, &change)
-                .await?;
-        }
-        Ok(())
+        let reason = match outcome {
+            Ok(sent) => return Ok(sent),
+            Err(reason) => reason,
+        };
+        let change = NodeChange {
+            state: NodeState::Failed.as_str().into(),
+            end_time: Some(now),
+            message: Some(reason),
+            ..NodeChange::default()
+        };
+        self.services()
+            .db
+            .change_node_state(view.run.id, &node.name, attempt.attempt, attempt.seq, &change)
+            .await?;
+        Ok(false)
     }
 
-    /// `Ok(Err(reason))` when the attempt cannot be sent and fails.
-    #[allow(clippy::too_many_arguments)]
+    /// `Ok(Err(reason))` when the attempt cannot be sent and fails; `Ok(Ok(sent))` else.
     async fn send_job(
         &self,
         view: &RunSnapshot<'_>,
         node: &Node,
         attempt: &NodeAttempt,
-        job_id: i32,
-        param_template: &str,
-        context: &Context,
+        (job_id, param_template): (i32, &str),
+        (context, jobs): (&Context, &SendJobs),
         now: i64,
-    ) -> Result<std::result::Result<(), String>> {
+    ) -> Result<std::result::Result<bool, String>> {
         let param = if param_template.is_empty() {
             None
         } else {
@@ -79,17 +108,16 @@ impl Workflows {
             )));
         }
         let db = &self.services().db;
-        let Some(job) = db.load_jobs(&[job_id]).await?.into_iter().next() else {
+        let Some(job) = jobs.jobs.get(&job_id) else {
             return Ok(Err(format!("job {job_id} does not exist")));
         };
-        let groups = load_groups(db, &[job.job_group]).await?;
         let request = TriggerRequest {
             // Never retried by a fail monitor (ours or a Java admin's): the workflow owns its retries.
             fail_retry_count: 0,
             executor_param: param.clone(),
             ..TriggerRequest::of_job(job_id, TriggerType::Workflow)
         };
-        let triggers = expand(&request, Arc::new(job.clone()), groups.get(&job.job_group));
+        let triggers = expand(&request, job.clone(), jobs.groups.get(&job.job_group));
         let rows = new_rows(&triggers, now);
         let shards: Vec<(i32, i32)> =
             triggers.iter().map(|t| (t.sharding().index, t.sharding().total)).collect();
@@ -100,7 +128,7 @@ impl Workflows {
             ..NodeChange::default()
         };
         let send = node_send(view, attempt, &change);
-        let Some(ids) = db.send_node_attempt(&send, &rows, &shards).await? else { return Ok(Ok(())) };
+        let Some(ids) = db.send_node_attempt(&send, &rows, &shards).await? else { return Ok(Ok(false)) };
         let upstream_end = node.upstream.iter().filter_map(|u| view.latest(u).and_then(|a| a.end_time)).max();
         let wait = now - attempt.ready_time.unwrap_or(now);
         self.services().metrics.workflow_node_sent(wait, upstream_end.map(|end| now - end));
@@ -111,7 +139,7 @@ impl Workflows {
         for (trigger, log_id) in triggers.into_iter().zip(ids) {
             lanes.spawn(context.clone(), trigger.into_trigger(log_id, now, None), None);
         }
-        Ok(Ok(()))
+        Ok(Ok(true))
     }
 
     /// Starts the child run of a sub-workflow node: the named workflow's current version, its
@@ -126,7 +154,7 @@ impl Workflows {
         params: &Map<String, Value>,
         context: &Context,
         now: i64,
-    ) -> Result<std::result::Result<(), String>> {
+    ) -> Result<std::result::Result<bool, String>> {
         let db = &self.services().db;
         let Some(child) = db.load_workflow_by_name(workflow).await? else {
             return Ok(Err(format!("workflow {workflow} does not exist")));
@@ -169,10 +197,11 @@ impl Workflows {
             send_time: Some(now),
             ..NodeChange::default()
         };
-        if let Some(id) = db.start_child_run(&node_send(view, attempt, &change), &run).await? {
-            self.wake(id);
-        }
-        Ok(Ok(()))
+        let Some(id) = db.start_child_run(&node_send(view, attempt, &change), &run).await? else {
+            return Ok(Ok(false));
+        };
+        self.wake(id);
+        Ok(Ok(true))
     }
 }
 
