@@ -17,7 +17,8 @@ use crate::domain::workflow::{
 };
 use crate::i18n::I18n;
 use crate::storage::{
-    StorageError, VersionInfo, Workflow, WorkflowFilter, WorkflowHead, WorkflowSchedule, WorkflowVersion,
+    LastRun, StorageError, VersionInfo, Workflow, WorkflowFilter, WorkflowHead, WorkflowSchedule,
+    WorkflowVersion,
 };
 use crate::time::Zone;
 use serde::Serialize;
@@ -30,6 +31,8 @@ pub struct WorkflowQuery {
     pub job_group: i32,
     /// Names containing this.
     pub name: Option<String>,
+    /// Whose latest run is in this state, or that never ran.
+    pub last_run: Option<LastRun>,
 }
 
 /// What a save answers.
@@ -60,7 +63,7 @@ pub async fn list(
     if !state.db.extension_tables_present().await? {
         return Ok((Vec::new(), 0));
     }
-    let filter = WorkflowFilter { groups, name: query.name };
+    let filter = WorkflowFilter { groups, name: query.name, last_run: query.last_run };
     Ok(state.db.workflow_page(&filter, offset.max(0), limit.max(0)).await?)
 }
 
@@ -184,6 +187,22 @@ fn parse(document: &Value) -> Result<Definition, ServiceError> {
         let problem = Problem::Unreadable(e.into_inner().to_string());
         ServiceError::Definition(vec![DefinitionError { node, field, problem }])
     })
+}
+
+/// The checks a save makes of `document` (as workflow `id` when it exists), without saving it: the
+/// editor's validation as the user types. Its definition when it passes.
+pub async fn check_document(
+    state: &ServiceContext,
+    user: &LoginUser,
+    document: &Value,
+    id: Option<i64>,
+) -> Result<Definition, ServiceError> {
+    if let Some(id) = id {
+        get(state, user, id).await?;
+    }
+    let def = parse(document)?;
+    check(state, user, &def, id).await?;
+    Ok(def)
 }
 
 /// A save's answer, and the versions it went between, for the audit trail.

@@ -1,0 +1,419 @@
+//! The console's workflow pages (docs/workflows.md#in-the-console): their JSON under `/workflow/…` on
+//! every backend (the list and its filters, validation, saves, versions, diff, restore, run now, copy,
+//! delete, the TOML view; a user without the group refused; a bad document or a cycle refused with its
+//! problems and nothing changed; each change audited), and the editor in Chromium: a DAG drawn by dragging
+//! jobs in and connecting them, saved, a cycle refused and marked, versions compared and restored, with
+//! hostile text in names and no script error.
+
+use crate::browser::{login, no_injected_script, set_field};
+use crate::support::browser::Browser;
+use crate::support::console::{admin, en, ConsoleClient};
+use crate::support::fixtures::{insert, job, manual_group};
+use crate::support::{eventually, Backend, Context, TestApp, TestDb};
+use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SQLITE};
+use libtest_mimic::Failed;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::Duration;
+
+pub fn cases() -> Vec<Case> {
+    cases! {
+        "workflow_editor" {
+            ALL => console_endpoints_save_list_version_run_and_delete,
+            ALL => refusals_change_nothing,
+            SQLITE => editor_draws_saves_refuses_a_cycle_and_restores needs [Chromium],
+        }
+    }
+}
+
+/// Markup that runs if a page renders it as HTML instead of text.
+const XSS: &str = "<img src=x onerror=__xss=1>";
+
+/// Three jobs of a new group, with `desc` in their descriptions.
+async fn three_jobs(app: &TestApp, desc: &str) -> Result<(i32, Vec<i32>), Failed> {
+    let store = &app.app.db;
+    let group = manual_group(store, "wf-editor-app", &["http://127.0.0.1:9/"]).await?;
+    let mut ids = Vec::new();
+    for (i, handler) in ["extract", "transform", "load"].iter().enumerate() {
+        let mut one = job(group);
+        one.job_desc = format!("{desc} {i}");
+        one.executor_handler = Some((*handler).to_string());
+        ids.push(insert(store, &one).await?);
+    }
+    Ok((group, ids))
+}
+
+/// A waiting approval, then `a` → `b` → `c` running the three jobs.
+fn dag(name: &str, group: i32, jobs: &[i32]) -> Value {
+    json!({"name": name, "jobGroup": group, "description": "first", "nodes": [
+        {"name": "gate", "kind": {"type": "approval", "approvers": ["nobody"]}},
+        {"name": "a", "upstream": ["gate"], "kind": {"type": "job", "jobId": jobs[0]}},
+        {"name": "b", "upstream": ["a"], "kind": {"type": "job", "jobId": jobs[1]}},
+        {"name": "c", "upstream": ["b"], "kind": {"type": "job", "jobId": jobs[2]}}
+    ]})
+}
+
+async fn save(client: &ConsoleClient, id: i64, base: i32, doc: &Value) -> Result<Value, Failed> {
+    let (id, base, text) = (id.to_string(), base.to_string(), doc.to_string());
+    client.post("/workflow/save", &[("id", &id), ("baseVersion", &base), ("definition", &text)]).await
+}
+
+/// The content of a ReturnT success.
+fn content(reply: Value) -> Result<Value, Failed> {
+    ensure_eq!(reply["code"], 200, "{reply}");
+    Ok(reply["content"].clone())
+}
+
+async fn listed(client: &ConsoleClient, filters: &[(&str, &str)]) -> Result<Value, Failed> {
+    let mut form = vec![("start", "0"), ("length", "10")];
+    form.extend_from_slice(filters);
+    client.post("/workflow/pageList", &form).await
+}
+
+/// The events of the audit file, once one of `kind` with `outcome` is there.
+async fn audited(file: &Path, kind: &str, outcome: &str) -> Result<Vec<Value>, Failed> {
+    eventually(Duration::from_secs(10), &format!("a {kind} event ({outcome})"), || async {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let all: Vec<Value> = text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();
+        all.iter().any(|e| e["kind"] == kind && e["outcome"] == outcome).then_some(all)
+    })
+    .await
+}
+
+async fn console_endpoints_save_list_version_run_and_delete(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let dir = tempfile::tempdir().context("dir")?;
+    let audit_file = dir.path().join("audit.jsonl");
+    let app = TestApp::start(
+        &db,
+        &["--xxl.job.i18n=en", &format!("--xxl.job.audit.file={}", audit_file.display())],
+    )
+    .await?;
+    let client = admin(&app).await?;
+    let (group, jobs) = three_jobs(&app, "job").await?;
+    let g = group.to_string();
+
+    let saved = content(save(&client, 0, 0, &dag("nightly", group, &jobs)).await?)?;
+    ensure_eq!((saved["version"].clone(), saved["changed"].clone()), (json!(1), json!(true)));
+    let id = saved["id"].as_i64().context("id")?;
+    let ids = id.to_string();
+
+    // The list, its filters and the last run.
+    let page = listed(&client, &[("jobGroup", &g)]).await?;
+    ensure_eq!(page["recordsTotal"], 1, "{page}");
+    ensure_eq!(
+        (page["data"][0]["name"].clone(), page["data"][0]["lastRun"].clone()),
+        (json!("nightly"), Value::Null)
+    );
+    ensure_eq!(listed(&client, &[("lastState", "none")]).await?["recordsTotal"], 1);
+    ensure_eq!(listed(&client, &[("lastState", "running")]).await?["recordsTotal"], 0);
+    ensure_eq!(listed(&client, &[("name", "NIGHT")]).await?["recordsTotal"], 1);
+    ensure_eq!(listed(&client, &[("name", "other")]).await?["recordsTotal"], 0);
+
+    // Validation passes; a new version over the current one; diff and restore.
+    let text = dag("nightly", group, &jobs).to_string();
+    ensure_eq!(
+        content(client.post("/workflow/validate", &[("id", &ids), ("definition", &text)]).await?)?,
+        json!([])
+    );
+    let mut second = dag("nightly", group, &jobs);
+    second["description"] = json!("second");
+    ensure_eq!(content(save(&client, id, 1, &second).await?)?["version"], 2);
+    let diff = content(client.post("/workflow/diff", &[("id", &ids), ("from", "1"), ("to", "2")]).await?)?;
+    ensure_eq!(diff["fields"], json!([{"field": "description", "old": "first", "new": "second"}]), "{diff}");
+    let restored = content(client.post("/workflow/restore", &[("id", &ids), ("version", "1")]).await?)?;
+    ensure_eq!(restored["version"], 3);
+    let versions = content(client.post("/workflow/versions", &[("id", &ids)]).await?)?;
+    ensure_eq!(versions.as_array().map(Vec::len), Some(3));
+    ensure_eq!(
+        (versions[0]["author"].clone(), versions[0]["current"].clone()),
+        (json!("admin"), json!(true))
+    );
+    let loaded = content(client.post("/workflow/load", &[("id", &ids)]).await?)?;
+    ensure_eq!(loaded["definition"]["description"], "first");
+
+    // The TOML view and back.
+    let toml = content(client.post("/workflow/toToml", &[("definition", &text)]).await?)?;
+    let toml = toml.as_str().context("toml text")?;
+    ensure!(
+        toml.contains("executor = \"wf-editor-app\"")
+            && toml.contains("job = \"wf-editor-app/job 0/extract\""),
+        "{toml}"
+    );
+    let back = content(client.post("/workflow/fromToml", &[("toml", toml)]).await?)?;
+    ensure_eq!(back["nodes"][3]["kind"]["jobId"], jobs[2]);
+    ensure_eq!(back["nodes"][3]["upstream"], json!(["b"]));
+
+    // Schedule start and stop, run now, copy; delete refused while the run waits for its approval.
+    let cron = dag("nightly", group, &jobs);
+    let mut scheduled = cron.clone();
+    scheduled["schedule"] = json!({"type": "CRON", "conf": "0 0 3 * * ?"});
+    content(save(&client, id, 3, &scheduled).await?)?;
+    ensure!(
+        content(client.post("/workflow/start", &[("id", &ids)]).await?)?.as_i64().unwrap_or(0) > 0,
+        "a next fire"
+    );
+    ensure_eq!(listed(&client, &[]).await?["data"][0]["triggerStatus"], 1);
+    content(client.post("/workflow/stop", &[("id", &ids)]).await?)?;
+    let refused = client.post("/workflow/trigger", &[("id", &ids), ("params", "[1, 2]")]).await?;
+    ensure_eq!(refused["msg"], en().get("workflow_params_invalid"));
+    let started =
+        content(client.post("/workflow/trigger", &[("id", &ids), ("params", "{\"day\": \"x\"}")]).await?)?;
+    let run_id = started["runId"].as_i64().context("run id")?;
+    let page = listed(&client, &[("lastState", "running")]).await?;
+    ensure_eq!(page["data"][0]["lastRun"]["id"], run_id, "{page}");
+    let copied = content(client.post("/workflow/copy", &[("id", &ids), ("name", "nightly-copy")]).await?)?;
+    ensure!(copied["id"].as_i64() != Some(id), "{copied}");
+    let busy = client.post("/workflow/remove", &[("id", &ids)]).await?;
+    ensure_eq!(busy["code"], 500);
+    ensure!(busy["msg"].as_str().is_some_and(|m| m.contains("run")), "{busy}");
+    let copy_id = copied["id"].to_string();
+    content(client.post("/workflow/remove", &[("id", &copy_id)]).await?)?;
+    ensure_eq!(listed(&client, &[]).await?["recordsTotal"], 1);
+
+    let events = audited(&audit_file, "workflow.remove", "success").await?;
+    for (kind, outcome) in [
+        ("workflow.add", "success"),
+        ("workflow.update", "success"),
+        ("workflow.restore", "success"),
+        ("workflow.start", "success"),
+        ("workflow.stop", "success"),
+        ("workflow.run.start", "success"),
+        ("workflow.remove", "failure"),
+    ] {
+        let event = events.iter().find(|e| e["kind"] == kind && e["outcome"] == outcome);
+        ensure!(event.is_some_and(|e| e["actor"]["userName"] == "admin"), "{kind} {outcome} in {events:?}");
+    }
+    app.stop().await;
+    Ok(())
+}
+
+async fn refusals_change_nothing(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+    let client = admin(&app).await?;
+    let (group, jobs) = three_jobs(&app, "job").await?;
+    let id =
+        content(save(&client, 0, 0, &dag("guarded", group, &jobs)).await?)?["id"].as_i64().context("id")?;
+    let ids = id.to_string();
+
+    // A cycle: validation names it in order, a save is refused with the same problems.
+    let mut cycle = dag("guarded", group, &jobs);
+    cycle["nodes"][1]["upstream"] = json!(["gate", "c"]);
+    let text = cycle.to_string();
+    let problems = content(client.post("/workflow/validate", &[("id", &ids), ("definition", &text)]).await?)?;
+    ensure_eq!(problems[0]["cycle"], json!(["a", "b", "c", "a"]), "{problems}");
+    let refused = save(&client, id, 1, &cycle).await?;
+    ensure_eq!(refused["code"], 500);
+    ensure!(refused["msg"].as_str().is_some_and(|m| m.contains("cycle")), "{refused}");
+    ensure_eq!(refused["content"][0]["cycle"], json!(["a", "b", "c", "a"]));
+    // Bad JSON, and a document that does not read.
+    let bad = client.post("/workflow/save", &[("id", &ids), ("definition", "{\"name\": ")]).await?;
+    ensure!(bad["code"] == 500 && bad["msg"].as_str().is_some_and(|m| m.contains("not JSON")), "{bad}");
+    let mut unknown = dag("guarded", group, &jobs);
+    unknown["nodes"][2]["retry"] = json!({"count": -1});
+    let unread = save(&client, id, 1, &unknown).await?;
+    ensure_eq!(
+        (unread["content"][0]["node"].clone(), unread["content"][0]["field"].clone()),
+        (json!("b"), json!("nodes[2].retry.count"))
+    );
+    let versions = content(client.post("/workflow/versions", &[("id", &ids)]).await?)?;
+    ensure_eq!(versions.as_array().map(Vec::len), Some(1), "nothing saved: {versions}");
+
+    // A user without the group sees none of it and may change nothing.
+    let added = client
+        .post(
+            "/user/add",
+            &[("username", "alice"), ("password", "alice-pw"), ("role", "0"), ("permission", "1")],
+        )
+        .await?;
+    ensure_eq!(added["code"], 200, "{added}");
+    let mut alice = ConsoleClient::new(&app.base);
+    ensure_eq!(alice.login("alice", "alice-pw", false).await?["code"], 200);
+    ensure_eq!(listed(&alice, &[]).await?["recordsTotal"], 0);
+    let g = group.to_string();
+    let doc = dag("stolen", group, &jobs).to_string();
+    let limit = en().get("system_permission_limit");
+    for (path, form) in [
+        ("/workflow/pageList", vec![("jobGroup", g.as_str())]),
+        ("/workflow/load", vec![("id", ids.as_str())]),
+        ("/workflow/jobs", vec![("jobGroup", g.as_str())]),
+        ("/workflow/validate", vec![("definition", doc.as_str())]),
+        ("/workflow/save", vec![("definition", doc.as_str())]),
+        ("/workflow/save", vec![("id", ids.as_str()), ("definition", doc.as_str())]),
+        ("/workflow/trigger", vec![("id", ids.as_str())]),
+        ("/workflow/start", vec![("id", ids.as_str())]),
+        ("/workflow/copy", vec![("id", ids.as_str()), ("name", "mine")]),
+        ("/workflow/restore", vec![("id", ids.as_str()), ("version", "1")]),
+        ("/workflow/remove", vec![("id", ids.as_str())]),
+    ] {
+        let reply = alice.post(path, &form).await?;
+        ensure!(
+            reply["code"] == 500 && reply["msg"].as_str().is_some_and(|m| m.contains(limit)),
+            "{path}: {reply}"
+        );
+    }
+    let page = alice.get(&format!("/workflow/edit?id={ids}")).await?;
+    ensure!(page.body.contains("System Error") && page.body.contains(limit), "the editor page is refused");
+    ensure_eq!(listed(&client, &[]).await?["recordsTotal"], 1);
+    let versions = content(client.post("/workflow/versions", &[("id", &ids)]).await?)?;
+    ensure_eq!(versions.as_array().map(Vec::len), Some(1), "nothing saved: {versions}");
+    app.stop().await;
+    Ok(())
+}
+
+/// Collects the page's script errors from now on (the editor's own start is checked by `XJ.workflowEditor`).
+async fn watch_errors(browser: &Browser) -> TestResult {
+    browser
+        .script(
+            "window.__errors = []; window.addEventListener('error', function (e) { window.__errors.push(String(e.message)); }); return true;",
+            vec![],
+        )
+        .await?;
+    Ok(())
+}
+
+async fn no_script_error(browser: &Browser) -> TestResult {
+    let errors = browser.script("return window.__errors || ['the error watch is gone'];", vec![]).await?;
+    ensure_eq!(errors, json!([]), "script errors on the page");
+    no_injected_script(browser).await
+}
+
+/// Drags job `id` from the job list onto the canvas at (`x`, `y`) of it, as a browser's drag and drop does.
+async fn drag_job(browser: &Browser, id: i32, x: i32, y: i32) -> TestResult {
+    let dropped = browser
+        .script(
+            "var item = document.querySelector('.wf-job[data-job-id=\"' + arguments[0] + '\"]'); \
+             var canvas = document.getElementById('wfCanvas'); if (!item) return false; \
+             var box = canvas.getBoundingClientRect(); var dt = new DataTransfer(); \
+             var at = { bubbles: true, cancelable: true, dataTransfer: dt, clientX: box.left + arguments[1], clientY: box.top + arguments[2] }; \
+             item.dispatchEvent(new DragEvent('dragstart', at)); canvas.dispatchEvent(new DragEvent('dragover', at)); \
+             canvas.dispatchEvent(new DragEvent('drop', at)); item.dispatchEvent(new DragEvent('dragend', at)); return true;",
+            vec![json!(id), json!(x), json!(y)],
+        )
+        .await?;
+    ensure_eq!(dropped, json!(true), "job {id} in the list");
+    Ok(())
+}
+
+/// Clicks node `name` on the canvas (with shift: draws an edge from the node clicked before).
+async fn click_node(browser: &Browser, name: &str, shift: bool) -> TestResult {
+    let clicked = browser
+        .script(
+            "var cy = XJ.workflowEditor.cy; var node = cy.getElementById('n:' + arguments[0]); if (node.empty()) return false; \
+             var p = node.renderedPosition(); var box = cy.container().getBoundingClientRect(); \
+             var target = document.elementFromPoint(box.left + p.x, box.top + p.y); \
+             var at = { bubbles: true, cancelable: true, button: 0, buttons: 1, shiftKey: arguments[1], clientX: box.left + p.x, clientY: box.top + p.y }; \
+             target.dispatchEvent(new MouseEvent('mousedown', at)); at.buttons = 0; \
+             target.dispatchEvent(new MouseEvent('mouseup', at)); target.dispatchEvent(new MouseEvent('click', at)); return true;",
+            vec![json!(name), json!(shift)],
+        )
+        .await?;
+    ensure_eq!(clicked, json!(true), "node {name} on the canvas");
+    Ok(())
+}
+
+/// The definition's edges as `from>to`, sorted.
+async fn edges(browser: &Browser) -> Result<Value, Failed> {
+    browser
+        .script(
+            "return XJ.workflowEditor.state.def.nodes.flatMap(function (n) { return n.upstream.map(function (u) { return u + '>' + n.name; }); }).sort();",
+            vec![],
+        )
+        .await
+}
+
+async fn editor_draws_saves_refuses_a_cycle_and_restores(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+    let (_, jobs) = three_jobs(&app, XSS).await?;
+    let store = app.app.db.clone();
+    Browser::run(&app.base, "workflow_editor-editor", |browser| async move {
+        let result: TestResult = async {
+            login(&browser, "admin", "123456").await?;
+            browser.goto("/workflow/edit").await?;
+            browser.until("the editor", "return !!(window.XJ && XJ.workflowEditor);").await?;
+            watch_errors(&browser).await?;
+            set_field(&browser, "#wfSettingsForm", "name", &format!("daily {XSS}")).await?;
+            set_field(&browser, "#wfSettingsForm", "description", XSS).await?;
+            browser.until("the group's jobs", "return document.querySelectorAll('.wf-job').length === 3;").await?;
+            ensure!(browser.text("#wfJobs").await?.contains(XSS), "job descriptions are shown as text");
+
+            browser.click("a[data-view='graph']").await?;
+            for (i, &id) in jobs.iter().enumerate() {
+                drag_job(&browser, id, 120 + 200 * i as i32, 200).await?;
+            }
+            let names = browser.script("return XJ.workflowEditor.state.def.nodes.map(function (n) { return n.name; });", vec![]).await?;
+            ensure_eq!(names, json!(["extract", "transform", "load"]));
+            click_node(&browser, "extract", false).await?;
+            click_node(&browser, "transform", true).await?;
+            click_node(&browser, "transform", false).await?;
+            click_node(&browser, "load", true).await?;
+            ensure_eq!(edges(&browser).await?, json!(["extract>transform", "transform>load"]));
+            browser.until("a valid definition", "return $('#wfProblemsTitle').text() === I18n.workflow_valid;").await?;
+            browser.click("#wfSave").await?;
+            browser.until("saved", "return XJ.workflowEditor.state.version === 1;").await?;
+            let saved = store.workflow_page(&Default::default(), 0, 10).await.context("list")?.0;
+            ensure_eq!(saved.iter().map(|w| w.name.clone()).collect::<Vec<_>>(), vec![format!("daily {XSS}")]);
+
+            // A cycle: marked on the canvas, named in the problems, refused on save.
+            click_node(&browser, "load", false).await?;
+            click_node(&browser, "extract", true).await?;
+            browser.until("the cycle marked", "return XJ.workflowEditor.cy.$('.cycle').length === 6;").await?;
+            ensure!(browser.text("#wfProblems").await?.contains("extract → transform → load → extract"), "the cycle named");
+            browser.click("#wfSave").await?;
+            browser
+                .until("the refusal", "return $('.layui-layer-dialog:not(.layui-layer-msg) .layui-layer-content').text() === '1 problem(s)';")
+                .await?;
+            ensure_eq!(store.workflow_versions(saved[0].id).await.context("versions")?.len(), 1, "nothing saved");
+            browser.click(".layui-layer-dialog:not(.layui-layer-msg) .layui-layer-btn0").await?;
+            browser
+                .script("var cy = XJ.workflowEditor.cy; cy.$(':selected').unselect(); cy.getElementById('e:load>extract').select(); return true;", vec![])
+                .await?;
+            browser.script("document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'Delete', bubbles: true })); return true;", vec![]).await?;
+            ensure_eq!(edges(&browser).await?, json!(["extract>transform", "transform>load"]));
+            browser.until("no cycle", "return XJ.workflowEditor.cy.$('.cycle').length === 0 && $('#wfProblems li').length === 0;").await?;
+
+            // The table and the texts show the same definition; an edit in the JSON reaches the canvas.
+            browser.click("#wfTableLink").await?;
+            browser.until("three rows", "return $('#wfTable tbody tr').length === 3;").await?;
+            browser.click("#wfJsonLink").await?;
+            browser
+                .script("var t = $('#wfJsonText'); var d = JSON.parse(t.val()); d.description = 'second'; t.val(JSON.stringify(d)); return true;", vec![])
+                .await?;
+            browser.click("#wfJsonApply").await?;
+            browser.click("#wfTomlLink").await?;
+            browser.until("the TOML", "return $('#wfTomlText').val().indexOf('[[workflow.node]]') >= 0;").await?;
+            browser.click("a[data-view='graph']").await?;
+            browser.click("#wfSave").await?;
+            browser.until("version 2", "return XJ.workflowEditor.state.version === 2;").await?;
+
+            // Versions: who saved them, a diff, a restore as version 3.
+            browser.click("#wfVersionsLink").await?;
+            browser.until("two versions", "return $('#wfVersions tbody tr').length === 2;").await?;
+            ensure!(browser.text("#wfVersions").await?.contains("admin"), "the author listed");
+            browser.click("#wfDiff").await?;
+            browser.until("the diff", "return $('.wf-diff').text().indexOf('second') >= 0;").await?;
+            browser.script("layer.closeAll(); return true;", vec![]).await?;
+            browser.click(".wf-restore[data-version='1']").await?;
+            browser.click(".layui-layer-btn0").await?;
+            browser.until("version 3", "return XJ.workflowEditor.state.version === 3 && $('#wfVersions tbody tr').length === 3;").await?;
+            let current = store.load_workflow(saved[0].id).await.context("load")?.context("workflow")?;
+            ensure_eq!(current.current_version, 3);
+            browser.until("the restored description", "return XJ.workflowEditor.state.def.description.indexOf('<img') === 0;").await?;
+            no_script_error(&browser).await?;
+
+            // The list shows it, with hostile text as text.
+            browser.goto("/workflow").await?;
+            browser.until("the list", "return $('#workflow_list .wf-name').length === 1;").await?;
+            ensure!(browser.text("#workflow_list").await?.contains(XSS), "the name shown as text");
+            no_injected_script(&browser).await?;
+            Ok(())
+        }
+        .await;
+        (browser, result)
+    })
+    .await?;
+    app.stop().await;
+    Ok(())
+}
