@@ -23,6 +23,7 @@ pub fn cases() -> Vec<Case> {
             ALL => refusals_change_nothing,
             SQLITE => editor_draws_saves_refuses_a_cycle_and_restores needs [Chromium],
             SQLITE => a_500_node_workflow_opens_and_drags_smoothly needs [Chromium],
+            SQLITE => list_page_schedules_runs_copies_and_refuses_a_busy_delete needs [Chromium],
         }
     }
 }
@@ -363,11 +364,8 @@ async fn editor_draws_saves_refuses_a_cycle_and_restores(backend: Backend) -> Te
             browser.until("the cycle marked", "return XJ.workflowEditor.cy.$('.cycle').length === 6;").await?;
             ensure!(browser.text("#wfProblems").await?.contains("extract → transform → load → extract"), "the cycle named");
             browser.click("#wfSave").await?;
-            browser
-                .until("the refusal", "return $('.layui-layer-dialog:not(.layui-layer-msg) .layui-layer-content').text() === '1 problem(s)';")
-                .await?;
+            ensure_eq!(alert_text(&browser).await?, "1 problem(s)");
             ensure_eq!(store.workflow_versions(saved[0].id).await.context("versions")?.len(), 1, "nothing saved");
-            browser.click(".layui-layer-dialog:not(.layui-layer-msg) .layui-layer-btn0").await?;
             browser
                 .script("var cy = XJ.workflowEditor.cy; cy.$(':selected').unselect(); cy.getElementById('e:load>extract').select(); return true;", vec![])
                 .await?;
@@ -487,6 +485,80 @@ async fn a_500_node_workflow_opens_and_drags_smoothly(backend: Backend) -> TestR
             eprintln!("500-node workflow: opened in {opened:.0} ms, longest frame while dragging {longest:.0} ms");
             browser.click("#wfTableLink").await?;
             browser.until("500 rows", "return $('#wfTable tbody tr').length === 500;").await?;
+            no_script_error(&browser).await
+        }
+        .await;
+        (browser, result)
+    })
+    .await?;
+    app.stop().await;
+    Ok(())
+}
+
+/// The text of the console's open alert (not a toast), once there is one; then closes it.
+async fn alert_text(browser: &Browser) -> Result<String, Failed> {
+    // An error alert carries the failure icon; a confirmation or a toast does not.
+    let selector = ".layui-layer-dialog:has(.layui-layer-ico2)";
+    let text =
+        browser.until("an alert", &format!("return $('{selector} .layui-layer-content').text();")).await?;
+    browser.click(&format!("{selector} .layui-layer-btn0")).await?;
+    Ok(text.as_str().unwrap_or_default().to_string())
+}
+
+/// Opens the operations menu of the first row and clicks `op`.
+async fn row_operation(browser: &Browser, op: &str) -> TestResult {
+    browser.click("#workflow_list .wf-op-toggle").await?;
+    browser.click(&format!("#workflow_list .{op}")).await
+}
+
+async fn list_page_schedules_runs_copies_and_refuses_a_busy_delete(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+    let (group, jobs) = three_jobs(&app, "job").await?;
+    let client = admin(&app).await?;
+    let mut doc = dag(&format!("list {XSS}"), group, &jobs);
+    doc["schedule"] = json!({"type": "CRON", "conf": "0 0 3 * * ?"});
+    let id = content(save(&client, 0, 0, &doc).await?)?["id"].as_i64().context("id")?;
+    let store = app.app.db.clone();
+    Browser::run(&app.base, "workflow_editor-list", |browser| async move {
+        let result: TestResult = async {
+            login(&browser, "admin", "123456").await?;
+            browser.goto("/workflow").await?;
+            browser.until("the row", "return $('#workflow_list .wf-name').length === 1;").await?;
+            watch_errors(&browser).await?;
+            ensure!(browser.text("#workflow_list").await?.contains(&en().get("workflow_last_none").to_string()), "never ran");
+
+            row_operation(&browser, "wf-op-start").await?;
+            browser.click(".layui-layer-btn0").await?;
+            browser.until("scheduled", "return $('#workflow_list').text().indexOf('RUNNING') >= 0;").await?;
+            ensure_eq!(store.load_workflow(id).await.context("load")?.context("workflow")?.trigger_status, 1);
+
+            // Run now: parameters that are not an object are refused in the dialog, an object starts a run.
+            row_operation(&browser, "wf-op-run").await?;
+            browser.visible("#runModal").await?;
+            set_field(&browser, "#runForm", "params", "[1]").await?;
+            browser.click("#runSubmit").await?;
+            browser.until("the refusal", "return $('#runForm .help-block.error').text() === I18n.workflow_params_invalid;").await?;
+            set_field(&browser, "#runForm", "params", "{\"day\": \"2026-11-28\"}").await?;
+            browser.click("#runSubmit").await?;
+            browser.until("the last run", "return $('#workflow_list .wf-last-run').length === 1;").await?;
+            let href = browser.script("return $('#workflow_list .wf-last-run').attr('href');", vec![]).await?;
+            ensure!(href.as_str().is_some_and(|h| h.ends_with("/workflow/run?id=1")), "{href}");
+
+            // Delete is refused while the run waits for its approval.
+            row_operation(&browser, "wf-op-remove").await?;
+            browser.click(".layui-layer-btn0").await?;
+            let refusal = alert_text(&browser).await?;
+            ensure!(refusal.contains("run"), "{refusal}");
+            ensure!(store.load_workflow(id).await.context("load")?.is_some(), "still there");
+
+            row_operation(&browser, "wf-op-copy").await?;
+            browser.visible("#copyModal").await?;
+            set_field(&browser, "#copyForm", "name", "the copy").await?;
+            browser.click("#copySubmit").await?;
+            browser.until("two rows", "return $('#workflow_list .wf-name').length === 2;").await?;
+            browser.script("$('#lastState').val('none').trigger('change'); return true;", vec![]).await?;
+            browser.until("only the copy", "return $('#workflow_list .wf-name').length === 1 && $('#workflow_list .wf-name').text() === 'the copy';").await?;
             no_script_error(&browser).await
         }
         .await;
