@@ -95,7 +95,7 @@
 
     function changed() {
         state.dirty = true;
-        $('#wfDirty').prop('hidden', false);
+        $('#wfDirty').show();
         $('#wfTitle').text(state.def.name || '');
         scheduleValidation();
     }
@@ -162,7 +162,7 @@
     }
 
     function layout() {
-        cy.layout({ name: 'dagre', rankDir: 'LR', nodeSep: 20, rankSep: 60, animate: false, fit: true }).run();
+        cy.layout({ name: 'dagre', rankDir: 'TB', nodeSep: 20, rankSep: 60, animate: false, fit: true }).run();
     }
 
     /** Draws the whole definition again, keeping the places of nodes that stay; lays out only new ones. */
@@ -775,7 +775,7 @@
         state.id = id;
         state.version = version;
         state.dirty = false;
-        $('#wfDirty').prop('hidden', true);
+        $('#wfDirty').hide();
         $('#wfRuns').attr('href', XJ.url('/workflow/runs?workflowId=' + encodeURIComponent(id)));
         if (window.history && window.history.replaceState) {
             window.history.replaceState(null, '', XJ.url('/workflow/edit?id=' + encodeURIComponent(id)));

@@ -354,7 +354,7 @@ async fn editor_draws_saves_refuses_a_cycle_and_restores(backend: Backend) -> Te
             ensure_eq!(edges(&browser).await?, json!(["extract>transform", "transform>load"]));
             browser.until("a valid definition", "return $('#wfProblemsTitle').text() === I18n.workflow_valid;").await?;
             browser.click("#wfSave").await?;
-            browser.until("saved", "return XJ.workflowEditor.state.version === 1;").await?;
+            browser.until("saved", "return XJ.workflowEditor.state.version === 1 && !$('#wfDirty').is(':visible');").await?;
             let saved = store.workflow_page(&Default::default(), 0, 10).await.context("list")?.0;
             ensure_eq!(saved.iter().map(|w| w.name.clone()).collect::<Vec<_>>(), vec![format!("daily {XSS}")]);
 
