@@ -64,15 +64,7 @@ pub async fn to_toml(
     user.ensure_access(state, def.job_group)?;
     let group = state.db.load_group(def.job_group).await?;
     let app_name = group.map(|g| g.app_name).unwrap_or_default();
-    let ids: Vec<i32> = def
-        .nodes
-        .iter()
-        .filter_map(|node| match node.kind {
-            NodeKind::Job { job_id, .. } => Some(job_id),
-            _ => None,
-        })
-        .collect();
-    let jobs = state.db.load_jobs(&ids).await?;
+    let jobs = state.db.load_jobs(&workflows::job_ids(def)).await?;
     let groups: HashMap<i32, String> = state
         .db
         .load_groups(&jobs.iter().map(|j| j.job_group).collect::<Vec<_>>())

@@ -448,6 +448,21 @@ pub struct NamedWorkflow {
     pub sub_workflows: Vec<String>,
 }
 
+/// The jobs `def`'s job nodes run, each once, by id.
+pub fn job_ids(def: &Definition) -> Vec<i32> {
+    let mut ids: Vec<i32> = def
+        .nodes
+        .iter()
+        .filter_map(|node| match node.kind {
+            NodeKind::Job { job_id, .. } => Some(job_id),
+            _ => None,
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
 /// What the database holds of the group, the jobs and the sub-workflows `def` names, and of every
 /// workflow reachable through them (by their current versions); the workflow saved (`id`) is not read.
 async fn references(
@@ -459,17 +474,8 @@ async fn references(
     if state.db.load_group(def.job_group).await?.is_some() {
         known.groups.insert(def.job_group);
     }
-    let mut ids: Vec<i32> = def
-        .nodes
-        .iter()
-        .filter_map(|node| match node.kind {
-            NodeKind::Job { job_id, .. } => Some(job_id),
-            _ => None,
-        })
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    known.jobs = state.db.load_jobs(&ids).await?.into_iter().map(|job| (job.id, job.job_group)).collect();
+    known.jobs =
+        state.db.load_jobs(&job_ids(def)).await?.into_iter().map(|job| (job.id, job.job_group)).collect();
     let mut queue: VecDeque<String> = nesting::sub_workflows(def).map(|(_, name)| name.to_string()).collect();
     if queue.is_empty() || !state.db.extension_tables_present().await? {
         return Ok(known);

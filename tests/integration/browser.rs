@@ -46,6 +46,7 @@ macro_rules! in_browser {
         .await
     };
 }
+pub(crate) use in_browser;
 
 pub async fn login(browser: &Browser, user: &str, password: &str) -> Result<(), Failed> {
     browser.goto("/toLogin").await?;
