@@ -7,7 +7,7 @@
 
 use crate::browser::{in_browser, login, no_injected_script, set_field};
 use crate::support::browser::Browser;
-use crate::support::console::{admin, en, ConsoleClient};
+use crate::support::console::{admin, en, restricted_user, ConsoleClient};
 use crate::support::fixtures::{insert, job, manual_group};
 use crate::support::{Backend, Context, TestApp, TestDb};
 use crate::workflow_api::audited;
@@ -212,15 +212,7 @@ async fn refusals_change_nothing(backend: Backend) -> TestResult {
     ensure_eq!(versions.as_array().map(Vec::len), Some(1), "nothing saved: {versions}");
 
     // A user without the group sees none of it and may change nothing.
-    let added = client
-        .post(
-            "/user/add",
-            &[("username", "alice"), ("password", "alice-pw"), ("role", "0"), ("permission", "1")],
-        )
-        .await?;
-    ensure_eq!(added["code"], 200, "{added}");
-    let mut alice = ConsoleClient::new(&app.base);
-    ensure_eq!(alice.login("alice", "alice-pw", false).await?["code"], 200);
+    let alice = restricted_user(&app, &client, "alice", "1").await?;
     ensure_eq!(listed(&alice, &[]).await?["recordsTotal"], 0);
     let g = group.to_string();
     let doc = dag("stolen", group, &jobs).to_string();
