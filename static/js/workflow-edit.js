@@ -148,13 +148,19 @@
         return { group: 'edges', data: { id: 'e:' + from + '>' + to, source: 'n:' + from, target: 'n:' + to } };
     }
 
-    /** Every edge the definition's upstream lists name, between nodes that exist. */
+    /**
+     * Every edge the definition's upstream lists name, between nodes that exist, each once: a text may
+     * repeat a name, which the validation reports, but the canvas cannot draw twice.
+     */
     function edgeElements() {
         var edges = [];
+        var seen = {};
         $.each(state.def.nodes, function (i, node) {
             $.each(node.upstream, function (k, up) {
-                if (nodeNamed(up) && up !== node.name) {
-                    edges.push(edgeElement(up, node.name));
+                var edge = edgeElement(up, node.name);
+                if (nodeNamed(up) && up !== node.name && !seen[edge.data.id]) {
+                    seen[edge.data.id] = true;
+                    edges.push(edge);
                 }
             });
         });
@@ -172,9 +178,15 @@
             places[n.data('name')] = $.extend({}, n.position());
         });
         var placed = true;
+        var drawn = {};
         cy.batch(function () {
             cy.elements().remove();
+            // A second node of a name (the validation names it) is not drawn.
             cy.add($.map(state.def.nodes, function (node) {
+                if (drawn[node.name]) {
+                    return null;
+                }
+                drawn[node.name] = true;
                 placed = placed && !!places[node.name];
                 return nodeElement(node, places[node.name]);
             }));
@@ -378,6 +390,13 @@
         }
     }
 
+    /** Marks a name field whose name another node has; the node keeps its name. */
+    function refuseName($field, name) {
+        var $group = $field.closest('.form-group, td');
+        $group.addClass('has-error').find('.help-block.error').remove();
+        $group.append($('<span class="help-block error"></span>').text(XJ.t('workflow_name_taken', { name: name })));
+    }
+
     var $nodeForm = $('#wfNodeForm');
     var panelNode = null;
 
@@ -496,7 +515,10 @@
         var name = $.trim(f('name').val());
         var upstreamChanged = upstream.join(',') !== node.upstream.join(',');
         node.upstream = upstream;
-        if (name && name !== node.name) {
+        if (name && name !== node.name && nodeNamed(name)) {
+            redrawNode(node);
+            refuseName(f('name'), name);
+        } else if (name && name !== node.name) {
             renameNode(node, name);
         } else if (upstreamChanged) {
             redrawNode(node);
@@ -614,6 +636,10 @@
         var value = $cell.is(':checkbox') ? $cell.is(':checked') : $cell.val();
         switch (field) {
             case 'name':
+                if ($.trim(value) !== node.name && nodeNamed($.trim(value))) {
+                    refuseName($cell, $.trim(value));
+                    return;
+                }
                 if ($.trim(value)) {
                     renameNode(node, $.trim(value));
                 }
@@ -776,7 +802,7 @@
         state.version = version;
         state.dirty = false;
         $('#wfDirty').hide();
-        $('#wfRuns').attr('href', XJ.url('/workflow/runs?workflowId=' + encodeURIComponent(id)));
+        $('#wfRuns').attr('href', XJ.url('/workflow/runs?workflowId=' + encodeURIComponent(id))).parent().show();
         if (window.history && window.history.replaceState) {
             window.history.replaceState(null, '', XJ.url('/workflow/edit?id=' + encodeURIComponent(id)));
         }

@@ -236,6 +236,16 @@ async fn refusals_change_nothing(backend: Backend) -> TestResult {
             "{path}: {reply}"
         );
     }
+    // Another site's page may not save, whoever's cookie it carries.
+    let foreign = client
+        .request(
+            reqwest::Method::POST,
+            "/workflow/save",
+            &[("definition", doc.as_str())],
+            &[("Origin", "http://evil.example")],
+        )
+        .await?;
+    ensure_eq!(foreign.status, 403, "{}", foreign.body);
     let page = alice.get(&format!("/workflow/edit?id={ids}")).await?;
     ensure!(page.body.contains("System Error") && page.body.contains(limit), "the editor page is refused");
     ensure_eq!(listed(&client, &[]).await?["recordsTotal"], 1);
@@ -372,6 +382,17 @@ async fn editor_draws_saves_refuses_a_cycle_and_restores(backend: Backend) -> Te
         // The table and the texts show the same definition; an edit in the JSON reaches the canvas.
         browser.click("#wfTableLink").await?;
         browser.until("three rows", "return $('#wfTable tbody tr').length === 3;").await?;
+        browser.script("$('#wfTable tr[data-index=1] input[data-field=name]').val('extract').trigger('change'); return true;", vec![]).await?;
+        browser
+            .until(
+                "the name refused",
+                "return $('#wfTable .has-error').text() === 'Another node is named extract';",
+            )
+            .await?;
+        let names = browser
+            .script("return XJ.workflowEditor.state.def.nodes.map(function (n) { return n.name; });", vec![])
+            .await?;
+        ensure_eq!(names, json!(["extract", "transform", "load"]));
         browser.click("#wfJsonLink").await?;
         browser
             .script("var t = $('#wfJsonText'); var d = JSON.parse(t.val()); d.description = 'second'; t.val(JSON.stringify(d)); return true;", vec![])
@@ -406,6 +427,18 @@ async fn editor_draws_saves_refuses_a_cycle_and_restores(backend: Backend) -> Te
                 "return XJ.workflowEditor.state.def.description.indexOf('<img') === 0;",
             )
             .await?;
+        // A text naming a node twice and an upstream node twice is drawn once each and its problems listed.
+        browser.click("#wfJsonLink").await?;
+        browser
+            .script(
+                "var t = $('#wfJsonText'); var d = JSON.parse(t.val()); d.nodes.push($.extend(true, {}, d.nodes[2])); \
+                 d.nodes[1].upstream = ['extract', 'extract']; t.val(JSON.stringify(d)); return true;",
+                vec![],
+            )
+            .await?;
+        browser.click("#wfJsonApply").await?;
+        browser.until("the problems", "return $('#wfProblems').text().indexOf(\"'load' is already the name of nodes[2]\") >= 0 && $('#wfProblems').text().indexOf(\"'extract' is listed more than once\") >= 0;").await?;
+        ensure_eq!(browser.script("return XJ.workflowEditor.cy.nodes().length;", vec![]).await?, json!(3));
         no_script_error(&browser).await?;
 
         // The list shows it, with hostile text as text.
