@@ -212,7 +212,7 @@ async fn refusals_change_nothing(backend: Backend) -> TestResult {
     ensure_eq!(versions.as_array().map(Vec::len), Some(1), "nothing saved: {versions}");
 
     // A user without the group sees none of it and may change nothing.
-    let alice = restricted_user(&app, &client, "alice", "1").await?;
+    let alice = restricted_user(&app, &client, "alice", "alice-pw", "1").await?;
     ensure_eq!(listed(&alice, &[]).await?["recordsTotal"], 0);
     let g = group.to_string();
     let doc = dag("stolen", group, &jobs).to_string();
