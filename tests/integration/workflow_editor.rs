@@ -9,6 +9,7 @@ use crate::browser::{in_browser, login, no_injected_script, set_field};
 use crate::support::browser::Browser;
 use crate::support::console::{admin, en, restricted_user, ConsoleClient};
 use crate::support::fixtures::{insert, job, manual_group};
+use crate::support::nginx::{free_port, Nginx};
 use crate::support::{Backend, Context, TestApp, TestDb};
 use crate::workflow_api::audited;
 use crate::{cases, ensure, ensure_eq, Case, TestResult, ALL, SQLITE};
@@ -21,6 +22,7 @@ pub fn cases() -> Vec<Case> {
             ALL => console_endpoints_save_list_version_run_and_delete,
             ALL => refusals_change_nothing,
             SQLITE => editor_draws_saves_refuses_a_cycle_and_restores needs [Chromium],
+            SQLITE => editor_behind_nginx needs [Chromium, Nginx],
             SQLITE => a_500_node_workflow_opens_and_drags_smoothly needs [Chromium],
             SQLITE => list_page_schedules_runs_copies_and_refuses_a_busy_delete needs [Chromium],
         }
@@ -319,9 +321,33 @@ async fn edges(browser: &Browser) -> Result<Value, Failed> {
 async fn editor_draws_saves_refuses_a_cycle_and_restores(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
-    let (_, jobs) = three_jobs(&app, XSS).await?;
+    editor_flow(&app, &app.base, "workflow_editor-editor").await?;
+    app.stop().await;
+    Ok(())
+}
+
+/// The editor and the list through nginx, under the console's context path on the proxy's own port.
+async fn editor_behind_nginx(backend: Backend) -> TestResult {
+    let db = TestDb::fresh(backend)?;
+    let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
+    let nginx = Nginx::start(free_port()?, app.app.addr, &[]).await?;
+    editor_flow(&app, &nginx.console, "workflow_editor-nginx").await.map_err(|e| {
+        Failed::from(format!("through nginx: {}; nginx: {}", e.message().unwrap_or("?"), nginx.error_log()))
+    })?;
+    ensure!(
+        nginx.access_log().contains("\"POST /xxl-job-admin/workflow/save HTTP/1.1\" 200"),
+        "saved through nginx"
+    );
+    app.stop().await;
+    Ok(())
+}
+
+/// A DAG drawn in the editor at `base` (the admin, or a proxy before it), saved, a cycle refused and
+/// marked, the views kept in sync, versions compared and restored, then the list.
+async fn editor_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
+    let (_, jobs) = three_jobs(app, XSS).await?;
     let store = app.app.db.clone();
-    in_browser!(app.base, "workflow_editor-editor", |browser| {
+    in_browser!(base, name, |browser| {
         login(&browser, "admin", "123456").await?;
         browser.goto("/workflow/edit").await?;
         browser.until("the editor", "return !!(window.XJ && XJ.workflowEditor);").await?;
@@ -447,9 +473,7 @@ async fn editor_draws_saves_refuses_a_cycle_and_restores(backend: Backend) -> Te
         ensure!(browser.text("#workflow_list").await?.contains(XSS), "the name shown as text");
         no_injected_script(&browser).await?;
         Ok(())
-    })?;
-    app.stop().await;
-    Ok(())
+    })
 }
 
 /// Nodes of the large workflow, and how long opening it and the longest frame while dragging a node may
