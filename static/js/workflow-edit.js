@@ -930,5 +930,6 @@
         replaceDefinition(freshDefinition());
         $('#wfSettingsLink').tab('show');
         loadJobs();
+        scheduleValidation();
     }
 }(jQuery, window.cytoscape));

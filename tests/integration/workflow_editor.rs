@@ -358,6 +358,11 @@ async fn editor_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
             .until("the group's jobs", "return document.querySelectorAll('.wf-job').length === 3;")
             .await?;
         ensure!(browser.text("#wfJobs").await?.contains(XSS), "job descriptions are shown as text");
+        let found = browser
+            .script("$('#wfJobFilter').val('TRANS').trigger('input'); return $('.wf-job').length;", vec![])
+            .await?;
+        ensure_eq!(found, json!(1), "the search finds the job by its handler");
+        browser.script("$('#wfJobFilter').val('').trigger('input'); return true;", vec![]).await?;
 
         browser.click("a[data-view='graph']").await?;
         for (i, &id) in jobs.iter().enumerate() {
@@ -406,6 +411,17 @@ async fn editor_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
             .await?;
 
         // The table and the texts show the same definition; an edit in the JSON reaches the canvas.
+        // The side panels: a node's retries, the workflow's schedule.
+        click_node(&browser, "load", false).await?;
+        browser.visible("#wfNodeForm").await?;
+        set_field(&browser, "#wfNodeForm", "retry.count", "2").await?;
+        browser.click("#wfSettingsLink").await?;
+        set_field(&browser, "#wfSettingsForm", "schedule.type", "CRON").await?;
+        set_field(&browser, "#wfSettingsForm", "schedule.conf", "0 0 3 * * ?").await?;
+        let settings = browser
+            .script("var d = XJ.workflowEditor.state.def; return [d.nodes[2].retry.count, d.schedule.type, d.schedule.conf];", vec![])
+            .await?;
+        ensure_eq!(settings, json!([2, "CRON", "0 0 3 * * ?"]));
         browser.click("#wfTableLink").await?;
         browser.until("three rows", "return $('#wfTable tbody tr').length === 3;").await?;
         browser.script("$('#wfTable tr[data-index=1] input[data-field=name]').val('extract').trigger('change'); return true;", vec![]).await?;
@@ -429,6 +445,11 @@ async fn editor_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
         browser.click("a[data-view='graph']").await?;
         browser.click("#wfSave").await?;
         browser.until("version 2", "return XJ.workflowEditor.state.version === 2;").await?;
+        let saved_schedule = store.load_workflow(saved[0].id).await.context("load")?.context("workflow")?;
+        ensure_eq!(
+            (saved_schedule.schedule_type.as_str(), saved_schedule.schedule_conf.as_deref()),
+            ("CRON", Some("0 0 3 * * ?"))
+        );
 
         // Versions: who saved them, a diff, a restore as version 3.
         browser.click("#wfVersionsLink").await?;
