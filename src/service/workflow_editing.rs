@@ -55,7 +55,7 @@ pub async fn group_jobs(
 }
 
 /// The definition as the jobs-as-code TOML of one workflow: its group by AppName, each job by its natural
-/// key (`app/description/handler`).
+/// key (`app/description/handler`), or as `#id` when it is gone or of a group the user may not access.
 pub async fn to_toml(
     state: &ServiceContext,
     user: &LoginUser,
@@ -64,7 +64,14 @@ pub async fn to_toml(
     user.ensure_access(state, def.job_group)?;
     let group = state.db.load_group(def.job_group).await?;
     let app_name = group.map(|g| g.app_name).unwrap_or_default();
-    let jobs = state.db.load_jobs(&workflows::job_ids(def)).await?;
+    // A job of a group the user may not access keeps its id: its name is none of his business.
+    let jobs: Vec<JobInfo> = state
+        .db
+        .load_jobs(&workflows::job_ids(def))
+        .await?
+        .into_iter()
+        .filter(|j| user.can_access(j.job_group))
+        .collect();
     let groups: HashMap<i32, String> = state
         .db
         .load_groups(&jobs.iter().map(|j| j.job_group).collect::<Vec<_>>())

@@ -238,6 +238,14 @@ async fn refusals_change_nothing(backend: Backend) -> TestResult {
             "{path}: {reply}"
         );
     }
+    // The TOML view of a document of her group names a job of another only by its id.
+    let peek = json!({"name": "peek", "jobGroup": 1, "nodes": [{"name": "a", "kind": {"type": "job", "jobId": jobs[0]}}]});
+    let toml = content(alice.post("/workflow/toToml", &[("definition", &peek.to_string())]).await?)?;
+    ensure!(
+        toml.as_str()
+            .is_some_and(|t| t.contains(&format!("job = \"#{}\"", jobs[0])) && !t.contains("wf-editor-app/")),
+        "{toml}"
+    );
     // Another site's page may not save, whoever's cookie it carries.
     let foreign = client
         .request(
