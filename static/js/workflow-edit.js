@@ -332,8 +332,10 @@
             success: function (jobs) {
                 state.jobs = jobs || [];
                 renderJobs();
-                $.each(state.def.nodes, function (i, node) {
-                    restyle(node);
+                cy.batch(function () {
+                    $.each(state.def.nodes, function (i, node) {
+                        restyle(node);
+                    });
                 });
             }
         });
