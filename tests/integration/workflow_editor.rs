@@ -505,11 +505,13 @@ async fn editor_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
     })
 }
 
-/// Nodes of the large workflow, and how long opening it and the longest frame while dragging a node may
-/// take on the 2-core CI machine with a debug build (measured: see docs/workflows.md#in-the-console).
+/// Nodes of the large workflow, and how long opening it and the frames while dragging a node may take on
+/// the 2-core CI machine with a debug build, beside the other tests (measured alone: see
+/// docs/workflows.md#in-the-console). The frames are judged by the 90th percentile: one frame late behind
+/// another process says nothing of the page.
 const LARGE_NODES: usize = 500;
-const OPEN_LIMIT_MS: f64 = 5000.0;
-const FRAME_LIMIT_MS: f64 = 250.0;
+const OPEN_LIMIT_MS: f64 = 8000.0;
+const FRAME_LIMIT_MS: f64 = 150.0;
 
 /// 500 nodes in layers of ten, each following two of the layer before.
 fn large_dag(group: i32, job_id: i32) -> Value {
@@ -562,17 +564,17 @@ async fn a_500_node_workflow_opens_and_drags_smoothly(backend: Backend) -> TestR
                  var timer = setInterval(function () { moves += 1; window.dispatchEvent(new MouseEvent('mousemove', at(moves * 5))); \
                    if (moves === 30) { clearInterval(timer); window.dispatchEvent(new MouseEvent('mouseup', at(150))); \
                      setTimeout(function () { running = false; var end = node.position(); \
-                       done({ moved: Math.round(end.x - start.x), longest: Math.max.apply(null, gaps.slice(1)) }); }, 300); } }, 16);",
+                       done({ moved: Math.round(end.x - start.x), slow: gaps.slice(1).sort(function (a, b) { return a - b; })[Math.floor(gaps.length * 0.9) - 1] }); }, 300); } }, 16);",
                 vec![],
             )
             .await
             .context("drag")?;
-        let longest = dragged["longest"].as_f64().unwrap_or(f64::MAX);
+        let slow = dragged["slow"].as_f64().unwrap_or(f64::MAX);
         ensure!(dragged["moved"].as_i64().unwrap_or(0) > 50, "the node moved: {dragged}");
-        let smooth = longest < FRAME_LIMIT_MS;
-        ensure!(smooth, "the longest frame while dragging took {longest:.0} ms");
+        let smooth = slow < FRAME_LIMIT_MS;
+        ensure!(smooth, "one frame in ten while dragging took {slow:.0} ms or more");
         eprintln!(
-            "500-node workflow: opened in {opened:.0} ms, longest frame while dragging {longest:.0} ms"
+            "500-node workflow: opened in {opened:.0} ms, 90th percentile frame while dragging {slow:.0} ms"
         );
         browser.click("#wfTableLink").await?;
         browser.until("500 rows", "return $('#wfTable tbody tr').length === 500;").await?;
