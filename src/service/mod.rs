@@ -13,6 +13,7 @@ pub mod oidc;
 pub mod schema;
 pub mod tokens;
 pub mod users;
+pub mod workflow_editing;
 pub mod workflow_runs;
 pub mod workflows;
 

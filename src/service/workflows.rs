@@ -17,7 +17,8 @@ use crate::domain::workflow::{
 };
 use crate::i18n::I18n;
 use crate::storage::{
-    StorageError, VersionInfo, Workflow, WorkflowFilter, WorkflowHead, WorkflowSchedule, WorkflowVersion,
+    LastRun, StorageError, VersionInfo, Workflow, WorkflowFilter, WorkflowHead, WorkflowSchedule,
+    WorkflowVersion,
 };
 use crate::time::Zone;
 use serde::Serialize;
@@ -30,6 +31,8 @@ pub struct WorkflowQuery {
     pub job_group: i32,
     /// Names containing this.
     pub name: Option<String>,
+    /// Whose latest run is in this state, or that never ran.
+    pub last_run: Option<LastRun>,
 }
 
 /// What a save answers.
@@ -60,7 +63,7 @@ pub async fn list(
     if !state.db.extension_tables_present().await? {
         return Ok((Vec::new(), 0));
     }
-    let filter = WorkflowFilter { groups, name: query.name };
+    let filter = WorkflowFilter { groups, name: query.name, last_run: query.last_run };
     Ok(state.db.workflow_page(&filter, offset.max(0), limit.max(0)).await?)
 }
 
@@ -184,6 +187,22 @@ fn parse(document: &Value) -> Result<Definition, ServiceError> {
         let problem = Problem::Unreadable(e.into_inner().to_string());
         ServiceError::Definition(vec![DefinitionError { node, field, problem }])
     })
+}
+
+/// The checks a save makes of `document` (as workflow `id` when it exists), without saving it: the
+/// editor's validation as the user types. Its definition when it passes.
+pub async fn check_document(
+    state: &ServiceContext,
+    user: &LoginUser,
+    document: &Value,
+    id: Option<i64>,
+) -> Result<Definition, ServiceError> {
+    if let Some(id) = id {
+        get(state, user, id).await?;
+    }
+    let def = parse(document)?;
+    check(state, user, &def, id).await?;
+    Ok(def)
 }
 
 /// A save's answer, and the versions it went between, for the audit trail.
@@ -429,6 +448,21 @@ pub struct NamedWorkflow {
     pub sub_workflows: Vec<String>,
 }
 
+/// The jobs `def`'s job nodes run, each once, by id.
+pub fn job_ids(def: &Definition) -> Vec<i32> {
+    let mut ids: Vec<i32> = def
+        .nodes
+        .iter()
+        .filter_map(|node| match node.kind {
+            NodeKind::Job { job_id, .. } => Some(job_id),
+            _ => None,
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
 /// What the database holds of the group, the jobs and the sub-workflows `def` names, and of every
 /// workflow reachable through them (by their current versions); the workflow saved (`id`) is not read.
 async fn references(
@@ -440,17 +474,8 @@ async fn references(
     if state.db.load_group(def.job_group).await?.is_some() {
         known.groups.insert(def.job_group);
     }
-    let mut ids: Vec<i32> = def
-        .nodes
-        .iter()
-        .filter_map(|node| match node.kind {
-            NodeKind::Job { job_id, .. } => Some(job_id),
-            _ => None,
-        })
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    known.jobs = state.db.load_jobs(&ids).await?.into_iter().map(|job| (job.id, job.job_group)).collect();
+    known.jobs =
+        state.db.load_jobs(&job_ids(def)).await?.into_iter().map(|job| (job.id, job.job_group)).collect();
     let mut queue: VecDeque<String> = nesting::sub_workflows(def).map(|(_, name)| name.to_string()).collect();
     if queue.is_empty() || !state.db.extension_tables_present().await? {
         return Ok(known);

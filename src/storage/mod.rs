@@ -43,7 +43,7 @@ pub use workflow_engine::{
     ActiveRun, Admitted, Backfill, NewBackfill, NodeLogResult, NodeSend, OnLimit, RunLimits,
 };
 pub use workflows::{
-    NewRun, NodeAttempt, NodeChange, NodeTrigger, RunChange, RunFilter, VersionInfo, Workflow,
+    LastRun, NewRun, NodeAttempt, NodeChange, NodeTrigger, RunChange, RunFilter, VersionInfo, Workflow,
     WorkflowFilter, WorkflowHead, WorkflowRun, WorkflowSchedule, WorkflowVersion, ACTIVE_RUN_STATES,
 };
 

@@ -59,7 +59,20 @@ pub struct WorkflowFilter {
     pub groups: Option<Vec<i32>>,
     /// Only names containing this, in any case (ASCII case on SQLite).
     pub name: Option<String>,
+    /// Only workflows whose latest run is in this state, or that never ran.
+    pub last_run: Option<LastRun>,
 }
+
+/// The latest run a workflow list may filter on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LastRun {
+    Never,
+    /// A run state as the engine writes it.
+    In(String),
+}
+
+/// The id of each workflow's latest run.
+const LATEST_RUN_IDS: &str = "SELECT MAX(id) FROM xxl_job_ext_workflow_run GROUP BY workflow_id";
 
 /// `xxl_job_ext_workflow_version`
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -422,7 +435,34 @@ impl Db {
             clause.push_str(&self.like("name"));
             args.push(Arg::Text(pattern));
         }
+        match &filter.last_run {
+            None => {}
+            Some(LastRun::Never) => {
+                clause.push_str(" AND id NOT IN (SELECT workflow_id FROM xxl_job_ext_workflow_run)");
+            }
+            Some(LastRun::In(state)) => {
+                clause.push_str(&format!(
+                    " AND id IN (SELECT workflow_id FROM xxl_job_ext_workflow_run WHERE state = ? \
+                     AND id IN ({LATEST_RUN_IDS}))"
+                ));
+                args.push(Arg::Text(state.clone()));
+            }
+        }
         self.page("xxl_job_ext_workflow", &clause, &args, "ORDER BY name, id", offset, limit).await
+    }
+
+    /// The latest run of each of these workflows that has one.
+    pub async fn latest_runs(&self, workflow_ids: &[i64]) -> Result<Vec<WorkflowRun>> {
+        if workflow_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT * FROM xxl_job_ext_workflow_run WHERE id IN (SELECT MAX(id) FROM xxl_job_ext_workflow_run \
+             WHERE workflow_id IN ({}) GROUP BY workflow_id)",
+            super::placeholders(workflow_ids.len())
+        );
+        let args: Vec<Arg> = workflow_ids.iter().map(|&id| Arg::Int(id)).collect();
+        self.fetch_all(&sql, &args).await
     }
 
     pub async fn load_workflow_version(&self, id: i64, version: i32) -> Result<Option<WorkflowVersion>> {

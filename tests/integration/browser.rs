@@ -46,8 +46,9 @@ macro_rules! in_browser {
         .await
     };
 }
+pub(crate) use in_browser;
 
-async fn login(browser: &Browser, user: &str, password: &str) -> Result<(), Failed> {
+pub async fn login(browser: &Browser, user: &str, password: &str) -> Result<(), Failed> {
     browser.goto("/toLogin").await?;
     browser.fill("#userName", user).await?;
     browser.fill("#password", password).await?;
@@ -57,7 +58,7 @@ async fn login(browser: &Browser, user: &str, password: &str) -> Result<(), Fail
 }
 
 /// Arms the tripwire on the current page and checks it was not sprung.
-async fn no_injected_script(browser: &Browser) -> Result<(), Failed> {
+pub async fn no_injected_script(browser: &Browser) -> Result<(), Failed> {
     let sprung = browser
         .script(
             "window.alert = function () { window.__xss = 'alert'; }; return window.__xss || null;",
@@ -75,7 +76,7 @@ async fn no_injected_script(browser: &Browser) -> Result<(), Failed> {
 
 /// Fills the named field of a form by script (selects, hidden inputs and textareas alike) and fires
 /// `change` so the page's own handlers react as to a user.
-async fn set_field(browser: &Browser, form: &str, name: &str, value: &str) -> Result<(), Failed> {
+pub async fn set_field(browser: &Browser, form: &str, name: &str, value: &str) -> Result<(), Failed> {
     let found = browser
         .script(
             "var f = document.querySelector(arguments[0]); var e = f && f.elements[arguments[1]]; \

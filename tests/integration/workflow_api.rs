@@ -112,7 +112,7 @@ async fn reads_of_a_database_without_workflows_create_no_table(backend: Backend)
 }
 
 /// The events of the audit file, once one of `kind` with `outcome` is there (it is written in the background).
-async fn audited(file: &Path, kind: &str, outcome: &str) -> Result<Vec<Value>, Failed> {
+pub async fn audited(file: &Path, kind: &str, outcome: &str) -> Result<Vec<Value>, Failed> {
     eventually(Duration::from_secs(10), &format!("a {kind} event ({outcome})"), || async {
         let text = std::fs::read_to_string(file).unwrap_or_default();
         let all: Vec<Value> = text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();

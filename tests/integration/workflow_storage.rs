@@ -161,11 +161,11 @@ async fn every_statement_and_its_compare_and_set(backend: Backend) -> TestResult
     let all = WorkflowFilter::default();
     let (page, total) = store.workflow_page(&all, 0, 1).await.context("page")?;
     ensure_eq!((page.iter().map(|w| w.name.as_str()).collect::<Vec<_>>(), total), (vec!["Hourly-Report"], 2));
-    let filter = WorkflowFilter { groups: Some(vec![2]), name: Some("V2".into()) };
+    let filter = WorkflowFilter { groups: Some(vec![2]), name: Some("V2".into()), last_run: None };
     ensure_eq!(store.workflow_page(&filter, 0, 10).await.context("page")?.1, 1);
-    let filter = WorkflowFilter { groups: Some(vec![]), name: None };
+    let filter = WorkflowFilter { groups: Some(vec![]), name: None, last_run: None };
     ensure_eq!(store.workflow_page(&filter, 0, 10).await.context("page")?.1, 0);
-    let filter = WorkflowFilter { groups: None, name: Some("hourly".into()) };
+    let filter = WorkflowFilter { groups: None, name: Some("hourly".into()), last_run: None };
     ensure_eq!(store.workflow_page(&filter, 0, 10).await.context("page")?.0[0].id, other);
 
     // Scheduling.

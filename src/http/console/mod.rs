@@ -22,6 +22,7 @@ pub mod state;
 pub mod throttle;
 mod users;
 pub mod views;
+mod workflows;
 
 use crate::http::state::AppState;
 use crate::storage::JobUser;
@@ -65,6 +66,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .merge(joblog::routes())
         .merge(users::any_user_routes())
         .merge(pages::gated_data_routes())
+        .merge(workflows::routes())
         .merge(
             Router::new()
                 .merge(jobgroup::routes())
@@ -76,6 +78,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), gate))
         .route_layer(axum::middleware::from_fn(same_origin_only));
     let pages = pages::gated_routes()
+        .merge(workflows::page_routes())
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), gate))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), return_to::remember_page));
     Router::new()

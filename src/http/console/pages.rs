@@ -64,7 +64,7 @@ fn collapsed(headers: &HeaderMap) -> bool {
 
 /// A gated page. Administrators are warned on every page while an administrator account keeps the
 /// default password.
-async fn page(
+pub(super) async fn page(
     state: &AppState,
     user: &LoginUser,
     headers: &HeaderMap,
@@ -100,14 +100,17 @@ fn choices(services: &ServiceContext) -> Value {
 }
 
 #[derive(Serialize)]
-struct GroupChoice {
+pub(super) struct GroupChoice {
     id: i32,
     appname: String,
     title: String,
 }
 
 /// The groups the user may see, or the "no executor" failure of 2.4.2.
-async fn visible_groups(services: &ServiceContext, user: &LoginUser) -> Result<Vec<GroupChoice>, PageError> {
+pub(super) async fn visible_groups(
+    services: &ServiceContext,
+    user: &LoginUser,
+) -> Result<Vec<GroupChoice>, PageError> {
     let (groups, _) = groups::list(services, user, None, None, 0, groups::ALL).await?;
     let visible: Vec<GroupChoice> =
         groups.into_iter().map(|g| GroupChoice { id: g.id, appname: g.app_name, title: g.title }).collect();

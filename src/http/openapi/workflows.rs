@@ -48,7 +48,7 @@ pub async fn list(
 ) -> ApiResult<Json<Listing<WorkflowView>>> {
     let (offset, limit) = paging(query.offset, query.limit)?;
     within(&services, "jobGroup", query.job_group, 0..=i32::MAX)?;
-    let filter = WorkflowQuery { job_group: query.job_group.unwrap_or(0), name: query.name };
+    let filter = WorkflowQuery { job_group: query.job_group.unwrap_or(0), name: query.name, last_run: None };
     let (found, total) = workflows::list(&services, &user, filter, offset, limit).await?;
     Ok(Json(Listing { total, items: found.into_iter().map(WorkflowView::of).collect() }))
 }

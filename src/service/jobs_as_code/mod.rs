@@ -15,6 +15,8 @@ pub use document::{
     WorkflowNode,
 };
 pub use plan::{Action, FieldDiff, Plan, PlanError};
+/// One workflow of a document into a definition and back, for the console's editor.
+pub use workflows::{definition as definition_of, exported as exported_workflow};
 
 use super::audit::{Audit, EventKind, Target};
 use super::groups::{ensure_admin, live_address_lists, GroupForm};

@@ -126,6 +126,23 @@ pub async fn admin(app: &TestApp) -> Result<ConsoleClient, Failed> {
     Ok(client)
 }
 
+/// A user of role 0 with the groups of `permission` (ids, comma-separated), added by `admin` and
+/// logged in.
+pub async fn restricted_user(
+    app: &TestApp,
+    admin: &ConsoleClient,
+    name: &str,
+    password: &str,
+    permission: &str,
+) -> Result<ConsoleClient, Failed> {
+    let form = [("username", name), ("password", password), ("role", "0"), ("permission", permission)];
+    let added = admin.post("/user/add", &form).await?;
+    ensure_eq!(added["code"], 200, "{added}");
+    let mut user = ConsoleClient::new(&app.base);
+    ensure_eq!(user.login(name, password, false).await?["code"], 200);
+    Ok(user)
+}
+
 /// The messages built from i18n keys, as the console concatenates them.
 pub fn msg(keys: &[&str]) -> String {
     let t = en();
