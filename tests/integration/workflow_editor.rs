@@ -23,7 +23,7 @@ pub fn cases() -> Vec<Case> {
             ALL => refusals_change_nothing,
             SQLITE => editor_draws_saves_refuses_a_cycle_and_restores needs [Chromium],
             SQLITE => editor_behind_nginx needs [Chromium, Nginx],
-            SQLITE => a_500_node_workflow_opens_and_drags_smoothly needs [Chromium],
+            SQLITE => a_500_node_workflow_opens_drags_and_tables needs [Chromium],
             SQLITE => list_page_schedules_runs_copies_and_refuses_a_busy_delete needs [Chromium],
         }
     }
@@ -505,13 +505,10 @@ async fn editor_flow(app: &TestApp, base: &str, name: &str) -> TestResult {
     })
 }
 
-/// Nodes of the large workflow, and how long opening it and the frames while dragging a node may take on
-/// the 2-core CI machine with a debug build, beside the other tests (measured alone: see
-/// docs/workflows.md#in-the-console). The frames are judged by the 90th percentile: one frame late behind
-/// another process says nothing of the page.
+/// Nodes of the large workflow. How long it takes to open and how smooth a drag is are printed, not
+/// asserted (speed belongs to measurements on a quiet machine: docs/workflows.md#in-the-console); the
+/// test holds that it opens whole, drags and lists.
 const LARGE_NODES: usize = 500;
-const OPEN_LIMIT_MS: f64 = 8000.0;
-const FRAME_LIMIT_MS: f64 = 150.0;
 
 /// 500 nodes in layers of ten, each following two of the layer before.
 fn large_dag(group: i32, job_id: i32) -> Value {
@@ -529,7 +526,7 @@ fn large_dag(group: i32, job_id: i32) -> Value {
     json!({"name": "large", "jobGroup": group, "nodes": nodes})
 }
 
-async fn a_500_node_workflow_opens_and_drags_smoothly(backend: Backend) -> TestResult {
+async fn a_500_node_workflow_opens_drags_and_tables(backend: Backend) -> TestResult {
     let db = TestDb::fresh(backend)?;
     let app = TestApp::start(&db, &["--xxl.job.i18n=en"]).await?;
     let (group, jobs) = three_jobs(&app, "job").await?;
@@ -546,8 +543,6 @@ async fn a_500_node_workflow_opens_and_drags_smoothly(backend: Backend) -> TestR
             )
             .await?;
         let opened = drawn.as_f64().unwrap_or(f64::MAX);
-        let quick = opened < OPEN_LIMIT_MS;
-        ensure!(quick, "opening took {opened:.0} ms");
         watch_errors(&browser).await?;
         // Drags a node across the canvas in 30 moves while counting the frames' gaps.
         let dragged = browser
@@ -571,8 +566,6 @@ async fn a_500_node_workflow_opens_and_drags_smoothly(backend: Backend) -> TestR
             .context("drag")?;
         let slow = dragged["slow"].as_f64().unwrap_or(f64::MAX);
         ensure!(dragged["moved"].as_i64().unwrap_or(0) > 50, "the node moved: {dragged}");
-        let smooth = slow < FRAME_LIMIT_MS;
-        ensure!(smooth, "one frame in ten while dragging took {slow:.0} ms or more");
         eprintln!(
             "500-node workflow: opened in {opened:.0} ms, 90th percentile frame while dragging {slow:.0} ms"
         );
