@@ -7,31 +7,45 @@ use crate::domain::workflow::model::{Node, NodeKind, NodeState, RunState};
 use crate::domain::workflow::readiness::{decide, NodeStatus, RunOutcome, RunView};
 use crate::domain::workflow::retry::backoff_ms;
 use crate::domain::workflow::template::{self, Context};
-use crate::storage::{NodeAttempt, NodeChange, RunChange};
+use crate::storage::{NodeAttempt, NodeChange, RunChange, WorkflowRun};
 use serde_json::Value;
 use std::collections::HashMap;
 
 impl Workflows {
     pub(super) async fn reconcile(&self, run_id: i64) -> Result<()> {
+        let mut kept = None;
         for _ in 0..MAX_PASSES {
-            if !self.pass(run_id).await? {
-                break;
+            let run = match kept.take() {
+                Some(run) => run,
+                None => match self.services().db.load_run(run_id).await? {
+                    Some(run) => run,
+                    None => return Ok(()),
+                },
+            };
+            match self.pass(&run).await? {
+                Next::Done => break,
+                // Only node rows changed: the run's row is read again only when it changed (or another
+                // admin's change of it made a compare-and-set fail). One changed meanwhile by an operation
+                // elsewhere is safe to act on for a pass: a node is only sent under the run's row lock,
+                // in the state it has then, and the operation wakes the run again.
+                Next::Again => kept = Some(run),
+                Next::ReadRun => {}
             }
         }
         Ok(())
     }
 
     /// One pass over a run: its running attempts progressed, else what is due sent, else the next
-    /// decisions applied; whether it changed anything (then the caller reads the run again).
-    async fn pass(&self, run_id: i64) -> Result<bool> {
+    /// decisions applied; what comes next.
+    async fn pass(&self, run: &WorkflowRun) -> Result<Next> {
         let db = &self.services().db;
-        let Some(run) = db.load_run(run_id).await? else { return Ok(false) };
+        let run_id = run.id;
         let Some(state) = RunState::parse(&run.state) else {
             tracing::warn!(run_id, state = run.state, "workflow run in an unknown state left alone");
-            return Ok(false);
+            return Ok(Next::Done);
         };
         if state.is_terminal() || state == RunState::Queued {
-            return Ok(false);
+            return Ok(Next::Done);
         }
         let def = self.definition(run.workflow_id, run.version).await?;
         let stored = db.node_attempts(run_id).await?;
@@ -39,16 +53,16 @@ impl Workflows {
         for attempt in &stored {
             attempts.entry(attempt.node.as_str()).or_default().push(attempt);
         }
-        let view = RunSnapshot { run: &run, state, def: &def, attempts };
+        let view = RunSnapshot { run, state, def: &def, attempts };
         let now = self.services().clock.now_ms();
         if self.deadline(&view, now).await? {
-            return Ok(true);
+            return Ok(Next::ReadRun);
         }
         if self.progress_running(&view, now).await? {
-            return Ok(true);
+            return Ok(Next::Again);
         }
         match self.send_due(&view, now).await? {
-            Due::Changed => Ok(true),
+            Due::Changed => Ok(Next::Again),
             // What was queued went out: the decisions over this reading (the sent nodes still queued in
             // it, which they treat as started) say whether anything else is to do, with no reading more.
             Due::Nothing | Due::Sent => self.apply_decisions(&view, now).await,
@@ -124,7 +138,7 @@ impl Workflows {
 
     /// Applies the readiness decisions (and failed attempts' retries); finishes the run when every node
     /// is done.
-    async fn apply_decisions(&self, view: &RunSnapshot<'_>, now: i64) -> Result<bool> {
+    async fn apply_decisions(&self, view: &RunSnapshot<'_>, now: i64) -> Result<Next> {
         let db = &self.services().db;
         let mut statuses = HashMap::new();
         let mut choices = HashMap::new();
@@ -160,7 +174,7 @@ impl Workflows {
             statuses.insert(node.name.clone(), NodeStatus { state, allow_failure: node.allow_failure });
         }
         if changed {
-            return Ok(true);
+            return Ok(Next::Again);
         }
         let decisions = decide(
             view.def,
@@ -189,11 +203,11 @@ impl Workflows {
             changed |= self.begin(view, node, context, now).await?;
         }
         if changed || !decisions.is_idle() {
-            return Ok(true);
+            return Ok(Next::Again);
         }
         match decisions.finished {
             Some(outcome) => self.finish_run(view, outcome, now).await,
-            None => Ok(false),
+            None => Ok(Next::Done),
         }
     }
 
@@ -278,7 +292,7 @@ impl Workflows {
     }
 
     /// Ends a run whose nodes are all done; starts what its end makes room for and tells its parent.
-    async fn finish_run(&self, view: &RunSnapshot<'_>, outcome: RunOutcome, now: i64) -> Result<bool> {
+    async fn finish_run(&self, view: &RunSnapshot<'_>, outcome: RunOutcome, now: i64) -> Result<Next> {
         let state = match (view.state, outcome) {
             (RunState::Stopping, _) => RunState::Stopped,
             (_, RunOutcome::Succeeded) => RunState::Succeeded,
@@ -287,7 +301,7 @@ impl Workflows {
         let change = RunChange { state: state.as_str().into(), end_time: Some(now), ..RunChange::default() };
         let db = &self.services().db;
         if !db.change_run_state(view.run.id, view.run.seq, &change).await? {
-            return Ok(true);
+            return Ok(Next::ReadRun);
         }
         self.services().metrics.workflow_run_ended(state.as_str());
         if state == RunState::Failed {
@@ -319,8 +333,18 @@ impl Workflows {
         if let Some(parent) = view.run.parent_run_id {
             self.wake(parent);
         }
-        Ok(false)
+        Ok(Next::Done)
     }
+}
+
+/// What follows a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    Done,
+    /// Another pass, over the run's row as it was read.
+    Again,
+    /// Another pass, over the run's row read again.
+    ReadRun,
 }
 
 /// What [`Workflows::send_due`] did.
