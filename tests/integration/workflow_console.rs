@@ -5,6 +5,7 @@
 use crate::support::browser::Browser;
 use crate::support::console::{admin, en, fail, restricted_user, ConsoleClient};
 use crate::support::fixtures::{self, insert, job, manual_group};
+use crate::support::nginx::{free_port, Nginx};
 use crate::support::rest::RestClient;
 use crate::support::scripted_executor::{Answer, Run, ScriptedExecutor};
 use crate::support::{eventually, now_ms, Backend, Context, TestApp, TestDb};
@@ -21,6 +22,8 @@ pub fn cases() -> Vec<Case> {
             ALL => backfill_from_the_console,
             ALL => job_graph_links_children_with_their_last_result,
             SQLITE => run_view_follows_a_run_live_and_acts_on_it needs [Chromium],
+            SQLITE => behind_nginx_run_view needs [Chromium, Nginx],
+            SQLITE => run_view_of_500_nodes_stays_responsive needs [Chromium],
             SQLITE => job_graph_page_from_the_job_list needs [Chromium],
         }
     }
@@ -383,10 +386,32 @@ async fn confirm(browser: &Browser) -> TestResult {
     browser.click(".layui-layer-dialog .layui-layer-btn0").await
 }
 
-/// extract fails, so the rest is cut off; retrying it in the run view runs the rest, live, up to an
-/// approval that the view approves; the run succeeds without the page ever reloading.
+/// The run view's scenario on the admin itself.
 async fn run_view_follows_a_run_live_and_acts_on_it(backend: Backend) -> TestResult {
     let s = Setup::start(backend).await?;
+    run_view_flow(&s, &s.app.base, "workflow_console-run_view").await?;
+    s.app.stop().await;
+    Ok(())
+}
+
+/// The run view's scenario through nginx, under its own host and port: the same pages and operations.
+async fn behind_nginx_run_view(backend: Backend) -> TestResult {
+    let s = Setup::start(backend).await?;
+    let nginx = Nginx::start(free_port()?, s.app.app.addr, &[]).await?;
+    run_view_flow(&s, &nginx.console, "workflow_console-nginx-run_view")
+        .await
+        .map_err(|e| Failed::from(format!("{}; nginx: {}", e.message().unwrap_or("?"), nginx.error_log())))?;
+    ensure!(
+        nginx.access_log().contains("POST /xxl-job-admin/workflowrun/operate"),
+        "operations went through nginx"
+    );
+    s.app.stop().await;
+    Ok(())
+}
+
+/// extract fails, so the rest is cut off; retrying it in the run view at `base` runs the rest, live, up
+/// to an approval that the view approves; the run succeeds without the page ever reloading.
+async fn run_view_flow(s: &Setup, base: &str, name: &str) -> TestResult {
     let (once, ok) = (s.job("once", "extract job").await?, s.job("ok", "load job").await?);
     let nodes = json!([
         job_node("extract", once, &[]),
@@ -396,8 +421,7 @@ async fn run_view_follows_a_run_live_and_acts_on_it(backend: Backend) -> TestRes
     let wf =
         s.api.save_workflow(s.group, &format!("nightly {XSS}"), nodes, json!({"description": XSS})).await?;
     let run = s.start_run(wf).await?;
-    let base = s.app.base.clone();
-    Browser::run(&base, "workflow_console-run_view", |browser| async move {
+    Browser::run(base, name, |browser| async move {
         let result: TestResult = async {
             login(&browser).await?;
             browser.goto(&format!("/workflow/run?id={run}")).await?;
@@ -445,6 +469,47 @@ async fn run_view_follows_a_run_live_and_acts_on_it(backend: Backend) -> TestRes
             no_injected_script(&browser).await?;
             browser.click("#run_list a.run-link").await?;
             browser.until("the run view again", "return !!document.querySelector('#workflowRunPage');").await?;
+            Ok(())
+        }
+        .await;
+        (browser, result)
+    })
+    .await
+}
+
+/// A 500-node run (an approval holding 499 jobs back, so nothing is sent) opens drawn on a canvas, with
+/// no element per node, and recolours every node at once in a moment.
+async fn run_view_of_500_nodes_stays_responsive(backend: Backend) -> TestResult {
+    let s = Setup::start(backend).await?;
+    let ok = s.job("ok", "ok").await?;
+    let mut nodes = vec![json!({"name": "gate", "kind": {"type": "approval"}})];
+    for i in 1..500 {
+        let up = if i < 4 { "gate".to_string() } else { format!("n{}", (i - 1) / 3) };
+        nodes.push(job_node(&format!("n{i}"), ok, &[&up]));
+    }
+    let wf = s.api.save_workflow(s.group, "five-hundred", json!(nodes), json!({})).await?;
+    let run = s.start_run(wf).await?;
+    s.node_in(run, "gate", "waiting_approval").await?;
+    Browser::run(&s.app.base, "workflow_console-500", |browser| async move {
+        let result: TestResult = async {
+            login(&browser).await?;
+            browser.goto(&format!("/workflow/run?id={run}")).await?;
+            wait_state(&browser, "gate", "waiting_approval").await?;
+            let opened = browser.script("return performance.now();", vec![]).await?;
+            ensure!(opened.as_f64().is_some_and(|ms| ms < 15_000.0), "drawn and coloured after {opened} ms");
+            let drawn = browser.script("return [XJ.runView.cy.nodes().length, document.querySelectorAll('#runGraph *').length];", vec![]).await?;
+            ensure_eq!(drawn[0], 500);
+            ensure!(drawn[1].as_i64().is_some_and(|n| n < 20), "a canvas, no element per node: {drawn}");
+            let recolour = browser
+                .script(
+                    "var t = performance.now(), m = {}; for (var i = 1; i < 500; i++) { m['n' + i] = i % 2 ? 'running' : 'succeeded'; } \
+                     XJ.runView.setStates(m); return performance.now() - t;",
+                    vec![],
+                )
+                .await?;
+            ensure!(recolour.as_f64().is_some_and(|ms| ms < 500.0), "500 nodes recoloured in {recolour} ms");
+            tap(&browser, "n499").await?;
+            browser.until("the node panel", "return document.querySelector('#nodeTitle').textContent === 'n499';").await?;
             Ok(())
         }
         .await;
