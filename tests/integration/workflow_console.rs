@@ -24,6 +24,7 @@ pub fn cases() -> Vec<Case> {
             SQLITE => run_view_follows_a_run_live_and_acts_on_it needs [Chromium],
             SQLITE => behind_nginx_run_view needs [Chromium, Nginx],
             SQLITE => run_view_of_500_nodes_stays_responsive needs [Chromium],
+            SQLITE => runs_list_backfill_dialog_and_filters needs [Chromium],
             SQLITE => job_graph_page_from_the_job_list needs [Chromium],
         }
     }
@@ -187,24 +188,42 @@ async fn run_endpoints_follow_the_groups_and_refuse_what_does_not_apply(backend:
     ensure_eq!(foreign.status, 403, "{}", foreign.body);
 
     // What applies works and is audited as over the REST API.
-    let paused = s.console.post("/workflowrun/operate", &[("id", &id), ("operation", "pause")]).await?;
-    ensure_eq!(paused["code"], 200, "{paused}");
+    let operate = |operation: &'static str, node: &'static str, output: &'static str| {
+        let id = id.clone();
+        let console = &s.console;
+        async move {
+            let form = [("id", id.as_str()), ("operation", operation), ("node", node), ("output", output)];
+            console.post("/workflowrun/operate", &form).await
+        }
+    };
+    ensure_eq!(operate("pause", "", "").await?["code"], 200);
     ensure_eq!(s.progress(&s.console, run).await?["content"]["run"]["state"], "paused");
-    let stopped = s.console.post("/workflowrun/operate", &[("id", &id), ("operation", "stop")]).await?;
-    ensure_eq!(stopped["code"], 200, "{stopped}");
-    eventually(Duration::from_secs(20), "the run to stop", || async {
+    ensure_eq!(operate("resume", "", "").await?["code"], 200);
+    ensure_eq!(s.progress(&s.console, run).await?["content"]["run"]["state"], "running");
+    let marked = operate("mark-succeeded", "stuck", r#"{"x": 1}"#).await?;
+    ensure_eq!(marked["code"], 200, "{marked}");
+    eventually(Duration::from_secs(20), "the run to succeed", || async {
         let progress = s.progress(&s.console, run).await.ok()?;
-        (progress["content"]["run"]["state"] == "stopped").then_some(())
+        (progress["content"]["run"]["state"] == "succeeded").then_some(())
     })
     .await?;
+    let stuck = s.console.get_json(&format!("/workflowrun/node?id={run}&node=stuck")).await?;
+    let attempts = stuck["content"].as_array().context("attempts")?;
+    ensure_eq!(attempts.last().map(|a| a["output"].clone()), Some(json!({"x": 1})), "{stuck}");
+    ensure_eq!(attempts.last().map(|a| a["actedBy"].clone()), Some(json!("admin")));
+    let over = operate("stop", "", "").await?;
+    ensure_eq!(over["code"], 500, "a finished run is not stopped: {over}");
+    ensure_eq!(s.progress(&s.console, run).await?["content"]["run"]["state"], "succeeded");
     let audit = std::fs::read_to_string(s.audit.path().join("audit.jsonl")).context("audit file")?;
     let operations: Vec<Value> = audit
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter(|event| event["kind"] == "workflow.run.operate")
         .collect();
-    ensure_eq!(operations.len(), 7, "each operation asked of the engine, refused or not: {operations:?}");
-    ensure!(audit.contains("\"pause\"") && audit.contains("\"stop\""), "{audit}");
+    ensure_eq!(operations.len(), 9, "each operation asked of the engine, refused or not: {operations:?}");
+    for operation in ["pause", "resume", "mark-succeeded"] {
+        ensure!(audit.contains(&format!("\"{operation}\"")), "{operation} audited: {audit}");
+    }
     s.app.stop().await;
     Ok(())
 }
@@ -510,6 +529,70 @@ async fn run_view_of_500_nodes_stays_responsive(backend: Backend) -> TestResult 
             ensure!(recolour.as_f64().is_some_and(|ms| ms < 500.0), "500 nodes recoloured in {recolour} ms");
             tap(&browser, "n499").await?;
             browser.until("the node panel", "return document.querySelector('#nodeTitle').textContent === 'n499';").await?;
+            Ok(())
+        }
+        .await;
+        (browser, result)
+    })
+    .await?;
+    s.app.stop().await;
+    Ok(())
+}
+
+/// The runs list's backfill dialog starts a backfill whose progress box follows it and stops it; the
+/// filters narrow the list.
+async fn runs_list_backfill_dialog_and_filters(backend: Backend) -> TestResult {
+    let s = Setup::start(backend).await?;
+    let hang = s.job("hang", "hang").await?;
+    let hourly = json!({"schedule": {"type": "CRON", "conf": "0 0 * * * ?"}});
+    let wf = s
+        .api
+        .save_workflow(s.group, &format!("hourly {XSS}"), json!([job_node("stuck", hang, &[])]), hourly)
+        .await?;
+    Browser::run(&s.app.base, "workflow_console-backfill", |browser| async move {
+        let result: TestResult = async {
+            login(&browser).await?;
+            browser.goto(&format!("/workflow/runs?workflowId={wf}")).await?;
+            catch_errors(&browser).await?;
+            let count = "return jQuery('#run_list').DataTable().page.info().recordsTotal;";
+            browser.click("#backfillBtn").await?;
+            browser.visible("#backfillModal").await?;
+            browser
+                .script(
+                    "jQuery('#backfillRange').val('2026-01-01 00:00:00 - 2026-01-01 02:00:00'); \
+                     jQuery('#backfillParams').val(arguments[0]); return true;",
+                    vec![json!(format!(r#"{{"note": "{XSS}"}}"#))],
+                )
+                .await?;
+            browser.click("#backfillSubmit").await?;
+            browser
+                .until(
+                    "the progress box",
+                    "return document.querySelector('#workflowRunsPage').dataset.backfillState === 'running';",
+                )
+                .await?;
+            browser.until("three runs listed", &count.replace("return ", "return 3 === ")).await?;
+            ensure!(browser.text("#run_list").await?.contains(XSS), "the workflow name as text");
+            no_injected_script(&browser).await?;
+            browser.click("#backfillStop").await?;
+            confirm(&browser).await?;
+            browser
+                .until(
+                    "the backfill stopped",
+                    "return document.querySelector('#workflowRunsPage').dataset.backfillState === 'stopped';",
+                )
+                .await?;
+            ensure!(browser.text("#backfillCounts").await?.contains("Stopped"), "its state shown");
+            browser
+                .script("jQuery('#triggerType').val('manual').trigger('change'); return true;", vec![])
+                .await?;
+            browser.until("no manual run", &count.replace("return ", "return 0 === ")).await?;
+            browser
+                .script("jQuery('#triggerType').val('backfill').trigger('change'); return true;", vec![])
+                .await?;
+            browser.until("the backfill's runs", &count.replace("return ", "return 3 === ")).await?;
+            no_script_error(&browser).await?;
+            no_injected_script(&browser).await?;
             Ok(())
         }
         .await;
