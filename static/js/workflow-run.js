@@ -98,6 +98,11 @@ $(function () {
         times.forEach(function (text) {
             $('<span class="xj-nowrap">').text(text).appendTo($times);
         });
+        // A sub-workflow's run leads back to the run whose node started it.
+        if (run.parentRunId) {
+            $('#runParent').attr('href', XJ.url('/workflow/run?id=' + encodeURIComponent(run.parentRunId))).show()
+                .find('span').text('#' + run.parentRunId + (run.parentNode ? ' · ' + run.parentNode : ''));
+        }
         $('#runMessage').text(run.message || '').toggle(!!run.message)
             .attr('class', 'alert xj-run-message ' + (run.state === 'failed' ? 'alert-danger' : 'alert-info'));
         var going = OVER.indexOf(run.state) < 0;

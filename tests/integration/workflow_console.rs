@@ -513,6 +513,7 @@ async fn run_view_of_500_nodes_stays_responsive(backend: Backend) -> TestResult 
         let result: TestResult = async {
             login(&browser).await?;
             browser.goto(&format!("/workflow/run?id={run}")).await?;
+            catch_errors(&browser).await?;
             wait_state(&browser, "gate", "waiting_approval").await?;
             let opened = browser.script("return performance.now();", vec![]).await?;
             ensure!(opened.as_f64().is_some_and(|ms| ms < 15_000.0), "drawn and coloured after {opened} ms");
@@ -529,6 +530,14 @@ async fn run_view_of_500_nodes_stays_responsive(backend: Backend) -> TestResult 
             ensure!(recolour.as_f64().is_some_and(|ms| ms < 500.0), "500 nodes recoloured in {recolour} ms");
             tap(&browser, "n499").await?;
             browser.until("the node panel", "return document.querySelector('#nodeTitle').textContent === 'n499';").await?;
+            // Marked succeeded through its dialog, with an output, while the rest waits.
+            browser.click("#nodeOps [data-op=mark-succeeded]").await?;
+            browser.visible("#markModal").await?;
+            browser.fill("#markOutput", r#"{"rows": 7}"#).await?;
+            browser.click("#markSubmit").await?;
+            wait_state(&browser, "n499", "succeeded").await?;
+            browser.until("its output", "return document.querySelector('#nodeAttempts').textContent.includes('\"rows\": 7');").await?;
+            no_script_error(&browser).await?;
             Ok(())
         }
         .await;
@@ -549,6 +558,12 @@ async fn runs_list_backfill_dialog_and_filters(backend: Backend) -> TestResult {
         .api
         .save_workflow(s.group, &format!("hourly {XSS}"), json!([job_node("stuck", hang, &[])]), hourly)
         .await?;
+    let child = json!([{"name": "wait", "kind": {"type": "approval"}}]);
+    s.api.save_workflow(s.group, "child", child, json!({})).await?;
+    let nodes = json!([{"name": "sub", "kind": {"type": "subworkflow", "workflow": "child"}}]);
+    let parent = s.api.save_workflow(s.group, "parent", nodes, json!({})).await?;
+    let parent_run = s.start_run(parent).await?;
+    s.node_in(parent_run, "sub", "running").await?;
     Browser::run(&s.app.base, "workflow_console-backfill", |browser| async move {
         let result: TestResult = async {
             login(&browser).await?;
@@ -593,6 +608,20 @@ async fn runs_list_backfill_dialog_and_filters(backend: Backend) -> TestResult {
             browser.until("the backfill's runs", &count.replace("return ", "return 3 === ")).await?;
             no_script_error(&browser).await?;
             no_injected_script(&browser).await?;
+
+            // A sub-workflow's run, found by its trigger type, leads back to its parent's run.
+            browser.goto("/workflow/runs").await?;
+            browser
+                .script("jQuery('#triggerType').val('subworkflow').trigger('change'); return true;", vec![])
+                .await?;
+            browser.until("the child run", &count.replace("return ", "return 1 === ")).await?;
+            browser.click("#run_list a.run-link").await?;
+            browser.visible("#runParent").await?;
+            browser.click("#runParent").await?;
+            let here =
+                format!("return location.search === '?id={parent_run}' && !!(window.XJ && XJ.runView);");
+            browser.until("the parent's run view", &here).await?;
+            ensure_eq!(browser.script(&state_of("sub"), vec![]).await?, json!("running"));
             Ok(())
         }
         .await;
