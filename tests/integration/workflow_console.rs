@@ -440,58 +440,54 @@ async fn run_view_flow(s: &Setup, base: &str, name: &str) -> TestResult {
     let wf =
         s.api.save_workflow(s.group, &format!("nightly {XSS}"), nodes, json!({"description": XSS})).await?;
     let run = s.start_run(wf).await?;
-    Browser::run(base, name, |browser| async move {
-        let result: TestResult = async {
-            login(&browser).await?;
-            browser.goto(&format!("/workflow/run?id={run}")).await?;
-            catch_errors(&browser).await?;
-            browser.script("window.__samePage = true; return true;", vec![]).await?;
-            ensure!(browser.text("#runWorkflowName").await?.contains(XSS), "the name shown as text");
-            wait_state(&browser, "extract", "failed").await?;
-            wait_state(&browser, "load", "upstream_failed").await?;
-            browser.until("the run failed", "return document.querySelector('#workflowRunPage').dataset.runState === 'failed';").await?;
-            no_injected_script(&browser).await?;
+    Browser::session(base, name, async |browser| {
+        login(browser).await?;
+        browser.goto(&format!("/workflow/run?id={run}")).await?;
+        catch_errors(browser).await?;
+        browser.script("window.__samePage = true; return true;", vec![]).await?;
+        ensure!(browser.text("#runWorkflowName").await?.contains(XSS), "the name shown as text");
+        wait_state(browser, "extract", "failed").await?;
+        wait_state(browser, "load", "upstream_failed").await?;
+        browser.until("the run failed", "return document.querySelector('#workflowRunPage').dataset.runState === 'failed';").await?;
+        no_injected_script(browser).await?;
 
-            // The failed node's attempt, its message as text, its log.
-            tap(&browser, "extract").await?;
-            browser.until("the attempt", "return document.querySelector('#nodeAttempts .xj-attempt') !== null;").await?;
-            let attempts = browser.text("#nodeAttempts").await?;
-            ensure!(attempts.contains(&format!("it broke {XSS}")), "the message as text: {attempts}");
-            let href = browser.script("return document.querySelector('#nodeAttempts .xj-attempt-log').getAttribute('href');", vec![]).await?;
-            ensure!(href.as_str().is_some_and(|h| h.contains("/joblog/logDetailPage?id=")), "{href}");
-            no_injected_script(&browser).await?;
+        // The failed node's attempt, its message as text, its log.
+        tap(browser, "extract").await?;
+        browser.until("the attempt", "return document.querySelector('#nodeAttempts .xj-attempt') !== null;").await?;
+        let attempts = browser.text("#nodeAttempts").await?;
+        ensure!(attempts.contains(&format!("it broke {XSS}")), "the message as text: {attempts}");
+        let href = browser.script("return document.querySelector('#nodeAttempts .xj-attempt-log').getAttribute('href');", vec![]).await?;
+        ensure!(href.as_str().is_some_and(|h| h.contains("/joblog/logDetailPage?id=")), "{href}");
+        no_injected_script(browser).await?;
 
-            // Retry: confirmed, then the states move on the same page.
-            browser.click("#runRetryFailed").await?;
-            confirm(&browser).await?;
-            wait_state(&browser, "extract", "succeeded").await?;
-            wait_state(&browser, "load", "succeeded").await?;
-            wait_state(&browser, "sign_off", "waiting_approval").await?;
-            let bars = browser.script("var c = document.querySelector('#runTimeline'); return c.height > 40;", vec![]).await?;
-            ensure_eq!(bars, json!(true), "the timeline has rows");
+        // Retry: confirmed, then the states move on the same page.
+        browser.click("#runRetryFailed").await?;
+        confirm(browser).await?;
+        wait_state(browser, "extract", "succeeded").await?;
+        wait_state(browser, "load", "succeeded").await?;
+        wait_state(browser, "sign_off", "waiting_approval").await?;
+        let bars = browser.script("var c = document.querySelector('#runTimeline'); return c.height > 40;", vec![]).await?;
+        ensure_eq!(bars, json!(true), "the timeline has rows");
 
-            tap(&browser, "sign_off").await?;
-            browser.click("#nodeOps [data-op=approve]").await?;
-            confirm(&browser).await?;
-            wait_state(&browser, "sign_off", "succeeded").await?;
-            browser.until("the run succeeded", "return document.querySelector('#workflowRunPage').dataset.runState === 'succeeded';").await?;
-            ensure_eq!(browser.script(&state_of("load"), vec![]).await?, json!("succeeded"));
-            ensure_eq!(browser.script("return window.__samePage === true;", vec![]).await?, json!(true), "no reload");
-            no_script_error(&browser).await?;
-            no_injected_script(&browser).await?;
+        tap(browser, "sign_off").await?;
+        browser.click("#nodeOps [data-op=approve]").await?;
+        confirm(browser).await?;
+        wait_state(browser, "sign_off", "succeeded").await?;
+        browser.until("the run succeeded", "return document.querySelector('#workflowRunPage').dataset.runState === 'succeeded';").await?;
+        ensure_eq!(browser.script(&state_of("load"), vec![]).await?, json!("succeeded"));
+        ensure_eq!(browser.script("return window.__samePage === true;", vec![]).await?, json!(true), "no reload");
+        no_script_error(browser).await?;
+        no_injected_script(browser).await?;
 
-            // The runs list leads back to it.
-            browser.click("#runsLink").await?;
-            browser.until("the run in the list", &format!("return document.querySelector('#run_list a.run-link') && document.querySelector('#run_list').textContent.includes('#{run}');")).await?;
-            catch_errors(&browser).await?;
-            ensure!(browser.text("#run_list").await?.contains(XSS), "the workflow name as text");
-            no_injected_script(&browser).await?;
-            browser.click("#run_list a.run-link").await?;
-            browser.until("the run view again", "return !!document.querySelector('#workflowRunPage');").await?;
-            Ok(())
-        }
-        .await;
-        (browser, result)
+        // The runs list leads back to it.
+        browser.click("#runsLink").await?;
+        browser.until("the run in the list", &format!("return document.querySelector('#run_list a.run-link') && document.querySelector('#run_list').textContent.includes('#{run}');")).await?;
+        catch_errors(browser).await?;
+        ensure!(browser.text("#run_list").await?.contains(XSS), "the workflow name as text");
+        no_injected_script(browser).await?;
+        browser.click("#run_list a.run-link").await?;
+        browser.until("the run view again", "return !!document.querySelector('#workflowRunPage');").await?;
+        Ok(())
     })
     .await
 }
@@ -509,39 +505,35 @@ async fn run_view_of_500_nodes_stays_responsive(backend: Backend) -> TestResult 
     let wf = s.api.save_workflow(s.group, "five-hundred", json!(nodes), json!({})).await?;
     let run = s.start_run(wf).await?;
     s.node_in(run, "gate", "waiting_approval").await?;
-    Browser::run(&s.app.base, "workflow_console-500", |browser| async move {
-        let result: TestResult = async {
-            login(&browser).await?;
-            browser.goto(&format!("/workflow/run?id={run}")).await?;
-            catch_errors(&browser).await?;
-            wait_state(&browser, "gate", "waiting_approval").await?;
-            let opened = browser.script("return performance.now();", vec![]).await?;
-            ensure!(opened.as_f64().is_some_and(|ms| ms < 15_000.0), "drawn and coloured after {opened} ms");
-            let drawn = browser.script("return [XJ.runView.cy.nodes().length, document.querySelectorAll('#runGraph *').length];", vec![]).await?;
-            ensure_eq!(drawn[0], 500);
-            ensure!(drawn[1].as_i64().is_some_and(|n| n < 20), "a canvas, no element per node: {drawn}");
-            let recolour = browser
-                .script(
-                    "var t = performance.now(), m = {}; for (var i = 1; i < 500; i++) { m['n' + i] = i % 2 ? 'running' : 'succeeded'; } \
-                     XJ.runView.setStates(m); return performance.now() - t;",
-                    vec![],
-                )
-                .await?;
-            ensure!(recolour.as_f64().is_some_and(|ms| ms < 500.0), "500 nodes recoloured in {recolour} ms");
-            tap(&browser, "n499").await?;
-            browser.until("the node panel", "return document.querySelector('#nodeTitle').textContent === 'n499';").await?;
-            // Marked succeeded through its dialog, with an output, while the rest waits.
-            browser.click("#nodeOps [data-op=mark-succeeded]").await?;
-            browser.visible("#markModal").await?;
-            browser.fill("#markOutput", r#"{"rows": 7}"#).await?;
-            browser.click("#markSubmit").await?;
-            wait_state(&browser, "n499", "succeeded").await?;
-            browser.until("its output", "return document.querySelector('#nodeAttempts').textContent.includes('\"rows\": 7');").await?;
-            no_script_error(&browser).await?;
-            Ok(())
-        }
-        .await;
-        (browser, result)
+    Browser::session(&s.app.base, "workflow_console-500", async |browser| {
+        login(browser).await?;
+        browser.goto(&format!("/workflow/run?id={run}")).await?;
+        catch_errors(browser).await?;
+        wait_state(browser, "gate", "waiting_approval").await?;
+        let opened = browser.script("return performance.now();", vec![]).await?;
+        ensure!(opened.as_f64().is_some_and(|ms| ms < 15_000.0), "drawn and coloured after {opened} ms");
+        let drawn = browser.script("return [XJ.runView.cy.nodes().length, document.querySelectorAll('#runGraph *').length];", vec![]).await?;
+        ensure_eq!(drawn[0], 500);
+        ensure!(drawn[1].as_i64().is_some_and(|n| n < 20), "a canvas, no element per node: {drawn}");
+        let recolour = browser
+            .script(
+                "var t = performance.now(), m = {}; for (var i = 1; i < 500; i++) { m['n' + i] = i % 2 ? 'running' : 'succeeded'; } \
+                 XJ.runView.setStates(m); return performance.now() - t;",
+                vec![],
+            )
+            .await?;
+        ensure!(recolour.as_f64().is_some_and(|ms| ms < 500.0), "500 nodes recoloured in {recolour} ms");
+        tap(browser, "n499").await?;
+        browser.until("the node panel", "return document.querySelector('#nodeTitle').textContent === 'n499';").await?;
+        // Marked succeeded through its dialog, with an output, while the rest waits.
+        browser.click("#nodeOps [data-op=mark-succeeded]").await?;
+        browser.visible("#markModal").await?;
+        browser.fill("#markOutput", r#"{"rows": 7}"#).await?;
+        browser.click("#markSubmit").await?;
+        wait_state(browser, "n499", "succeeded").await?;
+        browser.until("its output", "return document.querySelector('#nodeAttempts').textContent.includes('\"rows\": 7');").await?;
+        no_script_error(browser).await?;
+        Ok(())
     })
     .await?;
     s.app.stop().await;
@@ -564,68 +556,63 @@ async fn runs_list_backfill_dialog_and_filters(backend: Backend) -> TestResult {
     let parent = s.api.save_workflow(s.group, "parent", nodes, json!({})).await?;
     let parent_run = s.start_run(parent).await?;
     s.node_in(parent_run, "sub", "running").await?;
-    Browser::run(&s.app.base, "workflow_console-backfill", |browser| async move {
-        let result: TestResult = async {
-            login(&browser).await?;
-            browser.goto(&format!("/workflow/runs?workflowId={wf}")).await?;
-            catch_errors(&browser).await?;
-            let count = "return jQuery('#run_list').DataTable().page.info().recordsTotal;";
-            browser.click("#backfillBtn").await?;
-            browser.visible("#backfillModal").await?;
-            browser
-                .script(
-                    "jQuery('#backfillRange').val('2026-01-01 00:00:00 - 2026-01-01 02:00:00'); \
-                     jQuery('#backfillParams').val(arguments[0]); return true;",
-                    vec![json!(format!(r#"{{"note": "{XSS}"}}"#))],
-                )
-                .await?;
-            browser.click("#backfillSubmit").await?;
-            browser
-                .until(
-                    "the progress box",
-                    "return document.querySelector('#workflowRunsPage').dataset.backfillState === 'running';",
-                )
-                .await?;
-            browser.until("three runs listed", &count.replace("return ", "return 3 === ")).await?;
-            ensure!(browser.text("#run_list").await?.contains(XSS), "the workflow name as text");
-            no_injected_script(&browser).await?;
-            browser.click("#backfillStop").await?;
-            confirm(&browser).await?;
-            browser
-                .until(
-                    "the backfill stopped",
-                    "return document.querySelector('#workflowRunsPage').dataset.backfillState === 'stopped';",
-                )
-                .await?;
-            ensure!(browser.text("#backfillCounts").await?.contains("Stopped"), "its state shown");
-            browser
-                .script("jQuery('#triggerType').val('manual').trigger('change'); return true;", vec![])
-                .await?;
-            browser.until("no manual run", &count.replace("return ", "return 0 === ")).await?;
-            browser
-                .script("jQuery('#triggerType').val('backfill').trigger('change'); return true;", vec![])
-                .await?;
-            browser.until("the backfill's runs", &count.replace("return ", "return 3 === ")).await?;
-            no_script_error(&browser).await?;
-            no_injected_script(&browser).await?;
+    Browser::session(&s.app.base, "workflow_console-backfill", async |browser| {
+        login(browser).await?;
+        browser.goto(&format!("/workflow/runs?workflowId={wf}")).await?;
+        catch_errors(browser).await?;
+        let count = "return jQuery('#run_list').DataTable().page.info().recordsTotal;";
+        browser.click("#backfillBtn").await?;
+        browser.visible("#backfillModal").await?;
+        browser
+            .script(
+                "jQuery('#backfillRange').val('2026-01-01 00:00:00 - 2026-01-01 02:00:00'); \
+                 jQuery('#backfillParams').val(arguments[0]); return true;",
+                vec![json!(format!(r#"{{"note": "{XSS}"}}"#))],
+            )
+            .await?;
+        browser.click("#backfillSubmit").await?;
+        browser
+            .until(
+                "the progress box",
+                "return document.querySelector('#workflowRunsPage').dataset.backfillState === 'running';",
+            )
+            .await?;
+        browser.until("three runs listed", &count.replace("return ", "return 3 === ")).await?;
+        ensure!(browser.text("#run_list").await?.contains(XSS), "the workflow name as text");
+        no_injected_script(browser).await?;
+        browser.click("#backfillStop").await?;
+        confirm(browser).await?;
+        browser
+            .until(
+                "the backfill stopped",
+                "return document.querySelector('#workflowRunsPage').dataset.backfillState === 'stopped';",
+            )
+            .await?;
+        ensure!(browser.text("#backfillCounts").await?.contains("Stopped"), "its state shown");
+        browser
+            .script("jQuery('#triggerType').val('manual').trigger('change'); return true;", vec![])
+            .await?;
+        browser.until("no manual run", &count.replace("return ", "return 0 === ")).await?;
+        browser
+            .script("jQuery('#triggerType').val('backfill').trigger('change'); return true;", vec![])
+            .await?;
+        browser.until("the backfill's runs", &count.replace("return ", "return 3 === ")).await?;
+        no_script_error(browser).await?;
+        no_injected_script(browser).await?;
 
-            // A sub-workflow's run, found by its trigger type, leads back to its parent's run.
-            browser.goto("/workflow/runs").await?;
-            browser
-                .script("jQuery('#triggerType').val('subworkflow').trigger('change'); return true;", vec![])
-                .await?;
-            browser.until("the child run", &count.replace("return ", "return 1 === ")).await?;
-            browser.click("#run_list a.run-link").await?;
-            browser.visible("#runParent").await?;
-            browser.click("#runParent").await?;
-            let here =
-                format!("return location.search === '?id={parent_run}' && !!(window.XJ && XJ.runView);");
-            browser.until("the parent's run view", &here).await?;
-            ensure_eq!(browser.script(&state_of("sub"), vec![]).await?, json!("running"));
-            Ok(())
-        }
-        .await;
-        (browser, result)
+        // A sub-workflow's run, found by its trigger type, leads back to its parent's run.
+        browser.goto("/workflow/runs").await?;
+        browser
+            .script("jQuery('#triggerType').val('subworkflow').trigger('change'); return true;", vec![])
+            .await?;
+        browser.until("the child run", &count.replace("return ", "return 1 === ")).await?;
+        browser.click("#run_list a.run-link").await?;
+        browser.visible("#runParent").await?;
+        browser.click("#runParent").await?;
+        let here = format!("return location.search === '?id={parent_run}' && !!(window.XJ && XJ.runView);");
+        browser.until("the parent's run view", &here).await?;
+        wait_state(browser, "sub", "running").await?;
+        Ok(())
     })
     .await?;
     s.app.stop().await;
@@ -647,28 +634,24 @@ async fn job_graph_page_from_the_job_list(backend: Backend) -> TestResult {
     parent.child_jobid = Some(child.to_string());
     let parent = insert(&store, &parent).await?;
     fixtures::log(&store, group, parent, now_ms() - 5_000, 200, 500, "a").await?;
-    Browser::run(&app.base, "workflow_console-job_graph", |browser| async move {
-        let result: TestResult = async {
-            login(&browser).await?;
-            browser.goto(&format!("/jobinfo?jobGroup={group}")).await?;
-            browser.click("#jobGraph").await?;
-            browser.until("the graph", "return !!(window.XJ && XJ.jobGraph);").await?;
-            catch_errors(&browser).await?;
-            let drawn = browser.script("return [XJ.jobGraph.cy.nodes().length, XJ.jobGraph.cy.edges().length];", vec![]).await?;
-            ensure_eq!(drawn, json!([2, 1]));
-            ensure_eq!(browser.script(&format!("return XJ.jobGraph.stateOf({parent});"), vec![]).await?, json!("failed"));
-            ensure_eq!(browser.script(&format!("return XJ.jobGraph.stateOf({child});"), vec![]).await?, json!("none"));
-            let label = browser.script(&format!("return XJ.jobGraph.cy.getElementById('{parent}').data('label');"), vec![]).await?;
-            ensure_eq!(label, json!(format!("#{parent} parent {XSS}")));
-            no_injected_script(&browser).await?;
-            no_script_error(&browser).await?;
-            browser.script(&format!("XJ.jobGraph.cy.getElementById('{parent}').emit('tap'); return true;"), vec![]).await?;
-            browser.until("the job's log list", &format!("return location.pathname.endsWith('/joblog') && location.search.includes('jobId={parent}');")).await?;
-            no_injected_script(&browser).await?;
-            Ok(())
-        }
-        .await;
-        (browser, result)
+    Browser::session(&app.base, "workflow_console-job_graph", async |browser| {
+        login(browser).await?;
+        browser.goto(&format!("/jobinfo?jobGroup={group}")).await?;
+        browser.click("#jobGraph").await?;
+        browser.until("the graph", "return !!(window.XJ && XJ.jobGraph);").await?;
+        catch_errors(browser).await?;
+        let drawn = browser.script("return [XJ.jobGraph.cy.nodes().length, XJ.jobGraph.cy.edges().length];", vec![]).await?;
+        ensure_eq!(drawn, json!([2, 1]));
+        ensure_eq!(browser.script(&format!("return XJ.jobGraph.stateOf({parent});"), vec![]).await?, json!("failed"));
+        ensure_eq!(browser.script(&format!("return XJ.jobGraph.stateOf({child});"), vec![]).await?, json!("none"));
+        let label = browser.script(&format!("return XJ.jobGraph.cy.getElementById('{parent}').data('label');"), vec![]).await?;
+        ensure_eq!(label, json!(format!("#{parent} parent {XSS}")));
+        no_injected_script(browser).await?;
+        no_script_error(browser).await?;
+        browser.script(&format!("XJ.jobGraph.cy.getElementById('{parent}').emit('tap'); return true;"), vec![]).await?;
+        browser.until("the job's log list", &format!("return location.pathname.endsWith('/joblog') && location.search.includes('jobId={parent}');")).await?;
+        no_injected_script(browser).await?;
+        Ok(())
     })
     .await?;
     app.stop().await;
