@@ -116,6 +116,8 @@ $(function () {
         drawTimeline();
         if (selected && latest[selected] !== before) {
             loadNode(selected);
+        } else if (selected) {
+            nodeButtons(latest[selected]);
         }
     }
 
@@ -225,8 +227,28 @@ $(function () {
         }
     }
 
+    var NODE_OVER = ['succeeded', 'failed', 'skipped', 'upstream_failed', 'stopped'];
+
+    /** Enables what the engine would take for this node now; the server still decides. */
+    function nodeButtons(state) {
+        var runState = run ? run.state : 'running';
+        var held = runState === 'stopping' || runState === 'queued';
+        var enable = {
+            rerun: !held && state !== 'running' && state !== 'queued',
+            'mark-succeeded': !held,
+            'mark-failed': !held,
+            skip: OVER.indexOf(runState) < 0 && NODE_OVER.indexOf(state) < 0 && state !== 'running',
+            approve: state === 'waiting_approval',
+            reject: state === 'waiting_approval'
+        };
+        $('#nodeOps button').each(function () {
+            $(this).prop('disabled', !enable[$(this).attr('data-op')]);
+        });
+    }
+
     function loadNode(name) {
         var state = latest[name] || 'pending';
+        nodeButtons(state);
         $('#nodeState').attr('class', 'label').css('background-color', XJ.dagColours[state]).text(t('wfrun_state_', state));
         XJ.call('/workflowrun/node', { id: runId, node: name }, {
             method: 'GET',

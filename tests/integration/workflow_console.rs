@@ -454,6 +454,8 @@ async fn run_view_flow(s: &Setup, base: &str, name: &str) -> TestResult {
         // The failed node's attempt, its message as text, its log.
         tap(browser, "extract").await?;
         browser.until("the attempt", "return document.querySelector('#nodeAttempts .xj-attempt') !== null;").await?;
+        let skip = "return document.querySelector('#nodeOps [data-op=skip]').disabled;";
+        ensure_eq!(browser.script(skip, vec![]).await?, json!(true), "a failed node cannot be skipped");
         let attempts = browser.text("#nodeAttempts").await?;
         ensure!(attempts.contains(&format!("it broke {XSS}")), "the message as text: {attempts}");
         let href = browser.script("return document.querySelector('#nodeAttempts .xj-attempt-log').getAttribute('href');", vec![]).await?;
