@@ -2,6 +2,7 @@
 //! the jobs' group permissions and the refusals of operations that do not apply; and the pages in a real
 //! Chromium, watching a run change live against an in-test executor, with the XSS tripwire armed.
 
+use crate::browser::{in_browser, login, no_injected_script};
 use crate::support::browser::Browser;
 use crate::support::console::{admin, en, fail, restricted_user, ConsoleClient};
 use crate::support::fixtures::{self, insert, job, manual_group};
@@ -343,27 +344,6 @@ async fn job_graph_links_children_with_their_last_result(backend: Backend) -> Te
 // ------------------------------------------------------------------------------------------------
 // In Chromium
 
-async fn login(browser: &Browser) -> TestResult {
-    browser.goto("/toLogin").await?;
-    browser.fill("#userName", "admin").await?;
-    browser.fill("#password", "123456").await?;
-    browser.click("#loginSubmit").await?;
-    browser.until("the dashboard", "return document.body.dataset.page === 'index';").await?;
-    Ok(())
-}
-
-/// Arms the tripwire (and catches `alert`) on the current page and checks nothing was injected.
-async fn no_injected_script(browser: &Browser) -> TestResult {
-    let sprung = browser
-        .script(
-            "window.alert = function () { window.__xss = 'alert'; }; return window.__xss || null;",
-            vec![],
-        )
-        .await?;
-    ensure_eq!(sprung, Value::Null, "injected script ran");
-    Ok(())
-}
-
 /// No script error on the page since it loaded (the pages' own `window.onerror` records none).
 async fn no_script_error(browser: &Browser) -> TestResult {
     let errors = browser.script("return window.__errors || [];", vec![]).await?;
@@ -440,58 +420,80 @@ async fn run_view_flow(s: &Setup, base: &str, name: &str) -> TestResult {
     let wf =
         s.api.save_workflow(s.group, &format!("nightly {XSS}"), nodes, json!({"description": XSS})).await?;
     let run = s.start_run(wf).await?;
-    Browser::session(base, name, async |browser| {
-        login(browser).await?;
+    in_browser!(base, name, |browser| {
+        login(&browser, "admin", "123456").await?;
         browser.goto(&format!("/workflow/run?id={run}")).await?;
-        catch_errors(browser).await?;
+        catch_errors(&browser).await?;
         browser.script("window.__samePage = true; return true;", vec![]).await?;
         ensure!(browser.text("#runWorkflowName").await?.contains(XSS), "the name shown as text");
-        wait_state(browser, "extract", "failed").await?;
-        wait_state(browser, "load", "upstream_failed").await?;
-        browser.until("the run failed", "return document.querySelector('#workflowRunPage').dataset.runState === 'failed';").await?;
-        no_injected_script(browser).await?;
+        wait_state(&browser, "extract", "failed").await?;
+        wait_state(&browser, "load", "upstream_failed").await?;
+        browser
+            .until(
+                "the run failed",
+                "return document.querySelector('#workflowRunPage').dataset.runState === 'failed';",
+            )
+            .await?;
+        no_injected_script(&browser).await?;
 
         // The failed node's attempt, its message as text, its log.
-        tap(browser, "extract").await?;
-        browser.until("the attempt", "return document.querySelector('#nodeAttempts .xj-attempt') !== null;").await?;
+        tap(&browser, "extract").await?;
+        browser
+            .until("the attempt", "return document.querySelector('#nodeAttempts .xj-attempt') !== null;")
+            .await?;
         let skip = "return document.querySelector('#nodeOps [data-op=skip]').disabled;";
         ensure_eq!(browser.script(skip, vec![]).await?, json!(true), "a failed node cannot be skipped");
         let attempts = browser.text("#nodeAttempts").await?;
         ensure!(attempts.contains(&format!("it broke {XSS}")), "the message as text: {attempts}");
-        let href = browser.script("return document.querySelector('#nodeAttempts .xj-attempt-log').getAttribute('href');", vec![]).await?;
+        let href = browser
+            .script(
+                "return document.querySelector('#nodeAttempts .xj-attempt-log').getAttribute('href');",
+                vec![],
+            )
+            .await?;
         ensure!(href.as_str().is_some_and(|h| h.contains("/joblog/logDetailPage?id=")), "{href}");
-        no_injected_script(browser).await?;
+        no_injected_script(&browser).await?;
 
         // Retry: confirmed, then the states move on the same page.
         browser.click("#runRetryFailed").await?;
-        confirm(browser).await?;
-        wait_state(browser, "extract", "succeeded").await?;
-        wait_state(browser, "load", "succeeded").await?;
-        wait_state(browser, "sign_off", "waiting_approval").await?;
-        let bars = browser.script("var c = document.querySelector('#runTimeline'); return c.height > 40;", vec![]).await?;
+        confirm(&browser).await?;
+        wait_state(&browser, "extract", "succeeded").await?;
+        wait_state(&browser, "load", "succeeded").await?;
+        wait_state(&browser, "sign_off", "waiting_approval").await?;
+        let bars = browser
+            .script("var c = document.querySelector('#runTimeline'); return c.height > 40;", vec![])
+            .await?;
         ensure_eq!(bars, json!(true), "the timeline has rows");
 
-        tap(browser, "sign_off").await?;
+        tap(&browser, "sign_off").await?;
         browser.click("#nodeOps [data-op=approve]").await?;
-        confirm(browser).await?;
-        wait_state(browser, "sign_off", "succeeded").await?;
-        browser.until("the run succeeded", "return document.querySelector('#workflowRunPage').dataset.runState === 'succeeded';").await?;
+        confirm(&browser).await?;
+        wait_state(&browser, "sign_off", "succeeded").await?;
+        browser
+            .until(
+                "the run succeeded",
+                "return document.querySelector('#workflowRunPage').dataset.runState === 'succeeded';",
+            )
+            .await?;
         ensure_eq!(browser.script(&state_of("load"), vec![]).await?, json!("succeeded"));
-        ensure_eq!(browser.script("return window.__samePage === true;", vec![]).await?, json!(true), "no reload");
-        no_script_error(browser).await?;
-        no_injected_script(browser).await?;
+        ensure_eq!(
+            browser.script("return window.__samePage === true;", vec![]).await?,
+            json!(true),
+            "no reload"
+        );
+        no_script_error(&browser).await?;
+        no_injected_script(&browser).await?;
 
         // The runs list leads back to it.
         browser.click("#runsLink").await?;
         browser.until("the run in the list", &format!("return document.querySelector('#run_list a.run-link') && document.querySelector('#run_list').textContent.includes('#{run}');")).await?;
-        catch_errors(browser).await?;
+        catch_errors(&browser).await?;
         ensure!(browser.text("#run_list").await?.contains(XSS), "the workflow name as text");
-        no_injected_script(browser).await?;
+        no_injected_script(&browser).await?;
         browser.click("#run_list a.run-link").await?;
         browser.until("the run view again", "return !!document.querySelector('#workflowRunPage');").await?;
         Ok(())
     })
-    .await
 }
 
 /// A 500-node run (an approval holding 499 jobs back, so nothing is sent) opens drawn on a canvas, with
@@ -507,14 +509,19 @@ async fn run_view_of_500_nodes_stays_responsive(backend: Backend) -> TestResult 
     let wf = s.api.save_workflow(s.group, "five-hundred", json!(nodes), json!({})).await?;
     let run = s.start_run(wf).await?;
     s.node_in(run, "gate", "waiting_approval").await?;
-    Browser::session(&s.app.base, "workflow_console-500", async |browser| {
-        login(browser).await?;
+    in_browser!(s.app.base, "workflow_console-500", |browser| {
+        login(&browser, "admin", "123456").await?;
         browser.goto(&format!("/workflow/run?id={run}")).await?;
-        catch_errors(browser).await?;
-        wait_state(browser, "gate", "waiting_approval").await?;
+        catch_errors(&browser).await?;
+        wait_state(&browser, "gate", "waiting_approval").await?;
         let opened = browser.script("return performance.now();", vec![]).await?;
         ensure!(opened.as_f64().is_some_and(|ms| ms < 15_000.0), "drawn and coloured after {opened} ms");
-        let drawn = browser.script("return [XJ.runView.cy.nodes().length, document.querySelectorAll('#runGraph *').length];", vec![]).await?;
+        let drawn = browser
+            .script(
+                "return [XJ.runView.cy.nodes().length, document.querySelectorAll('#runGraph *').length];",
+                vec![],
+            )
+            .await?;
         ensure_eq!(drawn[0], 500);
         ensure!(drawn[1].as_i64().is_some_and(|n| n < 20), "a canvas, no element per node: {drawn}");
         let recolour = browser
@@ -525,19 +532,25 @@ async fn run_view_of_500_nodes_stays_responsive(backend: Backend) -> TestResult 
             )
             .await?;
         ensure!(recolour.as_f64().is_some_and(|ms| ms < 500.0), "500 nodes recoloured in {recolour} ms");
-        tap(browser, "n499").await?;
-        browser.until("the node panel", "return document.querySelector('#nodeTitle').textContent === 'n499';").await?;
+        tap(&browser, "n499").await?;
+        browser
+            .until("the node panel", "return document.querySelector('#nodeTitle').textContent === 'n499';")
+            .await?;
         // Marked succeeded through its dialog, with an output, while the rest waits.
         browser.click("#nodeOps [data-op=mark-succeeded]").await?;
         browser.visible("#markModal").await?;
         browser.fill("#markOutput", r#"{"rows": 7}"#).await?;
         browser.click("#markSubmit").await?;
-        wait_state(browser, "n499", "succeeded").await?;
-        browser.until("its output", "return document.querySelector('#nodeAttempts').textContent.includes('\"rows\": 7');").await?;
-        no_script_error(browser).await?;
+        wait_state(&browser, "n499", "succeeded").await?;
+        browser
+            .until(
+                "its output",
+                "return document.querySelector('#nodeAttempts').textContent.includes('\"rows\": 7');",
+            )
+            .await?;
+        no_script_error(&browser).await?;
         Ok(())
-    })
-    .await?;
+    })?;
     s.app.stop().await;
     Ok(())
 }
@@ -558,10 +571,10 @@ async fn runs_list_backfill_dialog_and_filters(backend: Backend) -> TestResult {
     let parent = s.api.save_workflow(s.group, "parent", nodes, json!({})).await?;
     let parent_run = s.start_run(parent).await?;
     s.node_in(parent_run, "sub", "running").await?;
-    Browser::session(&s.app.base, "workflow_console-backfill", async |browser| {
-        login(browser).await?;
+    in_browser!(s.app.base, "workflow_console-backfill", |browser| {
+        login(&browser, "admin", "123456").await?;
         browser.goto(&format!("/workflow/runs?workflowId={wf}")).await?;
-        catch_errors(browser).await?;
+        catch_errors(&browser).await?;
         let count = "return jQuery('#run_list').DataTable().page.info().recordsTotal;";
         browser.click("#backfillBtn").await?;
         browser.visible("#backfillModal").await?;
@@ -581,9 +594,9 @@ async fn runs_list_backfill_dialog_and_filters(backend: Backend) -> TestResult {
             .await?;
         browser.until("three runs listed", &count.replace("return ", "return 3 === ")).await?;
         ensure!(browser.text("#run_list").await?.contains(XSS), "the workflow name as text");
-        no_injected_script(browser).await?;
+        no_injected_script(&browser).await?;
         browser.click("#backfillStop").await?;
-        confirm(browser).await?;
+        confirm(&browser).await?;
         browser
             .until(
                 "the backfill stopped",
@@ -599,8 +612,8 @@ async fn runs_list_backfill_dialog_and_filters(backend: Backend) -> TestResult {
             .script("jQuery('#triggerType').val('backfill').trigger('change'); return true;", vec![])
             .await?;
         browser.until("the backfill's runs", &count.replace("return ", "return 3 === ")).await?;
-        no_script_error(browser).await?;
-        no_injected_script(browser).await?;
+        no_script_error(&browser).await?;
+        no_injected_script(&browser).await?;
 
         // A sub-workflow's run, found by its trigger type, leads back to its parent's run.
         browser.goto("/workflow/runs").await?;
@@ -613,10 +626,9 @@ async fn runs_list_backfill_dialog_and_filters(backend: Backend) -> TestResult {
         browser.click("#runParent").await?;
         let here = format!("return location.search === '?id={parent_run}' && !!(window.XJ && XJ.runView);");
         browser.until("the parent's run view", &here).await?;
-        wait_state(browser, "sub", "running").await?;
+        wait_state(&browser, "sub", "running").await?;
         Ok(())
-    })
-    .await?;
+    })?;
     s.app.stop().await;
     Ok(())
 }
@@ -636,26 +648,37 @@ async fn job_graph_page_from_the_job_list(backend: Backend) -> TestResult {
     parent.child_jobid = Some(child.to_string());
     let parent = insert(&store, &parent).await?;
     fixtures::log(&store, group, parent, now_ms() - 5_000, 200, 500, "a").await?;
-    Browser::session(&app.base, "workflow_console-job_graph", async |browser| {
-        login(browser).await?;
+    in_browser!(app.base, "workflow_console-job_graph", |browser| {
+        login(&browser, "admin", "123456").await?;
         browser.goto(&format!("/jobinfo?jobGroup={group}")).await?;
         browser.click("#jobGraph").await?;
         browser.until("the graph", "return !!(window.XJ && XJ.jobGraph);").await?;
-        catch_errors(browser).await?;
-        let drawn = browser.script("return [XJ.jobGraph.cy.nodes().length, XJ.jobGraph.cy.edges().length];", vec![]).await?;
+        catch_errors(&browser).await?;
+        let drawn = browser
+            .script("return [XJ.jobGraph.cy.nodes().length, XJ.jobGraph.cy.edges().length];", vec![])
+            .await?;
         ensure_eq!(drawn, json!([2, 1]));
-        ensure_eq!(browser.script(&format!("return XJ.jobGraph.stateOf({parent});"), vec![]).await?, json!("failed"));
-        ensure_eq!(browser.script(&format!("return XJ.jobGraph.stateOf({child});"), vec![]).await?, json!("none"));
-        let label = browser.script(&format!("return XJ.jobGraph.cy.getElementById('{parent}').data('label');"), vec![]).await?;
+        ensure_eq!(
+            browser.script(&format!("return XJ.jobGraph.stateOf({parent});"), vec![]).await?,
+            json!("failed")
+        );
+        ensure_eq!(
+            browser.script(&format!("return XJ.jobGraph.stateOf({child});"), vec![]).await?,
+            json!("none")
+        );
+        let label = browser
+            .script(&format!("return XJ.jobGraph.cy.getElementById('{parent}').data('label');"), vec![])
+            .await?;
         ensure_eq!(label, json!(format!("#{parent} parent {XSS}")));
-        no_injected_script(browser).await?;
-        no_script_error(browser).await?;
-        browser.script(&format!("XJ.jobGraph.cy.getElementById('{parent}').emit('tap'); return true;"), vec![]).await?;
+        no_injected_script(&browser).await?;
+        no_script_error(&browser).await?;
+        browser
+            .script(&format!("XJ.jobGraph.cy.getElementById('{parent}').emit('tap'); return true;"), vec![])
+            .await?;
         browser.until("the job's log list", &format!("return location.pathname.endsWith('/joblog') && location.search.includes('jobId={parent}');")).await?;
-        no_injected_script(browser).await?;
+        no_injected_script(&browser).await?;
         Ok(())
-    })
-    .await?;
+    })?;
     app.stop().await;
     Ok(())
 }

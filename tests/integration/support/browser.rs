@@ -91,27 +91,11 @@ impl Browser {
     {
         let browser = Browser::open(base).await?;
         let (browser, result) = scenario(browser).await;
-        browser.close(name, result).await
-    }
-
-    /// Runs `scenario` on a borrowed session; on failure keeps a screenshot named after the test, then
-    /// closes the session.
-    pub async fn session(
-        base: &str,
-        name: &str,
-        scenario: impl AsyncFnOnce(&Browser) -> Result<(), Failed>,
-    ) -> Result<(), Failed> {
-        let browser = Browser::open(base).await?;
-        let result = scenario(&browser).await;
-        browser.close(name, result).await
-    }
-
-    async fn close(self, name: &str, result: Result<(), Failed>) -> Result<(), Failed> {
         if let Err(failure) = &result {
-            let path = self.screenshot(name).await;
+            let path = browser.screenshot(name).await;
             eprintln!("{name} failed: {}; screenshot: {path}", failure.message().unwrap_or("?"));
         }
-        let _ = self.client.close().await;
+        let _ = browser.client.close().await;
         result
     }
 
