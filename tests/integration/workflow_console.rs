@@ -496,8 +496,9 @@ async fn run_view_flow(s: &Setup, base: &str, name: &str) -> TestResult {
     })
 }
 
-/// A 500-node run (an approval holding 499 jobs back, so nothing is sent) opens drawn on a canvas, with
-/// no element per node, and recolours every node at once in a moment.
+/// A 500-node run (an approval holding 499 jobs back, so nothing is sent) opens whole, drawn on a canvas
+/// with no element per node, and recolours every node at once. How long opening and recolouring take is
+/// printed, not asserted (speed is measured on a quiet machine: docs/workflows.md#runs-in-the-console).
 async fn run_view_of_500_nodes_stays_responsive(backend: Backend) -> TestResult {
     let s = Setup::start(backend).await?;
     let ok = s.job("ok", "ok").await?;
@@ -515,7 +516,6 @@ async fn run_view_of_500_nodes_stays_responsive(backend: Backend) -> TestResult 
         catch_errors(&browser).await?;
         wait_state(&browser, "gate", "waiting_approval").await?;
         let opened = browser.script("return performance.now();", vec![]).await?;
-        ensure!(opened.as_f64().is_some_and(|ms| ms < 15_000.0), "drawn and coloured after {opened} ms");
         let drawn = browser
             .script(
                 "return [XJ.runView.cy.nodes().length, document.querySelectorAll('#runGraph *').length];",
@@ -531,7 +531,10 @@ async fn run_view_of_500_nodes_stays_responsive(backend: Backend) -> TestResult 
                 vec![],
             )
             .await?;
-        ensure!(recolour.as_f64().is_some_and(|ms| ms < 500.0), "500 nodes recoloured in {recolour} ms");
+        ensure_eq!(browser.script(&state_of("n2"), vec![]).await?, json!("succeeded"), "recoloured");
+        eprintln!(
+            "500-node run: drawn and coloured {opened} ms after the page began, recoloured in {recolour} ms"
+        );
         tap(&browser, "n499").await?;
         browser
             .until("the node panel", "return document.querySelector('#nodeTitle').textContent === 'n499';")
