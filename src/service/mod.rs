@@ -5,6 +5,7 @@
 mod access;
 pub mod audit;
 pub mod groups;
+pub mod job_graph;
 pub mod jobs;
 pub mod jobs_as_code;
 pub mod login;
@@ -14,6 +15,7 @@ pub mod schema;
 pub mod tokens;
 pub mod users;
 pub mod workflow_editing;
+pub mod workflow_run_views;
 pub mod workflow_runs;
 pub mod workflows;
 

@@ -42,6 +42,24 @@ impl Operation {
         }
     }
 
+    /// The operation of this name: a run operation without `node`, a node operation with it
+    /// (`output` goes to mark-succeeded only); `None` for a name that is not one.
+    pub fn parse(name: &str, node: Option<String>, output: Option<Value>) -> Option<Operation> {
+        Some(match (name, node) {
+            ("stop", None) => Operation::Stop,
+            ("pause", None) => Operation::Pause,
+            ("resume", None) => Operation::Resume,
+            ("retry-failed", None) => Operation::RetryFailed,
+            ("rerun", Some(node)) => Operation::RerunFrom(node),
+            ("mark-succeeded", Some(node)) => Operation::MarkSucceeded { node, output },
+            ("mark-failed", Some(node)) => Operation::MarkFailed(node),
+            ("skip", Some(node)) => Operation::Skip(node),
+            ("approve", Some(node)) => Operation::Approve(node),
+            ("reject", Some(node)) => Operation::Reject(node),
+            _ => return None,
+        })
+    }
+
     fn node(&self) -> Option<&str> {
         match self {
             Operation::Stop | Operation::Pause | Operation::Resume | Operation::RetryFailed => None,
@@ -87,7 +105,7 @@ impl From<OperationError> for ServiceError {
 }
 
 /// The workflow, if the user may see it.
-async fn permitted_workflow(
+pub(super) async fn permitted_workflow(
     state: &ServiceContext,
     user: &LoginUser,
     id: i64,
@@ -102,7 +120,7 @@ async fn permitted_workflow(
 }
 
 /// The run and its workflow, if the user may see them.
-async fn permitted_run(
+pub(super) async fn permitted_run(
     state: &ServiceContext,
     user: &LoginUser,
     id: i64,
@@ -153,6 +171,7 @@ pub async fn runs(
     let filter = RunFilter {
         workflow_id: Some(workflow_id),
         states: states.iter().map(|s| s.as_str().to_string()).collect(),
+        ..RunFilter::default()
     };
     Ok(state.db.run_page(&filter, offset, limit).await?)
 }

@@ -345,6 +345,21 @@ impl Db {
         let (clause, args) = filter.where_clause();
         self.page("xxl_job_log", &clause, &args, "ORDER BY trigger_time DESC", offset, limit).await
     }
+
+    /// The newest log row of each of these jobs that has one (the job dependency graph's colours).
+    pub async fn last_logs_of_jobs(&self, job_ids: &[i32]) -> Result<Vec<JobLog>> {
+        let mut rows = Vec::with_capacity(job_ids.len());
+        for chunk in job_ids.chunks(IN_LIST_MAX) {
+            let sql = format!(
+                "SELECT * FROM xxl_job_log WHERE id IN \
+                 (SELECT MAX(id) FROM xxl_job_log WHERE job_id IN ({}) GROUP BY job_id)",
+                placeholders(chunk.len())
+            );
+            let args: Vec<Arg> = chunk.iter().map(|id| Arg::Int((*id).into())).collect();
+            rows.extend(self.fetch_all::<JobLog>(&sql, &args).await?);
+        }
+        Ok(rows)
+    }
 }
 
 /// The columns of a trigger result ([`Db::update_trigger_info`] writes them), in [`trigger_cells`]' order.

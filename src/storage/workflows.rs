@@ -149,6 +149,14 @@ pub struct RunFilter {
     pub workflow_id: Option<i64>,
     /// Only runs in one of these states.
     pub states: Vec<String>,
+    /// Only runs of workflows of these executor groups (none matches an empty list): the user's
+    /// permissions.
+    pub groups: Option<Vec<i32>>,
+    /// Only runs started this way (schedule, misfire, manual, api, subworkflow, backfill).
+    pub trigger_type: Option<String>,
+    /// Only runs whose logical time is in this range, epoch ms, inclusive.
+    pub logical_from: Option<i64>,
+    pub logical_to: Option<i64>,
 }
 
 /// `xxl_job_ext_workflow_node`: one attempt of one node of a run.
@@ -544,6 +552,23 @@ impl Db {
         if !filter.states.is_empty() {
             clause.push_str(&format!(" AND state IN ({})", super::placeholders(filter.states.len())));
             args.extend(filter.states.iter().map(|s| Arg::Text(s.clone())));
+        }
+        if filter.groups.is_some() {
+            let mut of_groups = String::new();
+            restrict_groups(&mut of_groups, &mut args, filter.groups.as_deref());
+            clause.push_str(&format!(
+                " AND workflow_id IN (SELECT id FROM xxl_job_ext_workflow WHERE 1 = 1{of_groups})"
+            ));
+        }
+        if let Some(trigger_type) = &filter.trigger_type {
+            clause.push_str(" AND trigger_type = ?");
+            args.push(Arg::Text(trigger_type.clone()));
+        }
+        for (bound, value) in [(">=", filter.logical_from), ("<=", filter.logical_to)] {
+            if let Some(value) = value {
+                clause.push_str(&format!(" AND logical_time {bound} ?"));
+                args.push(Arg::Int(value));
+            }
         }
         self.page("xxl_job_ext_workflow_run", &clause, &args, "ORDER BY id DESC", offset, limit).await
     }

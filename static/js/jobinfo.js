@@ -491,6 +491,11 @@ $(function () {
         window.location.href = XJ.url('/jobinfo/export?jobGroup=' + encodeURIComponent($('#jobGroup').val() || 0));
     });
 
+    // The job dependency graph of the executor chosen above.
+    $('#jobGraph').on('click', function () {
+        window.location.href = XJ.url('/jobinfo/graph?jobGroup=' + encodeURIComponent($('#jobGroup').val() || 0));
+    });
+
     // A file is always planned first (a dry run); only that plan's own button applies it, after a
     // confirmation that counts what it deletes.
     var applying = null;

@@ -359,7 +359,8 @@ async fn language_follows_configuration(backend: Backend) -> TestResult {
                 json!([
                     "/xxl-job-admin/actuator/health 200",
                     "/xxl-job-admin/actuator/prometheus 200",
-                    "/xxl-job-admin/openapi/v1/openapi.json 200"
+                    "/xxl-job-admin/openapi/v1/openapi.json 200",
+                    "/xxl-job-admin/workflow 200"
                 ]),
                 "{code}"
             );

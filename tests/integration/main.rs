@@ -39,6 +39,7 @@ mod storage;
 mod support;
 mod webhook;
 mod workflow_api;
+mod workflow_console;
 mod workflow_editor;
 mod workflow_faults;
 mod workflow_storage;
@@ -107,6 +108,7 @@ fn main() {
         .chain(storage::cases())
         .chain(webhook::cases())
         .chain(workflow_api::cases())
+        .chain(workflow_console::cases())
         .chain(workflow_editor::cases())
         .chain(workflow_faults::cases())
         .chain(workflow_storage::cases())

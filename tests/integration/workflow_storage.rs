@@ -214,9 +214,14 @@ async fn every_statement_and_its_compare_and_set(backend: Backend) -> TestResult
     );
     let (runs, total) = store.run_page(&RunFilter::default(), 0, 10).await.context("runs")?;
     ensure_eq!((runs.iter().map(|r| r.id).collect::<Vec<_>>(), total), (vec![child, run], 2));
-    let filter = RunFilter { workflow_id: Some(id), states: vec!["failed".into(), "running".into()] };
+    let filter = RunFilter {
+        workflow_id: Some(id),
+        states: vec!["failed".into(), "running".into()],
+        ..RunFilter::default()
+    };
     ensure_eq!(store.run_page(&filter, 0, 10).await.context("runs")?.0[0].id, run);
-    let filter = RunFilter { workflow_id: Some(other), states: vec!["failed".into()] };
+    let filter =
+        RunFilter { workflow_id: Some(other), states: vec!["failed".into()], ..RunFilter::default() };
     ensure_eq!(store.run_page(&filter, 0, 10).await.context("runs")?.1, 0);
 
     // Node attempts.

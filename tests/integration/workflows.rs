@@ -89,12 +89,7 @@ impl Setup {
     /// Saves a workflow of this group from `nodes` and the definition's other fields in `extra`, over
     /// the REST API.
     async fn workflow(&self, name: &str, nodes: Value, extra: Value) -> Result<i64, Failed> {
-        let mut doc = json!({"name": name, "jobGroup": self.group, "nodes": nodes});
-        for (k, v) in extra.as_object().context("extra fields")? {
-            doc[k] = v.clone();
-        }
-        let saved = self.api.expect(201, self.api.post("/workflows", doc)).await?;
-        saved["id"].as_i64().context("workflow id")
+        self.api.save_workflow(self.group, name, nodes, extra).await
     }
 
     async fn start_run(&self, workflow: i64, params: Value) -> Result<Value, Failed> {

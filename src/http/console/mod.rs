@@ -6,6 +6,7 @@ mod audit;
 mod auth;
 mod code;
 pub mod error;
+mod job_graph;
 mod jobgroup;
 mod jobinfo;
 mod joblog;
@@ -22,6 +23,7 @@ pub mod state;
 pub mod throttle;
 mod users;
 pub mod views;
+mod workflow_runs;
 mod workflows;
 
 use crate::http::state::AppState;
@@ -67,6 +69,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .merge(users::any_user_routes())
         .merge(pages::gated_data_routes())
         .merge(workflows::routes())
+        .merge(workflow_runs::routes().merge(job_graph::routes()))
         .merge(
             Router::new()
                 .merge(jobgroup::routes())
@@ -79,6 +82,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route_layer(axum::middleware::from_fn(same_origin_only));
     let pages = pages::gated_routes()
         .merge(workflows::page_routes())
+        .merge(workflow_runs::page_routes().merge(job_graph::page_routes()))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), gate))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), return_to::remember_page));
     Router::new()
@@ -96,6 +100,15 @@ pub fn routes(state: AppState) -> Router<AppState> {
         // The origin checks run inside the method routers, which have no state of their own.
         .layer(Extension(state.console.clone()))
         .layer(axum::middleware::from_fn(harden))
+}
+
+/// Routes that answer with a trailing slash too, as 2.4.2's Spring MVC does.
+pub fn slash_tolerant<'p>(
+    routes: impl IntoIterator<Item = (&'p str, MethodRouter<AppState>)>,
+) -> Router<AppState> {
+    routes.into_iter().fold(Router::new(), |router, (path, handler)| {
+        router.route(path, handler.clone()).route(&format!("{path}/"), handler)
+    })
 }
 
 /// An endpoint that changes state and that 2.4.2 also serves to GET (its controllers take any method), as

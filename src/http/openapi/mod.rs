@@ -8,7 +8,7 @@ mod groups;
 mod jobs;
 mod logs;
 mod shapes;
-mod workflow_runs;
+pub mod workflow_runs;
 mod workflows;
 
 use crate::config::Config;

@@ -5,7 +5,7 @@ use crate::config::Config;
 use crate::domain::workflow::model::RunState;
 use crate::service::workflow_runs::{self, NodeDetail, Operation, RunDetail};
 use crate::service::ServiceContext;
-use crate::storage::{NodeAttempt, NodeTrigger, WorkflowRun};
+use crate::storage::{Backfill, NodeAttempt, NodeTrigger, WorkflowRun};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -163,7 +163,7 @@ pub struct AttemptView {
 }
 
 impl AttemptView {
-    fn of(attempt: NodeAttempt, triggers: Vec<NodeTrigger>) -> AttemptView {
+    pub fn of(attempt: NodeAttempt, triggers: Vec<NodeTrigger>) -> AttemptView {
         AttemptView {
             attempt: attempt.attempt,
             state: attempt.state,
@@ -264,13 +264,7 @@ pub async fn run_operation(
     Path((id, operation)): Path<(String, String)>,
 ) -> ApiResult<Json<Operated>> {
     let id = run_id(&id)?;
-    let operation = match operation.as_str() {
-        "stop" => Operation::Stop,
-        "pause" => Operation::Pause,
-        "resume" => Operation::Resume,
-        "retry-failed" => Operation::RetryFailed,
-        _ => return Err(ApiError::NotFoundRoute),
-    };
+    let operation = Operation::parse(&operation, None, None).ok_or(ApiError::NotFoundRoute)?;
     operate(&services, user, id, operation).await
 }
 
@@ -287,14 +281,11 @@ pub async fn node_operation(
     Path((id, node, operation)): Path<(String, String, String)>,
 ) -> ApiResult<Json<Operated>> {
     let id = run_id(&id)?;
-    let operation = match operation.as_str() {
-        "rerun" => Operation::RerunFrom(node),
-        "mark-failed" => Operation::MarkFailed(node),
-        "skip" => Operation::Skip(node),
-        "approve" => Operation::Approve(node),
-        "reject" => Operation::Reject(node),
-        _ => return Err(ApiError::NotFoundRoute),
-    };
+    // mark-succeeded has a route of its own, which takes an output.
+    let operation = Some(operation)
+        .filter(|name| name != "mark-succeeded")
+        .and_then(|name| Operation::parse(&name, Some(node), None))
+        .ok_or(ApiError::NotFoundRoute)?;
     operate(&services, user, id, operation).await
 }
 
@@ -357,7 +348,7 @@ pub struct BackfillStarted {
 }
 
 /// Most runs of one backfill going at once.
-const MAX_PARALLEL: u32 = 100;
+pub const MAX_PARALLEL: u32 = 100;
 
 /// Starts a backfill: a run of the workflow's current version for every instant of its schedule in the
 /// range, each with that instant as its logical time, `parallel` at a time, oldest first.
@@ -416,20 +407,26 @@ pub async fn get_backfill(
     ApiUser(user): ApiUser,
     Id(id): Id<i64>,
 ) -> ApiResult<Json<BackfillView>> {
-    let (b, counts) = workflow_runs::backfill_detail(&services, &user, id).await?;
-    Ok(Json(BackfillView {
-        id: b.id,
-        workflow_id: b.workflow_id,
-        state: b.state,
-        from: b.from_time,
-        to: b.to_time,
-        parallel: b.parallel,
-        total: b.total,
-        author: b.author,
-        add_time: b.add_time,
-        end_time: b.end_time,
-        runs: counts.into_iter().map(|(state, n)| (state, Value::from(n))).collect(),
-    }))
+    let (backfill, counts) = workflow_runs::backfill_detail(&services, &user, id).await?;
+    Ok(Json(BackfillView::new(backfill, counts)))
+}
+
+impl BackfillView {
+    pub fn new(b: Backfill, counts: Vec<(String, i64)>) -> BackfillView {
+        BackfillView {
+            id: b.id,
+            workflow_id: b.workflow_id,
+            state: b.state,
+            from: b.from_time,
+            to: b.to_time,
+            parallel: b.parallel,
+            total: b.total,
+            author: b.author,
+            add_time: b.add_time,
+            end_time: b.end_time,
+            runs: counts.into_iter().map(|(state, n)| (state, Value::from(n))).collect(),
+        }
+    }
 }
 
 /// Stops a backfill as a whole: its waiting runs end stopped, its going runs are stopped. 409 when it is

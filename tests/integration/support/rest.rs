@@ -124,6 +124,22 @@ impl RestClient {
         }
         Ok(reply.body)
     }
+
+    /// Saves a workflow of `group` from `nodes` and the definition's other fields in `extra`; its id.
+    pub async fn save_workflow(
+        &self,
+        group: i32,
+        name: &str,
+        nodes: Value,
+        extra: Value,
+    ) -> Result<i64, Failed> {
+        let mut doc = json!({"name": name, "jobGroup": group, "nodes": nodes});
+        for (k, v) in extra.as_object().context("extra fields")? {
+            doc[k] = v.clone();
+        }
+        let saved = self.expect(201, self.post("/workflows", doc)).await?;
+        saved["id"].as_i64().context("workflow id")
+    }
 }
 
 /// The failure body of `status` with `message`.
