@@ -128,7 +128,12 @@ impl TestDb {
     /// The data layer on this database, without an admin running on it: no monitor touches the rows a
     /// test writes. The schema is made as the admin makes it.
     pub async fn open(&self) -> Result<xxl_job_admin::storage::Db, Failed> {
-        let args = vec![format!("--spring.datasource.url={}", self.url)];
+        // A test's own reads and writes need few connections; three tests at once share PostgreSQL's 100.
+        let args = vec![
+            format!("--spring.datasource.url={}", self.url),
+            "--spring.datasource.hikari.maximum-pool-size=5".to_string(),
+            "--spring.datasource.hikari.minimum-idle=1".to_string(),
+        ];
         let cwd = tempfile::tempdir().map_err(|e| Failed::from(format!("temp dir: {e}")))?;
         let loaded = xxl_job_admin::config::Config::load(&args, Vec::<(String, String)>::new(), cwd.path())
             .map_err(|e| Failed::from(format!("config: {e}")))?;
