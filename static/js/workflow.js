@@ -17,7 +17,7 @@
             succeeded: 'label-success', failed: 'label-danger', running: 'label-primary', queued: 'label-default',
             paused: 'label-warning', stopping: 'label-warning', stopped: 'label-default', discarded: 'label-default'
         }[state] || 'label-default';
-        return '<span class="label ' + style + '">' + esc(state) + '</span>';
+        return '<span class="label ' + style + '">' + esc(I18n['wfrun_run_state_' + state] || state) + '</span>';
     }
 
     function opsMenu(row) {
