@@ -423,8 +423,23 @@ async fn check(
     id: Option<i64>,
 ) -> Result<(), ServiceError> {
     validate(def).map_err(ServiceError::Definition)?;
-    let known = references(state, def, id).await?;
+    let mut known = references(state, def, id).await?;
+    if nesting::sub_workflows(def).next().is_some() && state.db.extension_tables_present().await? {
+        let mut refs = stored_sub_workflows(state).await?;
+        refs.retain(|name, _| *name != def.name);
+        known.above = nesting::ancestors(&def.name, &refs);
+    }
     check_against(def, id, &known, &mut |group| user.ensure_access(state, group))
+}
+
+/// The sub-workflows each stored workflow's current version names, by workflow name.
+async fn stored_sub_workflows(state: &ServiceContext) -> Result<HashMap<String, Vec<String>>, ServiceError> {
+    let mut refs = HashMap::new();
+    for (workflow, text) in state.db.workflows_with_definitions().await? {
+        let def = read_stored(workflow.id, workflow.current_version, &text)?;
+        refs.insert(workflow.name, nesting::sub_workflows(&def).map(|(_, name)| name.to_string()).collect());
+    }
+    Ok(refs)
 }
 
 /// What a definition's references are checked against: the executor groups, jobs and workflows that
@@ -436,6 +451,9 @@ pub struct References {
     pub jobs: HashMap<i32, i32>,
     /// The workflows by name.
     pub workflows: HashMap<String, NamedWorkflow>,
+    /// The longest chain of stored workflows that run the one checked, the top first: its sub-workflows'
+    /// levels count from there.
+    pub above: Vec<String>,
 }
 
 /// A workflow as a sub-workflow node names it.
@@ -542,7 +560,7 @@ pub fn check_against(
         .collect();
     refs.insert(def.name.clone(), named.iter().map(|(_, name)| name.to_string()).collect());
     for &(i, name) in &named {
-        let problem = match nesting::check(&def.name, name, &refs) {
+        let problem = match nesting::check_under(&known.above, &def.name, name, &refs) {
             Ok(()) => continue,
             Err(Nesting::Cycle(cycle)) => Problem::WorkflowCycle(cycle),
             Err(Nesting::TooDeep(chain)) => Problem::NestingTooDeep(chain),
@@ -692,16 +710,13 @@ async fn set_schedule(
 
 /// The workflows whose current version names `workflow` in a sub-workflow node, by name.
 async fn parents_of(state: &ServiceContext, workflow: &Workflow) -> Result<Vec<String>, ServiceError> {
-    let mut parents = Vec::new();
-    for (other, text) in state.db.workflows_with_definitions().await? {
-        if other.id == workflow.id {
-            continue;
-        }
-        let def = read_stored(other.id, other.current_version, &text)?;
-        if nesting::sub_workflows(&def).any(|(_, name)| name == workflow.name) {
-            parents.push(other.name);
-        }
-    }
+    let mut parents: Vec<String> = stored_sub_workflows(state)
+        .await?
+        .into_iter()
+        .filter(|(name, subs)| *name != workflow.name && subs.contains(&workflow.name))
+        .map(|(name, _)| name)
+        .collect();
+    parents.sort();
     Ok(parents)
 }
 

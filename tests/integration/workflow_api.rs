@@ -409,7 +409,7 @@ async fn refused_definitions_name_each_problem_and_change_nothing(backend: Backe
     let used = api.expect(409, api.delete(&format!("/workflows/{leaf}"))).await?;
     ensure!(used["message"].as_str().is_some_and(|m| m.contains("is a sub-workflow of middle")), "{used}");
     // d0 → d1 → … → d5 is five levels below d0; one more above is refused.
-    created(&api, definition("d5", 1, json!([job_node("a", &[], one)]))).await?;
+    let d5 = created(&api, definition("d5", 1, json!([job_node("a", &[], one)]))).await?;
     for level in (0..5).rev() {
         let below = format!("d{}", level + 1);
         created(&api, definition(&format!("d{level}"), 1, json!([sub_node("s", &[], &below)]))).await?;
@@ -419,6 +419,12 @@ async fn refused_definitions_name_each_problem_and_change_nothing(backend: Backe
     let deep =
         "sub-workflows nest 6 levels deep here (top → d0 → d1 → d2 → d3 → d4 → d5); at most 5 are allowed";
     ensure_eq!(problems(&reply), vec![(json!("s"), "nodes[0].kind.workflow".to_string(), deep.to_string())]);
+    // Nor may the bottom one grow a level: d0's runs would go six deep through it.
+    let grown = definition("d5", 1, json!([job_node("a", &[], one), sub_node("s", &["a"], "leaf")]));
+    let reply = refused(&api, Method::PUT, &format!("/workflows/{d5}"), grown).await?;
+    let deep =
+        "sub-workflows nest 6 levels deep here (d0 → d1 → d2 → d3 → d4 → d5 → leaf); at most 5 are allowed";
+    ensure_eq!(problems(&reply), vec![(json!("s"), "nodes[1].kind.workflow".to_string(), deep.to_string())]);
 
     // A name another workflow has; a body that is no object; nothing was written by any of them.
     let taken = api

@@ -2,7 +2,7 @@
 //! and runs at most [`MAX_NESTING`] levels of sub-workflows below it. Checked over the references the
 //! service collects from the stored current versions (with the definition being saved in place of its own).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::model::{Definition, NodeKind};
 
@@ -29,8 +29,66 @@ pub fn sub_workflows(def: &Definition) -> impl Iterator<Item = (usize, &str)> {
 /// Whether the chains from `root` through its sub-workflow `first` stay within the rules. `refs` holds the
 /// sub-workflows each workflow names, by name; a name it lacks names no workflow (a leaf here).
 pub fn check(root: &str, first: &str, refs: &HashMap<String, Vec<String>>) -> Result<(), Nesting> {
+    check_under(&[], root, first, refs)
+}
+
+/// [`check`] for a workflow that itself runs below `above` (the workflows over it, the top first): its
+/// levels count from the top, so that a parent's chain does not grow too deep through it.
+pub fn check_under<'a>(
+    above: &'a [String],
+    root: &'a str,
+    first: &'a str,
+    refs: &'a HashMap<String, Vec<String>>,
+) -> Result<(), Nesting> {
+    // From the workflow itself first, so that a cycle is named from it.
     let mut levels = HashMap::new();
-    walk(first, &mut vec![root], refs, &mut levels)
+    walk(first, &mut vec![root], refs, &mut levels)?;
+    if above.is_empty() {
+        return Ok(());
+    }
+    let mut levels = HashMap::new();
+    let mut path: Vec<&str> = above.iter().map(String::as_str).chain([root]).collect();
+    walk(first, &mut path, refs, &mut levels)
+}
+
+/// The longest chain of workflows that run `name` through their sub-workflow nodes, the top first and its
+/// direct parent last; empty when none does. `refs` as for [`check`].
+pub fn ancestors(name: &str, refs: &HashMap<String, Vec<String>>) -> Vec<String> {
+    let mut parents: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (parent, subs) in refs {
+        for sub in subs {
+            parents.entry(sub.as_str()).or_default().push(parent.as_str());
+        }
+    }
+    let mut memo = HashMap::new();
+    longest_above(name, &parents, &mut memo, &mut HashSet::new()).into_iter().map(str::to_string).collect()
+}
+
+fn longest_above<'a>(
+    name: &'a str,
+    parents: &HashMap<&'a str, Vec<&'a str>>,
+    memo: &mut HashMap<&'a str, Vec<&'a str>>,
+    visiting: &mut HashSet<&'a str>,
+) -> Vec<&'a str> {
+    if let Some(found) = memo.get(name) {
+        return found.clone();
+    }
+    visiting.insert(name);
+    let mut best = Vec::new();
+    // A cycle among stored workflows (none can be saved, but the database may hold anything) is followed
+    // no further round.
+    let candidates: Vec<&str> =
+        parents.get(name).into_iter().flatten().copied().filter(|p| !visiting.contains(p)).collect();
+    for parent in candidates {
+        let mut chain = longest_above(parent, parents, memo, visiting);
+        chain.push(parent);
+        if chain.len() > best.len() {
+            best = chain;
+        }
+    }
+    visiting.remove(name);
+    memo.insert(name, best.clone());
+    best
 }
 
 /// Depth-first from `name`, below the chain `path`; `levels` keeps the levels below each workflow already
@@ -138,6 +196,32 @@ mod tests {
         let started = std::time::Instant::now();
         assert_eq!(check("root", "l1w0", &r), Ok(()));
         assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_parent_chain_counts_toward_the_depth() {
+        let r = refs(&[("top", &["p"]), ("p", &["saved"]), ("side", &["saved"]), ("saved", &[])]);
+        assert_eq!(ancestors("saved", &r), names(&["top", "p"]), "the longer of the two chains above");
+        assert_eq!(ancestors("top", &r), Vec::<String>::new());
+        let below = refs(&[("a", &["b"]), ("b", &["c"])]);
+        let above = names(&["top", "p"]);
+        assert_eq!(check_under(&above, "saved", "a", &below), Ok(()), "top → p → saved → a → b → c");
+        let deeper = refs(&[("a", &["b"]), ("b", &["c"]), ("c", &["d"])]);
+        assert_eq!(
+            check_under(&above, "saved", "a", &deeper),
+            Err(Nesting::TooDeep(names(&["top", "p", "saved", "a", "b", "c", "d"])))
+        );
+        let looped = refs(&[("a", &["p"])]);
+        assert_eq!(
+            check_under(&above, "saved", "a", &looped),
+            Err(Nesting::Cycle(names(&["p", "saved", "a", "p"])))
+        );
+    }
+
+    #[test]
+    fn ancestors_end_at_a_stored_cycle() {
+        let r = refs(&[("a", &["b"]), ("b", &["a", "x"])]);
+        assert_eq!(ancestors("x", &r), names(&["a", "b"]));
     }
 
     #[test]

@@ -594,10 +594,14 @@ fn check_workflows(
     if saved.is_empty() {
         return Ok(());
     }
-    let known = references(plan, &ids, (groups, jobs), stored, &saved);
+    let mut known = references(plan, &ids, (groups, jobs), stored, &saved);
+    // What runs each workflow, as the apply leaves them: a parent left as it was still counts its levels.
+    let refs: HashMap<String, Vec<String>> =
+        known.workflows.iter().map(|(name, w)| (name.clone(), w.sub_workflows.clone())).collect();
     let mut problems = Vec::new();
     for (step, workflow, def) in &saved {
         let mut access = |group| user.ensure_access_with(i18n, group);
+        known.above = nesting::ancestors(&def.name, &refs);
         let checked = validate(def)
             .map_err(ServiceError::Definition)
             .and_then(|()| saving::check_against(def, step.id, &known, &mut access));
