@@ -404,6 +404,25 @@ async fn behind_nginx_run_view(backend: Backend) -> TestResult {
         nginx.access_log().contains("POST /xxl-job-admin/workflowrun/operate"),
         "operations went through nginx"
     );
+    // The runs list and the job dependency graph through the proxy too.
+    in_browser!(nginx.console, "workflow_console-nginx-lists", |browser| {
+        login(&browser, "admin", "123456").await?;
+        browser.goto("/workflow/runs").await?;
+        catch_errors(&browser).await?;
+        let listed = "return jQuery('#run_list').DataTable().page.info().recordsTotal >= 1;";
+        browser.until("the run listed", listed).await?;
+        browser.goto(&format!("/jobinfo/graph?jobGroup={}", s.group)).await?;
+        catch_errors(&browser).await?;
+        // Its jobs have no child links, so the page says so once the data came.
+        let loaded = "return jQuery('#jobGraphEmpty').is(':visible');";
+        browser.until("the job graph's data", loaded).await?;
+        no_injected_script(&browser).await?;
+        no_script_error(&browser).await
+    })?;
+    ensure!(
+        nginx.access_log().contains("/xxl-job-admin/jobinfo/graph/data"),
+        "the graph's data through nginx"
+    );
     s.app.stop().await;
     Ok(())
 }
