@@ -61,12 +61,12 @@ impl Workflows {
         if self.progress_running(&view, now).await? {
             return Ok(Next::Again);
         }
-        match self.send_due(&view, now).await? {
-            Due::Changed => Ok(Next::Again),
-            // What was queued went out: the decisions over this reading (the sent nodes still queued in
-            // it, which they treat as started) say whether anything else is to do, with no reading more.
-            Due::Nothing | Due::Sent => self.apply_decisions(&view, now).await,
+        if self.send_due(&view, now).await? {
+            return Ok(Next::Again);
         }
+        // What was queued went out (if anything): the decisions over this reading (the sent nodes still
+        // queued in it, which they treat as started) say whether anything else is to do, with no reading more.
+        self.apply_decisions(&view, now).await
     }
 
     /// Alarms, once, when a run passes its deadline, and stops it if the definition says so.
@@ -101,13 +101,15 @@ impl Workflows {
     }
 
     /// Sends what is due: retries whose time came, and attempts queued (by this pass's predecessor, or
-    /// by an admin that stopped before sending them).
-    async fn send_due(&self, view: &RunSnapshot<'_>, now: i64) -> Result<Due> {
+    /// by an admin that stopped before sending them). Whether attempts changed otherwise than by being
+    /// sent (a retry came due, a send failed its attempt or lost to another admin): then the run is read
+    /// again.
+    async fn send_due(&self, view: &RunSnapshot<'_>, now: i64) -> Result<bool> {
         if view.state != RunState::Running {
-            return Ok(Due::Nothing);
+            return Ok(false);
         }
         let db = &self.services().db;
-        let mut due = Due::Nothing;
+        let mut changed = false;
         let mut queued = Vec::new();
         for node in &view.def.nodes {
             let Some(attempt) = view.latest(&node.name) else { continue };
@@ -116,13 +118,13 @@ impl Workflows {
             {
                 let change = NodeChange { ready_time: Some(now), ..node_change(NodeState::Queued) };
                 db.change_node_state(view.run.id, &node.name, attempt.attempt, attempt.seq, &change).await?;
-                due = Due::Changed;
+                changed = true;
             } else if attempt.state == NodeState::Queued.as_str() {
                 queued.push((node, attempt));
             }
         }
         if queued.is_empty() {
-            return Ok(due);
+            return Ok(changed);
         }
         let nodes: Vec<&Node> = queued.iter().map(|(node, _)| *node).collect();
         let jobs = self.send_jobs(&nodes).await?;
@@ -130,10 +132,10 @@ impl Workflows {
         for (node, attempt) in queued {
             // One that failed instead (or that another admin sent) changes what the next reading holds.
             if !self.send(view, node, attempt, (&context, &jobs), now).await? {
-                due = Due::Changed;
+                changed = true;
             }
         }
-        Ok(if due == Due::Nothing { Due::Sent } else { due })
+        Ok(changed)
     }
 
     /// Applies the readiness decisions (and failed attempts' retries); finishes the run when every node
@@ -345,16 +347,6 @@ enum Next {
     Again,
     /// Another pass, over the run's row read again.
     ReadRun,
-}
-
-/// What [`Workflows::send_due`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Due {
-    Nothing,
-    /// Every queued attempt was sent, and nothing else changed.
-    Sent,
-    /// Attempts changed otherwise: a retry came due, a send failed its attempt or lost to another admin.
-    Changed,
 }
 
 /// The text a run's message starts with once its deadline passed (so it alarms once).
